@@ -1,0 +1,46 @@
+"""attnwidgets: see, measure, ablate and probe what a transformer's attention heads do.
+
+>>> import attnwidgets as aw
+>>> result = aw.run("The cat sat on the mat because it was tired.")   # bundled all-MiniLM-L6-v2
+>>> aw.AttentionHeatmap(result)                                        # doctest: +SKIP
+
+The package is split the way data flows: ``runner`` (torch) -> ``AttentionResult`` (numpy) -> ``analysis`` (numpy)
+-> ``widgets`` (anywidget) and ``plots`` (matplotlib). Importing ``attnwidgets`` itself imports neither torch nor
+the widgets; they load when first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .result import AttentionResult, ModelInfo
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; resolved on first use so `import attnwidgets` stays light.
+_LAZY: dict[str, str] = {
+    "run": "attnwidgets.runner",
+    "run_batch": "attnwidgets.runner",
+    "get_runner": "attnwidgets.runner",
+    "Runner": "attnwidgets.runner",
+    "ModelLoadError": "attnwidgets.runner",
+    "AttentionUnavailableError": "attnwidgets.runner",
+    "AttentionHeatmap": "attnwidgets.widgets",
+    "plot_heatmap": "attnwidgets.plots",
+}
+
+__all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attnwidgets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,205 @@
+"""The attention function every model runs through, and the hooks that watch or edit it.
+
+transformers 5.x dropped ``head_mask`` and its default SDPA backend returns no weights. We register one attention
+function, ``"attnwidgets"``, with :class:`transformers.AttentionInterface`. It calls the model's own eager attention
+(so a run with no hooks is bit-identical to ``attn_implementation="eager"``) and then offers the weights to the hooks
+active on this thread. A hook may return new weights; the head outputs are then recomputed as ``weights @ value``.
+Everything that edits attention goes through here: ablation (zero, uniform, mean, scale), Michel et al. head gates,
+gradients w.r.t. attention, and capturing q/k/v for the QK step-through.
+
+A head's output is ``A_h V_h``, so scaling its weights by ``s`` scales its output by ``s``; a zero ablation is
+``s = 0``; a gate ``ξ_h`` is a scale that carries a gradient.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+
+Stack = Literal["self", "encoder", "decoder", "cross"]
+
+ATTN_IMPLEMENTATION = "attnwidgets"
+
+
+@dataclass(frozen=True)
+class AttentionSite:
+    """Where an attention call happens: which stack and which layer (0-based)."""
+
+    stack: Stack
+    layer: int
+
+
+@dataclass
+class AttentionCall:
+    """Everything a hook sees of one attention call (batch B, heads H, queries T, keys S, head size D).
+
+    Attributes
+    ----------
+    site : AttentionSite
+    module : nn.Module
+        The attention module.
+    query : torch.Tensor
+        (B, H, T, D) after any rotary embedding.
+    key, value : torch.Tensor
+        (B, H_kv, S, D): fewer heads than ``query`` under grouped-query attention.
+    attention_mask : torch.Tensor | None
+        Additive mask broadcastable to (B, H, T, S): 0 where allowed, a large negative number where masked.
+    scaling : float | None
+        The factor the logits were multiplied by (usually 1/sqrt(D)).
+    """
+
+    site: AttentionSite
+    module: nn.Module
+    query: torch.Tensor
+    key: torch.Tensor
+    value: torch.Tensor
+    attention_mask: torch.Tensor | None
+    scaling: float | None
+
+    def valid_keys(self, weights: torch.Tensor) -> torch.Tensor:
+        """Boolean (B, 1|H, T, S) mask of the keys each query may attend to (not padding, not in the future)."""
+        if self.attention_mask is None:
+            return torch.ones_like(weights, dtype=torch.bool)
+        mask = self.attention_mask
+        if mask.dtype == torch.bool:
+            allowed = mask
+        else:
+            allowed = mask > torch.finfo(mask.dtype).min / 2
+        return allowed[..., : weights.shape[-1]].expand_as(weights)
+
+
+# A hook gets the call and the current weights (B, H, T, S) and returns new weights, or None to leave them.
+AttentionHook = Callable[[AttentionCall, torch.Tensor], "torch.Tensor | None"]
+
+_active_hooks: contextvars.ContextVar[tuple[AttentionHook, ...]] = contextvars.ContextVar(
+    "attnwidgets_hooks", default=()
+)
+_sites: dict[int, AttentionSite] = {}
+
+
+@contextlib.contextmanager
+def attention_hooks(hooks: Sequence[AttentionHook]) -> Iterator[None]:
+    """Run the hooks on every attention call made inside the ``with`` block (this thread/task only)."""
+    token = _active_hooks.set(_active_hooks.get() + tuple(hooks))
+    try:
+        yield
+    finally:
+        _active_hooks.reset(token)
+
+
+def register_sites(model: nn.Module, kind: str) -> dict[str, AttentionSite]:
+    """Label every attention module of ``model`` with its stack and layer, from its dotted name.
+
+    "encoder.layer.3.attention.self" -> (encoder|self, 3); "decoder.layers.2.encoder_attn" -> (cross, 2).
+    Returns the labels by module name (useful for tests and error messages).
+    """
+    named: dict[str, AttentionSite] = {}
+    for name, module in model.named_modules():
+        if "attention" not in type(module).__name__.lower() and not name.endswith(("attn", "attention")):
+            continue
+        numbers = re.findall(r"\.(\d+)(?:\.|$)", "." + name)
+        if not numbers:
+            continue
+        layer = int(numbers[0])
+        lowered = name.lower()
+        cross = bool(getattr(module, "is_cross_attention", False)) or any(
+            part in lowered for part in ("encoder_attn", "crossattention", "cross_attn", "encdecattention")
+        )
+        if cross:
+            stack: Stack = "cross"
+        elif kind == "encoder-decoder":
+            stack = "decoder" if "decoder" in lowered else "encoder"
+        else:
+            stack = "self"
+        site = AttentionSite(stack, layer)
+        _sites[id(module)] = site
+        named[name] = site
+    return named
+
+
+def _repeat_kv(value: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """(B, H_kv, S, D) -> (B, H, S, D), each key/value head repeated for its group of query heads."""
+    n_kv = value.shape[1]
+    if n_kv == n_heads:
+        return value
+    return value.repeat_interleave(n_heads // n_kv, dim=1)
+
+
+def _generic_eager(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    **kwargs: object,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q kᵀ · scaling + mask) v, with grouped-query key/value heads repeated."""
+    if scaling is None:
+        scaling = query.size(-1) ** -0.5
+    key = _repeat_kv(key, query.shape[1])
+    value = _repeat_kv(value, query.shape[1])
+    weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        weights = weights + attention_mask[..., : key.shape[-2]]
+    weights = nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = nn.functional.dropout(weights, p=dropout, training=module.training)
+    out = torch.matmul(weights, value).transpose(1, 2).contiguous()
+    return out, weights
+
+
+def _model_eager(module: nn.Module) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
+    """The eager attention function defined in the module's own modeling file, or a generic one."""
+    fn = getattr(sys.modules.get(type(module).__module__), "eager_attention_forward", None)
+    return fn if callable(fn) else _generic_eager
+
+
+def attnwidgets_attention(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    **kwargs: object,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The function registered as ``attn_implementation="attnwidgets"``: eager attention plus hooks."""
+    out, weights = _model_eager(module)(
+        module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
+    )
+    hooks = _active_hooks.get()
+    if not hooks:
+        return out, weights
+    site = _sites.get(id(module))
+    if site is None:
+        return out, weights
+    call = AttentionCall(site, module, query, key, value, attention_mask, scaling)
+    changed = False
+    for hook in hooks:
+        new = hook(call, weights)
+        if new is not None:
+            weights = new
+            changed = True
+    if changed:
+        v = _repeat_kv(value, weights.shape[1]).to(weights.dtype)
+        out = torch.matmul(weights, v).transpose(1, 2).contiguous().to(out.dtype)
+    return out, weights
+
+
+def register() -> None:
+    """Register the attention function and its mask builder with transformers (idempotent)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+
+    AttentionInterface.register(ATTN_IMPLEMENTATION, attnwidgets_attention)
+    AttentionMaskInterface.register(ATTN_IMPLEMENTATION, eager_mask)

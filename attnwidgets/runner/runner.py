@@ -1,0 +1,475 @@
+"""The cached model runner: text in, :class:`~attnwidgets.result.AttentionResult` out."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import torch
+
+from ..result import AttentionResult, ModelInfo
+from . import control
+from .cache import ByteLRU
+from .loading import AttentionUnavailableError, LoadedModel, load
+
+Truncation = Literal["warn", "error"]
+
+
+class AblationLike(Protocol):
+    """What the runner needs of an ablation: hashable, and able to make attention hooks for a model."""
+
+    def __hash__(self) -> int: ...
+
+    def hooks(self, info: ModelInfo) -> Sequence[control.AttentionHook]: ...
+
+
+@dataclass
+class Encoded:
+    """A tokenised batch, ready for :meth:`Runner.forward`.
+
+    Attributes
+    ----------
+    inputs : dict[str, torch.Tensor]
+        Model inputs, each (B, T) (``decoder_input_ids`` (B, T_target) for encoder-decoders).
+    texts, pairs, targets : list
+        What was tokenised, one entry per batch row.
+    truncated : list[int]
+        Tokens dropped from each row to fit the model.
+    """
+
+    inputs: dict[str, torch.Tensor]
+    texts: list[str]
+    pairs: list[str | None]
+    targets: list[str | None]
+    truncated: list[int] = field(default_factory=list)
+    encodings: Any = None
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.texts)
+
+
+def _check_text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{what} is empty or only whitespace: give at least one word")
+    return value
+
+
+def _display(token: str, special: bool) -> str:
+    if special:
+        return token
+    return token.replace("Ġ", " ").replace("▁", " ").replace("Ċ", "\n").replace("ĉ", "\t")
+
+
+class Runner:
+    """One loaded model, a result cache, and a count of forward passes.
+
+    Get one with :func:`get_runner` (shared per model id and revision) rather than building it yourself.
+
+    Parameters
+    ----------
+    loaded : LoadedModel
+        From :func:`attnwidgets.runner.loading.load`.
+    cache_bytes : int
+        Budget of the result cache (default 1 GiB).
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> r = aw.get_runner()
+    >>> res = r.run("The cat sat.")
+    >>> res.attention.shape[:2]
+    (6, 12)
+    >>> before = r.n_forward; _ = r.run("The cat sat."); r.n_forward - before
+    0
+    """
+
+    def __init__(self, loaded: LoadedModel, cache_bytes: int = 1 << 30) -> None:
+        self._loaded = loaded
+        self.info: ModelInfo = loaded.info
+        self.tokenizer = loaded.tokenizer
+        self.head = loaded.head
+        self.cache: ByteLRU[AttentionResult] = ByteLRU(cache_bytes)
+        self.n_forward = 0
+
+    @property
+    def model(self) -> torch.nn.Module:
+        """The torch model. Analysis code should not need it; it is here for the runner's own modules."""
+        return self._loaded.model
+
+    def __repr__(self) -> str:
+        i = self.info
+        return f"Runner({i.name!r}, {i.kind}, {i.n_layers} layers x {i.n_heads} heads, forward passes={self.n_forward})"
+
+    # -- tokenising ----------------------------------------------------------------------------------------------
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        pairs: Sequence[str | None] | None = None,
+        targets: Sequence[str | None] | None = None,
+        truncation: Truncation = "warn",
+    ) -> Encoded:
+        """Tokenise a batch (padding on the right), truncating to the model's maximum with a warning or an error."""
+        texts = [_check_text(t, "text") for t in texts]
+        if not texts:
+            raise ValueError("no texts given")
+        pairs_l = list(pairs) if pairs is not None else [None] * len(texts)
+        targets_l = list(targets) if targets is not None else [None] * len(texts)
+        if len(pairs_l) != len(texts) or len(targets_l) != len(texts):
+            raise ValueError(f"got {len(texts)} texts but {len(pairs_l)} pairs and {len(targets_l)} targets")
+        for p in pairs_l:
+            if p is not None:
+                _check_text(p, "text_pair")
+        if truncation not in ("warn", "error"):
+            raise ValueError(f"truncation must be 'warn' or 'error', got {truncation!r}")
+        kind = self.info.kind
+        if kind == "encoder-decoder":
+            if any(p is not None for p in pairs_l):
+                raise ValueError("sentence pairs are for encoders; give an encoder-decoder a source and a target")
+            targets_l = [t if t is not None else s for s, t in zip(texts, targets_l, strict=True)]
+            for t in targets_l:
+                _check_text(t, "target")
+        elif any(t is not None for t in targets_l):
+            raise ValueError(f"target text is only for encoder-decoder models; {self.info.name!r} is an {kind}")
+        max_len = self.info.max_length
+        tok = self.tokenizer
+        has_pairs = any(p is not None for p in pairs_l)
+        firsts = list(texts)
+        seconds = [p or "" for p in pairs_l] if has_pairs else None
+        full = tok(firsts, seconds) if seconds is not None else tok(firsts)
+        truncated = [max(0, len(ids) - max_len) for ids in full["input_ids"]]
+        if any(truncated):
+            worst = max(truncated)
+            msg = (f"input is {worst + max_len} tokens, more than {self.info.name!r} accepts ({max_len}); "
+                   f"the last {worst} tokens were dropped")
+            if truncation == "error":
+                raise ValueError(msg.replace("were dropped", "would be dropped") + " (truncation='error')")
+            warnings.warn(msg + ". Pass truncation='error' to raise instead.", UserWarning, stacklevel=3)
+        kwargs: dict[str, Any] = dict(padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+        if kind == "encoder-decoder":
+            enc = tok(firsts, text_target=targets_l, **kwargs)
+            labels = enc.pop("labels")
+            labels_mask = labels != tok.pad_token_id
+            enc["decoder_input_ids"] = self._shift_right(labels)
+            enc["decoder_attention_mask"] = torch.cat(
+                [torch.ones_like(labels_mask[:, :1]), labels_mask[:, :-1]], dim=1
+            ).long()
+        else:
+            enc = tok(firsts, seconds, **kwargs) if seconds is not None else tok(firsts, **kwargs)
+        inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
+        return Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
+                       truncated, encodings=enc)
+
+    def _shift_right(self, labels: torch.Tensor) -> torch.Tensor:
+        model = self.model
+        if hasattr(model, "prepare_decoder_input_ids_from_labels"):
+            return model.prepare_decoder_input_ids_from_labels(labels=labels)
+        cfg = model.config
+        start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else cfg.bos_token_id
+        shifted = labels.new_full(labels.shape, self.tokenizer.pad_token_id)
+        shifted[:, 1:] = labels[:, :-1]
+        shifted[:, 0] = start if start is not None else self.tokenizer.pad_token_id
+        return shifted
+
+    # -- running -------------------------------------------------------------------------------------------------
+
+    def forward(
+        self,
+        enc: Encoded,
+        hooks: Sequence[control.AttentionHook] = (),
+        grad: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """One forward pass with attention weights (and hidden states) returned; counted in ``n_forward``."""
+        self.n_forward += 1
+        context = torch.enable_grad() if grad else torch.inference_mode()
+        with context, control.attention_hooks(hooks):
+            return self.model(
+                **enc.inputs, output_attentions=True, output_hidden_states=True, return_dict=True, **kwargs
+            )
+
+    def run(
+        self,
+        text: str,
+        text_pair: str | None = None,
+        *,
+        target: str | None = None,
+        ablation: AblationLike | None = None,
+        truncation: Truncation = "warn",
+    ) -> AttentionResult:
+        """Run one text (or sentence pair, or source + target) and return its attention; cached.
+
+        Parameters
+        ----------
+        text : str
+            The input (segment A; the source of an encoder-decoder).
+        text_pair : str, optional
+            Segment B of a sentence pair (encoders).
+        target : str, optional
+            Target text of an encoder-decoder (default: the source text itself).
+        ablation : optional
+            Heads to disable or scale; see :mod:`attnwidgets.runner.ablation`. Part of the cache key.
+        truncation : {"warn", "error"}
+            What to do when the text is longer than the model accepts.
+        """
+        key = self._key(text, text_pair, target, ablation, truncation)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        return self.run_batch([text], [text_pair], targets=[target], ablation=ablation, truncation=truncation)[0]
+
+    def _key(self, text: str, pair: str | None, target: str | None, ablation: Hashable | None,
+             truncation: str) -> Hashable:
+        return (self.info.name, self.info.revision, text, pair, target, ablation, truncation)
+
+    def run_batch(
+        self,
+        texts: Sequence[str],
+        text_pairs: Sequence[str | None] | None = None,
+        *,
+        targets: Sequence[str | None] | None = None,
+        ablation: AblationLike | None = None,
+        batch_size: int = 16,
+        truncation: Truncation = "warn",
+        progress: bool = False,
+    ) -> list[AttentionResult]:
+        """Run many texts in padded batches (padding masked out of every result); each result is cached."""
+        return list(self.iter_results(texts, text_pairs, targets=targets, ablation=ablation, batch_size=batch_size,
+                                      truncation=truncation, progress=progress))
+
+    def iter_results(
+        self,
+        texts: Sequence[str],
+        text_pairs: Sequence[str | None] | None = None,
+        *,
+        targets: Sequence[str | None] | None = None,
+        ablation: AblationLike | None = None,
+        batch_size: int = 16,
+        truncation: Truncation = "warn",
+        progress: bool = False,
+        cache: bool = True,
+    ) -> Iterator[AttentionResult]:
+        """Yield one result per text, in order, running the model ``batch_size`` texts at a time.
+
+        With ``cache=False`` results are neither looked up nor stored (corpus statistics use this to keep memory
+        bounded).
+        """
+        if isinstance(texts, str):
+            raise TypeError("run_batch takes a list of texts; use run() for a single text")
+        n = len(texts)
+        pairs = list(text_pairs) if text_pairs is not None else [None] * n
+        tgts = list(targets) if targets is not None else [None] * n
+        if len(pairs) != n or len(tgts) != n:
+            raise ValueError(f"got {n} texts but {len(pairs)} pairs and {len(tgts)} targets")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        hooks = list(ablation.hooks(self.info)) if ablation is not None else []
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n, desc=f"running {self.info.name}", unit="text")
+        try:
+            for start in range(0, n, batch_size):
+                idx = range(start, min(n, start + batch_size))
+                keys = [self._key(texts[i], pairs[i], tgts[i], ablation, truncation) for i in idx]
+                found = [self.cache.get(k) if cache else None for k in keys]
+                todo = [i for i, f in zip(idx, found, strict=True) if f is None]
+                fresh: dict[int, AttentionResult] = {}
+                if todo:
+                    enc = self.encode([texts[i] for i in todo], [pairs[i] for i in todo],
+                                      [tgts[i] for i in todo], truncation)
+                    out = self.forward(enc, hooks)
+                    for row, i in enumerate(todo):
+                        res = self._to_result(enc, out, row, ablation)
+                        fresh[i] = res
+                        if cache:
+                            self.cache.put(keys[i - start], res, res.nbytes)
+                for i, f in zip(idx, found, strict=True):
+                    yield f if f is not None else fresh[i]
+                if bar is not None:
+                    bar.update(len(idx))
+        finally:
+            if bar is not None:
+                bar.close()
+
+    # -- converting ----------------------------------------------------------------------------------------------
+
+    def token_fields(self, enc: Encoded, row: int, side: str = "source") -> dict[str, Any]:
+        """Tokens, ids, word ids, segment ids and special mask of one batch row, padding removed."""
+        tok = self.tokenizer
+        if side == "target":
+            ids_t = enc.inputs["decoder_input_ids"][row]
+            valid = enc.inputs["decoder_attention_mask"][row].bool()
+            ids = ids_t[valid].tolist()
+            special_ids = set(tok.all_special_ids)
+            special = np.array([i in special_ids for i in ids], dtype=bool)
+            raw = tok.convert_ids_to_tokens(ids)
+            tokens = [_display(t, s) for t, s in zip(raw, special, strict=True)]
+            word = np.where(special, -1, np.cumsum(~special) - 1)
+            return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word)
+        ids_t = enc.inputs["input_ids"][row]
+        valid = enc.inputs["attention_mask"][row].bool() if "attention_mask" in enc.inputs else \
+            torch.ones_like(ids_t, dtype=torch.bool)
+        positions = torch.nonzero(valid).flatten().tolist()
+        ids = ids_t[valid].tolist()
+        raw = tok.convert_ids_to_tokens(ids)
+        encoding = enc.encodings.encodings[row] if getattr(enc.encodings, "encodings", None) else None
+        n = len(ids)
+        if encoding is not None:
+            words = [encoding.word_ids[p] for p in positions]
+            seqs = [encoding.sequence_ids[p] for p in positions]
+            special = np.array([bool(encoding.special_tokens_mask[p]) for p in positions], dtype=bool)
+        else:  # slow tokenizer: every non-special piece is its own word
+            special_ids = set(tok.all_special_ids)
+            special = np.array([i in special_ids for i in ids], dtype=bool)
+            words = [None if s else k for k, s in enumerate(special)]
+            seqs = [0] * n
+        if "token_type_ids" in enc.inputs and enc.pairs[row] is not None:
+            segment = enc.inputs["token_type_ids"][row][valid].numpy().astype(np.int64)
+        else:
+            segment = np.zeros(n, dtype=np.int64)
+            current = 0
+            for k, s in enumerate(seqs):
+                current = s if s is not None else current
+                segment[k] = current
+        word_ids = np.full(n, -1, dtype=np.int64)
+        offset = 0
+        first_segment_words = [w for w, s in zip(words, segment, strict=True) if w is not None and s == 0]
+        if enc.pairs[row] is not None and first_segment_words:
+            offset = max(first_segment_words) + 1
+        for k, (w, s) in enumerate(zip(words, segment, strict=True)):
+            if w is not None and not special[k]:
+                word_ids[k] = w + (offset if s == 1 else 0)
+        tokens = [_display(t, bool(s)) for t, s in zip(raw, special, strict=True)]
+        return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word_ids,
+                    segment_ids=segment, special_mask=special)
+
+    def _to_result(self, enc: Encoded, out: Any, row: int, ablation: Any) -> AttentionResult:
+        src = self.token_fields(enc, row)
+        valid = src.pop("valid")
+        kind = self.info.kind
+        self_att = out.encoder_attentions if kind == "encoder-decoder" else out.attentions
+        if not self_att or any(a is None for a in self_att):
+            raise AttentionUnavailableError(
+                f"{self.info.name!r} returned no attention weights. attnwidgets needs a model whose attention layers "
+                "go through transformers' attention interface (most models since transformers 5); this one computes "
+                "attention its own way. Try another checkpoint of a supported architecture (BERT, GPT-2, BART, Llama)."
+            )
+        attention = _stack(self_att, row, valid, valid)
+        fields: dict[str, Any] = {}
+        if kind == "encoder-decoder":
+            tgt = self.token_fields(enc, row, side="target")
+            tvalid = tgt["valid"]
+            fields.update(
+                target_text=enc.targets[row],
+                target_tokens=tgt["tokens"],
+                target_token_ids=tgt["token_ids"],
+                decoder_attention=_stack(out.decoder_attentions, row, tvalid, tvalid),
+                cross_attention=_stack(out.cross_attentions, row, tvalid, valid),
+            )
+        return AttentionResult(
+            attention=attention,
+            model=self.info,
+            text=enc.texts[row],
+            text_pair=enc.pairs[row],
+            outputs=self._outputs(enc, out, row, valid),
+            ablation=ablation,
+            truncated=enc.truncated[row] if enc.truncated else 0,
+            **src,
+            **fields,
+        )
+
+    def _outputs(self, enc: Encoded, out: Any, row: int, valid: torch.Tensor) -> dict[str, np.ndarray]:
+        outputs: dict[str, np.ndarray] = {}
+        hidden = getattr(out, "encoder_last_hidden_state", None)
+        if hidden is None:
+            hidden = getattr(out, "last_hidden_state", None)
+        if hidden is None and getattr(out, "hidden_states", None):
+            hidden = out.hidden_states[-1]
+        if hidden is not None:
+            h = hidden[row][valid].float()
+            outputs["embedding"] = h.mean(0).detach().numpy().astype(np.float32)
+            outputs["cls_embedding"] = h[0].detach().numpy().astype(np.float32)
+        pooled = getattr(out, "pooler_output", None)
+        if pooled is not None:
+            outputs["pooler_output"] = pooled[row].float().detach().numpy()
+        logits = getattr(out, "logits", None)
+        if logits is not None:
+            logits = logits[row].float().detach()
+            if self.head == "classification":
+                outputs["logits"] = logits.numpy()
+                outputs["probs"] = torch.softmax(logits, -1).numpy()
+            elif self.head == "masked-lm":
+                ids = enc.inputs["input_ids"][row][valid]
+                positions = torch.nonzero(ids == self.tokenizer.mask_token_id).flatten()
+                outputs["mask_positions"] = positions.numpy().astype(np.int64)
+                outputs["mask_logits"] = logits[valid][positions].numpy()
+            elif self.head == "causal-lm":
+                outputs["next_token_logits"] = logits[valid][-1].numpy()
+        return outputs
+
+
+def _stack(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor) -> np.ndarray:
+    """Per-layer (B, H, T, S) tensors -> one [layer, head, query, key] float32 array for one row, padding removed."""
+    a = torch.stack([layer[row] for layer in layers])  # (L, H, T, S)
+    a = a[:, :, qvalid][:, :, :, kvalid[: a.shape[-1]]]
+    return np.ascontiguousarray(a.detach().float().numpy())
+
+
+_runners: dict[tuple[str | None, str | None], Runner] = {}
+
+
+def get_runner(model: str | Runner | None = None, revision: str | None = None) -> Runner:
+    """The shared runner for a model id or local folder (the bundled model when None); loaded once."""
+    if isinstance(model, Runner):
+        return model
+    key = (None if model is None else str(model), revision)
+    runner = _runners.get(key)
+    if runner is None:
+        runner = Runner(load(key[0], revision))
+        _runners[key] = runner
+    return runner
+
+
+def run(
+    text: str,
+    text_pair: str | None = None,
+    *,
+    model: str | Runner | None = None,
+    revision: str | None = None,
+    target: str | None = None,
+    ablation: AblationLike | None = None,
+    truncation: Truncation = "warn",
+) -> AttentionResult:
+    """Run ``text`` through ``model`` (the bundled all-MiniLM-L6-v2 by default) and return its attention.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> res = aw.run("The cat sat on the mat.")
+    >>> res.tokens[:3], res.attention.shape[:2]
+    (['[CLS]', 'the', 'cat'], (6, 12))
+    """
+    return get_runner(model, revision).run(text, text_pair, target=target, ablation=ablation, truncation=truncation)
+
+
+def run_batch(
+    texts: Sequence[str],
+    text_pairs: Sequence[str | None] | None = None,
+    *,
+    model: str | Runner | None = None,
+    revision: str | None = None,
+    batch_size: int = 16,
+    progress: bool = False,
+    **kwargs: Any,
+) -> list[AttentionResult]:
+    """Run many texts in batches with the shared runner; see :meth:`Runner.run_batch`."""
+    return get_runner(model, revision).run_batch(texts, text_pairs, batch_size=batch_size, progress=progress,
+                                                 **kwargs)
