@@ -285,7 +285,13 @@ class Runner:
                 if todo:
                     enc = self.encode([texts[i] for i in todo], [pairs[i] for i in todo],
                                       [tgts[i] for i in todo], truncation)
-                    out = self.forward(enc, hooks)
+                    if hooks:  # ablated: replay the layers below the first edited one from the clean run
+                        from .partial import forward_ablated
+
+                        clean = [self._key(texts[i], pairs[i], tgts[i], None, truncation) for i in todo]
+                        out = forward_ablated(self, enc, hooks, ablation, clean)
+                    else:
+                        out = self.forward(enc, hooks)
                     for row, i in enumerate(todo):
                         res = self._to_result(enc, out, row, ablation)
                         fresh[i] = res

@@ -1,0 +1,247 @@
+"""Partial recomputation: an ablation starting at layer l re-runs only layers ≥ l.
+
+The clean run of each input stores what every layer returned (its hidden state, valid positions only) and the clean
+result. An ablated run then *replays* the layers below ``l``: their ``forward`` is replaced, for the duration of one
+call, by a function that returns the stored output (re-padded to the batch). Why this way rather than calling the
+layer modules ourselves: the model's own forward still builds the masks, rotary tables and embeddings exactly as it
+always does (one code path for BERT, GPT-2, Llama, BART...), and transformers' output-recording hooks still fire on
+the replayed layers, so ``hidden_states`` stay complete. The embedding still runs; it is cheap next to a layer.
+
+The attention of the replayed layers is not recomputed, so it is taken from the clean result. Padding positions are
+replayed as zeros: no valid query ever attends to a padding key (its weight is exactly 0), so valid positions come out
+equal to a full recomputation. A model whose layers return something other than one tensor falls back to a full run.
+
+For an encoder-decoder, the stacks are ordered encoder then decoder: an edit in the encoder at layer l replays
+encoder layers < l and recomputes the whole decoder; edits only in the decoder (self or cross) replay the whole
+encoder and decoder layers below the first edited one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..result import AttentionResult
+from . import control
+from .cache import ByteLRU
+
+if TYPE_CHECKING:
+    from .runner import Encoded, Runner
+
+STATE_BYTES = 512 << 20
+
+__all__ = ["CleanState", "forward_ablated", "layer_modules", "start_layers"]
+
+
+@dataclass
+class CleanState:
+    """What the clean run of one input leaves for later partial runs.
+
+    Attributes
+    ----------
+    result : AttentionResult
+        The clean result (its attention fills the replayed layers).
+    hidden : dict[str, list[torch.Tensor]]
+        Per group ("self", or "encoder"/"decoder"): per layer, the layer's output at valid positions, (n, d).
+    """
+
+    result: AttentionResult
+    hidden: dict[str, list[torch.Tensor]]
+
+    @property
+    def nbytes(self) -> int:
+        return self.result.nbytes + sum(t.numel() * t.element_size() for ts in self.hidden.values() for t in ts)
+
+
+def layer_modules(runner: Runner) -> dict[str, list[nn.Module]] | None:
+    """The layer modules of each group ("self", or "encoder" and "decoder"), in order; None if not found."""
+    cached = getattr(runner, "_layer_modules", False)
+    if cached is not False:
+        return cached
+    model = runner.model
+    found: dict[str, dict[int, nn.Module]] = {}
+    for name, module in model.named_modules():
+        site = control._sites.get(id(module))
+        if site is None:
+            continue
+        parts = name.split(".")
+        idx = next((k for k, p in enumerate(parts) if p.isdigit()), None)
+        if idx is None:
+            continue
+        group = "decoder" if site.stack in ("decoder", "cross") else site.stack
+        found.setdefault(group, {})[int(parts[idx])] = model.get_submodule(".".join(parts[: idx + 1]))
+    result: dict[str, list[nn.Module]] | None = {}
+    for group, by_layer in found.items():
+        if sorted(by_layer) != list(range(len(by_layer))):
+            result = None
+            break
+        assert result is not None
+        result[group] = [by_layer[k] for k in range(len(by_layer))]
+    runner._layer_modules = result  # type: ignore[attr-defined]
+    return result
+
+
+def _groups(runner: Runner) -> list[str]:
+    return ["encoder", "decoder"] if runner.info.kind == "encoder-decoder" else ["self"]
+
+
+def start_layers(runner: Runner, ablation: Any) -> dict[str, int]:
+    """First layer to recompute in each group; layers below it are replayed (the full stack when it equals its size)."""
+    modules = layer_modules(runner) or {}
+    if runner.info.kind != "encoder-decoder":
+        first = ablation.first_layer(["self"])
+        return {"self": 0 if first is None else first}
+    enc = ablation.first_layer(["encoder"])
+    if enc is not None:
+        return {"encoder": enc, "decoder": 0}
+    dec = ablation.first_layer(["decoder", "cross"])
+    return {"encoder": len(modules.get("encoder", [])), "decoder": 0 if dec is None else dec}
+
+
+def _valid(enc: Encoded, group: str) -> torch.Tensor:
+    """(B, T) bool of the real (non-padding) positions of a group's sequence."""
+    if group == "decoder":
+        return enc.inputs["decoder_attention_mask"].bool()
+    ids = enc.inputs["input_ids"]
+    mask = enc.inputs.get("attention_mask")
+    return mask.bool() if mask is not None else torch.ones_like(ids, dtype=torch.bool)
+
+
+@contextlib.contextmanager
+def _capture(modules: dict[str, list[nn.Module]], store: dict[str, list[Any]]) -> Iterator[None]:
+    handles = []
+    for group, layers in modules.items():
+        store[group] = [None] * len(layers)
+        for k, m in enumerate(layers):
+            def hook(_m: nn.Module, _a: Any, out: Any, g: str = group, i: int = k) -> None:
+                store[g][i] = out
+            handles.append(m.register_forward_hook(hook))
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
+@contextlib.contextmanager
+def _replay(modules: dict[str, list[nn.Module]], outputs: dict[str, list[torch.Tensor]]) -> Iterator[None]:
+    """Replace the forward of the given layers with one that returns the stored output."""
+    patched = []
+    try:
+        for group, tensors in outputs.items():
+            for k, t in enumerate(tensors):
+                m = modules[group][k]
+                m.forward = (lambda *a, _t=t, **kw: _t)  # type: ignore[method-assign]
+                patched.append(m)
+        yield
+    finally:
+        for m in patched:
+            del m.forward
+
+
+def _pad_attention(states: Sequence[CleanState], enc: Encoded, which: str, layer: int) -> torch.Tensor:
+    """Clean attention of one layer, re-padded to the batch: (B, H, T, S)."""
+    qgroup = "decoder" if which in ("decoder", "cross") else "encoder"
+    kgroup = "decoder" if which == "decoder" else "encoder"
+    qv, kv = _valid(enc, qgroup), _valid(enc, kgroup)
+    first = _result_attention(states[0].result, which)[layer]
+    out = torch.zeros(len(states), first.shape[0], qv.shape[1], kv.shape[1], dtype=torch.float32)
+    for row, st in enumerate(states):
+        a = torch.from_numpy(_result_attention(st.result, which)[layer])
+        qi, ki = torch.nonzero(qv[row]).flatten(), torch.nonzero(kv[row]).flatten()
+        out[row][:, qi[:, None], ki[None, :]] = a
+    return out
+
+
+def _result_attention(res: AttentionResult, which: str) -> np.ndarray:
+    arr = {"self": res.attention, "encoder": res.attention, "decoder": res.decoder_attention,
+           "cross": res.cross_attention}[which]
+    assert arr is not None
+    return arr
+
+
+def _states(runner: Runner) -> ByteLRU[CleanState]:
+    store = getattr(runner, "_clean_states", None)
+    if store is None:
+        store = ByteLRU(STATE_BYTES)
+        runner._clean_states = store  # type: ignore[attr-defined]
+    return store
+
+
+def _clean_run(runner: Runner, enc: Encoded, clean_keys: Sequence[Hashable],
+               modules: dict[str, list[nn.Module]]) -> list[CleanState]:
+    """Run the batch without hooks, keep each row's layer outputs and clean result (also cached as a result)."""
+    raw: dict[str, list[Any]] = {}
+    with _capture(modules, raw):
+        out = runner.forward(enc, ())
+    if any(not isinstance(t, torch.Tensor) for ts in raw.values() for t in ts):
+        raise _Unsupported
+    states = []
+    for row, key in enumerate(clean_keys):
+        res = runner.cache.get(key)
+        if res is None:
+            res = runner._to_result(enc, out, row, None)
+            runner.cache.put(key, res, res.nbytes)
+        hidden = {g: [t[row][_valid(enc, g)[row]].clone() for t in ts] for g, ts in raw.items()}
+        st = CleanState(res, hidden)
+        _states(runner).put(key, st, st.nbytes)
+        states.append(st)
+    return states
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.AttentionHook], ablation: Any,
+                    clean_keys: Sequence[Hashable]) -> Any:
+    """Forward ``enc`` with the ablation's hooks, replaying the layers below the first edited one.
+
+    Falls back to a full forward when partial recomputation is switched off (``runner.partial_recompute = False``),
+    the ablation edits layer 0 only, or the model's layers cannot be replayed.
+    """
+    modules = layer_modules(runner)
+    starts = start_layers(runner, ablation)
+    if not getattr(runner, "partial_recompute", True) or modules is None or not any(starts.values()) \
+            or set(modules) != set(starts):
+        return runner.forward(enc, hooks)
+    store = _states(runner)
+    states: list[CleanState | None] = [store.get(k) for k in clean_keys]
+    try:
+        if any(s is None for s in states):
+            states = list(_clean_run(runner, enc, clean_keys, modules))
+    except _Unsupported:
+        runner.partial_recompute = False  # type: ignore[attr-defined]
+        return runner.forward(enc, hooks)
+    ready: list[CleanState] = [s for s in states if s is not None]
+    replay: dict[str, list[torch.Tensor]] = {}
+    for group, start in starts.items():
+        valid = _valid(enc, group)
+        tensors = []
+        for layer in range(start):
+            first = ready[0].hidden[group][layer]
+            x = torch.zeros(valid.shape[0], valid.shape[1], *first.shape[1:], dtype=first.dtype)
+            for row, st in enumerate(ready):
+                x[row][valid[row]] = st.hidden[group][layer]
+            tensors.append(x)
+        replay[group] = tensors
+    with _replay(modules, replay):
+        out = runner.forward(enc, hooks)
+    if runner.info.kind == "encoder-decoder":
+        fields = [("encoder_attentions", "encoder", starts["encoder"]),
+                  ("decoder_attentions", "decoder", starts["decoder"]),
+                  ("cross_attentions", "cross", starts["decoder"])]
+    else:
+        fields = [("attentions", "self", starts["self"])]
+    for name, which, start in fields:
+        if start == 0:
+            continue
+        fresh = tuple(getattr(out, name) or ())
+        out[name] = tuple(_pad_attention(ready, enc, which, k) for k in range(start)) + fresh
+    return out

@@ -1,0 +1,189 @@
+"""Ablation engine: each mode does what it says, on encoders, decoders (GPT-2, Llama GQA) and encoder-decoders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from attnwidgets.runner import get_runner
+from attnwidgets.runner.ablation import Ablation, HeadEdit, mean_pattern
+
+TEXTS = ["The cat sat on the mat because it was tired.", "Dogs bark."]
+
+# module name suffix of the output projection whose *input* is the concatenation of head outputs (B, T, H*D)
+_OUT_PROJ = {"bert": "attention.output.dense", "gpt2": "attn.c_proj", "llama": "self_attn.o_proj",
+             "bart": "self_attn.out_proj"}
+
+
+def _head_outputs(runner, texts, hooks, layer, stack_prefix=""):
+    """Input of the output projection of ``layer``: the head outputs side by side, (B, T, H*D)."""
+    model = runner.model
+    suffix = _OUT_PROJ[runner.info.model_type]
+    name = next(n for n, _ in model.named_modules()
+                if n.endswith(suffix) and f".{layer}." in f".{n}" and stack_prefix in n)
+    seen = {}
+    handle = model.get_submodule(name).register_forward_pre_hook(lambda m, a: seen.setdefault("x", a[0].clone()))
+    try:
+        runner.forward(runner.encode(texts), hooks)
+    finally:
+        handle.remove()
+    return seen["x"]
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bert", "tiny_gpt2", "tiny_llama"])
+@pytest.mark.parametrize("mode,factor", [("zero", 0.0), (0.5, 0.5)])
+def test_zero_and_scale_change_exactly_one_head_slice(fixture, mode, factor, request):
+    runner = get_runner(request.getfixturevalue(fixture))
+    layer, head, d = 1, 2, runner.info.head_dim
+    clean = _head_outputs(runner, TEXTS, [], layer)
+    ablated = _head_outputs(runner, TEXTS, Ablation.heads({(layer, head): mode}).hooks(runner.info), layer)
+    expected = clean.clone()
+    expected[..., head * d:(head + 1) * d] *= factor
+    torch.testing.assert_close(ablated, expected, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(ablated, clean)
+
+
+def test_zero_in_result_shows_zero_map_and_changes_output(tiny_bert):
+    runner = get_runner(tiny_bert)
+    clean = runner.run(TEXTS[0])
+    res = runner.run(TEXTS[0], ablation=Ablation.heads([(1, 3)]))
+    assert np.all(res.attention[1, 3] == 0)
+    np.testing.assert_array_equal(res.attention[1, :3], clean.attention[1, :3])
+    assert not np.allclose(res.outputs["embedding"], clean.outputs["embedding"])
+    assert res.ablation == Ablation.heads([(1, 3)])
+
+
+def test_uniform_is_one_over_n_on_valid_keys_and_zero_on_padding(tiny_bert):
+    runner = get_runner(tiny_bert)
+    enc = runner.encode(TEXTS)
+    out = runner.forward(enc, Ablation.heads([(0, 1)], "uniform").hooks(runner.info))
+    w = out.attentions[0][:, 1]  # (B, T, S) padded
+    for row in range(2):
+        n = int(enc.inputs["attention_mask"][row].sum())
+        torch.testing.assert_close(w[row, :n, :n], torch.full((n, n), 1.0 / n))
+        assert torch.all(w[row, :, n:] == 0)
+    assert int(enc.inputs["attention_mask"][1].sum()) < enc.inputs["input_ids"].shape[1]  # there was padding
+    # the result shows the same
+    res = runner.run_batch(TEXTS, ablation=Ablation.heads([(0, 1)], "uniform"))[1]
+    np.testing.assert_allclose(res.attention[0, 1], 1.0 / res.n_tokens, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fixture", ["tiny_gpt2", "tiny_llama"])
+def test_uniform_is_causal_in_decoders(fixture, request):
+    runner = get_runner(request.getfixturevalue(fixture))
+    for res in runner.run_batch(TEXTS, ablation=Ablation.layers([1], "uniform")):
+        n = res.n_tokens
+        expected = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+        for h in range(res.n_heads):
+            np.testing.assert_allclose(res.attention[1, h], expected, rtol=1e-6, atol=1e-7)
+
+
+def test_empty_ablation_is_bit_identical(tiny_bert_mlm):
+    runner = get_runner(tiny_bert_mlm)
+    text = "The [MASK] sat on the mat."
+    clean = runner.run(text)
+    before = runner.n_forward
+    empty = runner.run(text, ablation=Ablation())
+    assert runner.n_forward == before + 1  # really ran, not a cache hit of the clean result
+    np.testing.assert_array_equal(empty.attention, clean.attention)
+    for k in clean.outputs:
+        np.testing.assert_array_equal(empty.outputs[k], clean.outputs[k])
+    assert Ablation.heads({(0, 0): 1.0}) == Ablation()
+
+
+def test_ablation_is_part_of_the_cache_key(tiny_bert):
+    runner = get_runner(tiny_bert)
+    text = "Caching keys include the ablation."
+    runner.run(text)
+    n0 = runner.n_forward
+    a = runner.run(text, ablation=Ablation.heads([(1, 0)]))
+    n1 = runner.n_forward
+    assert n1 > n0
+    assert runner.run(text, ablation=Ablation.heads([(1, 0)])) is a
+    assert runner.n_forward == n1
+    runner.run(text, ablation=Ablation.heads([(1, 1)]))
+    assert runner.n_forward == n1 + 1
+    runner.run(text, ablation=Ablation.heads([(1, 0)], "uniform"))
+    assert runner.n_forward == n1 + 2
+
+
+def test_layers_below_the_ablated_one_are_unchanged_in_a_full_run(tiny_gpt2):
+    runner = get_runner(tiny_gpt2)
+    clean = runner.run_batch(TEXTS)
+    runner.partial_recompute = False
+    try:
+        res = list(runner.iter_results(TEXTS, ablation=Ablation.heads([(1, 0)], "uniform"), cache=False))
+    finally:
+        runner.partial_recompute = True
+    for c, r in zip(clean, res):
+        np.testing.assert_array_equal(r.attention[0], c.attention[0])
+        assert not np.allclose(r.attention[1, 0], c.attention[1, 0])
+
+
+def test_mean_of_one_text_reproduces_its_pattern(tiny_bert):
+    runner = get_runner(tiny_bert)
+    ref = mean_pattern(runner, [TEXTS[0]])
+    clean = runner.run(TEXTS[0])
+    res = runner.run(TEXTS[0], ablation=Ablation.layers([0, 1], "mean", reference=ref))
+    np.testing.assert_allclose(res.attention, clean.attention, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(res.outputs["embedding"], clean.outputs["embedding"], rtol=1e-4, atol=1e-5)
+    other = runner.run(TEXTS[1], ablation=Ablation.layers([0], "mean", reference=ref))
+    np.testing.assert_allclose(other.attention[0].sum(-1), 1.0, rtol=1e-5)
+    assert not np.allclose(other.attention[0], runner.run(TEXTS[1]).attention[0])
+
+
+def test_mean_pattern_averages_by_position_over_texts_that_reach_it(tiny_bert):
+    runner = get_runner(tiny_bert)
+    a, b = runner.run_batch(TEXTS)
+    ref = mean_pattern(runner, TEXTS).patterns["self"]
+    short = b.n_tokens
+    np.testing.assert_allclose(ref[:, :, :short, :short], (a.attention[:, :, :short, :short] + b.attention) / 2,
+                               rtol=1e-5)
+    np.testing.assert_allclose(ref[:, :, short:, :], a.attention[:, :, short:, :], rtol=1e-5)
+
+
+def test_bart_stacks_are_addressed_separately(tiny_bart):
+    runner = get_runner(tiny_bart)
+    clean = runner.run("The cat sat.", target="Le chat")
+    enc = runner.run("The cat sat.", target="Le chat", ablation=Ablation.heads([(1, 0)], "uniform", stack="encoder"))
+    dec = runner.run("The cat sat.", target="Le chat", ablation=Ablation.heads([(1, 0)], "uniform", stack="decoder"))
+    cross = runner.run("The cat sat.", target="Le chat", ablation=Ablation.heads([(1, 0)], "uniform", stack="cross"))
+    n, m = clean.n_tokens, len(clean.target_tokens)
+    np.testing.assert_allclose(enc.attention[1, 0], 1.0 / n)
+    np.testing.assert_array_equal(enc.attention[0], clean.attention[0])
+    np.testing.assert_array_equal(dec.attention, clean.attention)
+    np.testing.assert_allclose(dec.decoder_attention[1, 0], np.tril(np.ones((m, m))) / np.arange(1, m + 1)[:, None],
+                               rtol=1e-6)
+    np.testing.assert_array_equal(dec.cross_attention[0], clean.cross_attention[0])
+    np.testing.assert_allclose(cross.cross_attention[1, 0], 1.0 / n)
+    np.testing.assert_array_equal(cross.decoder_attention[1], clean.decoder_attention[1])
+    with pytest.raises(ValueError, match="encoder-decoder"):
+        runner.run("The cat sat.", ablation=Ablation.heads([(0, 0)]))
+
+
+def test_errors_say_what_to_do(tiny_bert):
+    runner = get_runner(tiny_bert)
+    with pytest.raises(ValueError, match="has 2 layers"):
+        runner.run("x y", ablation=Ablation.heads([(5, 0)]))
+    with pytest.raises(ValueError, match="has 4 heads"):
+        runner.run("x y", ablation=Ablation.heads([(0, 9)]))
+    with pytest.raises(ValueError, match="one attention stack"):
+        runner.run("x y", ablation=Ablation.heads([(0, 0)], stack="cross"))
+    with pytest.raises(ValueError, match="reference pattern"):
+        Ablation.heads([(0, 0)], "mean")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        Ablation.heads({(0, 0): 1.5})
+    with pytest.raises(ValueError, match="unknown ablation mode"):
+        Ablation.heads([(0, 0)], "drop")
+
+
+def test_spec_is_canonical_and_round_trips():
+    a = Ablation.heads({(1, 2): "zero", (0, 1): 0.25})
+    b = Ablation.heads({(0, 1): 0.25}) | Ablation.heads({(1, 2): "uniform"}) | Ablation.heads({(1, 2): 0})
+    assert a == b and hash(a) == hash(b)
+    assert a.edits[0] == HeadEdit("self", 0, 1, "scale", 0.25)
+    assert Ablation.from_dict(a.to_dict()) == a
+    assert a.with_head(3, None, "uniform").first_layer() == 0
+    assert a.without_head(0, 1).first_layer() == 1
+    assert repr(Ablation.layers([2])) == "Ablation(2=zero)"
