@@ -125,12 +125,19 @@ def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
         ) from exc
     kind = _kind(config)
     auto, head = _auto_class(config, kind)
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar in every notebook cell is noise
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             model = auto.from_pretrained(path, revision=revision, attn_implementation="eager")
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"could not load the weights of {display!r}: {exc}") from exc
+        finally:
+            if bars:
+                hf_logging.enable_progress_bar()
     model.set_attn_implementation(control.ATTN_IMPLEMENTATION)
     model.eval()
     if tokenizer.pad_token is None:

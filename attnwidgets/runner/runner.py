@@ -361,7 +361,7 @@ class Runner:
         src = self.token_fields(enc, row)
         valid = src.pop("valid")
         kind = self.info.kind
-        self_att = out.encoder_attentions if kind == "encoder-decoder" else out.attentions
+        self_att = getattr(out, "encoder_attentions" if kind == "encoder-decoder" else "attentions", None)
         if not self_att or any(a is None for a in self_att):
             raise AttentionUnavailableError(
                 f"{self.info.name!r} returned no attention weights. attnwidgets needs a model whose attention layers "

