@@ -1,0 +1,6 @@
+"""The anywidget views. Each takes a result (or arrays), never a model; each has a ``js/src/<name>.ts``."""
+
+from ._base import AttnWidget, pack, set_theme
+from .heatmap import AttentionHeatmap, head_matrix
+
+__all__ = ["AttentionHeatmap", "AttnWidget", "head_matrix", "pack", "set_theme"]

@@ -1,0 +1,150 @@
+"""What every attnwidgets widget shares: the bundle location, binary packing, the request protocol, themes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anywidget
+import numpy as np
+import traitlets
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+
+_DEFAULT_THEME = "light"
+THEMES = ("light", "lecture")
+
+
+def bundle(name: str) -> Path:
+    """Path of a built widget bundle, with a clear error when the JS was never built."""
+    path = STATIC / f"{name}.js"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"the widget bundle {path.name} is missing from {STATIC}. Build the front end with "
+            "`npm install && npm run build` in js/, or reinstall with `pip install .` (which builds it)."
+        )
+    return path
+
+
+def _bundle_text(name: str) -> str:
+    """The bundle's source, re-read when the file changed (so `npm run watch` + a new widget picks up edits)."""
+    path = bundle(name)
+    stamp = path.stat().st_mtime_ns
+    hit = _BUNDLES.get(name)
+    if hit is None or hit[0] != stamp:
+        hit = (stamp, path.read_text(encoding="utf-8"))
+        _BUNDLES[name] = hit
+    return hit[1]
+
+
+_BUNDLES: dict[str, tuple[int, str]] = {}
+
+
+def set_theme(name: str) -> None:
+    """Set the theme new widgets start with: "light" (notebooks) or "lecture" (projector: large, high contrast).
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> aw.set_theme("lecture"); aw.set_theme("light")
+    """
+    global _DEFAULT_THEME
+    if name not in THEMES:
+        raise ValueError(f"unknown theme {name!r}; choose one of {THEMES}")
+    _DEFAULT_THEME = name
+
+
+def default_theme() -> str:
+    return _DEFAULT_THEME
+
+
+def pack(array: np.ndarray, dtype: str = "float32") -> dict[str, Any]:
+    """A numpy array as ``{buffer, dtype, shape}`` for the front end (ipywidgets sends the bytes as a binary buffer).
+
+    ``dtype`` "float32" keeps exact values, "float16" halves the bytes, "uint8" quantises to 0..255 of the maximum
+    (``scale`` tells the front end what 255 means).
+
+    Examples
+    --------
+    >>> p = pack(np.array([[0.5, 1.0]]), "uint8")
+    >>> p["shape"], p["dtype"], p["scale"], bytes(p["buffer"])
+    ([1, 2], 'uint8', 1.0, b'\\x80\\xff')
+    """
+    a = np.asarray(array)
+    out: dict[str, Any] = {"shape": [int(s) for s in a.shape], "dtype": dtype}
+    if dtype == "float32":
+        data = np.ascontiguousarray(a, dtype="<f4")
+    elif dtype == "float16":
+        data = np.ascontiguousarray(a, dtype="<f2")
+    elif dtype == "uint8":
+        scale = float(np.nanmax(a)) if a.size and np.nanmax(a) > 0 else 1.0
+        data = np.ascontiguousarray(np.clip(np.rint(np.nan_to_num(a) / scale * 255), 0, 255).astype(np.uint8))
+        out["scale"] = scale
+    else:
+        raise ValueError(f"unknown dtype {dtype!r}: use float32, float16 or uint8")
+    out["buffer"] = memoryview(data.tobytes())
+    return out
+
+
+class AttnWidget(anywidget.AnyWidget):
+    """Base of every attnwidgets widget.
+
+    Subclasses set ``_bundle`` (the name of their ``js/src/<name>.ts``) and may register request handlers in
+    ``_handlers``: the front end sends ``{"type": "request", "id": n, "what": name, ...}`` and gets back
+    ``{"type": "reply", "id": n, ...}`` with binary buffers, or ``{"type": "reply", "id": n, "error": text}``.
+    """
+
+    _bundle: ClassVar[str] = ""
+
+    theme = traitlets.Unicode(_DEFAULT_THEME).tag(sync=True)
+    """str, default "light" (or what :func:`set_theme` chose): "light" or "lecture" (large fonts, high contrast,
+    colour-blind-safe colour map). The front end restyles at once when it changes."""
+
+    _error = traitlets.Unicode("").tag(sync=True)
+    """str: a message the front end shows in a red box (empty: none). Set when an update fails."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        unknown = [k for k in kwargs if not self.has_trait(k) or k.startswith("_")]
+        if unknown:
+            allowed = sorted(k for k in self.trait_names(sync=True) if not k.startswith("_") and k not in
+                             {"comm", "keys", "log", "layout", "tabbable", "tooltip"})
+            raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s) {unknown}; "
+                            f"it takes {allowed}")
+        kwargs.setdefault("theme", _DEFAULT_THEME)
+        if type(self)._bundle:
+            kwargs.setdefault("_esm", _bundle_text(type(self)._bundle))
+        super().__init__(**kwargs)
+        self.on_msg(self._on_msg)
+
+    @traitlets.validate("theme")
+    def _check_theme(self, proposal: dict[str, Any]) -> str:
+        if proposal["value"] not in THEMES:
+            raise traitlets.TraitError(f"unknown theme {proposal['value']!r}; choose one of {THEMES}")
+        return str(proposal["value"])
+
+    # -- requests from the page ----------------------------------------------------------------------------------
+
+    def _handlers(self) -> dict[str, Callable[[dict[str, Any]], tuple[dict[str, Any], list[memoryview]]]]:
+        return {}
+
+    def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
+        if not isinstance(content, dict) or content.get("type") != "request":
+            return
+        rid = content.get("id")
+        handler = self._handlers().get(str(content.get("what")))
+        try:
+            if handler is None:
+                raise ValueError(f"unknown request {content.get('what')!r}")
+            reply, buffers = handler(content)
+        except Exception as exc:  # the page shows it; the kernel log keeps the traceback
+            self.send({"type": "reply", "id": rid, "error": f"{type(exc).__name__}: {exc}"})
+            return
+        self.send({"type": "reply", "id": rid, **reply}, buffers=buffers)
+
+    def answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        """Answer a front-end request directly (tests and the static export use this)."""
+        handler = self._handlers().get(str(request.get("what")))
+        if handler is None:
+            raise ValueError(f"unknown request {request.get('what')!r}")
+        return handler(request)

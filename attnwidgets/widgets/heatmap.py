@@ -1,0 +1,184 @@
+"""AttentionHeatmap: one head's attention as a query x key heatmap (front end: js/src/heatmap.ts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import traitlets
+
+from ..result import AttentionResult
+from ._base import AttnWidget, pack
+
+
+def head_matrix(attention: np.ndarray, layer: int, head: int) -> np.ndarray:
+    """The (query, key) map of one head, or the mean over the layer's heads when ``head == -1``.
+
+    Parameters
+    ----------
+    attention : np.ndarray
+        [layer, head, query, key].
+
+    Examples
+    --------
+    >>> a = np.arange(16, dtype=np.float32).reshape(1, 2, 2, 4)
+    >>> head_matrix(a, 0, -1).tolist()
+    [[4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]]
+    """
+    n_layers, n_heads = attention.shape[:2]
+    if not 0 <= layer < n_layers:
+        raise IndexError(f"layer {layer} is out of range: the model has {n_layers} layers (0..{n_layers - 1})")
+    if head == -1:
+        return attention[layer].mean(axis=0)
+    if not 0 <= head < n_heads:
+        raise IndexError(f"head {head} is out of range: layer {layer} has {n_heads} heads (0..{n_heads - 1}, -1 = mean)")
+    return attention[layer, head]
+
+
+def _word_level(result: AttentionResult) -> AttentionResult | None:
+    try:
+        from ..analysis.words import word_level
+    except ImportError:
+        return None
+    return word_level(result)
+
+
+class AttentionHeatmap(AttnWidget):
+    """One head of one layer as a heatmap: query rows x key columns, token labels, hover for exact weights.
+
+    Only the head on screen is sent when the widget appears; other heads are fetched when chosen, as binary
+    float32 buffers, and kept in the page.
+
+    Parameters
+    ----------
+    result : AttentionResult
+        From :func:`attnwidgets.run` (or any other source of attention).
+    layer, head : int
+        What to show first. ``head=-1`` shows the mean over the layer's heads.
+    kind : str
+        "self" (encoders/decoders), or "encoder" / "decoder" / "cross" for encoder-decoder results.
+    words : bool
+        Word-level attention (to a word: sum over its pieces; from a word: mean over its pieces).
+    theme : str
+        "light" or "lecture".
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> w = aw.AttentionHeatmap(aw.run("The cat sat."), layer=2, head=-1)
+    >>> w.layer, w.head
+    (2, -1)
+    """
+
+    _bundle = "heatmap"
+
+    layer = traitlets.Int(0).tag(sync=True)
+    """int, default 0: the layer shown. Two-way: choosing a layer in the page sets it, setting it here redraws."""
+
+    head = traitlets.Int(0).tag(sync=True)
+    """int, default 0: the head shown; -1 shows the mean over the layer's heads. Two-way like ``layer``."""
+
+    kind = traitlets.Unicode("self").tag(sync=True)
+    """str, default "self": which attention to show; "encoder", "decoder" or "cross" for encoder-decoders."""
+
+    words = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: show word-level attention (pieces merged) instead of token-level."""
+
+    colormap = traitlets.Unicode("").tag(sync=True)
+    """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
+
+    _meta = traitlets.Dict().tag(sync=True)
+    """dict: title, attention kinds, [layers, heads] per kind and token labels per kind (for the current ``words``)."""
+
+    _initial = traitlets.Dict().tag(sync=True)
+    """dict: the first view's matrix as a binary buffer, so the first paint needs no round trip."""
+
+    def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
+        if not isinstance(result, AttentionResult):
+            raise TypeError(
+                f"AttentionHeatmap takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}"
+            )
+        self._result = result
+        self._words_result: AttentionResult | None = None
+        kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
+        super().__init__(**kwargs)
+        self._check_view(self.kind, self.layer, self.head)
+        self._refresh_meta()
+
+    @property
+    def result(self) -> AttentionResult:
+        """The result shown (read-only; make a new widget for another input)."""
+        return self._result
+
+    def _source(self, words: bool) -> AttentionResult:
+        if not words:
+            return self._result
+        if self._words_result is None:
+            wl = _word_level(self._result)
+            if wl is None:
+                raise ValueError("word-level attention needs attnwidgets.analysis.words")
+            self._words_result = wl
+        return self._words_result
+
+    def _check_view(self, kind: str, layer: int, head: int) -> None:
+        if kind not in self._result.kinds and not (kind == "self" and "encoder" in self._result.kinds):
+            raise ValueError(f"this result has no {kind!r} attention; it has {self._result.kinds}")
+        attention, _, _ = self._result.attention_of(kind)  # type: ignore[arg-type]
+        head_matrix(attention, layer, head)
+
+    def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None,
+               words: bool | None = None) -> np.ndarray:
+        """The (query, key) matrix the widget shows (for the current selection unless given)."""
+        kind = self.kind if kind is None else kind
+        words = self.words if words is None else words
+        attention, _, _ = self._source(words).attention_of(kind)  # type: ignore[arg-type]
+        return head_matrix(attention, self.layer if layer is None else layer, self.head if head is None else head)
+
+    def _refresh_meta(self) -> None:
+        src = self._source(self.words)
+        shapes: dict[str, list[int]] = {}
+        tokens: dict[str, list[list[str]]] = {}
+        for kind in src.kinds:
+            attention, queries, keys = src.attention_of(kind)
+            shapes[kind] = [int(attention.shape[0]), int(attention.shape[1])]
+            tokens[kind] = [list(queries), list(keys)]
+        r = self._result
+        title = r.model.name
+        self._initial = {
+            "key": f"{self.kind}/{self.layer}/{self.head}/{'w' if self.words else 't'}",
+            "matrix": pack(self.matrix()),
+        }
+        self._meta = {
+            "title": title,
+            "kinds": list(src.kinds),
+            "shapes": shapes,
+            "tokens": tokens,
+            "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
+        }
+
+    @traitlets.observe("words")
+    def _on_words(self, change: dict[str, Any]) -> None:
+        try:
+            self._source(change["new"])
+        except ValueError as exc:
+            self._error = str(exc)
+            return
+        self._refresh_meta()
+
+    @traitlets.validate("layer", "head", "kind")
+    def _valid(self, proposal: dict[str, Any]) -> Any:
+        name = proposal["trait"].name
+        values = {"kind": self.kind, "layer": self.layer, "head": self.head, name: proposal["value"]}
+        if name == "kind" and values["kind"] != self.kind:
+            values["layer"], values["head"] = 0, 0
+        if hasattr(self, "_result"):
+            self._check_view(values["kind"], values["layer"], values["head"])
+        return proposal["value"]
+
+    def _handlers(self) -> dict[str, Any]:
+        return {"matrix": self._matrix_request}
+
+    def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        m = self.matrix(str(req["kind"]), int(req["layer"]), int(req["head"]), bool(req.get("words", False)))
+        packed = pack(m)
+        return {"shape": packed["shape"], "dtype": packed["dtype"]}, [packed["buffer"]]

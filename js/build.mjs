@@ -1,0 +1,28 @@
+// One esbuild build: every js/src/*.ts is a widget entry, bundled (with js/src/shared/) into
+// ../attnwidgets/static/<name>.js as an ES module that anywidget loads. `node build.mjs --watch` rebuilds on change
+// (pair it with ANYWIDGET_HMR=1 in the kernel for live reload; see DEVELOP.md).
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import * as esbuild from "esbuild";
+
+const entries = readdirSync("src")
+  .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+  .map((f) => join("src", f));
+
+const options = {
+  entryPoints: entries,
+  bundle: true,
+  format: "esm",
+  target: "es2020",
+  minify: true,
+  sourcemap: false,
+  outdir: "../attnwidgets/static",
+  logLevel: "info",
+};
+
+if (process.argv.includes("--watch")) {
+  const ctx = await esbuild.context(options);
+  await ctx.watch();
+} else {
+  await esbuild.build(options);
+}

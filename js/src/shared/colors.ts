@@ -1,0 +1,93 @@
+// Colour maps as 256-entry lookup tables, and a categorical palette for heads.
+// "viridis" and "cividis" are colour-blind safe and the lecture theme's default.
+
+export type ColorMapName = "blues" | "viridis" | "cividis" | "greys" | "reds";
+
+const STOPS: Record<ColorMapName, string[]> = {
+  blues: ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"],
+  viridis: [
+    "#440154",
+    "#482878",
+    "#3e4989",
+    "#31688e",
+    "#26828e",
+    "#1f9e89",
+    "#35b779",
+    "#6ece58",
+    "#b5de2b",
+    "#fde725",
+  ],
+  cividis: [
+    "#00224e",
+    "#123570",
+    "#3b496c",
+    "#575d6d",
+    "#707173",
+    "#8a8779",
+    "#a69d75",
+    "#c4b56c",
+    "#e4cf5b",
+    "#fee838",
+  ],
+  greys: ["#ffffff", "#d9d9d9", "#bdbdbd", "#969696", "#737373", "#525252", "#252525", "#000000"],
+  reds: ["#fff5f0", "#fee0d2", "#fcbba1", "#fc9272", "#fb6a4a", "#ef3b2c", "#cb181d", "#99000d"],
+};
+
+export function hexToRgb(hex: string): [number, number, number] {
+  const v = Number.parseInt(hex.slice(1), 16);
+  return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
+}
+
+const cache = new Map<string, Uint8ClampedArray>();
+
+/** 256 RGB triples (flat, length 768) interpolated linearly between the map's stops. */
+export function lut(name: ColorMapName): Uint8ClampedArray {
+  const hit = cache.get(name);
+  if (hit) return hit;
+  const stops = (STOPS[name] ?? STOPS.blues).map(hexToRgb);
+  const out = new Uint8ClampedArray(256 * 3);
+  for (let i = 0; i < 256; i++) {
+    const t = (i / 255) * (stops.length - 1);
+    const j = Math.min(Math.floor(t), stops.length - 2);
+    const f = t - j;
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(stops[j][c] * (1 - f) + stops[j + 1][c] * f);
+  }
+  cache.set(name, out);
+  return out;
+}
+
+/** Index into a LUT for value v on the scale [0, vmax]; values outside are clamped. */
+export function lutIndex(v: number, vmax: number): number {
+  if (!(vmax > 0) || !Number.isFinite(v)) return 0;
+  return Math.max(0, Math.min(255, Math.round((v / vmax) * 255)));
+}
+
+export function rgbAt(name: ColorMapName, v: number, vmax: number): [number, number, number] {
+  const table = lut(name);
+  const i = lutIndex(v, vmax) * 3;
+  return [table[i], table[i + 1], table[i + 2]];
+}
+
+// Okabe–Ito (colour-blind safe) then Tableau-like extras, for up to 20+ heads (cycled after).
+const CATEGORICAL = [
+  "#0072B2",
+  "#E69F00",
+  "#009E73",
+  "#D55E00",
+  "#CC79A7",
+  "#56B4E9",
+  "#F0E442",
+  "#000000",
+  "#8c564b",
+  "#7f7f7f",
+  "#bcbd22",
+  "#17becf",
+  "#1f77b4",
+  "#ff7f0e",
+  "#2ca02c",
+  "#d62728",
+];
+
+export function categorical(i: number): string {
+  return CATEGORICAL[((i % CATEGORICAL.length) + CATEGORICAL.length) % CATEGORICAL.length];
+}

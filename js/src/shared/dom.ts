@@ -1,0 +1,45 @@
+// Building DOM without markup: every piece of text goes through textContent, so token text can never run.
+
+export type Child = Node | string | null | undefined | false;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number | boolean | undefined> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === false) continue;
+    if (key === "text") node.textContent = String(value);
+    else if (key === "className") node.className = String(value);
+    else if (key.startsWith("on")) throw new Error("attach listeners with addEventListener, not attributes");
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+/** A <select> whose options are set as text. */
+export function select(options: Array<[string, string]>, value: string, label: string): HTMLSelectElement {
+  const s = h("select", { "aria-label": label });
+  for (const [v, text] of options) {
+    const o = h("option", { value: v, text });
+    s.append(o);
+  }
+  s.value = value;
+  return s;
+}
+
+/** Listen, and get back a function that stops listening (for render()'s cleanup). */
+export function listen<K extends keyof HTMLElementEventMap>(
+  target: HTMLElement | Window | Document,
+  type: K,
+  fn: (e: HTMLElementEventMap[K]) => void,
+  options?: AddEventListenerOptions,
+): () => void {
+  target.addEventListener(type, fn as EventListener, options);
+  return () => target.removeEventListener(type, fn as EventListener, options);
+}

@@ -1,0 +1,120 @@
+// Painting a matrix and its labels on a canvas: one ImageData pixel per cell, scaled up without smoothing,
+// so 512 x 512 cells cost the same as 5 x 5.
+
+import { type ColorMapName, lut, lutIndex } from "./colors";
+import { type HeatmapLayout, tokenLabel } from "./layout";
+import type { Theme } from "./theme";
+
+/** Size the canvas for the layout at the device pixel ratio and return a context in CSS pixel units. */
+export function prepareCanvas(
+  canvas: HTMLCanvasElement,
+  width: number,
+  height: number,
+): CanvasRenderingContext2D {
+  const dpr = Math.min(globalThis.devicePixelRatio || 1, 2);
+  canvas.width = Math.round(width * dpr);
+  canvas.height = Math.round(height * dpr);
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
+  const ctx = canvas.getContext("2d");
+  if (!ctx) throw new Error("this browser gives no 2D canvas");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return ctx;
+}
+
+/** RGBA pixels of a rows x cols matrix; masked (NaN) cells are drawn in light grey. */
+export function matrixPixels(
+  data: Float32Array,
+  rows: number,
+  cols: number,
+  vmax: number,
+  map: ColorMapName,
+): Uint8ClampedArray<ArrayBuffer> {
+  const table = lut(map);
+  const px = new Uint8ClampedArray(new ArrayBuffer(rows * cols * 4));
+  for (let i = 0; i < rows * cols; i++) {
+    const v = data[i];
+    const o = i * 4;
+    if (Number.isNaN(v)) {
+      px[o] = 235;
+      px[o + 1] = 235;
+      px[o + 2] = 235;
+    } else {
+      const j = lutIndex(v, vmax) * 3;
+      px[o] = table[j];
+      px[o + 1] = table[j + 1];
+      px[o + 2] = table[j + 2];
+    }
+    px[o + 3] = 255;
+  }
+  return px;
+}
+
+export function drawMatrix(
+  ctx: CanvasRenderingContext2D,
+  data: Float32Array,
+  rows: number,
+  cols: number,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+  vmax: number,
+  map: ColorMapName,
+): void {
+  const img = new ImageData(matrixPixels(data, rows, cols, vmax, map), cols, rows);
+  const off = document.createElement("canvas");
+  off.width = cols;
+  off.height = rows;
+  off.getContext("2d")!.putImageData(img, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(off, x, y, w, h);
+}
+
+/** Widest label in pixels, capped, for reserving label room. */
+export function labelRoom(ctx: CanvasRenderingContext2D, tokens: string[], t: Theme, cap = 140): number {
+  ctx.font = `${t.font}px ${t.fontFamily}`;
+  let w = 0;
+  for (const tok of tokens) w = Math.max(w, ctx.measureText(tokenLabel(tok)).width);
+  return Math.min(cap, Math.ceil(w) + 8);
+}
+
+/** Query labels left of the rows, key labels rotated above the columns. Text is drawn as pixels, never markup. */
+export function drawLabels(
+  ctx: CanvasRenderingContext2D,
+  l: HeatmapLayout,
+  queries: string[],
+  keys: string[],
+  t: Theme,
+  highlight?: { q: number; k: number } | null,
+): void {
+  if (!l.showLabels) return;
+  const size = Math.min(t.font, Math.max(8, l.cell - 2));
+  ctx.font = `${size}px ${t.fontFamily}`;
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "right";
+  for (let q = 0; q < l.nq; q++) {
+    ctx.fillStyle = highlight && highlight.q === q ? t.accent : t.fg;
+    ctx.fillText(tokenLabel(queries[q] ?? ""), l.x0 - 4, l.y0 + (q + 0.5) * l.cell);
+  }
+  ctx.textAlign = "left";
+  for (let k = 0; k < l.nk; k++) {
+    ctx.save();
+    ctx.translate(l.x0 + (k + 0.5) * l.cell, l.y0 - 4);
+    ctx.rotate(-Math.PI / 2);
+    ctx.fillStyle = highlight && highlight.k === k ? t.accent : t.fg;
+    ctx.fillText(tokenLabel(keys[k] ?? ""), 0, 0);
+    ctx.restore();
+  }
+}
+
+/** A horizontal colour bar from 0 to vmax. */
+export function drawLegend(canvas: HTMLCanvasElement, map: ColorMapName, width = 160, height = 12): void {
+  const ctx = prepareCanvas(canvas, width, height);
+  const table = lut(map);
+  for (let x = 0; x < width; x++) {
+    const j = Math.round((x / (width - 1)) * 255) * 3;
+    ctx.fillStyle = `rgb(${table[j]},${table[j + 1]},${table[j + 2]})`;
+    ctx.fillRect(x, 0, 1, height);
+  }
+}

@@ -1,0 +1,85 @@
+// Two looks: "light" for notebooks, "lecture" for a projector (large fonts, high contrast, colour-blind-safe map).
+
+import type { ColorMapName } from "./colors";
+
+export interface Theme {
+  name: string;
+  font: number; // px, labels and controls
+  fontFamily: string;
+  fg: string;
+  bg: string;
+  muted: string;
+  grid: string;
+  accent: string;
+  colormap: ColorMapName;
+  maxGrid: number;
+  maxCell: number;
+}
+
+export const THEMES: Record<string, Theme> = {
+  light: {
+    name: "light",
+    font: 12,
+    fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
+    fg: "#1f2328",
+    bg: "#ffffff",
+    muted: "#6e7781",
+    grid: "#d0d7de",
+    accent: "#d1242f",
+    colormap: "blues",
+    maxGrid: 560,
+    maxCell: 28,
+  },
+  lecture: {
+    name: "lecture",
+    font: 20,
+    fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
+    fg: "#000000",
+    bg: "#ffffff",
+    muted: "#333333",
+    grid: "#000000",
+    accent: "#d55e00",
+    colormap: "viridis",
+    maxGrid: 760,
+    maxCell: 48,
+  },
+};
+
+export function theme(name: string | undefined): Theme {
+  return THEMES[name ?? "light"] ?? THEMES.light;
+}
+
+let injected = false;
+
+/** Shared CSS for every widget, injected once per page (anywidget's _css would do it per widget class). */
+export function injectCss(): void {
+  if (injected || typeof document === "undefined") return;
+  injected = true;
+  const style = document.createElement("style");
+  style.textContent = `
+.aw-root { font-family: var(--aw-font-family); font-size: var(--aw-font); color: var(--aw-fg); background: var(--aw-bg);
+  padding: 6px; position: relative; display: inline-block; outline: none; max-width: 100%; }
+.aw-root:focus-visible { box-shadow: 0 0 0 2px var(--aw-accent); }
+.aw-bar { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; margin-bottom: 6px; }
+.aw-bar label { display: inline-flex; gap: 4px; align-items: center; }
+.aw-bar select, .aw-bar button, .aw-bar input { font: inherit; }
+.aw-title { font-weight: 600; }
+.aw-muted { color: var(--aw-muted); }
+.aw-tooltip { position: absolute; pointer-events: none; background: rgba(20,20,20,.92); color: #fff; padding: 4px 7px;
+  border-radius: 4px; font-size: var(--aw-font); white-space: pre; z-index: 10; display: none; }
+.aw-legend { display: flex; align-items: center; gap: 6px; margin-top: 4px; }
+.aw-error { color: #b00020; border: 1px solid #b00020; padding: 6px; margin: 4px 0; white-space: pre-wrap; }
+.aw-scroll { overflow: auto; max-width: 100%; }
+`;
+  document.head.append(style);
+}
+
+export function applyTheme(root: HTMLElement, t: Theme): void {
+  root.style.setProperty("--aw-font", `${t.font}px`);
+  root.style.setProperty("--aw-font-family", t.fontFamily);
+  root.style.setProperty("--aw-fg", t.fg);
+  root.style.setProperty("--aw-bg", t.bg);
+  root.style.setProperty("--aw-muted", t.muted);
+  root.style.setProperty("--aw-accent", t.accent);
+  root.dataset.theme = t.name;
+}

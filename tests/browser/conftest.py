@@ -1,0 +1,199 @@
+"""JupyterLab in headless Chromium, driven by Playwright: where users meet the widgets.
+
+One JupyterLab server and one Chromium per test session. ``lab.open(cells)`` writes a notebook, opens it, runs every
+cell and returns a :class:`LabNotebook`, whose ``python(code)`` runs code in the same kernel and returns what it
+printed, so a test can click in the page and then read the Python trait. Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.browser)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        pytest.fail("chromium is not installed: `apt-get install -y chromium` (.ci/run does this)")
+    return path
+
+
+class LabNotebook:
+    """An open notebook in JupyterLab."""
+
+    def __init__(self, page: Any, name: str) -> None:
+        self.page = page
+        self.name = name
+
+    def python(self, code: str, timeout: float = 60) -> str:
+        """Run ``code`` in the notebook's kernel and return its stdout (raises with the traceback on error)."""
+        result = self.page.evaluate(
+            """async ([code, timeout]) => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                const kernel = panel.sessionContext.session.kernel;
+                const future = kernel.requestExecute({ code, store_history: false });
+                let out = "", err = "";
+                future.onIOPub = (msg) => {
+                    const t = msg.header.msg_type;
+                    if (t === "stream") out += msg.content.text;
+                    else if (t === "error") err += msg.content.ename + ": " + msg.content.evalue;
+                };
+                await Promise.race([future.done, new Promise((_, r) => setTimeout(() => r(new Error("timeout")),
+                    timeout * 1000))]);
+                return { out, err };
+            }""",
+            [code, timeout],
+        )
+        if result["err"]:
+            raise AssertionError(f"kernel error running {code!r}: {result['err']}")
+        return str(result["out"])
+
+    def widget(self, index: int = 0) -> Any:
+        """The ``index``-th rendered anywidget root (``.aw-root``) in the notebook."""
+        loc = self.page.locator(".aw-root").nth(index)
+        loc.wait_for(state="visible", timeout=60_000)
+        return loc
+
+    def screenshot(self, name: str, locator: Any = None) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        (locator or self.page).screenshot(path=str(path))
+        return path
+
+    def errors(self) -> list[str]:
+        return list(self.page.context._aw_errors)  # noqa: SLF001
+
+
+class Lab:
+    def __init__(self, url: str, root: Path, browser: Any) -> None:
+        self.url = url
+        self.root = root
+        self.browser = browser
+        self.count = 0
+
+    def open(self, cells: list[str], *, name: str | None = None, viewport: tuple[int, int] = (1400, 1000),
+             timeout: float = 120) -> LabNotebook:
+        """Write a notebook with ``cells``, open it in a fresh page, run all cells and wait until the kernel idles."""
+        self.count += 1
+        for old in self.browser.contexts:  # one notebook page at a time keeps memory and focus simple
+            old.close()
+        name = name or f"nb{self.count}.ipynb"
+        nb = {
+            "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c}
+                      for c in cells],
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 5,
+        }
+        (self.root / name).write_text(json.dumps(nb))
+        context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        context._aw_errors = []  # noqa: SLF001
+        page = context.new_page()
+        page.on("pageerror", lambda e: context._aw_errors.append(str(e)))
+        page.on("dialog", lambda d: (context._aw_errors.append(f"dialog: {d.message}"), d.dismiss()))
+        page.goto(f"{self.url}/lab/tree/{name}?reset", wait_until="domcontentloaded")
+        page.wait_for_function(
+            "() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
+            "window.jupyterapp.shell.currentWidget.sessionContext && "
+            "window.jupyterapp.shell.currentWidget.sessionContext.session && "
+            "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel && "
+            "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
+            timeout=timeout * 1000,
+        )
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        deadline = time.time() + timeout
+        # Wait for every cell to have an execution count (run) and the kernel to be idle again.
+        page.wait_for_function(
+            f"""() => {{
+                const nb = window.jupyterapp.shell.currentWidget.content;
+                const cells = nb.widgets;
+                const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+                return cells.length === {len(cells)} && cells.every(c => c.model.executionCount) &&
+                    k.status === 'idle';
+            }}""",
+            timeout=max(1, deadline - time.time()) * 1000,
+        )
+        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]
+        if tracebacks:
+            raise AssertionError("a cell raised:\n" + "\n".join(tracebacks))
+        return LabNotebook(page, name)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterator[Lab]:
+    from playwright.sync_api import sync_playwright
+
+    root = tmp_path_factory.mktemp("lab")
+    settings = tmp_path_factory.mktemp("lab-settings")
+    notif = settings / "@jupyterlab" / "apputils-extension"
+    notif.mkdir(parents=True)
+    (notif / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    port = _free_port()
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
+           "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("runtime"))}
+    log = open(tmp_path_factory.mktemp("lablog") / "lab.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ServerApp.token=",
+         "--ServerApp.password=", "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root}",
+         "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True"],
+        env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                with urllib.request.urlopen(f"{url}/api/status", timeout=1):
+                    break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"jupyter lab exited: see {log.name}") from None
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("jupyter lab did not start in 120 s")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+            try:
+                yield Lab(url, root, browser)
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
