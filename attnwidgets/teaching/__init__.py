@@ -1,0 +1,47 @@
+"""The teaching kit: a small Transformer written to be read, a synthetic task it learns in seconds, positional
+encodings and attention masks.
+
+The runner is otherwise the only code that imports torch; the teaching kit is the deliberate second exception,
+because it *is* a model. Only :mod:`~attnwidgets.teaching.transformer` and :mod:`~attnwidgets.teaching.train`
+import torch. :mod:`~attnwidgets.teaching.positional`, :mod:`~attnwidgets.teaching.masks` and
+:mod:`~attnwidgets.teaching.tasks` are numpy only, and importing this package imports none of them until a name
+is used.
+
+>>> from attnwidgets.teaching import positional, masks
+>>> positional.sinusoidal(4, 8).shape, masks.causal_mask(4).shape
+((4, 8), (4, 4))
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> module that defines it; resolved on first use so that numpy-only submodules never pull in torch.
+_LAZY: dict[str, str] = {
+    "train": "attnwidgets.teaching.train",
+    "TrainingRun": "attnwidgets.teaching.train",
+    "attention_result": "attnwidgets.teaching.train",
+    "evaluate": "attnwidgets.teaching.train",
+    "checkpoint_attention": "attnwidgets.teaching.train",
+    "TransformerConfig": "attnwidgets.teaching.transformer",
+    "EncoderDecoderTransformer": "attnwidgets.teaching.transformer",
+    "DecoderOnlyTransformer": "attnwidgets.teaching.transformer",
+    "Task": "attnwidgets.teaching.tasks",
+    "get_task": "attnwidgets.teaching.tasks",
+}
+
+__all__ = [*_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attnwidgets.teaching' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, "masks", "positional", "tasks", "train", "transformer"])
