@@ -28,6 +28,7 @@ _LAZY: dict[str, str] = {
     "AttentionUnavailableError": "attnwidgets.runner",
     "AttentionHeatmap": "attnwidgets.widgets",
     "plot_heatmap": "attnwidgets.plots",
+    "set_theme": "attnwidgets.widgets",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

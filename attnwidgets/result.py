@@ -16,7 +16,7 @@ import numpy as np
 ModelKind = Literal["encoder", "decoder", "encoder-decoder"]
 AttentionKind = Literal["self", "encoder", "decoder", "cross"]
 
-__all__ = ["AttentionResult", "ModelInfo", "ModelKind", "AttentionKind"]
+__all__ = ["AttentionKind", "AttentionResult", "ModelInfo", "ModelKind", "head_matrix"]
 
 
 @dataclass(frozen=True)
@@ -251,3 +251,27 @@ class AttentionResult:
 
 
 _SPECIAL_TEXT = {"[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<|endoftext|>", "<bos>", "<eos>"}
+
+
+def head_matrix(attention: np.ndarray, layer: int, head: int) -> np.ndarray:
+    """The (query, key) map of one head, or the mean over the layer's heads when ``head == -1``.
+
+    Parameters
+    ----------
+    attention : np.ndarray
+        [layer, head, query, key].
+
+    Examples
+    --------
+    >>> a = np.arange(16, dtype=np.float32).reshape(1, 2, 2, 4)
+    >>> head_matrix(a, 0, -1).tolist()
+    [[4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]]
+    """
+    n_layers, n_heads = attention.shape[:2]
+    if not 0 <= layer < n_layers:
+        raise IndexError(f"layer {layer} is out of range: the model has {n_layers} layers (0..{n_layers - 1})")
+    if head == -1:
+        return attention[layer].mean(axis=0)
+    if not 0 <= head < n_heads:
+        raise IndexError(f"head {head} is out of range: layer {layer} has {n_heads} heads (0..{n_heads - 1}, -1 = mean)")
+    return attention[layer, head]

@@ -1,0 +1,118 @@
+"""Static twin of AttentionHeatmap: the same view as a matplotlib Figure, for slides and papers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..result import AttentionResult, head_matrix
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+_CMAPS = {"light": "Blues", "lecture": "viridis"}
+
+
+def _label(token: str, max_len: int = 14) -> str:
+    t = token.replace("\n", "⏎").replace("\t", "⇥")
+    if t.startswith(" "):
+        t = "·" + t[1:]
+    t = t or "∅"
+    return t if len(t) <= max_len else t[: max_len - 1] + "…"
+
+
+def plot_heatmap(
+    result: AttentionResult,
+    layer: int = 0,
+    head: int = 0,
+    *,
+    kind: str = "self",
+    words: bool = False,
+    theme: str = "light",
+    cmap: str | None = None,
+    ax: Any = None,
+    annotate: bool | None = None,
+    vmax: float | None = None,
+) -> Figure:
+    """Draw one head (``head=-1``: the mean over the layer's heads) as a query x key heatmap.
+
+    Parameters
+    ----------
+    result : AttentionResult
+    layer, head : int
+        Which map; ``head=-1`` averages the layer's heads, like the widget's "mean of heads".
+    kind : str
+        "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
+    words : bool
+        Word-level attention (see :func:`attnwidgets.analysis.word_level`).
+    theme : str
+        "light" (Blues) or "lecture" (viridis, larger fonts).
+    cmap : str, optional
+        Any matplotlib colour map name; overrides the theme's.
+    ax : matplotlib Axes, optional
+        Draw into this axes instead of a new figure.
+    annotate : bool, optional
+        Write each weight in its cell (default: when there are at most 16 tokens).
+    vmax : float, optional
+        Top of the colour scale (default: the map's maximum, as in the widget).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np, attnwidgets as aw
+    >>> r = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["[CLS]", "hi", "[SEP]"])
+    >>> fig = aw.plot_heatmap(r)
+    >>> fig.axes[0].get_title()
+    'arrays · self attention · layer 0 · head 0'
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    if words:
+        from ..analysis.words import word_level
+
+        result = word_level(result)
+    attention, queries, keys = result.attention_of(kind)  # type: ignore[arg-type]
+    matrix = head_matrix(attention, layer, head)
+    big = theme == "lecture"
+    n = max(len(queries), len(keys))
+    if annotate is None:
+        annotate = n <= 16
+    if ax is None:
+        side = min(14.0, max(4.0, 0.38 * n + 1.5)) * (1.3 if big else 1.0)
+        fig, ax = plt.subplots(figsize=(side + 1.2, side))
+    else:
+        fig = ax.figure
+    font = 16 if big else 9
+    sns.heatmap(
+        matrix,
+        ax=ax,
+        cmap=cmap or _CMAPS.get(theme, "Blues"),
+        vmin=0.0,
+        vmax=vmax if vmax is not None else float(matrix.max()) or 1.0,
+        square=True,
+        xticklabels=[_label(k) for k in keys] if n <= 80 else False,
+        yticklabels=[_label(q) for q in queries] if n <= 80 else False,
+        annot=annotate,
+        fmt=".2f",
+        annot_kws={"fontsize": font - 2},
+        cbar_kws={"shrink": 0.7, "label": "attention weight"},
+    )
+    ax.xaxis.tick_top()
+    ax.tick_params(axis="x", rotation=90, labelsize=font)
+    ax.tick_params(axis="y", rotation=0, labelsize=font)
+    ax.set_xlabel("key (attended to)", fontsize=font)
+    ax.set_ylabel("query (attending)", fontsize=font)
+    which = "mean of heads" if head == -1 else f"head {head}"
+    ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}", fontsize=font + 1, pad=12)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap_values(result: AttentionResult, layer: int, head: int, kind: str = "self") -> np.ndarray:
+    """The matrix :func:`plot_heatmap` draws (for checking a figure against the widget)."""
+    return head_matrix(result.attention_of(kind)[0], layer, head)  # type: ignore[arg-type]
