@@ -1,0 +1,104 @@
+"""QK capture: the captured vectors reproduce the model's attention and each head's output, for BERT, RoPE + GQA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import attnwidgets as aw
+from attnwidgets.runner.qk import QKCapture, capture_qk, capture_qk_layers
+
+TEXT = "The cat sat on the mat because it was tired."
+
+
+def _head_outputs(runner, text: str, layer: int, suffix: str) -> np.ndarray:
+    """The input of the module ``suffix`` (the output projection) at ``layer``: the concatenated head outputs."""
+    got: dict[str, torch.Tensor] = {}
+    name = next(n for n, _ in runner.model.named_modules() if f".{layer}." in f".{n}." and n.endswith(suffix))
+    module = dict(runner.model.named_modules())[name]
+    handle = module.register_forward_pre_hook(lambda _m, args: got.setdefault("x", args[0].detach()))
+    try:
+        runner.forward(runner.encode([text]))
+    finally:
+        handle.remove()
+    return got["x"][0].float().numpy()  # (n, H * d)
+
+
+@pytest.mark.parametrize("layer", [0, 1])
+def test_tiny_bert_softmax_scaling_and_output(tiny_bert, layer):
+    runner = aw.get_runner(tiny_bert)
+    cap = capture_qk(TEXT, model=runner, layer=layer)
+    res = runner.run(TEXT)
+    n = len(res.tokens)
+    assert cap.q.shape == (4, n, 8) and cap.k.shape == (4, n, 8) and cap.v.shape == (4, n, 8)
+    assert cap.scaling == pytest.approx(1 / np.sqrt(8))
+    np.testing.assert_allclose(cap.weights, res.attention[layer], atol=1e-6)
+    np.testing.assert_allclose(cap.scaled, cap.logits * cap.scaling, rtol=1e-6)
+    assert cap.recompute_error < 1e-5
+    h = 2
+    ours = cap.head(h)
+    np.testing.assert_allclose(ours["logits"], ours["q"] @ ours["k"].T, rtol=1e-5, atol=1e-6)
+    concat = _head_outputs(runner, TEXT, layer, "attention.output.dense")
+    np.testing.assert_allclose(cap.output[h], concat[:, h * 8:(h + 1) * 8], atol=1e-5)
+
+
+def test_tiny_llama_rope_gqa(tiny_llama):
+    runner = aw.get_runner(tiny_llama)
+    caps = capture_qk_layers(TEXT, model=runner)
+    res = runner.run(TEXT)
+    n = len(res.tokens)
+    assert len(caps) == 2
+    cap = caps[1]
+    assert cap.q.shape == (4, n, 8) and cap.k.shape == (2, n, 8), "keys keep their 2 grouped heads"
+    assert cap.kv_head.tolist() == [0, 0, 1, 1]
+    np.testing.assert_allclose(cap.weights, res.attention[1], atol=1e-6)
+    assert cap.recompute_error < 1e-5, "post-RoPE q and k reproduce the model's softmax"
+    assert not cap.mask[0, 1:].any() and cap.mask[-1].all(), "the causal mask is captured"
+    assert np.triu(cap.weights, 1).max() == 0.0
+    concat = _head_outputs(runner, TEXT, 1, "self_attn.o_proj")
+    for h in range(4):
+        np.testing.assert_allclose(cap.output[h], concat[:, h * 8:(h + 1) * 8], atol=1e-5)
+    np.testing.assert_allclose(cap.head(3)["k"], cap.k[1])
+
+
+def test_bundled_model_all_layers(bundled):
+    caps = capture_qk_layers(TEXT, model=bundled)
+    res = bundled.run(TEXT)
+    assert len(caps) == 6
+    for cap in caps:
+        assert cap.scaling == pytest.approx(1 / np.sqrt(32))
+        np.testing.assert_allclose(cap.weights, res.attention[cap.layer], atol=1e-6)
+        assert cap.recompute_error < 1e-5
+    concat = _head_outputs(bundled, TEXT, 3, "attention.output.dense")
+    np.testing.assert_allclose(caps[3].output.transpose(1, 0, 2).reshape(len(res.tokens), -1), concat, atol=1e-5)
+
+
+def test_encoder_decoder_cross_stack(tiny_bart):
+    runner = aw.get_runner(tiny_bart)
+    cap = capture_qk("The cat sat.", model=runner, stack="cross", layer=1, target="A cat.")
+    res = runner.run("The cat sat.", target="A cat.")
+    assert cap.tokens == res.target_tokens and cap.key_tokens == res.tokens
+    np.testing.assert_allclose(cap.weights, res.cross_attention[1], atol=1e-6)
+
+
+def test_bad_arguments(tiny_bert):
+    with pytest.raises(IndexError, match="out of range"):
+        capture_qk(TEXT, model=tiny_bert, layer=5)
+    with pytest.raises(ValueError, match="only attention stack"):
+        capture_qk(TEXT, model=tiny_bert, stack="cross")
+    cap = capture_qk(TEXT, model=tiny_bert)
+    with pytest.raises(IndexError, match="head 9"):
+        cap.head(9)
+
+
+def test_from_vectors_masks_and_grouped_heads():
+    rng = np.random.default_rng(0)
+    q, k, v = rng.normal(size=(4, 5, 3)), rng.normal(size=(2, 7, 3)), rng.normal(size=(2, 7, 3))
+    mask = np.ones((5, 7), bool)
+    mask[:, 5:] = False
+    cap = QKCapture.from_vectors(q, k, v, list("abcde"), key_tokens=list("ABCDEFG"), mask=mask)
+    assert cap.weights.shape == (4, 5, 7)
+    assert cap.weights[..., 5:].max() == 0.0
+    np.testing.assert_allclose(cap.weights.sum(-1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(cap.output[3], cap.weights[3] @ v[1], atol=1e-5)
