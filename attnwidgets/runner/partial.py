@@ -200,8 +200,11 @@ class _Unsupported(Exception):
 
 
 def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.AttentionHook], ablation: Any,
-                    clean_keys: Sequence[Hashable]) -> Any:
+                    clean_keys: Sequence[Hashable], fill_attention: bool = True) -> Any:
     """Forward ``enc`` with the ablation's hooks, replaying the layers below the first edited one.
+
+    With ``fill_attention=False`` the attention tuples hold only the recomputed layers (for callers that read
+    nothing but the final hidden states, such as sweeps).
 
     Falls back to a full forward when partial recomputation is switched off (``runner.partial_recompute = False``),
     the ablation edits layer 0 only, or the model's layers cannot be replayed.
@@ -233,6 +236,8 @@ def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.Attent
         replay[group] = tensors
     with _replay(modules, replay):
         out = runner.forward(enc, hooks)
+    if not fill_attention:
+        return out
     if runner.info.kind == "encoder-decoder":
         fields = [("encoder_attentions", "encoder", starts["encoder"]),
                   ("decoder_attentions", "decoder", starts["decoder"]),

@@ -1,0 +1,188 @@
+"""Before/after of the outputs a user watches while ablating: the call an AblationWidget makes on every change.
+
+:func:`watch_ablation` runs the texts clean (cached) and ablated (partial recompute), and returns plain data: a tidy
+DataFrame and a JSON-able dict, never tensors. What is watched depends on the model (``kind="auto"``):
+
+=============  ==================================================================================================
+``"mlm"``      masked-LM model and a [MASK] in the text: probabilities of the top-k tokens at each [MASK] (the
+               union of the before and after top-k, so a token that drops out still shows its new probability)
+``"probs"``    classifier: class probabilities
+``"pairs"``    ``text_pairs`` given: cosine similarity of the pooled embeddings of ``texts[i]`` and
+               ``text_pairs[i]`` (each sentence run on its own, as a sentence encoder is used)
+``"ranking"``  ``query`` given: cosine similarity of each text to the query, and its rank (1 = closest)
+``"drift"``    otherwise: cosine similarity of each text's pooled embedding after vs before (1 = unchanged)
+callable       ``fn(result) -> float | dict``, evaluated before and after on each text
+=============  ==================================================================================================
+
+Examples
+--------
+>>> import attnwidgets as aw
+>>> from attnwidgets.runner.ablation import Ablation
+>>> w = watch_ablation(aw.get_runner(), ["A man plays the guitar."], Ablation.layers([5]),
+...                    text_pairs=["A man is playing a guitar."])
+>>> w.kind, list(w.frame.columns)
+('pairs', ['item', 'name', 'before', 'after', 'delta'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.outputs import as_values, compare_values, cosine, mask_values, pair_similarities, rank_candidates
+from ..result import AttentionResult
+from .runner import Runner
+
+__all__ = ["WatchResult", "watch_ablation"]
+
+
+@dataclass
+class WatchResult:
+    """Watched outputs before and after an ablation.
+
+    Attributes
+    ----------
+    kind : str
+        What was watched ("mlm", "probs", "pairs", "ranking", "drift" or "callable").
+    frame : pandas.DataFrame
+        Tidy: ``item`` (which text / mask / pair), ``name`` (token, class, ...), ``before``, ``after``, ``delta``.
+    before, after : list[AttentionResult]
+        The clean and ablated results (the widget shows a head's map from ``after``).
+    """
+
+    kind: str
+    frame: pd.DataFrame
+    before: list[AttentionResult]
+    after: list[AttentionResult]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able: ``{"kind": ..., "rows": [{"item", "name", "before", "after", "delta"}, ...]}`` (NaN -> None)."""
+        rows = self.frame.astype(object).where(self.frame.notna(), None).to_dict("records")
+        return {"kind": self.kind, "rows": rows}
+
+
+def _auto_kind(runner: Runner, texts: Sequence[str], text_pairs: Sequence[str] | None, query: str | None) -> str:
+    if text_pairs is not None:
+        return "pairs"
+    if query is not None:
+        return "ranking"
+    mask = getattr(runner.tokenizer, "mask_token", None)
+    if runner.head == "masked-lm" and mask and any(mask in t for t in texts):
+        return "mlm"
+    if runner.head == "classification":
+        return "probs"
+    return "drift"
+
+
+def _embeddings(results: Sequence[AttentionResult]) -> np.ndarray:
+    if "embedding" not in results[0].outputs:
+        raise ValueError("these results have no pooled 'embedding' output to compare; watch another output "
+                         "(kind='mlm' or 'probs') or pass fn=")
+    return np.stack([r.outputs["embedding"] for r in results])
+
+
+def watch_ablation(
+    runner: Runner,
+    texts: Sequence[str],
+    ablation: Any,
+    *,
+    kind: str | Callable[[AttentionResult], Any] = "auto",
+    text_pairs: Sequence[str] | None = None,
+    query: str | None = None,
+    k: int = 5,
+    batch_size: int = 32,
+) -> WatchResult:
+    """Run ``texts`` clean and with ``ablation`` and tabulate the watched outputs before and after.
+
+    Parameters
+    ----------
+    runner : Runner
+    texts : list of str
+        The inputs (for ``"pairs"``: the first sentence of each pair; for ``"ranking"``: the candidates).
+    ablation : Ablation or None
+        None or an empty ablation gives after == before.
+    kind : str or callable
+        "auto" (see the module table), "mlm", "probs", "pairs", "ranking", "drift", or ``fn(result)``.
+    text_pairs : list of str, optional
+        Second sentences, for ``"pairs"``.
+    query : str, optional
+        The query, for ``"ranking"``.
+    k : int
+        Top-k for ``"mlm"``.
+    """
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings; wrap a single text in a list")
+    texts = list(texts)
+    fn = kind if callable(kind) else None
+    kind_s = "callable" if fn is not None else (_auto_kind(runner, texts, text_pairs, query) if kind == "auto"
+                                                 else str(kind))
+    inputs = list(texts)
+    if kind_s == "pairs":
+        if text_pairs is None or len(text_pairs) != len(texts):
+            raise ValueError("kind='pairs' needs text_pairs with one second sentence per text")
+        inputs += list(text_pairs)
+    elif kind_s == "ranking":
+        if query is None:
+            raise ValueError("kind='ranking' needs query= (the sentence the texts are ranked against)")
+        inputs.append(query)
+    before = runner.run_batch(inputs, batch_size=batch_size)
+    after = runner.run_batch(inputs, ablation=ablation, batch_size=batch_size) if ablation else before
+    frames: list[pd.DataFrame] = []
+    n = len(texts)
+    if kind_s == "mlm":
+        if runner.head != "masked-lm":
+            raise ValueError(f"{runner.info.name!r} has no masked-LM head; watch 'drift', 'pairs' or a callable")
+        tok = runner.tokenizer
+
+        def decode(i: int) -> str:
+            return str(tok.convert_ids_to_tokens(i))
+
+        for t, (b, a) in enumerate(zip(before, after)):
+            ids_b = np.argsort(-b.outputs.get("mask_logits", np.zeros((0, 1))), axis=-1)[:, :k]
+            ids_a = np.argsort(-a.outputs.get("mask_logits", np.zeros((0, 1))), axis=-1)[:, :k]
+            for m in range(len(ids_b)):
+                ids = list(dict.fromkeys([*ids_b[m].tolist(), *ids_a[m].tolist()]))
+                vb = mask_values(b.outputs["mask_logits"][m:m + 1], decode, ids=ids)[0]
+                va = mask_values(a.outputs["mask_logits"][m:m + 1], decode, ids=ids)[0]
+                frames.append(compare_values(vb, va, item=f"text {t} mask {m}"))
+    elif kind_s == "probs":
+        if "probs" not in before[0].outputs:
+            raise ValueError(f"{runner.info.name!r} has no classification head; watch 'drift', 'pairs' or fn=")
+        labels = getattr(runner.model.config, "id2label", None) or {}
+        for t, (b, a) in enumerate(zip(before, after)):
+            name = [str(labels.get(i, i)) for i in range(len(b.outputs["probs"]))]
+            frames.append(compare_values(dict(zip(name, b.outputs["probs"].tolist())),
+                                         dict(zip(name, a.outputs["probs"].tolist())), item=f"text {t}"))
+    elif kind_s == "pairs":
+        eb, ea = _embeddings(before), _embeddings(after)
+        sb, sa = pair_similarities(eb[:n], eb[n:]), pair_similarities(ea[:n], ea[n:])
+        for t in range(n):
+            frames.append(compare_values({"cosine": sb[t]}, {"cosine": sa[t]}, item=f"pair {t}"))
+    elif kind_s == "ranking":
+        eb, ea = _embeddings(before), _embeddings(after)
+        ob, sb = rank_candidates(eb[n], eb[:n])
+        oa, sa = rank_candidates(ea[n], ea[:n])
+        rb, ra = np.empty(n, int), np.empty(n, int)
+        rb[ob], ra[oa] = np.arange(1, n + 1), np.arange(1, n + 1)
+        for t in range(n):
+            frames.append(compare_values({"cosine": sb[t], "rank": rb[t]}, {"cosine": sa[t], "rank": ra[t]},
+                                         item=texts[t]))
+    elif kind_s == "drift":
+        eb, ea = _embeddings(before), _embeddings(after)
+        for t in range(n):
+            frames.append(compare_values({"cosine to clean": 1.0}, {"cosine to clean": float(cosine(eb[t], ea[t]))},
+                                         item=f"text {t}"))
+    elif kind_s == "callable":
+        assert fn is not None
+        for t, (b, a) in enumerate(zip(before, after)):
+            frames.append(compare_values(as_values(fn(b)), as_values(fn(a)), item=f"text {t}"))
+    else:
+        raise ValueError(f"unknown kind {kind!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or a "
+                         "callable result -> float | dict")
+    frame = pd.concat(frames, ignore_index=True) if frames else compare_values({}, {}, item="")
+    return WatchResult(kind_s, frame, before[:n] if kind_s in ("pairs", "ranking") else before,
+                       after[:n] if kind_s in ("pairs", "ranking") else after)
