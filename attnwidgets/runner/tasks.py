@@ -1,0 +1,153 @@
+"""Tasks with a metric for sweeps and head importance: the shipped labelled sets, scored through the runner.
+
+A :class:`Task` is a list of texts, a ``score(results) -> float`` (higher is better) and, for Michel et al.'s
+importance, a differentiable ``loss(pooled, rows)`` on the pooled embeddings of those texts.
+
+- :func:`sentiment_task`: a logistic-regression probe is fitted on the *clean* pooled embeddings of a training split
+  and then frozen; the metric is its accuracy on the held-out split as the model is ablated (as Kovaleva et al.
+  evaluated a fixed fine-tuned classifier with heads disabled).
+- :func:`sts_task`: Spearman correlation between the cosine similarity of the two sentences' pooled embeddings and
+  the human score (0-5): the metric a sentence encoder is made for, with nothing fitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..analysis.outputs import pair_similarities
+from ..analysis.probe import Probe, fit_probe
+from ..data.tasks import load_sentiment, load_sts_pairs, train_test_split_frame
+from ..result import AttentionResult
+from .runner import Runner
+
+__all__ = ["Task", "pooled_embedding", "sentiment_task", "sts_task"]
+
+Loss = Callable[[torch.Tensor, np.ndarray], torch.Tensor]
+
+
+@dataclass
+class Task:
+    """Texts to run, a metric over their results, and optionally a differentiable loss.
+
+    Attributes
+    ----------
+    name : str
+    metric : str
+        Name of what ``score`` returns (higher is better).
+    texts : list[str]
+    score : callable
+        ``score(results) -> float`` over the results of ``texts``, in order.
+    loss : callable, optional
+        ``loss(pooled, rows) -> scalar tensor``: pooled embeddings (len(rows), d) of ``texts[rows]``, summed over
+        examples. Needed for :func:`attnwidgets.runner.importance.head_importance`.
+    groups : np.ndarray
+        (len(texts),) example id of each text (a sentence pair is one example of two texts). Batches never split an
+        example.
+    score_embeddings : callable, optional
+        The same metric from the pooled embeddings (N, d) alone; lets sweeps skip building full results.
+    """
+
+    name: str
+    metric: str
+    texts: list[str]
+    score: Callable[[Sequence[AttentionResult]], float]
+    loss: Loss | None = None
+    groups: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    score_embeddings: Callable[[np.ndarray], float] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.groups) == 0:
+            self.groups = np.arange(len(self.texts), dtype=np.int64)
+        if len(self.groups) != len(self.texts):
+            raise ValueError("groups must give one example id per text")
+
+    def batches(self, batch_size: int) -> list[np.ndarray]:
+        """Row indices in batches of about ``batch_size`` texts that keep each example whole."""
+        out: list[np.ndarray] = []
+        current: list[int] = []
+        for i in range(len(self.texts)):
+            if len(current) >= batch_size and self.groups[i] != self.groups[current[-1]]:
+                out.append(np.array(current))
+                current = []
+            current.append(i)
+        if current:
+            out.append(np.array(current))
+        return out
+
+
+def pooled_embedding(out: object, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of the last hidden state over valid tokens, (B, d) (what ``outputs["embedding"]`` holds), in torch."""
+    hidden = getattr(out, "encoder_last_hidden_state", None)
+    if hidden is None:
+        hidden = getattr(out, "last_hidden_state", None)
+    if hidden is None:
+        hidden = out.hidden_states[-1]  # type: ignore[attr-defined]
+    m = mask.to(hidden.dtype).unsqueeze(-1)
+    return (hidden * m).sum(1) / m.sum(1).clamp_min(1.0)
+
+
+def _embeddings(results: Sequence[AttentionResult]) -> np.ndarray:
+    return np.stack([r.outputs["embedding"] for r in results])
+
+
+def sentiment_task(runner: Runner, *, test_size: float = 0.4, seed: int = 0, metric: str = "accuracy",
+                   batch_size: int = 64) -> Task:
+    """The shipped sentiment set: a probe fitted on clean training embeddings, scored on the held-out split.
+
+    Parameters
+    ----------
+    metric : {"accuracy", "log_likelihood"}
+        Accuracy of the frozen probe, or the mean log-probability it gives the true class (finer-grained).
+    """
+    if metric not in ("accuracy", "log_likelihood"):
+        raise ValueError(f"metric must be 'accuracy' or 'log_likelihood', got {metric!r}")
+    train, test = train_test_split_frame(load_sentiment(), test_size=test_size, seed=seed)
+    X = _embeddings(runner.run_batch(list(train.text), batch_size=batch_size))
+    probe: Probe = fit_probe(X, train.label.to_numpy(), seed=seed)
+    y = test.label.to_numpy()
+    target = torch.from_numpy((y == probe.classes[1]).astype(np.float32))
+    w = torch.from_numpy(probe.weight[0].astype(np.float32))
+    b = float(probe.bias[0])
+
+    def score_embeddings(E: np.ndarray) -> float:
+        return probe.accuracy(E, y) if metric == "accuracy" else probe.log_likelihood(E, y)
+
+    def score(results: Sequence[AttentionResult]) -> float:
+        return score_embeddings(_embeddings(results))
+
+    def loss(pooled: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+        logits = pooled.float() @ w + b
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits, target[rows], reduction="sum")
+
+    task = Task("sentiment probe", metric, list(test.text), score, loss, score_embeddings=score_embeddings)
+    task.probe = probe  # type: ignore[attr-defined]
+    return task
+
+
+def sts_task() -> Task:
+    """The shipped sentence pairs: Spearman ρ of embedding cosine vs the human score (texts are a0, b0, a1, b1...)."""
+    from scipy.stats import spearmanr
+
+    df = load_sts_pairs()
+    texts = [s for pair in zip(df.sentence_a, df.sentence_b) for s in pair]
+    gold = df.score.to_numpy()
+    gold_t = torch.from_numpy((gold / 5.0).astype(np.float32))
+
+    def score_embeddings(E: np.ndarray) -> float:
+        return float(spearmanr(pair_similarities(E[0::2], E[1::2]), gold).statistic)
+
+    def score(results: Sequence[AttentionResult]) -> float:
+        return score_embeddings(_embeddings(results))
+
+    def loss(pooled: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+        if len(rows) % 2 or rows[0] % 2:
+            raise ValueError("STS batches must hold whole pairs")
+        cos = torch.nn.functional.cosine_similarity(pooled[0::2].float(), pooled[1::2].float(), dim=-1)
+        return ((cos - gold_t[rows[0::2] // 2]) ** 2).sum()
+
+    return Task("sentence similarity", "spearman", texts, score, loss, np.repeat(np.arange(len(df)), 2),
+                score_embeddings)
