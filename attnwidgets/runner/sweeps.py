@@ -1,0 +1,246 @@
+"""Sweeps: disable each head and each layer and measure a task (Kovaleva et al. 2019), and Michel et al.'s pruning.
+
+Every evaluation goes through :meth:`Runner.iter_results` with ``cache=False`` (a sweep would otherwise fill the
+result cache with thousands of ablated results) and so through partial recomputation: disabling a head in layer l
+re-runs layers ≥ l only, replaying the clean run below.
+
+Examples
+--------
+>>> import attnwidgets as aw
+>>> from attnwidgets.runner.tasks import sts_task
+>>> sweep = sweep_heads(aw.get_runner(), sts_task(), progress=False)     # doctest: +SKIP
+>>> sweep.heads.shape, sweep.improving.sum()                              # doctest: +SKIP
+((6, 12), ...)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .ablation import Ablation, MeanPattern
+from .importance import head_importance, least_important
+from .partial import forward_ablated
+from .runner import Runner
+from .tasks import Task, pooled_embedding
+
+__all__ = ["PruningCurve", "SweepResult", "evaluate", "pooled_embeddings", "pruning_curve", "sweep_heads"]
+
+
+def evaluate(runner: Runner, task: Task, ablation: Ablation | None = None, *, batch_size: int = 64) -> float:
+    """The task's metric with the ablation applied (None: the clean model).
+
+    Tasks scored from pooled embeddings alone take a fast path: texts sorted by length (less padding), no
+    :class:`~attnwidgets.result.AttentionResult` built, partial recomputation as in :meth:`Runner.run`.
+    """
+    if task.score_embeddings is not None:
+        return float(task.score_embeddings(pooled_embeddings(runner, task.texts, ablation, batch_size=batch_size)))
+    results = list(runner.iter_results(task.texts, ablation=ablation, batch_size=batch_size,
+                                       cache=ablation is None))
+    return float(task.score(results))
+
+
+def pooled_embeddings(runner: Runner, texts: Sequence[str], ablation: Ablation | None = None, *,
+                      batch_size: int = 64) -> np.ndarray:
+    """(N, d) mean-pooled last hidden states of ``texts`` under an ablation, the same as ``outputs["embedding"]``."""
+    lengths = [len(ids) for ids in runner.tokenizer(list(texts))["input_ids"]]
+    order = np.argsort(lengths, kind="stable")
+    hooks = list(ablation.hooks(runner.info)) if ablation else []
+    out_rows: list[np.ndarray] = []
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        batch = [texts[i] for i in idx]
+        enc = runner.encode(batch)
+        if hooks:
+            keys = [runner._key(t, None, None, None, "warn") for t in batch]
+            out = forward_ablated(runner, enc, hooks, ablation, keys, fill_attention=False)
+        else:
+            out = runner.forward(enc)
+        mask = enc.inputs.get("attention_mask", torch.ones_like(enc.inputs["input_ids"]))
+        out_rows.append(pooled_embedding(out, mask).float().numpy())
+    E = np.concatenate(out_rows)
+    result = np.empty_like(E)
+    result[order] = E
+    return result
+
+
+@dataclass
+class SweepResult:
+    """The metric with each single head, and each whole layer, disabled.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        Tidy: ``unit`` ("head" or "layer"), ``layer``, ``head`` (-1 for a layer), ``metric``, ``delta``
+        (metric − baseline), ``improves`` (delta > 0).
+    heads : np.ndarray
+        (L, H) metric with that head disabled.
+    layers : np.ndarray
+        (L,) metric with that layer disabled (NaN when layers were not swept).
+    baseline : float
+        The clean model's metric.
+    metric, mode : str
+        The task's metric name and how heads were disabled.
+    seconds : float
+        Wall time of the sweep.
+    """
+
+    frame: pd.DataFrame
+    heads: np.ndarray
+    layers: np.ndarray
+    baseline: float
+    metric: str
+    mode: str
+    seconds: float
+
+    @property
+    def delta(self) -> np.ndarray:
+        """(L, H) metric change when the head is disabled (positive: removing it helps)."""
+        return self.heads - self.baseline
+
+    @property
+    def improving(self) -> np.ndarray:
+        """(L, H) bool: heads whose removal improves the metric."""
+        return self.delta > 0
+
+    @property
+    def seconds_per_head(self) -> float:
+        return self.seconds / max(1, self.heads.size + int(np.isfinite(self.layers).sum()))
+
+
+def sweep_heads(
+    runner: Runner,
+    task: Task,
+    *,
+    mode: str | float = "uniform",
+    layers: bool = True,
+    stack: str = "self",
+    reference: MeanPattern | None = None,
+    batch_size: int = 64,
+    progress: bool = True,
+) -> SweepResult:
+    """Disable every head on its own (and every layer), measuring the task each time.
+
+    Parameters
+    ----------
+    runner : Runner
+    task : Task
+        E.g. :func:`~attnwidgets.runner.tasks.sts_task` or :func:`~attnwidgets.runner.tasks.sentiment_task`.
+    mode : str or float
+        How to disable: ``"uniform"`` (default, as Kovaleva et al.), ``"zero"``, ``"mean"`` (needs ``reference``),
+        or a scale.
+    layers : bool
+        Also disable each whole layer.
+    stack : str
+        Which attention to sweep ("self"; "encoder"/"decoder"/"cross" for encoder-decoders).
+    """
+    start = time.perf_counter()
+    info = runner.info
+    L = info.n_decoder_layers if stack in ("decoder", "cross") else info.n_layers
+    H = info.n_decoder_heads if stack in ("decoder", "cross") else info.n_heads
+    baseline = evaluate(runner, task, None, batch_size=batch_size)
+    units: list[tuple[str, int, int]] = [("head", lay, h) for lay in range(L) for h in range(H)]
+    if layers:
+        units += [("layer", lay, -1) for lay in range(L)]
+    bar: Any = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(units), desc=f"sweep ({mode})", unit="ablation")
+    rows = []
+    heads_arr = np.full((L, H), np.nan)
+    layers_arr = np.full(L, np.nan)
+    try:
+        for unit, lay, h in units:
+            ab = Ablation.heads({(stack, lay, h): mode}, reference=reference) if unit == "head" else \
+                Ablation.layers([(stack, lay)], mode, reference=reference)
+            value = evaluate(runner, task, ab, batch_size=batch_size)
+            if unit == "head":
+                heads_arr[lay, h] = value
+            else:
+                layers_arr[lay] = value
+            rows.append(dict(unit=unit, layer=lay, head=h, metric=value, delta=value - baseline,
+                             improves=value > baseline))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    frame = pd.DataFrame(rows, columns=["unit", "layer", "head", "metric", "delta", "improves"])
+    return SweepResult(frame, heads_arr, layers_arr, baseline, task.metric, str(mode),
+                       time.perf_counter() - start)
+
+
+@dataclass
+class PruningCurve:
+    """Metric against the share of heads pruned (Michel et al. Fig. 2-style).
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        ``share`` (pruned share of heads), ``n_pruned``, ``metric``, ``pruned`` (list of (layer, head) so far).
+    metric : str
+    importance : list[np.ndarray]
+        The (L, H) normalised importance used at each step (NaN for heads already pruned).
+    """
+
+    frame: pd.DataFrame
+    metric: str
+    importance: list[np.ndarray]
+
+
+def pruning_curve(
+    runner: Runner,
+    task: Task,
+    *,
+    step: float = 0.1,
+    max_share: float = 0.9,
+    mode: str = "zero",
+    batch_size: int = 32,
+    progress: bool = True,
+) -> PruningCurve:
+    """Iteratively prune the least important heads (``step`` of all heads at a time, recomputing importance).
+
+    Importance is Michel et al.'s, normalised per layer and compared across layers (as in their paper); pruned heads
+    are gated to 0 while the next importance is computed, and the metric is measured with them ``mode``-ablated
+    (``"zero"`` is the same as a zero gate).
+    """
+    if not 0 < step <= 1 or not 0 < max_share <= 1:
+        raise ValueError("step and max_share are shares of all heads, between 0 and 1")
+    L, H = runner.info.n_layers, runner.info.n_heads
+    total = L * H
+    per_step = max(1, round(step * total))
+    mask = np.ones((L, H), np.float32)
+    pruned: list[tuple[int, int]] = []
+    rows = [dict(share=0.0, n_pruned=0, metric=evaluate(runner, task, None, batch_size=batch_size), pruned=[])]
+    importances = []
+    n_steps = int(np.floor(max_share * total / per_step + 1e-9))
+    bar: Any = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_steps, desc="pruning", unit="step")
+    try:
+        for _ in range(n_steps):
+            imp = head_importance(runner, task, mask=mask, batch_size=batch_size, progress=False)
+            importances.append(imp)
+            chosen = least_important(imp, per_step, pruned)
+            if not chosen:
+                break
+            pruned += chosen
+            for lay, h in chosen:
+                mask[lay, h] = 0
+            value = evaluate(runner, task, Ablation.heads(pruned, mode), batch_size=batch_size)
+            rows.append(dict(share=len(pruned) / total, n_pruned=len(pruned), metric=value, pruned=list(pruned)))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return PruningCurve(pd.DataFrame(rows), task.metric, importances)
