@@ -1,5 +1,6 @@
 """Static matplotlib/seaborn twins of the widgets, for slides, papers and PDFs. Each function returns a Figure."""
 
+from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .heatmap import plot_heatmap
 
-__all__ = ["plot_heatmap"]
+__all__ = ["plot_head_grid", "plot_heatmap", "plot_pruning_curve", "plot_sweep"]

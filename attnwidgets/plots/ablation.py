@@ -1,0 +1,114 @@
+"""Static twins of the ablation views: the head-disabling sweep heatmap, the pruning curve, a layers × heads grid.
+
+Each function takes plain arrays or the dataclasses of :mod:`attnwidgets.runner.sweeps` (duck-typed: no torch is
+imported here) and returns a matplotlib Figure.
+
+Examples
+--------
+>>> import numpy as np
+>>> fig = plot_head_grid(np.arange(12.0).reshape(3, 4), title="demo")
+>>> len(fig.axes)
+2
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+__all__ = ["plot_head_grid", "plot_pruning_curve", "plot_sweep"]
+
+
+def plot_head_grid(values: np.ndarray, *, title: str = "", cmap: str = "viridis", center: float | None = None,
+                   marks: np.ndarray | None = None, label: str = "", annotate: bool = True,
+                   layer_values: np.ndarray | None = None) -> Figure:
+    """A layers × heads heatmap (rows = layers, 0 at the top), optional marks on some cells and a per-layer column.
+
+    Parameters
+    ----------
+    values : np.ndarray
+        (L, H).
+    center : float, optional
+        Centre a diverging colour map on this value (e.g. 0 for metric changes).
+    marks : np.ndarray, optional
+        (L, H) bool: cells outlined (e.g. heads whose removal improves the metric).
+    layer_values : np.ndarray, optional
+        (L,) shown as an extra column "layer" on the right (e.g. the whole layer disabled).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    L, H = v.shape
+    grid = v if layer_values is None else np.column_stack([v, np.full(L, np.nan), layer_values])
+    fig = Figure(figsize=(max(4.0, 0.55 * grid.shape[1] + 2), max(2.5, 0.45 * L + 1.2)), layout="constrained")
+    ax = fig.add_subplot()
+    finite = grid[np.isfinite(grid)]
+    if center is not None and finite.size:
+        span = max(float(np.max(np.abs(finite - center))), 1e-12)
+        vmin, vmax, cm = center - span, center + span, "RdBu"
+    else:
+        vmin, vmax, cm = (float(finite.min()), float(finite.max()), cmap) if finite.size else (0.0, 1.0, cmap)
+    im = ax.imshow(np.ma.masked_invalid(grid), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto")
+    fig.colorbar(im, ax=ax, label=label)
+    ax.set_yticks(range(L))
+    ax.set_ylabel("layer")
+    ticks = [str(h) for h in range(H)] + ([] if layer_values is None else ["", "layer"])
+    ax.set_xticks(range(len(ticks)), ticks)
+    ax.set_xlabel("head")
+    if annotate and grid.size <= 400:
+        for (i, j), x in np.ndenumerate(grid):
+            if np.isfinite(x):
+                ax.text(j, i, f"{x:.2g}", ha="center", va="center", fontsize=6,
+                        color="white" if center is None and x < (vmin + vmax) / 2 else "black")
+    if marks is not None:
+        from matplotlib.patches import Rectangle
+
+        for i, j in zip(*np.nonzero(np.asarray(marks, bool))):
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2))
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def plot_sweep(sweep: Any, *, title: str | None = None) -> Figure:
+    """Heatmap of the metric change when each head (and layer) is disabled; outlined: removal improves the metric.
+
+    Parameters
+    ----------
+    sweep : SweepResult
+        From :func:`attnwidgets.runner.sweeps.sweep_heads`.
+    """
+    delta = np.asarray(sweep.heads) - sweep.baseline
+    layers = np.asarray(sweep.layers) - sweep.baseline
+    n_up = int(np.nansum(delta > 0))
+    t = title or (f"{sweep.metric} change with one head disabled ({sweep.mode}); baseline {sweep.baseline:.3f}, "
+                  f"{n_up} heads improve it (outlined)")
+    return plot_head_grid(delta, title=t, center=0.0, marks=delta > 0, label=f"Δ {sweep.metric}",
+                          layer_values=None if np.all(np.isnan(layers)) else layers)
+
+
+def plot_pruning_curve(curve: Any, *, ax: Any = None, label: str | None = None) -> Figure:
+    """The metric against the share of heads pruned (Michel et al.), one marker per step.
+
+    Parameters
+    ----------
+    curve : PruningCurve or pandas.DataFrame
+        With columns ``share`` and ``metric``.
+    ax : matplotlib Axes, optional
+        Draw into it (to overlay several curves); the Figure of that axes is returned.
+    """
+    frame = getattr(curve, "frame", curve)
+    metric = getattr(curve, "metric", "metric")
+    if ax is None:
+        fig = Figure(figsize=(5, 3.5), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    ax.plot(100 * frame["share"], frame["metric"], marker="o", label=label)
+    ax.axhline(float(frame["metric"].iloc[0]), color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("heads pruned (%)")
+    ax.set_ylabel(metric)
+    ax.set_title("iterative pruning by head importance")
+    if label:
+        ax.legend()
+    return fig
