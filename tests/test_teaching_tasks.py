@@ -11,6 +11,7 @@ from attnwidgets.teaching.tasks import (
     get_task,
     held_out_sources,
     number_to_words,
+    reverse_task,
     sample_pairs,
 )
 
@@ -52,8 +53,10 @@ def test_held_out_is_deterministic_and_kept_out_of_training():
     pairs = sample_pairs(small, rng, 300, excluded)
     assert all(tuple(src) not in excluded for src, _ in pairs)
     assert all(tgt == small.target(src) for src, tgt in pairs)
-    with pytest.raises(ValueError, match="fewer"):
-        held_out_sources(small, 20000)
+    one_digit = reverse_task(min_len=1, max_len=1)  # only 10 sources exist
+    assert sorted(held_out_sources(one_digit, 10)) == [(d,) for d in "0123456789"]
+    with pytest.raises(ValueError, match="fewer than 11"):
+        held_out_sources(one_digit, 11)
 
 
 def test_encode_batch_pads_and_shifts_by_one():
