@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import attnwidgets as aw
-from attnwidgets.runner.qk import QKCapture, capture_qk, capture_qk_layers
+from attnwidgets.qk_result import QKCapture
+from attnwidgets.runner.qk import capture_qk, capture_qk_layers
 
 TEXT = "The cat sat on the mat because it was tired."
 

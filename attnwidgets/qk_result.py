@@ -1,0 +1,165 @@
+"""The plain result of a QK capture: queries, keys, values and every step of attention, as numpy (no torch).
+
+Made by :func:`attnwidgets.capture_qk` (runner/qk.py); shown by :class:`attnwidgets.QKStepThrough` and
+:func:`attnwidgets.plot_qk`. Kept apart from the runner so widgets and plots can use it without importing torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .result import ModelInfo
+
+__all__ = ["QKCapture", "masked_softmax"]
+
+
+@dataclass(frozen=True, eq=False)
+class QKCapture:
+    """Queries, keys, values and each step of attention for one layer of one stack (H heads, n queries, m keys).
+
+    Attributes
+    ----------
+    tokens : list[str]
+        Query tokens (n,).
+    key_tokens : list[str]
+        Key tokens (m,); the same as ``tokens`` except for cross-attention.
+    layer : int
+        Layer index within the stack.
+    stack : str
+        "self", "encoder", "decoder" or "cross".
+    q : np.ndarray
+        (H, n, d) float32 query vectors, after rotary embeddings, as the model multiplies them.
+    k, v : np.ndarray
+        (H_kv, m, d) float32 key and value vectors (H_kv < H under grouped-query attention).
+    kv_head : np.ndarray
+        (H,) int64: the key/value head each query head reads (``h // (H // H_kv)``).
+    scaling : float
+        The factor the model multiplies q·k by (usually 1/√d).
+    mask : np.ndarray
+        (n, m) bool: True where the query may attend to the key (not padding, not in the future).
+    logits : np.ndarray
+        (H, n, m) float32 raw q·k.
+    scaled : np.ndarray
+        (H, n, m) float32 ``logits * scaling`` (masked keys keep their value; ``mask`` says which they are).
+    weights : np.ndarray
+        (H, n, m) float32 the model's softmax weights (0 at masked keys); rows sum to 1.
+    output : np.ndarray
+        (H, n, d) float32 ``weights @ v``: the head's slice of the attention output, before the output projection.
+    recompute_error : float
+        Largest absolute difference between ``weights`` and the softmax recomputed from ``scaled`` and ``mask``.
+    model : ModelInfo | None
+        Which model made it.
+    """
+
+    tokens: list[str]
+    key_tokens: list[str]
+    layer: int
+    stack: str
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    kv_head: np.ndarray
+    scaling: float
+    mask: np.ndarray
+    logits: np.ndarray
+    scaled: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    recompute_error: float = 0.0
+    model: ModelInfo | None = field(default=None)
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.q.shape[0])
+
+    @property
+    def head_dim(self) -> int:
+        return int(self.q.shape[-1])
+
+    def head(self, h: int) -> dict[str, np.ndarray]:
+        """One head's arrays: q (n, d), k (m, d), v (m, d), logits/scaled/weights (n, m), output (n, d).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> c = QKCapture.from_vectors(np.ones((2, 3, 4)), np.ones((1, 3, 4)), np.ones((1, 3, 4)), ["a", "b", "c"])
+        >>> c.head(1)["k"].shape, c.kv_head.tolist()
+        ((3, 4), [0, 0])
+        """
+        if not 0 <= h < self.n_heads:
+            raise IndexError(f"head {h} is out of range: this layer has {self.n_heads} heads (0..{self.n_heads - 1})")
+        g = int(self.kv_head[h])
+        return {"q": self.q[h], "k": self.k[g], "v": self.v[g], "logits": self.logits[h], "scaled": self.scaled[h],
+                "weights": self.weights[h], "output": self.output[h]}
+
+    @classmethod
+    def from_vectors(
+        cls,
+        q: np.ndarray,
+        k: np.ndarray,
+        v: np.ndarray,
+        tokens: Sequence[str],
+        *,
+        key_tokens: Sequence[str] | None = None,
+        scaling: float | None = None,
+        mask: np.ndarray | None = None,
+        layer: int = 0,
+        stack: str = "self",
+        model: ModelInfo | None = None,
+        weights: np.ndarray | None = None,
+    ) -> QKCapture:
+        """Build a capture from q (H, n, d), k and v (H_kv, m, d), computing every step in numpy.
+
+        ``weights`` (H, n, m), when given, are the model's own and are kept; ``recompute_error`` compares them with
+        the softmax recomputed here.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> c = QKCapture.from_vectors(rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4)),
+        ...                            rng.normal(size=(2, 3, 4)), ["a", "b", "c"])
+        >>> c.scaling, np.allclose(c.weights.sum(-1), 1)
+        (0.5, True)
+        """
+        q = np.asarray(q, dtype=np.float32)
+        k = np.asarray(k, dtype=np.float32)
+        v = np.asarray(v, dtype=np.float32)
+        n_heads, n, d = q.shape
+        n_kv, m = k.shape[0], k.shape[1]
+        if n_heads % n_kv:
+            raise ValueError(f"{n_heads} query heads cannot share {n_kv} key/value heads evenly")
+        kv_head = np.arange(n_heads, dtype=np.int64) // (n_heads // n_kv)
+        if scaling is None:
+            scaling = float(d) ** -0.5
+        allowed = np.ones((n, m), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        logits = np.einsum("hnd,hmd->hnm", q, k[kv_head]).astype(np.float32)
+        scaled = (logits * np.float32(scaling)).astype(np.float32)
+        recomputed = masked_softmax(scaled, allowed)
+        if weights is None:
+            weights = recomputed
+            error = 0.0
+        else:
+            weights = np.asarray(weights, dtype=np.float32)
+            error = float(np.abs(weights - recomputed).max()) if weights.size else 0.0
+        output = np.einsum("hnm,hmd->hnd", weights, v[kv_head]).astype(np.float32)
+        return cls(tokens=list(tokens), key_tokens=list(key_tokens if key_tokens is not None else tokens),
+                   layer=layer, stack=stack, q=q, k=k, v=v, kv_head=kv_head, scaling=float(scaling), mask=allowed,
+                   logits=logits, scaled=scaled, weights=weights, output=output, recompute_error=error, model=model)
+
+    def __repr__(self) -> str:
+        return (f"QKCapture({self.stack} layer {self.layer}, {self.n_heads} heads x {len(self.tokens)} queries x "
+                f"{len(self.key_tokens)} keys, d={self.head_dim}, scaling={self.scaling:.4g})")
+
+
+def masked_softmax(x: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis of (H, n, m), only over allowed keys (others get 0)."""
+    z = np.where(allowed, x, -np.inf).astype(np.float64)
+    top = z.max(-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(z - top)
+    total = e.sum(-1, keepdims=True)
+    return (e / np.where(total > 0, total, 1.0)).astype(np.float32)

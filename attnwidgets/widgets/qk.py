@@ -1,0 +1,154 @@
+"""QKStepThrough: one head's attention for one query, step by step (front end: js/src/qk.ts).
+
+bertviz's neuron view, for any eager model: the query vector and the key vectors as colour strips, their elementwise
+product, q·k per key, the scaling by √d, the softmax, and the weighted sum of the values, each in its own panel.
+The vectors are captured from the real model (:func:`attnwidgets.capture_qk`), after rotary embeddings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import traitlets
+
+from ..qk_result import QKCapture
+from ._base import AttnWidget, pack
+
+# The arrays of one (layer, head), in the order their buffers travel.
+ARRAYS = ("q", "k", "v", "logits", "scaled", "weights", "output", "mask")
+
+
+class QKStepThrough(AttnWidget):
+    """For a chosen head and query token: q and k as colour strips, q·k, ÷√d, softmax, Σ weight·v.
+
+    Only the head on screen crosses when the widget appears; other heads and layers are fetched when chosen.
+
+    Parameters
+    ----------
+    captures : QKCapture or sequence of QKCapture
+        From :func:`attnwidgets.capture_qk` (one layer) or :func:`attnwidgets.capture_qk_layers` (several).
+    layer, head, query : int
+        What to show first: the layer (one of the captured ones), the query head and the query token.
+    theme : str
+        "light" or "lecture".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.runner.qk import QKCapture
+    >>> rng = np.random.default_rng(0)
+    >>> cap = QKCapture.from_vectors(rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4)),
+    ...                              rng.normal(size=(2, 3, 4)), ["[CLS]", "hi", "[SEP]"])
+    >>> w = QKStepThrough(cap, head=1, query=2)
+    >>> w.head, w.query, w.values()["weights"].shape
+    (1, 2, (3,))
+    """
+
+    _bundle = "qk"
+
+    layer = traitlets.Int(0).tag(sync=True)
+    """int, default: the first captured layer. The layer shown (one of those captured); arrow up/down in the page
+    moves between captured layers. Two-way."""
+
+    head = traitlets.Int(0).tag(sync=True)
+    """int, default 0: the query head shown; arrow left/right in the page changes it. Two-way."""
+
+    query = traitlets.Int(0).tag(sync=True)
+    """int, default: the first word (encoders) or the last token (decoders). The query token whose attention is
+    stepped through; clicking a token in the page or choosing it in the menu sets it. Two-way."""
+
+    _meta = traitlets.Dict().tag(sync=True)
+    """dict: title, stack, captured layers, heads, kv heads, head size, scaling, query and key tokens."""
+
+    _initial = traitlets.Dict().tag(sync=True)
+    """dict: the first view's arrays as binary buffers (``{key, arrays: {name: packed}}``), so the first paint needs
+    no round trip."""
+
+    def __init__(self, captures: QKCapture | Sequence[QKCapture], **kwargs: Any) -> None:
+        caps = [captures] if isinstance(captures, QKCapture) else list(captures)
+        if not caps or not all(isinstance(c, QKCapture) for c in caps):
+            raise TypeError("QKStepThrough takes a QKCapture or a list of them (from attnwidgets.capture_qk or "
+                            f"capture_qk_layers), got {type(captures).__name__}")
+        self._captures = {c.layer: c for c in caps}
+        first = caps[0]
+        kwargs.setdefault("layer", first.layer)
+        n = len(first.tokens)
+        causal = n > 1 and not first.mask[0, 1:].any()
+        kwargs.setdefault("query", n - 1 if causal else min(1, n - 1))
+        super().__init__(**kwargs)
+        name = first.model.name if first.model is not None else "arrays"
+        self._meta = {
+            "title": name,
+            "stack": first.stack,
+            "layers": sorted(self._captures),
+            "n_heads": first.n_heads,
+            "n_kv_heads": int(first.k.shape[0]),
+            "head_dim": first.head_dim,
+            "scaling": first.scaling,
+            "tokens": list(first.tokens),
+            "key_tokens": list(first.key_tokens),
+        }
+        self._refresh_initial()
+
+    @property
+    def captures(self) -> list[QKCapture]:
+        """The captured layers (read-only)."""
+        return [self._captures[k] for k in sorted(self._captures)]
+
+    def capture(self, layer: int | None = None) -> QKCapture:
+        layer = self.layer if layer is None else layer
+        if layer not in self._captures:
+            raise IndexError(f"layer {layer} was not captured; captured layers: {sorted(self._captures)}. "
+                             "Capture it with attnwidgets.capture_qk_layers(text, layers=[...])")
+        return self._captures[layer]
+
+    def values(self, layer: int | None = None, head: int | None = None, query: int | None = None
+               ) -> dict[str, np.ndarray]:
+        """What the panels show for one query: q (d,), k (m, d), logits/scaled/weights (m,), mask (m,), output (d,)."""
+        cap = self.capture(layer)
+        arr = cap.head(self.head if head is None else head)
+        i = self.query if query is None else query
+        return {"q": arr["q"][i], "k": arr["k"], "v": arr["v"], "logits": arr["logits"][i],
+                "scaled": arr["scaled"][i], "weights": arr["weights"][i], "mask": cap.mask[i],
+                "output": arr["output"][i]}
+
+    def _packed(self, layer: int, head: int) -> list[tuple[str, dict[str, Any]]]:
+        cap = self.capture(layer)
+        arr = cap.head(head)
+        out = [(name, pack(arr[name])) for name in ARRAYS[:-1]]
+        out.append(("mask", pack(cap.mask.astype(np.float32), "uint8")))
+        return out
+
+    def _refresh_initial(self) -> None:
+        self._initial = {"key": f"{self.layer}/{self.head}", "arrays": dict(self._packed(self.layer, self.head))}
+
+    @traitlets.validate("layer", "head", "query")
+    def _valid(self, proposal: dict[str, Any]) -> int:
+        name, value = proposal["trait"].name, int(proposal["value"])
+        if not hasattr(self, "_captures"):
+            return value
+        if name == "layer":
+            self.capture(value)
+        elif name == "head":
+            self.capture().head(value)
+        elif not 0 <= value < len(self.capture().tokens):
+            n = len(self.capture().tokens)
+            raise IndexError(f"query {value} is out of range: there are {n} query tokens (0..{n - 1})")
+        return value
+
+    def _handlers(self) -> dict[str, Any]:
+        return {"qk": self._qk_request}
+
+    def _qk_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        packed = self._packed(int(req["layer"]), int(req["head"]))
+        arrays = [{k: v for k, v in p.items() if k != "buffer"} | {"name": name} for name, p in packed]
+        return {"arrays": arrays}, [p["buffer"] for _, p in packed]
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]:
+        """Requests a saved page answers without a kernel: every captured layer x head, or the view on screen."""
+        if scope == "view":
+            return [{"what": "qk", "layer": self.layer, "head": self.head}]
+        return [{"what": "qk", "layer": layer, "head": h} for layer in sorted(self._captures)
+                for h in range(self._captures[layer].n_heads)]

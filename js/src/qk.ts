@@ -1,0 +1,521 @@
+// QKStepThrough: for one head and one query token, each step of attention in its own panel: q and the keys as colour
+// strips, q ⊙ k, q·k, the scaling by 1/√d, the softmax, and the weighted sum of the values.
+// Mirrors attnwidgets/widgets/qk.py. Only the (layer, head) on screen crosses from Python; others are fetched on
+// demand and kept in the page. Every number comes from the model (captured in attnwidgets/runner/qk.py).
+
+import { type Packed, decode } from "./shared/buffers";
+import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
+import { h, listen, select } from "./shared/dom";
+import { labelRoom, prepareCanvas } from "./shared/draw";
+import { exportButtons, safeName } from "./shared/export";
+import { tokenLabel } from "./shared/layout";
+import type { RenderProps } from "./shared/model";
+import { onModel } from "./shared/model";
+import { Requester } from "./shared/requests";
+import { type Theme, applyTheme, injectCss, theme } from "./shared/theme";
+
+/** Python traits of QKStepThrough (attnwidgets/widgets/qk.py). */
+export interface QKTraits {
+  layer: number;
+  head: number;
+  query: number;
+  theme: string;
+  _meta: {
+    title: string;
+    stack: string;
+    layers: number[];
+    n_heads: number;
+    n_kv_heads: number;
+    head_dim: number;
+    scaling: number;
+    tokens: string[];
+    key_tokens: string[];
+  };
+  _initial: { key: string; arrays: Record<string, Packed> } | Record<string, never>;
+  _error: string;
+}
+
+/** One head's arrays: q, output (n, d); k, v (m, d); logits, scaled, weights, mask (n, m). */
+export interface HeadData {
+  key: string;
+  n: number;
+  m: number;
+  d: number;
+  arrays: Record<string, Float32Array>;
+}
+
+export function headData(key: string, arrays: Record<string, Packed>): HeadData {
+  const out: Record<string, Float32Array> = {};
+  for (const [name, p] of Object.entries(arrays)) out[name] = decode(p).data;
+  const [n, m] = arrays.logits.shape;
+  return { key, n, m, d: arrays.q.shape[1], arrays: out };
+}
+
+/** What the panels show for query i: slices of a head's arrays. */
+export function queryRow(hd: HeadData, i: number) {
+  const { m, d, arrays: a } = hd;
+  const row = (x: Float32Array, w: number) => x.subarray(i * w, (i + 1) * w);
+  const mask = row(a.mask, m);
+  return {
+    q: row(a.q, d),
+    out: row(a.output, d),
+    logits: row(a.logits, m),
+    scaled: row(a.scaled, m),
+    weights: row(a.weights, m),
+    allowed: Array.from(mask, (v) => v > 0.5),
+  };
+}
+
+interface Geometry {
+  rh: number; // row height
+  top: number; // y of the first key row
+  cw: number; // strip cell width
+  label: number; // label column width (panel 1)
+  bar: number; // bar width (panels 3-5)
+  num: number; // number column width
+}
+
+const PANELS = [
+  ["qk", "① query q, keys k", "the query vector (top) and every key vector, one cell per component"],
+  ["prod", "② q ⊙ k", "elementwise product: the sum of a row is q·k"],
+  ["dot", "③ q · k", "dot product of the query with each key"],
+  ["scaled", "④ × 1/√d", "q·k times the model's scaling (1/√d for most models)"],
+  ["softmax", "⑤ softmax", "softmax over the keys the query may see: the attention weights"],
+  [
+    "sum",
+    "⑥ Σ weight × v",
+    "each value vector (faded by its weight) and their weighted sum (top): the head's output",
+  ],
+] as const;
+
+function render({ model, el }: RenderProps<QKTraits>): () => void {
+  injectCss();
+  injectQkCss();
+  const cleanups: Array<() => void> = [];
+  const requester = new Requester(model);
+  const root = h("div", { className: "aw-root aw-qk", tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const caption = h("div", { className: "aw-muted aw-qk-caption", "data-export-text": true });
+  const row = h("div", { className: "aw-qk-panels" });
+  const canvases: Record<string, HTMLCanvasElement> = {};
+  for (const [id, head, help] of PANELS) {
+    const canvas = h("canvas", { "data-testid": `qk-${id}` });
+    canvases[id] = canvas;
+    row.append(
+      h(
+        "div",
+        { className: "aw-qk-panel", title: help },
+        h("div", { className: "aw-qk-head", text: head, "data-export-text": true }),
+        canvas,
+      ),
+    );
+  }
+  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  root.append(title, bar, errorBox, caption, row, tooltip);
+
+  let data: HeadData | null = null;
+  let geo: Geometry | null = null;
+  let hoverRow = -1;
+
+  const meta = () => model.get("_meta");
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+  const selfAttention = () => meta().stack !== "cross";
+
+  function buildControls(): void {
+    bar.replaceChildren();
+    const m = meta();
+    const layerSel = select(
+      m.layers.map((l) => [String(l), String(l)]),
+      String(model.get("layer")),
+      "layer",
+    );
+    layerSel.dataset.testid = "layer-select";
+    cleanups.push(listen(layerSel, "change", () => update({ layer: Number(layerSel.value) })));
+    const heads: Array<[string, string]> = [];
+    for (let i = 0; i < m.n_heads; i++) heads.push([String(i), String(i)]);
+    const headSel = select(heads, String(model.get("head")), "head");
+    headSel.dataset.testid = "head-select";
+    cleanups.push(listen(headSel, "change", () => update({ head: Number(headSel.value) })));
+    const querySel = select(
+      m.tokens.map((t, i) => [String(i), `${i}: ${tokenLabel(t, 20)}`]),
+      String(model.get("query")),
+      "query token",
+    );
+    querySel.dataset.testid = "query-select";
+    cleanups.push(listen(querySel, "change", () => update({ query: Number(querySel.value) })));
+    bar.append(
+      h("label", {}, "layer", layerSel),
+      h("label", {}, "head", headSel),
+      h("label", {}, "query", querySel),
+      exportButtons(root, () => safeName(`qk_${model.get("layer")}_${model.get("head")}`), cleanups),
+    );
+  }
+
+  function update(changes: Partial<Pick<QKTraits, "layer" | "head" | "query">>): void {
+    for (const [k, v] of Object.entries(changes)) model.set(k as keyof QKTraits, v as never);
+    model.save_changes();
+    buildControls();
+    refresh();
+  }
+
+  function geometry(t: Theme, d: number, m: number): Geometry {
+    const big = t.name === "lecture";
+    const rh = m > 96 ? (big ? 18 : 12) : big ? 28 : 18;
+    const probe = prepareCanvas(canvases.qk, 10, 10);
+    return {
+      rh,
+      top: Math.round(rh * 1.9),
+      cw: Math.max(1, Math.min(big ? 10 : 6, Math.floor((big ? 200 : 128) / d))),
+      label: labelRoom(probe, [...meta().key_tokens, "q · query"], t, big ? 180 : 120),
+      bar: big ? 120 : 84,
+      num: big ? 76 : 50,
+    };
+  }
+
+  function strip(
+    ctx: CanvasRenderingContext2D,
+    x: number,
+    y: number,
+    g: Geometry,
+    v: ArrayLike<number>,
+    vmax: number,
+    map: DivergingName,
+    alpha = 1,
+  ): void {
+    ctx.globalAlpha = alpha;
+    for (let c = 0; c < v.length; c++) {
+      ctx.fillStyle = divergingCss(map, v[c], vmax);
+      ctx.fillRect(x + c * g.cw, y + 1, g.cw, g.rh - 2);
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  function paint(): void {
+    if (!data) return;
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    const map: DivergingName = t.name === "lecture" ? "puor" : "rdbu";
+    const m = meta();
+    const i = Math.min(model.get("query"), data.n - 1);
+    const r = queryRow(data, i);
+    const { d } = data;
+    const keys = m.key_tokens;
+    const g = geometry(t, d, data.m);
+    geo = g;
+    const hgt = g.top + g.rh * data.m + 4;
+    const font = Math.min(t.font, g.rh - 3);
+    const k = data.arrays.k;
+    const v = data.arrays.v;
+    const kRow = (j: number) => k.subarray(j * d, (j + 1) * d);
+    const vRow = (j: number) => v.subarray(j * d, (j + 1) * d);
+    const rowY = (j: number) => g.top + j * g.rh;
+    const setup = (id: string, w: number) => {
+      const ctx = prepareCanvas(canvases[id], w, hgt);
+      ctx.fillStyle = t.bg;
+      ctx.fillRect(0, 0, w, hgt);
+      ctx.font = `${font}px ${t.fontFamily}`;
+      ctx.textBaseline = "middle";
+      if (hoverRow >= 0) {
+        ctx.fillStyle = t.grid;
+        ctx.globalAlpha = 0.45;
+        ctx.fillRect(0, rowY(hoverRow), w, g.rh);
+        ctx.globalAlpha = 1;
+      }
+      return ctx;
+    };
+    const maskedRow = (ctx: CanvasRenderingContext2D, j: number, x: number, w: number) => {
+      ctx.fillStyle = t.grid;
+      ctx.globalAlpha = 0.35;
+      ctx.fillRect(x, rowY(j) + 1, w, g.rh - 2);
+      ctx.globalAlpha = 1;
+    };
+    const stripW = d * g.cw;
+    const showLabels = g.rh >= 12;
+
+    // ① q and k strips, with token labels (the query's own row marked).
+    const qkMax = absMax(r.q, k);
+    let ctx = setup("qk", g.label + stripW + 8);
+    ctx.textAlign = "right";
+    ctx.fillStyle = t.accent;
+    ctx.fillText(`q · ${tokenLabel(m.tokens[i] ?? "")}`, g.label - 4, g.rh * 0.5 + 1);
+    strip(ctx, g.label, 0, g, r.q, qkMax, map);
+    for (let j = 0; j < data.m; j++) {
+      if (showLabels) {
+        ctx.fillStyle = selfAttention() && j === i ? t.accent : t.fg;
+        ctx.fillText(tokenLabel(keys[j] ?? ""), g.label - 4, rowY(j) + g.rh / 2);
+      }
+      strip(ctx, g.label, rowY(j), g, kRow(j), qkMax, map, r.allowed[j] ? 1 : 0.25);
+    }
+    canvases.qk.dataset.vmax = String(qkMax);
+
+    // ② q ⊙ k
+    const prods = Array.from({ length: data.m }, (_, j) => {
+      const kj = kRow(j);
+      return Float32Array.from(r.q, (qc, c) => qc * kj[c]);
+    });
+    const prodMax = absMax(...prods);
+    ctx = setup("prod", stripW + 8);
+    for (let j = 0; j < data.m; j++)
+      strip(ctx, 4, rowY(j), g, prods[j], prodMax, map, r.allowed[j] ? 1 : 0.25);
+
+    // ③ q·k and ④ scaled: signed bars around a zero axis, numbers on the right.
+    const bars = (id: string, values: Float32Array, fmt: (x: number) => string) => {
+      const w = g.bar + g.num + 8;
+      const c = setup(id, w);
+      const vmax = absMax(values.filter((_, j) => r.allowed[j])) || 1;
+      const zero = 4 + g.bar / 2;
+      c.fillStyle = t.muted;
+      c.textAlign = "center";
+      c.fillText(`±${fmt(vmax)}`, zero, g.rh * 0.5 + 1);
+      c.fillStyle = t.grid;
+      c.fillRect(zero, g.top - 2, 1, g.rh * data!.m + 4);
+      c.textAlign = "right";
+      for (let j = 0; j < data!.m; j++) {
+        if (!r.allowed[j]) {
+          maskedRow(c, j, 4, g.bar);
+          if (showLabels) {
+            c.fillStyle = t.muted;
+            c.fillText("masked", w - 4, rowY(j) + g.rh / 2);
+          }
+          continue;
+        }
+        const x = values[j];
+        const len = (Math.abs(x) / vmax) * (g.bar / 2);
+        c.fillStyle = divergingCss(map, x, vmax * 0.6);
+        c.fillRect(x >= 0 ? zero : zero - len, rowY(j) + 2, Math.max(1, len), g.rh - 4);
+        if (showLabels) {
+          c.fillStyle = t.fg;
+          c.fillText(fmt(x), w - 4, rowY(j) + g.rh / 2);
+        }
+      }
+    };
+    bars("dot", r.logits, (x) => x.toFixed(2));
+    bars("scaled", r.scaled, (x) => x.toFixed(3));
+    canvases.scaled.dataset.scaling = String(m.scaling);
+
+    // ⑤ softmax: bars from 0 to 1, the strongest key outlined.
+    const w5 = g.bar + g.num + 8;
+    ctx = setup("softmax", w5);
+    let best = -1;
+    for (let j = 0; j < data.m; j++)
+      if (r.allowed[j] && (best < 0 || r.weights[j] > r.weights[best])) best = j;
+    ctx.fillStyle = t.muted;
+    ctx.textAlign = "left";
+    ctx.fillText("0", 4, g.rh * 0.5 + 1);
+    ctx.textAlign = "right";
+    ctx.fillText("1", 4 + g.bar, g.rh * 0.5 + 1);
+    for (let j = 0; j < data.m; j++) {
+      if (!r.allowed[j]) {
+        maskedRow(ctx, j, 4, g.bar);
+        continue;
+      }
+      ctx.fillStyle = t.grid;
+      ctx.fillRect(4, rowY(j) + g.rh / 2, g.bar, 1);
+      ctx.fillStyle = j === best ? t.accent : t.name === "lecture" ? "#0072b2" : "#2171b5";
+      ctx.fillRect(4, rowY(j) + 2, Math.max(1, r.weights[j] * g.bar), g.rh - 4);
+      if (showLabels) {
+        ctx.fillStyle = t.fg;
+        ctx.fillText(r.weights[j].toFixed(3), w5 - 4, rowY(j) + g.rh / 2);
+      }
+    }
+    Object.assign(canvases.softmax.dataset, {
+      view: `${model.get("layer")}/${model.get("head")}/${i}`,
+      argmax: String(best),
+      weights: Array.from(r.weights, (x) => x.toFixed(6)).join(","),
+    });
+
+    // ⑥ the values, faded by weight, and their weighted sum on top.
+    const vMax = absMax(v, r.out);
+    const wMax = best >= 0 ? r.weights[best] : 1;
+    ctx = setup("sum", stripW + 8);
+    strip(ctx, 4, 0, g, r.out, vMax, map);
+    ctx.strokeStyle = t.accent;
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(3.5, 0.5, stripW + 1, g.rh - 1);
+    for (let j = 0; j < data.m; j++) {
+      if (r.allowed[j])
+        strip(ctx, 4, rowY(j), g, vRow(j), vMax, map, 0.08 + 0.92 * (r.weights[j] / (wMax || 1)));
+      else maskedRow(ctx, j, 4, stripW);
+    }
+
+    const kv =
+      m.n_kv_heads < m.n_heads
+        ? ` (key/value head ${Math.floor(model.get("head") / (m.n_heads / m.n_kv_heads))})`
+        : "";
+    title.textContent = `${m.title} · ${m.stack} attention · layer ${model.get("layer")} · head ${model.get("head")}`;
+    caption.textContent = `query ${i} “${tokenLabel(m.tokens[i] ?? "", 24)}”${kv} · d = ${d} · scaling ${m.scaling.toPrecision(4)}${
+      Math.abs(m.scaling - 1 / Math.sqrt(d)) < 1e-6 ? ` = 1/√${d}` : ""
+    } · strongest key: “${best >= 0 ? tokenLabel(keys[best] ?? "", 24) : "none"}”`;
+  }
+
+  function accept(hd: HeadData): void {
+    data = hd;
+    paint();
+  }
+
+  async function refresh(): Promise<void> {
+    const key = `${model.get("layer")}/${model.get("head")}`;
+    if (data && data.key === key) {
+      paint();
+      return;
+    }
+    const initial = model.get("_initial");
+    if (initial && "key" in initial && initial.key === key) {
+      accept(headData(key, initial.arrays));
+      return;
+    }
+    try {
+      const reply = await requester.get(key, {
+        what: "qk",
+        layer: model.get("layer"),
+        head: model.get("head"),
+      });
+      if (`${model.get("layer")}/${model.get("head")}` !== key) return;
+      const specs = (reply.content as { arrays: Array<Omit<Packed, "buffer"> & { name: string }> }).arrays;
+      const arrays: Record<string, Packed> = {};
+      specs.forEach((s, j) => {
+        arrays[s.name] = { ...s, buffer: reply.buffers[j] };
+      });
+      accept(headData(key, arrays));
+      showError(model.get("_error"));
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+  }
+
+  function rowAt(canvas: HTMLCanvasElement, e: MouseEvent): { j: number; x: number } | null {
+    if (!geo || !data) return null;
+    const rect = canvas.getBoundingClientRect();
+    const y = e.clientY - rect.top;
+    const j = Math.floor((y - geo.top) / geo.rh);
+    if (y < geo.top || j < 0 || j >= data.m) return null;
+    return { j, x: e.clientX - rect.left };
+  }
+
+  function tip(id: string, j: number, x: number): string {
+    if (!data || !geo) return "";
+    const m = meta();
+    const i = Math.min(model.get("query"), data.n - 1);
+    const r = queryRow(data, i);
+    const lines = [`key ${j} “${m.key_tokens[j]}” ← query “${m.tokens[i]}”`];
+    const off = id === "qk" ? geo.label : 4;
+    const c = Math.floor((x - off) / geo.cw);
+    const d = data.d;
+    if ((id === "qk" || id === "prod" || id === "sum") && c >= 0 && c < d) {
+      const kc = data.arrays.k[j * d + c];
+      const vc = data.arrays.v[j * d + c];
+      if (id === "sum") lines.push(`v[${c}] = ${vc.toFixed(4)}   output[${c}] = ${r.out[c].toFixed(4)}`);
+      else
+        lines.push(
+          `q[${c}] = ${r.q[c].toFixed(4)}   k[${c}] = ${kc.toFixed(4)}   q⊙k = ${(r.q[c] * kc).toFixed(4)}`,
+        );
+    }
+    if (!r.allowed[j]) lines.push("masked: this query may not attend to this key");
+    else {
+      lines.push(`q·k = ${r.logits[j].toFixed(4)}`);
+      lines.push(`× ${m.scaling.toPrecision(4)} = ${r.scaled[j].toFixed(4)}`);
+      lines.push(`softmax = ${r.weights[j].toFixed(4)}`);
+    }
+    return lines.join("\n");
+  }
+
+  for (const [id] of PANELS) {
+    const canvas = canvases[id];
+    cleanups.push(
+      listen(canvas, "mousemove", (e: MouseEvent) => {
+        const hit = rowAt(canvas, e);
+        if (!hit) {
+          tooltip.style.display = "none";
+          if (hoverRow !== -1) {
+            hoverRow = -1;
+            paint();
+          }
+          return;
+        }
+        tooltip.textContent = tip(id, hit.j, hit.x);
+        tooltip.dataset.row = String(hit.j);
+        tooltip.style.display = "block";
+        const rr = root.getBoundingClientRect();
+        tooltip.style.left = `${e.clientX - rr.left + 14}px`;
+        tooltip.style.top = `${e.clientY - rr.top + 14}px`;
+        if (hoverRow !== hit.j) {
+          hoverRow = hit.j;
+          paint();
+        }
+      }),
+      listen(canvas, "mouseleave", () => {
+        tooltip.style.display = "none";
+        hoverRow = -1;
+        paint();
+      }),
+    );
+  }
+  // Clicking a token in panel 1 makes it the query (self-attention: keys and queries are the same tokens).
+  cleanups.push(
+    listen(canvases.qk, "click", (e: MouseEvent) => {
+      const hit = rowAt(canvases.qk, e);
+      if (hit && selfAttention() && hit.j < meta().tokens.length) update({ query: hit.j });
+    }),
+  );
+  cleanups.push(
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      const m = meta();
+      const li = m.layers.indexOf(model.get("layer"));
+      const head = model.get("head");
+      if (e.key === "ArrowRight") update({ head: Math.min(m.n_heads - 1, head + 1) });
+      else if (e.key === "ArrowLeft") update({ head: Math.max(0, head - 1) });
+      else if (e.key === "ArrowDown") update({ layer: m.layers[Math.min(m.layers.length - 1, li + 1)] });
+      else if (e.key === "ArrowUp") update({ layer: m.layers[Math.max(0, li - 1)] });
+      else return;
+      e.preventDefault();
+    }),
+  );
+
+  const rebuild = () => {
+    buildControls();
+    refresh();
+  };
+  for (const ev of ["change:layer", "change:head", "change:query"])
+    cleanups.push(onModel(model, ev, rebuild));
+  cleanups.push(
+    onModel(model, "change:_meta", () => {
+      requester.clear();
+      data = null;
+      rebuild();
+    }),
+  );
+  cleanups.push(onModel(model, "change:theme", paint));
+  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
+  showError(model.get("_error"));
+  rebuild();
+
+  return () => {
+    for (const c of cleanups) c();
+    requester.dispose();
+    root.remove();
+  };
+}
+
+let qkCss = false;
+
+function injectQkCss(): void {
+  if (qkCss || typeof document === "undefined") return;
+  qkCss = true;
+  const style = document.createElement("style");
+  style.textContent = `
+.aw-qk-panels { display: flex; gap: 8px; align-items: flex-start; overflow: auto; max-width: 100%; max-height: 75vh; }
+.aw-qk-panel { border: 1px solid var(--aw-muted); border-radius: 4px; padding: 4px; flex: none; }
+.aw-qk-head { font-weight: 600; margin-bottom: 4px; white-space: nowrap; }
+.aw-qk-caption { margin: 2px 0 6px; }
+`;
+  document.head.append(style);
+}
+
+export default { render };
