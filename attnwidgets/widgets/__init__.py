@@ -2,6 +2,21 @@
 
 from ..result import head_matrix
 from ._base import AttnWidget, pack, set_theme
+from .entropy_bars import EntropyBars
+from .head_cluster_map import HeadClusterMap
+from .head_stats_grid import HeadStatsGrid
 from .heatmap import AttentionHeatmap
+from .linking import SelectionLink, link_selection
 
-__all__ = ["AttentionHeatmap", "AttnWidget", "head_matrix", "pack", "set_theme"]
+__all__ = [
+    "AttentionHeatmap",
+    "AttnWidget",
+    "EntropyBars",
+    "HeadClusterMap",
+    "HeadStatsGrid",
+    "SelectionLink",
+    "head_matrix",
+    "link_selection",
+    "pack",
+    "set_theme",
+]

@@ -1,0 +1,116 @@
+"""EntropyBars: the entropy of every head's attention, bars grouped by layer, with the uniform baseline
+(front end: js/src/entropy_bars.ts). The widget form of Clark et al. 2019, Figure 4."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import traitlets
+
+from ..analysis import uniform_entropy
+from ._headstats import HeadWidget
+
+__all__ = ["EntropyBars"]
+
+ROWS = {"all": "entropy", "cls": "entropy_cls", "last": "entropy_last"}
+"""Row choice -> the statistic it shows."""
+
+ROW_LABELS = {"all": "all rows", "cls": "[CLS] row", "last": "last row"}
+
+
+class EntropyBars(HeadWidget):
+    """Per-head attention entropy (nats) as bars grouped by layer, with the entropy of uniform attention as a line.
+
+    Low bars are focused heads (a few keys take the mass); bars near the line attend broadly. A switch in the page
+    chooses the mean over all query rows or the [CLS] row alone (the last row for decoders). Hovering a bar shows its
+    value; clicking it selects that head (``layer``, ``head``), which :func:`attnwidgets.link_selection` passes on to
+    a heatmap.
+
+    Parameters
+    ----------
+    source : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
+        One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
+        (:func:`attnwidgets.analysis.corpus_stats`, or its tidy ``.frame()``), or a dict of (layers, heads) arrays
+        with the keys ``entropy`` (and optionally ``entropy_cls``, ``entropy_last``, ``entropy_uniform``).
+    rows : {"all", "cls", "last"}
+        Which rows' entropy to show first.
+    words : bool
+        Word-level attention (attention sources only).
+    smoothing : float
+        Entropy smoothing, A <- (1 - ε) A + ε / n; 1e-4 reproduces Clark et al.'s code, 0 (default) is exact.
+    layer, head : int
+        The selected head.
+    theme : str
+        "light" or "lecture".
+
+    Notes
+    -----
+    The baseline is ln n for one input and, for a corpus, the mean of ln n over its inputs (what
+    :func:`attnwidgets.analysis.uniform_entropy` gives, and the mean over rows of ln(i + 1) for a causal decoder's
+    "all rows"). The [CLS] row of an encoder sees all n keys, so its baseline is ln n as well.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> bars = aw.EntropyBars(aw.run("The cat sat on the mat."), rows="cls")
+    >>> bars.values("entropy_cls").shape
+    (6, 12)
+    """
+
+    _bundle = "entropy_bars"
+
+    rows = traitlets.Unicode("all").tag(sync=True)
+    """str, default "all": "all" (mean entropy over the query rows), "cls" (the [CLS] row) or "last" (the last row,
+    for decoders). The page's switch sets it; the bars and the baseline redraw at once, without a round trip."""
+
+    def __init__(self, source: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(source, smoothing=smoothing, **kwargs)
+        if "entropy" not in self.stats.values:
+            raise ValueError("EntropyBars needs the statistic 'entropy' (mean row entropy per head); this source has "
+                             f"{self.stats.names()}")
+        self._check_rows(self.rows)
+
+    def _available_rows(self) -> list[str]:
+        have = [r for r, name in ROWS.items() if name in self.stats.values]
+        if self.stats.causal:  # a decoder's first row sees one key: its entropy is always 0
+            have = [r for r in have if r != "cls"]
+        elif "all" in have:
+            have = [r for r in have if r != "last"]
+        return have
+
+    def _check_rows(self, rows: str) -> None:
+        if rows not in ROWS:
+            raise ValueError(f"rows must be one of {list(ROWS)}, got {rows!r}")
+        if hasattr(self, "stats") and rows not in self._available_rows():
+            raise ValueError(f"this source has no {ROWS[rows]!r} statistic, so rows={rows!r} cannot be shown; "
+                             f"choose one of {self._available_rows()}")
+
+    @traitlets.validate("rows")
+    def _valid_rows(self, proposal: dict[str, Any]) -> str:
+        self._check_rows(str(proposal["value"]))
+        return str(proposal["value"])
+
+    def baseline(self, rows: str | None = None) -> float | None:
+        """Entropy of uniform attention for the rows shown (nats), or None when the source does not give it."""
+        rows = self.rows if rows is None else rows
+        stats = self.stats
+        uniform = stats.values.get("entropy_uniform")
+        if stats.causal and rows == "cls":
+            return 0.0
+        if stats.causal and rows == "last":  # the last row sees all n keys
+            return float(uniform_entropy(stats.n_tokens)) if stats.n_tokens else None
+        if uniform is None or not np.isfinite(uniform).any():
+            return None
+        return float(np.nanmean(uniform))
+
+    def _names(self) -> list[str]:
+        return [ROWS[r] for r in ROWS if ROWS[r] in self.stats.values]
+
+    def _payload(self) -> dict[str, Any]:
+        rows = self._available_rows()
+        return {
+            "rows": [[r, ROW_LABELS[r]] for r in rows],
+            "row_stat": {r: ROWS[r] for r in rows},
+            "baselines": {r: self.baseline(r) for r in rows},
+        }

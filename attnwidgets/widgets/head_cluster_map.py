@@ -1,0 +1,166 @@
+"""HeadClusterMap: heads placed by how alike their attention is, as a 2-D MDS scatter
+(front end: js/src/head_cluster_map.ts). The widget form of Clark et al. 2019, Figure 6."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import traitlets
+
+from ..analysis import CorpusStats, head_distances, head_embedding
+from ..result import AttentionResult
+from ._base import pack
+from ._headstats import HeadStats, HeadWidget, head_stats, takes_attention
+
+__all__ = ["HeadClusterMap"]
+
+
+def _embedding_frame(source: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame) and {"layer", "head", "x", "y"} <= set(source.columns):
+        return source
+    return None
+
+
+class HeadClusterMap(HeadWidget):
+    """Every head as a point, placed by metric MDS on the Jensen–Shannon distances between heads' attention.
+
+    Heads that attend alike land close together. Points are coloured by layer or by any per-head statistic (a menu in
+    the page); hovering a point shows "layer-head" and its values; clicking it selects that head (``layer``,
+    ``head``).
+
+    Parameters
+    ----------
+    source : AttentionResult, list of AttentionResult, CorpusStats or DataFrame
+        One result or several (distances averaged over them), :class:`~attnwidgets.analysis.CorpusStats` made with
+        ``distances=True``, or an embedding DataFrame with columns layer, head, x, y
+        (:func:`attnwidgets.analysis.head_embedding`).
+    stats : CorpusStats, DataFrame or dict, optional
+        Per-head statistics to colour by, when ``source`` is an embedding DataFrame (attention sources and
+        CorpusStats bring their own).
+    color : str
+        "layer" (default) or a statistic name ("sep", "entropy", ...): what colours the points first.
+    words : bool
+        Word-level attention for distances and statistics (attention sources only).
+    seed : int
+        MDS random state (the map is the same for the same seed).
+    layer, head : int
+        The selected head.
+    theme : str
+        "light" or "lecture".
+
+    Notes
+    -----
+    Distances are :func:`attnwidgets.analysis.head_distances` (JS divergence, averaged over query rows and inputs,
+    rows smoothed A <- 0.999 A + 0.001 / n as in Clark et al.'s code); the map is
+    :func:`attnwidgets.analysis.head_embedding`. MDS places points up to rotation and reflection: only distances
+    between points mean anything, not the axes.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> m = aw.HeadClusterMap(aw.run("The cat sat on the mat."), color="entropy")
+    >>> m.embedding.shape
+    (72, 4)
+    """
+
+    _bundle = "head_cluster_map"
+
+    color = traitlets.Unicode("layer").tag(sync=True)
+    """str, default "layer": "layer" colours points by layer (categorical); a statistic name colours them on a
+    continuous scale with a colour bar. The page's menu sets it and repaints at once."""
+
+    colormap = traitlets.Unicode("").tag(sync=True)
+    """str, default "" (the theme's): the continuous colour map for statistics."""
+
+    _points = traitlets.Dict().tag(sync=True)
+    """dict: the MDS coordinates as a packed (K, 2) float32 buffer, heads in layer-major order (k = layer * H + h)."""
+
+    def __init__(self, source: Any, *, stats: Any = None, seed: int = 0, **kwargs: Any) -> None:
+        self._seed = int(seed)
+        self._extra_stats = stats
+        self.embedding = self._embed(source, bool(kwargs.get("words", False)))
+        super().__init__(source, **kwargs)
+
+    # -- where the points come from ------------------------------------------------------------------------------
+
+    def _embed(self, source: Any, words: bool) -> Any:
+        frame = _embedding_frame(source)
+        if frame is not None:
+            if words:
+                raise ValueError("an embedding DataFrame is fixed; pass attention (results) to switch to word level")
+            return frame.sort_values(["layer", "head"]).reset_index(drop=True)
+        if isinstance(source, AttentionResult):
+            results: Sequence[AttentionResult] = [source]
+        elif takes_attention(source):
+            results = list(source)
+        elif isinstance(source, CorpusStats):
+            if words:
+                raise ValueError("CorpusStats are fixed at word or piece level; pass words=True to corpus_stats()")
+            try:
+                distances = source.distances()
+            except ValueError:
+                raise ValueError("HeadClusterMap needs head distances: make the CorpusStats with "
+                                 "corpus_stats(texts, distances=True)") from None
+            return head_embedding(distances, source.mean()["entropy"].shape[1], seed=self._seed)
+        else:
+            raise TypeError("HeadClusterMap takes an AttentionResult, a list of them, CorpusStats made with "
+                            "distances=True, or an embedding DataFrame (layer, head, x, y); "
+                            f"got {type(source).__name__}")
+        distances = head_distances(results, words=words)
+        return head_embedding(distances, results[0].n_heads, seed=self._seed)
+
+    def _load_stats(self, source: Any, words: bool) -> HeadStats:
+        frame = _embedding_frame(source)
+        if frame is None:
+            return head_stats(source, words=words, smoothing=self._smoothing, who="HeadClusterMap")
+        n_layers, n_heads = int(frame["layer"].max()) + 1, int(frame["head"].max()) + 1
+        if self._extra_stats is None:
+            return HeadStats({"layer": np.repeat(np.arange(n_layers, dtype=float)[:, None], n_heads, 1)}, "heads")
+        got = head_stats(self._extra_stats, who="HeadClusterMap (stats=)")
+        if got.shape != (n_layers, n_heads):
+            raise ValueError(f"stats are {got.shape[0]} layers x {got.shape[1]} heads but the embedding has "
+                             f"{n_layers} x {n_heads}")
+        return got
+
+    # -- HeadWidget hooks ----------------------------------------------------------------------------------------
+
+    def _names(self) -> list[str]:
+        return [n for n in self.stats.names() if n != "layer"]
+
+    def _payload(self) -> dict[str, Any]:
+        e = self.embedding
+        n_layers, n_heads = self.stats.shape
+        if len(e) != n_layers * n_heads:
+            raise ValueError(f"the embedding has {len(e)} heads but the statistics {n_layers} x {n_heads}")
+        self._points = pack(e[["x", "y"]].to_numpy(np.float32))
+        return {"colors": [["layer", "layer"]] + [[n, n] for n in self._names()]}
+
+    @traitlets.validate("color")
+    def _valid_color(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value != "layer" and hasattr(self, "stats") and value not in self._names():
+            raise ValueError(f"color must be 'layer' or one of {self._names()}, got {value!r}")
+        return value
+
+    @traitlets.observe("words")
+    def _on_words(self, change: dict[str, Any]) -> None:
+        if not hasattr(self, "stats"):
+            return
+        try:
+            self.embedding = self._embed(self._source, change["new"])
+            self.stats = self._load_stats(self._source, change["new"])
+        except Exception as exc:  # shown in the page's red box
+            self._error = f"{type(exc).__name__}: {exc}"
+            return
+        self._error = ""
+        if self.color != "layer" and self.color not in self._names():
+            self.color = "layer"
+        self._publish()
+
+    def xy(self) -> np.ndarray:
+        """(K, 2) MDS coordinates of the heads, layer-major (k = layer * heads + head)."""
+        return self.embedding[["x", "y"]].to_numpy(np.float64)

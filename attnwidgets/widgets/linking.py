@@ -1,0 +1,121 @@
+"""Linking the head selection of several widgets: click a bar, a cell or a point and the heatmap shows that head."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets
+
+__all__ = ["SelectionLink", "link_selection"]
+
+TRAITS = ("layer", "head")
+"""The selection traits every head-selecting widget has (AttentionHeatmap, EntropyBars, HeadStatsGrid,
+HeadClusterMap)."""
+
+
+def _shape(widget: Any) -> tuple[int, int] | None:
+    """(layers, heads) a widget selects among, when it can tell."""
+    shape = getattr(widget, "selection_shape", None)
+    if shape is not None:
+        return tuple(shape)  # type: ignore[return-value]
+    result = getattr(widget, "result", None)
+    kind = getattr(widget, "kind", None)
+    if result is not None and kind is not None and hasattr(result, "attention_of"):
+        attention, _, _ = result.attention_of(kind)
+        return int(attention.shape[0]), int(attention.shape[1])
+    return None
+
+
+class SelectionLink:
+    """The links :func:`link_selection` made; ``unlink()`` undoes them.
+
+    Attributes
+    ----------
+    widgets : tuple
+        The linked widgets, the first being the one whose selection the others took at first.
+    links : list
+        The ``ipywidgets.jslink`` (``Link`` widgets) or ``ipywidgets.link`` objects, two per linked pair.
+    """
+
+    def __init__(self, widgets: tuple[Any, ...], links: list[Any], js: bool) -> None:
+        self.widgets = widgets
+        self.links = links
+        self.js = js
+
+    def unlink(self) -> None:
+        """Remove every link (the widgets keep their current selection)."""
+        for link in self.links:
+            link.unlink()
+        self.links = []
+
+    def __repr__(self) -> str:
+        names = ", ".join(type(w).__name__ for w in self.widgets)
+        return f"SelectionLink({names}; {'in the page' if self.js else 'through Python'}, {len(self.links)} links)"
+
+
+def link_selection(*widgets: Any, js: bool = True) -> SelectionLink:
+    """Keep the selected head (the ``layer`` and ``head`` traits) of several widgets the same.
+
+    Clicking a bar of :class:`EntropyBars`, a cell of :class:`HeadStatsGrid` or a point of
+    :class:`HeadClusterMap` then shows that head in every linked :class:`AttentionHeatmap`, and choosing a head in
+    the heatmap moves the others' highlight. The first widget's selection is copied to the others when linking.
+
+    Parameters
+    ----------
+    *widgets
+        Two or more widgets with ``layer`` and ``head`` traits over the same number of layers and heads.
+    js : bool
+        True (default): ``ipywidgets.jslink``. The page updates the linked widgets itself, with no round trip to the
+        kernel, so the link works while the kernel is busy and in saved notebooks with widget state; the Python
+        traits still follow, because each widget saves its changes. False: ``ipywidgets.link`` in the kernel, for
+        code that sets ``w.layer`` from Python without a page (scripts, tests) — slower in the page, since every
+        click goes to the kernel and back.
+
+    Returns
+    -------
+    SelectionLink
+        Holds the links; ``.unlink()`` removes them.
+
+    Raises
+    ------
+    TypeError
+        Fewer than two widgets, or one without ``layer``/``head`` traits.
+    ValueError
+        Widgets over different numbers of layers or heads.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> result = aw.run("The cat sat on the mat because it was tired.")
+    >>> bars, heat = aw.EntropyBars(result), aw.AttentionHeatmap(result)
+    >>> link = aw.link_selection(bars, heat, js=False)   # the default js=True links in the page
+    >>> bars.layer, bars.head = 4, 7                      # what a click on bar 4-7 does
+    >>> heat.layer, heat.head
+    (4, 7)
+    >>> link.unlink()
+
+    In a notebook, display them side by side and click::
+
+        aw.link_selection(bars, heat)
+        ipywidgets.HBox([bars, heat])
+    """
+    if len(widgets) < 2:
+        raise TypeError(f"link_selection needs two or more widgets to link, got {len(widgets)}")
+    for w in widgets:
+        if not isinstance(w, ipywidgets.Widget) or not all(w.has_trait(t) for t in TRAITS):
+            raise TypeError(f"link_selection links widgets with 'layer' and 'head' traits (AttentionHeatmap, "
+                            f"EntropyBars, HeadStatsGrid, HeadClusterMap); got {type(w).__name__}")
+    shapes = {type(w).__name__ + f"#{i}": s for i, w in enumerate(widgets) if (s := _shape(w)) is not None}
+    if len(set(shapes.values())) > 1:
+        detail = ", ".join(f"{k}: {v[0]} layers x {v[1]} heads" for k, v in shapes.items())
+        raise ValueError(f"these widgets show different models ({detail}); link widgets of one model")
+    source = widgets[0]
+    links: list[Any] = []
+    for target in widgets[1:]:
+        # Take the first widget's selection now, the layer and head together (the heatmap checks the pair).
+        with target.hold_trait_notifications():
+            target.layer, target.head = source.layer, source.head
+        for trait in TRAITS:
+            make = ipywidgets.jslink if js else ipywidgets.link
+            links.append(make((source, trait), (target, trait)))
+    return SelectionLink(tuple(widgets), links, js)

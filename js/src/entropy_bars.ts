@@ -1,0 +1,349 @@
+// EntropyBars: per-head attention entropy as bars grouped by layer, with the uniform baseline as a dashed line.
+// Mirrors attnwidgets/widgets/entropy_bars.py. Every row choice's values arrive at once (one small float32 buffer),
+// so the rows switch repaints without asking the kernel; a click sets the synced `layer`/`head` traits.
+
+import { type Packed, decode } from "./shared/buffers";
+import { categorical } from "./shared/colors";
+import { h, listen, select } from "./shared/dom";
+import { prepareCanvas } from "./shared/draw";
+import { type BarLayout, barAt, barLayout, barX, fmt, headLabel, niceTicks } from "./shared/heads";
+import { type RenderProps, onModel } from "./shared/model";
+import { applyTheme, injectCss, theme } from "./shared/theme";
+
+/** Python traits of EntropyBars (attnwidgets/widgets/entropy_bars.py and its base, widgets/_headstats.py). */
+export interface EntropyBarsTraits {
+  layer: number;
+  head: number; // -1: the whole layer
+  rows: string; // "all" | "cls" | "last"
+  words: boolean;
+  theme: string;
+  _stats: Packed; // (S, L, H) float32, S in the order of _meta.names
+  _meta: {
+    title: string;
+    names: string[];
+    labels: Record<string, string>;
+    shape: [number, number];
+    can_words: boolean;
+    causal: boolean;
+    rows: Array<[string, string]>; // [value, label] of the row choices this source has
+    row_stat: Record<string, string>; // row choice -> statistic name
+    baselines: Record<string, number | null>; // row choice -> uniform entropy (nats)
+  };
+  _error: string;
+}
+
+function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
+  injectCss();
+  const cleanups: Array<() => void> = [];
+  const root = h("div", { className: "aw-root aw-entropy-bars", tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const scroll = h("div", { className: "aw-scroll" });
+  const canvas = h("canvas", { className: "aw-canvas", "data-testid": "bars-canvas" });
+  scroll.append(canvas);
+  const caption = h("div", { className: "aw-muted", "data-testid": "caption" });
+  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  root.append(title, bar, errorBox, scroll, caption, tooltip);
+
+  let values: Float32Array = new Float32Array(0);
+  let layout: BarLayout | null = null;
+  let hover: { layer: number; head: number } | null = null;
+  let controls: Array<() => void> = [];
+
+  const meta = () => model.get("_meta");
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+
+  /** (L, H) values of the current row choice, or null when the source lacks it. */
+  function current(): Float32Array | null {
+    const m = meta();
+    const [nl, nh] = m.shape;
+    const idx = m.names.indexOf(m.row_stat[model.get("rows")] ?? "");
+    if (idx < 0) return null;
+    return values.subarray(idx * nl * nh, (idx + 1) * nl * nh);
+  }
+
+  function buildControls(): void {
+    for (const c of controls) c();
+    controls = [];
+    bar.replaceChildren();
+    const m = meta();
+    if (m.rows.length > 1) {
+      const rowsSel = select(m.rows, model.get("rows"), "rows");
+      rowsSel.dataset.testid = "rows-select";
+      controls.push(
+        listen(rowsSel, "change", () => {
+          model.set("rows", rowsSel.value);
+          model.save_changes();
+        }),
+      );
+      bar.append(h("label", {}, "entropy of", rowsSel));
+    }
+    if (m.can_words) {
+      const box = h("input", { type: "checkbox", "aria-label": "word level", "data-testid": "words" });
+      box.checked = model.get("words");
+      controls.push(
+        listen(box, "change", () => {
+          model.set("words", box.checked);
+          model.save_changes();
+        }),
+      );
+      bar.append(h("label", {}, box, "words"));
+    }
+  }
+
+  function paint(): void {
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    const m = meta();
+    const [nLayers, nHeads] = m.shape;
+    const data = current();
+    const rows = model.get("rows");
+    const base = m.baselines[rows] ?? null;
+    const font = `${t.font}px ${t.fontFamily}`;
+    let vmax = base ?? 0;
+    if (data) for (const v of data) if (Number.isFinite(v) && v > vmax) vmax = v;
+    const ticks = niceTicks(0, (vmax || 1) * 1.08, 5);
+    const yTop = Math.max(ticks[ticks.length - 1], (vmax || 1) * 1.02);
+    const probe = prepareCanvas(canvas, 10, 10);
+    probe.font = font;
+    const tickW = Math.max(...ticks.map((v) => probe.measureText(v.toFixed(1)).width));
+    const baseText = base === null ? "" : `uniform ${base.toFixed(2)}`;
+    layout = barLayout({
+      nLayers,
+      nHeads,
+      targetWidth: Math.round(t.maxGrid * 1.3),
+      plotH: Math.round(t.maxGrid * 0.42),
+      left: Math.ceil(tickW) + t.font * 2 + 10,
+      top: t.font,
+      bottom: t.font * 3 + 10,
+      right: Math.ceil(probe.measureText(baseText).width) + 12,
+    });
+    const l = layout;
+    const ctx = prepareCanvas(canvas, l.width, l.height);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, l.width, l.height);
+    const y = (v: number) => l.y0 + l.plotH * (1 - v / yTop);
+    const left = l.x0 - l.groupGap / 2;
+    // Grid lines and y ticks.
+    ctx.font = font;
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "right";
+    for (const v of ticks) {
+      ctx.strokeStyle = t.grid;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      ctx.moveTo(left, Math.round(y(v)) + 0.5);
+      ctx.lineTo(left + l.plotW, Math.round(y(v)) + 0.5);
+      ctx.stroke();
+      ctx.fillStyle = t.muted;
+      ctx.fillText(v.toFixed(1), left - 4, y(v));
+    }
+    ctx.save();
+    ctx.translate(t.font * 0.8, l.y0 + l.plotH / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.textAlign = "center";
+    ctx.fillStyle = t.fg;
+    ctx.fillText("entropy (nats)", 0, 0);
+    ctx.restore();
+    // Bars, one colour per layer; the selected head outlined and marked.
+    const sel = { layer: model.get("layer"), head: model.get("head") };
+    for (let layer = 0; layer < nLayers; layer++) {
+      for (let head = 0; head < nHeads; head++) {
+        const v = data ? data[layer * nHeads + head] : Number.NaN;
+        const x = barX(l, layer, head);
+        const isSel = layer === sel.layer && (sel.head === -1 || head === sel.head);
+        const isHover = hover !== null && hover.layer === layer && hover.head === head;
+        if (isHover || isSel) {
+          ctx.fillStyle = isSel ? "rgba(0,0,0,0.07)" : "rgba(0,0,0,0.04)";
+          ctx.fillRect(x - 1, l.y0, l.barW + 2, l.plotH);
+        }
+        if (!Number.isFinite(v)) continue;
+        ctx.fillStyle = categorical(layer);
+        ctx.globalAlpha = isSel || isHover ? 1 : 0.8;
+        ctx.fillRect(x, y(v), l.barW, l.y0 + l.plotH - y(v));
+        ctx.globalAlpha = 1;
+        if (isSel) {
+          ctx.strokeStyle = t.fg;
+          ctx.lineWidth = 2;
+          ctx.strokeRect(x, y(v), l.barW, l.y0 + l.plotH - y(v));
+        }
+      }
+    }
+    if (sel.layer >= 0 && sel.layer < nLayers && sel.head < nHeads) {
+      // A marker under the selection, so it stays visible when the bar is tiny.
+      const x0 = barX(l, sel.layer, Math.max(0, sel.head));
+      const x1 = sel.head < 0 ? barX(l, sel.layer, nHeads - 1) + l.barW : x0 + l.barW;
+      ctx.fillStyle = t.accent;
+      ctx.fillRect(x0, l.y0 + l.plotH + 2, x1 - x0, 4);
+    }
+    // Axis and baseline.
+    ctx.strokeStyle = t.fg;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    ctx.moveTo(left, l.y0 + l.plotH + 0.5);
+    ctx.lineTo(left + l.plotW, l.y0 + l.plotH + 0.5);
+    ctx.stroke();
+    if (base !== null) {
+      ctx.save();
+      ctx.strokeStyle = t.fg;
+      ctx.lineWidth = 1.5;
+      ctx.setLineDash([6, 4]);
+      ctx.beginPath();
+      ctx.moveTo(left, y(base));
+      ctx.lineTo(left + l.plotW, y(base));
+      ctx.stroke();
+      ctx.restore();
+      ctx.textAlign = "left";
+      ctx.fillStyle = t.fg;
+      ctx.fillText(baseText, left + l.plotW + 6, y(base));
+    }
+    // Layer labels under each group.
+    ctx.textAlign = "center";
+    ctx.textBaseline = "top";
+    for (let layer = 0; layer < nLayers; layer++) {
+      const cx = barX(l, layer, 0) + (l.groupW - l.groupGap) / 2;
+      ctx.fillStyle = layer === sel.layer ? t.accent : t.fg;
+      ctx.fillText(String(layer), cx, l.y0 + l.plotH + 9);
+    }
+    ctx.fillStyle = t.muted;
+    ctx.fillText(
+      `layer (each bar one head, 0–${nHeads - 1})`,
+      left + l.plotW / 2,
+      l.y0 + l.plotH + t.font * 1.6 + 10,
+    );
+
+    Object.assign(canvas.dataset, {
+      x0: String(l.x0),
+      y0: String(l.y0),
+      plotH: String(l.plotH),
+      barW: String(l.barW),
+      barGap: String(l.barGap),
+      groupW: String(l.groupW),
+      nLayers: String(nLayers),
+      nHeads: String(nHeads),
+      rows,
+      selected: `${sel.layer}/${sel.head}`,
+      baseline: base === null ? "" : String(base),
+    });
+    const rowLabel = m.rows.find(([r]) => r === rows)?.[1] ?? rows;
+    title.textContent = `${m.title} · attention entropy, ${rowLabel}`;
+    caption.textContent =
+      (base === null
+        ? "No uniform baseline in this source."
+        : `Dashed line: entropy of uniform attention (${base.toFixed(3)} nats). `) +
+      `Selected head ${headLabel(sel.layer, sel.head)}.`;
+    if (!data) showError(`this source has no values for the ${rows} rows`);
+  }
+
+  function load(): void {
+    try {
+      values = decode(model.get("_stats")).data;
+      showError(model.get("_error"));
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+    buildControls();
+    paint();
+  }
+
+  function hoverAt(e: MouseEvent): { layer: number; head: number } | null {
+    if (!layout) return null;
+    const rect = canvas.getBoundingClientRect();
+    return barAt(layout, e.clientX - rect.left, e.clientY - rect.top);
+  }
+
+  cleanups.push(
+    listen(canvas, "mousemove", (e: MouseEvent) => {
+      const hit = hoverAt(e);
+      const data = current();
+      if (!hit || !data) {
+        tooltip.style.display = "none";
+        if (hover) {
+          hover = null;
+          paint();
+        }
+        return;
+      }
+      const m = meta();
+      const v = data[hit.layer * m.shape[1] + hit.head];
+      const rows = model.get("rows");
+      const base = m.baselines[rows];
+      const rowLabel = m.rows.find(([r]) => r === rows)?.[1] ?? rows;
+      tooltip.textContent =
+        `head ${headLabel(hit.layer, hit.head)} (layer ${hit.layer}, head ${hit.head})\n` +
+        `entropy, ${rowLabel}: ${fmt(v)} nats` +
+        (base === null || base === undefined ? "" : `\nuniform: ${fmt(base)} nats`);
+      Object.assign(tooltip.dataset, { layer: String(hit.layer), head: String(hit.head), value: String(v) });
+      tooltip.style.display = "block";
+      const rootRect = root.getBoundingClientRect();
+      tooltip.style.left = `${e.clientX - rootRect.left + 14}px`;
+      tooltip.style.top = `${e.clientY - rootRect.top + 14}px`;
+      if (!hover || hover.layer !== hit.layer || hover.head !== hit.head) {
+        hover = hit;
+        paint();
+      }
+    }),
+  );
+  cleanups.push(
+    listen(canvas, "mouseleave", () => {
+      tooltip.style.display = "none";
+      hover = null;
+      paint();
+    }),
+  );
+  cleanups.push(
+    listen(canvas, "click", (e: MouseEvent) => {
+      const hit = hoverAt(e);
+      if (!hit) return;
+      model.set("layer", hit.layer);
+      model.set("head", hit.head);
+      model.save_changes();
+      paint();
+    }),
+  );
+  cleanups.push(
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
+      const [nLayers, nHeads] = meta().shape;
+      let layer = model.get("layer");
+      let head = model.get("head");
+      if (e.key === "ArrowRight") head = Math.min(nHeads - 1, head + 1);
+      else if (e.key === "ArrowLeft") head = Math.max(0, head - 1);
+      else if (e.key === "ArrowDown") layer = Math.min(nLayers - 1, layer + 1);
+      else if (e.key === "ArrowUp") layer = Math.max(0, layer - 1);
+      else return;
+      e.preventDefault();
+      model.set("layer", layer);
+      model.set("head", head);
+      model.save_changes();
+    }),
+  );
+
+  for (const ev of ["change:layer", "change:head", "change:theme"]) {
+    cleanups.push(onModel(model, ev, paint));
+  }
+  cleanups.push(
+    onModel(model, "change:rows", () => {
+      buildControls();
+      paint();
+    }),
+  );
+  cleanups.push(onModel(model, "change:_stats", load));
+  cleanups.push(onModel(model, "change:_meta", load));
+  cleanups.push(onModel(model, "change:words", buildControls));
+  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
+  load();
+
+  return () => {
+    for (const c of [...cleanups, ...controls]) c();
+    root.remove();
+  };
+}
+
+export default { render };

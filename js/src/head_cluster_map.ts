@@ -1,0 +1,296 @@
+// HeadClusterMap: heads as points placed by MDS on the Jensen–Shannon distances between their attention, coloured
+// by layer or by a statistic. Mirrors attnwidgets/widgets/head_cluster_map.py. Points and statistics arrive as
+// binary buffers; the colour menu repaints without the kernel; a click sets the synced `layer`/`head` traits.
+
+import { type Packed, decode } from "./shared/buffers";
+import { type ColorMapName, categorical, rgbAt } from "./shared/colors";
+import { h, listen, select } from "./shared/dom";
+import { drawLegend, prepareCanvas } from "./shared/draw";
+import {
+  type ScatterLayout,
+  fmt,
+  headLabel,
+  nearestPoint,
+  scatterLayout,
+  statRange,
+  toPixel,
+} from "./shared/heads";
+import { type RenderProps, onModel } from "./shared/model";
+import { applyTheme, injectCss, theme } from "./shared/theme";
+
+/** Python traits of HeadClusterMap (attnwidgets/widgets/head_cluster_map.py and its base, widgets/_headstats.py). */
+export interface HeadClusterMapTraits {
+  layer: number;
+  head: number; // -1: the whole layer
+  color: string; // "layer" or a statistic name
+  words: boolean;
+  colormap: string;
+  theme: string;
+  _points: Packed; // (K, 2) float32 MDS coordinates, k = layer * H + head
+  _stats: Packed; // (S, L, H) float32, S in the order of _meta.names
+  _meta: {
+    title: string;
+    names: string[];
+    labels: Record<string, string>;
+    shape: [number, number];
+    can_words: boolean;
+    causal: boolean;
+    colors: Array<[string, string]>; // colour menu: "layer" then the statistics
+  };
+  _error: string;
+}
+
+function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
+  injectCss();
+  const cleanups: Array<() => void> = [];
+  const root = h("div", { className: "aw-root aw-head-cluster-map", tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const canvas = h("canvas", { className: "aw-canvas", "data-testid": "cluster-canvas" });
+  const legend = h("div", { className: "aw-legend", "data-testid": "legend" });
+  legend.style.flexWrap = "wrap";
+  const note = h("div", {
+    className: "aw-muted",
+    text: "Close points: heads that attend alike (MDS of Jensen–Shannon distances; the axes mean nothing).",
+  });
+  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  root.append(title, bar, errorBox, canvas, legend, note, tooltip);
+
+  let xy: Float32Array = new Float32Array(0);
+  let values: Float32Array = new Float32Array(0);
+  let px: Float64Array = new Float64Array(0); // pixel x, y of each point
+  let layout: ScatterLayout | null = null;
+  let hover = -1;
+  let radius = 6;
+  let controls: Array<() => void> = [];
+
+  const meta = () => model.get("_meta");
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+
+  function slice(name: string): Float32Array | null {
+    const m = meta();
+    const [nl, nh] = m.shape;
+    const idx = m.names.indexOf(name);
+    return idx < 0 ? null : values.subarray(idx * nl * nh, (idx + 1) * nl * nh);
+  }
+
+  function buildControls(): void {
+    for (const c of controls) c();
+    controls = [];
+    bar.replaceChildren();
+    const m = meta();
+    const opts: Array<[string, string]> = m.colors.map(([v]) => [
+      v,
+      v === "layer" ? "layer" : (m.labels[v] ?? v),
+    ]);
+    const colorSel = select(opts, model.get("color"), "colour by");
+    colorSel.dataset.testid = "color-select";
+    controls.push(
+      listen(colorSel, "change", () => {
+        model.set("color", colorSel.value);
+        model.save_changes();
+      }),
+    );
+    bar.append(h("label", {}, "colour by", colorSel));
+    if (m.can_words) {
+      const box = h("input", { type: "checkbox", "aria-label": "word level", "data-testid": "words" });
+      box.checked = model.get("words");
+      controls.push(
+        listen(box, "change", () => {
+          model.set("words", box.checked);
+          model.save_changes();
+        }),
+      );
+      bar.append(h("label", {}, box, "words"));
+    }
+  }
+
+  function buildLegend(map: ColorMapName, color: string, lo: number, hi: number): void {
+    legend.replaceChildren();
+    const m = meta();
+    if (color === "layer") {
+      legend.append(h("span", { className: "aw-muted", text: "layer" }));
+      for (let layer = 0; layer < m.shape[0]; layer++) {
+        const dot = h("span");
+        Object.assign(dot.style, {
+          display: "inline-block",
+          width: "10px",
+          height: "10px",
+          borderRadius: "50%",
+          background: categorical(layer),
+        });
+        legend.append(h("span", { className: "aw-swatch" }, dot, ` ${layer}`));
+      }
+      return;
+    }
+    const bar = h("canvas");
+    drawLegend(bar, map);
+    legend.append(
+      h("span", { className: "aw-muted", text: fmt(lo, 2) }),
+      bar,
+      h("span", { className: "aw-muted", text: fmt(hi, 2) }),
+      h("span", { className: "aw-muted", text: m.labels[color] ?? color }),
+    );
+  }
+
+  function paint(): void {
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    const m = meta();
+    const [nLayers, nHeads] = m.shape;
+    const k = Math.min(nLayers * nHeads, xy.length / 2);
+    const color = model.get("color");
+    const data = color === "layer" ? null : slice(color);
+    const map = (model.get("colormap") || t.colormap) as ColorMapName;
+    const [lo, hi] = data ? statRange(data) : [0, 1];
+    radius = t.font >= 18 ? 9 : 6;
+    const size = Math.round(t.maxGrid * 0.85);
+    layout = scatterLayout(xy.subarray(0, 2 * k), size, radius + t.font + 6);
+    const ctx = prepareCanvas(canvas, layout.width, layout.height);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, layout.width, layout.height);
+    ctx.strokeStyle = t.grid;
+    ctx.strokeRect(0.5, 0.5, layout.width - 1, layout.height - 1);
+    px = new Float64Array(2 * k);
+    for (let i = 0; i < k; i++) [px[2 * i], px[2 * i + 1]] = toPixel(layout, xy[2 * i], xy[2 * i + 1]);
+    const sel = { layer: model.get("layer"), head: model.get("head") };
+    const isSel = (i: number) =>
+      Math.floor(i / nHeads) === sel.layer && (sel.head === -1 || i % nHeads === sel.head);
+    // Unselected points first, the selection on top.
+    const order = Array.from({ length: k }, (_, i) => i).sort((a, b) => Number(isSel(a)) - Number(isSel(b)));
+    for (const i of order) {
+      const layer = Math.floor(i / nHeads);
+      let fill: string;
+      if (data) {
+        const v = data[i];
+        const rgb = Number.isFinite(v) ? rgbAt(map, v - lo, hi - lo) : [200, 200, 200];
+        fill = `rgb(${rgb[0]},${rgb[1]},${rgb[2]})`;
+      } else fill = categorical(layer);
+      ctx.beginPath();
+      ctx.arc(px[2 * i], px[2 * i + 1], isSel(i) ? radius + 2 : radius, 0, 2 * Math.PI);
+      ctx.fillStyle = fill;
+      ctx.fill();
+      ctx.lineWidth = isSel(i) ? 3 : 1;
+      ctx.strokeStyle = isSel(i) ? t.accent : i === hover ? t.fg : "rgba(0,0,0,0.45)";
+      ctx.stroke();
+    }
+    // Name the selected head (one point, or the layer's) and the hovered one.
+    ctx.font = `${t.font}px ${t.fontFamily}`;
+    ctx.textBaseline = "bottom";
+    ctx.textAlign = "center";
+    const named = new Set<number>(order.filter(isSel));
+    if (hover >= 0) named.add(hover);
+    for (const i of named) {
+      const label = headLabel(Math.floor(i / nHeads), i % nHeads);
+      const [x, y] = [px[2 * i], px[2 * i + 1] - radius - 4];
+      ctx.lineWidth = 3;
+      ctx.strokeStyle = t.bg;
+      ctx.strokeText(label, x, y);
+      ctx.fillStyle = t.fg;
+      ctx.fillText(label, x, y);
+    }
+    canvas.dataset.points = JSON.stringify(Array.from(px, (v) => Math.round(v * 10) / 10));
+    Object.assign(canvas.dataset, { color, selected: `${sel.layer}/${sel.head}`, radius: String(radius) });
+    buildLegend(map, color, lo, hi);
+    title.textContent = `${m.title} · head map, coloured by ${color === "layer" ? "layer" : (m.labels[color] ?? color)}`;
+  }
+
+  function load(): void {
+    try {
+      xy = decode(model.get("_points")).data;
+      values = decode(model.get("_stats")).data;
+      showError(model.get("_error"));
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+    buildControls();
+    paint();
+  }
+
+  function pointFor(e: MouseEvent): number {
+    const rect = canvas.getBoundingClientRect();
+    return nearestPoint(px, e.clientX - rect.left, e.clientY - rect.top, radius + 4);
+  }
+
+  cleanups.push(
+    listen(canvas, "mousemove", (e: MouseEvent) => {
+      const i = pointFor(e);
+      if (i < 0) {
+        tooltip.style.display = "none";
+        if (hover >= 0) {
+          hover = -1;
+          paint();
+        }
+        return;
+      }
+      const m = meta();
+      const nHeads = m.shape[1];
+      const [layer, head] = [Math.floor(i / nHeads), i % nHeads];
+      const lines = [`${headLabel(layer, head)} (layer ${layer}, head ${head})`];
+      const color = model.get("color");
+      const shown = color === "layer" ? [] : [color];
+      for (const name of ["entropy", "sep", "cls"]) if (!shown.includes(name)) shown.push(name);
+      for (const name of shown) {
+        const data = slice(name);
+        if (data) lines.push(`${m.labels[name] ?? name}: ${fmt(data[i])}`);
+      }
+      tooltip.textContent = lines.join("\n");
+      const v = color === "layer" ? layer : (slice(color)?.[i] ?? Number.NaN);
+      Object.assign(tooltip.dataset, { layer: String(layer), head: String(head), value: String(v) });
+      tooltip.style.display = "block";
+      const rootRect = root.getBoundingClientRect();
+      tooltip.style.left = `${e.clientX - rootRect.left + 14}px`;
+      tooltip.style.top = `${e.clientY - rootRect.top + 14}px`;
+      if (hover !== i) {
+        hover = i;
+        paint();
+      }
+    }),
+  );
+  cleanups.push(
+    listen(canvas, "mouseleave", () => {
+      tooltip.style.display = "none";
+      hover = -1;
+      paint();
+    }),
+  );
+  cleanups.push(
+    listen(canvas, "click", (e: MouseEvent) => {
+      const i = pointFor(e);
+      if (i < 0) return;
+      const nHeads = meta().shape[1];
+      model.set("layer", Math.floor(i / nHeads));
+      model.set("head", i % nHeads);
+      model.save_changes();
+      paint();
+    }),
+  );
+
+  for (const ev of ["change:layer", "change:head", "change:theme", "change:colormap"]) {
+    cleanups.push(onModel(model, ev, paint));
+  }
+  cleanups.push(
+    onModel(model, "change:color", () => {
+      buildControls();
+      paint();
+    }),
+  );
+  for (const ev of ["change:_points", "change:_stats", "change:_meta"])
+    cleanups.push(onModel(model, ev, load));
+  cleanups.push(onModel(model, "change:words", buildControls));
+  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
+  load();
+
+  return () => {
+    for (const c of [...cleanups, ...controls]) c();
+    root.remove();
+  };
+}
+
+export default { render };

@@ -1,0 +1,307 @@
+// HeadStatsGrid: a layers x heads grid coloured by one per-head statistic chosen from a menu.
+// Mirrors attnwidgets/widgets/head_stats_grid.py. Every statistic arrives at once as one (S, L, H) float32 buffer,
+// so the menu repaints without asking the kernel; a click sets the synced `layer`/`head` traits.
+
+import { type Packed, decode } from "./shared/buffers";
+import { type ColorMapName, rgbAt } from "./shared/colors";
+import { h, listen, select } from "./shared/dom";
+import { drawLegend, prepareCanvas } from "./shared/draw";
+import { type GridLayout, fmt, gridCellAt, gridLayout, headLabel, statRange, textOn } from "./shared/heads";
+import { type RenderProps, onModel } from "./shared/model";
+import { applyTheme, injectCss, theme } from "./shared/theme";
+
+/** Python traits of HeadStatsGrid (attnwidgets/widgets/head_stats_grid.py and its base, widgets/_headstats.py). */
+export interface HeadStatsGridTraits {
+  layer: number;
+  head: number; // -1: the whole layer
+  statistic: string;
+  words: boolean;
+  colormap: string; // "" = the theme's
+  theme: string;
+  _stats: Packed; // (S, L, H) float32, S in the order of _meta.names
+  _meta: {
+    title: string;
+    names: string[];
+    labels: Record<string, string>;
+    shape: [number, number];
+    can_words: boolean;
+    causal: boolean;
+  };
+  _error: string;
+}
+
+function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
+  injectCss();
+  const cleanups: Array<() => void> = [];
+  const root = h("div", { className: "aw-root aw-head-stats-grid", tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const scroll = h("div", { className: "aw-scroll" });
+  const canvas = h("canvas", { className: "aw-canvas", "data-testid": "grid-canvas" });
+  scroll.append(canvas);
+  const legendCanvas = h("canvas");
+  const legendMin = h("span", { className: "aw-muted" });
+  const legendMax = h("span", { className: "aw-muted" });
+  const legendLabel = h("span", { className: "aw-muted" });
+  const legend = h("div", { className: "aw-legend" }, legendMin, legendCanvas, legendMax, legendLabel);
+  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  root.append(title, bar, errorBox, scroll, legend, tooltip);
+
+  let values: Float32Array = new Float32Array(0);
+  let layout: GridLayout | null = null;
+  let hover: { layer: number; head: number } | null = null;
+  let controls: Array<() => void> = [];
+
+  const meta = () => model.get("_meta");
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+
+  function slice(name: string): Float32Array | null {
+    const m = meta();
+    const [nl, nh] = m.shape;
+    const idx = m.names.indexOf(name);
+    return idx < 0 ? null : values.subarray(idx * nl * nh, (idx + 1) * nl * nh);
+  }
+
+  function buildControls(): void {
+    for (const c of controls) c();
+    controls = [];
+    bar.replaceChildren();
+    const m = meta();
+    const statSel = select(
+      m.names.map((n) => [n, m.labels[n] ?? n]),
+      model.get("statistic"),
+      "statistic",
+    );
+    statSel.dataset.testid = "statistic-select";
+    controls.push(
+      listen(statSel, "change", () => {
+        model.set("statistic", statSel.value);
+        model.save_changes();
+      }),
+    );
+    bar.append(h("label", {}, "colour by", statSel));
+    if (m.can_words) {
+      const box = h("input", { type: "checkbox", "aria-label": "word level", "data-testid": "words" });
+      box.checked = model.get("words");
+      controls.push(
+        listen(box, "change", () => {
+          model.set("words", box.checked);
+          model.save_changes();
+        }),
+      );
+      bar.append(h("label", {}, box, "words"));
+    }
+  }
+
+  function paint(): void {
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    const m = meta();
+    const [nLayers, nHeads] = m.shape;
+    const stat = model.get("statistic");
+    const data = slice(stat);
+    const map = (model.get("colormap") || t.colormap) as ColorMapName;
+    const [lo, hi] = data ? statRange(data) : [0, 1];
+    const font = `${t.font}px ${t.fontFamily}`;
+    const probe = prepareCanvas(canvas, 10, 10);
+    probe.font = font;
+    const left = Math.ceil(probe.measureText(String(nLayers - 1)).width) + t.font * 2 + 8;
+    const top = t.font * 2 + 10;
+    layout = gridLayout(nLayers, nHeads, Math.round(t.maxGrid * 1.15), left, top, t.maxCell * 2, 6);
+    const g = layout;
+    const ctx = prepareCanvas(canvas, g.width, g.height);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, g.width, g.height);
+    ctx.font = font;
+    const showValues = g.cell >= probe.measureText("0.000").width + 6 && g.cell >= t.font * 2;
+    ctx.textAlign = "center";
+    ctx.textBaseline = "middle";
+    for (let layer = 0; layer < nLayers; layer++) {
+      for (let head = 0; head < nHeads; head++) {
+        const v = data ? data[layer * nHeads + head] : Number.NaN;
+        const x = g.x0 + head * g.cell;
+        const y = g.y0 + layer * g.cell;
+        const rgb: [number, number, number] = Number.isFinite(v)
+          ? rgbAt(map, v - lo, hi - lo)
+          : [235, 235, 235];
+        ctx.fillStyle = `rgb(${rgb[0]},${rgb[1]},${rgb[2]})`;
+        ctx.fillRect(x, y, g.cell, g.cell);
+        if (showValues) {
+          ctx.fillStyle = textOn(rgb);
+          ctx.fillText(Number.isFinite(v) ? v.toFixed(2) : "–", x + g.cell / 2, y + g.cell / 2);
+        }
+      }
+    }
+    // Thin white lines between cells keep neighbours apart on any colour map.
+    ctx.strokeStyle = t.bg;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (let i = 1; i < nHeads; i++) {
+      ctx.moveTo(g.x0 + i * g.cell + 0.5, g.y0);
+      ctx.lineTo(g.x0 + i * g.cell + 0.5, g.y0 + nLayers * g.cell);
+    }
+    for (let i = 1; i < nLayers; i++) {
+      ctx.moveTo(g.x0, g.y0 + i * g.cell + 0.5);
+      ctx.lineTo(g.x0 + nHeads * g.cell, g.y0 + i * g.cell + 0.5);
+    }
+    ctx.stroke();
+    // Row and column numbers, axis names.
+    const sel = { layer: model.get("layer"), head: model.get("head") };
+    const labelEvery = Math.max(1, Math.ceil((t.font * 1.6) / g.cell));
+    ctx.textAlign = "right";
+    for (let layer = 0; layer < nLayers; layer++) {
+      ctx.fillStyle = layer === sel.layer ? t.accent : t.fg;
+      ctx.fillText(String(layer), g.x0 - 5, g.y0 + (layer + 0.5) * g.cell);
+    }
+    ctx.textAlign = "center";
+    for (let head = 0; head < nHeads; head += labelEvery) {
+      ctx.fillStyle = head === sel.head ? t.accent : t.fg;
+      ctx.fillText(String(head), g.x0 + (head + 0.5) * g.cell, g.y0 - t.font * 0.7);
+    }
+    ctx.fillStyle = t.muted;
+    ctx.fillText("head", g.x0 + (nHeads * g.cell) / 2, t.font * 0.7);
+    ctx.save();
+    ctx.translate(t.font * 0.8, g.y0 + (nLayers * g.cell) / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.fillText("layer", 0, 0);
+    ctx.restore();
+    // Hover and selection outlines (the whole row when head is -1).
+    if (hover) {
+      ctx.strokeStyle = t.muted;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(g.x0 + hover.head * g.cell + 1, g.y0 + hover.layer * g.cell + 1, g.cell - 2, g.cell - 2);
+    }
+    if (sel.layer >= 0 && sel.layer < nLayers && sel.head < nHeads) {
+      const x = g.x0 + (sel.head < 0 ? 0 : sel.head * g.cell);
+      const w = sel.head < 0 ? nHeads * g.cell : g.cell;
+      ctx.strokeStyle = t.accent;
+      ctx.lineWidth = 3;
+      ctx.strokeRect(x + 1.5, g.y0 + sel.layer * g.cell + 1.5, w - 3, g.cell - 3);
+    }
+    Object.assign(canvas.dataset, {
+      x0: String(g.x0),
+      y0: String(g.y0),
+      cell: String(g.cell),
+      nLayers: String(nLayers),
+      nHeads: String(nHeads),
+      statistic: stat,
+      selected: `${sel.layer}/${sel.head}`,
+      vmin: String(lo),
+      vmax: String(hi),
+    });
+    drawLegend(legendCanvas, map);
+    legendMin.textContent = fmt(lo, 2);
+    legendMax.textContent = fmt(hi, 2);
+    legendLabel.textContent = m.labels[stat] ?? stat;
+    title.textContent = `${m.title} · ${m.labels[stat] ?? stat}`;
+    showError(data ? model.get("_error") : `unknown statistic ${stat}`);
+  }
+
+  function load(): void {
+    try {
+      values = decode(model.get("_stats")).data;
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+    buildControls();
+    paint();
+  }
+
+  function cellFor(e: MouseEvent): { layer: number; head: number } | null {
+    if (!layout) return null;
+    const rect = canvas.getBoundingClientRect();
+    return gridCellAt(layout, e.clientX - rect.left, e.clientY - rect.top);
+  }
+
+  cleanups.push(
+    listen(canvas, "mousemove", (e: MouseEvent) => {
+      const hit = cellFor(e);
+      const m = meta();
+      if (!hit) {
+        tooltip.style.display = "none";
+        if (hover) {
+          hover = null;
+          paint();
+        }
+        return;
+      }
+      const stat = model.get("statistic");
+      const data = slice(stat);
+      const v = data ? data[hit.layer * m.shape[1] + hit.head] : Number.NaN;
+      tooltip.textContent = `head ${headLabel(hit.layer, hit.head)} (layer ${hit.layer}, head ${hit.head})\n${
+        m.labels[stat] ?? stat
+      }: ${fmt(v)}`;
+      Object.assign(tooltip.dataset, { layer: String(hit.layer), head: String(hit.head), value: String(v) });
+      tooltip.style.display = "block";
+      const rootRect = root.getBoundingClientRect();
+      tooltip.style.left = `${e.clientX - rootRect.left + 14}px`;
+      tooltip.style.top = `${e.clientY - rootRect.top + 14}px`;
+      if (!hover || hover.layer !== hit.layer || hover.head !== hit.head) {
+        hover = hit;
+        paint();
+      }
+    }),
+  );
+  cleanups.push(
+    listen(canvas, "mouseleave", () => {
+      tooltip.style.display = "none";
+      hover = null;
+      paint();
+    }),
+  );
+  cleanups.push(
+    listen(canvas, "click", (e: MouseEvent) => {
+      const hit = cellFor(e);
+      if (!hit) return;
+      model.set("layer", hit.layer);
+      model.set("head", hit.head);
+      model.save_changes();
+      paint();
+    }),
+  );
+  cleanups.push(
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
+      const [nLayers, nHeads] = meta().shape;
+      let layer = model.get("layer");
+      let head = model.get("head");
+      if (e.key === "ArrowRight") head = Math.min(nHeads - 1, head + 1);
+      else if (e.key === "ArrowLeft") head = Math.max(0, head - 1);
+      else if (e.key === "ArrowDown") layer = Math.min(nLayers - 1, layer + 1);
+      else if (e.key === "ArrowUp") layer = Math.max(0, layer - 1);
+      else return;
+      e.preventDefault();
+      model.set("layer", layer);
+      model.set("head", head);
+      model.save_changes();
+    }),
+  );
+
+  for (const ev of ["change:layer", "change:head", "change:theme", "change:colormap"]) {
+    cleanups.push(onModel(model, ev, paint));
+  }
+  cleanups.push(
+    onModel(model, "change:statistic", () => {
+      buildControls();
+      paint();
+    }),
+  );
+  cleanups.push(onModel(model, "change:_stats", load));
+  cleanups.push(onModel(model, "change:_meta", load));
+  cleanups.push(onModel(model, "change:words", buildControls));
+  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
+  load();
+
+  return () => {
+    for (const c of [...cleanups, ...controls]) c();
+    root.remove();
+  };
+}
+
+export default { render };
