@@ -1,6 +1,7 @@
 """Static matplotlib/seaborn twins of the widgets, for slides, papers and PDFs. Each function returns a Figure."""
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
+from .head_stats import plot_head_stats
 from .heatmap import plot_heatmap
 
-__all__ = ["plot_head_grid", "plot_heatmap", "plot_pruning_curve", "plot_sweep"]
+__all__ = ["plot_head_grid", "plot_head_stats", "plot_heatmap", "plot_pruning_curve", "plot_sweep"]
