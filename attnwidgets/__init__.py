@@ -32,6 +32,7 @@ _LAZY: dict[str, str] = {
     "HeadClusterMap": "attnwidgets.widgets",
     "link_selection": "attnwidgets.widgets",
     "plot_heatmap": "attnwidgets.plots",
+    "plot_head_stats": "attnwidgets.plots",
     "Ablation": "attnwidgets.runner.ablation",
     "mean_pattern": "attnwidgets.runner.ablation",
     "watch_ablation": "attnwidgets.runner.watch",
