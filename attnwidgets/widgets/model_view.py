@@ -1,0 +1,152 @@
+"""ModelView: every layer x head as a thumbnail; click one for its full heatmap (front end: js/src/model_view.ts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import traitlets
+
+from ..result import AttentionResult, head_matrix
+from ._base import AttnWidget, pack
+from ._display import is_causal, mask_future, overview, thumbnails
+
+
+class ModelView(AttnWidget):
+    """The whole model at a glance: a grid of small pictures, one per layer (rows) and head (columns).
+
+    Only the thumbnails cross when the widget appears: each head block-reduced on the Python side to at most
+    ``thumb_size`` x ``thumb_size`` uint8 (12 x 12 heads at 512 tokens is about 150 kB instead of 50 MB). Clicking a
+    thumbnail fetches that head at full resolution by message; the page keeps what it fetched. Decoder self-attention
+    shows its causal mask (future keys) in light grey.
+
+    Parameters
+    ----------
+    result : AttentionResult
+    layer, head : int
+        The head shown large (and outlined in the grid).
+    kind : str
+        "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
+    thumb_size : int
+        Longest side of a thumbnail in cells (default 32); longer inputs are reduced by block max.
+    reduce : str
+        "max" (default: a single sharp weight stays visible) or "mean" for the thumbnails.
+    theme : str
+        "light" or "lecture".
+
+    Examples
+    --------
+    >>> import numpy as np, attnwidgets as aw
+    >>> r = aw.AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd"))
+    >>> w = aw.ModelView(r, layer=1, head=2)
+    >>> w._thumbs["thumbs"]["shape"]
+    [2, 3, 4, 4]
+    """
+
+    _bundle = "model_view"
+
+    layer = traitlets.Int(0).tag(sync=True)
+    """int, default 0: layer of the selected head. Two-way: clicking a thumbnail sets it; setting it here selects."""
+
+    head = traitlets.Int(0).tag(sync=True)
+    """int, default 0: the selected head, shown at full resolution beside the grid. Two-way like ``layer``."""
+
+    kind = traitlets.Unicode("self").tag(sync=True)
+    """str, default "self" ("encoder" for encoder-decoders): which attention the grid shows; the page offers a
+    selector for "encoder", "decoder" and "cross" when the result has them."""
+
+    colormap = traitlets.Unicode("").tag(sync=True)
+    """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
+
+    _meta = traitlets.Dict().tag(sync=True)
+    """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] per kind, and which kinds are causal."""
+
+    _thumbs = traitlets.Dict().tag(sync=True)
+    """dict: {kind, factor, thumbs}: the current kind's thumbnails as one uint8 buffer [layer, head, tq, tk], each
+    scaled to its own maximum. The page draws the grid from it; full heads come by "matrix" request."""
+
+    def __init__(self, result: AttentionResult, *, thumb_size: int = 32, reduce: str = "max", **kwargs: Any) -> None:
+        if not isinstance(result, AttentionResult):
+            raise TypeError(f"ModelView takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}")
+        if thumb_size < 4:
+            raise ValueError(f"thumb_size must be at least 4 cells, got {thumb_size}")
+        if reduce not in ("max", "mean"):
+            raise ValueError(f"reduce must be 'max' or 'mean', got {reduce!r}")
+        self._result = result
+        self._thumb_size = int(thumb_size)
+        self._reduce = reduce
+        kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
+        super().__init__(**kwargs)
+        self._check(self.kind, self.layer, self.head)
+        shapes: dict[str, list[int]] = {}
+        tokens: dict[str, list[list[str]]] = {}
+        for kind in result.kinds:
+            attention, queries, keys = result.attention_of(kind)
+            shapes[kind] = [int(attention.shape[0]), int(attention.shape[1])]
+            tokens[kind] = [list(queries), list(keys)]
+        self._meta = {
+            "title": result.model.name,
+            "kinds": list(result.kinds),
+            "shapes": shapes,
+            "tokens": tokens,
+            "causal": {kind: is_causal(result, kind) for kind in result.kinds},
+        }
+        self._refresh_thumbs()
+
+    @property
+    def result(self) -> AttentionResult:
+        """The result shown (read-only)."""
+        return self._result
+
+    def _kind(self, kind: str) -> str:
+        return "self" if kind == "encoder" and self._result.cross_attention is None else kind
+
+    def _check(self, kind: str, layer: int, head: int) -> None:
+        if head < 0:
+            raise IndexError("ModelView shows single heads: head must be 0 or more")
+        attention, _, _ = self._result.attention_of(self._kind(kind))  # type: ignore[arg-type]
+        head_matrix(attention, layer, head)
+
+    @traitlets.validate("layer", "head", "kind")
+    def _valid(self, proposal: dict[str, Any]) -> Any:
+        name = proposal["trait"].name
+        values = {"kind": self.kind, "layer": self.layer, "head": self.head, name: proposal["value"]}
+        if name == "kind" and values["kind"] != self.kind:
+            values["layer"], values["head"] = 0, 0
+        if hasattr(self, "_result"):
+            self._check(values["kind"], values["layer"], values["head"])
+        return proposal["value"]
+
+    @traitlets.observe("kind")
+    def _on_kind(self, change: dict[str, Any]) -> None:
+        if hasattr(self, "_result") and self._meta:
+            attention, _, _ = self._result.attention_of(self._kind(self.kind))  # type: ignore[arg-type]
+            if self.layer >= attention.shape[0] or self.head >= attention.shape[1]:
+                self.layer, self.head = 0, 0
+            self._refresh_thumbs()
+
+    def thumbnails(self, kind: str | None = None) -> tuple[np.ndarray, int]:
+        """``(uint8 [layer, head, tq, tk], factor)``: what the grid draws for ``kind`` (default: the current one)."""
+        attention, _, _ = self._result.attention_of(self._kind(kind or self.kind))  # type: ignore[arg-type]
+        return thumbnails(attention, self._thumb_size, self._reduce)
+
+    def _refresh_thumbs(self) -> None:
+        thumbs, factor = self.thumbnails()
+        self._thumbs = {"kind": self.kind, "factor": factor, "thumbs": pack(thumbs, "uint8")}
+
+    def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None) -> np.ndarray:
+        """The full (query, key) map of one head, NaN where a causal mask hides the key."""
+        kind = self._kind(kind or self.kind)
+        attention, _, _ = self._result.attention_of(kind)  # type: ignore[arg-type]
+        m = head_matrix(attention, self.layer if layer is None else layer, self.head if head is None else head)
+        return mask_future(m) if is_causal(self._result, kind) else np.asarray(m, dtype=np.float32)
+
+    def _handlers(self) -> dict[str, Any]:
+        return {"matrix": self._matrix_request}
+
+    def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        kind, layer, head = str(req["kind"]), int(req["layer"]), int(req["head"])
+        self._check(kind, layer, head)
+        m, factor = overview(self.matrix(kind, layer, head))
+        packed = pack(m)
+        return {"shape": packed["shape"], "dtype": packed["dtype"], "factor": factor}, [packed["buffer"]]

@@ -1,0 +1,428 @@
+// ModelView: every layer x head as a thumbnail; click one to see that head at full resolution beside the grid.
+// Mirrors attnwidgets/widgets/model_view.py. Only the thumbnails (uint8, block-reduced in Python) arrive with the
+// widget; a full head is fetched by "matrix" request when chosen and kept in the page.
+
+import { type Packed, decode, maxOf } from "./shared/buffers";
+import type { ColorMapName } from "./shared/colors";
+import { h, listen, select } from "./shared/dom";
+import { drawLabels, drawLegend, drawMatrix, labelRoom, matrixPixels, prepareCanvas } from "./shared/draw";
+import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
+import { type RenderProps, onModel } from "./shared/model";
+import { Requester } from "./shared/requests";
+import { applyTheme, injectCss, theme } from "./shared/theme";
+
+/** Python traits of ModelView (attnwidgets/widgets/model_view.py). */
+export interface ModelViewTraits {
+  layer: number;
+  head: number;
+  kind: string; // "self" | "encoder" | "decoder" | "cross"
+  theme: string;
+  colormap: string; // "" = the theme's
+  _meta: {
+    title: string;
+    kinds: string[];
+    shapes: Record<string, [number, number]>; // kind -> [layers, heads]
+    tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens]
+    causal: Record<string, boolean>;
+  };
+  _thumbs: { kind: string; factor: number; thumbs: Packed } | Record<string, never>;
+  _error: string;
+}
+
+/** Where the thumbnail of (layer, head) sits in the grid canvas, in CSS pixels. */
+export interface GridGeometry {
+  layers: number;
+  heads: number;
+  slot: number; // side of a thumbnail's square slot
+  gap: number;
+  x0: number;
+  y0: number;
+  width: number;
+  height: number;
+}
+
+export function gridGeometry(layers: number, heads: number, maxWidth: number, font: number): GridGeometry {
+  const x0 = Math.ceil(font * 2.6);
+  const y0 = Math.ceil(font * 1.6);
+  const gap = 4;
+  const slot = Math.max(20, Math.min(64, Math.floor((maxWidth - x0 - gap * heads) / Math.max(1, heads))));
+  return {
+    layers,
+    heads,
+    slot,
+    gap,
+    x0,
+    y0,
+    width: x0 + heads * (slot + gap),
+    height: y0 + layers * (slot + gap),
+  };
+}
+
+/** The (layer, head) under CSS pixel (x, y), or null (gaps and labels count as outside). */
+export function thumbAt(g: GridGeometry, x: number, y: number): { layer: number; head: number } | null {
+  const hx = (x - g.x0) / (g.slot + g.gap);
+  const ly = (y - g.y0) / (g.slot + g.gap);
+  const head = Math.floor(hx);
+  const layer = Math.floor(ly);
+  if (hx < 0 || ly < 0 || head >= g.heads || layer >= g.layers) return null;
+  if ((hx - head) * (g.slot + g.gap) > g.slot || (ly - layer) * (g.slot + g.gap) > g.slot) return null;
+  return { layer, head };
+}
+
+function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
+  injectCss();
+  const cleanups: Array<() => void> = [];
+  const requester = new Requester(model);
+  const root = h("div", { className: "aw-root aw-model-view", tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const grid = h("canvas", { className: "aw-canvas", "data-testid": "thumb-grid" });
+  const detailTitle = h("div", { className: "aw-muted", "data-testid": "detail-title" });
+  const detail = h("canvas", { className: "aw-canvas", "data-testid": "heatmap-canvas" });
+  const legendCanvas = h("canvas");
+  const legendMax = h("span", { className: "aw-muted" });
+  const legend = h(
+    "div",
+    { className: "aw-legend" },
+    h("span", { className: "aw-muted", text: "0" }),
+    legendCanvas,
+    legendMax,
+  );
+  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const detailBox = h("div", { className: "aw-scroll" }, detailTitle, detail, legend);
+  const body = h("div", {}, h("div", { className: "aw-scroll" }, grid), detailBox);
+  body.style.cssText = "display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap";
+  root.append(title, bar, errorBox, body, tooltip);
+
+  let geom: GridGeometry | null = null;
+  let thumbImage: HTMLCanvasElement | null = null;
+  let thumbShape: number[] = [0, 0, 0, 0];
+  let layout: HeatmapLayout | null = null;
+  let current: { key: string; data: Float32Array; vmax: number; factor: number } | null = null;
+  let hoverThumb: { layer: number; head: number } | null = null;
+  let hoverCell: { q: number; k: number } | null = null;
+
+  const meta = () => model.get("_meta");
+  const kind = () => model.get("kind");
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+
+  function buildControls(): void {
+    bar.replaceChildren();
+    const m = meta();
+    if (m.kinds.length > 1) {
+      const kindSel = select(
+        m.kinds.map((k) => [k, k]),
+        kind(),
+        "attention kind",
+      );
+      kindSel.dataset.testid = "kind-select";
+      cleanups.push(
+        listen(kindSel, "change", () => {
+          model.set("kind", kindSel.value);
+          model.set("layer", 0);
+          model.set("head", 0);
+          model.save_changes();
+        }),
+      );
+      bar.append(h("label", {}, "attention", kindSel));
+    }
+    bar.append(h("span", { className: "aw-muted", text: "click a thumbnail to open that head" }));
+  }
+
+  /** All thumbnails into one offscreen image (heads side by side, layers stacked), drawn once per data change. */
+  function buildThumbs(): void {
+    const t = model.get("_thumbs");
+    thumbImage = null;
+    if (!t || !("thumbs" in t)) return;
+    const m = decode(t.thumbs);
+    const [L, H, tq, tk] = m.shape;
+    thumbShape = m.shape;
+    const causal = meta().causal[t.kind] ?? false;
+    const f = t.factor;
+    const map = (model.get("colormap") || theme(model.get("theme")).colormap) as ColorMapName;
+    const off = document.createElement("canvas");
+    off.width = H * tk;
+    off.height = L * tq;
+    const ctx = off.getContext("2d")!;
+    const one = new Float32Array(tq * tk);
+    for (let l = 0; l < L; l++) {
+      for (let hd = 0; hd < H; hd++) {
+        const base = (l * H + hd) * tq * tk;
+        let top = 0;
+        for (let i = 0; i < tq * tk; i++) {
+          one[i] = m.data[base + i];
+          if (one[i] > top) top = one[i];
+        }
+        // A block whose every key lies in the future of every query is masked, not zero: paint it grey.
+        if (causal)
+          for (let i = 0; i < tq; i++)
+            for (let j = 0; j < tk; j++) if (j * f > i * f + f - 1) one[i * tk + j] = Number.NaN;
+        const px = matrixPixels(one, tq, tk, top || 1, map);
+        ctx.putImageData(new ImageData(px, tk, tq), hd * tk, l * tq);
+      }
+    }
+    thumbImage = off;
+  }
+
+  function paintGrid(): void {
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    const [L, H, tq, tk] = thumbShape;
+    geom = gridGeometry(L, H, Math.max(360, Math.min(820, t.maxGrid + 140)), t.font);
+    const g = geom;
+    const ctx = prepareCanvas(grid, g.width, g.height);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, g.width, g.height);
+    ctx.font = `${Math.max(10, t.font - 1)}px ${t.fontFamily}`;
+    ctx.fillStyle = t.muted;
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "center";
+    for (let hd = 0; hd < H; hd++)
+      ctx.fillText(String(hd), g.x0 + hd * (g.slot + g.gap) + g.slot / 2, g.y0 / 2);
+    ctx.textAlign = "right";
+    for (let l = 0; l < L; l++) ctx.fillText(`L${l}`, g.x0 - 6, g.y0 + l * (g.slot + g.gap) + g.slot / 2);
+    if (thumbImage) {
+      ctx.imageSmoothingEnabled = false;
+      const side = Math.max(tq, tk);
+      const w = (g.slot * tk) / side;
+      const hgt = (g.slot * tq) / side;
+      for (let l = 0; l < L; l++) {
+        for (let hd = 0; hd < H; hd++) {
+          const x = g.x0 + hd * (g.slot + g.gap);
+          const y = g.y0 + l * (g.slot + g.gap);
+          ctx.drawImage(thumbImage, hd * tk, l * tq, tk, tq, x, y, w, hgt);
+          ctx.strokeStyle = t.grid;
+          ctx.lineWidth = 1;
+          ctx.strokeRect(x - 0.5, y - 0.5, w + 1, hgt + 1);
+        }
+      }
+      const mark = (l: number, hd: number, colour: string, width: number) => {
+        ctx.strokeStyle = colour;
+        ctx.lineWidth = width;
+        ctx.strokeRect(g.x0 + hd * (g.slot + g.gap) - 1.5, g.y0 + l * (g.slot + g.gap) - 1.5, w + 3, hgt + 3);
+      };
+      if (hoverThumb) mark(hoverThumb.layer, hoverThumb.head, t.muted, 2);
+      mark(model.get("layer"), model.get("head"), t.accent, 3);
+    }
+    Object.assign(grid.dataset, {
+      layers: String(g.layers),
+      heads: String(g.heads),
+      slot: String(g.slot),
+      gap: String(g.gap),
+      x0: String(g.x0),
+      y0: String(g.y0),
+      selected: `${model.get("layer")}/${model.get("head")}`,
+      factor: String(model.get("_thumbs").factor ?? 1),
+    });
+  }
+
+  function paintDetail(): void {
+    if (!current) return;
+    const t = theme(model.get("theme"));
+    const map = (model.get("colormap") || t.colormap) as ColorMapName;
+    const [queries, keys] = meta().tokens[kind()] ?? [[], []];
+    const nq = Math.ceil(queries.length / current.factor);
+    const nk = Math.ceil(keys.length / current.factor);
+    const probe = prepareCanvas(detail, 10, 10);
+    const full = current.factor === 1;
+    layout = heatmapLayout({
+      nq,
+      nk,
+      maxGrid: Math.min(t.maxGrid, 520),
+      maxCell: t.maxCell,
+      labelWidth: full ? labelRoom(probe, queries, t) : 4,
+      labelHeight: full ? labelRoom(probe, keys, t) : 4,
+      minLabelCell: full ? Math.min(t.font, 12) - 2 : 1e9,
+    });
+    const ctx = prepareCanvas(detail, layout.width, layout.height);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, layout.width, layout.height);
+    drawMatrix(
+      ctx,
+      current.data,
+      nq,
+      nk,
+      layout.x0,
+      layout.y0,
+      layout.cell * nk,
+      layout.cell * nq,
+      current.vmax,
+      map,
+    );
+    drawLabels(ctx, layout, queries, keys, t, hoverCell);
+    if (hoverCell) {
+      ctx.strokeStyle = t.accent;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(
+        layout.x0 + hoverCell.k * layout.cell,
+        layout.y0 + hoverCell.q * layout.cell,
+        layout.cell,
+        layout.cell,
+      );
+    }
+    Object.assign(detail.dataset, {
+      x0: String(layout.x0),
+      y0: String(layout.y0),
+      cell: String(layout.cell),
+      nq: String(nq),
+      nk: String(nk),
+      view: current.key,
+      factor: String(current.factor),
+    });
+    drawLegend(legendCanvas, map);
+    legendMax.textContent = current.vmax.toFixed(3);
+    const [l, hd] = current.key.split("/").slice(1);
+    detailTitle.textContent = `${kind()} attention · layer ${l} · head ${hd}${
+      full ? "" : ` · overview, block max of ${current.factor} × ${current.factor} (zoom in AttentionHeatmap)`
+    }`;
+  }
+
+  async function fetchDetail(): Promise<void> {
+    const k = kind();
+    const layer = model.get("layer");
+    const head = model.get("head");
+    const key = `${k}/${layer}/${head}`;
+    try {
+      const reply = await requester.get(key, { what: "matrix", kind: k, layer, head });
+      if (key !== `${kind()}/${model.get("layer")}/${model.get("head")}`) return; // moved on meanwhile
+      const c = reply.content as { shape: number[]; dtype: Packed["dtype"]; factor?: number };
+      const m = decode({ buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape });
+      current = { key, data: m.data, vmax: maxOf(m.data) || 1, factor: c.factor ?? 1 };
+      paintDetail();
+      showError(model.get("_error"));
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+  }
+
+  function choose(layer: number, head: number): void {
+    model.set("layer", layer);
+    model.set("head", head);
+    model.save_changes();
+    paintGrid();
+    fetchDetail();
+  }
+
+  cleanups.push(
+    listen(grid, "mousemove", (e: MouseEvent) => {
+      if (!geom) return;
+      const rect = grid.getBoundingClientRect();
+      const at = thumbAt(geom, e.clientX - rect.left, e.clientY - rect.top);
+      const same = at && hoverThumb && at.layer === hoverThumb.layer && at.head === hoverThumb.head;
+      if (!same) {
+        hoverThumb = at;
+        paintGrid();
+      }
+      if (!at) {
+        tooltip.style.display = "none";
+        return;
+      }
+      tooltip.textContent = `layer ${at.layer} · head ${at.head}`;
+      placeTooltip(e);
+    }),
+    listen(grid, "mouseleave", () => {
+      hoverThumb = null;
+      tooltip.style.display = "none";
+      paintGrid();
+    }),
+    listen(grid, "click", (e: MouseEvent) => {
+      if (!geom) return;
+      const rect = grid.getBoundingClientRect();
+      const at = thumbAt(geom, e.clientX - rect.left, e.clientY - rect.top);
+      if (at) choose(at.layer, at.head);
+    }),
+    listen(detail, "mousemove", (e: MouseEvent) => {
+      if (!layout || !current) return;
+      const rect = detail.getBoundingClientRect();
+      const cell = cellAt(layout, e.clientX - rect.left, e.clientY - rect.top);
+      if (!cell) {
+        tooltip.style.display = "none";
+        return;
+      }
+      const [queries, keys] = meta().tokens[kind()] ?? [[], []];
+      const v = current.data[cell.q * layout.nk + cell.k];
+      const f = current.factor;
+      const label =
+        f === 1
+          ? `${queries[cell.q]} → ${keys[cell.k]}`
+          : `queries ${cell.q * f}–${cell.q * f + f - 1} → keys ${cell.k * f}–${cell.k * f + f - 1} (max)`;
+      tooltip.textContent = `${label}\n${Number.isNaN(v) ? "masked (future key)" : v.toFixed(4)}`;
+      tooltip.dataset.value = String(v);
+      placeTooltip(e);
+      if (!hoverCell || hoverCell.q !== cell.q || hoverCell.k !== cell.k) {
+        hoverCell = cell;
+        paintDetail();
+      }
+    }),
+    listen(detail, "mouseleave", () => {
+      hoverCell = null;
+      tooltip.style.display = "none";
+      paintDetail();
+    }),
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      const [L, H] = meta().shapes[kind()] ?? [0, 0];
+      const layer = model.get("layer");
+      const head = model.get("head");
+      if (e.key === "ArrowRight") choose(layer, Math.min(H - 1, head + 1));
+      else if (e.key === "ArrowLeft") choose(layer, Math.max(0, head - 1));
+      else if (e.key === "ArrowDown") choose(Math.min(L - 1, layer + 1), head);
+      else if (e.key === "ArrowUp") choose(Math.max(0, layer - 1), head);
+      else return;
+      e.preventDefault();
+    }),
+  );
+
+  function placeTooltip(e: MouseEvent): void {
+    tooltip.style.display = "block";
+    const r = root.getBoundingClientRect();
+    tooltip.style.left = `${e.clientX - r.left + 14}px`;
+    tooltip.style.top = `${e.clientY - r.top + 14}px`;
+  }
+
+  function all(): void {
+    buildControls();
+    buildThumbs();
+    paintGrid();
+    title.textContent = `${meta().title} · ${kind()} attention · ${thumbShape[0]} layers × ${thumbShape[1]} heads`;
+    fetchDetail();
+  }
+
+  cleanups.push(
+    onModel(model, "change:_thumbs", all),
+    onModel(model, "change:layer", () => {
+      paintGrid();
+      fetchDetail();
+    }),
+    onModel(model, "change:head", () => {
+      paintGrid();
+      fetchDetail();
+    }),
+    onModel(model, "change:theme", () => {
+      buildThumbs();
+      paintGrid();
+      paintDetail();
+    }),
+    onModel(model, "change:colormap", () => {
+      buildThumbs();
+      paintGrid();
+      paintDetail();
+    }),
+    onModel(model, "change:_error", () => showError(model.get("_error"))),
+  );
+  showError(model.get("_error"));
+  all();
+
+  return () => {
+    for (const c of cleanups) c();
+    requester.dispose();
+    root.remove();
+  };
+}
+
+export default { render };
