@@ -143,3 +143,8 @@ def test_attention_result_greedy_and_decoder_only():
     assert r.attention.shape == (2, 4, 8, 8) and np.triu(r.attention, 1).max() == 0.0
     with pytest.raises(KeyError, match="vocabulary"):
         attention_result(_model(), TASK, "3 x 4")
+
+
+def test_attention_before_any_forward_pass_says_what_to_do():
+    with pytest.raises(RuntimeError, match="run the model"):
+        _model().attention()

@@ -226,7 +226,7 @@ def sample_pairs(
     task: Task, rng: np.random.Generator, n: int, exclude: set[tuple[str, ...]] | frozenset = frozenset()
 ) -> list[tuple[list[str], list[str]]]:
     """``n`` random (source, target) pairs whose sources are not in ``exclude`` (the held-out set)."""
-    pairs = []
+    pairs: list[tuple[list[str], list[str]]] = []
     while len(pairs) < n:
         src = task.draw(rng)
         if tuple(src) not in exclude:

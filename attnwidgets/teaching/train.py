@@ -178,8 +178,10 @@ def attention_result(
         tgt = target.split() if isinstance(target, str) else list(target)
     model.eval()
     cfg = model.cfg
-    common = dict(name=f"attnwidgets.teaching/{task.name}", max_length=cfg.max_len, model_type="toy-transformer",
-                  n_kv_heads=cfg.n_kv_heads or cfg.n_heads, head_dim=cfg.head_dim)
+    common: dict[str, Any] = dict(
+        name=f"attnwidgets.teaching/{task.name}", max_length=cfg.max_len, model_type="toy-transformer",
+        n_kv_heads=cfg.n_kv_heads or cfg.n_heads, head_dim=cfg.head_dim,
+    )
 
     def stack(weights: list[torch.Tensor]) -> np.ndarray:  # L x (1, nh, T, S) -> (L, nh, T, S)
         return torch.cat(weights).numpy().astype(np.float32)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -271,6 +271,13 @@ class DecoderLayer(nn.Module):
         return self.res3(x, self.ff)
 
 
+def _recorded(attn: MultiHeadAttention) -> torch.Tensor:
+    """The weights an attention module kept from its last forward pass."""
+    if attn.weights is None:
+        raise RuntimeError("no attention recorded yet: run the model on an input first")
+    return attn.weights
+
+
 def causal_mask(T: int, device: torch.device | None = None) -> torch.Tensor:
     """(1, 1, T, T) bool, True on and below the diagonal: position i sees positions ≤ i."""
     return torch.tril(torch.ones(T, T, dtype=torch.bool, device=device)).view(1, 1, T, T)
@@ -360,10 +367,12 @@ class EncoderDecoderTransformer(nn.Module):
 
     def attention(self) -> dict[str, list[torch.Tensor]]:
         """Weights of the last forward pass: ``{"encoder", "decoder", "cross"}`` → per layer (B, nh, T, S)."""
+        encoder = [cast(EncoderLayer, layer) for layer in self.encoder]
+        decoder = [cast(DecoderLayer, layer) for layer in self.decoder]
         return {
-            "encoder": [layer.self_attn.weights for layer in self.encoder],
-            "decoder": [layer.self_attn.weights for layer in self.decoder],
-            "cross": [layer.cross_attn.weights for layer in self.decoder],
+            "encoder": [_recorded(layer.self_attn) for layer in encoder],
+            "decoder": [_recorded(layer.self_attn) for layer in decoder],
+            "cross": [_recorded(layer.cross_attn) for layer in decoder],
         }
 
 
@@ -408,4 +417,4 @@ class DecoderOnlyTransformer(nn.Module):
 
     def attention(self) -> dict[str, list[torch.Tensor]]:
         """Weights of the last forward pass: ``{"self"}`` → per layer (B, nh, T, T), causal."""
-        return {"self": [block.self_attn.weights for block in self.blocks]}
+        return {"self": [_recorded(cast(EncoderLayer, block).self_attn) for block in self.blocks]}
