@@ -6,7 +6,17 @@ import { type Packed, decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
-import { type BarLayout, barAt, barLayout, barX, fmt, headLabel, niceTicks } from "./shared/heads";
+import {
+  type BarLayout,
+  barAt,
+  barLayout,
+  barX,
+  fmt,
+  headLabel,
+  niceTicks,
+  roomFor,
+  tooltipPosition,
+} from "./shared/heads";
 import { type RenderProps, onModel } from "./shared/model";
 import { applyTheme, injectCss, theme } from "./shared/theme";
 
@@ -114,35 +124,39 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     probe.font = font;
     const tickW = Math.max(...ticks.map((v) => probe.measureText(v.toFixed(1)).width));
     const baseText = base === null ? "" : `uniform ${base.toFixed(2)}`;
+    const left = Math.ceil(tickW) + t.font * 2 + 10;
+    const right = Math.ceil(probe.measureText(baseText).width) + 12;
     layout = barLayout({
       nLayers,
       nHeads,
-      targetWidth: Math.round(t.maxGrid * 1.3),
+      targetWidth: Math.max(200, Math.round(Math.min(t.maxGrid * 1.3, roomFor(el) - left - right - 24))),
       plotH: Math.round(t.maxGrid * 0.42),
-      left: Math.ceil(tickW) + t.font * 2 + 10,
+      left,
       top: t.font,
       bottom: t.font * 3 + 10,
-      right: Math.ceil(probe.measureText(baseText).width) + 12,
+      right,
     });
     const l = layout;
     const ctx = prepareCanvas(canvas, l.width, l.height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, l.width, l.height);
     const y = (v: number) => l.y0 + l.plotH * (1 - v / yTop);
-    const left = l.x0 - l.groupGap / 2;
+    const plotLeft = l.x0 - l.groupGap / 2;
     // Grid lines and y ticks.
     ctx.font = font;
     ctx.textBaseline = "middle";
     ctx.textAlign = "right";
     for (const v of ticks) {
       ctx.strokeStyle = t.grid;
+      ctx.globalAlpha = 0.35; // light grid lines in every theme (the lecture theme's grid colour is black)
       ctx.lineWidth = 1;
       ctx.beginPath();
-      ctx.moveTo(left, Math.round(y(v)) + 0.5);
-      ctx.lineTo(left + l.plotW, Math.round(y(v)) + 0.5);
+      ctx.moveTo(plotLeft, Math.round(y(v)) + 0.5);
+      ctx.lineTo(plotLeft + l.plotW, Math.round(y(v)) + 0.5);
       ctx.stroke();
+      ctx.globalAlpha = 1;
       ctx.fillStyle = t.muted;
-      ctx.fillText(v.toFixed(1), left - 4, y(v));
+      ctx.fillText(v.toFixed(1), plotLeft - 4, y(v));
     }
     ctx.save();
     ctx.translate(t.font * 0.8, l.y0 + l.plotH / 2);
@@ -186,8 +200,8 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     ctx.strokeStyle = t.fg;
     ctx.lineWidth = 1;
     ctx.beginPath();
-    ctx.moveTo(left, l.y0 + l.plotH + 0.5);
-    ctx.lineTo(left + l.plotW, l.y0 + l.plotH + 0.5);
+    ctx.moveTo(plotLeft, l.y0 + l.plotH + 0.5);
+    ctx.lineTo(plotLeft + l.plotW, l.y0 + l.plotH + 0.5);
     ctx.stroke();
     if (base !== null) {
       ctx.save();
@@ -195,13 +209,13 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
       ctx.lineWidth = 1.5;
       ctx.setLineDash([6, 4]);
       ctx.beginPath();
-      ctx.moveTo(left, y(base));
-      ctx.lineTo(left + l.plotW, y(base));
+      ctx.moveTo(plotLeft, y(base));
+      ctx.lineTo(plotLeft + l.plotW, y(base));
       ctx.stroke();
       ctx.restore();
       ctx.textAlign = "left";
       ctx.fillStyle = t.fg;
-      ctx.fillText(baseText, left + l.plotW + 6, y(base));
+      ctx.fillText(baseText, plotLeft + l.plotW + 6, y(base));
     }
     // Layer labels under each group.
     ctx.textAlign = "center";
@@ -214,7 +228,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     ctx.fillStyle = t.muted;
     ctx.fillText(
       `layer (each bar one head, 0–${nHeads - 1})`,
-      left + l.plotW / 2,
+      plotLeft + l.plotW / 2,
       l.y0 + l.plotH + t.font * 1.6 + 10,
     );
 
@@ -282,8 +296,14 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
       Object.assign(tooltip.dataset, { layer: String(hit.layer), head: String(hit.head), value: String(v) });
       tooltip.style.display = "block";
       const rootRect = root.getBoundingClientRect();
-      tooltip.style.left = `${e.clientX - rootRect.left + 14}px`;
-      tooltip.style.top = `${e.clientY - rootRect.top + 14}px`;
+      const pos = tooltipPosition(
+        e.clientX - rootRect.left,
+        e.clientY - rootRect.top,
+        tooltip.offsetWidth,
+        rootRect.width,
+      );
+      tooltip.style.left = `${pos.left}px`;
+      tooltip.style.top = `${pos.top}px`;
       if (!hover || hover.layer !== hit.layer || hover.head !== hit.head) {
         hover = hit;
         paint();

@@ -11,9 +11,11 @@ import {
   fmt,
   headLabel,
   nearestPoint,
+  roomFor,
   scatterLayout,
   statRange,
   toPixel,
+  tooltipPosition,
 } from "./shared/heads";
 import { type RenderProps, onModel } from "./shared/model";
 import { applyTheme, injectCss, theme } from "./shared/theme";
@@ -150,7 +152,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
     const map = (model.get("colormap") || t.colormap) as ColorMapName;
     const [lo, hi] = data ? statRange(data) : [0, 1];
     radius = t.font >= 18 ? 9 : 6;
-    const size = Math.round(t.maxGrid * 0.85);
+    const size = Math.max(240, Math.round(Math.min(t.maxGrid * 0.85, roomFor(el) - 20)));
     layout = scatterLayout(xy.subarray(0, 2 * k), size, radius + t.font + 6);
     const ctx = prepareCanvas(canvas, layout.width, layout.height);
     ctx.fillStyle = t.bg;
@@ -245,8 +247,14 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
       Object.assign(tooltip.dataset, { layer: String(layer), head: String(head), value: String(v) });
       tooltip.style.display = "block";
       const rootRect = root.getBoundingClientRect();
-      tooltip.style.left = `${e.clientX - rootRect.left + 14}px`;
-      tooltip.style.top = `${e.clientY - rootRect.top + 14}px`;
+      const pos = tooltipPosition(
+        e.clientX - rootRect.left,
+        e.clientY - rootRect.top,
+        tooltip.offsetWidth,
+        rootRect.width,
+      );
+      tooltip.style.left = `${pos.left}px`;
+      tooltip.style.top = `${pos.top}px`;
       if (hover !== i) {
         hover = i;
         paint();

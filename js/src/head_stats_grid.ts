@@ -6,7 +6,17 @@ import { type Packed, decode } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
-import { type GridLayout, fmt, gridCellAt, gridLayout, headLabel, statRange, textOn } from "./shared/heads";
+import {
+  type GridLayout,
+  fmt,
+  gridCellAt,
+  gridLayout,
+  headLabel,
+  roomFor,
+  statRange,
+  textOn,
+  tooltipPosition,
+} from "./shared/heads";
 import { type RenderProps, onModel } from "./shared/model";
 import { applyTheme, injectCss, theme } from "./shared/theme";
 
@@ -113,7 +123,15 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
     probe.font = font;
     const left = Math.ceil(probe.measureText(String(nLayers - 1)).width) + t.font * 2 + 8;
     const top = t.font * 2 + 10;
-    layout = gridLayout(nLayers, nHeads, Math.round(t.maxGrid * 1.15), left, top, t.maxCell * 2, 6);
+    layout = gridLayout(
+      nLayers,
+      nHeads,
+      Math.round(Math.min(t.maxGrid * 1.15, roomFor(el) - left - 24)),
+      left,
+      top,
+      t.maxCell * 2,
+      6,
+    );
     const g = layout;
     const ctx = prepareCanvas(canvas, g.width, g.height);
     ctx.fillStyle = t.bg;
@@ -240,8 +258,14 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
       Object.assign(tooltip.dataset, { layer: String(hit.layer), head: String(hit.head), value: String(v) });
       tooltip.style.display = "block";
       const rootRect = root.getBoundingClientRect();
-      tooltip.style.left = `${e.clientX - rootRect.left + 14}px`;
-      tooltip.style.top = `${e.clientY - rootRect.top + 14}px`;
+      const pos = tooltipPosition(
+        e.clientX - rootRect.left,
+        e.clientY - rootRect.top,
+        tooltip.offsetWidth,
+        rootRect.width,
+      );
+      tooltip.style.left = `${pos.left}px`;
+      tooltip.style.top = `${pos.top}px`;
       if (!hover || hover.layer !== hit.layer || hover.head !== hit.head) {
         hover = hit;
         paint();
