@@ -51,6 +51,8 @@ class TrainingRun:
         Exact-match accuracy of greedy decoding on the held-out sources (never seen in training).
     seconds : float
         Wall-clock time of the whole call, checkpoints included.
+    cpu_seconds : float
+        CPU time of this process over the call: what the training itself cost, whatever else the machine was doing.
     held_out : list[tuple[str, ...]]
         The held-out sources.
     probe : list[str]
@@ -72,6 +74,7 @@ class TrainingRun:
     probe: list[str]
     checkpoints: dict[int, AttentionResult] = field(default_factory=dict)
     checkpoint_accuracy: dict[int, float] = field(default_factory=dict)
+    cpu_seconds: float = 0.0
 
     @property
     def architecture(self) -> Architecture:
@@ -287,7 +290,7 @@ def train(
     TrainingRun
         The model, losses, held-out accuracy, time taken and the attention at each checkpoint.
     """
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     task = get_task(task)
     if architecture not in ("encoder-decoder", "decoder"):
         raise ValueError(f"architecture must be 'encoder-decoder' or 'decoder', got {architecture!r}")
@@ -340,6 +343,7 @@ def train(
         model.eval()
         run.accuracy = run.checkpoint_accuracy[steps] if steps in marks else evaluate(model, task, held_out)
     run.seconds = time.perf_counter() - start
+    run.cpu_seconds = time.process_time() - cpu_start
     return run
 
 
