@@ -1,0 +1,112 @@
+"""Static twin of QKStepThrough: one head's attention for one query, step by step, as a matplotlib Figure."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..qk_result import QKCapture
+from .heatmap import _label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+_DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
+
+
+def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "light") -> Figure:
+    """Draw the QK step-through of ``head`` for query token ``query``: six panels sharing the key rows.
+
+    Panels: ① q (top) and the keys k as colour strips, ② q ⊙ k, ③ q·k, ④ × scaling, ⑤ softmax, ⑥ the values
+    (faded by weight) and their weighted sum (top) — the same panels as the widget.
+
+    Parameters
+    ----------
+    capture : QKCapture
+        From :func:`attnwidgets.capture_qk`.
+    head, query : int
+        Query head and query token.
+    theme : str
+        "light" (RdBu) or "lecture" (PuOr, larger fonts); both colour-blind safe.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.qk_result import QKCapture
+    >>> rng = np.random.default_rng(0)
+    >>> c = QKCapture.from_vectors(rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4)),
+    ...                            rng.normal(size=(2, 3, 4)), ["[CLS]", "hi", "[SEP]"])
+    >>> fig = plot_qk(c, head=1, query=1)
+    >>> [ax.get_title() for ax in fig.axes[2:5]]
+    ['③ q · k', '④ × 0.5', '⑤ softmax']
+    """
+    import matplotlib.pyplot as plt
+
+    a = capture.head(head)
+    n, m = a["logits"].shape
+    if not 0 <= query < n:
+        raise IndexError(f"query {query} is out of range: there are {n} query tokens (0..{n - 1})")
+    big = theme == "lecture"
+    font = 15 if big else 9
+    cmap = _DIVERGING.get(theme, "RdBu_r")
+    q, k, v = a["q"][query], a["k"], a["v"]
+    out = a["output"][query]
+    allowed = capture.mask[query]
+    w = a["weights"][query]
+    rows = max(m, 1)
+    height = min(24.0, 1.6 + 0.3 * rows) * (1.3 if big else 1.0)
+    fig, axes = plt.subplots(2, 6, figsize=(17 if big else 13, height), sharex="col",
+                             gridspec_kw={"height_ratios": [1, max(2, rows)], "hspace": 0.05, "wspace": 0.35})
+    top, body = axes[0], axes[1]
+    qk_max = float(np.abs(np.concatenate([q[None], k])).max()) or 1.0
+    prods = q[None] * k
+    prod_max = float(np.abs(prods).max()) or 1.0
+    v_max = float(np.abs(np.concatenate([out[None], v])).max()) or 1.0
+    strip: dict[str, Any] = {"aspect": "auto", "interpolation": "nearest", "cmap": cmap}
+    top[0].imshow(q[None], vmin=-qk_max, vmax=qk_max, **strip)
+    top[0].set_yticks([0], [f"q · {_label(capture.tokens[query])}"], fontsize=font)
+    body[0].imshow(np.where(allowed[:, None], k, np.nan), vmin=-qk_max, vmax=qk_max, **strip)
+    body[1].imshow(np.where(allowed[:, None], prods, np.nan), vmin=-prod_max, vmax=prod_max, **strip)
+    top[5].imshow(out[None], vmin=-v_max, vmax=v_max, **strip)
+    top[5].set_yticks([0], ["Σ"], fontsize=font)
+    rgba = plt.get_cmap(cmap)((np.clip(v / v_max, -1, 1) + 1) / 2)
+    rgba[..., 3] = (0.08 + 0.92 * w / (w.max() or 1.0))[:, None]
+    rgba[~allowed] = (0.85, 0.85, 0.85, 1.0)
+    body[5].imshow(rgba, aspect="auto", interpolation="nearest")
+    y = np.arange(m)
+    for ax, values in ((body[2], a["logits"][query]), (body[3], a["scaled"][query])):
+        vals = np.where(allowed, values, 0.0)
+        lim = float(np.abs(vals).max()) or 1.0
+        ax.barh(y, vals, color=np.where(vals >= 0, "#b2182b", "#2166ac"), height=0.7)
+        ax.axvline(0, color="#888888", lw=0.8)
+        ax.set_xlim(-lim * 1.05, lim * 1.05)
+    best = int(np.argmax(np.where(allowed, w, -1)))
+    body[4].barh(y, w, color=["#d55e00" if j == best else "#2171b5" for j in range(m)], height=0.7)
+    body[4].set_xlim(0, 1)
+    for j in range(m):
+        if allowed[j]:
+            body[4].text(min(w[j] + 0.03, 0.75), j, f"{w[j]:.3f}", va="center", fontsize=font - 1)
+    titles = ["① query q, keys k", "② q ⊙ k", "③ q · k", f"④ × {capture.scaling:.3g}", "⑤ softmax",
+              "⑥ Σ weight × v"]
+    for i, ax in enumerate(body):
+        ax.set_ylim(m - 0.5, -0.5)
+        ax.tick_params(labelsize=font - 1)
+        if i > 0:
+            ax.set_yticks([])
+        top[i].set_title(titles[i], fontsize=font + 1)
+    body[0].set_yticks(y, [_label(t) for t in capture.key_tokens] if m <= 80 else [""] * m, fontsize=font)
+    for i in (1, 2, 3, 4):
+        top[i].axis("off")
+    for i in (0, 5):
+        top[i].set_xticks([])
+    for i in (0, 1, 5):
+        body[i].set_xlabel("component", fontsize=font - 1)
+    name = capture.model.name if capture.model is not None else "arrays"
+    fig.suptitle(f"{name} · {capture.stack} attention · layer {capture.layer} · head {head} · query "
+                 f"{query} ({_label(capture.tokens[query])})", fontsize=font + 2)
+    return fig
