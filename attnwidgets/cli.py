@@ -1,0 +1,134 @@
+"""The command line: ``attnwidgets show "TEXT" --model NAME --out page.html`` writes a self-contained page.
+
+Handy for slides and paper-club handouts: the page has the view's JS and data inlined and renders offline.
+:func:`build_view` (text + options -> widget) is shared with the IPython magics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .widgets._base import AttnWidget
+
+VIEWS = ("heatmap", "model", "head", "qk")
+THEMES = ("light", "lecture")
+
+
+class UsageError(ValueError):
+    """Arguments that do not make sense together (reported with the usage line, never a traceback)."""
+
+
+def build_view(
+    text: str,
+    *,
+    view: str = "heatmap",
+    model: str | None = None,
+    pair: str | None = None,
+    layer: int | None = None,
+    head: int | None = None,
+    theme: str | None = None,
+) -> AttnWidget:
+    """Run ``text`` through ``model`` and return the widget for ``view`` ("heatmap", "model", "head" or "qk").
+
+    Examples
+    --------
+    >>> w = build_view("The cat sat.", view="heatmap", layer=1, head=2)
+    >>> type(w).__name__, w.layer, w.head
+    ('AttentionHeatmap', 1, 2)
+    """
+    if view not in VIEWS:
+        raise UsageError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    if theme is not None and theme not in THEMES:
+        raise UsageError(f"unknown theme {theme!r}; choose one of {', '.join(THEMES)}")
+    if not text or not text.strip():
+        raise UsageError("the text is empty: give at least one word")
+    from . import widgets
+    from .runner import get_runner
+
+    runner = get_runner(model)
+    info = runner.info
+    n_layers = info.n_layers
+    if layer is not None and not 0 <= layer < n_layers:
+        raise UsageError(f"--layer {layer} is out of range: {info.name!r} has {n_layers} layers (0..{n_layers - 1})")
+    low = 0 if view in ("qk", "head") else -1
+    if head is not None and not low <= head < info.n_heads:
+        raise UsageError(f"--head {head} is out of range: {info.name!r} has {info.n_heads} heads "
+                         f"({low}..{info.n_heads - 1}{', -1 = mean' if low < 0 else ''})")
+    kwargs: dict[str, Any] = {}
+    if theme is not None:
+        kwargs["theme"] = theme
+    if layer is not None:
+        kwargs["layer"] = layer
+    if view == "qk":
+        from .runner.qk import capture_qk_layers
+        from .widgets.qk import QKStepThrough
+
+        if head is not None:
+            kwargs["head"] = head
+        return QKStepThrough(capture_qk_layers(text, pair, model=runner), **kwargs)
+    result = runner.run(text, pair)
+    if view == "heatmap":
+        if head is not None:
+            kwargs["head"] = head
+        return widgets.AttentionHeatmap(result, **kwargs)
+    if view == "model":
+        if head is not None:
+            kwargs["head"] = head
+        return widgets.ModelView(result, **kwargs)
+    if head is not None:
+        kwargs["heads"] = [head]
+    return widgets.HeadView(result, **kwargs)
+
+
+def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    parser = argparse.ArgumentParser(
+        prog="attnwidgets",
+        description="See what a transformer's attention heads do: write a view as one self-contained HTML page.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    show = sub.add_parser(
+        "show", help="write a self-contained HTML page of one view",
+        description="Run TEXT through a model and write one view as a self-contained HTML page (no network needed "
+                    "to open it).",
+    )
+    show.add_argument("text", metavar="TEXT", help="the input text")
+    show.add_argument("--out", "-o", required=True, metavar="PAGE.html", help="where to write the page")
+    show.add_argument("--model", "-m", default=None, metavar="NAME",
+                      help="hub id or local folder (default: the bundled all-MiniLM-L6-v2)")
+    show.add_argument("--view", choices=VIEWS, default="heatmap", help="which view (default: heatmap)")
+    show.add_argument("--layer", type=int, default=None, metavar="L", help="layer shown first")
+    show.add_argument("--head", type=int, default=None, metavar="H", help="head shown first (-1: mean, heatmap)")
+    show.add_argument("--pair", default=None, metavar="TEXT_B", help="segment B of a sentence pair")
+    show.add_argument("--theme", choices=THEMES, default=None, help="light (default) or lecture")
+    show.add_argument("--precision", choices=("float16", "uint8", "float32"), default="float16",
+                      help="how saved arrays are stored (default float16; uint8 is smaller, float32 exact)")
+    show.add_argument("--scope", choices=("all", "view"), default="all",
+                      help="all: every layer/head works offline (default); view: only the first view (smaller)")
+    show.add_argument("--title", default=None, help="page title")
+    return parser, show
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``attnwidgets`` command. Returns the exit status (0 ok, 1 failure, 2 bad arguments)."""
+    parser, show = _parsers()
+    args = parser.parse_args(argv)  # exits 2 with the usage line on bad arguments
+    try:
+        widget = build_view(args.text, view=args.view, model=args.model, pair=args.pair, layer=args.layer,
+                            head=args.head, theme=args.theme)
+        path = widget.save_html(args.out, title=args.title, precision=args.precision, scope=args.scope)
+    except UsageError as exc:
+        show.error(str(exc))  # exits 2
+    except (OSError, ValueError, RuntimeError, IndexError, TypeError) as exc:
+        print(f"attnwidgets: error: {exc}", file=sys.stderr)
+        return 1
+    size = path.stat().st_size
+    print(f"wrote {path} ({size / 1024:.0f} KiB): open it in any browser, no network needed")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
