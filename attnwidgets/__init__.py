@@ -43,6 +43,12 @@ _LAZY: dict[str, str] = {
     "plot_sweep": "attnwidgets.plots",
     "plot_pruning_curve": "attnwidgets.plots",
     "set_theme": "attnwidgets.widgets",
+    "QKCapture": "attnwidgets.qk_result",
+    "capture_qk": "attnwidgets.runner.qk",
+    "capture_qk_layers": "attnwidgets.runner.qk",
+    "QKStepThrough": "attnwidgets.widgets",
+    "plot_qk": "attnwidgets.plots",
+    "save_html": "attnwidgets.export",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]
@@ -59,3 +65,10 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext attnwidgets``: the ``%attention``, ``%%attention`` and ``%attention_model`` magics."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)

@@ -3,5 +3,6 @@
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .head_stats import plot_head_stats
 from .heatmap import plot_heatmap
+from .qk import plot_qk
 
-__all__ = ["plot_head_grid", "plot_head_stats", "plot_heatmap", "plot_pruning_curve", "plot_sweep"]
+__all__ = ["plot_head_grid", "plot_head_stats", "plot_heatmap", "plot_pruning_curve", "plot_qk", "plot_sweep"]

@@ -6,6 +6,7 @@ from .entropy_bars import EntropyBars
 from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid
 from .heatmap import AttentionHeatmap
+from .qk import QKStepThrough
 from .linking import SelectionLink, link_selection
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "EntropyBars",
     "HeadClusterMap",
     "HeadStatsGrid",
+    "QKStepThrough",
     "SelectionLink",
     "head_matrix",
     "link_selection",
