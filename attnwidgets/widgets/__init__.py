@@ -6,8 +6,8 @@ from .entropy_bars import EntropyBars
 from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid
 from .heatmap import AttentionHeatmap
-from .qk import QKStepThrough
 from .linking import SelectionLink, link_selection
+from .qk import QKStepThrough
 
 __all__ = [
     "AttentionHeatmap",
