@@ -134,6 +134,7 @@ def test_attention_result_fills_every_encoder_decoder_field():
 
 
 def test_attention_result_greedy_and_decoder_only():
+    assert attention_result(_model(), TASK, "314", target="413").target_tokens == ["<bos>", "4", "1", "3"]
     greedy = attention_result(_model(), "reverse", "314")
     assert greedy.target_tokens[0] == "<bos>" and greedy.tokens == ["3", "1", "4", "<eos>"]
     r = attention_result(_model(DecoderOnlyTransformer), TASK, "3 1 4", target=["4", "1", "3"])

@@ -179,6 +179,8 @@ def attention_result(
         tgt = predict(model, task, [src])[0]
     else:
         tgt = target.split() if isinstance(target, str) else list(target)
+        if len(tgt) == 1 and tgt[0] not in v.index:  # "413" written without spaces
+            tgt = list(tgt[0])
     model.eval()
     cfg = model.cfg
     common: dict[str, Any] = dict(

@@ -24,6 +24,7 @@ torch.Size([2, 4, 3, 5])
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -229,14 +230,18 @@ class _Residual(nn.Module):
         self.norm_first = cfg.norm_first
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, f) -> torch.Tensor:  # f: (B, T, C) -> (B, T, C)
+    def forward(self, x: torch.Tensor, f: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:  # f: (B,T,C)->same
         if self.norm_first:
             return x + self.drop(f(self.norm(x)))
         return self.norm(x + self.drop(f(x)))
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention over the whole source (no causal mask), then feed-forward; each with a residual."""
+    """Self-attention, then feed-forward, each with a residual.
+
+    In the encoder the mask only hides padding, so every source token sees every other one; the decoder-only model
+    reuses this block with a causal mask.
+    """
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
