@@ -1,0 +1,97 @@
+"""Text shipped with attnwidgets so every analysis runs offline.
+
+Everything here was written by the attnwidgets team for this package (nothing is copied from other corpora):
+
+- ``corpus.txt``: short paragraphs on mixed topics, one sentence per line, paragraphs separated by blank lines;
+- ``sentences.txt``: single sentences of varied structure;
+- ``ud_sample.conllu``: 45 sentences annotated by hand in Universal Dependencies (v2) style.
+
+Examples
+--------
+>>> from attnwidgets.data import load_corpus, load_pairs
+>>> len(load_corpus()) > 200, len(load_pairs()[0])
+(True, 2)
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["data_path", "load_corpus", "load_pairs", "load_paragraphs", "ud_sample_path"]
+
+Kind = Literal["all", "sentences", "paragraph_sentences"]
+
+
+def data_path(name: str) -> Path:
+    """Path of a bundled data file (``"corpus.txt"``, ``"sentences.txt"``, ``"ud_sample.conllu"``)."""
+    path = resources.files(__name__).joinpath(name)
+    if not path.is_file():
+        raise FileNotFoundError(f"no bundled data file {name!r}; the package ships corpus.txt, sentences.txt and "
+                                "ud_sample.conllu")
+    return Path(str(path))
+
+
+def _lines(name: str) -> list[str]:
+    text = data_path(name).read_text(encoding="utf-8")
+    return [line.rstrip() for line in text.splitlines() if not line.startswith("#")]
+
+
+def load_paragraphs() -> list[list[str]]:
+    """The paragraphs of ``corpus.txt``, each a list of its sentences."""
+    paragraphs: list[list[str]] = []
+    current: list[str] = []
+    for line in _lines("corpus.txt"):
+        if line.strip():
+            current.append(line.strip())
+        elif current:
+            paragraphs.append(current)
+            current = []
+    if current:
+        paragraphs.append(current)
+    return paragraphs
+
+
+def load_corpus(kind: Kind = "all", *, paragraphs: bool = False) -> list[str]:
+    """The bundled texts, in a fixed order.
+
+    Parameters
+    ----------
+    kind : {"all", "sentences", "paragraph_sentences"}
+        ``"sentences"``: the single sentences of ``sentences.txt``; ``"paragraph_sentences"``: the sentences of the
+        paragraphs in ``corpus.txt``; ``"all"`` (default): both, paragraph sentences first.
+    paragraphs : bool
+        Return each paragraph of ``corpus.txt`` as one text instead of its sentences (``kind`` is then ignored).
+
+    Examples
+    --------
+    >>> load_corpus(paragraphs=True)[0].startswith("The kettle clicked off")
+    True
+    """
+    if paragraphs:
+        return [" ".join(p) for p in load_paragraphs()]
+    if kind not in ("all", "sentences", "paragraph_sentences"):
+        raise ValueError(f"kind must be 'all', 'sentences' or 'paragraph_sentences', got {kind!r}")
+    out: list[str] = []
+    if kind in ("all", "paragraph_sentences"):
+        out += [s for p in load_paragraphs() for s in p]
+    if kind in ("all", "sentences"):
+        out += [line.strip() for line in _lines("sentences.txt") if line.strip()]
+    return out
+
+
+def load_pairs() -> list[tuple[str, str]]:
+    """Sentence pairs (A, B): every two consecutive sentences of a paragraph, for [SEP]-pair statistics.
+
+    Examples
+    --------
+    >>> load_pairs()[0][1].startswith("Mara poured")
+    True
+    """
+    return [(p[i], p[i + 1]) for p in load_paragraphs() for i in range(len(p) - 1)]
+
+
+def ud_sample_path() -> Path:
+    """Path of the hand-annotated CoNLL-U sample (45 sentences), for :func:`attnwidgets.analysis.read_conllu`."""
+    return data_path("ud_sample.conllu")
