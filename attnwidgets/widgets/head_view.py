@@ -1,0 +1,248 @@
+"""HeadView: bertviz's line view: queries left, keys right, one colour per head (front end: js/src/head_view.ts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import traitlets
+
+from ..result import AttentionResult
+from ._base import AttnWidget, pack
+
+#: Sentence filters: which (query segment, key segment) pairs keep their lines. None = any segment.
+SENTENCE_FILTERS: dict[str, tuple[int | None, int | None]] = {
+    "all": (None, None),
+    "AA": (0, 0),
+    "AB": (0, 1),
+    "BA": (1, 0),
+    "BB": (1, 1),
+}
+
+#: Above this many query x key cells a layer crosses as uint8 (1/255 steps) instead of float16.
+FLOAT16_MAX_CELLS = 256 * 256
+
+
+def filter_mask(query_segments: np.ndarray, key_segments: np.ndarray, which: str = "all") -> np.ndarray:
+    """(nq, nk) bool: the (query, key) pairs whose lines the sentence filter ``which`` keeps.
+
+    ``"AB"`` keeps lines from sentence A queries to sentence B keys, and so on; ``"all"`` keeps every pair.
+
+    Examples
+    --------
+    >>> filter_mask(np.array([0, 0, 1]), np.array([0, 1, 1]), "AB").astype(int).tolist()
+    [[0, 1, 1], [0, 1, 1], [0, 0, 0]]
+    """
+    if which not in SENTENCE_FILTERS:
+        raise ValueError(f"unknown sentence filter {which!r}; choose one of {list(SENTENCE_FILTERS)}")
+    qs, ks = SENTENCE_FILTERS[which]
+    q = np.ones(len(query_segments), bool) if qs is None else np.asarray(query_segments) == qs
+    k = np.ones(len(key_segments), bool) if ks is None else np.asarray(key_segments) == ks
+    return q[:, None] & k[None, :]
+
+
+def _word_level(result: AttentionResult) -> AttentionResult:
+    from ..analysis.words import word_level
+
+    return word_level(result)
+
+
+class HeadView(AttnWidget):
+    """One layer's heads as lines between two columns of tokens: queries (from) on the left, keys (to) on the right.
+
+    A line's opacity is its attention weight; each head has its own colour. Click a head's swatch to hide or show
+    it, double-click to show it alone. Hover a left token for where it looks, a right token for who looks at it;
+    click left tokens (shift-click for several) to keep only their lines. For a sentence pair, the filter keeps
+    A→A, A→B, B→A or B→B lines. For cross-attention the left column is the target and the right the source.
+
+    Only the layer on screen is sent (float16, or uint8 above 256 x 256 tokens); other layers are fetched when
+    chosen. To stay readable and fast at 512 tokens, lines lighter than ``min_weight`` are not drawn, and with more
+    than 128 tokens and no token hovered or selected only lines of weight 0.1 or more are drawn.
+
+    Parameters
+    ----------
+    result : AttentionResult
+    layer : int
+    heads : list[int], optional
+        Heads to show (default: all).
+    kind : str
+        "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
+    words : bool
+        Word-level attention (:func:`attnwidgets.analysis.word_level`).
+    sentence_filter : str
+        "all", "AA", "AB", "BA" or "BB".
+
+    Examples
+    --------
+    >>> import numpy as np, attnwidgets as aw
+    >>> r = aw.AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd"))
+    >>> aw.HeadView(r, layer=1).heads
+    [0, 1, 2]
+    """
+
+    _bundle = "head_view"
+
+    layer = traitlets.Int(0).tag(sync=True)
+    """int, default 0: the layer whose heads are drawn. Two-way: the page's layer selector sets it."""
+
+    heads = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int], default all heads: the heads whose lines are drawn. Clicking a swatch toggles one, double-clicking
+    isolates it; setting it here redraws."""
+
+    kind = traitlets.Unicode("self").tag(sync=True)
+    """str, default "self" ("encoder" for encoder-decoders): which attention; "cross" puts target tokens left and
+    source tokens right."""
+
+    words = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: word-level attention (to a word: sum over its pieces; from a word: mean)."""
+
+    sentence_filter = traitlets.Unicode("all").tag(sync=True)
+    """str, default "all": "AA", "AB", "BA" or "BB" keep only lines from one sentence of a pair to another; the
+    page greys out tokens outside the filter."""
+
+    selected = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int], default []: query (left) positions whose lines alone are drawn. Click a left token to select it,
+    shift-click to add or remove one, click it again (or Escape) to clear."""
+
+    min_weight = traitlets.Float(0.02).tag(sync=True)
+    """float, default 0.02: lines lighter than this are not drawn (they would be nearly invisible anyway)."""
+
+    _meta = traitlets.Dict().tag(sync=True)
+    """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] and [query segments, key segments]
+    per kind (for the current ``words``), and whether word level is available."""
+
+    _initial = traitlets.Dict().tag(sync=True)
+    """dict: {key, heads}: the first layer's heads [head, query, key] as one buffer, so the first paint needs no
+    round trip. Other layers come by "layer" request."""
+
+    def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
+        if not isinstance(result, AttentionResult):
+            raise TypeError(f"HeadView takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}")
+        self._result = result
+        self._words_result: AttentionResult | None = None
+        kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
+        super().__init__(**kwargs)
+        attention, _, _ = result.attention_of(self.kind)  # type: ignore[arg-type]
+        if "heads" not in kwargs:
+            self.heads = list(range(attention.shape[1]))
+        self._check(self.kind, self.layer)
+        self._refresh_meta()
+
+    @property
+    def result(self) -> AttentionResult:
+        """The result shown (read-only)."""
+        return self._result
+
+    def _source(self, words: bool) -> AttentionResult:
+        if not words:
+            return self._result
+        if self._result.cross_attention is not None:
+            raise ValueError("word level is for self-attention of encoders and decoders, not encoder-decoders")
+        if self._words_result is None:
+            self._words_result = _word_level(self._result)
+        return self._words_result
+
+    def _check(self, kind: str, layer: int) -> None:
+        if kind not in self._result.kinds and not (kind == "self" and "encoder" in self._result.kinds):
+            raise ValueError(f"this result has no {kind!r} attention; it has {self._result.kinds}")
+        attention, _, _ = self._result.attention_of(kind)  # type: ignore[arg-type]
+        if not 0 <= layer < attention.shape[0]:
+            raise IndexError(f"layer {layer} is out of range: {kind} attention has {attention.shape[0]} layers")
+
+    @traitlets.validate("layer", "kind")
+    def _valid(self, proposal: dict[str, Any]) -> Any:
+        name = proposal["trait"].name
+        kind = proposal["value"] if name == "kind" else self.kind
+        layer = 0 if name == "kind" else proposal["value"]
+        if hasattr(self, "_result"):
+            self._check(kind, layer)
+        return proposal["value"]
+
+    @traitlets.validate("sentence_filter")
+    def _valid_filter(self, proposal: dict[str, Any]) -> str:
+        if proposal["value"] not in SENTENCE_FILTERS:
+            raise traitlets.TraitError(
+                f"unknown sentence filter {proposal['value']!r}; choose one of {list(SENTENCE_FILTERS)}"
+            )
+        return str(proposal["value"])
+
+    @traitlets.observe("kind")
+    def _on_kind(self, change: dict[str, Any]) -> None:
+        if hasattr(self, "_result") and self._meta:
+            if change["new"] != change["old"]:
+                self.layer = 0
+                self.selected = []
+                self.heads = list(range(self._result.attention_of(self.kind)[0].shape[1]))  # type: ignore[arg-type]
+            self._refresh_meta()
+
+    @traitlets.observe("words")
+    def _on_words(self, change: dict[str, Any]) -> None:
+        if not hasattr(self, "_result") or not self._meta:
+            return
+        try:
+            self._source(change["new"])
+        except (ValueError, ImportError) as exc:
+            self._error = str(exc)
+            return
+        self.selected = []
+        self._refresh_meta()
+
+    def layer_heads(self, kind: str | None = None, layer: int | None = None, words: bool | None = None) -> np.ndarray:
+        """[head, query, key] float32: what the lines are drawn from."""
+        kind = self.kind if kind is None else kind
+        words = self.words if words is None else words
+        attention, _, _ = self._source(words).attention_of(kind)  # type: ignore[arg-type]
+        return np.asarray(attention[self.layer if layer is None else layer], dtype=np.float32)
+
+    def mask(self, sentence_filter: str | None = None) -> np.ndarray:
+        """(nq, nk) bool: the pairs the sentence filter keeps, for the current kind and ``words``."""
+        segs = self._meta["segments"][self.kind]
+        return filter_mask(np.array(segs[0]), np.array(segs[1]), sentence_filter or self.sentence_filter)
+
+    def _pack_layer(self, kind: str, layer: int, words: bool) -> dict[str, Any]:
+        heads = self.layer_heads(kind, layer, words)
+        dtype = "float16" if heads.shape[1] * heads.shape[2] <= FLOAT16_MAX_CELLS else "uint8"
+        packed = pack(heads, dtype)
+        if dtype == "uint8":
+            # A fixed scale (255 = weight 1) so that the page's threshold means the same in every layer.
+            packed = {**packed, "scale": 1.0,
+                      "buffer": memoryview(np.rint(np.clip(heads, 0, 1) * 255).astype(np.uint8).tobytes())}
+        return packed
+
+    def _refresh_meta(self) -> None:
+        src = self._source(self.words)
+        r = self._result
+        shapes: dict[str, list[int]] = {}
+        tokens: dict[str, list[list[str]]] = {}
+        segments: dict[str, list[list[int]]] = {}
+        for kind in src.kinds:
+            attention, queries, keys = src.attention_of(kind)
+            shapes[kind] = [int(attention.shape[0]), int(attention.shape[1])]
+            tokens[kind] = [list(queries), list(keys)]
+            if kind in ("self", "encoder"):
+                seg = [int(s) for s in src.segment_ids]
+                segments[kind] = [seg, seg]
+            else:  # target tokens carry no sentence pair; cross keys are the source's
+                zeros = [0] * len(queries)
+                segments[kind] = [zeros, [int(s) for s in src.segment_ids] if kind == "cross" else zeros]
+        self._meta = {
+            "title": r.model.name,
+            "kinds": list(r.kinds),
+            "shapes": shapes,
+            "tokens": tokens,
+            "segments": segments,
+            "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
+        }
+        key = f"{self.kind}/{self.layer}/{'w' if self.words else 't'}"
+        self._initial = {"key": key, "heads": self._pack_layer(self.kind, self.layer, self.words)}
+
+    def _handlers(self) -> dict[str, Any]:
+        return {"layer": self._layer_request}
+
+    def _layer_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        kind, layer, words = str(req["kind"]), int(req["layer"]), bool(req.get("words", False))
+        self._check(kind, layer)
+        packed = self._pack_layer(kind, layer, words)
+        return {"shape": packed["shape"], "dtype": packed["dtype"], "scale": packed.get("scale", 1.0)}, [
+            packed["buffer"]
+        ]

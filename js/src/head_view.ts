@@ -1,0 +1,395 @@
+// HeadView: bertviz's line view on a canvas. Query tokens left, key tokens right, one line per (head, query, key)
+// with opacity = weight and one colour per head. Mirrors attnwidgets/widgets/head_view.py. One layer crosses at a
+// time (float16 or uint8), fetched by "layer" request when chosen and kept in the page.
+//
+// At 512 tokens a layer has 12 x 512 x 512 = 3 million possible lines. We draw lines lighter than `min_weight`
+// never, and when there are more than 128 tokens and nothing is hovered or selected only lines of weight >= 0.1;
+// lines are batched into one path per (head, opacity step), so a redraw is a few hundred strokes.
+
+import { type Packed, decode } from "./shared/buffers";
+import { categorical, hexToRgb } from "./shared/colors";
+import { h, listen, select } from "./shared/dom";
+import { labelRoom, prepareCanvas } from "./shared/draw";
+import { tokenLabel } from "./shared/layout";
+import { type RenderProps, onModel } from "./shared/model";
+import { Requester } from "./shared/requests";
+import { applyTheme, injectCss, theme } from "./shared/theme";
+
+/** Python traits of HeadView (attnwidgets/widgets/head_view.py). */
+export interface HeadViewTraits {
+  layer: number;
+  heads: number[];
+  kind: string; // "self" | "encoder" | "decoder" | "cross"
+  words: boolean;
+  sentence_filter: string; // "all" | "AA" | "AB" | "BA" | "BB"
+  selected: number[]; // query positions
+  min_weight: number;
+  theme: string;
+  _meta: {
+    title: string;
+    kinds: string[];
+    shapes: Record<string, [number, number]>;
+    tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens]
+    segments: Record<string, [number[], number[]]>; // kind -> [query segments, key segments]
+    can_words: boolean;
+  };
+  _initial: { key: string; heads: Packed } | Record<string, never>;
+  _error: string;
+}
+
+export const FILTERS: Array<[string, string]> = [
+  ["all", "All"],
+  ["AA", "A → A"],
+  ["AB", "A → B"],
+  ["BA", "B → A"],
+  ["BB", "B → B"],
+];
+
+/** Does the sentence filter keep a line from a query in segment qs to a key in segment ks? */
+export function keeps(filter: string, qs: number, ks: number): boolean {
+  if (filter === "all" || filter.length !== 2) return true;
+  return qs === (filter[0] === "A" ? 0 : 1) && ks === (filter[1] === "A" ? 0 : 1);
+}
+
+/** Many tokens and nothing in focus: raise the drawing threshold so the picture stays readable and fast. */
+export function lineThreshold(n: number, minWeight: number, focused: boolean): number {
+  return !focused && n > 128 ? Math.max(minWeight, 0.1) : minWeight;
+}
+
+/** A new selection after clicking query `i` (shift: add or remove; plain: only it, or nothing if it alone was). */
+export function nextSelection(selected: number[], i: number, shift: boolean): number[] {
+  if (shift)
+    return selected.includes(i) ? selected.filter((s) => s !== i) : [...selected, i].sort((a, b) => a - b);
+  return selected.length === 1 && selected[0] === i ? [] : [i];
+}
+
+const STEPS = 16; // opacity steps per head: lines are batched into one path per step
+
+function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
+  injectCss();
+  const cleanups: Array<() => void> = [];
+  const requester = new Requester(model);
+  const root = h("div", { className: "aw-root aw-head-view", tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const swatches = h("div", { className: "aw-bar", "data-testid": "head-swatches" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const canvas = h("canvas", { className: "aw-canvas", "data-testid": "lines-canvas" });
+  const scroll = h("div", { className: "aw-scroll" }, canvas);
+  scroll.style.maxHeight = "640px";
+  const hint = h("div", {
+    className: "aw-muted",
+    text: "hover a token · click (shift-click) left tokens to select · click a swatch to toggle a head, double-click to isolate",
+  });
+  root.append(title, bar, swatches, errorBox, scroll, hint);
+
+  let data: { key: string; values: Float32Array; shape: number[] } | null = null;
+  let hover: { side: "q" | "k"; i: number } | null = null;
+  let geo = { top: 8, rowH: 16, xl: 100, xr: 360, width: 460, height: 100 };
+
+  const meta = () => model.get("_meta");
+  const kind = () => model.get("kind");
+  const viewKey = () => `${kind()}/${model.get("layer")}/${model.get("words") ? "w" : "t"}`;
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+  const save = (changes: Partial<HeadViewTraits>) => {
+    for (const [k, v] of Object.entries(changes)) model.set(k as keyof HeadViewTraits, v as never);
+    model.save_changes();
+  };
+
+  function buildControls(): void {
+    bar.replaceChildren();
+    const m = meta();
+    const [nLayers] = m.shapes[kind()] ?? [0, 0];
+    if (m.kinds.length > 1) {
+      const kindSel = select(
+        m.kinds.map((k) => [k, k]),
+        kind(),
+        "attention kind",
+      );
+      kindSel.dataset.testid = "kind-select";
+      cleanups.push(listen(kindSel, "change", () => save({ kind: kindSel.value })));
+      bar.append(h("label", {}, "attention", kindSel));
+    }
+    const layerSel = select(
+      Array.from({ length: nLayers }, (_, i): [string, string] => [String(i), String(i)]),
+      String(model.get("layer")),
+      "layer",
+    );
+    layerSel.dataset.testid = "layer-select";
+    cleanups.push(listen(layerSel, "change", () => save({ layer: Number(layerSel.value) })));
+    bar.append(h("label", {}, "layer", layerSel));
+    const [qs, ks] = m.segments[kind()] ?? [[], []];
+    if (qs.includes(1) || ks.includes(1)) {
+      const f = select(FILTERS, model.get("sentence_filter"), "sentence filter");
+      f.dataset.testid = "filter-select";
+      cleanups.push(listen(f, "change", () => save({ sentence_filter: f.value })));
+      bar.append(h("label", {}, "sentences", f));
+    }
+    if (m.can_words) {
+      const box = h("input", { type: "checkbox", "aria-label": "word level", "data-testid": "words-toggle" });
+      box.checked = model.get("words");
+      cleanups.push(listen(box, "change", () => save({ words: box.checked })));
+      bar.append(h("label", {}, box, "words"));
+    }
+  }
+
+  function buildSwatches(): void {
+    swatches.replaceChildren(h("span", { className: "aw-muted", text: "heads" }));
+    const [, nHeads] = meta().shapes[kind()] ?? [0, 0];
+    const on = new Set(model.get("heads"));
+    for (let i = 0; i < nHeads; i++) {
+      const s = h("button", {
+        type: "button",
+        "data-testid": "head-swatch",
+        "data-head": i,
+        "aria-pressed": on.has(i) ? "true" : "false",
+        title: `head ${i}: click to toggle, double-click to show it alone`,
+        text: String(i),
+      });
+      const [r, g, b] = hexToRgb(categorical(i));
+      const ink = 0.299 * r + 0.587 * g + 0.114 * b > 150 ? "#000" : "#fff"; // readable on yellow and on black
+      s.style.cssText = `background:${categorical(i)};color:${ink};border:2px solid ${on.has(i) ? "#0000" : "#999"};
+        opacity:${on.has(i) ? 1 : 0.25};min-width:2.2em;border-radius:4px;cursor:pointer`;
+      cleanups.push(
+        listen(s, "click", () => {
+          const cur = new Set(model.get("heads"));
+          if (cur.has(i)) cur.delete(i);
+          else cur.add(i);
+          save({ heads: [...cur].sort((a, b) => a - b) });
+        }),
+        listen(s, "dblclick", () => {
+          const cur = model.get("heads");
+          const alone = cur.length === 1 && cur[0] === i;
+          save({ heads: alone ? Array.from({ length: nHeads }, (_, j) => j) : [i] });
+        }),
+      );
+      swatches.append(s);
+    }
+  }
+
+  function paint(): void {
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    const [queries, keys] = meta().tokens[kind()] ?? [[], []];
+    const [qseg, kseg] = meta().segments[kind()] ?? [[], []];
+    const nq = queries.length;
+    const nk = keys.length;
+    const n = Math.max(nq, nk, 1);
+    const probe = prepareCanvas(canvas, 10, 10);
+    const wl = labelRoom(probe, queries, t, 180);
+    const wr = labelRoom(probe, keys, t, 180);
+    const rowH = Math.max(4, Math.min(t.font + 6, Math.floor(30000 / 2 / n)));
+    const gapW = t.name === "lecture" ? 320 : 240;
+    geo = { top: 8, rowH, xl: wl + 4, xr: wl + 4 + gapW, width: wl + gapW + wr + 12, height: 16 + n * rowH };
+    const ctx = prepareCanvas(canvas, geo.width, geo.height);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, geo.width, geo.height);
+    const filter = model.get("sentence_filter");
+    const selected = model.get("selected");
+    const sel = new Set(selected);
+    const yOf = (i: number) => geo.top + (i + 0.5) * rowH;
+    const qIn = (i: number) => keeps(filter, qseg[i] ?? 0, filter === "all" ? 0 : filter[1] === "A" ? 0 : 1);
+    const kIn = (j: number) => keeps(filter, filter === "all" ? 0 : filter[0] === "A" ? 0 : 1, kseg[j] ?? 0);
+
+    // Lines, batched per (head, opacity step).
+    let drawn = 0;
+    const counts = [0, 0, 0, 0]; // by (query segment, key segment): AA, AB, BA, BB
+    if (data) {
+      const [H, dq, dk] = data.shape;
+      const vals = data.values;
+      const focused = hover !== null || selected.length > 0;
+      const thr = lineThreshold(n, model.get("min_weight"), focused);
+      let qList: number[] = Array.from({ length: dq }, (_, i) => i);
+      if (hover?.side === "q") qList = [hover.i];
+      else if (selected.length) qList = selected.filter((i) => i < dq);
+      const kOnly = hover?.side === "k" ? hover.i : -1;
+      const x1 = geo.xl + 6;
+      const x2 = geo.xr - 6;
+      ctx.lineWidth = rowH >= 10 ? 2 : 1;
+      for (const hd of model.get("heads")) {
+        if (hd >= H) continue;
+        const paths: Path2D[] = Array.from({ length: STEPS }, () => new Path2D());
+        const used = new Uint8Array(STEPS);
+        for (const q of qList) {
+          const base = (hd * dq + q) * dk;
+          const k0 = kOnly >= 0 ? kOnly : 0;
+          const k1 = kOnly >= 0 ? kOnly + 1 : dk;
+          for (let k = k0; k < k1; k++) {
+            const w = vals[base + k];
+            if (!(w >= thr)) continue;
+            const qs = qseg[q] ?? 0;
+            const ks = kseg[k] ?? 0;
+            counts[qs * 2 + ks]++;
+            if (!keeps(filter, qs, ks)) continue;
+            const step = Math.min(STEPS - 1, Math.floor(Math.min(1, w) * STEPS));
+            paths[step].moveTo(x1, yOf(q));
+            paths[step].lineTo(x2, yOf(k));
+            used[step] = 1;
+            drawn++;
+          }
+        }
+        ctx.strokeStyle = categorical(hd);
+        for (let s = 0; s < STEPS; s++) {
+          if (!used[s]) continue;
+          ctx.globalAlpha = Math.max(0.06, (s + 1) / STEPS);
+          ctx.stroke(paths[s]);
+        }
+      }
+      ctx.globalAlpha = 1;
+    }
+
+    // Tokens: text drawn as pixels (never markup); greyed when outside the filter, marked when hovered or selected.
+    ctx.font = `${Math.min(t.font, rowH - 2)}px ${t.fontFamily}`;
+    ctx.textBaseline = "middle";
+    const mark = (x: number, y: number, w: number, colour: string) => {
+      ctx.fillStyle = colour;
+      ctx.fillRect(x, y - rowH / 2 + 1, w, rowH - 2);
+    };
+    if (rowH >= 7) {
+      for (let i = 0; i < nq; i++) {
+        const hot = (hover?.side === "q" && hover.i === i) || sel.has(i);
+        if (hot) mark(2, yOf(i), geo.xl - 2, sel.has(i) ? "rgba(209,36,47,0.16)" : "rgba(0,0,0,0.08)");
+        ctx.textAlign = "right";
+        ctx.fillStyle = hot ? t.accent : qIn(i) ? t.fg : "#b8bec6";
+        ctx.fillText(tokenLabel(queries[i] ?? "", 20), geo.xl, yOf(i));
+      }
+      for (let j = 0; j < nk; j++) {
+        const hot = hover?.side === "k" && hover.i === j;
+        if (hot) mark(geo.xr - 2, yOf(j), wr, "rgba(0,0,0,0.08)");
+        ctx.textAlign = "left";
+        ctx.fillStyle = hot ? t.accent : kIn(j) ? t.fg : "#b8bec6";
+        ctx.fillText(tokenLabel(keys[j] ?? "", 20), geo.xr, yOf(j));
+      }
+    }
+    const all = counts[0] + counts[1] + counts[2] + counts[3];
+    Object.assign(canvas.dataset, {
+      view: data?.key ?? "",
+      lines: String(drawn),
+      linesAll: String(all),
+      linesAa: String(counts[0]),
+      linesAb: String(counts[1]),
+      linesBa: String(counts[2]),
+      linesBb: String(counts[3]),
+      filter,
+      hover: hover ? `${hover.side}${hover.i}` : "",
+      heads: model.get("heads").join(","),
+      selected: selected.join(","),
+      top: String(geo.top),
+      rowH: String(rowH),
+      xl: String(geo.xl),
+      xr: String(geo.xr),
+      nq: String(nq),
+      nk: String(nk),
+    });
+    const which = kind() === "cross" ? "target (left) → source (right)" : `${kind()} attention`;
+    title.textContent = `${meta().title} · ${which} · layer ${model.get("layer")}${model.get("words") ? " · words" : ""}`;
+  }
+
+  async function refresh(): Promise<void> {
+    const key = viewKey();
+    const initial = model.get("_initial");
+    let packed: Packed;
+    if (initial && "key" in initial && initial.key === key) packed = initial.heads;
+    else {
+      try {
+        const reply = await requester.get(key, {
+          what: "layer",
+          kind: kind(),
+          layer: model.get("layer"),
+          words: model.get("words"),
+        });
+        if (key !== viewKey()) return;
+        const c = reply.content as { shape: number[]; dtype: Packed["dtype"]; scale?: number };
+        packed = { buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape, scale: c.scale };
+        showError(model.get("_error"));
+      } catch (e) {
+        showError(String((e as Error).message ?? e));
+        return;
+      }
+    }
+    const m = decode(packed);
+    data = { key, values: m.data, shape: m.shape };
+    paint();
+  }
+
+  function tokenAt(e: MouseEvent): { side: "q" | "k"; i: number } | null {
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left;
+    const y = e.clientY - r.top;
+    const i = Math.floor((y - geo.top) / geo.rowH);
+    const [queries, keys] = meta().tokens[kind()] ?? [[], []];
+    if (x <= geo.xl + 4 && i >= 0 && i < queries.length) return { side: "q", i };
+    if (x >= geo.xr - 4 && i >= 0 && i < keys.length) return { side: "k", i };
+    return null;
+  }
+
+  cleanups.push(
+    listen(canvas, "mousemove", (e: MouseEvent) => {
+      const at = tokenAt(e);
+      if (at?.side === hover?.side && at?.i === hover?.i) return;
+      hover = at;
+      canvas.style.cursor = at?.side === "q" ? "pointer" : "default";
+      paint();
+    }),
+    listen(canvas, "mouseleave", () => {
+      hover = null;
+      paint();
+    }),
+    listen(canvas, "click", (e: MouseEvent) => {
+      const at = tokenAt(e);
+      if (at?.side !== "q") return;
+      save({ selected: nextSelection(model.get("selected"), at.i, e.shiftKey) });
+    }),
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      const [nLayers] = meta().shapes[kind()] ?? [0, 0];
+      const layer = model.get("layer");
+      if (e.key === "ArrowDown" || e.key === "ArrowRight") save({ layer: Math.min(nLayers - 1, layer + 1) });
+      else if (e.key === "ArrowUp" || e.key === "ArrowLeft") save({ layer: Math.max(0, layer - 1) });
+      else if (e.key === "Escape") save({ selected: [] });
+      else return;
+      e.preventDefault();
+    }),
+  );
+
+  const rebuild = () => {
+    buildControls();
+    buildSwatches();
+    refresh();
+  };
+  cleanups.push(
+    onModel(model, "change:layer", rebuild),
+    onModel(model, "change:kind", rebuild),
+    onModel(model, "change:words", rebuild),
+    onModel(model, "change:_meta", () => {
+      requester.clear();
+      rebuild();
+    }),
+    onModel(model, "change:heads", () => {
+      buildSwatches();
+      paint();
+    }),
+    onModel(model, "change:sentence_filter", () => {
+      buildControls();
+      paint();
+    }),
+    onModel(model, "change:selected", paint),
+    onModel(model, "change:min_weight", paint),
+    onModel(model, "change:theme", paint),
+    onModel(model, "change:_error", () => showError(model.get("_error"))),
+  );
+  showError(model.get("_error"));
+  rebuild();
+
+  return () => {
+    for (const c of cleanups) c();
+    requester.dispose();
+    root.remove();
+  };
+}
+
+export default { render };
