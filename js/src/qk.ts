@@ -144,7 +144,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     headSel.dataset.testid = "head-select";
     cleanups.push(listen(headSel, "change", () => update({ head: Number(headSel.value) })));
     const querySel = select(
-      m.tokens.map((t, i) => [String(i), `${i}: ${tokenLabel(t, 20)}`]),
+      m.tokens.map((t, i) => [String(i), `${i}: ${tokenLabel(t, 32)}`]),
       String(model.get("query")),
       "query token",
     );
@@ -326,6 +326,8 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       }
     }
     Object.assign(canvases.softmax.dataset, {
+      top: String(g.top),
+      rh: String(g.rh),
       view: `${model.get("layer")}/${model.get("head")}/${i}`,
       argmax: String(best),
       weights: Array.from(r.weights, (x) => x.toFixed(6)).join(","),

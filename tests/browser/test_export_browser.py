@@ -1,0 +1,183 @@
+"""save_html pages in Chromium with every network request blocked: they draw, switch heads, and keep tokens inert."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attnwidgets as aw
+from attnwidgets.qk_result import QKCapture
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+EVIL = ["[CLS]", "<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "ok", "[SEP]"]
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+class Offline:
+    """A page opened from a file with every non-file request aborted (and recorded), dialogs and errors caught."""
+
+    def __init__(self, browser, path: Path) -> None:
+        self.context = browser.new_context(viewport={"width": 1300, "height": 900}, accept_downloads=True)
+        self.page = self.context.new_page()
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.page.route("**/*", self._route)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("dialog", lambda d: (self.errors.append(f"dialog: {d.message}"), d.dismiss()))
+        self.page.goto(path.resolve().as_uri())
+
+    def _route(self, route) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def ink(self, selector: str) -> dict:
+        return self.page.evaluate(
+            """(sel) => {
+                const c = document.querySelector(sel);
+                const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                let ink = 0, sum = 0;
+                for (let i = 0; i < d.length; i += 4) {
+                    if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) ink++;
+                    sum += d[i] + 3 * d[i+1] + 7 * d[i+2];
+                }
+                return { ink, sum, ...c.dataset };
+            }""",
+            selector,
+        )
+
+    def wait(self, selector: str, attr: str, value: str) -> None:
+        self.page.wait_for_function(
+            "([s, a, v]) => document.querySelector(s)?.dataset[a] === v", arg=[selector, attr, value],
+            timeout=20_000,
+        )
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def hover_row(page, row: int) -> str:
+    """Hover key row ``row`` of the QK softmax panel and return the tooltip text."""
+    canvas = page.locator(SOFTMAX)
+    box = canvas.bounding_box()
+    ds = canvas.evaluate("(c) => ({ top: Number(c.dataset.top), rh: Number(c.dataset.rh) })")
+    page.mouse.move(box["x"] + 30, box["y"] + ds["top"] + (row + 0.5) * ds["rh"])
+    tip = page.locator("[data-testid=tooltip]")
+    tip.wait_for(state="visible", timeout=5000)
+    return tip.inner_text()
+
+
+HEAT = "[data-testid=heatmap-canvas]"
+SOFTMAX = "[data-testid=qk-softmax]"
+
+
+def test_heatmap_page_draws_and_switches_heads_offline(browser, tmp_path):
+    r = aw.run("The cat sat on the mat because it was tired.")
+    path = aw.AttentionHeatmap(r, layer=2, head=3).save_html(tmp_path / "heatmap.html")
+    page = Offline(browser, path)
+    page.wait(HEAT, "view", "self/2/3/t")
+    first = page.ink(HEAT)
+    assert first["ink"] > 2000, "the saved page draws the heatmap"
+    page.page.locator("[data-testid=head-select]").select_option("7")
+    page.wait(HEAT, "view", "self/2/7/t")
+    assert page.ink(HEAT)["sum"] != first["sum"], "another head, another picture, with no kernel"
+    page.page.locator("[data-testid=head-select]").select_option("-1")
+    page.wait(HEAT, "view", "self/2/-1/t")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / "export-heatmap-offline.png"))
+    assert not page.blocked, f"the page asked the network for {page.blocked}"
+    assert not page.errors, page.errors
+    page.close()
+
+
+def test_view_scope_page_says_what_is_missing(browser, tmp_path):
+    r = aw.run("The cat sat on the mat.")
+    path = aw.AttentionHeatmap(r, layer=1, head=0).save_html(tmp_path / "view.html", scope="view")
+    page = Offline(browser, path)
+    page.wait(HEAT, "view", "self/1/0/t")
+    page.page.locator("[data-testid=head-select]").select_option("5")
+    box = page.page.locator(".aw-error")
+    box.wait_for(state="visible", timeout=10_000)
+    assert "not saved" in box.inner_text(), "a view that was not saved says so, never a blank"
+    assert page.ink(HEAT)["ink"] > 500, "the last view stays on screen"
+    page.close()
+
+
+def test_tokens_stay_text_in_saved_pages(browser, tmp_path):
+    a = np.full((1, 2, 5, 5), 0.2, np.float32)
+    heat = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, EVIL)).save_html(tmp_path / "evil.html")
+    rng = np.random.default_rng(0)
+    cap = QKCapture.from_vectors(rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 4)),
+                                 rng.normal(size=(2, 5, 4)), EVIL)
+    qk = aw.QKStepThrough(cap, query=2).save_html(tmp_path / "evil_qk.html")
+    for path, canvas in ((heat, HEAT), (qk, SOFTMAX)):
+        page = Offline(browser, path)
+        page.page.wait_for_function("(s) => document.querySelector(s)?.dataset.view", arg=canvas, timeout=20_000)
+        assert page.page.locator("#aw-widget img").count() == 0
+        assert page.page.locator("#aw-widget script").count() == 0
+        assert page.page.locator("script").count() == 2, "only the page's own data and host blocks"
+        assert page.page.evaluate("() => window.__pwned === undefined")
+        assert not page.errors, f"{path.name}: {page.errors}"
+        assert not page.blocked, f"{path.name}: asked the network for {page.blocked}"
+        if canvas == SOFTMAX:
+            assert "</script><script>alert(2)</script>" in hover_row(page.page, 1), "tokens are shown as text"
+            assert "<img src=x onerror=alert(1)>" in hover_row(page.page, 1)
+            options = page.page.locator("[data-testid=query-select] option").all_inner_texts()
+            assert any("<img src=x onerror=alert(1)>" in o for o in options)
+        page.close()
+
+
+def test_png_and_svg_downloads(browser, tmp_path):
+    a = np.full((1, 1, 5, 5), 0.2, np.float32)
+    path = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, EVIL)).save_html(tmp_path / "dl.html")
+    page = Offline(browser, path)
+    page.wait(HEAT, "view", "self/0/0/t")
+    with page.page.expect_download() as info:
+        page.page.locator("[data-testid=export-svg]").click()
+    svg = Path(info.value.path()).read_text(encoding="utf-8")
+    assert svg.startswith("<?xml") and "<svg" in svg and "<image" in svg and "<text" in svg
+    assert "<script" not in svg and "<img" not in svg
+    with page.page.expect_download() as info:
+        page.page.locator("[data-testid=export-png]").click()
+    assert Path(info.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not page.errors, page.errors
+    page.close()
+
+
+def test_cli_page_renders_offline(browser, tmp_path, tiny_llama):
+    out = tmp_path / "cli.html"
+    proc = subprocess.run([sys.executable, "-m", "attnwidgets.cli", "show", "The cat sat on the mat.", "--model",
+                           tiny_llama, "--view", "qk", "--out", str(out), "--head", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    page = Offline(browser, out)
+    page.page.wait_for_function("(s) => document.querySelector(s)?.dataset.view", arg=SOFTMAX, timeout=20_000)
+    assert page.ink(SOFTMAX)["ink"] > 200
+    page.page.keyboard.press("Tab")
+    page.page.locator(".aw-root").focus()
+    page.page.keyboard.press("ArrowRight")
+    page.page.wait_for_function("(s) => document.querySelector(s).dataset.view.startsWith('0/3/')", arg=SOFTMAX,
+                                timeout=20_000)
+    assert "key/value head 1" in page.page.locator(".aw-root").inner_text(), "GQA: head 3 reads kv head 1"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / "export-qk-llama-offline.png"))
+    assert not page.errors and not page.blocked
+    page.close()
