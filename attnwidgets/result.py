@@ -128,7 +128,8 @@ class AttentionResult:
         n = len(self.tokens)
         if self.attention.ndim != 4 or self.attention.shape[2:] != (n, n):
             raise ValueError(
-                f"attention must be [layer, head, query, key] with {n} queries and keys, got shape {self.attention.shape}"
+                f"attention must be [layer, head, query, key] with {n} queries and keys, "
+                f"got shape {self.attention.shape}"
             )
         for name in ("token_ids", "word_ids", "segment_ids", "special_mask"):
             arr = getattr(self, name)
@@ -273,5 +274,7 @@ def head_matrix(attention: np.ndarray, layer: int, head: int) -> np.ndarray:
     if head == -1:
         return attention[layer].mean(axis=0)
     if not 0 <= head < n_heads:
-        raise IndexError(f"head {head} is out of range: layer {layer} has {n_heads} heads (0..{n_heads - 1}, -1 = mean)")
+        raise IndexError(
+            f"head {head} is out of range: layer {layer} has {n_heads} heads (0..{n_heads - 1}, -1 = mean)"
+        )
     return attention[layer, head]

@@ -92,7 +92,7 @@ class LabNotebook:
         return path
 
     def errors(self) -> list[str]:
-        return list(self.page.context._aw_errors)  # noqa: SLF001
+        return list(self.page.context._aw_errors)
 
 
 class Lab:
@@ -117,7 +117,7 @@ class Lab:
         }
         (self.root / name).write_text(json.dumps(nb))
         context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
-        context._aw_errors = []  # noqa: SLF001
+        context._aw_errors = []
         page = context.new_page()
         page.on("pageerror", lambda e: context._aw_errors.append(str(e)))
         page.on("dialog", lambda d: (context._aw_errors.append(f"dialog: {d.message}"), d.dismiss()))
@@ -165,7 +165,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
            "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("runtime"))}
-    log = open(tmp_path_factory.mktemp("lablog") / "lab.log", "w")  # noqa: SIM115
+    log = open(tmp_path_factory.mktemp("lablog") / "lab.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ServerApp.token=",
          "--ServerApp.password=", "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root}",
