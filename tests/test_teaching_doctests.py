@@ -7,15 +7,15 @@ import importlib
 
 import pytest
 
-MODULES = ["positional", "masks", "tasks", "transformer", "train", "__init__"]
+MODULES = ["positional", "masks", "tasks", "transformer", "training", "__init__"]
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    if name in ("transformer", "train"):
+    if name in ("transformer", "training"):
         pytest.importorskip("torch")
     module = importlib.import_module("attnwidgets.teaching" + ("" if name == "__init__" else f".{name}"))
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
-    if name not in ("train",):  # train's examples train a model, so they are skipped
+    if name != "training":  # its examples train a model, so they are skipped
         assert result.attempted > 0

@@ -31,3 +31,12 @@ def test_package_lazily_exposes_training_names():
         capture_output=True, text=True, check=True,
     )
     assert out.stdout.split() == ["False", "True", "True"], out.stderr
+
+
+def test_train_is_the_function_whatever_was_imported_first():
+    out = subprocess.run(
+        [sys.executable, "-c", "import attnwidgets.teaching.training, attnwidgets.teaching.transformer; "
+         "from attnwidgets.teaching import train, TrainingRun; print(callable(train), TrainingRun.__name__)"],
+        capture_output=True, text=True, check=True,
+    )
+    assert out.stdout.split() == ["True", "TrainingRun"], out.stderr

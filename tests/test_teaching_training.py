@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from attnwidgets.teaching.train import TrainingRun, checkpoint_attention, train  # noqa: E402
+from attnwidgets.teaching.training import TrainingRun, checkpoint_attention, train  # noqa: E402
 
 CHECKPOINTS = [0, 50, 300]
 

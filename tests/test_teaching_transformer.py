@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 
 from attnwidgets.result import AttentionResult  # noqa: E402
 from attnwidgets.teaching.tasks import get_task  # noqa: E402
-from attnwidgets.teaching.train import attention_result  # noqa: E402
+from attnwidgets.teaching.training import attention_result  # noqa: E402
 from attnwidgets.teaching.transformer import (  # noqa: E402
     DecoderOnlyTransformer,
     EncoderDecoderTransformer,

@@ -2,7 +2,7 @@
 encodings and attention masks.
 
 The runner is otherwise the only code that imports torch; the teaching kit is the deliberate second exception,
-because it *is* a model. Only :mod:`~attnwidgets.teaching.transformer` and :mod:`~attnwidgets.teaching.train`
+because it *is* a model. Only :mod:`~attnwidgets.teaching.transformer` and :mod:`~attnwidgets.teaching.training`
 import torch. :mod:`~attnwidgets.teaching.positional`, :mod:`~attnwidgets.teaching.masks` and
 :mod:`~attnwidgets.teaching.tasks` are numpy only, and importing this package imports none of them until a name
 is used.
@@ -19,11 +19,11 @@ from typing import Any
 
 # name -> module that defines it; resolved on first use so that numpy-only submodules never pull in torch.
 _LAZY: dict[str, str] = {
-    "train": "attnwidgets.teaching.train",
-    "TrainingRun": "attnwidgets.teaching.train",
-    "attention_result": "attnwidgets.teaching.train",
-    "evaluate": "attnwidgets.teaching.train",
-    "checkpoint_attention": "attnwidgets.teaching.train",
+    "train": "attnwidgets.teaching.training",
+    "TrainingRun": "attnwidgets.teaching.training",
+    "attention_result": "attnwidgets.teaching.training",
+    "evaluate": "attnwidgets.teaching.training",
+    "checkpoint_attention": "attnwidgets.teaching.training",
     "TransformerConfig": "attnwidgets.teaching.transformer",
     "EncoderDecoderTransformer": "attnwidgets.teaching.transformer",
     "DecoderOnlyTransformer": "attnwidgets.teaching.transformer",
@@ -44,4 +44,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "masks", "positional", "tasks", "train", "transformer"])
+    return sorted([*__all__, "masks", "positional", "tasks", "training", "transformer"])

@@ -2,7 +2,7 @@
 
 Torch on purpose: the runner is otherwise the only module that imports torch, and the teaching kit is the second,
 deliberate exception because it *is* a model. Keep it out of analysis code; use
-:func:`attnwidgets.teaching.train.attention_result` to get a plain numpy
+:func:`attnwidgets.teaching.training.attention_result` to get a plain numpy
 :class:`~attnwidgets.result.AttentionResult` out of it.
 
 Shapes follow nanoGPT: ``B`` batch, ``T`` query positions, ``S`` key positions, ``C`` model width ``d_model``,
