@@ -25,7 +25,8 @@ def _anti_diagonal_hits(cross: np.ndarray, n_digits: int) -> float:
 @pytest.mark.slow
 def test_reversal_trains_to_98_percent_in_under_a_minute(run):
     assert run.steps == 300
-    assert run.seconds < 60, f"training took {run.seconds:.1f} s wall, {run.cpu_seconds:.1f} s CPU"
+    # CPU seconds, not wall time: a busy CI machine stretches the wall clock but not the work (~12 s CPU here).
+    assert run.cpu_seconds < 60, f"training took {run.cpu_seconds:.1f} s CPU ({run.seconds:.1f} s wall)"
     assert run.accuracy >= 0.98, f"held-out exact match {run.accuracy:.3f}"
     assert run.losses[-10:].mean() < 0.1 < run.losses[:10].mean()
     assert run.predict("9 0 1 2 3") == ["3", "2", "1", "0", "9"]
