@@ -172,10 +172,10 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     return {
       rh,
       top: Math.round(rh * 1.9),
-      cw: Math.max(1, Math.min(big ? 10 : 6, Math.floor((big ? 200 : 128) / d))),
-      label: labelRoom(probe, [...meta().key_tokens, "q · query"], t, big ? 180 : 120),
-      bar: big ? 120 : 84,
-      num: big ? 76 : 50,
+      cw: Math.max(1, Math.min(6, Math.floor(96 / d))), // d = 32: 3 px; the whole view fits a notebook column
+      label: labelRoom(probe, [...meta().key_tokens, "q · query"], t, big ? 150 : 110),
+      bar: big ? 76 : 70,
+      num: big ? 62 : 46,
     };
   }
 
@@ -317,7 +317,9 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
         continue;
       }
       ctx.fillStyle = t.grid;
+      ctx.globalAlpha = 0.3;
       ctx.fillRect(4, rowY(j) + g.rh / 2, g.bar, 1);
+      ctx.globalAlpha = 1;
       ctx.fillStyle = j === best ? t.accent : t.name === "lecture" ? "#0072b2" : "#2171b5";
       ctx.fillRect(4, rowY(j) + 2, Math.max(1, r.weights[j] * g.bar), g.rh - 4);
       if (showLabels) {
