@@ -47,10 +47,13 @@ def _text(n_tokens: int) -> str:
     return " ".join(WORDS[i % len(WORDS)] for i in range(n_tokens - 2))
 
 
+CLOCK = time.perf_counter
+
+
 def _min_time(fn) -> float:
-    t = time.perf_counter()
+    t = CLOCK()
     fn()
-    return time.perf_counter() - t
+    return CLOCK() - t
 
 
 def slider_ratio(runner: Runner, n_tokens: int, repeats: int) -> tuple[float, float, list[float]]:
@@ -89,7 +92,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, sweep over 40 sentences only")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time the slider ratio in CPU seconds of this process with one torch thread: steadier "
+                             "than wall time when other jobs share the cores")
     args = parser.parse_args()
+    global CLOCK
+    if args.cpu_time:
+        CLOCK = time.process_time
+        torch.set_num_threads(1)
     repeats = 2 if args.quick else args.repeats
     torch.set_grad_enabled(False)
     print(f"torch threads: {torch.get_num_threads()}")

@@ -145,17 +145,33 @@ def _replay(modules: dict[str, list[nn.Module]], outputs: dict[str, list[torch.T
             del m.forward
 
 
+def _prefix_lengths(valid: torch.Tensor) -> list[int] | None:
+    """Per row, the number of valid positions when they are a prefix (right padding); None otherwise."""
+    n = valid.sum(1)
+    prefix = torch.arange(valid.shape[1]).unsqueeze(0) < n.unsqueeze(1)
+    return n.tolist() if torch.equal(prefix, valid) else None
+
+
 def _pad_attention(states: Sequence[CleanState], enc: Encoded, which: str, layer: int) -> torch.Tensor:
-    """Clean attention of one layer, re-padded to the batch: (B, H, T, S)."""
+    """Clean attention of one layer, re-padded to the batch: (B, H, T, S).
+
+    One unpadded row is wrapped without a copy; right-padded batches are filled by slices; anything else (left
+    padding) by index.
+    """
     qgroup = "decoder" if which in ("decoder", "cross") else "encoder"
     kgroup = "decoder" if which == "decoder" else "encoder"
     qv, kv = _valid(enc, qgroup), _valid(enc, kgroup)
-    first = _result_attention(states[0].result, which)[layer]
-    out = torch.zeros(len(states), first.shape[0], qv.shape[1], kv.shape[1], dtype=torch.float32)
-    for row, st in enumerate(states):
-        a = torch.from_numpy(_result_attention(st.result, which)[layer])
-        qi, ki = torch.nonzero(qv[row]).flatten(), torch.nonzero(kv[row]).flatten()
-        out[row][:, qi[:, None], ki[None, :]] = a
+    arrays = [torch.from_numpy(_result_attention(st.result, which)[layer]) for st in states]
+    if len(arrays) == 1 and arrays[0].shape[1:] == (qv.shape[1], kv.shape[1]):
+        return arrays[0].unsqueeze(0)
+    out = torch.zeros(len(states), arrays[0].shape[0], qv.shape[1], kv.shape[1], dtype=torch.float32)
+    qn, kn = _prefix_lengths(qv), _prefix_lengths(kv)
+    for row, a in enumerate(arrays):
+        if qn is not None and kn is not None:
+            out[row, :, : qn[row], : kn[row]] = a
+        else:
+            qi, ki = torch.nonzero(qv[row]).flatten(), torch.nonzero(kv[row]).flatten()
+            out[row][:, qi[:, None], ki[None, :]] = a
     return out
 
 
@@ -227,11 +243,18 @@ def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.Attent
     for group, start in starts.items():
         valid = _valid(enc, group)
         tensors = []
+        lengths = _prefix_lengths(valid)
         for layer in range(start):
             first = ready[0].hidden[group][layer]
+            if len(ready) == 1 and first.shape[0] == valid.shape[1]:
+                tensors.append(first.unsqueeze(0))
+                continue
             x = torch.zeros(valid.shape[0], valid.shape[1], *first.shape[1:], dtype=first.dtype)
             for row, st in enumerate(ready):
-                x[row][valid[row]] = st.hidden[group][layer]
+                if lengths is not None:
+                    x[row, : lengths[row]] = st.hidden[group][layer]
+                else:
+                    x[row][valid[row]] = st.hidden[group][layer]
             tensors.append(x)
         replay[group] = tensors
     with _replay(modules, replay):

@@ -425,7 +425,12 @@ class Runner:
 def _stack(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor) -> np.ndarray:
     """Per-layer (B, H, T, S) tensors -> one [layer, head, query, key] float32 array for one row, padding removed."""
     a = torch.stack([layer[row] for layer in layers])  # (L, H, T, S)
-    a = a[:, :, qvalid][:, :, :, kvalid[: a.shape[-1]]]
+    kvalid = kvalid[: a.shape[-1]]
+    nq, nk = int(qvalid.sum()), int(kvalid.sum())
+    if bool(qvalid[:nq].all()) and bool(kvalid[:nk].all()):  # right padding: slice views instead of two copies
+        a = a[:, :, :nq, :nk]
+    else:
+        a = a[:, :, qvalid][:, :, :, kvalid]
     return np.ascontiguousarray(a.detach().float().numpy())
 
 
