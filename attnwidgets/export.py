@@ -6,9 +6,10 @@ What goes in the file:
   (``static/page.js``, from ``js/src/page.ts``) that imports it from a ``blob:`` URL;
 - the widget's synced state, binary buffers base64-encoded;
 - precomputed replies to the requests the page would otherwise send to the kernel (for the heatmap: every layer x
-  head, plus the mean of heads, of each attention kind, token- and word-level). The host's static model answers
-  from them; a request that was not precomputed gets an error reply, which the widget shows in its red message box
-  ("not saved in this page") rather than a blank view.
+  head, plus the mean of heads, of each attention kind; word level too for inputs up to 256 tokens). They sit in a
+  second JSON block after the host script and are parsed on the first request, so they never delay the first
+  paint. The host's static model answers from them; a request that was not precomputed gets an error reply, which
+  the widget shows in its red message box ("not saved in this page") rather than a blank view.
 
 Everything is inlined: no CDN, no network. A Content-Security-Policy (``default-src 'none'``) makes that a promise:
 the page could not fetch anything even if it tried. All data sits in one ``<script type="application/json">`` block
@@ -133,7 +134,9 @@ def _heatmap_requests(widget: Any, scope: Scope) -> list[dict[str, Any]]:
         return [{"what": "matrix", "kind": widget.kind, "layer": widget.layer, "head": widget.head,
                  "words": widget.words}]
     meta = widget._meta
-    levels = [False, True] if meta.get("can_words") else [False]
+    # Word level doubles the file; it is saved for short inputs (<= 256 tokens) or when it is the view on screen.
+    short = max((len(t[0]) for t in meta["tokens"].values()), default=0) <= 256
+    levels = [False, True] if meta.get("can_words") and (short or widget.words) else [bool(widget.words)]
     out = []
     for words in levels:
         for kind, (n_layers, n_heads) in meta["shapes"].items():
@@ -176,13 +179,8 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
     host = _bundle_text("page")
     if "</script" in host.lower():  # esbuild output never has it, but a page must never be cut short
         host = host.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
-    data = {
-        "esm": _bundle_text(name),
-        "state": _state(widget),
-        "replies": dict(_replies(widget, scope, precision)),
-        "widget": type(widget).__name__,
-        "scope": scope,
-    }
+    data = {"esm": _bundle_text(name), "state": _state(widget), "widget": type(widget).__name__, "scope": scope}
+    replies = dict(_replies(widget, scope, precision))
     heading = title if title is not None else f"{type(widget).__name__} · attnwidgets"
     return (
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -194,6 +192,8 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
         "<div id=\"aw-status\" role=\"alert\"></div>\n<div id=\"aw-widget\"></div>\n"
         f"<script type=\"application/json\" id=\"aw-data\">{script_json(data)}</script>\n"
         f"<script type=\"module\">{host}</script>\n"
+        # The replies come last and are parsed on the first request, so they never delay the first paint.
+        f"<script type=\"application/json\" id=\"aw-replies\">{script_json(replies)}</script>\n"
         "<noscript>This page draws with JavaScript; enable it to see the attention view.</noscript>\n"
         "</body>\n</html>\n"
     )

@@ -18,9 +18,9 @@ EVIL = ["[CLS]", "<img src=x onerror=alert(1)>", "</script><script>alert(2)</scr
 
 
 def _data(page: str) -> dict:
-    m = re.search(r'<script type="application/json" id="aw-data">(.*?)</script>', page, re.S)
-    assert m, "the page carries one JSON data block"
-    return json.loads(m.group(1))
+    blocks = dict(re.findall(r'<script type="application/json" id="aw-(data|replies)">(.*?)</script>', page, re.S))
+    assert set(blocks) == {"data", "replies"}, "the page carries its state and its saved replies"
+    return {**json.loads(blocks["data"]), "replies": json.loads(blocks["replies"])}
 
 
 def _evil_result() -> aw.AttentionResult:
@@ -46,7 +46,7 @@ def test_heatmap_page_is_self_contained_and_inert(tmp_path):
     w = aw.AttentionHeatmap(_evil_result(), layer=1, head=2)
     path = w.save_html(tmp_path / "page.html")
     page = path.read_text(encoding="utf-8")
-    assert page.lower().count("</script>") == 2, "only our own two script blocks end"
+    assert page.lower().count("</script>") == 3, "only our own three script blocks end"
     assert "<img" not in page
     urls = set(re.findall(r"https?://[^\"'\\ ]+", page))
     assert urls <= {"http://www.w3.org/2000/svg"}, f"no URL but the SVG namespace: {urls}"

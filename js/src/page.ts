@@ -3,7 +3,7 @@
 // the widget's requests from precomputed replies, imports the widget's ES module from a blob: URL and renders it.
 // No network: everything it needs is in the page.
 
-import { type PageData, StaticModel, decodeState } from "./shared/static_model";
+import { type PageData, type SavedReply, StaticModel, decodeState } from "./shared/static_model";
 
 function fail(message: string): void {
   const box = document.getElementById("aw-status");
@@ -15,7 +15,11 @@ async function main(): Promise<void> {
   const target = document.getElementById("aw-widget");
   if (!block || !target) return fail("this page is missing its data block");
   const data = JSON.parse(block.textContent ?? "{}") as PageData;
-  const model = new StaticModel(decodeState(data.state), data.replies, data.scope);
+  const replies = () => {
+    const el = document.getElementById("aw-replies");
+    return el ? (JSON.parse(el.textContent ?? "{}") as Record<string, SavedReply>) : {};
+  };
+  const model = new StaticModel(decodeState(data.state), replies, data.scope);
   const url = URL.createObjectURL(new Blob([data.esm], { type: "text/javascript" }));
   try {
     const mod = await import(/* @vite-ignore */ url);

@@ -133,7 +133,7 @@ def test_tokens_stay_text_in_saved_pages(browser, tmp_path):
         page.page.wait_for_function("(s) => document.querySelector(s)?.dataset.view", arg=canvas, timeout=20_000)
         assert page.page.locator("#aw-widget img").count() == 0
         assert page.page.locator("#aw-widget script").count() == 0
-        assert page.page.locator("script").count() == 2, "only the page's own data and host blocks"
+        assert page.page.locator("script").count() == 3, "only the page's own data, host and replies blocks"
         assert page.page.evaluate("() => window.__pwned === undefined")
         assert not page.errors, f"{path.name}: {page.errors}"
         assert not page.blocked, f"{path.name}: asked the network for {page.blocked}"

@@ -12,7 +12,6 @@ export interface SavedReply {
 export interface PageData {
   esm: string;
   state: Record<string, unknown>;
-  replies: Record<string, SavedReply>;
   widget: string;
   scope: string;
 }
@@ -53,9 +52,12 @@ export function requestKey(request: Record<string, unknown>): string {
 export class StaticModel implements WidgetModel<Record<string, unknown>> {
   private listeners = new Map<string, Set<Callback>>();
 
+  private saved: Record<string, SavedReply> | null = null;
+
+  /** `replies` is called once, on the first request (parsing many saved views is left until they are needed). */
   constructor(
     private state: Record<string, unknown>,
-    private replies: Record<string, SavedReply>,
+    private replies: () => Record<string, SavedReply>,
     private scope = "all",
   ) {}
 
@@ -92,7 +94,8 @@ export class StaticModel implements WidgetModel<Record<string, unknown>> {
   send(content: unknown): void {
     const msg = (content ?? {}) as Record<string, unknown>;
     if (msg.type !== "request") return;
-    const saved = this.replies[requestKey(msg)];
+    if (this.saved === null) this.saved = this.replies();
+    const saved = this.saved[requestKey(msg)];
     const reply = saved
       ? { ...saved.content, type: "reply", id: msg.id }
       : {
