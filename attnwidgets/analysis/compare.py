@@ -9,7 +9,7 @@ Examples
 >>> from attnwidgets.result import AttentionResult
 >>> a = AttentionResult.from_arrays(np.eye(3, dtype=np.float32)[None, None], ["[CLS]", "hi", "[SEP]"])
 >>> b = a.with_attention(np.full((1, 1, 3, 3), 1 / 3, np.float32))
->>> head_similarity(a, a).item(), round(head_similarity(a, b).item(), 3)
+>>> round(head_similarity(a, a).item(), 3), round(head_similarity(a, b).item(), 3)
 (1.0, 0.577)
 """
 
