@@ -1,0 +1,71 @@
+"""What attention heads do, measured: pure numpy over :class:`~attnwidgets.result.AttentionResult` objects.
+
+Importing this package imports neither torch, transformers nor any widget (a test checks ``sys.modules``); only
+:func:`corpus_stats` and :func:`dependency_scores` with texts reach for the runner, and only when called.
+
+Modules
+-------
+surface     shares of attention to [CLS], [SEP], punctuation, self, previous, next, first token; entropy
+words       word-level attention (to a word: sum over pieces; from a word: mean over pieces)
+dependency  CoNLL-U reading, word alignment, heads as dependency parsers (Clark et al. Table 1)
+clustering  Jensen–Shannon distances between heads, MDS embedding
+patterns    Kovaleva et al. pattern classes from measurable statistics
+rollout     attention rollout (Abnar & Zuidema)
+corpus      statistics over many texts, memory bounded, as tidy DataFrames
+"""
+
+from .batch import AttentionBatch
+from .clustering import HeadDistances, head_distances, head_embedding, js_divergence
+from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
+from .dependency import DependencyScores, Sentence, align_words, dependency_scores, read_conllu, score_dependencies
+from .patterns import PATTERNS, classify_patterns, pattern_features, pattern_frame, patterns_from_features
+from .rollout import attention_rollout
+from .surface import (
+    STATISTICS,
+    key_share,
+    mean_entropy,
+    offset_share,
+    row_entropy,
+    stats_to_frame,
+    surface_stats,
+    uniform_entropy,
+)
+from .tokens import KEY_KINDS, key_kind_index, token_kinds
+from .words import word_groups, word_level, word_matrices
+
+__all__ = [
+    "KEY_KINDS",
+    "PATTERNS",
+    "STATISTICS",
+    "STATISTIC_LABELS",
+    "AttentionBatch",
+    "CorpusStats",
+    "DependencyScores",
+    "HeadDistances",
+    "Sentence",
+    "align_words",
+    "attention_rollout",
+    "classify_patterns",
+    "corpus_stats",
+    "dependency_scores",
+    "head_distances",
+    "head_embedding",
+    "js_divergence",
+    "key_kind_index",
+    "key_share",
+    "mean_entropy",
+    "offset_share",
+    "pattern_features",
+    "pattern_frame",
+    "patterns_from_features",
+    "read_conllu",
+    "row_entropy",
+    "score_dependencies",
+    "stats_to_frame",
+    "surface_stats",
+    "token_kinds",
+    "uniform_entropy",
+    "word_groups",
+    "word_level",
+    "word_matrices",
+]

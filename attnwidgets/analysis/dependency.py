@@ -1,0 +1,381 @@
+"""Attention heads as dependency parsers (Clark et al. 2019, section 4.2 and Table 1).
+
+For each word, a head's prediction is the argmax of its word-level attention row over the other words ([CLS], [SEP]
+and the word itself excluded). Word-level attention follows :mod:`attnwidgets.analysis.words`: to a word, the sum
+over its pieces; from a word, the mean of its pieces' rows (``rows="first"`` for Clark et al.'s code). For a relation
+R, a head's accuracy is the share of the dependents of R whose prediction is right, in two directions:
+
+- ``dependent->head``: the dependent's row points at its gold head;
+- ``head->dependent``: the gold head's row points at the dependent (a head with several dependents of R can get at
+  most one of them right per sentence).
+
+The better direction is kept per relation. The baseline is the best fixed offset (the word k to the left or right,
+k = 1..3) for that relation. Words are aligned to pieces by their characters, so treebank tokenisation ("did" +
+"n't") and the model's ("didn", "'", "t") need not agree; a piece belongs to the word its first character is in.
+Words whose pieces were truncated away are left out.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ..result import AttentionResult
+from .words import RowMode
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DIRECTIONS", "DependencyScores", "Sentence", "align_words", "dependency_scores", "read_conllu",
+           "score_dependencies"]
+
+DIRECTIONS = ("dependent->head", "head->dependent")
+OFFSETS = (-3, -2, -1, 1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One treebank sentence.
+
+    Attributes
+    ----------
+    words : list[str]
+        The syntactic words (multiword-token ranges such as "del" = "de" + "el" are skipped in favour of their parts).
+    heads : np.ndarray
+        (m,) int64 gold head of each word, 0-based; -1 for the root.
+    relations : list[str]
+        Dependency relation of each word to its head ("nsubj", "obl:tmod", ...).
+    text : str
+        The words joined with spaces, honouring ``SpaceAfter=No``: what the model reads.
+    sent_id : str | None
+    upos : list[str]
+    """
+
+    words: list[str]
+    heads: np.ndarray
+    relations: list[str]
+    text: str
+    sent_id: str | None = None
+    upos: list[str] = field(default_factory=list)
+
+
+def _parse(lines: Iterable[str], subtypes: bool) -> Iterator[Sentence]:
+    words: list[str] = []
+    heads: list[int] = []
+    rels: list[str] = []
+    upos: list[str] = []
+    text = ""
+    sent_id = None
+
+    def flush() -> Sentence:
+        return Sentence(words, np.array(heads, dtype=np.int64) - 1, rels, text.strip(), sent_id, upos)
+
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\n").rstrip("\r")
+        if not line.strip():
+            if words:
+                yield flush()
+            words, heads, rels, upos, text, sent_id = [], [], [], [], "", None
+            continue
+        if line.startswith("#"):
+            if line.startswith("# sent_id"):
+                sent_id = line.split("=", 1)[-1].strip()
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise ValueError(f"CoNLL-U line {number} has {len(cols)} tab-separated columns, expected 10: {line[:60]!r}")
+        if "-" in cols[0] or "." in cols[0]:  # multiword token range or empty node
+            continue
+        if int(cols[0]) != len(words) + 1:
+            raise ValueError(f"CoNLL-U line {number}: word ids must run 1, 2, 3...; got {cols[0]}")
+        words.append(cols[1])
+        heads.append(int(cols[6]) if cols[6] != "_" else 0)
+        rels.append(cols[7] if subtypes else cols[7].split(":")[0])
+        upos.append(cols[3])
+        text += cols[1] + ("" if "SpaceAfter=No" in cols[9] else " ")
+    if words:
+        yield flush()
+
+
+def read_conllu(source: str | Path | Iterable[str], *, subtypes: bool = True) -> list[Sentence]:
+    """Read sentences from a CoNLL-U file (a path), CoNLL-U text (a string with newlines) or an iterable of lines.
+
+    Parameters
+    ----------
+    subtypes : bool
+        Keep relation subtypes ("nmod:poss"); False keeps only the universal part ("nmod").
+
+    Examples
+    --------
+    >>> rows = ["1 Hi hi INTJ _ _ 0 root _ SpaceAfter=No", "2 ! ! PUNCT _ _ 1 punct _ _"]
+    >>> s = read_conllu([r.replace(" ", "\\t") for r in rows])
+    >>> s[0].words, s[0].heads.tolist(), s[0].text
+    (['Hi', '!'], [-1, 0], 'Hi!')
+    """
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source):
+        with open(source, encoding="utf-8") as f:
+            return list(_parse(f, subtypes))
+    if isinstance(source, str):
+        return list(_parse(source.splitlines(), subtypes))
+    return list(_parse(source, subtypes))
+
+
+def _norm(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c) and not c.isspace()).lower()
+
+
+def align_words(words: Sequence[str], tokens: Sequence[str], special_mask: np.ndarray | None = None) -> np.ndarray:
+    """(n,) index of the word each piece belongs to (-1 for special tokens), matched by characters.
+
+    Case, accents and spaces are ignored, "##" continuation marks dropped. A piece that does not match (e.g. [UNK])
+    is given the word at the current position, and the match resumes at the next word.
+
+    Examples
+    --------
+    >>> align_words(["He", "did", "n't", "go"], ["[CLS]", "he", "didn", "'", "t", "go", "[SEP]"],
+    ...             np.array([1, 0, 0, 0, 0, 0, 1], bool)).tolist()
+    [-1, 0, 1, 2, 2, 3, -1]
+    """
+    chars: list[str] = []
+    owner: list[int] = []
+    starts: list[int] = []
+    for w, word in enumerate(words):
+        starts.append(len(chars))
+        for c in _norm(word):
+            chars.append(c)
+            owner.append(w)
+    full = "".join(chars)
+    special = np.zeros(len(tokens), bool) if special_mask is None else np.asarray(special_mask, dtype=bool)
+    out = np.full(len(tokens), -1, dtype=np.int64)
+    pos = 0
+    for k, token in enumerate(tokens):
+        if special[k] or pos >= len(full):
+            continue
+        piece = _norm(token[2:] if token.startswith("##") else token)
+        if not piece:
+            out[k] = owner[pos]
+            continue
+        if full.startswith(piece, pos):
+            out[k] = owner[pos]
+            pos += len(piece)
+            continue
+        w = owner[pos]  # [UNK] or a mismatch: give it the current word and skip to the next one
+        out[k] = w
+        pos = starts[w + 1] if w + 1 < len(words) else len(full)
+    return out
+
+
+@dataclass
+class DependencyScores:
+    """Per-head accuracy of attention as a dependency parser, by relation and direction.
+
+    Attributes
+    ----------
+    relations : list[str]
+        Relation names, the last axis of the arrays.
+    counts : np.ndarray
+        (R,) number of dependents of each relation that were scored.
+    correct : np.ndarray
+        (2, L, H, R) dependents predicted right, by direction (:data:`DIRECTIONS`), layer, head, relation.
+    baseline_correct : np.ndarray
+        (6, R) dependents whose head is at each fixed offset of :data:`OFFSETS` (-3..3 without 0).
+    n_sentences : int
+    """
+
+    relations: list[str]
+    counts: np.ndarray
+    correct: np.ndarray
+    baseline_correct: np.ndarray
+    n_sentences: int = 0
+
+    @property
+    def accuracy(self) -> np.ndarray:
+        """(2, L, H, R) accuracy by direction, layer, head and relation (NaN for relations never seen)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.correct / np.where(self.counts > 0, self.counts, np.nan)
+
+    @property
+    def accuracy_all(self) -> np.ndarray:
+        """(2, L, H) accuracy over all relations together."""
+        return self.correct.sum(-1) / max(int(self.counts.sum()), 1)
+
+    @property
+    def baseline(self) -> np.ndarray:
+        """(6, R) accuracy of each fixed offset."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.baseline_correct / np.where(self.counts > 0, self.counts, np.nan)
+
+    def table(self, min_count: int = 1) -> pd.DataFrame:
+        """Clark et al.'s Table 1: the best head per relation (better direction) beside the best offset baseline.
+
+        Columns: relation, count, layer, head (0-based), label ("layer-head", 1-based as in the paper), direction,
+        accuracy, baseline_offset, baseline_accuracy. Sorted by count; the last row, "all", pools every relation.
+        """
+        import pandas as pd
+
+        rows = []
+        acc = self.accuracy
+        base = self.baseline
+        order = np.argsort(-self.counts, kind="stable")
+        for r in order:
+            if self.counts[r] < min_count:
+                continue
+            d, layer, head = np.unravel_index(np.nanargmax(acc[..., r]), acc.shape[:3])
+            b = int(np.nanargmax(base[:, r]))
+            rows.append(dict(relation=self.relations[r], count=int(self.counts[r]), layer=int(layer), head=int(head),
+                             label=f"{layer + 1}-{head + 1}", direction=DIRECTIONS[d],
+                             accuracy=float(acc[d, layer, head, r]), baseline_offset=OFFSETS[b],
+                             baseline_accuracy=float(base[b, r])))
+        total = max(int(self.counts.sum()), 1)
+        all_acc = self.accuracy_all
+        d, layer, head = np.unravel_index(np.argmax(all_acc), all_acc.shape)
+        base_all = self.baseline_correct.sum(-1) / total
+        b = int(np.argmax(base_all))
+        rows.append(dict(relation="all", count=int(self.counts.sum()), layer=int(layer), head=int(head),
+                         label=f"{layer + 1}-{head + 1}", direction=DIRECTIONS[d],
+                         accuracy=float(all_acc[d, layer, head]),
+                         baseline_offset=OFFSETS[b], baseline_accuracy=float(base_all[b])))
+        return pd.DataFrame(rows)
+
+    def frame(self) -> pd.DataFrame:
+        """Tidy DataFrame (layer, head, relation, direction, accuracy, count) of every head and relation."""
+        import pandas as pd
+
+        acc = self.accuracy
+        d, layer, head, r = np.meshgrid(*(np.arange(s) for s in acc.shape), indexing="ij")
+        return pd.DataFrame({
+            "layer": layer.ravel(), "head": head.ravel(),
+            "relation": np.asarray(self.relations, dtype=object)[r.ravel()],
+            "direction": np.asarray(DIRECTIONS, dtype=object)[d.ravel()],
+            "accuracy": acc.ravel(), "count": self.counts[r.ravel()],
+        })
+
+
+def _sentence_counts(result: AttentionResult, sentence: Sentence, rel_index: np.ndarray, n_rel: int,
+                     rows: RowMode) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(2, L, H, R) correct, (R,) counts, (6, R) baseline correct for one sentence."""
+    m = len(sentence.words)
+    piece_word = align_words(sentence.words, result.tokens, result.special_mask)
+    keep = piece_word >= 0
+    c = np.zeros((result.n_tokens, m), dtype=np.float32)  # pieces -> words
+    c[np.flatnonzero(keep), piece_word[keep]] = 1.0
+    sizes = c.sum(0)  # pieces per word
+    present = sizes > 0
+    if rows == "mean":
+        r = (c / np.maximum(sizes, 1)).T
+    else:
+        r = np.zeros((m, result.n_tokens), dtype=np.float32)
+        first = np.argmax(c > 0, axis=0)
+        r[np.flatnonzero(present), first[present]] = 1.0
+    w = np.matmul(np.matmul(r, result.attention), c)  # (L, H, m, m) word-level, specials dropped
+    w[..., np.arange(m), np.arange(m)] = -np.inf  # a word may not choose itself
+    w[..., ~present] = -np.inf
+    pred = w.argmax(-1)  # (L, H, m)
+    gold = sentence.heads
+    dep = np.flatnonzero((gold >= 0) & present & present[np.maximum(gold, 0)])
+    onehot = np.zeros((dep.size, n_rel), dtype=np.float64)
+    onehot[np.arange(dep.size), rel_index[dep]] = 1.0
+    d2h = pred[..., dep] == gold[dep]  # (L, H, D)
+    h2d = pred[..., gold[dep]] == dep
+    correct = np.stack([d2h, h2d]).astype(np.float64) @ onehot  # (2, L, H, R)
+    offsets = np.array(OFFSETS)[:, None]
+    base = (gold[dep][None] == dep[None] + offsets).astype(np.float64) @ onehot  # (6, R)
+    return correct, onehot.sum(0), base
+
+
+def score_dependencies(
+    results: Iterable[AttentionResult],
+    sentences: Sequence[Sentence],
+    *,
+    rows: RowMode = "mean",
+    progress: bool = False,
+) -> DependencyScores:
+    """Score every head on every relation, from results already run on the sentences' ``text``, in order.
+
+    Parameters
+    ----------
+    results : iterable of AttentionResult
+        One per sentence (a generator is fine: results are scored and dropped one by one).
+    sentences : sequence of Sentence
+        From :func:`read_conllu`.
+    rows : {"mean", "first"}
+        A word's row: mean of its pieces (paper) or first piece (Clark et al.'s code).
+    progress : bool
+        Show a ``tqdm.auto`` bar.
+    """
+    relations = sorted({rel for s in sentences for rel in s.relations if rel != "root"})
+    index = {rel: i for i, rel in enumerate(relations)}
+    n_rel = len(relations)
+    correct: np.ndarray | None = None
+    counts = np.zeros(n_rel)
+    base = np.zeros((len(OFFSETS), n_rel))
+    bar: Any = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(sentences), desc="dependency scores", unit="sentence")
+    n = 0
+    try:
+        for result, sentence in zip(results, sentences):
+            rel_index = np.array([index.get(rel, 0) for rel in sentence.relations], dtype=np.int64)
+            c, k, b = _sentence_counts(result, sentence, rel_index, n_rel, rows)
+            correct = c if correct is None else correct + c
+            counts += k
+            base += b
+            n += 1
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    if correct is None:
+        raise ValueError("no sentences were scored")
+    return DependencyScores(relations, counts.astype(np.int64), correct, base, n)
+
+
+def dependency_scores(
+    source: str | Path | Sequence[Sentence],
+    model: Any = None,
+    *,
+    rows: RowMode = "mean",
+    subtypes: bool = True,
+    batch_size: int = 32,
+    progress: bool = True,
+    truncation: Literal["warn", "error"] = "warn",
+) -> DependencyScores:
+    """Run a CoNLL-U treebank through a model and score its heads as dependency parsers.
+
+    Parameters
+    ----------
+    source : path, CoNLL-U text, or list of Sentence
+        E.g. :func:`attnwidgets.data.ud_sample_path`, or a UD treebank file.
+    model : Runner, str or None
+        A runner, a model id or folder, or None for the bundled model.
+    rows, subtypes
+        See :func:`score_dependencies` and :func:`read_conllu`.
+    batch_size : int
+        Sentences per forward pass.
+    progress : bool
+        Show a ``tqdm.auto`` progress bar.
+
+    Examples
+    --------
+    >>> from attnwidgets.data import ud_sample_path
+    >>> scores = dependency_scores(ud_sample_path(), progress=False)          # doctest: +SKIP
+    >>> scores.table().head()                                                 # doctest: +SKIP
+    """
+    from ..runner import get_runner
+
+    sentences = list(source) if not isinstance(source, str | Path) else read_conllu(source, subtypes=subtypes)
+    if not sentences:
+        raise ValueError("the treebank has no sentences")
+    runner = get_runner(model)
+    results = runner.iter_results([s.text for s in sentences], batch_size=batch_size, truncation=truncation,
+                                  cache=False)
+    return score_dependencies(results, sentences, rows=rows, progress=progress)

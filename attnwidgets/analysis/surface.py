@@ -1,0 +1,279 @@
+"""Surface statistics of attention heads (Clark et al. 2019, section 3): where the mass goes, and how spread it is.
+
+Every function here takes attention ``(..., query, key)`` with any leading axes, so it serves one map, a
+``[layer, head, query, key]`` result, or a padded ``(batch, layer, head, query, key)`` batch. Maps need not be
+square (cross-attention is target x source).
+
+Conventions (they follow Clark et al.'s released code, and are tested):
+
+- **Share of attention to a kind of key** (e.g. [SEP]): per query row, the sum over keys of that kind; then the mean
+  over all valid rows, the [CLS] and [SEP] rows included. ``sep_sep`` averages over the [SEP] rows only and
+  ``rest_sep`` over all other rows, so ``sep = (n_sep * sep_sep + (n - n_sep) * rest_sep) / n``.
+- **Sentence pairs**: both segments and all their [SEP] tokens count alike; ``sep`` is attention to any [SEP].
+- **Previous / next / self**: mean over all n valid rows of ``A[i, i-1]``, ``A[i, i+1]``, ``A[i, i]``; a row without
+  such a neighbour (the first row for "previous") contributes 0, as in Clark et al.'s code.
+- **Entropy** in nats, mean over rows of ``-sum_j A[i, j] ln A[i, j]`` over the keys row i may see. ``smoothing=1e-4``
+  reproduces Clark et al.'s code (A <- 0.9999 A + 0.0001 / n); the default 0 is the exact entropy of the map.
+  ``entropy_cls`` is row 0 (the [CLS] row; always 0 in a decoder, whose first row sees one key) and
+  ``entropy_last`` the last row (the row that predicts the next token in a decoder). The uniform baseline is ln n
+  for an encoder, and the mean over rows of ln(i + 1) for a causal decoder.
+- **Decoders**: ``first`` (attention to position 0, the "attention sink") plays the part of [CLS]/[SEP]; ``cls``,
+  ``sep`` are 0 and ``sep_sep``/``rest_sep`` are NaN when the input has no such tokens.
+- Padding never counts: padded rows and keys are zero and every mean divides by valid counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..result import AttentionResult
+from .batch import AttentionBatch
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "STATISTICS",
+    "key_share",
+    "mean_entropy",
+    "offset_share",
+    "row_entropy",
+    "stats_to_frame",
+    "surface_stats",
+    "surface_stats_batch",
+    "uniform_entropy",
+]
+
+STATISTICS: dict[str, str] = {
+    "cls": "attention to [CLS]",
+    "sep": "attention to [SEP]",
+    "sep_sep": "attention to [SEP], from [SEP] rows",
+    "rest_sep": "attention to [SEP], from the other rows",
+    "punct": 'attention to "." and ","',
+    "first": "attention to the first token",
+    "self": "attention to the token itself",
+    "prev": "attention to the previous token",
+    "next": "attention to the next token",
+    "entropy": "entropy of the rows (nats)",
+    "entropy_cls": "entropy of the first ([CLS]) row (nats)",
+    "entropy_last": "entropy of the last row (nats)",
+    "entropy_uniform": "entropy of uniform attention (nats)",
+}
+"""Every statistic :func:`surface_stats` returns, with a label for axes and widgets."""
+
+
+def _rows(query_mask: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """(..., q) float32 weights of the rows to average over (1 for valid rows)."""
+    if query_mask is None:
+        return np.ones(shape, dtype=np.float32)
+    return np.broadcast_to(np.asarray(query_mask, dtype=np.float32), shape)
+
+
+def _mean_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    count = rows.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, (values * rows).sum(-1) / np.maximum(count, 1), np.nan)
+
+
+def key_share(attention: np.ndarray, key_mask: np.ndarray, query_mask: np.ndarray | None = None) -> np.ndarray:
+    """Mean over query rows of the attention each row puts on the keys in ``key_mask``.
+
+    Parameters
+    ----------
+    attention : np.ndarray
+        (..., q, k) attention, rows summing to 1.
+    key_mask : np.ndarray
+        (..., k) bool, broadcastable: the keys to count.
+    query_mask : np.ndarray, optional
+        (..., q) bool, broadcastable: the rows to average over (default all). NaN where no row is selected.
+
+    Returns
+    -------
+    np.ndarray
+        (...) shares in [0, 1].
+
+    Examples
+    --------
+    >>> a = np.array([[0.5, 0.5, 0.0], [0.1, 0.2, 0.7]])   # 2 queries x 3 keys
+    >>> float(key_share(a, np.array([False, False, True])))
+    0.35
+    """
+    a = np.asarray(attention)
+    keys = np.asarray(key_mask, dtype=a.dtype if a.dtype.kind == "f" else np.float64)
+    per_row = np.matmul(a, keys[..., :, None])[..., 0]  # (..., q)
+    return _mean_rows(per_row, _rows(query_mask, per_row.shape))
+
+
+def offset_share(attention: np.ndarray, offset: int, query_mask: np.ndarray | None = None) -> np.ndarray:
+    """Mean over query rows i of ``A[i, i + offset]`` (-1: previous token, 0: itself, +1: next token).
+
+    Rows without a key at ``i + offset`` contribute 0 and still count in the mean.
+
+    Parameters
+    ----------
+    attention : np.ndarray
+        (..., q, k).
+    offset : int
+    query_mask : np.ndarray, optional
+        (..., q) bool: the rows to average over (default all).
+
+    Examples
+    --------
+    >>> a = np.array([[1.0, 0.0], [0.6, 0.4], [0.0, 0.0]])   # 3 queries x 2 keys
+    >>> round(float(offset_share(a, -1)), 6)   # (0 + 0.6 + 0) / 3
+    0.2
+    """
+    a = np.asarray(attention)
+    per_row = np.zeros(a.shape[:-1], dtype=np.float64)  # (..., q)
+    diag = np.diagonal(a, offset=offset, axis1=-2, axis2=-1)  # A[i, i + offset] for the rows that have one
+    start = max(0, -offset)
+    per_row[..., start : start + diag.shape[-1]] = diag
+    return _mean_rows(per_row, _rows(query_mask, per_row.shape))
+
+
+def row_entropy(attention: np.ndarray, smoothing: float = 0.0, key_mask: np.ndarray | None = None) -> np.ndarray:
+    """Entropy in nats of each query row, ``-sum_j A[i, j] ln A[i, j]`` over the keys the row may see.
+
+    Parameters
+    ----------
+    attention : np.ndarray
+        (..., q, k).
+    smoothing : float
+        ε in ``A <- (1 - ε) A + ε / m`` (m = keys the row may see) before the entropy; Clark et al.'s code uses 1e-4.
+    key_mask : np.ndarray, optional
+        (..., q, k) or (..., k) bool, broadcastable: the keys each row may see (default all).
+
+    Examples
+    --------
+    >>> a = np.array([[0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
+    >>> np.round(row_entropy(a) / np.log(2), 6).tolist()
+    [1.0, 2.0]
+    """
+    a = np.asarray(attention, dtype=np.float32)
+    if key_mask is None:
+        mask = np.ones(a.shape[-1:], dtype=bool)
+    else:
+        mask = np.asarray(key_mask, dtype=bool)
+    if mask.ndim == a.ndim - 1 or mask.ndim == 1:
+        mask = mask[..., None, :]
+    if smoothing:
+        m = np.maximum(mask.sum(-1, keepdims=True), 1).astype(np.float32)
+        a = (1.0 - smoothing) * a + np.float32(smoothing) / m
+    x = np.where(mask & (a > 0), a, np.float32(1.0))
+    return -(x * np.log(x)).sum(-1, dtype=np.float64)
+
+
+def mean_entropy(
+    attention: np.ndarray,
+    smoothing: float = 0.0,
+    key_mask: np.ndarray | None = None,
+    query_mask: np.ndarray | None = None,
+) -> np.ndarray:
+    """Mean over query rows of :func:`row_entropy` (nats); ``query_mask`` (..., q) selects the rows.
+
+    Examples
+    --------
+    >>> a = np.full((3, 4), 0.25)
+    >>> round(float(mean_entropy(a)), 6) == round(float(np.log(4)), 6)
+    True
+    """
+    h = row_entropy(attention, smoothing, key_mask)
+    return _mean_rows(h, _rows(query_mask, h.shape))
+
+
+def uniform_entropy(n: int | np.ndarray, causal: bool = False) -> np.ndarray:
+    """Entropy of uniform attention: ln n, or for a causal decoder the mean over rows of ln(i + 1).
+
+    Examples
+    --------
+    >>> round(float(uniform_entropy(4)), 4), round(float(uniform_entropy(3, causal=True)), 4)
+    (1.3863, 0.5973)
+    """
+    n_arr = np.asarray(n)
+    if not causal:
+        return np.log(np.maximum(n_arr, 1).astype(np.float64))
+    # mean_{i=1..n} ln i = ln(n!) / n
+    from scipy.special import gammaln
+
+    return gammaln(n_arr + 1.0) / np.maximum(n_arr, 1)
+
+
+def surface_stats_batch(batch: AttentionBatch, smoothing: float = 0.0) -> dict[str, np.ndarray]:
+    """Every statistic of :data:`STATISTICS` for each input of a padded batch, each (B, L, H).
+
+    This is what :func:`surface_stats` and the corpus runner call; see the module docstring for the conventions.
+    """
+    a = batch.attention  # (B, L, H, T, T)
+    valid = batch.valid  # (B, T)
+    kinds = batch.kinds
+    n = batch.lengths.astype(np.float64)[:, None, None]  # (B, 1, 1)
+    b, n_layers, n_heads = a.shape[:3]
+    rows = valid[:, None, None, :].astype(np.float32)  # (B, 1, 1, T)
+    names = ("cls", "sep", "punct", "first")
+    keys = np.stack([kinds[k] for k in names], axis=-1).astype(np.float32)  # (B, T, 4)
+    per_row = np.matmul(a, keys[:, None, None])  # (B, L, H, T, 4): mass each row puts on each kind
+    out: dict[str, np.ndarray] = {}
+    totals = per_row.sum(-2, dtype=np.float64) / n[..., None]  # (B, L, H, 4); padded rows are zero
+    for i, name in enumerate(names):
+        out[name] = totals[..., i]
+    sep_rows = kinds["sep"][:, None, None, :].astype(np.float32)
+    out["sep_sep"] = _mean_rows(per_row[..., 1], np.broadcast_to(sep_rows, per_row.shape[:-1]))
+    out["rest_sep"] = _mean_rows(per_row[..., 1], np.broadcast_to(rows - sep_rows, per_row.shape[:-1]))
+    for name, offset in (("self", 0), ("prev", -1), ("next", 1)):
+        diag = np.diagonal(a, offset=offset, axis1=-2, axis2=-1)  # padded rows are zero
+        out[name] = diag.sum(-1, dtype=np.float64) / n
+    key_mask = batch.key_mask()  # (B, 1, 1, T, T)
+    h = row_entropy(a, smoothing, key_mask)  # (B, L, H, T)
+    out["entropy"] = (h * rows).sum(-1) / n
+    out["entropy_cls"] = h[..., 0]
+    last = np.maximum(batch.lengths - 1, 0)
+    out["entropy_last"] = np.take_along_axis(h, last[:, None, None, None], axis=-1)[..., 0]
+    uniform = uniform_entropy(batch.lengths, causal=batch.causal)  # (B,)
+    out["entropy_uniform"] = np.broadcast_to(uniform[:, None, None], (b, n_layers, n_heads)).astype(np.float64)
+    return out
+
+
+def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: float = 0.0) -> dict[str, np.ndarray]:
+    """Per-head surface statistics of one result: a dict of (L, H) arrays, keys as in :data:`STATISTICS`.
+
+    Parameters
+    ----------
+    result : AttentionResult
+        Its self-attention (the encoder's, for encoder-decoders) is measured.
+    words : bool
+        Measure word-level attention instead of pieces (:func:`~attnwidgets.analysis.words.word_level`).
+    smoothing : float
+        Entropy smoothing; 1e-4 reproduces Clark et al.'s code.
+
+    Examples
+    --------
+    >>> from attnwidgets.result import AttentionResult
+    >>> a = np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    >>> s = surface_stats(AttentionResult.from_arrays(a, ["[CLS]", "hi", "[SEP]"]))
+    >>> round(float(s["sep"][0, 0]), 4), round(float(s["prev"][0, 0]), 4)
+    (0.6667, 0.0)
+    """
+    batch = AttentionBatch.from_results([result], words=words)
+    return {k: v[0] for k, v in surface_stats_batch(batch, smoothing).items()}
+
+
+def stats_to_frame(stats: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """Tidy DataFrame (columns layer, head, statistic, value) from a dict of (L, H) arrays; layers and heads 0-based.
+
+    Examples
+    --------
+    >>> stats_to_frame({"cls": np.array([[0.1, 0.2]])}).shape
+    (2, 4)
+    """
+    import pandas as pd
+
+    frames = []
+    for name, values in stats.items():
+        v = np.asarray(values, dtype=np.float64)
+        layer, head = np.meshgrid(np.arange(v.shape[0]), np.arange(v.shape[1]), indexing="ij")
+        frames.append(pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), "statistic": name,
+                                    "value": v.ravel()}))
+    return pd.concat(frames, ignore_index=True)
