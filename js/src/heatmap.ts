@@ -6,6 +6,7 @@ import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLabels, drawLegend, drawMatrix, labelRoom, prepareCanvas } from "./shared/draw";
+import { exportButtons, safeName } from "./shared/export";
 import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import type { RenderProps, WidgetModel } from "./shared/model";
 import { onModel } from "./shared/model";
@@ -51,11 +52,11 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   scroll.append(canvas);
   const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
   const legendCanvas = h("canvas");
-  const legendMax = h("span", { className: "aw-muted" });
+  const legendMax = h("span", { className: "aw-muted", "data-export-text": true });
   const legend = h(
     "div",
     { className: "aw-legend" },
-    h("span", { className: "aw-muted", text: "0" }),
+    h("span", { className: "aw-muted", text: "0", "data-export-text": true }),
     legendCanvas,
     legendMax,
   );
@@ -103,6 +104,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       cleanups.push(listen(box, "change", () => update({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
+    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
   }
 
   function update(changes: Partial<Pick<HeatmapTraits, "layer" | "head" | "kind" | "words">>): void {
