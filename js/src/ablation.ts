@@ -1,0 +1,555 @@
+// AblationWidget: a layers x heads grid of toggles, a scale slider and a mode menu that re-run the model in the
+// kernel, and a panel with the watched numbers before/after and the selected head's map before/after.
+// Mirrors attnwidgets/widgets/ablation.py. One "apply" request is in flight at a time: changes made meanwhile only
+// update the page's latest state, sent when the answer arrives, so the kernel never gets a backlog.
+
+import {
+  type AblationDict,
+  barRange,
+  barSpan,
+  canonical,
+  cellText,
+  formatDelta,
+  formatValue,
+  headState,
+  sameAblation,
+  setScale,
+  sliderValue,
+  toggleHead,
+  toggleLayer,
+  withMode,
+} from "./shared/ablation_state";
+import { type Packed, decode, maxOf } from "./shared/buffers";
+import { h, listen, select } from "./shared/dom";
+import { drawLabels, drawMatrix, labelRoom, prepareCanvas } from "./shared/draw";
+import { heatmapLayout } from "./shared/layout";
+import { type RenderProps, onModel } from "./shared/model";
+import { Requester } from "./shared/requests";
+import { applyTheme, injectCss, theme } from "./shared/theme";
+
+export interface OutputRow {
+  item: string;
+  label: string; // what the item is (the texts of a pair, a candidate, ...)
+  name: string; // "cosine", a token, a class, ...
+  before: number | null;
+  after: number | null;
+  delta: number | null;
+}
+
+/** Python traits of AblationWidget (attnwidgets/widgets/ablation.py). */
+export interface AblationTraits {
+  ablation: AblationDict;
+  layer: number;
+  head: number;
+  mode: string; // "zero" | "uniform" | "mean"
+  stack: string; // "self", or "encoder" / "decoder" / "cross"
+  item: number;
+  theme: string;
+  _meta: { title: string; stacks: Record<string, [number, number]>; items: string[]; watch: string };
+  _output: { kind: string; rows: OutputRow[]; ablation: AblationDict; seconds: number; seq: number };
+  _heatmap: { key: string; queries: string[]; keys: string[]; before: Packed; after: Packed };
+  _running: boolean;
+  _error: string;
+}
+
+export const DEBOUNCE_MS = 150;
+
+const CSS = `
+.aw-ablation .aw-abl-body { display: flex; gap: 18px; align-items: flex-start; flex-wrap: wrap; }
+.aw-abl-grid { display: grid; gap: 2px; align-items: center; }
+.aw-abl-grid .aw-abl-colhead { text-align: center; color: var(--aw-muted); font-size: .85em; }
+.aw-abl-cell { width: calc(var(--aw-font) * 2.1); height: calc(var(--aw-font) * 1.7); padding: 0;
+  border: 1px solid var(--aw-abl-line); border-radius: 3px; background: var(--aw-abl-on); color: #fff;
+  font: inherit; font-size: .8em; font-weight: 600; cursor: pointer; }
+.aw-abl-cell:disabled { cursor: not-allowed; }
+.aw-abl-cell.aw-selected { outline: 2px solid var(--aw-accent); outline-offset: 1px; }
+.aw-abl-layer { font: inherit; font-size: .85em; padding: 1px 6px; border: 1px solid var(--aw-abl-line);
+  border-radius: 3px; background: var(--aw-bg); color: var(--aw-fg); cursor: pointer; white-space: nowrap; }
+.aw-abl-layer[aria-pressed=true] { background: var(--aw-abl-off); color: #fff; }
+.aw-abl-select { display: flex; gap: 8px; align-items: center; margin-top: 8px; flex-wrap: wrap; }
+.aw-abl-select input[type=range] { width: 160px; }
+.aw-abl-hint { color: var(--aw-muted); font-size: .85em; margin-top: 4px; max-width: 420px; }
+.aw-abl-panel { min-width: 320px; }
+.aw-abl-panel h4 { margin: 0 0 4px; font-size: 1em; }
+.aw-abl-group { margin: 6px 0 2px; color: var(--aw-muted); font-size: .9em; max-width: 520px; overflow: hidden;
+  text-overflow: ellipsis; white-space: nowrap; }
+.aw-abl-row { display: grid; grid-template-columns: minmax(60px, max-content) 180px max-content; gap: 8px;
+  align-items: center; }
+.aw-abl-track { position: relative; height: calc(var(--aw-font) * 1.4); background: var(--aw-abl-track);
+  border-radius: 2px; }
+.aw-abl-bar { position: absolute; height: 45%; }
+.aw-abl-bar.aw-before { top: 5%; background: var(--aw-abl-before); }
+.aw-abl-bar.aw-after { bottom: 5%; background: var(--aw-abl-after); }
+.aw-abl-zero { position: absolute; top: 0; bottom: 0; width: 1px; background: var(--aw-muted); }
+.aw-abl-nums { font-variant-numeric: tabular-nums; white-space: nowrap; }
+.aw-abl-up { color: #1a7f37; } .aw-abl-down { color: #cf222e; }
+.aw-abl-key { display: inline-block; width: 10px; height: 10px; margin: 0 3px 0 8px; vertical-align: -1px; }
+.aw-abl-maps { display: flex; gap: 12px; flex-wrap: wrap; margin-top: 10px; }
+.aw-abl-maps figure { margin: 0; }
+.aw-abl-maps figcaption { color: var(--aw-muted); font-size: .9em; }
+.aw-abl-status[data-state=running] { color: var(--aw-accent); }
+`;
+
+let cssDone = false;
+function injectAblationCss(): void {
+  if (cssDone || typeof document === "undefined") return;
+  cssDone = true;
+  document.head.append(h("style", { text: CSS }));
+}
+
+let seqCounter = 0;
+/** Increasing across every view in the page, so the kernel can drop an older request. */
+function nextSeq(): number {
+  seqCounter = (seqCounter + 1) % 1000;
+  return Date.now() * 1000 + seqCounter;
+}
+
+function render({ model, el }: RenderProps<AblationTraits>): () => void {
+  injectCss();
+  injectAblationCss();
+  const cleanups: Array<() => void> = [];
+  const requester = new Requester(model);
+  const root = h("div", { className: "aw-root aw-ablation" });
+  el.append(root);
+
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert", "data-testid": "error" });
+  const grid = h("div", { className: "aw-abl-grid", "data-testid": "grid" });
+  const slider = h("input", {
+    type: "range",
+    min: 0,
+    max: 1,
+    step: 0.05,
+    "aria-label": "scale of the selected head",
+    "data-testid": "scale-slider",
+  });
+  const sliderText = h("span", { className: "aw-abl-nums", "data-testid": "scale-value" });
+  const selectedText = h("span", { "data-testid": "selected" });
+  const status = h("span", {
+    className: "aw-abl-status aw-muted",
+    "data-testid": "status",
+    "aria-live": "polite",
+  });
+  const output = h("div", { "data-testid": "output" });
+  const watchText = h("h4");
+  const itemSel = h("span");
+  const mapBefore = h("canvas", { "data-testid": "map-before" });
+  const mapAfter = h("canvas", { "data-testid": "map-after" });
+  const mapTitle = h("span");
+  const modeSel = select(
+    [
+      ["zero", "zero (output removed)"],
+      ["uniform", "uniform attention"],
+      ["mean", "mean pattern"],
+    ],
+    model.get("mode"),
+    "how a disabled head is replaced",
+  );
+  modeSel.dataset.testid = "mode-select";
+  const reset = h("button", { type: "button", text: "reset", "data-testid": "reset" });
+  const stackBox = h("span");
+  bar.append(h("label", {}, "disable by", modeSel), stackBox, reset, status);
+  const legend = h(
+    "div",
+    { className: "aw-muted" },
+    h("span", { className: "aw-abl-key", style: "background: var(--aw-abl-before)" }),
+    "before",
+    h("span", { className: "aw-abl-key", style: "background: var(--aw-abl-after)" }),
+    "after",
+  );
+  root.append(
+    title,
+    bar,
+    errorBox,
+    h(
+      "div",
+      { className: "aw-abl-body" },
+      h(
+        "div",
+        {},
+        grid,
+        h("div", { className: "aw-abl-select" }, selectedText, h("label", {}, "scale", slider), sliderText),
+        h("div", {
+          className: "aw-abl-hint",
+          text: "Click a head to disable it or enable it again; a layer button disables the whole row. × zero · U uniform · M mean · .50 scaled.",
+        }),
+      ),
+      h(
+        "div",
+        { className: "aw-abl-panel" },
+        watchText,
+        legend,
+        output,
+        h("div", { className: "aw-abl-maps" }, mapTitle, itemSel),
+        h(
+          "div",
+          { className: "aw-abl-maps" },
+          h("figure", {}, mapBefore, h("figcaption", { text: "before" })),
+          h("figure", {}, mapAfter, h("figcaption", { text: "after ablation" })),
+        ),
+      ),
+    ),
+  );
+
+  // What the page shows; the kernel catches up one request at a time.
+  let want: AblationDict = canonical(model.get("ablation"));
+  let mode = model.get("mode");
+  let inflight = false;
+  let dirty = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let roundtrip = Number.NaN;
+  let requestError = "";
+
+  const showError = () => {
+    const msg = requestError || model.get("_error");
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+
+  const stackShape = (): [number, number] => model.get("_meta").stacks?.[model.get("stack")] ?? [0, 0];
+  const idle = () => !inflight && !dirty && timer === undefined;
+
+  function setStatus(): void {
+    const running = !idle() || model.get("_running");
+    status.dataset.state = running ? "running" : requestError || model.get("_error") ? "error" : "idle";
+    status.dataset.roundtrip = String(roundtrip);
+    const out = model.get("_output");
+    if (running) status.textContent = "running…";
+    else if (out && typeof out.seconds === "number") {
+      const rt = Number.isNaN(roundtrip) ? "" : `round trip ${Math.round(roundtrip)} ms · `;
+      status.textContent = `${rt}model ${Math.round(out.seconds * 1000)} ms`;
+    } else status.textContent = "";
+  }
+
+  function change(next: AblationDict, delay: number): void {
+    want = canonical(next);
+    drawGrid();
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (inflight) dirty = true;
+      else void send();
+    }, delay);
+    setStatus();
+  }
+
+  async function send(): Promise<void> {
+    inflight = true;
+    dirty = false;
+    setStatus();
+    const start = performance.now();
+    try {
+      const reply = await requester.ask({ what: "apply", seq: nextSeq(), ablation: want, mode });
+      requestError = "";
+      if (!reply.content.stale) roundtrip = performance.now() - start;
+      if (!dirty && timer === undefined && reply.content.ablation)
+        want = canonical(reply.content.ablation as AblationDict);
+    } catch (e) {
+      requestError = String((e as Error).message ?? e);
+      if (!dirty && timer === undefined) {
+        want = canonical(model.get("ablation"));
+        mode = model.get("mode");
+        modeSel.value = mode;
+      }
+    } finally {
+      inflight = false;
+      if (dirty) void send();
+      else {
+        drawGrid();
+        setStatus();
+        showError();
+      }
+    }
+  }
+
+  function select1(changes: Partial<Pick<AblationTraits, "layer" | "head" | "item" | "stack">>): void {
+    for (const [k, v] of Object.entries(changes)) model.set(k as keyof AblationTraits, v as never);
+    model.save_changes();
+    drawGrid();
+  }
+
+  function buildBar(): void {
+    const stacks = Object.keys(model.get("_meta").stacks ?? {});
+    stackBox.replaceChildren();
+    if (stacks.length > 1) {
+      const s = select(
+        stacks.map((k) => [k, k]),
+        model.get("stack"),
+        "attention stack",
+      );
+      cleanups.push(listen(s, "change", () => select1({ stack: s.value })));
+      stackBox.append(h("label", {}, "attention", s));
+    }
+    const items = model.get("_meta").items ?? [];
+    itemSel.replaceChildren();
+    if (items.length > 1) {
+      const s = select(
+        items.map((t, i) => [String(i), `${i}: ${t}`]),
+        String(model.get("item")),
+        "text shown",
+      );
+      s.dataset.testid = "item-select";
+      cleanups.push(listen(s, "change", () => select1({ item: Number(s.value) })));
+      itemSel.append(h("label", {}, "text", s));
+    }
+  }
+
+  // The grid is rebuilt only when its shape changes; cells are restyled in place.
+  let gridShape = "";
+  const cells: HTMLButtonElement[][] = [];
+  const layerButtons: HTMLButtonElement[] = [];
+
+  function buildGrid(): void {
+    const [nLayers, nHeads] = stackShape();
+    gridShape = `${model.get("stack")}/${nLayers}x${nHeads}`;
+    grid.replaceChildren();
+    cells.length = 0;
+    layerButtons.length = 0;
+    grid.style.gridTemplateColumns = `max-content repeat(${nHeads}, max-content)`;
+    grid.append(h("span", { className: "aw-abl-colhead", text: "head" }));
+    for (let hd = 0; hd < nHeads; hd++)
+      grid.append(h("span", { className: "aw-abl-colhead", text: String(hd) }));
+    for (let l = 0; l < nLayers; l++) {
+      const lb = h("button", { type: "button", className: "aw-abl-layer", "data-testid": `layer-${l}` });
+      cleanups.push(listen(lb, "click", () => change(toggleLayer(want, model.get("stack"), l, mode), 0)));
+      layerButtons.push(lb);
+      grid.append(lb);
+      const row: HTMLButtonElement[] = [];
+      for (let hd = 0; hd < nHeads; hd++) {
+        const c = h("button", { type: "button", className: "aw-abl-cell", "data-testid": `cell-${l}-${hd}` });
+        cleanups.push(
+          listen(c, "click", () => {
+            select1({ layer: l, head: hd });
+            change(toggleHead(want, model.get("stack"), l, hd, mode), 0);
+          }),
+        );
+        row.push(c);
+        grid.append(c);
+      }
+      cells.push(row);
+    }
+  }
+
+  function drawGrid(): void {
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    const lecture = t.name === "lecture";
+    root.style.setProperty("--aw-abl-on", lecture ? "#0072b2" : "#6baed6");
+    root.style.setProperty("--aw-abl-off", lecture ? "#000000" : "#3d4450");
+    root.style.setProperty("--aw-abl-line", t.grid);
+    root.style.setProperty("--aw-abl-track", lecture ? "#eeeeee" : "#f3f4f6");
+    root.style.setProperty("--aw-abl-before", lecture ? "#999999" : "#b6bcc4");
+    root.style.setProperty("--aw-abl-after", lecture ? "#d55e00" : "#2f81f7");
+    const [nLayers, nHeads] = stackShape();
+    if (gridShape !== `${model.get("stack")}/${nLayers}x${nHeads}`) buildGrid();
+    const stack = model.get("stack");
+    const layer = model.get("layer");
+    const head = model.get("head");
+    for (let l = 0; l < nLayers; l++) {
+      const lb = layerButtons[l];
+      const off = headState(want, stack, l, 0).layerOff;
+      lb.textContent = `layer ${l}${off ? " off" : ""}`;
+      lb.setAttribute("aria-pressed", String(off));
+      lb.title = off ? `enable layer ${l} again` : `disable every head of layer ${l} (${mode})`;
+      for (let hd = 0; hd < nHeads; hd++) {
+        const c = cells[l][hd];
+        const s = headState(want, stack, l, hd);
+        const pct = Math.round(s.scale * 100);
+        c.style.background =
+          pct >= 100
+            ? "var(--aw-abl-on)"
+            : pct <= 0
+              ? "var(--aw-abl-off)"
+              : `linear-gradient(to top, var(--aw-abl-on) ${pct}%, var(--aw-abl-off) ${pct}%)`;
+        c.textContent = s.layerOff ? "" : cellText(s);
+        c.disabled = s.layerOff;
+        c.classList.toggle("aw-selected", l === layer && hd === head);
+        c.dataset.state = s.layerOff ? "layer-off" : s.mode ? s.mode : "on";
+        c.setAttribute("aria-pressed", String(s.mode !== null));
+        c.setAttribute("aria-label", `layer ${l} head ${hd}`);
+        c.title = s.layerOff
+          ? `layer ${l} is disabled: enable the layer to edit head ${hd}`
+          : `layer ${l} · head ${hd}: ${s.mode === null ? "on (click to disable)" : s.mode === "scale" ? `scaled ×${s.scale}` : `disabled (${s.mode}); click to enable`}`;
+      }
+    }
+    modeSel.value = mode;
+    reset.disabled = want.edits.length === 0;
+    selectedText.textContent = `layer ${layer} · head ${head}`;
+    const v = sliderValue(want, stack, layer, head);
+    if (document.activeElement !== slider) slider.value = String(v);
+    sliderText.textContent = `×${Number(slider.value).toFixed(2)}`;
+    slider.disabled = headState(want, stack, layer, head).layerOff;
+    setStatus();
+  }
+
+  function drawOutput(): void {
+    const out = model.get("_output");
+    const meta = model.get("_meta");
+    title.textContent = `${meta.title ?? ""} · ablation`;
+    watchText.textContent = `watching: ${meta.watch ?? ""}`;
+    output.replaceChildren();
+    if (!out || !out.rows) return;
+    const ranges = new Map<string, [number, number]>();
+    for (const name of new Set(out.rows.map((r) => r.name)))
+      ranges.set(name, barRange(out.rows.filter((r) => r.name === name).flatMap((r) => [r.before, r.after])));
+    let group = "";
+    for (const r of out.rows) {
+      if (r.item !== group) {
+        group = r.item;
+        output.append(
+          h("div", { className: "aw-abl-group", text: r.label || r.item, title: r.label || r.item }),
+        );
+      }
+      const [lo, hi] = ranges.get(r.name) ?? [0, 1];
+      const track = h("div", { className: "aw-abl-track" });
+      if (lo < 0)
+        track.append(h("div", { className: "aw-abl-zero", style: `left: ${(-lo / (hi - lo)) * 100}%` }));
+      for (const [cls, v] of [
+        ["aw-before", r.before],
+        ["aw-after", r.after],
+      ] as const) {
+        if (v === null) continue;
+        const span = barSpan(v, lo, hi);
+        track.append(
+          h("div", {
+            className: `aw-abl-bar ${cls}`,
+            style: `left: ${span.left * 100}%; width: ${Math.max(span.width * 100, 0.4)}%`,
+          }),
+        );
+      }
+      const d = r.delta ?? 0;
+      const nums = h(
+        "span",
+        { className: "aw-abl-nums" },
+        h("span", { text: formatValue(r.before), "data-testid": "out-before" }),
+        " → ",
+        h("span", { text: formatValue(r.after), "data-testid": "out-after" }),
+        " ",
+        h("span", {
+          text: formatDelta(r.delta),
+          "data-testid": "out-delta",
+          className: Math.abs(d) < 5e-5 ? "aw-muted" : d > 0 ? "aw-abl-up" : "aw-abl-down",
+        }),
+      );
+      const row = h(
+        "div",
+        { className: "aw-abl-row", "data-testid": "out-row" },
+        h("span", { text: r.name }),
+        track,
+        nums,
+      );
+      Object.assign(row.dataset, {
+        item: r.item,
+        name: r.name,
+        before: String(r.before),
+        after: String(r.after),
+      });
+      output.append(row);
+    }
+    output.dataset.seq = String(out.seq);
+    output.dataset.ablation = JSON.stringify(canonical(out.ablation ?? { edits: [] }));
+  }
+
+  function drawMaps(): void {
+    const hm = model.get("_heatmap");
+    if (!hm || !hm.before) return;
+    const t = theme(model.get("theme"));
+    const before = decode(hm.before);
+    const after = decode(hm.after);
+    const vmax = Math.max(maxOf(before.data), maxOf(after.data)) || 1;
+    const [nq, nk] = before.shape;
+    const probe = prepareCanvas(mapBefore, 10, 10);
+    const small = { ...t, font: Math.max(9, t.font - 2) };
+    const l = heatmapLayout({
+      nq,
+      nk,
+      maxGrid: t.name === "lecture" ? 340 : 240,
+      maxCell: t.name === "lecture" ? 26 : 18,
+      labelWidth: labelRoom(probe, hm.queries, small, 90),
+      labelHeight: labelRoom(probe, hm.keys, small, 90),
+      minLabelCell: 8,
+    });
+    for (const [canvas, m] of [
+      [mapBefore, before],
+      [mapAfter, after],
+    ] as const) {
+      const ctx = prepareCanvas(canvas, l.width, l.height);
+      ctx.fillStyle = t.bg;
+      ctx.fillRect(0, 0, l.width, l.height);
+      drawMatrix(ctx, m.data, nq, nk, l.x0, l.y0, l.cell * nk, l.cell * nq, vmax, t.colormap);
+      drawLabels(ctx, l, hm.queries, hm.keys, small);
+      canvas.dataset.key = hm.key;
+      canvas.dataset.max = String(maxOf(m.data));
+      canvas.dataset.sum = String(m.data.reduce((a, b) => a + b, 0));
+    }
+    const stack = model.get("stack");
+    mapTitle.textContent = `${stack === "self" ? "" : `${stack} · `}layer ${model.get("layer")} · head ${model.get("head")}, same colour scale (max ${vmax.toFixed(3)})`;
+  }
+
+  cleanups.push(
+    listen(modeSel, "change", () => {
+      mode = modeSel.value;
+      change(withMode(want, mode), 0);
+    }),
+    listen(reset, "click", () => change({ edits: [] }, 0)),
+    listen(slider, "input", () => {
+      sliderText.textContent = `×${Number(slider.value).toFixed(2)}`;
+      change(
+        setScale(want, model.get("stack"), model.get("layer"), model.get("head"), Number(slider.value)),
+        DEBOUNCE_MS,
+      );
+    }),
+  );
+
+  const on = (ev: string, fn: () => void) => cleanups.push(onModel(model, ev, fn));
+  on("change:ablation", () => {
+    if (idle() && !sameAblation(want, model.get("ablation"))) {
+      want = canonical(model.get("ablation"));
+      drawGrid();
+    }
+  });
+  on("change:mode", () => {
+    if (idle()) {
+      mode = model.get("mode");
+      drawGrid();
+    }
+  });
+  on("change:layer", drawGrid);
+  on("change:head", drawGrid);
+  on("change:stack", () => {
+    buildBar();
+    drawGrid();
+  });
+  on("change:_meta", () => {
+    buildBar();
+    drawGrid();
+    drawOutput();
+  });
+  on("change:_output", () => {
+    drawOutput();
+    setStatus();
+  });
+  on("change:_heatmap", drawMaps);
+  on("change:_running", setStatus);
+  on("change:_error", showError);
+  on("change:theme", () => {
+    drawGrid();
+    drawMaps();
+  });
+
+  buildBar();
+  drawGrid();
+  drawOutput();
+  drawMaps();
+  showError();
+
+  return () => {
+    if (timer !== undefined) clearTimeout(timer);
+    for (const c of cleanups) c();
+    requester.dispose();
+    root.remove();
+  };
+}
+
+export default { render };
