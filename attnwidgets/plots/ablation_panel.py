@@ -1,0 +1,89 @@
+"""Static twin of the AblationWidget's output panel: the watched numbers before and after an ablation, as bars.
+
+Takes a :class:`~attnwidgets.runner.watch.WatchResult`, its ``frame``, or an :class:`AblationWidget` (duck-typed:
+no torch or widget import here) and returns a matplotlib Figure.
+
+Examples
+--------
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"item": ["pair 0", "pair 1"], "name": ["cosine", "cosine"], "before": [0.9, 0.2],
+...                       "after": [0.7, 0.25], "delta": [-0.2, 0.05]})
+>>> fig = plot_ablation_panel(frame, title="layer 5 disabled")
+>>> len(fig.axes), len(fig.axes[0].patches)
+(1, 4)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = ["plot_ablation_panel"]
+
+BEFORE, AFTER = "#b6bcc4", "#2f81f7"
+
+
+def _frame(source: Any) -> pd.DataFrame:
+    if isinstance(source, pd.DataFrame):
+        frame = source
+    elif isinstance(getattr(source, "frame", None), pd.DataFrame):
+        frame = source.frame
+    else:
+        raise TypeError("plot_ablation_panel takes a WatchResult (watch_ablation), its .frame, or an AblationWidget; "
+                        f"got {type(source).__name__}")
+    missing = {"item", "name", "before", "after"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"the frame needs the columns item, name, before, after; missing {sorted(missing)}")
+    return frame
+
+
+def plot_ablation_panel(source: Any, *, title: str | None = None, decimals: int = 3, ax: Any = None) -> Figure:
+    """Horizontal bars of each watched value before (grey) and after (blue) the ablation, with the numbers.
+
+    Parameters
+    ----------
+    source : WatchResult, DataFrame or AblationWidget
+        The tidy ``item``, ``name``, ``before``, ``after`` table of :func:`attnwidgets.watch_ablation`.
+    title : str, optional
+        Default: the ablation of the widget or result, when known.
+    decimals : int
+        Digits of the printed numbers.
+    ax : matplotlib Axes, optional
+        Draw into it; the Figure of that axes is returned.
+    """
+    frame = _frame(source)
+    labels = [f"{i} · {n}" if n not in ("", "value") else str(i) for i, n in zip(frame["item"], frame["name"])]
+    before = frame["before"].to_numpy(dtype=float)
+    after = frame["after"].to_numpy(dtype=float)
+    n = len(frame)
+    if ax is None:
+        fig = Figure(figsize=(7.0, max(1.8, 0.55 * n + 1.0)), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    y = np.arange(n)
+    ax.barh(y - 0.2, np.nan_to_num(before), height=0.38, color=BEFORE, label="before")
+    ax.barh(y + 0.2, np.nan_to_num(after), height=0.38, color=AFTER, label="after")
+    finite = np.concatenate([before[np.isfinite(before)], after[np.isfinite(after)], [0.0]])
+    lo, hi = float(finite.min()), float(finite.max())
+    pad = 0.3 * (hi - lo or 1.0)
+    ax.set_xlim(min(lo, 0.0) - (pad if lo < 0 else 0), hi + pad)
+    for i, (b, a) in enumerate(zip(before, after)):
+        for v, dy in ((b, -0.2), (a, 0.2)):
+            if np.isfinite(v):
+                ax.text(max(v, 0.0) + 0.01 * (hi - lo or 1.0), i + dy, f"{v:.{decimals}f}", va="center", fontsize=8)
+    ax.axvline(0, color="black", linewidth=0.6)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("value")
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    if title is None:
+        ab = getattr(source, "spec", None)
+        if ab is None and hasattr(source, "after") and getattr(source, "after", None):
+            ab = getattr(source.after[0], "ablation", None)
+        title = f"before and after {ab!r}" if ab else "before and after the ablation"
+    ax.set_title(title)
+    return fig
