@@ -47,6 +47,16 @@ export class Requester<T> {
     return p;
   }
 
+  /** Ask without caching (each call is a new request: commands such as re-running an ablation). */
+  ask(request: Record<string, unknown>): Promise<Reply> {
+    const id = this.next++;
+    return new Promise<Reply>((resolve, reject) => {
+      this.pending.set(id, resolve);
+      this.failures.set(id, reject);
+      this.model.send({ ...request, type: "request", id });
+    });
+  }
+
   has(key: string): boolean {
     return this.cache.has(key);
   }
