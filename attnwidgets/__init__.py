@@ -36,6 +36,8 @@ _LAZY: dict[str, str] = {
     "Ablation": "attnwidgets.runner.ablation",
     "mean_pattern": "attnwidgets.runner.ablation",
     "watch_ablation": "attnwidgets.runner.watch",
+    "AblationWidget": "attnwidgets.widgets",
+    "plot_ablation_panel": "attnwidgets.plots",
     "sweep_heads": "attnwidgets.runner.sweeps",
     "pruning_curve": "attnwidgets.runner.sweeps",
     "head_importance": "attnwidgets.runner.importance",

@@ -2,6 +2,7 @@
 
 from ..result import head_matrix
 from ._base import AttnWidget, pack, set_theme
+from .ablation import AblationWidget
 from .entropy_bars import EntropyBars
 from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid
@@ -10,6 +11,7 @@ from .linking import SelectionLink, link_selection
 from .qk import QKStepThrough
 
 __all__ = [
+    "AblationWidget",
     "AttentionHeatmap",
     "AttnWidget",
     "EntropyBars",
