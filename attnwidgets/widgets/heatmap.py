@@ -9,6 +9,7 @@ import traitlets
 
 from ..result import AttentionResult, head_matrix
 from ._base import AttnWidget, pack
+from ._display import is_causal, mask_future, overview, region
 
 
 def _word_level(result: AttentionResult) -> AttentionResult | None:
@@ -24,6 +25,10 @@ class AttentionHeatmap(AttnWidget):
 
     Only the head on screen is sent when the widget appears; other heads are fetched when chosen, as binary
     float32 buffers, and kept in the page.
+
+    Wheel or the +/- buttons zoom, dragging pans. Inputs longer than 1024 tokens (a decoder's 4,096-token context)
+    are sent as a block-max overview; once zoomed in, the page fetches the visible region at full detail, so hover
+    always reports exact weights there. A decoder's causal mask (future keys) is drawn light grey.
 
     Parameters
     ----------
@@ -67,7 +72,8 @@ class AttentionHeatmap(AttnWidget):
     """dict: title, attention kinds, [layers, heads] per kind and token labels per kind (for the current ``words``)."""
 
     _initial = traitlets.Dict().tag(sync=True)
-    """dict: the first view's matrix as a binary buffer, so the first paint needs no round trip."""
+    """dict: {key, matrix, factor}: the first view's matrix as a binary buffer, so the first paint needs no round trip.
+    Above 1024 tokens it is a block-max overview (``factor`` cells per pixel); zooming in fetches exact tiles."""
 
     def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
         if not isinstance(result, AttentionResult):
@@ -120,9 +126,11 @@ class AttentionHeatmap(AttnWidget):
             tokens[kind] = [list(queries), list(keys)]
         r = self._result
         title = r.model.name
+        shown, factor = overview(self._display(self.kind, self.layer, self.head, self.words))
         self._initial = {
             "key": f"{self.kind}/{self.layer}/{self.head}/{'w' if self.words else 't'}",
-            "matrix": pack(self.matrix()),
+            "matrix": pack(shown),
+            "factor": factor,
         }
         self._meta = {
             "title": title,
@@ -151,10 +159,28 @@ class AttentionHeatmap(AttnWidget):
             self._check_view(values["kind"], values["layer"], values["head"])
         return proposal["value"]
 
+    def _display(self, kind: str, layer: int, head: int, words: bool) -> np.ndarray:
+        """The matrix as drawn: float32, NaN where a causal mask hides the key (painted light grey)."""
+        m = self.matrix(kind, layer, head, words)
+        return mask_future(m) if is_causal(self._result, kind) else np.asarray(m, dtype=np.float32)
+
     def _handlers(self) -> dict[str, Any]:
-        return {"matrix": self._matrix_request}
+        return {"matrix": self._matrix_request, "region": self._region_request}
 
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        m = self.matrix(str(req["kind"]), int(req["layer"]), int(req["head"]), bool(req.get("words", False)))
+        # Long inputs (> 1024 tokens) come as a block-max overview; zooming in fetches exact "region" tiles.
+        m, factor = overview(self._display(str(req["kind"]), int(req["layer"]), int(req["head"]),
+                                           bool(req.get("words", False))))
         packed = pack(m)
-        return {"shape": packed["shape"], "dtype": packed["dtype"]}, [packed["buffer"]]
+        return {"shape": packed["shape"], "dtype": packed["dtype"], "factor": factor}, [packed["buffer"]]
+
+    def _region_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        q0, q1, k0, k1 = (int(req[k]) for k in ("q0", "q1", "k0", "k1"))
+        m = self.matrix(str(req["kind"]), int(req["layer"]), int(req["head"]), bool(req.get("words", False)))
+        block = region(m, q0, q1, k0, k1)
+        if is_causal(self._result, str(req["kind"])):
+            block = mask_future(block, max(0, q0), max(0, k0))
+        packed = pack(block)
+        return {"shape": packed["shape"], "dtype": packed["dtype"], "q0": max(0, q0), "k0": max(0, k0)}, [
+            packed["buffer"]
+        ]

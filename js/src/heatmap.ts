@@ -1,17 +1,28 @@
 // AttentionHeatmap: one head (or the mean of a layer's heads) as a query x key heatmap on a canvas.
 // Mirrors attnwidgets/widgets/heatmap.py. Only the head on screen crosses from Python; other heads are fetched on
-// demand by custom message and kept in the page.
+// demand by custom message and kept in the page. Wheel / buttons zoom and dragging pans; inputs over 1024 tokens
+// arrive as a block-max overview and, once zoomed in, the visible region is fetched at full detail in 256-cell tiles.
 
 import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
-import { drawLabels, drawLegend, drawMatrix, labelRoom, prepareCanvas } from "./shared/draw";
+import { drawLabels, drawLegend, labelRoom, matrixCanvas, prepareCanvas } from "./shared/draw";
 import { exportButtons, safeName } from "./shared/export";
-import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
+import { type HeatmapLayout, heatmapLayout, tokenLabel } from "./shared/layout";
 import type { RenderProps, WidgetModel } from "./shared/model";
 import { onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { applyTheme, injectCss, theme } from "./shared/theme";
+import {
+  NO_ZOOM,
+  type Zoom,
+  cellAtZoom,
+  clampZoom,
+  panBy,
+  tilesFor,
+  visibleCells,
+  zoomAt,
+} from "./shared/zoom";
 
 /** Python traits of AttentionHeatmap (attnwidgets/widgets/heatmap.py). */
 export interface HeatmapTraits {
@@ -28,7 +39,7 @@ export interface HeatmapTraits {
     tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens], for the current `words`
     can_words: boolean;
   };
-  _initial: { key: string; matrix: Packed } | Record<string, never>;
+  _initial: { key: string; matrix: Packed; factor?: number } | Record<string, never>;
   _error: string;
 }
 
@@ -63,8 +74,23 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   root.append(title, bar, errorBox, scroll, legend, tooltip);
 
   let layout: HeatmapLayout | null = null;
-  let current: { key: string; data: Float32Array; vmax: number } | null = null;
+  // data: the matrix as sent (an overview of factor x factor blocks when factor > 1); image: it as pixels.
+  let current: {
+    key: string;
+    data: Float32Array;
+    vmax: number;
+    factor: number;
+    image: HTMLCanvasElement | null;
+  } | null = null;
   let hover: { q: number; k: number } | null = null;
+  let zoom: Zoom = NO_ZOOM;
+  let dims = "";
+  // Full-detail tiles of the current view, by "q0/k0"; each is a float32 block drawn over the overview.
+  let tiles = new Map<
+    string,
+    { q0: number; k0: number; rows: number; cols: number; data: Float32Array; image: HTMLCanvasElement }
+  >();
+  let drag: { x: number; y: number; at: Zoom; moved: boolean } | null = null;
 
   const showError = (msg: string) => {
     errorBox.textContent = msg;
@@ -98,6 +124,26 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     headSel.dataset.testid = "head-select";
     cleanups.push(listen(headSel, "change", () => update({ head: Number(headSel.value) })));
     bar.append(h("label", {}, "layer", layerSel), h("label", {}, "head", headSel));
+    const zoomButton = (text: string, testid: string, label: string, fn: () => void) => {
+      const b = h("button", {
+        type: "button",
+        text,
+        "data-testid": testid,
+        "aria-label": label,
+        title: label,
+      });
+      cleanups.push(listen(b, "click", fn));
+      return b;
+    };
+    bar.append(
+      h(
+        "span",
+        { className: "aw-zoom" },
+        zoomButton("+", "zoom-in", "zoom in (or wheel, +)", () => zoomCentre(1.6)),
+        zoomButton("−", "zoom-out", "zoom out (or wheel, -)", () => zoomCentre(1 / 1.6)),
+        zoomButton("1:1", "zoom-reset", "whole matrix (0)", () => setZoom(NO_ZOOM)),
+      ),
+    );
     if (m.can_words) {
       const box = h("input", { type: "checkbox", "aria-label": "word level" });
       box.checked = model.get("words");
@@ -122,6 +168,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const nq = queries.length;
     const nk = keys.length;
     const probe = prepareCanvas(canvas, 10, 10);
+    // Label room is kept for long inputs too: labels appear once zooming makes cells tall enough to read.
     layout = heatmapLayout({
       nq,
       nk,
@@ -129,56 +176,184 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       maxCell: t.maxCell,
       labelWidth: labelRoom(probe, queries, t),
       labelHeight: labelRoom(probe, keys, t),
-      minLabelCell: Math.min(t.font, 12) - 2,
+      minLabelCell: Math.max(nq, nk) > 48 ? 0 : Math.min(t.font, 12) - 2,
     });
-    const ctx = prepareCanvas(canvas, layout.width, layout.height);
+    if (dims !== `${nq}x${nk}`) {
+      dims = `${nq}x${nk}`;
+      zoom = NO_ZOOM;
+    }
+    zoom = clampZoom(layout, zoom);
+    const l = layout;
+    const cz = l.cell * zoom.z;
+    const gw = l.cell * nk;
+    const gh = l.cell * nq;
+    const ctx = prepareCanvas(canvas, l.width, l.height);
     ctx.fillStyle = t.bg;
-    ctx.fillRect(0, 0, layout.width, layout.height);
-    drawMatrix(
-      ctx,
-      current.data,
-      nq,
-      nk,
-      layout.x0,
-      layout.y0,
-      layout.cell * nk,
-      layout.cell * nq,
-      current.vmax,
-      map,
+    ctx.fillRect(0, 0, l.width, l.height);
+    const f = current.factor;
+    const rows = Math.ceil(nq / f);
+    const cols = Math.ceil(nk / f);
+    if (!current.image) current.image = matrixCanvas(current.data, rows, cols, current.vmax, map);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(l.x0, l.y0, gw, gh);
+    ctx.clip();
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(
+      current.image,
+      zoom.k0 / f,
+      zoom.q0 / f,
+      nk / zoom.z / f,
+      nq / zoom.z / f,
+      l.x0,
+      l.y0,
+      gw,
+      gh,
     );
-    drawLabels(ctx, layout, queries, keys, t, hover);
+    let shown = 0;
+    const wanted = f > 1 ? tilesFor(l, zoom) : [];
+    for (const tl of wanted) {
+      const tile = tiles.get(`${tl.q0}/${tl.k0}`);
+      if (!tile) continue;
+      shown++;
+      const x = l.x0 + (tile.k0 - zoom.k0) * cz;
+      const y = l.y0 + (tile.q0 - zoom.q0) * cz;
+      ctx.drawImage(tile.image, x, y, tile.cols * cz, tile.rows * cz);
+    }
     if (hover) {
       ctx.strokeStyle = t.accent;
       ctx.lineWidth = 2;
-      ctx.strokeRect(
-        layout.x0 + hover.k * layout.cell,
-        layout.y0 + hover.q * layout.cell,
-        layout.cell,
-        layout.cell,
-      );
+      ctx.strokeRect(l.x0 + (hover.k - zoom.k0) * cz, l.y0 + (hover.q - zoom.q0) * cz, cz, cz);
     }
-    // Geometry for tests and assistive tools.
+    ctx.restore();
+    if (zoom.z === 1 && cz >= Math.min(t.font, 12) - 2) drawLabels(ctx, l, queries, keys, t, hover);
+    else drawWindowLabels(ctx, l, queries, keys, cz); // nothing while cells are too small to read
+    ctx.strokeStyle = t.grid;
+    ctx.lineWidth = 1;
+    if (zoom.z > 1) ctx.strokeRect(l.x0 - 0.5, l.y0 - 0.5, gw + 1, gh + 1);
+    const vis = visibleCells(l, zoom);
+    // Geometry for tests and assistive tools: cell (q, k) is centred at x0 + (k + .5) * cell, y0 + (q + .5) * cell.
     Object.assign(canvas.dataset, {
-      x0: String(layout.x0),
-      y0: String(layout.y0),
-      cell: String(layout.cell),
+      x0: String(l.x0 - zoom.k0 * cz),
+      y0: String(l.y0 - zoom.q0 * cz),
+      cell: String(cz),
       nq: String(nq),
       nk: String(nk),
       view: current.key,
       vmax: String(current.vmax),
+      zoom: String(zoom.z),
+      visible: `${vis.q0}:${vis.q1},${vis.k0}:${vis.k1}`,
+      factor: String(f),
+      detail: f === 1 ? "full" : wanted.length && shown === wanted.length ? "tiles" : "overview",
+      gridX0: String(l.x0),
+      gridY0: String(l.y0),
+      gridW: String(gw),
+      gridH: String(gh),
     });
     drawLegend(legendCanvas, map);
     legendMax.textContent = current.vmax.toFixed(3);
     const kind = model.get("kind");
     const head = model.get("head");
+    const zoomText = zoom.z > 1 ? ` · zoom ×${zoom.z.toFixed(1)}` : "";
+    const overview = f > 1 && zoom.z === 1 ? ` · overview (max of ${f}×${f} blocks; zoom for detail)` : "";
     title.textContent = `${meta().title} · ${kind} attention · layer ${model.get("layer")} · ${
       head < 0 ? "mean of heads" : `head ${head}`
-    }${model.get("words") ? " · words" : ""}`;
+    }${model.get("words") ? " · words" : ""}${zoomText}${overview}`;
+    if (wanted.length > shown) fetchTiles(wanted);
   }
 
-  function accept(key: string, packed: Packed): void {
+  /** Labels of the visible rows and columns of a zoomed view, when its cells are tall enough to read. */
+  function drawWindowLabels(
+    ctx: CanvasRenderingContext2D,
+    l: HeatmapLayout,
+    queries: string[],
+    keys: string[],
+    cz: number,
+  ): void {
+    const t = theme(model.get("theme"));
+    if (cz < Math.min(t.font, 12) - 2) return;
+    const vis = visibleCells(l, zoom);
+    ctx.font = `${Math.min(t.font, Math.max(8, cz - 2))}px ${t.fontFamily}`;
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "right";
+    for (let q = vis.q0; q < vis.q1; q++) {
+      const y = l.y0 + (q - zoom.q0 + 0.5) * cz;
+      if (y < l.y0 || y > l.y0 + l.cell * l.nq) continue;
+      ctx.fillStyle = hover && hover.q === q ? t.accent : t.fg;
+      ctx.fillText(tokenLabel(queries[q] ?? ""), l.x0 - 4, y);
+    }
+    ctx.textAlign = "left";
+    for (let k = vis.k0; k < vis.k1; k++) {
+      const x = l.x0 + (k - zoom.k0 + 0.5) * cz;
+      if (x < l.x0 || x > l.x0 + l.cell * l.nk) continue;
+      ctx.save();
+      ctx.translate(x, l.y0 - 4);
+      ctx.rotate(-Math.PI / 2);
+      ctx.fillStyle = hover && hover.k === k ? t.accent : t.fg;
+      ctx.fillText(tokenLabel(keys[k] ?? ""), 0, 0);
+      ctx.restore();
+    }
+  }
+
+  function setZoom(v: Zoom): void {
+    zoom = layout ? clampZoom(layout, v) : NO_ZOOM;
+    paint();
+  }
+
+  function zoomCentre(factor: number): void {
+    if (!layout) return;
+    const l = layout;
+    setZoom(zoomAt(l, zoom, factor, l.x0 + (l.cell * l.nk) / 2, l.y0 + (l.cell * l.nq) / 2));
+  }
+
+  /** Fetch the visible full-detail tiles of a long input (cached per view by the Requester). */
+  function fetchTiles(wanted: ReturnType<typeof tilesFor>): void {
+    if (!current) return;
+    const key = current.key;
+    for (const tl of wanted) {
+      if (tiles.has(`${tl.q0}/${tl.k0}`)) continue;
+      requester
+        .get(`${key}/tile/${tl.q0}/${tl.k0}`, {
+          what: "region",
+          kind: model.get("kind"),
+          layer: model.get("layer"),
+          head: model.get("head"),
+          words: model.get("words"),
+          q0: tl.q0,
+          q1: tl.q1,
+          k0: tl.k0,
+          k1: tl.k1,
+        })
+        .then((reply) => {
+          if (!current || current.key !== key || tiles.has(`${tl.q0}/${tl.k0}`)) return;
+          const c = reply.content as { shape: number[]; dtype: Packed["dtype"] };
+          const m = decode({ buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape });
+          const [rows, cols] = m.shape;
+          const map = (model.get("colormap") || theme(model.get("theme")).colormap) as ColorMapName;
+          const image = matrixCanvas(m.data, rows, cols, current.vmax, map);
+          tiles.set(`${tl.q0}/${tl.k0}`, { q0: tl.q0, k0: tl.k0, rows, cols, data: m.data, image });
+          paint();
+        })
+        .catch((e: Error) => showError(String(e.message ?? e)));
+    }
+  }
+
+  /** The weight of full-detail cell (q, k) and whether it is exact (false: an overview block's max). */
+  function valueAt(q: number, k: number): { v: number; exact: boolean } {
+    if (!current || !layout) return { v: Number.NaN, exact: false };
+    for (const tile of tiles.values()) {
+      if (q >= tile.q0 && q < tile.q0 + tile.rows && k >= tile.k0 && k < tile.k0 + tile.cols)
+        return { v: tile.data[(q - tile.q0) * tile.cols + (k - tile.k0)], exact: true };
+    }
+    const f = current.factor;
+    const cols = Math.ceil(layout.nk / f);
+    return { v: current.data[Math.floor(q / f) * cols + Math.floor(k / f)], exact: f === 1 };
+  }
+
+  function accept(key: string, packed: Packed, factor = 1): void {
     const m = decode(packed);
-    current = { key, data: m.data, vmax: maxOf(m.data) || 1 };
+    if (current?.key !== key) tiles = new Map();
+    current = { key, data: m.data, vmax: maxOf(m.data) || 1, factor, image: null };
     paint();
   }
 
@@ -186,7 +361,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const key = viewKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("words"));
     const initial = model.get("_initial");
     if (initial && "key" in initial && initial.key === key) {
-      accept(key, initial.matrix);
+      accept(key, initial.matrix, initial.factor ?? 1);
       return;
     }
     try {
@@ -199,8 +374,8 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       });
       const now = viewKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("words"));
       if (now !== key) return; // the user moved on while we waited
-      const c = reply.content as { shape: number[]; dtype: Packed["dtype"] };
-      accept(key, { buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape });
+      const c = reply.content as { shape: number[]; dtype: Packed["dtype"]; factor?: number };
+      accept(key, { buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape }, c.factor ?? 1);
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));
@@ -211,7 +386,11 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     listen(canvas, "mousemove", (e: MouseEvent) => {
       if (!layout || !current) return;
       const rect = canvas.getBoundingClientRect();
-      const cell = cellAt(layout, e.clientX - rect.left, e.clientY - rect.top);
+      const x = e.clientX - rect.left;
+      const y = e.clientY - rect.top;
+      if (drag) return; // the window's listener pans
+      const cell = cellAtZoom(layout, zoom, x, y);
+      canvas.style.cursor = cell && zoom.z > 1 ? "grab" : "default";
       if (!cell) {
         tooltip.style.display = "none";
         if (hover) {
@@ -221,11 +400,18 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         return;
       }
       const [queries, keys] = tokens();
-      const v = current.data[cell.q * layout.nk + cell.k];
-      tooltip.textContent = `${queries[cell.q]} → ${keys[cell.k]}\n${Number.isNaN(v) ? "masked" : v.toFixed(4)}`;
+      const { v, exact } = valueAt(cell.q, cell.k);
+      const f = current.factor;
+      const value = Number.isNaN(v)
+        ? "masked"
+        : exact
+          ? v.toFixed(4)
+          : `≤ ${v.toFixed(4)} (max of ${f}×${f}; zoom in)`;
+      tooltip.textContent = `${queries[cell.q]} → ${keys[cell.k]}\n${value}`;
       tooltip.dataset.q = String(cell.q);
       tooltip.dataset.k = String(cell.k);
       tooltip.dataset.value = String(v);
+      tooltip.dataset.exact = String(exact);
       tooltip.style.display = "block";
       const rootRect = root.getBoundingClientRect();
       tooltip.style.left = `${e.clientX - rootRect.left + 14}px`;
@@ -234,6 +420,40 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         hover = cell;
         paint();
       }
+    }),
+    listen(
+      canvas,
+      "wheel",
+      (e: WheelEvent) => {
+        if (!layout) return;
+        const rect = canvas.getBoundingClientRect();
+        const x = e.clientX - rect.left;
+        const y = e.clientY - rect.top;
+        if (!cellAtZoom(layout, zoom, x, y)) return; // outside the grid the page scrolls as usual
+        e.preventDefault();
+        setZoom(zoomAt(layout, zoom, Math.exp(-e.deltaY * 0.002), x, y));
+      },
+      { passive: false },
+    ),
+    listen(canvas, "mousedown", (e: MouseEvent) => {
+      if (!layout || e.button !== 0) return;
+      const rect = canvas.getBoundingClientRect();
+      if (!cellAtZoom(layout, zoom, e.clientX - rect.left, e.clientY - rect.top)) return;
+      drag = { x: e.clientX, y: e.clientY, at: zoom, moved: false };
+      e.preventDefault();
+    }),
+    listen(window, "mousemove", (e: MouseEvent) => {
+      if (!drag || !layout) return;
+      const dx = e.clientX - drag.x;
+      const dy = e.clientY - drag.y;
+      if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 3) return;
+      drag.moved = true;
+      tooltip.style.display = "none";
+      canvas.style.cursor = "grabbing";
+      setZoom(panBy(layout, drag.at, dx, dy));
+    }),
+    listen(window, "mouseup", () => {
+      drag = null;
     }),
   );
   cleanups.push(
@@ -252,6 +472,9 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       else if (e.key === "ArrowLeft") update({ head: Math.max(-1, head - 1) });
       else if (e.key === "ArrowDown") update({ layer: Math.min(nLayers - 1, layer + 1) });
       else if (e.key === "ArrowUp") update({ layer: Math.max(0, layer - 1) });
+      else if (e.key === "+" || e.key === "=") zoomCentre(1.6);
+      else if (e.key === "-") zoomCentre(1 / 1.6);
+      else if (e.key === "0") setZoom(NO_ZOOM);
       else return;
       e.preventDefault();
       buildControls();

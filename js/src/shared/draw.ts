@@ -118,3 +118,21 @@ export function drawLegend(canvas: HTMLCanvasElement, map: ColorMapName, width =
     ctx.fillRect(x, 0, 1, height);
   }
 }
+
+/** A rows x cols matrix as an offscreen canvas (one pixel per cell), to draw scaled, cropped or panned. */
+export function matrixCanvas(
+  data: Float32Array,
+  rows: number,
+  cols: number,
+  vmax: number,
+  map: ColorMapName,
+): HTMLCanvasElement {
+  const off = document.createElement("canvas");
+  off.width = Math.max(1, cols);
+  off.height = Math.max(1, rows);
+  if (rows > 0 && cols > 0)
+    off
+      .getContext("2d")!
+      .putImageData(new ImageData(matrixPixels(data, rows, cols, vmax, map), cols, rows), 0, 0);
+  return off;
+}
