@@ -57,8 +57,7 @@ def plot_model_view(
     attention, _, _ = result.attention_of(kind)  # type: ignore[arg-type]
     n_layers, n_heads = attention.shape[:2]
     causal = is_causal(result, kind)
-    colours = plt.get_cmap(cmap or _CMAPS.get(theme, "Blues")).copy()
-    colours.set_bad("#ebebeb")
+    colours = plt.get_cmap(cmap or _CMAPS.get(theme, "Blues")).with_extremes(bad="#ebebeb")
     font = 14 if theme == "lecture" else 8
     fig, axes = plt.subplots(n_layers, n_heads, figsize=(size * n_heads + 0.6, size * n_layers + 0.6), squeeze=False)
     for layer in range(n_layers):

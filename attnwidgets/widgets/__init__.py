@@ -6,8 +6,10 @@ from .ablation import AblationWidget
 from .entropy_bars import EntropyBars
 from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid
+from .head_view import HeadView
 from .heatmap import AttentionHeatmap
 from .linking import SelectionLink, link_selection
+from .model_view import ModelView
 from .qk import QKStepThrough
 
 __all__ = [
@@ -17,6 +19,8 @@ __all__ = [
     "EntropyBars",
     "HeadClusterMap",
     "HeadStatsGrid",
+    "HeadView",
+    "ModelView",
     "QKStepThrough",
     "SelectionLink",
     "head_matrix",
