@@ -103,3 +103,49 @@ def test_from_vectors_masks_and_grouped_heads():
     assert cap.weights[..., 5:].max() == 0.0
     np.testing.assert_allclose(cap.weights.sum(-1), 1.0, atol=1e-6)
     np.testing.assert_allclose(cap.output[3], cap.weights[3] @ v[1], atol=1e-5)
+
+
+def _cap(n_heads: int = 2, n: int = 5) -> QKCapture:
+    rng = np.random.default_rng(2)
+    return QKCapture.from_vectors(rng.normal(size=(n_heads, n, 3)), rng.normal(size=(n_heads, n, 3)),
+                                  rng.normal(size=(n_heads, n, 3)), [f"t{i}" for i in range(n)])
+
+
+def test_widget_initial_view_requests_and_validation():
+    w = aw.QKStepThrough([_cap(), QKCapture.from_vectors(*(np.ones((2, 5, 3)),) * 3, [f"t{i}" for i in range(5)],
+                                                         layer=4)], head=1)
+    assert w.layer == 0 and w._meta["layers"] == [0, 4] and w.query == 1
+    assert set(w._initial["arrays"]) == {"q", "k", "v", "logits", "scaled", "weights", "output", "mask"}
+    content, buffers = w.answer({"what": "qk", "layer": 4, "head": 0})
+    names = [a["name"] for a in content["arrays"]]
+    assert names[:3] == ["q", "k", "v"] and len(buffers) == len(names)
+    weights = np.frombuffer(bytes(buffers[names.index("weights")]), "<f4").reshape(5, 5)
+    np.testing.assert_allclose(weights, 0.2, atol=1e-6)
+    with pytest.raises(IndexError, match="was not captured"):
+        w.layer = 2
+    with pytest.raises(IndexError, match="head 5"):
+        w.head = 5
+    with pytest.raises(IndexError, match="query 9"):
+        w.query = 9
+    with pytest.raises(TypeError, match="QKCapture"):
+        aw.QKStepThrough("not a capture")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        aw.QKStepThrough(_cap(), colour="red")
+
+
+def test_widget_theme_follows_set_theme():
+    aw.set_theme("lecture")
+    try:
+        assert aw.QKStepThrough(_cap()).theme == "lecture"
+    finally:
+        aw.set_theme("light")
+    assert aw.QKStepThrough(_cap(), theme="lecture").theme == "lecture"
+    assert aw.QKStepThrough(_cap()).theme == "light"
+
+
+def test_decoder_capture_starts_at_the_last_token(tiny_gpt2):
+    cap = capture_qk(TEXT, model=tiny_gpt2, layer=1)
+    w = aw.QKStepThrough(cap)
+    assert w.query == len(cap.tokens) - 1, "the last token sees every key in a causal model"
+    v = w.values()
+    assert v["mask"].all() and v["weights"].sum() == pytest.approx(1.0, abs=1e-5)
