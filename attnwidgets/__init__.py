@@ -55,6 +55,9 @@ _LAZY: dict[str, str] = {
     "QKStepThrough": "attnwidgets.widgets",
     "plot_qk": "attnwidgets.plots",
     "save_html": "attnwidgets.export",
+    "PositionalExplorer": "attnwidgets.widgets",
+    "MaskExplorer": "attnwidgets.widgets",
+    "position_embeddings": "attnwidgets.runner.positions",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

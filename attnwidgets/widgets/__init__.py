@@ -9,7 +9,9 @@ from .head_stats_grid import HeadStatsGrid
 from .head_view import HeadView
 from .heatmap import AttentionHeatmap
 from .linking import SelectionLink, link_selection
+from .mask_explorer import MaskExplorer
 from .model_view import ModelView
+from .positional import PositionalExplorer
 from .qk import QKStepThrough
 
 __all__ = [
@@ -20,7 +22,9 @@ __all__ = [
     "HeadClusterMap",
     "HeadStatsGrid",
     "HeadView",
+    "MaskExplorer",
     "ModelView",
+    "PositionalExplorer",
     "QKStepThrough",
     "SelectionLink",
     "head_matrix",

@@ -1,0 +1,415 @@
+// MaskExplorer: an attention mask as a query x key grid, and how MQA/GQA share key/value heads.
+// Mirrors attnwidgets/widgets/mask_explorer.py. Python builds the mask (numpy, teaching kit) and sends it as a uint8
+// buffer in `_mask`; the page's menus, sliders and boxes set the Python traits, and Python sends the new mask back.
+
+import { type Packed, decode } from "./shared/buffers";
+import { categorical } from "./shared/colors";
+import { h, listen, select } from "./shared/dom";
+import { exportButtons, safeName } from "./shared/export";
+import { tooltipPosition } from "./shared/heads";
+import type { RenderProps } from "./shared/model";
+import { onModel } from "./shared/model";
+import {
+  type PanelGeometry,
+  divisors,
+  formatBytes,
+  panelCellAt,
+  panelGeometry,
+  parsePositions,
+  slider,
+  tickIndices,
+} from "./shared/teaching";
+import { applyTheme, injectCss, theme } from "./shared/theme";
+
+/** Python traits of MaskExplorer (attnwidgets/widgets/mask_explorer.py). */
+export interface MaskExplorerTraits {
+  mask: string; // "full" | "causal" | "sliding_window" | "global_local"
+  length: number;
+  window: number;
+  causal: boolean;
+  global_tokens: number[];
+  n_heads: number;
+  n_kv_heads: number;
+  n_layers: number;
+  head_dim: number;
+  seq_len: number;
+  bytes_per_value: number;
+  theme: string;
+  _mask: Packed; // (length, length) uint8, 1 = may attend
+  _meta: {
+    caption: string;
+    allowed: number;
+    total: number;
+    keys_min: number;
+    keys_max: number;
+    kv_heads: number[]; // kv head of every query head
+    variant: string; // "MHA" | "GQA" | "MQA"
+    cache: Record<string, number>; // variant -> bytes
+  };
+  _error: string;
+}
+
+type Editable = Pick<
+  MaskExplorerTraits,
+  "mask" | "length" | "window" | "causal" | "global_tokens" | "n_heads" | "n_kv_heads" | "seq_len"
+>;
+
+const MASKS: Array<[string, string]> = [
+  ["full", "full (encoder)"],
+  ["causal", "causal (decoder)"],
+  ["sliding_window", "sliding window"],
+  ["global_local", "global + local"],
+];
+const HEADS = [1, 2, 4, 8, 12, 16, 32, 64];
+const SEQ = [512, 2048, 4096, 8192, 32768, 131072];
+
+function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
+  injectCss();
+  const cleanups: Array<() => void> = [];
+  const root = h("div", { className: "aw-root aw-mask-explorer", tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const caption = h("div", { className: "aw-muted", "data-testid": "caption" });
+  caption.style.maxWidth = "900px";
+  caption.style.margin = "4px 0 8px";
+  const row = h("div", {});
+  row.style.display = "flex";
+  row.style.gap = "24px";
+  row.style.flexWrap = "wrap";
+  const canvas = h("canvas", { "data-testid": "mask-canvas" });
+  const stats = h("div", { "data-testid": "mask-stats" });
+  const left = h("div", {}, canvas, stats);
+  const kvBar = h("div", { className: "aw-bar" });
+  const kvCanvas = h("canvas", { "data-testid": "kv-canvas" });
+  const kvText = h("div", { "data-testid": "kv-text" });
+  const cacheRows = h("div", { "data-testid": "kv-cache" });
+  const right = h(
+    "div",
+    {},
+    h("div", { className: "aw-title", text: "Sharing key/value heads: MHA, GQA, MQA" }),
+    kvBar,
+    kvCanvas,
+    kvText,
+    cacheRows,
+  );
+  row.append(left, right);
+  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  root.append(title, bar, errorBox, caption, row, tooltip);
+
+  let data: Float32Array = new Float32Array(0);
+  let geom: PanelGeometry | null = null;
+
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+
+  function update(changes: Partial<Editable>): void {
+    for (const [k, v] of Object.entries(changes)) model.set(k as keyof Editable, v as never);
+    model.save_changes();
+  }
+
+  function buildControls(): void {
+    bar.replaceChildren();
+    const kind = model.get("mask");
+    const n = model.get("length");
+    const maskSel = select(MASKS, kind, "mask");
+    maskSel.dataset.testid = "mask-select";
+    cleanups.push(listen(maskSel, "change", () => update({ mask: maskSel.value })));
+    bar.append(h("label", {}, "mask", maskSel));
+    bar.append(
+      slider(
+        "length",
+        { min: 2, max: Math.max(64, n), value: n, testid: "length-slider" },
+        (v) => update({ length: v, window: Math.min(model.get("window"), v) }),
+        cleanups,
+      ).wrap,
+    );
+    if (kind === "sliding_window" || kind === "global_local") {
+      bar.append(
+        slider(
+          "window w",
+          { min: 1, max: n, value: Math.min(model.get("window"), n), testid: "window-slider" },
+          (v) => update({ window: v }),
+          cleanups,
+        ).wrap,
+      );
+      const box = h("input", { type: "checkbox", "aria-label": "causal", "data-testid": "causal-box" });
+      box.checked = model.get("causal");
+      cleanups.push(listen(box, "change", () => update({ causal: box.checked })));
+      bar.append(h("label", {}, box, "causal"));
+    }
+    if (kind === "global_local") {
+      const input = h("input", {
+        type: "text",
+        size: 10,
+        "aria-label": "global tokens",
+        "data-testid": "global-input",
+      });
+      input.value = model.get("global_tokens").join(", ");
+      cleanups.push(listen(input, "change", () => update({ global_tokens: parsePositions(input.value, n) })));
+      bar.append(h("label", {}, "global tokens", input));
+    }
+    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
+
+    kvBar.replaceChildren();
+    const nh = model.get("n_heads");
+    const heads = select(
+      HEADS.map((v) => [String(v), String(v)]),
+      String(nh),
+      "query heads",
+    );
+    heads.dataset.testid = "heads-select";
+    cleanups.push(listen(heads, "change", () => update({ n_heads: Number(heads.value), n_kv_heads: 1 })));
+    const kv = select(
+      divisors(nh).map((v) => [String(v), String(v)]),
+      String(model.get("n_kv_heads")),
+      "key/value heads",
+    );
+    kv.dataset.testid = "kv-select";
+    cleanups.push(listen(kv, "change", () => update({ n_kv_heads: Number(kv.value) })));
+    const seq = select(
+      SEQ.map((v) => [String(v), v.toLocaleString("en")]),
+      String(model.get("seq_len")),
+      "tokens cached",
+    );
+    seq.dataset.testid = "seq-select";
+    cleanups.push(listen(seq, "change", () => update({ seq_len: Number(seq.value) })));
+    kvBar.append(
+      h("label", {}, "query heads", heads),
+      h("label", {}, "kv heads", kv),
+      h("label", {}, "tokens", seq),
+    );
+  }
+
+  function paintMask(): void {
+    const t = theme(model.get("theme"));
+    const m = decode(model.get("_mask"));
+    data = m.data;
+    const n = m.shape[0];
+    const big = t.name === "lecture";
+    const box = big ? 460 : 340;
+    const pad = big ? 44 : 34;
+    const g = panelGeometry(n, n, box, box, pad, pad, big ? 44 : 30);
+    geom = g;
+    const width = Math.ceil(pad + g.w + 8);
+    const height = Math.ceil(pad + g.h + 8);
+    const dpr = Math.min(globalThis.devicePixelRatio || 1, 2);
+    canvas.width = Math.round(width * dpr);
+    canvas.height = Math.round(height * dpr);
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${height}px`;
+    const ctx = canvas.getContext("2d")!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, width, height);
+    const globals = new Set(model.get("mask") === "global_local" ? model.get("global_tokens") : []);
+    const on = big ? "#0072b2" : "#2b6cb0";
+    const viaGlobal = big ? "#e69f00" : "#dd8452";
+    let allowed = 0;
+    for (let q = 0; q < n; q++) {
+      for (let k = 0; k < n; k++) {
+        const ok = data[q * n + k] > 0.5;
+        if (ok) allowed++;
+        ctx.fillStyle = ok
+          ? globals.has(q) || globals.has(k)
+            ? viaGlobal
+            : on
+          : big
+            ? "#f0f0f0"
+            : "#f3f4f6";
+        ctx.fillRect(
+          g.x0 + k * g.cw,
+          g.y0 + q * g.ch,
+          Math.max(g.cw - (g.cw > 6 ? 1 : 0), 0.5),
+          g.ch - (g.ch > 6 ? 1 : 0),
+        );
+      }
+    }
+    const font = big ? 16 : 11;
+    ctx.font = `${font}px ${t.fontFamily}`;
+    ctx.fillStyle = t.fg;
+    ctx.textAlign = "right";
+    ctx.textBaseline = "middle";
+    for (const i of tickIndices(n, 6)) ctx.fillText(String(i), g.x0 - 4, g.y0 + (i + 0.5) * g.ch);
+    ctx.textAlign = "center";
+    ctx.textBaseline = "bottom";
+    for (const i of tickIndices(n, 6)) ctx.fillText(String(i), g.x0 + (i + 0.5) * g.cw, g.y0 - 3);
+    ctx.fillStyle = t.muted;
+    ctx.fillText("key j →", g.x0 + g.w / 2, g.y0 - font - 5);
+    ctx.save();
+    ctx.translate(font / 2 + 1, g.y0 + g.h / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.textBaseline = "middle";
+    ctx.fillText("query i →", 0, 0);
+    ctx.restore();
+    Object.assign(canvas.dataset, {
+      n: String(n),
+      x0: String(g.x0),
+      y0: String(g.y0),
+      cw: String(g.cw),
+      ch: String(g.ch),
+      allowed: String(allowed),
+      mask: model.get("mask"),
+    });
+    const meta = model.get("_meta");
+    const share = meta.total ? (100 * meta.allowed) / meta.total : 0;
+    stats.textContent =
+      `${meta.allowed} of ${meta.total} query–key pairs computed (${share.toFixed(0)} %); ` +
+      `each query sees ${meta.keys_min === meta.keys_max ? meta.keys_max : `${meta.keys_min}–${meta.keys_max}`} keys`;
+    if (globals.size) stats.textContent += "; blue: the local window, orange: through a global token";
+    caption.textContent = meta.caption;
+    const label = MASKS.find(([k]) => k === model.get("mask"))?.[1] ?? model.get("mask");
+    const w = model.get("mask") === "sliding_window" || model.get("mask") === "global_local";
+    title.textContent = `Attention masks · ${label}${w ? ` · w = ${model.get("window")}` : ""} · ${n} tokens`;
+    root.dataset.mask = model.get("mask");
+  }
+
+  function paintKv(): void {
+    const t = theme(model.get("theme"));
+    const meta = model.get("_meta");
+    const map = meta.kv_heads ?? [];
+    const nh = map.length;
+    const nkv = model.get("n_kv_heads");
+    const big = t.name === "lecture";
+    const size = big ? 22 : 14;
+    const gap = Math.max(3, Math.min(big ? 14 : 10, (big ? 560 : 420) / Math.max(nh, 1) - size));
+    const width = Math.max(big ? 420 : 320, 2 * size + 12 + nh * (size + gap));
+    const height = big ? 170 : 130;
+    const dpr = Math.min(globalThis.devicePixelRatio || 1, 2);
+    kvCanvas.width = Math.round(width * dpr);
+    kvCanvas.height = Math.round(height * dpr);
+    kvCanvas.style.width = `${width}px`;
+    kvCanvas.style.height = `${height}px`;
+    const ctx = kvCanvas.getContext("2d")!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, width, height);
+    const font = big ? 15 : 11;
+    ctx.font = `${font}px ${t.fontFamily}`;
+    const qY = font + 8;
+    const kvY = height - size - font - 8;
+    const base = size + 6; // room for the first kv box, which is twice as wide as a query box
+    const qX = (i: number) => base + i * (size + gap);
+    const span = nh * (size + gap) - gap;
+    const kvStep = nkv > 1 ? (span - size) / (nkv - 1) : 0;
+    const kvX = (j: number) => (nkv > 1 ? base + j * kvStep : base + (span - size) / 2);
+    ctx.lineWidth = big ? 2 : 1.2;
+    for (let i = 0; i < nh; i++) {
+      ctx.strokeStyle = categorical(map[i]);
+      ctx.beginPath();
+      ctx.moveTo(qX(i), qY + size);
+      ctx.lineTo(kvX(map[i]), kvY);
+      ctx.stroke();
+    }
+    for (let i = 0; i < nh; i++) {
+      ctx.fillStyle = categorical(map[i]);
+      ctx.fillRect(qX(i) - size / 2, qY, size, size);
+    }
+    for (let j = 0; j < nkv; j++) {
+      ctx.fillStyle = categorical(j);
+      ctx.fillRect(kvX(j) - size, kvY, size * 2, size);
+    }
+    ctx.fillStyle = t.fg;
+    ctx.textAlign = "left";
+    ctx.textBaseline = "bottom";
+    ctx.fillText(`${nh} query heads (each has its own Q)`, 6, qY - 3);
+    ctx.textBaseline = "top";
+    ctx.fillText(`${nkv} key/value head${nkv === 1 ? "" : "s"} (K and V, cached)`, 6, kvY + size + 4);
+    Object.assign(kvCanvas.dataset, { nHeads: String(nh), nKvHeads: String(nkv), variant: meta.variant });
+    const group = nh / Math.max(nkv, 1);
+    kvText.textContent =
+      `${meta.variant}: ${nkv === nh ? "every query head has its own K/V" : `${group} query heads share each K/V head`}. ` +
+      `KV cache for ${model.get("n_layers")} layers × ${model.get("head_dim")} dims × ` +
+      `${model.get("seq_len").toLocaleString("en")} tokens at ${model.get("bytes_per_value")} bytes:`;
+    cacheRows.replaceChildren();
+    const most = Math.max(...Object.values(meta.cache ?? {}), 1);
+    for (const name of ["MHA", "GQA", "MQA"]) {
+      const bytes = meta.cache?.[name] ?? 0;
+      const fill = h("div", {});
+      fill.style.height = `${font}px`;
+      fill.style.width = `${Math.max(2, (bytes / most) * 220)}px`;
+      fill.style.background = name === meta.variant ? t.accent : "#a0a7b0";
+      const line = h(
+        "div",
+        { "data-testid": `cache-${name}` },
+        h("span", { text: name === "GQA" ? `GQA (${nkv})` : name }),
+        fill,
+        h("span", { text: formatBytes(bytes) }),
+      );
+      line.style.display = "grid";
+      line.style.gridTemplateColumns = big ? "110px 240px auto" : "80px 230px auto";
+      line.style.alignItems = "center";
+      line.style.gap = "6px";
+      cacheRows.append(line);
+    }
+  }
+
+  function paint(): void {
+    applyTheme(root, theme(model.get("theme")));
+    paintMask();
+    paintKv();
+  }
+
+  cleanups.push(
+    listen(canvas, "mousemove", (e: MouseEvent) => {
+      if (!geom) return;
+      const rect = canvas.getBoundingClientRect();
+      const cell = panelCellAt(geom, e.clientX - rect.left, e.clientY - rect.top);
+      if (!cell) {
+        tooltip.style.display = "none";
+        return;
+      }
+      const n = geom.cols;
+      const ok = data[cell.row * n + cell.col] > 0.5;
+      const seen: number[] = [];
+      for (let k = 0; k < n; k++) if (data[cell.row * n + k] > 0.5) seen.push(k);
+      tooltip.textContent =
+        `query ${cell.row} → key ${cell.col}: ${ok ? "attends" : "masked"}\n` +
+        `query ${cell.row} sees ${seen.length} key${seen.length === 1 ? "" : "s"}`;
+      tooltip.dataset.allowed = String(ok);
+      tooltip.style.display = "block";
+      const rootRect = root.getBoundingClientRect();
+      const at = tooltipPosition(
+        e.clientX - rootRect.left,
+        e.clientY - rootRect.top,
+        tooltip.offsetWidth,
+        rootRect.width,
+      );
+      tooltip.style.left = `${at.left}px`;
+      tooltip.style.top = `${at.top}px`;
+    }),
+    listen(canvas, "mouseleave", () => {
+      tooltip.style.display = "none";
+    }),
+  );
+
+  for (const ev of [
+    "mask",
+    "length",
+    "window",
+    "causal",
+    "global_tokens",
+    "n_heads",
+    "n_kv_heads",
+    "seq_len",
+  ])
+    cleanups.push(onModel(model, `change:${ev}`, buildControls));
+  cleanups.push(onModel(model, "change:_mask", paint));
+  cleanups.push(onModel(model, "change:_meta", paint));
+  cleanups.push(onModel(model, "change:theme", paint));
+  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
+  showError(model.get("_error"));
+  buildControls();
+  paint();
+
+  return () => {
+    for (const c of cleanups) c();
+    root.remove();
+  };
+}
+
+export default { render };

@@ -1,0 +1,340 @@
+// PositionalExplorer: a positional encoding as a heatmap and the position-to-position matrix beside it.
+// Mirrors attnwidgets/widgets/positional.py. Python computes both panels (numpy, teaching kit) and sends them as
+// float32 buffers in `_panels`; the page picks the encoding and moves the sliders, which set the Python traits.
+
+import { type Packed, decode } from "./shared/buffers";
+import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
+import { h, listen, select } from "./shared/dom";
+import { exportButtons, safeName } from "./shared/export";
+import { tooltipPosition } from "./shared/heads";
+import type { RenderProps } from "./shared/model";
+import { onModel } from "./shared/model";
+import {
+  type PanelGeometry,
+  divergingPixels,
+  panelCellAt,
+  panelGeometry,
+  slider,
+  tickIndices,
+} from "./shared/teaching";
+import { applyTheme, injectCss, theme } from "./shared/theme";
+
+/** One panel as Python sends it (attnwidgets/widgets/positional.py: positional_panels). */
+export interface PositionalPanel {
+  title: string;
+  rows: string; // axis name of the rows
+  cols: string; // axis name of the columns
+  col_start: number; // number of the first column (T5 offsets start below 0)
+  value: string; // what a cell holds
+  note?: string;
+  matrix: Packed; // (rows, cols) float32, NaN where masked
+  extra?: Packed; // same shape, e.g. T5 bucket
+  extra_name?: string;
+}
+
+/** Python traits of PositionalExplorer (attnwidgets/widgets/positional.py). */
+export interface PositionalTraits {
+  encoding: string; // "sinusoidal" | "learned" | "rope" | "alibi" | "t5"
+  length: number;
+  d_model: number;
+  n_heads: number;
+  head: number;
+  causal: boolean;
+  similarity: string; // "cosine" | "dot"
+  theme: string;
+  _panels: PositionalPanel[];
+  _meta: {
+    caption: string;
+    table_name: string;
+    has_table: boolean;
+    table_shape: [number, number] | null;
+    max_length: number;
+    max_d_model: number;
+  };
+  _error: string;
+}
+
+type Editable = Pick<
+  PositionalTraits,
+  "encoding" | "length" | "d_model" | "n_heads" | "head" | "causal" | "similarity"
+>;
+
+const ENCODINGS: Array<[string, string]> = [
+  ["sinusoidal", "sinusoidal (Vaswani)"],
+  ["learned", "learned (BERT)"],
+  ["rope", "RoPE (rotary)"],
+  ["alibi", "ALiBi (linear bias)"],
+  ["t5", "T5 relative buckets"],
+];
+
+interface Drawn {
+  panel: PositionalPanel;
+  data: Float32Array;
+  extra: Float32Array | null;
+  geom: PanelGeometry;
+  vmax: number;
+}
+
+function render({ model, el }: RenderProps<PositionalTraits>): () => void {
+  injectCss();
+  const cleanups: Array<() => void> = [];
+  const root = h("div", { className: "aw-root aw-positional", tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const caption = h("div", { className: "aw-muted", "data-testid": "caption" });
+  caption.style.maxWidth = "900px";
+  caption.style.margin = "4px 0 8px";
+  const row = h("div", {});
+  row.style.display = "flex";
+  row.style.gap = "18px";
+  row.style.flexWrap = "wrap";
+  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  root.append(title, bar, errorBox, caption, row, tooltip);
+
+  const boxes = [0, 1].map((i) => {
+    const head = h("div", { className: "aw-title", "data-testid": `panel-title-${i}` });
+    const canvas = h("canvas", { "data-testid": `pos-panel-${i}` });
+    const note = h("div", { className: "aw-muted", "data-testid": `panel-note-${i}` });
+    note.style.maxWidth = "420px";
+    const legend = h("canvas", { "data-export-text": true });
+    const lo = h("span", { className: "aw-muted", "data-export-text": true });
+    const hi = h("span", { className: "aw-muted", "data-export-text": true });
+    const legendRow = h("div", { className: "aw-legend" }, lo, legend, hi);
+    const box = h("div", {}, head, canvas, legendRow, note);
+    row.append(box);
+    return { head, canvas, note, legend, lo, hi };
+  });
+  let drawn: Drawn[] = [];
+
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+
+  function update(changes: Partial<Editable>): void {
+    for (const [k, v] of Object.entries(changes)) model.set(k as keyof Editable, v as never);
+    model.save_changes();
+  }
+
+  function buildControls(): void {
+    bar.replaceChildren();
+    const meta = model.get("_meta");
+    const enc = model.get("encoding");
+    const encSel = select(ENCODINGS, enc, "encoding");
+    encSel.dataset.testid = "encoding-select";
+    cleanups.push(listen(encSel, "change", () => update({ encoding: encSel.value })));
+    bar.append(h("label", {}, "encoding", encSel));
+    bar.append(
+      slider(
+        "length",
+        { min: 2, max: meta.max_length ?? 512, value: model.get("length"), testid: "length-slider" },
+        (v) => update({ length: v }),
+        cleanups,
+      ).wrap,
+    );
+    const fixedWidth = enc === "learned" && meta.has_table;
+    if (enc === "sinusoidal" || enc === "rope" || (enc === "learned" && !fixedWidth)) {
+      bar.append(
+        slider(
+          enc === "rope" ? "head width d" : "d_model",
+          {
+            min: 2,
+            max: meta.max_d_model ?? 512,
+            step: 2,
+            value: model.get("d_model"),
+            testid: "dmodel-slider",
+          },
+          (v) => update({ d_model: v }),
+          cleanups,
+        ).wrap,
+      );
+    }
+    if (enc === "sinusoidal" || enc === "learned") {
+      const sim = select(
+        [
+          ["cosine", "cosine"],
+          ["dot", "dot product"],
+        ],
+        model.get("similarity"),
+        "similarity",
+      );
+      sim.dataset.testid = "similarity-select";
+      cleanups.push(listen(sim, "change", () => update({ similarity: sim.value })));
+      bar.append(h("label", {}, "similarity", sim));
+    }
+    if (enc === "alibi" || enc === "t5") {
+      const nHeads = model.get("n_heads");
+      bar.append(
+        slider(
+          "heads",
+          { min: 1, max: 16, value: nHeads, testid: "heads-slider" },
+          (v) => update({ n_heads: v, head: Math.min(model.get("head"), v - 1) }),
+          cleanups,
+        ).wrap,
+        slider(
+          "head",
+          { min: 0, max: Math.max(nHeads - 1, 0), value: model.get("head"), testid: "head-slider" },
+          (v) => update({ head: v }),
+          cleanups,
+        ).wrap,
+      );
+      const box = h("input", { type: "checkbox", "aria-label": "causal", "data-testid": "causal-box" });
+      box.checked = model.get("causal");
+      cleanups.push(listen(box, "change", () => update({ causal: box.checked })));
+      bar.append(h("label", {}, box, "causal (decoder)"));
+    }
+    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
+  }
+
+  function drawPanel(i: number, panel: PositionalPanel): Drawn {
+    const t = theme(model.get("theme"));
+    const m = decode(panel.matrix);
+    const [rows, cols] = m.shape;
+    const extra = panel.extra ? decode(panel.extra).data : null;
+    const big = t.name === "lecture";
+    const box = big ? 440 : 340;
+    const left = big ? 70 : 52;
+    const geom = panelGeometry(rows, cols, box, box, left, 8, big ? 40 : 28);
+    const width = Math.ceil(left + Math.max(geom.w, 120) + 12);
+    const height = Math.ceil(8 + geom.h + (big ? 56 : 42));
+    const { canvas } = boxes[i];
+    const dpr = Math.min(globalThis.devicePixelRatio || 1, 2);
+    canvas.width = Math.round(width * dpr);
+    canvas.height = Math.round(height * dpr);
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${height}px`;
+    const ctx = canvas.getContext("2d")!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = t.bg;
+    ctx.fillRect(0, 0, width, height);
+    const map: DivergingName = big ? "puor" : "rdbu";
+    const vmax = absMax(m.data) || 1;
+    const off = document.createElement("canvas");
+    off.width = Math.max(cols, 1);
+    off.height = Math.max(rows, 1);
+    off
+      .getContext("2d")!
+      .putImageData(new ImageData(divergingPixels(m.data, rows, cols, vmax, map), cols, rows), 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(off, geom.x0, geom.y0, geom.w, geom.h);
+    ctx.strokeStyle = t.grid;
+    ctx.strokeRect(geom.x0 - 0.5, geom.y0 - 0.5, geom.w + 1, geom.h + 1);
+    // Axes: a few ticks, then the axis names (text drawn as pixels).
+    const font = big ? 16 : 11;
+    ctx.font = `${font}px ${t.fontFamily}`;
+    ctx.fillStyle = t.fg;
+    ctx.textAlign = "right";
+    ctx.textBaseline = "middle";
+    for (const r of tickIndices(rows, 5)) ctx.fillText(String(r), geom.x0 - 4, geom.y0 + (r + 0.5) * geom.ch);
+    ctx.textAlign = "center";
+    ctx.textBaseline = "top";
+    for (const c of tickIndices(cols, 5))
+      ctx.fillText(String(c + panel.col_start), geom.x0 + (c + 0.5) * geom.cw, geom.y0 + geom.h + 3);
+    ctx.fillStyle = t.muted;
+    ctx.fillText(panel.cols, geom.x0 + geom.w / 2, geom.y0 + geom.h + font + 8);
+    ctx.save();
+    ctx.translate(font / 2 + 2, geom.y0 + geom.h / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.textBaseline = "middle";
+    ctx.fillText(panel.rows, 0, 0);
+    ctx.restore();
+    Object.assign(canvas.dataset, {
+      rows: String(rows),
+      cols: String(cols),
+      x0: String(geom.x0),
+      y0: String(geom.y0),
+      cw: String(geom.cw),
+      ch: String(geom.ch),
+      vmax: String(vmax),
+      encoding: model.get("encoding"),
+    });
+    const b = boxes[i];
+    b.head.textContent = panel.title;
+    b.note.textContent = panel.note ?? "";
+    b.lo.textContent = (-vmax).toPrecision(3);
+    b.hi.textContent = vmax.toPrecision(3);
+    const lctx = b.legend.getContext("2d")!;
+    b.legend.width = 140;
+    b.legend.height = 12;
+    for (let x = 0; x < 140; x++) {
+      lctx.fillStyle = divergingCss(map, ((x / 139) * 2 - 1) * vmax, vmax);
+      lctx.fillRect(x, 0, 1, 12);
+    }
+    return { panel, data: m.data, extra, geom, vmax };
+  }
+
+  function paint(): void {
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    const meta = model.get("_meta");
+    const panels = model.get("_panels") ?? [];
+    caption.textContent = meta.caption ?? "";
+    const enc = model.get("encoding");
+    const label = ENCODINGS.find(([k]) => k === enc)?.[1] ?? enc;
+    const which = enc === "learned" ? ` · ${meta.table_name}` : "";
+    title.textContent = `Positional encodings · ${label}${which} · ${model.get("length")} positions`;
+    root.dataset.encoding = enc;
+    drawn = panels.slice(0, 2).map((p, i) => drawPanel(i, p));
+  }
+
+  for (const [i, b] of boxes.entries()) {
+    cleanups.push(
+      listen(b.canvas, "mousemove", (e: MouseEvent) => {
+        const d = drawn[i];
+        if (!d) return;
+        const rect = b.canvas.getBoundingClientRect();
+        const cell = panelCellAt(d.geom, e.clientX - rect.left, e.clientY - rect.top);
+        if (!cell) {
+          tooltip.style.display = "none";
+          return;
+        }
+        const v = d.data[cell.row * d.geom.cols + cell.col];
+        const p = d.panel;
+        const extra = d.extra
+          ? `\n${p.extra_name ?? "extra"} ${d.extra[cell.row * d.geom.cols + cell.col]}`
+          : "";
+        const shown = Number.isNaN(v) ? "masked" : v.toFixed(4);
+        tooltip.textContent = `${p.rows} ${cell.row}, ${p.cols} ${cell.col + p.col_start}\n${p.value} ${shown}${extra}`;
+        tooltip.dataset.value = String(v);
+        tooltip.dataset.panel = String(i);
+        tooltip.style.display = "block";
+        const rootRect = root.getBoundingClientRect();
+        const at = tooltipPosition(
+          e.clientX - rootRect.left,
+          e.clientY - rootRect.top,
+          tooltip.offsetWidth,
+          rootRect.width,
+        );
+        tooltip.style.left = `${at.left}px`;
+        tooltip.style.top = `${at.top}px`;
+      }),
+      listen(b.canvas, "mouseleave", () => {
+        tooltip.style.display = "none";
+      }),
+    );
+  }
+
+  const rebuild = () => {
+    buildControls();
+    paint();
+  };
+  for (const ev of ["change:encoding", "change:_meta", "change:n_heads", "change:head", "change:causal"])
+    cleanups.push(onModel(model, ev, buildControls));
+  for (const ev of ["change:length", "change:d_model", "change:similarity"])
+    cleanups.push(onModel(model, ev, buildControls));
+  cleanups.push(onModel(model, "change:_panels", paint));
+  cleanups.push(onModel(model, "change:theme", paint));
+  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
+  showError(model.get("_error"));
+  rebuild();
+
+  return () => {
+    for (const c of cleanups) c();
+    root.remove();
+  };
+}
+
+export default { render };

@@ -1,0 +1,131 @@
+// Helpers of the teaching explorers (positional.ts, mask_explorer.ts): signed-value pixels, rectangular panel
+// geometry, axis ticks, byte sizes, divisors, and a labelled slider built with DOM APIs only.
+
+import { type DivergingName, divergingRgb } from "./diverging";
+import { h, listen } from "./dom";
+
+/** RGBA pixels of a rows x cols matrix on a diverging scale [-vmax, vmax]; NaN (masked) cells are light grey. */
+export function divergingPixels(
+  data: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  vmax: number,
+  name: DivergingName,
+): Uint8ClampedArray<ArrayBuffer> {
+  const px = new Uint8ClampedArray(new ArrayBuffer(rows * cols * 4));
+  for (let i = 0; i < rows * cols; i++) {
+    const v = data[i];
+    const o = i * 4;
+    const [r, g, b] = Number.isNaN(v) ? [220, 220, 220] : divergingRgb(name, v, vmax);
+    px[o] = r;
+    px[o + 1] = g;
+    px[o + 2] = b;
+    px[o + 3] = 255;
+  }
+  return px;
+}
+
+/** Where a rows x cols panel sits: cells fill a box of at most maxW x maxH, never larger than maxCell. */
+export interface PanelGeometry {
+  rows: number;
+  cols: number;
+  x0: number;
+  y0: number;
+  cw: number; // cell width, CSS px (may be fractional)
+  ch: number; // cell height
+  w: number; // grid width
+  h: number; // grid height
+}
+
+export function panelGeometry(
+  rows: number,
+  cols: number,
+  maxW: number,
+  maxH: number,
+  x0: number,
+  y0: number,
+  maxCell = 28,
+): PanelGeometry {
+  const cw = Math.min(maxCell, maxW / Math.max(cols, 1));
+  const ch = Math.min(maxCell, maxH / Math.max(rows, 1));
+  return { rows, cols, x0, y0, cw, ch, w: cw * cols, h: ch * rows };
+}
+
+/** The (row, col) cell under CSS pixel (x, y), or null outside the grid. */
+export function panelCellAt(g: PanelGeometry, x: number, y: number): { row: number; col: number } | null {
+  if (x < g.x0 || y < g.y0) return null;
+  const col = Math.floor((x - g.x0) / g.cw);
+  const row = Math.floor((y - g.y0) / g.ch);
+  if (row < 0 || col < 0 || row >= g.rows || col >= g.cols) return null;
+  return { row, col };
+}
+
+/** About `count` round tick indices in 0..n-1, always including the first and the last. */
+export function tickIndices(n: number, count = 5): number[] {
+  if (n <= 1) return [0];
+  const raw = (n - 1) / Math.max(count - 1, 1);
+  const mag = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? raw;
+  const out: number[] = [];
+  for (let i = 0; i < n - 1; i += step) out.push(i);
+  if (out.length > 1 && n - 1 - out[out.length - 1] < step / 2) out.pop();
+  out.push(n - 1);
+  return out;
+}
+
+/** A byte count for people: "2.00 GiB", "512 MiB", "64 KiB". */
+export function formatBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  const text = v >= 100 || Number.isInteger(v) ? v.toFixed(0) : v.toFixed(2);
+  return `${text} ${units[u]}`;
+}
+
+/** Divisors of n in increasing order (the n_kv_heads that work for n query heads). */
+export function divisors(n: number): number[] {
+  const out: number[] = [];
+  for (let k = 1; k <= n; k++) if (n % k === 0) out.push(k);
+  return out;
+}
+
+/** Positions typed as "0, 8 15" -> [0, 8, 15]: integers in 0..n-1, sorted, without repeats. */
+export function parsePositions(text: string, n: number): number[] {
+  const seen = new Set<number>();
+  for (const part of text.split(/[\s,;]+/)) {
+    if (!/^\d+$/.test(part)) continue;
+    const v = Number(part);
+    if (v < n) seen.add(v);
+  }
+  return [...seen].sort((a, b) => a - b);
+}
+
+/** A labelled range slider whose number shows while dragging; `commit` runs once the user lets go. */
+export function slider(
+  label: string,
+  opts: { min: number; max: number; step?: number; value: number; testid: string },
+  commit: (v: number) => void,
+  cleanups: Array<() => void>,
+): { wrap: HTMLLabelElement; input: HTMLInputElement } {
+  const input = h("input", {
+    type: "range",
+    min: opts.min,
+    max: opts.max,
+    step: opts.step ?? 1,
+    "aria-label": label,
+    "data-testid": opts.testid,
+  });
+  input.value = String(opts.value);
+  const out = h("span", { className: "aw-muted", text: String(opts.value) });
+  cleanups.push(
+    listen(input, "input", () => {
+      out.textContent = input.value;
+    }),
+    listen(input, "change", () => commit(Number(input.value))),
+  );
+  return { wrap: h("label", {}, label, input, out), input };
+}
