@@ -63,7 +63,8 @@ const CSS = `
   font: inherit; font-size: .8em; font-weight: 600; cursor: pointer; }
 .aw-abl-cell:disabled { cursor: not-allowed; }
 .aw-abl-cell.aw-selected { outline: 2px solid var(--aw-accent); outline-offset: 1px; }
-.aw-abl-layer { font: inherit; font-size: .85em; padding: 1px 6px; border: 1px solid var(--aw-abl-line);
+.aw-ablation select, .aw-ablation button, .aw-ablation input { font: inherit; }
+.aw-abl-layer { font: inherit; font-size: .85em; padding: 1px 6px; min-width: 8.5ch; text-align: left; border: 1px solid var(--aw-abl-line);
   border-radius: 3px; background: var(--aw-bg); color: var(--aw-fg); cursor: pointer; white-space: nowrap; }
 .aw-abl-layer[aria-pressed=true] { background: var(--aw-abl-off); color: #fff; }
 .aw-abl-select { display: flex; gap: 8px; align-items: center; margin-top: 8px; flex-wrap: wrap; }
@@ -215,7 +216,10 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     status.dataset.state = running ? "running" : requestError || model.get("_error") ? "error" : "idle";
     status.dataset.roundtrip = String(roundtrip);
     const out = model.get("_output");
+    output.style.opacity = status.dataset.state === "error" ? "0.45" : "";
     if (running) status.textContent = "running…";
+    else if (status.dataset.state === "error")
+      status.textContent = "failed: the numbers below are the last good run";
     else if (out && typeof out.seconds === "number") {
       const rt = Number.isNaN(roundtrip) ? "" : `round trip ${Math.round(roundtrip)} ms · `;
       status.textContent = `${rt}model ${Math.round(out.seconds * 1000)} ms`;
@@ -532,7 +536,10 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
   });
   on("change:_heatmap", drawMaps);
   on("change:_running", setStatus);
-  on("change:_error", showError);
+  on("change:_error", () => {
+    showError();
+    setStatus();
+  });
   on("change:theme", () => {
     drawGrid();
     drawMaps();
