@@ -2,6 +2,7 @@
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .ablation_panel import plot_ablation_panel
+from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
 from .head_stats import plot_head_stats
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
@@ -9,6 +10,16 @@ from .model_view import plot_model_view
 from .qk import plot_qk
 
 __all__ = [
-    "plot_ablation_panel", "plot_head_grid", "plot_head_stats", "plot_head_view", "plot_heatmap", "plot_model_view",
-    "plot_pruning_curve", "plot_qk", "plot_sweep",
+    "plot_ablation_panel",
+    "plot_entropy_by_layer",
+    "plot_head_clusters",
+    "plot_head_grid",
+    "plot_head_stats",
+    "plot_head_view",
+    "plot_heatmap",
+    "plot_model_view",
+    "plot_pruning_curve",
+    "plot_qk",
+    "plot_sweep",
+    "plot_token_attention",
 ]

@@ -1,0 +1,162 @@
+"""Static figures after Clark et al. (2019): Figure 2 (attention to [CLS], [SEP], punctuation by layer), Figure 4
+(entropy by layer, and from [CLS], against uniform attention) and Figure 6 (an MDS map of the heads).
+
+Each function takes corpus statistics in any of the forms the analysis layer hands out — a
+:class:`~attnwidgets.analysis.CorpusStats`, its tidy DataFrame (``layer, head, statistic, value``) or a dict of
+(L, H) arrays — and returns the matplotlib Figure. Layers are drawn 1-based, as in the paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot_entropy_by_layer", "plot_head_clusters", "plot_token_attention"]
+
+_TITLES = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". or ,", "first": "first token", "self": "self",
+           "prev": "previous token", "next": "next token"}
+
+
+def _arrays(stats: Any) -> dict[str, np.ndarray]:
+    """dict of (L, H) arrays from a CorpusStats, a tidy DataFrame or a mapping."""
+    if hasattr(stats, "mean") and hasattr(stats, "frame") and callable(stats.frame):
+        return stats.mean()
+    if hasattr(stats, "pivot_table"):  # a tidy DataFrame
+        missing = {"layer", "head", "statistic", "value"} - set(stats.columns)
+        if missing:
+            raise ValueError(f"the DataFrame needs columns layer, head, statistic, value; missing {sorted(missing)}")
+        out = {}
+        for name, group in stats.groupby("statistic"):
+            out[str(name)] = group.pivot_table(index="layer", columns="head", values="value").to_numpy()
+        return out
+    if isinstance(stats, Mapping):
+        return {k: np.asarray(v, dtype=np.float64) for k, v in stats.items()}
+    raise TypeError(f"expected CorpusStats, a tidy DataFrame or a dict of (layer, head) arrays, got {type(stats)}")
+
+
+def _need(arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise KeyError(f"statistics {missing} are missing; compute them with attnwidgets.analysis.corpus_stats")
+
+
+def _layer_dots(ax: Any, values: np.ndarray, color: str, seed: int = 0) -> None:
+    """One dot per head (jittered within its layer) and the layer mean as a line."""
+    n_layers, n_heads = values.shape
+    rng = np.random.default_rng(seed)
+    x = np.repeat(np.arange(1, n_layers + 1), n_heads) + rng.uniform(-0.15, 0.15, n_layers * n_heads)
+    ax.scatter(x, values.ravel(), s=12, alpha=0.6, color=color, linewidths=0)
+    ax.plot(np.arange(1, n_layers + 1), np.nanmean(values, axis=1), color=color, lw=2)
+    ax.set_xticks(np.arange(1, n_layers + 1))
+    ax.set_xlabel("layer")
+
+
+def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", "punct"), *,
+                         title: str | None = None) -> Any:
+    """Figure 2: average attention to [CLS], [SEP] and punctuation by layer, one dot per head, layer mean as a line.
+
+    Parameters
+    ----------
+    stats : CorpusStats, tidy DataFrame or dict of (L, H) arrays
+    statistics : sequence of str
+        Which shares to draw, one panel each; e.g. ``("first", "punct")`` for a decoder's attention sink.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    arrays = _arrays(stats)
+    _need(arrays, statistics)
+    colors = sns.color_palette("colorblind", len(statistics))
+    fig, axes = plt.subplots(1, len(statistics), figsize=(3.2 * len(statistics), 3.0), sharey=True, squeeze=False)
+    for ax, name, color in zip(axes[0], statistics, colors):
+        _layer_dots(ax, arrays[name], color)
+        ax.set_title(_TITLES.get(name, name))
+        ax.set_ylim(0, 1)
+    axes[0, 0].set_ylabel("avg. attention")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_entropy_by_layer(stats: Any, *, title: str | None = None) -> Any:
+    """Figure 4: entropy of each head's attention by layer (left) and of the [CLS] row alone (right), in nats, with
+    the entropy of uniform attention as a dashed line.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    arrays = _arrays(stats)
+    _need(arrays, ("entropy", "entropy_cls", "entropy_uniform"))
+    uniform = float(np.nanmean(arrays["entropy_uniform"]))
+    colors = sns.color_palette("colorblind", 2)
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
+    for ax, name, label, color in zip(axes, ("entropy", "entropy_cls"), ("all rows", "[CLS] row"), colors):
+        _layer_dots(ax, arrays[name], color)
+        ax.axhline(uniform, ls="--", color="0.4", lw=1, label="uniform attention")
+        ax.set_title(f"entropy, {label}")
+    axes[0].set_ylabel("avg. attention entropy (nats)")
+    axes[1].legend(loc="lower right", frameon=False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", stats: Any = None,
+                       annotate: bool = False, title: str | None = None) -> Any:
+    """Figure 6: the heads in 2-D (metric MDS of Jensen–Shannon distances), coloured by layer or by a statistic.
+
+    Parameters
+    ----------
+    embedding : DataFrame
+        Columns layer, head, x, y, from :func:`attnwidgets.analysis.head_embedding`.
+    color_by : "layer", a statistic name, or an (L, H) array
+        A statistic name is looked up in ``stats``.
+    stats : CorpusStats, tidy DataFrame or dict, optional
+        Needed when ``color_by`` names a statistic.
+    annotate : bool
+        Write "layer-head" (1-based) beside each point.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    layer = embedding["layer"].to_numpy()
+    head = embedding["head"].to_numpy()
+    if isinstance(color_by, str) and color_by == "layer":
+        values, label, cmap = layer + 1, "layer", "viridis"
+    else:
+        if isinstance(color_by, str):
+            if stats is None:
+                raise ValueError(f"pass stats= to colour by the statistic {color_by!r}")
+            arrays = _arrays(stats)
+            _need(arrays, (color_by,))
+            grid, label = arrays[color_by], color_by
+        else:
+            grid, label = np.asarray(color_by), "value"
+        values, cmap = grid[layer, head], "magma"
+    fig, ax = plt.subplots(figsize=(5.0, 4.2))
+    points = ax.scatter(embedding["x"], embedding["y"], c=values, cmap=cmap, s=36, edgecolors="white", linewidths=0.5)
+    fig.colorbar(points, ax=ax, label=label)
+    if annotate:
+        for x, y, lay, h in zip(embedding["x"], embedding["y"], layer, head):
+            ax.annotate(f"{lay + 1}-{h + 1}", (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(title or "heads (MDS of Jensen–Shannon distances)")
+    fig.tight_layout()
+    return fig
