@@ -213,7 +213,9 @@ def attention_gradients(
             if loss.dim() != 0:
                 raise ValueError(f"the objective must return a scalar, got shape {tuple(loss.shape)}")
             loss.backward()
-            grads = torch.stack([a.grad for a in attentions], dim=1).abs().float().numpy()  # (B, L, H, T, S)
+            # a layer the objective does not reach has no gradient: it is 0 there
+            grads = torch.stack([a.grad if a.grad is not None else torch.zeros_like(a) for a in attentions], dim=1)
+            grads = grads.detach().abs().float().numpy()  # (B, L, H, T, S)
             valid = enc.inputs.get("attention_mask", torch.ones_like(enc.inputs["input_ids"])).bool().numpy()
             for row, kind in enumerate(kinds_rows):
                 g = grads[row][..., valid[row]][..., valid[row], :]  # (L, H, n, n), padding removed

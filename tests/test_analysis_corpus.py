@@ -1,0 +1,121 @@
+"""The corpus runner: same numbers as one result at a time, tidy output, and memory that does not grow."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+
+from attnwidgets.analysis import STATISTICS, CorpusStats, corpus_stats, surface_stats
+
+TEXTS = [
+    "The cat sat on the mat because it was tired.",
+    "A dog barked, and the children laughed.",
+    "She gave him the book.",
+    "Rain.",
+    "Birds that migrate at night navigate partly by the stars, or so they say.",
+]
+PAIRS = [("The kettle clicked off.", "Mara poured the tea."), ("It rained.", "We stayed in, and read.")]
+
+
+def _mean_of_results(runner, texts, pairs=None, **kwargs):
+    results = runner.run_batch(texts, pairs)
+    stats = [surface_stats(r, **kwargs) for r in results]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # sep_sep is NaN everywhere for a decoder
+        return {k: np.nanmean([s[k] for s in stats], axis=0) for k in stats[0]}
+
+
+@pytest.mark.parametrize("words", [False, True])
+def test_corpus_equals_mean_of_single_results(tiny_bert, words):
+    import attnwidgets as aw
+
+    runner = aw.get_runner(tiny_bert)
+    stats = corpus_stats(TEXTS, model=runner, batch_size=2, progress=False, words=words)
+    expected = _mean_of_results(runner, TEXTS, words=words)
+    mean = stats.mean()
+    assert stats.n_docs == len(TEXTS)
+    for k in STATISTICS:
+        assert np.allclose(mean[k], expected[k], atol=1e-5, equal_nan=True), k
+
+
+def test_corpus_pairs_and_tidy_frame(tiny_bert):
+    import attnwidgets as aw
+
+    runner = aw.get_runner(tiny_bert)
+    stats = corpus_stats(PAIRS, model=runner, batch_size=4, progress=False)
+    expected = _mean_of_results(runner, [a for a, _ in PAIRS], [b for _, b in PAIRS])
+    for k in ("sep", "sep_sep", "rest_sep", "cls", "punct", "entropy"):
+        assert np.allclose(stats.mean()[k], expected[k], atol=1e-5), k
+    df = stats.frame()
+    assert list(df.columns) == ["layer", "head", "statistic", "value"]
+    assert sorted(df["layer"].unique()) == [0, 1] and sorted(df["head"].unique()) == [0, 1, 2, 3]
+    assert set(STATISTICS) <= set(df["statistic"])
+    assert not df.duplicated(["layer", "head", "statistic"]).any()
+    shares = df[df.statistic.isin(["cls", "sep", "punct", "self", "prev", "next"])]["value"]
+    assert ((shares >= 0) & (shares <= 1)).all()
+    pattern_shares = df[df.statistic.str.startswith("pattern_share_")].groupby(["layer", "head"])["value"].sum()
+    assert np.allclose(pattern_shares, 1.0)
+    assert stats.majority_pattern().shape == (2, 4)
+
+
+def test_decoder_corpus_matches_results(tiny_llama):
+    import attnwidgets as aw
+
+    runner = aw.get_runner(tiny_llama)
+    stats = corpus_stats(TEXTS, model=runner, batch_size=3, progress=False)
+    expected = _mean_of_results(runner, TEXTS)
+    for k in ("first", "self", "prev", "entropy", "entropy_last", "entropy_uniform"):
+        assert np.allclose(stats.mean()[k], expected[k], atol=1e-5), k
+
+
+def test_corpus_runner_keeps_one_batch_alive(tiny_bert, monkeypatch):
+    import attnwidgets as aw
+    import attnwidgets.runner.batches as batches
+
+    runner = aw.get_runner(tiny_bert)
+    cached_before = len(runner.cache)
+    refs: list[weakref.ref] = []
+    most_alive = 0
+    original = batches.iter_padded
+
+    def watched(*args, **kwargs):
+        nonlocal most_alive
+        for padded in original(*args, **kwargs):
+            gc.collect()
+            most_alive = max(most_alive, sum(r() is not None for r in refs))
+            refs.append(weakref.ref(padded.attention))
+            yield padded
+
+    monkeypatch.setattr(batches, "iter_padded", watched)
+    texts = TEXTS * 4
+    corpus_stats(texts, model=runner, batch_size=2, progress=False, distances=True)
+    assert len(refs) == len(texts) // 2  # it did go through the watched path, batch by batch
+    assert most_alive == 0  # when a batch arrives, no earlier batch's maps are still held
+    assert len(runner.cache) == cached_before  # nothing was put in the result cache
+
+
+def test_update_from_a_generator_keeps_memory_bounded():
+    from attnwidgets.result import AttentionResult
+
+    refs: list[weakref.ref] = []
+    most_alive = 0
+
+    def generate():
+        nonlocal most_alive
+        rng = np.random.default_rng(0)
+        for _ in range(12):
+            gc.collect()
+            most_alive = max(most_alive, sum(r() is not None for r in refs))
+            a = rng.random((1, 2, 6, 6))
+            r = AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), ["[CLS]", "a", "b", ".", "c", "[SEP]"])
+            refs.append(weakref.ref(r))
+            yield r
+
+    acc = CorpusStats().update(generate(), batch_size=3)
+    assert acc.n_docs == 12
+    assert most_alive <= 3
+    assert (acc.pattern_counts.sum(-1) == 12).all()  # every map of every head was classified once
