@@ -58,6 +58,15 @@ _LAZY: dict[str, str] = {
     "PositionalExplorer": "attnwidgets.widgets",
     "MaskExplorer": "attnwidgets.widgets",
     "position_embeddings": "attnwidgets.runner.positions",
+    "corpus_stats": "attnwidgets.analysis",
+    "surface_stats": "attnwidgets.analysis",
+    "word_level": "attnwidgets.analysis",
+    "dependency_scores": "attnwidgets.analysis",
+    "attention_rollout": "attnwidgets.analysis",
+    "attention_gradients": "attnwidgets.runner.gradients",
+    "plot_token_attention": "attnwidgets.plots",
+    "plot_entropy_by_layer": "attnwidgets.plots",
+    "plot_head_clusters": "attnwidgets.plots",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]
