@@ -191,7 +191,8 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
         "#aw-status{color:#b00020;white-space:pre-wrap}</style>\n</head>\n<body>\n"
         "<div id=\"aw-status\" role=\"alert\"></div>\n<div id=\"aw-widget\"></div>\n"
         f"<script type=\"application/json\" id=\"aw-data\">{script_json(data)}</script>\n"
-        f"<script type=\"module\">{host}</script>\n"
+        # A classic script runs as soon as it is read, so the view paints while the saved replies still load.
+        f"<script>(function () {{\n{host}\n}})();</script>\n"
         # The replies come last and are parsed on the first request, so they never delay the first paint.
         f"<script type=\"application/json\" id=\"aw-replies\">{script_json(replies)}</script>\n"
         "<noscript>This page draws with JavaScript; enable it to see the attention view.</noscript>\n"

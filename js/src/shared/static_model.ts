@@ -94,6 +94,11 @@ export class StaticModel implements WidgetModel<Record<string, unknown>> {
   send(content: unknown): void {
     const msg = (content ?? {}) as Record<string, unknown>;
     if (msg.type !== "request") return;
+    // The saved replies follow the host script in the page: wait until the page has been read to its end.
+    if (typeof document !== "undefined" && document.readyState === "loading") {
+      document.addEventListener("DOMContentLoaded", () => this.send(content), { once: true });
+      return;
+    }
     if (this.saved === null) this.saved = this.replies();
     const saved = this.saved[requestKey(msg)];
     const reply = saved
