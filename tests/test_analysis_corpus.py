@@ -119,3 +119,24 @@ def test_update_from_a_generator_keeps_memory_bounded():
     assert acc.n_docs == 12
     assert most_alive <= 3
     assert (acc.pattern_counts.sum(-1) == 12).all()  # every map of every head was classified once
+
+
+def test_splitting_a_batch_changes_nothing():
+    from attnwidgets.analysis import AttentionBatch
+    from attnwidgets.result import AttentionResult
+
+    rng = np.random.default_rng(1)
+    results = []
+    for n in (5, 9, 7, 4):
+        a = rng.random((2, 3, n, n))
+        tokens = ["[CLS]", *[f"w{i}" if i != 1 else "," for i in range(n - 2)], "[SEP]"]
+        results.append(AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), tokens))
+    batch = AttentionBatch.from_results(results)
+    parts = batch.split(max_elements=2 * 3 * 9 * 9 * 2)  # two inputs per part
+    assert [p.attention.shape[0] for p in parts] == [2, 2]
+    whole, split = CorpusStats(), CorpusStats()
+    whole._add(batch)
+    for p in parts:
+        split._add(p)
+    for k, v in whole.mean().items():
+        assert np.allclose(v, split.mean()[k], equal_nan=True), k

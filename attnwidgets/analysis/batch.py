@@ -49,6 +49,24 @@ class AttentionBatch:
         """(B,) int64 number of real tokens of each input."""
         return self.valid.sum(-1).astype(np.int64)
 
+    def split(self, max_elements: int = 1 << 24) -> list[AttentionBatch]:
+        """Sub-batches of whole inputs, each with at most ``max_elements`` attention weights (at least one input).
+
+        Statistics make a few temporaries the size of the attention array; splitting bounds them (2**24 float32
+        weights are 64 MiB) whatever the batch size and input length.
+        """
+        per_input = int(np.prod(self.attention.shape[1:]))
+        step = max(1, max_elements // max(per_input, 1))
+        b = self.attention.shape[0]
+        if step >= b:
+            return [self]
+        return [
+            AttentionBatch(self.attention[s : s + step], self.valid[s : s + step],
+                           {k: v[s : s + step] for k, v in self.kinds.items()}, self.segment_ids[s : s + step],
+                           self.causal)
+            for s in range(0, b, step)
+        ]
+
     def key_mask(self) -> np.ndarray:
         """(B, 1, 1, T, T) bool: the keys each query may see (valid, and not in the future when causal)."""
         t = self.valid.shape[1]

@@ -87,6 +87,10 @@ class CorpusStats:
 
     def add_batch(self, batch: AttentionBatch) -> None:
         """Add a padded batch (already at word level if ``words`` is wanted)."""
+        for part in batch.split():
+            self._add(part)
+
+    def _add(self, batch: AttentionBatch) -> None:
         stats = surface_stats_batch(batch, self.smoothing)
         if self._patterns:
             features = pattern_features_batch(batch)

@@ -27,6 +27,7 @@ def attention_rollout(
     head_fusion: HeadFusion = "mean",
     start_layer: int = 0,
     all_layers: bool = False,
+    words: bool = False,
 ) -> np.ndarray:
     """Roll attention out through the layers.
 
@@ -43,6 +44,8 @@ def attention_rollout(
         First layer to include (0-based).
     all_layers : bool
         Return every partial product, (L - start_layer, n, n), instead of the last one.
+    words : bool
+        Roll out word-level attention (:func:`~attnwidgets.analysis.words.word_level`) of a result instead.
 
     Returns
     -------
@@ -55,6 +58,12 @@ def attention_rollout(
     >>> attention_rollout(a).round(3).tolist()                # (0.5 A + 0.5 I) twice
     [[1.0, 0.0], [0.75, 0.25]]
     """
+    if words:
+        if not isinstance(attention, AttentionResult):
+            raise TypeError("words=True needs an AttentionResult (it knows which pieces form a word)")
+        from .words import word_level
+
+        attention = word_level(attention)
     a = attention.attention if isinstance(attention, AttentionResult) else np.asarray(attention)
     if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"rollout needs square self-attention [layer, head, query, key], got shape {a.shape}")
