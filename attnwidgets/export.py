@@ -86,14 +86,22 @@ def _b64(buffer: Any) -> dict[str, str]:
     return {"$b64": base64.b64encode(bytes(buffer)).decode("ascii")}
 
 
-def _encode_buffers(value: Any) -> Any:
-    """Replace every bytes-like value in nested state with ``{"$b64": ...}`` (the page turns it back into bytes)."""
+def _encode_buffers(value: Any, precision: Precision = "float32") -> Any:
+    """Replace every bytes-like value in nested state with ``{"$b64": ...}`` (the page turns it back into bytes).
+
+    Packed float32 arrays (``{buffer, dtype, shape}``, see :func:`attnwidgets.widgets.pack`) are stored at
+    ``precision`` on the way.
+    """
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _b64(value)
     if isinstance(value, dict):
-        return {k: _encode_buffers(v) for k, v in value.items()}
+        packed = isinstance(value.get("buffer"), (bytes, memoryview)) and "shape" in value
+        if packed and value.get("dtype") == "float32":
+            spec, data = _shrink({k: v for k, v in value.items() if k != "buffer"}, value["buffer"], precision)
+            return {**spec, "buffer": _b64(data)}
+        return {k: _encode_buffers(v, precision) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_encode_buffers(v) for v in value]
+        return [_encode_buffers(v, precision) for v in value]
     return value
 
 
@@ -155,9 +163,9 @@ def _requests(widget: AttnWidget, scope: Scope) -> list[dict[str, Any]]:
     return []
 
 
-def _state(widget: AttnWidget) -> dict[str, Any]:
+def _state(widget: AttnWidget, precision: Precision) -> dict[str, Any]:
     state = widget.get_state()
-    return {k: _encode_buffers(v) for k, v in state.items() if k not in _SKIP}
+    return {k: _encode_buffers(v, precision) for k, v in state.items() if k not in _SKIP}
 
 
 def _replies(widget: AttnWidget, scope: Scope, precision: Precision) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -179,7 +187,8 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
     host = _bundle_text("page")
     if "</script" in host.lower():  # esbuild output never has it, but a page must never be cut short
         host = host.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
-    data = {"esm": _bundle_text(name), "state": _state(widget), "widget": type(widget).__name__, "scope": scope}
+    data = {"esm": _bundle_text(name), "state": _state(widget, precision), "widget": type(widget).__name__,
+            "scope": scope}
     replies = dict(_replies(widget, scope, precision))
     heading = title if title is not None else f"{type(widget).__name__} · attnwidgets"
     return (

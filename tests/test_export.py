@@ -54,6 +54,7 @@ def test_heatmap_page_is_self_contained_and_inert(tmp_path):
     data = _data(page)
     assert data["state"]["_meta"]["tokens"]["self"][0] == EVIL, "tokens survive the round trip exactly"
     assert data["esm"] and "render" in data["esm"]
+    assert data["state"]["_initial"]["matrix"]["dtype"] == "float16", "the first view is stored at the same precision"
     # every layer x (heads + mean), token- and word-level, is precomputed, float16 by default
     assert len(data["replies"]) == 2 * 2 * (3 + 1)
     reply = data["replies"][request_key({"what": "matrix", "kind": "self", "layer": 0, "head": -1, "words": False})]
