@@ -94,7 +94,7 @@ class AttentionMagics(Magics):
             print(f"%attention: error: {exc}")
         return None
 
-    @cell_magic("attention")
+    @cell_magic("attention")  # type: ignore[arg-type]  # IPython types the named form loosely
     def attention_cell(self, line: str, cell: str) -> Any:
         """``%%attention [options]`` with the text in the cell body."""
         try:
