@@ -15,6 +15,7 @@ from attnwidgets.widgets._display import (
     region,
     thumbnails,
 )
+from attnwidgets.widgets._lines import layer_payload, payload_bytes, unpack
 from attnwidgets.widgets.head_view import filter_mask
 
 
@@ -127,21 +128,66 @@ def test_model_view_encoder_decoder_kinds_and_causal_nan():
     assert np.isnan(full[0, 1]) and full[1, 0] == dec[1, 2, 1, 0]
 
 
+def _reply_payload(reply: dict, buffers: list) -> dict:
+    """The payload dict back from a "layer" reply (what js/src/shared/lines.ts: payloadFromReply does)."""
+    if reply["format"] == "dense":
+        return {**reply, "buffer": buffers[0]}
+    return {**reply, **{p["name"]: {**p, "buffer": b} for p, b in zip(reply["parts"], buffers, strict=True)}}
+
+
 def test_head_view_payload_and_layer_request():
     r = _random_result(6, 12, 128)
     w = aw.HeadView(r)
     assert w.heads == list(range(12))
-    assert _state_bytes(w) == 12 * 128 * 128 * 2  # one layer, float16
+    # Only weights >= min_weight cross, as sparse rows: far less than the dense float16 layer (12 x 128 x 128 x 2).
+    assert w._initial["heads"]["format"] == "sparse"
+    assert _state_bytes(w) < 12 * 128 * 128 * 2 / 2
+    reply, buffers = w.answer({"what": "layer", "kind": "self", "layer": 4})
+    assert reply["format"] == "sparse" and reply["shape"] == [12, 128, 128] and reply["floor"] == 0.02
+    got = unpack(_reply_payload(reply, buffers))
+    a16 = r.attention[4].astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(got, np.where(a16 >= 0.02, a16, 0), "every drawable weight, at its float16 value")
+    # min_weight 0 keeps every weight: sparse rows would be bigger, so the dense float16 layer crosses, exact.
+    w.min_weight = 0.0
+    assert w._initial["heads"]["format"] == "dense" and w._initial["heads"]["floor"] == 0.0
     reply, buffers = w.answer({"what": "layer", "kind": "self", "layer": 4})
     assert reply["dtype"] == "float16" and reply["shape"] == [12, 128, 128]
-    got = np.frombuffer(buffers[0], "<f2").reshape(12, 128, 128)
-    np.testing.assert_allclose(got, r.attention[4], atol=1e-3)
-    big = aw.HeadView(_random_result(1, 2, 512))
+    np.testing.assert_allclose(unpack(_reply_payload(reply, buffers)), r.attention[4], atol=1e-3)
+    big = aw.HeadView(_random_result(1, 2, 512), min_weight=0.0)
     assert big._initial["heads"]["dtype"] == "uint8" and big._initial["heads"]["scale"] == 1.0
     with pytest.raises(Exception, match="unknown sentence filter"):
         w.sentence_filter = "XY"
     with pytest.raises(TypeError):
         aw.HeadView(r, colour="red")
+
+
+def test_layer_payload_sparse_rows_non_square():
+    # 2 heads x 5 queries x 7 keys: a transpose or a row mix-up would show.
+    a = np.zeros((2, 5, 7), np.float32)
+    a[0, 1, 6] = 0.5
+    a[0, 4, 0] = 0.3
+    a[1, 0, 3] = 0.019  # under the floor: not sent
+    a[1, 2, 2] = 0.7
+    a[1, 2, 5] = 0.02
+    p = layer_payload(a, 0.02)
+    assert p["format"] == "sparse" and p["shape"] == [2, 5, 7]
+    counts = np.frombuffer(bytes(p["counts"]["buffer"]), np.uint8)
+    assert counts.tolist() == [0, 1, 0, 0, 1, 0, 0, 2, 0, 0]
+    assert np.frombuffer(bytes(p["keys"]["buffer"]), "<u2").tolist() == [6, 0, 2, 5]
+    expect = a.astype(np.float16).astype(np.float32)
+    expect[1, 0, 3] = 0
+    np.testing.assert_array_equal(unpack(p), expect)
+    assert payload_bytes(p) == 10 + 4 * 2 + 4 * 2
+    # Many keys: uint32 key positions; a weight whose float16 rounds up to the floor is kept (the page compares
+    # float16 values, as it did with dense layers).
+    wide = np.zeros((1, 1, 70_000), np.float32)
+    wide[0, 0, 69_999] = 0.5
+    wide[0, 0, 5] = 0.019999
+    q = layer_payload(wide, 0.02)
+    assert q["keys"]["dtype"] == "uint32" and unpack(q)[0, 0, 69_999] == 0.5
+    assert unpack(q)[0, 0, 5] == np.float16(0.019999) == np.float16(0.02)
+    with pytest.raises(ValueError, match="head, query, key"):
+        layer_payload(a[0], 0.02)
 
 
 def test_head_view_words_and_pairs():

@@ -8,7 +8,8 @@ import numpy as np
 import traitlets
 
 from ..result import AttentionResult
-from ._base import AttnWidget, pack
+from ._base import AttnWidget
+from ._lines import FLOAT16_MAX_CELLS, layer_payload, payload_reply
 
 #: Sentence filters: which (query segment, key segment) pairs keep their lines. None = any segment.
 SENTENCE_FILTERS: dict[str, tuple[int | None, int | None]] = {
@@ -19,8 +20,7 @@ SENTENCE_FILTERS: dict[str, tuple[int | None, int | None]] = {
     "BB": (1, 1),
 }
 
-#: Above this many query x key cells a layer crosses as uint8 (1/255 steps) instead of float16.
-FLOAT16_MAX_CELLS = 256 * 256
+__all__ = ["FLOAT16_MAX_CELLS", "SENTENCE_FILTERS", "HeadView", "filter_mask"]
 
 
 def filter_mask(query_segments: np.ndarray, key_segments: np.ndarray, which: str = "all") -> np.ndarray:
@@ -55,8 +55,9 @@ class HeadView(AttnWidget):
     click left tokens (shift-click for several) to keep only their lines. For a sentence pair, the filter keeps
     A→A, A→B, B→A or B→B lines. For cross-attention the left column is the target and the right the source.
 
-    Only the layer on screen is sent (float16, or uint8 above 256 x 256 tokens); other layers are fetched when
-    chosen. To stay readable and fast at 512 tokens, lines lighter than ``min_weight`` are not drawn, and with more
+    Only the layer on screen is sent, and of it only the weights of at least ``min_weight`` (the lines the page can
+    draw), as sparse float16 rows (:mod:`attnwidgets.widgets._lines`; 12 heads at 512 tokens: tens of kB instead of
+    3 MB); other layers are fetched when chosen. Lines lighter than ``min_weight`` are not drawn, and with more
     than 128 tokens and no token hovered or selected only lines of weight 0.1 or more are drawn.
 
     Parameters
@@ -105,14 +106,16 @@ class HeadView(AttnWidget):
     shift-click to add or remove one, click it again (or Escape) to clear."""
 
     min_weight = traitlets.Float(0.02).tag(sync=True)
-    """float, default 0.02: lines lighter than this are not drawn (they would be nearly invisible anyway)."""
+    """float, default 0.02: lines lighter than this are not drawn (they would be nearly invisible anyway). It is
+    also the floor of what crosses: only weights of at least this are sent, so lowering it re-sends the layer."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] and [query segments, key segments]
     per kind (for the current ``words``), and whether word level is available."""
 
     _initial = traitlets.Dict().tag(sync=True)
-    """dict: {key, heads}: the first layer's heads [head, query, key] as one buffer, so the first paint needs no
+    """dict: {key, heads}: the first layer's heads [head, query, key] (sparse rows of the weights >= ``min_weight``,
+    or one dense buffer when that is smaller; see :mod:`attnwidgets.widgets._lines`), so the first paint needs no
     round trip. Other layers come by "layer" request."""
 
     def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
@@ -200,14 +203,7 @@ class HeadView(AttnWidget):
         return filter_mask(np.array(segs[0]), np.array(segs[1]), sentence_filter or self.sentence_filter)
 
     def _pack_layer(self, kind: str, layer: int, words: bool) -> dict[str, Any]:
-        heads = self.layer_heads(kind, layer, words)
-        dtype = "float16" if heads.shape[1] * heads.shape[2] <= FLOAT16_MAX_CELLS else "uint8"
-        packed = pack(heads, dtype)
-        if dtype == "uint8":
-            # A fixed scale (255 = weight 1) so that the page's threshold means the same in every layer.
-            packed = {**packed, "scale": 1.0,
-                      "buffer": memoryview(np.rint(np.clip(heads, 0, 1) * 255).astype(np.uint8).tobytes())}
-        return packed
+        return layer_payload(self.layer_heads(kind, layer, words), max(0.0, self.min_weight))
 
     def _refresh_meta(self) -> None:
         src = self._source(self.words)
@@ -239,10 +235,13 @@ class HeadView(AttnWidget):
     def _handlers(self) -> dict[str, Any]:
         return {"layer": self._layer_request}
 
+    @traitlets.observe("min_weight")
+    def _on_min_weight(self, change: dict[str, Any]) -> None:
+        # The payload holds only weights >= min_weight: a lower one needs the layer again.
+        if hasattr(self, "_result") and self._meta and change["new"] != change["old"]:
+            self._refresh_meta()
+
     def _layer_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind, layer, words = str(req["kind"]), int(req["layer"]), bool(req.get("words", False))
         self._check(kind, layer)
-        packed = self._pack_layer(kind, layer, words)
-        return {"shape": packed["shape"], "dtype": packed["dtype"], "scale": packed.get("scale", 1.0)}, [
-            packed["buffer"]
-        ]
+        return payload_reply(self._pack_layer(kind, layer, words))

@@ -1,16 +1,17 @@
 // HeadView: bertviz's line view on a canvas. Query tokens left, key tokens right, one line per (head, query, key)
 // with opacity = weight and one colour per head. Mirrors attnwidgets/widgets/head_view.py. One layer crosses at a
-// time (float16 or uint8), fetched by "layer" request when chosen and kept in the page.
+// time, as sparse rows of the weights >= min_weight (shared/lines.ts), fetched by "layer" request when chosen and
+// kept in the page.
 //
 // At 512 tokens a layer has 12 x 512 x 512 = 3 million possible lines. We draw lines lighter than `min_weight`
 // never, and when there are more than 128 tokens and nothing is hovered or selected only lines of weight >= 0.1;
 // lines are batched into one path per (head, opacity step), so a redraw is a few hundred strokes.
 
-import { type Packed, decode } from "./shared/buffers";
 import { categorical, hexToRgb } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { labelRoom, prepareCanvas } from "./shared/draw";
 import { tokenLabel } from "./shared/layout";
+import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows } from "./shared/lines";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { applyTheme, injectCss, theme } from "./shared/theme";
@@ -33,7 +34,7 @@ export interface HeadViewTraits {
     segments: Record<string, [number[], number[]]>; // kind -> [query segments, key segments]
     can_words: boolean;
   };
-  _initial: { key: string; heads: Packed } | Record<string, never>;
+  _initial: { key: string; heads: LinePayload } | Record<string, never>;
   _error: string;
 }
 
@@ -85,7 +86,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   });
   root.append(title, bar, swatches, errorBox, scroll, hint);
 
-  let data: { key: string; values: Float32Array; shape: number[] } | null = null;
+  let data: { key: string; rows: LineRows } | null = null;
   let hover: { side: "q" | "k"; i: number } | null = null;
   let geo = { top: 8, rowH: 16, xl: 100, xr: 360, width: 460, height: 100 };
 
@@ -200,8 +201,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     let drawn = 0;
     const counts = [0, 0, 0, 0]; // by (query segment, key segment): AA, AB, BA, BB
     if (data) {
-      const [H, dq, dk] = data.shape;
-      const vals = data.values;
+      const { heads: H, nq: dq } = data.rows;
       const focused = hover !== null || selected.length > 0;
       const thr = lineThreshold(n, model.get("min_weight"), focused);
       let qList: number[] = Array.from({ length: dq }, (_, i) => i);
@@ -215,24 +215,17 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
         if (hd >= H) continue;
         const paths: Path2D[] = Array.from({ length: STEPS }, () => new Path2D());
         const used = new Uint8Array(STEPS);
-        for (const q of qList) {
-          const base = (hd * dq + q) * dk;
-          const k0 = kOnly >= 0 ? kOnly : 0;
-          const k1 = kOnly >= 0 ? kOnly + 1 : dk;
-          for (let k = k0; k < k1; k++) {
-            const w = vals[base + k];
-            if (!(w >= thr)) continue;
-            const qs = qseg[q] ?? 0;
-            const ks = kseg[k] ?? 0;
-            counts[qs * 2 + ks]++;
-            if (!keeps(filter, qs, ks)) continue;
-            const step = Math.min(STEPS - 1, Math.floor(Math.min(1, w) * STEPS));
-            paths[step].moveTo(x1, yOf(q));
-            paths[step].lineTo(x2, yOf(k));
-            used[step] = 1;
-            drawn++;
-          }
-        }
+        forEachLine(data.rows, hd, qList, kOnly, thr, (q, k, w) => {
+          const qs = qseg[q] ?? 0;
+          const ks = kseg[k] ?? 0;
+          counts[qs * 2 + ks]++;
+          if (!keeps(filter, qs, ks)) return;
+          const step = Math.min(STEPS - 1, Math.floor(Math.min(1, w) * STEPS));
+          paths[step].moveTo(x1, yOf(q));
+          paths[step].lineTo(x2, yOf(k));
+          used[step] = 1;
+          drawn++;
+        });
         ctx.strokeStyle = categorical(hd);
         for (let s = 0; s < STEPS; s++) {
           if (!used[s]) continue;
@@ -269,6 +262,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     const all = counts[0] + counts[1] + counts[2] + counts[3];
     Object.assign(canvas.dataset, {
       view: data?.key ?? "",
+      floor: String(data?.rows.floor ?? ""),
       lines: String(drawn),
       linesAll: String(all),
       linesAa: String(counts[0]),
@@ -290,30 +284,38 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     title.textContent = `${meta().title} · ${which} · layer ${model.get("layer")}${model.get("words") ? " · words" : ""}`;
   }
 
+  /** Does a payload with this floor hold every line the page may draw (all weights >= min_weight)? */
+  const complete = (floor: number | undefined) => (floor ?? 0) <= model.get("min_weight") + 1e-12;
+
   async function refresh(): Promise<void> {
     const key = viewKey();
     const initial = model.get("_initial");
-    let packed: Packed;
-    if (initial && "key" in initial && initial.key === key) packed = initial.heads;
+    let payload: LinePayload;
+    if (initial && "key" in initial && initial.key === key && complete(initial.heads.floor))
+      payload = initial.heads;
     else {
       try {
-        const reply = await requester.get(key, {
+        // The cache key carries min_weight: a lower one needs a payload with a lower floor.
+        const reply = await requester.get(`${key}/${model.get("min_weight")}`, {
           what: "layer",
           kind: kind(),
           layer: model.get("layer"),
           words: model.get("words"),
         });
         if (key !== viewKey()) return;
-        const c = reply.content as { shape: number[]; dtype: Packed["dtype"]; scale?: number };
-        packed = { buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape, scale: c.scale };
+        payload = payloadFromReply(reply.content, reply.buffers);
         showError(model.get("_error"));
       } catch (e) {
         showError(String((e as Error).message ?? e));
         return;
       }
     }
-    const m = decode(packed);
-    data = { key, values: m.data, shape: m.shape };
+    try {
+      data = { key, rows: toRows(payload) };
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+      return;
+    }
     paint();
   }
 
@@ -378,7 +380,13 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       paint();
     }),
     onModel(model, "change:selected", paint),
-    onModel(model, "change:min_weight", paint),
+    onModel(model, "change:min_weight", () => {
+      if (data && complete(data.rows.floor)) paint();
+      else refresh(); // the payload lacks the weights between the new min_weight and its floor
+    }),
+    onModel(model, "change:_initial", () => {
+      if (data?.key !== viewKey() || !complete(data.rows.floor)) refresh();
+    }),
     onModel(model, "change:theme", paint),
     onModel(model, "change:_error", () => showError(model.get("_error"))),
   );
