@@ -95,3 +95,67 @@ def test_widget_requests_round_trip():
     w = aw.AttentionHeatmap(_evil_result())
     content, buffers = w.answer({"what": "matrix", "kind": "self", "layer": 1, "head": 0})
     assert content["shape"] == [5, 5] and len(buffers) == 1
+
+
+def _replies_of(data: dict, what: str) -> dict:
+    return {k: v for k, v in data["replies"].items() if json.loads(k)["what"] == what}
+
+
+def test_model_view_page_saves_every_head_at_the_page_precision():
+    w = aw.ModelView(_evil_result(), layer=1, head=2)
+    data = _data(page_html(w))
+    assert set(data["replies"]) == {request_key({"what": "matrix", "kind": "self", "layer": layer, "head": head})
+                                    for layer in range(2) for head in range(3)}, "every head of every layer"
+    reply = data["replies"][request_key({"what": "matrix", "kind": "self", "layer": 1, "head": 0})]
+    assert reply["content"]["dtype"] == "float16" and reply["content"]["shape"] == [5, 5]
+    got = np.frombuffer(base64.b64decode(reply["buffers"][0]), "<f2").reshape(5, 5)
+    np.testing.assert_allclose(got, w.matrix("self", 1, 0), atol=1e-3)
+    uint8 = _data(page_html(w, precision="uint8"))
+    assert {r["content"]["dtype"] for r in uint8["replies"].values()} == {"uint8"}
+    view = _data(page_html(w, scope="view"))
+    assert list(view["replies"]) == [request_key({"what": "matrix", "kind": "self", "layer": 1, "head": 2})]
+
+
+def test_model_view_page_of_an_encoder_decoder_saves_every_kind():
+    rng = np.random.default_rng(1)
+    enc, dec = rng.random((2, 3, 5, 5), np.float32), np.tril(rng.random((2, 3, 7, 7), np.float32))
+    r = aw.AttentionResult.from_arrays(enc, list("abcde"), kind="encoder-decoder", target_tokens=list("ABCDEFG"),
+                                       decoder_attention=dec, cross_attention=rng.random((2, 3, 7, 5), np.float32))
+    data = _data(page_html(aw.ModelView(r)))
+    matrices = _replies_of(data, "matrix")
+    assert len(matrices) == 3 * 2 * 3
+    thumbs = _replies_of(data, "thumbs")
+    assert {json.loads(k)["kind"] for k in thumbs} == {"decoder", "cross"}, "the kind selector works offline"
+    cross = thumbs[request_key({"what": "thumbs", "kind": "cross"})]["content"]
+    assert cross["shape"] == [2, 3, 7, 5] and cross["dtype"] == "uint8"
+    masked = matrices[request_key({"what": "matrix", "kind": "decoder", "layer": 0, "head": 0})]
+    got = np.frombuffer(base64.b64decode(masked["buffers"][0]), "<f2").reshape(7, 7)
+    assert np.isnan(got[0, 1]) and not np.isnan(got[1, 0]), "the causal mask survives as NaN"
+
+
+def test_head_view_page_saves_every_layer_as_sparse_rows():
+    from attnwidgets.widgets._lines import unpack
+
+    rng = np.random.default_rng(2)
+    a = rng.random((3, 4, 40, 40)).astype(np.float32) ** 30  # peaky rows: few weights above min_weight
+    a /= a.sum(-1, keepdims=True)
+    w = aw.HeadView(aw.AttentionResult.from_arrays(a, [f"t{i}" for i in range(39)] + ["</script>"]), layer=1)
+    data = _data(page_html(w))
+    assert set(data["replies"]) == {request_key({"what": "layer", "kind": "self", "layer": layer, "words": False})
+                                    for layer in range(3)}
+    assert data["state"]["_initial"]["heads"]["format"] == "sparse"
+    for layer in range(3):
+        reply = data["replies"][request_key({"what": "layer", "kind": "self", "layer": layer, "words": False})]
+        c = reply["content"]
+        assert c["format"] == "sparse" and c["floor"] == w.min_weight
+        parts = {p["name"]: {**p, "buffer": base64.b64decode(b)} for p, b in zip(c["parts"], reply["buffers"],
+                                                                                 strict=True)}
+        got = unpack({**c, **parts})
+        a16 = a[layer].astype(np.float16).astype(np.float32)
+        np.testing.assert_array_equal(got, np.where(a16 >= w.min_weight, a16, 0))
+    def saved_bytes(widget: aw.HeadView) -> int:
+        return sum(len(b) for r in _data(page_html(widget))["replies"].values() for b in r["buffers"])
+
+    assert saved_bytes(w) < saved_bytes(aw.HeadView(w.result, min_weight=0.0)) / 3, "sparse rows: a smaller page"
+    view = _data(page_html(w, scope="view"))
+    assert list(view["replies"]) == [request_key({"what": "layer", "kind": "self", "layer": 1, "words": False})]

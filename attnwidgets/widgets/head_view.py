@@ -245,3 +245,11 @@ class HeadView(AttnWidget):
         kind, layer, words = str(req["kind"]), int(req["layer"]), bool(req.get("words", False))
         self._check(kind, layer)
         return payload_reply(self._pack_layer(kind, layer, words))
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]:
+        """Requests a saved page answers without a kernel: every layer of every attention kind (at the current
+        ``words`` level), or only the layer on screen. Each reply is the same sparse payload the notebook gets."""
+        if scope == "view":
+            return [{"what": "layer", "kind": self.kind, "layer": self.layer, "words": self.words}]
+        return [{"what": "layer", "kind": kind, "layer": layer, "words": self.words}
+                for kind, (n_layers, _) in self._meta["shapes"].items() for layer in range(n_layers)]

@@ -63,7 +63,8 @@ class ModelView(AttnWidget):
 
     _thumbs = traitlets.Dict().tag(sync=True)
     """dict: {kind, factor, thumbs}: the current kind's thumbnails as one uint8 buffer [layer, head, tq, tk], each
-    scaled to its own maximum. The page draws the grid from it; full heads come by "matrix" request."""
+    scaled to its own maximum. The page draws the grid from it; full heads come by "matrix" request. A saved page
+    (no kernel to update this when the kind changes) asks for another kind's by "thumbs" request."""
 
     def __init__(self, result: AttentionResult, *, thumb_size: int = 32, reduce: str = "max", **kwargs: Any) -> None:
         if not isinstance(result, AttentionResult):
@@ -142,7 +143,30 @@ class ModelView(AttnWidget):
         return mask_future(m) if is_causal(self._result, kind) else np.asarray(m, dtype=np.float32)
 
     def _handlers(self) -> dict[str, Any]:
-        return {"matrix": self._matrix_request}
+        return {"matrix": self._matrix_request, "thumbs": self._thumbs_request}
+
+    def _thumbs_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        kind = str(req["kind"])
+        self._check(kind, 0, 0)
+        thumbs, factor = self.thumbnails(kind)
+        packed = pack(thumbs, "uint8")
+        return {"shape": packed["shape"], "dtype": "uint8", "scale": packed["scale"], "factor": factor}, [
+            packed["buffer"]
+        ]
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]:
+        """Requests a saved page answers without a kernel: every head's full map of every attention kind (and the
+        other kinds' thumbnails, for the kind selector), or only the head on screen. Maps are stored at the page's
+        precision (float16 by default); over 1,024 tokens, as the block-max overview the notebook shows."""
+        if scope == "view":
+            return [{"what": "matrix", "kind": self.kind, "layer": self.layer, "head": self.head}]
+        out: list[dict[str, Any]] = []
+        for kind, (n_layers, n_heads) in self._meta["shapes"].items():
+            if kind != self.kind:
+                out.append({"what": "thumbs", "kind": kind})
+            out += [{"what": "matrix", "kind": kind, "layer": layer, "head": head}
+                     for layer in range(n_layers) for head in range(n_heads)]
+        return out
 
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind, layer, head = str(req["kind"]), int(req["layer"]), int(req["head"])

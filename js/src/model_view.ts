@@ -6,6 +6,7 @@ import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLabels, drawLegend, drawMatrix, labelRoom, matrixPixels, prepareCanvas } from "./shared/draw";
+import { exportButtons, safeName } from "./shared/export";
 import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
@@ -80,14 +81,18 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
   const errorBox = h("div", { className: "aw-error", role: "alert" });
   errorBox.style.display = "none";
   const grid = h("canvas", { className: "aw-canvas", "data-testid": "thumb-grid" });
-  const detailTitle = h("div", { className: "aw-muted", "data-testid": "detail-title" });
+  const detailTitle = h("div", {
+    className: "aw-muted",
+    "data-testid": "detail-title",
+    "data-export-text": "",
+  });
   const detail = h("canvas", { className: "aw-canvas", "data-testid": "heatmap-canvas" });
   const legendCanvas = h("canvas");
-  const legendMax = h("span", { className: "aw-muted" });
+  const legendMax = h("span", { className: "aw-muted", "data-export-text": "" });
   const legend = h(
     "div",
     { className: "aw-legend" },
-    h("span", { className: "aw-muted", text: "0" }),
+    h("span", { className: "aw-muted", text: "0", "data-export-text": "" }),
     legendCanvas,
     legendMax,
   );
@@ -132,14 +137,44 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       );
       bar.append(h("label", {}, "attention", kindSel));
     }
-    bar.append(h("span", { className: "aw-muted", text: "click a thumbnail to open that head" }));
+    bar.append(
+      h("span", { className: "aw-muted", text: "click a thumbnail to open that head · arrow keys move" }),
+    );
+    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
+  }
+
+  /** The thumbnails of the kind on screen: the synced trait, or (in a saved page, where no kernel updates the
+   *  trait when the kind changes) a "thumbs" request answered from the page's saved replies. */
+  let fetchedThumbs: { kind: string; factor: number; thumbs: Packed } | null = null;
+  function thumbsNow(): { kind: string; factor: number; thumbs: Packed } | null {
+    const t = model.get("_thumbs");
+    if (t && "thumbs" in t && t.kind === kind()) return t as { kind: string; factor: number; thumbs: Packed };
+    if (fetchedThumbs && fetchedThumbs.kind === kind()) return fetchedThumbs;
+    return null;
+  }
+
+  async function fetchThumbs(): Promise<void> {
+    const k = kind();
+    try {
+      const reply = await requester.get(`thumbs/${k}`, { what: "thumbs", kind: k });
+      if (k !== kind() || thumbsNow()) return; // the trait arrived first, or the kind moved on
+      const c = reply.content as { shape: number[]; dtype: Packed["dtype"]; scale?: number; factor: number };
+      fetchedThumbs = {
+        kind: k,
+        factor: c.factor,
+        thumbs: { buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape, scale: c.scale },
+      };
+      all();
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
   }
 
   /** All thumbnails into one offscreen image (heads side by side, layers stacked), drawn once per data change. */
   function buildThumbs(): void {
-    const t = model.get("_thumbs");
+    const t = thumbsNow();
     thumbImage = null;
-    if (!t || !("thumbs" in t)) return;
+    if (!t) return;
     const m = decode(t.thumbs);
     const [L, H, tq, tk] = m.shape;
     thumbShape = m.shape;
@@ -218,7 +253,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       x0: String(g.x0),
       y0: String(g.y0),
       selected: `${model.get("layer")}/${model.get("head")}`,
-      factor: String(model.get("_thumbs").factor ?? 1),
+      factor: String(thumbsNow()?.factor ?? 1),
     });
   }
 
@@ -366,6 +401,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       paintDetail();
     }),
     listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
       const [L, H] = meta().shapes[kind()] ?? [0, 0];
       const layer = model.get("layer");
       const head = model.get("head");
@@ -395,6 +431,14 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
 
   cleanups.push(
     onModel(model, "change:_thumbs", all),
+    onModel(model, "change:kind", () => {
+      // With a kernel the new thumbnails follow as a trait; without one (a saved page) they are fetched.
+      // A short wait lets the trait win in a notebook, so the kernel is not asked twice.
+      const timer = setTimeout(() => {
+        if (!thumbsNow()) fetchThumbs();
+      }, 250);
+      cleanups.push(() => clearTimeout(timer));
+    }),
     onModel(model, "change:layer", () => {
       paintGrid();
       fetchDetail();

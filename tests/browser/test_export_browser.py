@@ -181,3 +181,65 @@ def test_cli_page_renders_offline(browser, tmp_path, tiny_llama):
     page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / "export-qk-llama-offline.png"))
     assert not page.errors and not page.blocked
     page.close()
+
+
+GRID = "[data-testid=thumb-grid]"
+LINES = "[data-testid=lines-canvas]"
+
+
+def click_thumb(page, layer: int, head: int) -> None:
+    grid = page.locator(GRID)
+    box = grid.bounding_box()
+    g = grid.evaluate("(c) => ({ slot: +c.dataset.slot, gap: +c.dataset.gap, x0: +c.dataset.x0, y0: +c.dataset.y0 })")
+    page.mouse.click(box["x"] + g["x0"] + head * (g["slot"] + g["gap"]) + g["slot"] / 2,
+                     box["y"] + g["y0"] + layer * (g["slot"] + g["gap"]) + g["slot"] / 2)
+
+
+def test_model_view_page_opens_full_heads_offline(browser, tmp_path):
+    r = aw.run("The cat sat on the mat because it was tired.")
+    path = aw.ModelView(r, layer=0, head=1).save_html(tmp_path / "model_view.html")
+    page = Offline(browser, path)
+    page.wait(HEAT, "view", "self/0/1")
+    assert page.ink(GRID)["ink"] > 5000, "the thumbnails are drawn"
+    first = page.ink(HEAT)
+    click_thumb(page.page, 4, 7)
+    page.wait(HEAT, "view", "self/4/7")
+    full = page.ink(HEAT)
+    assert full["ink"] > 2000 and full["sum"] != first["sum"], "a clicked head is drawn in full, with no kernel"
+    assert int(full["nq"]) == len(r.tokens) and full["factor"] == "1"
+    assert page.ink(GRID)["selected"] == "4/7"
+    assert page.page.locator(".aw-error").is_hidden(), "every head was saved: no 'not saved' message"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / "export-model-view-offline.png"))
+    # A PNG of the view downloads from the page itself.
+    with page.page.expect_download() as info:
+        page.page.locator("[data-testid=export-png]").click()
+    png = Path(info.value.path()).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert width > 400 and height > 200, f"the PNG is the whole view ({width} x {height})"
+    assert info.value.suggested_filename.endswith(".png")
+    assert not page.blocked, f"the page asked the network for {page.blocked}"
+    assert not page.errors, page.errors
+    page.close()
+
+
+def test_head_view_page_switches_layers_offline(browser, tmp_path):
+    r = aw.run("The cat sat on the mat.", "It was tired.")
+    w = aw.HeadView(r, layer=0)
+    path = w.save_html(tmp_path / "head_view.html")
+    page = Offline(browser, path)
+    page.wait(LINES, "view", "self/0/t")
+    first = page.ink(LINES)
+    assert first["ink"] > 3000 and int(first["lines"]) > 0
+    page.page.locator("[data-testid=layer-select]").select_option("4")
+    page.wait(LINES, "view", "self/4/t")
+    s = page.ink(LINES)
+    a = w.layer_heads(layer=4).astype(np.float16).astype(np.float32)
+    assert int(s["lines"]) == int((a >= w.min_weight).sum()), "every line of layer 4, from the saved sparse rows"
+    assert s["sum"] != first["sum"]
+    assert page.page.locator(".aw-error").is_hidden()
+    page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / "export-head-view-offline.png"))
+    assert not page.blocked, f"the page asked the network for {page.blocked}"
+    assert not page.errors, page.errors
+    page.close()
