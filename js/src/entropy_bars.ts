@@ -6,6 +6,7 @@ import { type Packed, decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
+import { exportButtons, safeName } from "./shared/export";
 import {
   type BarLayout,
   barAt,
@@ -54,7 +55,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
   const scroll = h("div", { className: "aw-scroll" });
   const canvas = h("canvas", { className: "aw-canvas", "data-testid": "bars-canvas" });
   scroll.append(canvas);
-  const caption = h("div", { className: "aw-muted", "data-testid": "caption" });
+  const caption = h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" });
   const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
   root.append(title, bar, errorBox, scroll, caption, tooltip);
 
@@ -105,6 +106,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
       );
       bar.append(h("label", {}, box, "words"));
     }
+    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), controls));
   }
 
   function paint(): void {

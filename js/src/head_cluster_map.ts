@@ -6,6 +6,7 @@ import { type Packed, decode } from "./shared/buffers";
 import { type ColorMapName, categorical, rgbAt } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
+import { exportButtons, safeName } from "./shared/export";
 import {
   type ScatterLayout,
   fmt,
@@ -56,7 +57,9 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   legend.style.flexWrap = "wrap";
   const note = h("div", {
     className: "aw-muted",
-    text: "Close points: heads that attend alike (MDS of Jensen–Shannon distances; the axes mean nothing).",
+    text:
+      "Close points: heads that attend alike (MDS of Jensen–Shannon distances; the axes mean nothing). " +
+      "Arrow keys: ← → head, ↑ ↓ layer.",
   });
   const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
   root.append(title, bar, errorBox, canvas, legend, note, tooltip);
@@ -111,33 +114,36 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
       );
       bar.append(h("label", {}, box, "words"));
     }
+    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), controls));
   }
 
   function buildLegend(map: ColorMapName, color: string, lo: number, hi: number): void {
     legend.replaceChildren();
     const m = meta();
     if (color === "layer") {
-      legend.append(h("span", { className: "aw-muted", text: "layer" }));
+      legend.append(h("span", { className: "aw-muted", text: "layer", "data-export-text": "" }));
       for (let layer = 0; layer < m.shape[0]; layer++) {
-        const dot = h("span");
-        Object.assign(dot.style, {
-          display: "inline-block",
-          width: "10px",
-          height: "10px",
-          borderRadius: "50%",
-          background: categorical(layer),
-        });
-        legend.append(h("span", { className: "aw-swatch" }, dot, ` ${layer}`));
+        // A coloured "●" (text, so PNG/SVG exports keep the legend), then the layer number.
+        const dot = h("span", { text: "●", "data-export-text": "" });
+        dot.style.color = categorical(layer);
+        legend.append(
+          h(
+            "span",
+            { className: "aw-swatch" },
+            dot,
+            h("span", { text: String(layer), "data-export-text": "" }),
+          ),
+        );
       }
       return;
     }
     const bar = h("canvas");
     drawLegend(bar, map);
     legend.append(
-      h("span", { className: "aw-muted", text: fmt(lo, 2) }),
+      h("span", { className: "aw-muted", text: fmt(lo, 2), "data-export-text": "" }),
       bar,
-      h("span", { className: "aw-muted", text: fmt(hi, 2) }),
-      h("span", { className: "aw-muted", text: m.labels[color] ?? color }),
+      h("span", { className: "aw-muted", text: fmt(hi, 2), "data-export-text": "" }),
+      h("span", { className: "aw-muted", text: m.labels[color] ?? color, "data-export-text": "" }),
     );
   }
 
@@ -277,6 +283,24 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
       model.set("head", i % nHeads);
       model.save_changes();
       paint();
+    }),
+  );
+
+  cleanups.push(
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
+      const [nLayers, nHeads] = meta().shape;
+      let layer = model.get("layer");
+      let head = model.get("head");
+      if (e.key === "ArrowRight") head = Math.min(nHeads - 1, head + 1);
+      else if (e.key === "ArrowLeft") head = Math.max(0, head - 1);
+      else if (e.key === "ArrowDown") layer = Math.min(nLayers - 1, layer + 1);
+      else if (e.key === "ArrowUp") layer = Math.max(0, layer - 1);
+      else return;
+      e.preventDefault();
+      model.set("layer", layer);
+      model.set("head", head);
+      model.save_changes();
     }),
   );
 

@@ -6,6 +6,7 @@ import { type Packed, decode } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
+import { exportButtons, safeName } from "./shared/export";
 import {
   type GridLayout,
   fmt,
@@ -53,9 +54,9 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   const canvas = h("canvas", { className: "aw-canvas", "data-testid": "grid-canvas" });
   scroll.append(canvas);
   const legendCanvas = h("canvas");
-  const legendMin = h("span", { className: "aw-muted" });
-  const legendMax = h("span", { className: "aw-muted" });
-  const legendLabel = h("span", { className: "aw-muted" });
+  const legendMin = h("span", { className: "aw-muted", "data-export-text": "" });
+  const legendMax = h("span", { className: "aw-muted", "data-export-text": "" });
+  const legendLabel = h("span", { className: "aw-muted", "data-export-text": "" });
   const legend = h("div", { className: "aw-legend" }, legendMin, legendCanvas, legendMax, legendLabel);
   const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
   root.append(title, bar, errorBox, scroll, legend, tooltip);
@@ -107,6 +108,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
       );
       bar.append(h("label", {}, box, "words"));
     }
+    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), controls));
   }
 
   function paint(): void {

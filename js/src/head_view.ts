@@ -10,6 +10,7 @@
 import { categorical, hexToRgb } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { labelRoom, prepareCanvas } from "./shared/draw";
+import { exportButtons, safeName } from "./shared/export";
 import { tokenLabel } from "./shared/layout";
 import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows } from "./shared/lines";
 import { type RenderProps, onModel } from "./shared/model";
@@ -64,6 +65,13 @@ export function nextSelection(selected: number[], i: number, shift: boolean): nu
   return selected.length === 1 && selected[0] === i ? [] : [i];
 }
 
+/** Heads after an arrow key: the next (step 1) or previous (-1) head shown alone, wrapping around. */
+export function stepHead(heads: number[], nHeads: number, step: number): number[] {
+  if (nHeads <= 0) return heads;
+  if (heads.length !== 1) return [step > 0 ? 0 : nHeads - 1];
+  return [(((heads[0] + step) % nHeads) + nHeads) % nHeads];
+}
+
 const STEPS = 16; // opacity steps per head: lines are batched into one path per step
 
 function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
@@ -82,7 +90,9 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   scroll.style.maxHeight = "640px";
   const hint = h("div", {
     className: "aw-muted",
-    text: "hover a token · click (shift-click) left tokens to select · click a swatch to toggle a head, double-click to isolate",
+    text:
+      "hover a token · click (shift-click) left tokens to select · click a swatch to toggle a head, double-click to " +
+      "isolate · keys: ↑ ↓ layer, ← → one head at a time",
   });
   root.append(title, bar, swatches, errorBox, scroll, hint);
 
@@ -137,6 +147,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       cleanups.push(listen(box, "change", () => save({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
+    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
   }
 
   function buildSwatches(): void {
@@ -348,10 +359,13 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       save({ selected: nextSelection(model.get("selected"), at.i, e.shiftKey) });
     }),
     listen(root, "keydown", (e: KeyboardEvent) => {
-      const [nLayers] = meta().shapes[kind()] ?? [0, 0];
+      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
+      const [nLayers, nHeads] = meta().shapes[kind()] ?? [0, 0];
       const layer = model.get("layer");
-      if (e.key === "ArrowDown" || e.key === "ArrowRight") save({ layer: Math.min(nLayers - 1, layer + 1) });
-      else if (e.key === "ArrowUp" || e.key === "ArrowLeft") save({ layer: Math.max(0, layer - 1) });
+      if (e.key === "ArrowDown") save({ layer: Math.min(nLayers - 1, layer + 1) });
+      else if (e.key === "ArrowUp") save({ layer: Math.max(0, layer - 1) });
+      else if (e.key === "ArrowRight") save({ heads: stepHead(model.get("heads"), nHeads, 1) });
+      else if (e.key === "ArrowLeft") save({ heads: stepHead(model.get("heads"), nHeads, -1) });
       else if (e.key === "Escape") save({ selected: [] });
       else return;
       e.preventDefault();

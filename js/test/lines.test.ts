@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { stepHead } from "../src/head_view";
 import {
   type LinePayload,
   findKey,
@@ -97,5 +98,13 @@ describe("HeadView line rows", () => {
   it("refuses rows whose counts and keys disagree", () => {
     const bad = { ...sparse, counts: { buffer: new Uint8Array([2, 0, 1, 2]), dtype: "uint8", shape: [4] } };
     expect(() => toRows(bad as LinePayload)).toThrow(/disagree/);
+  });
+
+  it("arrow keys show one head at a time, wrapping", () => {
+    expect(stepHead([0, 1, 2], 3, 1)).toEqual([0]);
+    expect(stepHead([0, 1, 2], 3, -1)).toEqual([2]);
+    expect(stepHead([1], 3, 1)).toEqual([2]);
+    expect(stepHead([2], 3, 1)).toEqual([0]);
+    expect(stepHead([0], 3, -1)).toEqual([2]);
   });
 });

@@ -218,6 +218,7 @@ def test_model_view_page_opens_full_heads_offline(browser, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert width > 400 and height > 200, f"the PNG is the whole view ({width} x {height})"
+    (ARTIFACTS / "export-model-view-download.png").write_bytes(png)
     assert info.value.suggested_filename.endswith(".png")
     assert not page.blocked, f"the page asked the network for {page.blocked}"
     assert not page.errors, page.errors

@@ -1,0 +1,103 @@
+"""Arrow keys in the focused widget move its head and layer (and Python sees it), and every view with layers and
+heads draws in the lecture theme: ModelView, HeadView, EntropyBars, HeadStatsGrid and HeadClusterMap.
+
+One notebook serves the module; the lecture-theme screenshots go to test-artifacts/lecture-*.png.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SETUP = """
+import attnwidgets as aw
+r = aw.run("The cat sat on the mat.", "It was tired.")
+aw.set_theme("lecture")
+mv = aw.ModelView(r)
+hv = aw.HeadView(r)
+bars = aw.EntropyBars(r)
+grid = aw.HeadStatsGrid(r, statistic="sep")
+cmap = aw.HeadClusterMap(r)
+aw.set_theme("light")
+"""
+VIEWS = ["mv", "hv", "bars", "grid", "cmap"]
+MV, HV, BARS, GRID, CMAP = range(5)
+
+
+@pytest.fixture(scope="module")
+def nb(lab):
+    nb = lab.open([SETUP, *VIEWS], viewport=(1400, 4200))
+    for i in range(len(VIEWS)):
+        nb.widget(i)
+    return nb
+
+
+def eventually(nb, code: str, expected: str, tries: int = 40) -> None:
+    """Python sees a page change once its comm message is handled: poll for it."""
+    got = ""
+    for _ in range(tries):
+        got = nb.python(code).strip()
+        if got == expected:
+            return
+        nb.page.wait_for_timeout(250)
+    raise AssertionError(f"{code!r} printed {got!r}, expected {expected!r}")
+
+
+def press(nb, widget: int, *keys: str) -> None:
+    root = nb.widget(widget)
+    root.scroll_into_view_if_needed()
+    root.focus()
+    for key in keys:
+        nb.page.keyboard.press(key)
+
+
+def dataset(nb, testid: str) -> dict:
+    return nb.page.evaluate("(id) => ({...document.querySelector(`[data-testid=${id}]`).dataset})", testid)
+
+
+def test_arrow_keys_move_head_and_layer(nb):
+    # ModelView: right, right, down -> layer 1, head 2; the grid outline and the full map follow.
+    press(nb, MV, "ArrowRight", "ArrowRight", "ArrowDown")
+    eventually(nb, "print(mv.layer, mv.head)", "1 2")
+    nb.page.wait_for_function(
+        "() => document.querySelector('[data-testid=heatmap-canvas]')?.dataset.view === 'self/1/2'", timeout=20_000)
+    assert dataset(nb, "thumb-grid")["selected"] == "1/2"
+    press(nb, MV, "ArrowUp", "ArrowLeft")
+    eventually(nb, "print(mv.layer, mv.head)", "0 1")
+
+    # HeadStatsGrid: down, down, right -> layer 2, head 1; the grid marks it.
+    press(nb, GRID, "ArrowDown", "ArrowDown", "ArrowRight")
+    eventually(nb, "print(grid.layer, grid.head)", "2 1")
+    nb.page.wait_for_function(
+        "() => document.querySelector('[data-testid=grid-canvas]')?.dataset.selected === '2/1'", timeout=10_000)
+    # Keys in the statistic menu belong to the menu, not to the grid.
+    nb.widget(GRID).locator("[data-testid=statistic-select]").focus()
+    nb.page.keyboard.press("ArrowDown")
+    nb.page.wait_for_timeout(300)
+    eventually(nb, "print(grid.layer, grid.head)", "2 1")
+
+    # HeadView: down is the next layer; right shows one head at a time.
+    press(nb, HV, "ArrowDown", "ArrowRight", "ArrowRight")
+    eventually(nb, "print(hv.layer, hv.heads)", "1 [1]")
+    nb.page.wait_for_function(
+        "() => { const d = document.querySelector('[data-testid=lines-canvas]')?.dataset;"
+        " return d && d.view === 'self/1/t' && d.heads === '1'; }", timeout=20_000)
+
+    # EntropyBars and HeadClusterMap move the same way.
+    press(nb, BARS, "ArrowRight", "ArrowDown")
+    eventually(nb, "print(bars.layer, bars.head)", "1 1")
+    press(nb, CMAP, "ArrowDown", "ArrowDown", "ArrowDown", "ArrowRight")
+    eventually(nb, "print(cmap.layer, cmap.head)", "3 1")
+    assert dataset(nb, "cluster-canvas")["selected"] == "3/1"
+    assert not nb.errors(), nb.errors()
+
+
+def test_lecture_theme_on_every_view(nb):
+    names = ["model-view", "head-view", "entropy-bars", "head-stats-grid", "head-cluster-map"]
+    for i, name in enumerate(names):
+        root = nb.widget(i)
+        assert root.get_attribute("data-theme") == "lecture", name
+        title_px = root.locator(".aw-title").evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)")
+        assert title_px >= 20, f"{name}: lecture fonts are large ({title_px}px)"
+        root.scroll_into_view_if_needed()
+        nb.screenshot(f"lecture-{name}", root)
+    assert not nb.errors(), nb.errors()
