@@ -172,3 +172,17 @@ def test_analysis_modules_do_not_import_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_pruning_curve_plot_takes_a_frame():
+    import pandas as pd
+
+    from attnwidgets.plots import plot_pruning_curve
+    from attnwidgets.runner.sweeps import PruningCurve
+
+    frame = pd.DataFrame({"share": [0, 0.5], "metric": [0.9, 0.8]})
+    fig = plot_pruning_curve(frame)
+    assert fig.axes[0].get_ylabel() == "metric"  # not the text of the metric column
+    fig = plot_pruning_curve(PruningCurve(frame, "spearman", []), label="a")
+    plot_pruning_curve(frame, ax=fig.axes[0], label="b")
+    assert fig.axes[0].get_ylabel() == "spearman" and len(fig.axes[0].lines) == 4

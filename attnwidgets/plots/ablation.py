@@ -97,8 +97,9 @@ def plot_pruning_curve(curve: Any, *, ax: Any = None, label: str | None = None) 
     ax : matplotlib Axes, optional
         Draw into it (to overlay several curves); the Figure of that axes is returned.
     """
-    frame = getattr(curve, "frame", curve)
-    metric = getattr(curve, "metric", "metric")
+    is_frame = hasattr(curve, "columns")  # a DataFrame's "metric" column is not the metric's name
+    frame = curve if is_frame else curve.frame
+    metric = "metric" if is_frame else getattr(curve, "metric", "metric")
     if ax is None:
         fig = Figure(figsize=(5, 3.5), layout="constrained")
         ax = fig.add_subplot()
@@ -107,7 +108,8 @@ def plot_pruning_curve(curve: Any, *, ax: Any = None, label: str | None = None) 
     ax.plot(100 * frame["share"], frame["metric"], marker="o", label=label)
     ax.axhline(float(frame["metric"].iloc[0]), color="grey", linestyle=":", linewidth=1)
     ax.set_xlabel("heads pruned (%)")
-    ax.set_ylabel(metric)
+    if not (is_frame and ax.get_ylabel()):  # overlaying a bare frame keeps the curve's metric name
+        ax.set_ylabel(metric)
     ax.set_title("iterative pruning by head importance")
     if label:
         ax.legend()
