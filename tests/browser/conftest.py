@@ -151,9 +151,20 @@ class Lab:
 
 
 @pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterator[Lab]:
+def browser(chromium_path: str) -> Iterator[Any]:
+    """One headless Chromium for the whole session (Playwright's sync API allows one driver per thread)."""
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("lab")
     settings = tmp_path_factory.mktemp("lab-settings")
     notif = settings / "@jupyterlab" / "apputils-extension"
@@ -184,12 +195,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
                 time.sleep(0.5)
         else:
             raise RuntimeError("jupyter lab did not start in 120 s")
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
-            try:
-                yield Lab(url, root, browser)
-            finally:
-                browser.close()
+        yield Lab(url, root, browser)
     finally:
         proc.terminate()
         try:

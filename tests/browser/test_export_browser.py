@@ -7,26 +7,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import attnwidgets as aw
 from attnwidgets.qk_result import QKCapture
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 EVIL = ["[CLS]", "<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "ok", "[SEP]"]
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
 
 
 class Offline:
