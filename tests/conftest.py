@@ -124,6 +124,18 @@ def tiny_bart(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
+def tiny_mamba(tmp_path_factory) -> str:
+    """A state-space model with no attention at all: the runner must say so clearly."""
+    import torch
+    from transformers import MambaConfig, MambaForCausalLM
+
+    torch.manual_seed(5)
+    tok = _bpe_tokenizer()
+    cfg = MambaConfig(num_hidden_layers=2, hidden_size=16, vocab_size=len(tok), state_size=4)
+    return _save(MambaForCausalLM(cfg), tok, tmp_path_factory.mktemp("tiny_mamba"))
+
+
+@pytest.fixture(scope="session")
 def bundled():
     """The shared runner of the bundled model (loaded once per test session)."""
     import attnwidgets as aw

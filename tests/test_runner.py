@@ -170,17 +170,9 @@ def test_missing_local_folder():
         aw.run("hello", model="./definitely/not/here")
 
 
-def test_model_without_attention_is_a_clear_error(tmp_path):
-    import torch
-    from conftest import _bpe_tokenizer, _save
-    from transformers import MambaConfig, MambaForCausalLM
-
-    torch.manual_seed(0)
-    tok = _bpe_tokenizer()
-    path = _save(MambaForCausalLM(MambaConfig(num_hidden_layers=2, hidden_size=16, vocab_size=len(tok),
-                                              state_size=4)), tok, tmp_path / "mamba")
+def test_model_without_attention_is_a_clear_error(tiny_mamba):
     with pytest.raises(AttentionUnavailableError, match="no attention weights"):
-        aw.run("The cat sat.", model=path)
+        aw.run("The cat sat.", model=tiny_mamba)
 
 
 def test_pairs_are_rejected_for_encoder_decoder_and_targets_for_encoders(tiny_bart, tiny_bert):
