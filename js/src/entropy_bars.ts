@@ -6,20 +6,13 @@ import { type Packed, decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
-import { exportButtons, safeName } from "./shared/export";
-import {
-  type BarLayout,
-  barAt,
-  barLayout,
-  barX,
-  fmt,
-  headLabel,
-  niceTicks,
-  roomFor,
-  tooltipPosition,
-} from "./shared/heads";
-import { type RenderProps, onModel } from "./shared/model";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import { followStats, resetControls, statSlice, wordsToggle } from "./shared/head_stats";
+import { type BarLayout, barAt, barLayout, barX, fmt, headLabel, niceTicks, roomFor } from "./shared/heads";
+import type { RenderProps } from "./shared/model";
+import { arrowKeysSelect, clickToSelect, sameHead } from "./shared/selection";
+import { applyTheme, theme } from "./shared/theme";
+import { hoverTooltip, tooltipBox } from "./shared/tooltip";
+import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
 /** Python traits of EntropyBars (attnwidgets/widgets/entropy_bars.py and its base, widgets/_headstats.py). */
 export interface EntropyBarsTraits {
@@ -44,45 +37,28 @@ export interface EntropyBarsTraits {
 }
 
 function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
-  injectCss();
-  const cleanups: Array<() => void> = [];
-  const root = h("div", { className: "aw-root aw-entropy-bars", tabindex: 0 });
-  el.append(root);
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
-  const scroll = h("div", { className: "aw-scroll" });
-  const canvas = h("canvas", { className: "aw-canvas", "data-testid": "bars-canvas" });
-  scroll.append(canvas);
+  const shell = widgetShell(model, el, "aw-entropy-bars");
+  const { root, title, bar, errorBox, cleanups, showError } = shell;
+  const { scroll, canvas } = scrolledCanvas("bars-canvas");
   const caption = h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" });
-  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const tooltip = tooltipBox();
   root.append(title, bar, errorBox, scroll, caption, tooltip);
 
   let values: Float32Array = new Float32Array(0);
   let layout: BarLayout | null = null;
   let hover: { layer: number; head: number } | null = null;
-  let controls: Array<() => void> = [];
+  const controls: Array<() => void> = [];
 
   const meta = () => model.get("_meta");
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
 
   /** (L, H) values of the current row choice, or null when the source lacks it. */
   function current(): Float32Array | null {
     const m = meta();
-    const [nl, nh] = m.shape;
-    const idx = m.names.indexOf(m.row_stat[model.get("rows")] ?? "");
-    if (idx < 0) return null;
-    return values.subarray(idx * nl * nh, (idx + 1) * nl * nh);
+    return statSlice(values, m.names, m.shape, m.row_stat[model.get("rows")] ?? "");
   }
 
   function buildControls(): void {
-    for (const c of controls) c();
-    controls = [];
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const m = meta();
     if (m.rows.length > 1) {
       const rowsSel = select(m.rows, model.get("rows"), "rows");
@@ -95,18 +71,8 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
       );
       bar.append(h("label", {}, "entropy of", rowsSel));
     }
-    if (m.can_words) {
-      const box = h("input", { type: "checkbox", "aria-label": "word level", "data-testid": "words" });
-      box.checked = model.get("words");
-      controls.push(
-        listen(box, "change", () => {
-          model.set("words", box.checked);
-          model.save_changes();
-        }),
-      );
-      bar.append(h("label", {}, box, "words"));
-    }
-    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), controls));
+    if (m.can_words) bar.append(wordsToggle(model, controls));
+    bar.append(shell.exportControls(controls));
   }
 
   function paint(): void {
@@ -275,97 +241,42 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
   }
 
   cleanups.push(
-    listen(canvas, "mousemove", (e: MouseEvent) => {
-      const hit = hoverAt(e);
-      const data = current();
-      if (!hit || !data) {
-        tooltip.style.display = "none";
-        if (hover) {
-          hover = null;
-          paint();
-        }
-        return;
-      }
-      const m = meta();
-      const v = data[hit.layer * m.shape[1] + hit.head];
-      const rows = model.get("rows");
-      const base = m.baselines[rows];
-      const rowLabel = m.rows.find(([r]) => r === rows)?.[1] ?? rows;
-      tooltip.textContent =
-        `head ${headLabel(hit.layer, hit.head)} (layer ${hit.layer}, head ${hit.head})\n` +
-        `entropy, ${rowLabel}: ${fmt(v)} nats` +
-        (base === null || base === undefined ? "" : `\nuniform: ${fmt(base)} nats`);
-      Object.assign(tooltip.dataset, { layer: String(hit.layer), head: String(hit.head), value: String(v) });
-      tooltip.style.display = "block";
-      const rootRect = root.getBoundingClientRect();
-      const pos = tooltipPosition(
-        e.clientX - rootRect.left,
-        e.clientY - rootRect.top,
-        tooltip.offsetWidth,
-        rootRect.width,
-      );
-      tooltip.style.left = `${pos.left}px`;
-      tooltip.style.top = `${pos.top}px`;
-      if (!hover || hover.layer !== hit.layer || hover.head !== hit.head) {
+    ...hoverTooltip(canvas, root, tooltip, {
+      hitAt: (e) => (current() ? hoverAt(e) : null),
+      same: sameHead,
+      tip: (hit) => {
+        const m = meta();
+        const v = current()?.[hit.layer * m.shape[1] + hit.head] ?? Number.NaN;
+        const rows = model.get("rows");
+        const base = m.baselines[rows];
+        const rowLabel = m.rows.find(([r]) => r === rows)?.[1] ?? rows;
+        return {
+          text:
+            `head ${headLabel(hit.layer, hit.head)} (layer ${hit.layer}, head ${hit.head})\n` +
+            `entropy, ${rowLabel}: ${fmt(v)} nats` +
+            (base === null || base === undefined ? "" : `\nuniform: ${fmt(base)} nats`),
+          data: { layer: String(hit.layer), head: String(hit.head), value: String(v) },
+        };
+      },
+      changed: (hit) => {
         hover = hit;
         paint();
-      }
+      },
     }),
-  );
-  cleanups.push(
-    listen(canvas, "mouseleave", () => {
-      tooltip.style.display = "none";
-      hover = null;
-      paint();
-    }),
-  );
-  cleanups.push(
-    listen(canvas, "click", (e: MouseEvent) => {
-      const hit = hoverAt(e);
-      if (!hit) return;
-      model.set("layer", hit.layer);
-      model.set("head", hit.head);
-      model.save_changes();
-      paint();
-    }),
-  );
-  cleanups.push(
-    listen(root, "keydown", (e: KeyboardEvent) => {
-      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
-      const [nLayers, nHeads] = meta().shape;
-      let layer = model.get("layer");
-      let head = model.get("head");
-      if (e.key === "ArrowRight") head = Math.min(nHeads - 1, head + 1);
-      else if (e.key === "ArrowLeft") head = Math.max(0, head - 1);
-      else if (e.key === "ArrowDown") layer = Math.min(nLayers - 1, layer + 1);
-      else if (e.key === "ArrowUp") layer = Math.max(0, layer - 1);
-      else return;
-      e.preventDefault();
-      model.set("layer", layer);
-      model.set("head", head);
-      model.save_changes();
-    }),
+    clickToSelect(canvas, model, hoverAt, paint),
+    arrowKeysSelect(root, model, () => meta().shape),
   );
 
-  for (const ev of ["change:layer", "change:head", "change:theme"]) {
-    cleanups.push(onModel(model, ev, paint));
-  }
-  cleanups.push(
-    onModel(model, "change:rows", () => {
-      buildControls();
-      paint();
-    }),
-  );
-  cleanups.push(onModel(model, "change:_stats", load));
-  cleanups.push(onModel(model, "change:_meta", load));
-  cleanups.push(onModel(model, "change:words", buildControls));
-  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
-  load();
+  followStats(model, cleanups, controls, {
+    menu: "rows",
+    repaintOn: [],
+    reloadOn: ["_stats", "_meta"],
+    paint,
+    buildControls,
+    load,
+  });
 
-  return () => {
-    for (const c of [...cleanups, ...controls]) c();
-    root.remove();
-  };
+  return shell.close;
 }
 
 export default { render };

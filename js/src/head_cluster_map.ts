@@ -6,7 +6,7 @@ import { type Packed, decode } from "./shared/buffers";
 import { type ColorMapName, categorical, rgbAt } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
-import { exportButtons, safeName } from "./shared/export";
+import { followStats, resetControls, statSlice, wordsToggle } from "./shared/head_stats";
 import {
   type ScatterLayout,
   fmt,
@@ -16,10 +16,12 @@ import {
   scatterLayout,
   statRange,
   toPixel,
-  tooltipPosition,
 } from "./shared/heads";
-import { type RenderProps, onModel } from "./shared/model";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import type { RenderProps } from "./shared/model";
+import { arrowKeysSelect, clickToSelect } from "./shared/selection";
+import { applyTheme, theme } from "./shared/theme";
+import { hoverTooltip, tooltipBox } from "./shared/tooltip";
+import { widgetShell } from "./shared/widget_shell";
 
 /** Python traits of HeadClusterMap (attnwidgets/widgets/head_cluster_map.py and its base, widgets/_headstats.py). */
 export interface HeadClusterMapTraits {
@@ -44,14 +46,8 @@ export interface HeadClusterMapTraits {
 }
 
 function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
-  injectCss();
-  const cleanups: Array<() => void> = [];
-  const root = h("div", { className: "aw-root aw-head-cluster-map", tabindex: 0 });
-  el.append(root);
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
+  const shell = widgetShell(model, el, "aw-head-cluster-map");
+  const { root, title, bar, errorBox, cleanups, showError } = shell;
   const canvas = h("canvas", { className: "aw-canvas", "data-testid": "cluster-canvas" });
   const legend = h("div", { className: "aw-legend", "data-testid": "legend" });
   legend.style.flexWrap = "wrap";
@@ -61,7 +57,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
       "Close points: heads that attend alike (MDS of Jensen–Shannon distances; the axes mean nothing). " +
       "Arrow keys: ← → head, ↑ ↓ layer.",
   });
-  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const tooltip = tooltipBox();
   root.append(title, bar, errorBox, canvas, legend, note, tooltip);
 
   let xy: Float32Array = new Float32Array(0);
@@ -70,25 +66,14 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   let layout: ScatterLayout | null = null;
   let hover = -1;
   let radius = 6;
-  let controls: Array<() => void> = [];
+  const controls: Array<() => void> = [];
 
   const meta = () => model.get("_meta");
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
 
-  function slice(name: string): Float32Array | null {
-    const m = meta();
-    const [nl, nh] = m.shape;
-    const idx = m.names.indexOf(name);
-    return idx < 0 ? null : values.subarray(idx * nl * nh, (idx + 1) * nl * nh);
-  }
+  const slice = (name: string) => statSlice(values, meta().names, meta().shape, name);
 
   function buildControls(): void {
-    for (const c of controls) c();
-    controls = [];
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const m = meta();
     const opts: Array<[string, string]> = m.colors.map(([v]) => [
       v,
@@ -103,18 +88,8 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
       }),
     );
     bar.append(h("label", {}, "colour by", colorSel));
-    if (m.can_words) {
-      const box = h("input", { type: "checkbox", "aria-label": "word level", "data-testid": "words" });
-      box.checked = model.get("words");
-      controls.push(
-        listen(box, "change", () => {
-          model.set("words", box.checked);
-          model.save_changes();
-        }),
-      );
-      bar.append(h("label", {}, box, "words"));
-    }
-    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), controls));
+    if (m.can_words) bar.append(wordsToggle(model, controls));
+    bar.append(shell.exportControls(controls));
   }
 
   function buildLegend(map: ColorMapName, color: string, lo: number, hi: number): void {
@@ -227,102 +202,58 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   }
 
   cleanups.push(
-    listen(canvas, "mousemove", (e: MouseEvent) => {
-      const i = pointFor(e);
-      if (i < 0) {
-        tooltip.style.display = "none";
-        if (hover >= 0) {
-          hover = -1;
-          paint();
+    ...hoverTooltip(canvas, root, tooltip, {
+      hitAt: (e) => {
+        const i = pointFor(e);
+        return i < 0 ? null : i;
+      },
+      same: (a, b) => a === b,
+      tip: (i) => {
+        const m = meta();
+        const nHeads = m.shape[1];
+        const [layer, head] = [Math.floor(i / nHeads), i % nHeads];
+        const lines = [`${headLabel(layer, head)} (layer ${layer}, head ${head})`];
+        const color = model.get("color");
+        const shown = color === "layer" ? [] : [color];
+        for (const name of ["entropy", "sep", "cls"]) if (!shown.includes(name)) shown.push(name);
+        for (const name of shown) {
+          const data = slice(name);
+          if (data) lines.push(`${m.labels[name] ?? name}: ${fmt(data[i])}`);
         }
-        return;
-      }
-      const m = meta();
-      const nHeads = m.shape[1];
-      const [layer, head] = [Math.floor(i / nHeads), i % nHeads];
-      const lines = [`${headLabel(layer, head)} (layer ${layer}, head ${head})`];
-      const color = model.get("color");
-      const shown = color === "layer" ? [] : [color];
-      for (const name of ["entropy", "sep", "cls"]) if (!shown.includes(name)) shown.push(name);
-      for (const name of shown) {
-        const data = slice(name);
-        if (data) lines.push(`${m.labels[name] ?? name}: ${fmt(data[i])}`);
-      }
-      tooltip.textContent = lines.join("\n");
-      const v = color === "layer" ? layer : (slice(color)?.[i] ?? Number.NaN);
-      Object.assign(tooltip.dataset, { layer: String(layer), head: String(head), value: String(v) });
-      tooltip.style.display = "block";
-      const rootRect = root.getBoundingClientRect();
-      const pos = tooltipPosition(
-        e.clientX - rootRect.left,
-        e.clientY - rootRect.top,
-        tooltip.offsetWidth,
-        rootRect.width,
-      );
-      tooltip.style.left = `${pos.left}px`;
-      tooltip.style.top = `${pos.top}px`;
-      if (hover !== i) {
-        hover = i;
+        const v = color === "layer" ? layer : (slice(color)?.[i] ?? Number.NaN);
+        return {
+          text: lines.join("\n"),
+          data: { layer: String(layer), head: String(head), value: String(v) },
+        };
+      },
+      changed: (i) => {
+        hover = i ?? -1;
         paint();
-      }
+      },
     }),
   );
-  cleanups.push(
-    listen(canvas, "mouseleave", () => {
-      tooltip.style.display = "none";
-      hover = -1;
-      paint();
-    }),
-  );
-  cleanups.push(
-    listen(canvas, "click", (e: MouseEvent) => {
-      const i = pointFor(e);
-      if (i < 0) return;
-      const nHeads = meta().shape[1];
-      model.set("layer", Math.floor(i / nHeads));
-      model.set("head", i % nHeads);
-      model.save_changes();
-      paint();
-    }),
-  );
-
-  cleanups.push(
-    listen(root, "keydown", (e: KeyboardEvent) => {
-      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
-      const [nLayers, nHeads] = meta().shape;
-      let layer = model.get("layer");
-      let head = model.get("head");
-      if (e.key === "ArrowRight") head = Math.min(nHeads - 1, head + 1);
-      else if (e.key === "ArrowLeft") head = Math.max(0, head - 1);
-      else if (e.key === "ArrowDown") layer = Math.min(nLayers - 1, layer + 1);
-      else if (e.key === "ArrowUp") layer = Math.max(0, layer - 1);
-      else return;
-      e.preventDefault();
-      model.set("layer", layer);
-      model.set("head", head);
-      model.save_changes();
-    }),
-  );
-
-  for (const ev of ["change:layer", "change:head", "change:theme", "change:colormap"]) {
-    cleanups.push(onModel(model, ev, paint));
+  /** The head of the point under the mouse, or null. */
+  function headFor(e: MouseEvent): { layer: number; head: number } | null {
+    const i = pointFor(e);
+    const nHeads = meta().shape[1];
+    return i < 0 ? null : { layer: Math.floor(i / nHeads), head: i % nHeads };
   }
-  cleanups.push(
-    onModel(model, "change:color", () => {
-      buildControls();
-      paint();
-    }),
-  );
-  for (const ev of ["change:_points", "change:_stats", "change:_meta"])
-    cleanups.push(onModel(model, ev, load));
-  cleanups.push(onModel(model, "change:words", buildControls));
-  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
-  load();
 
-  return () => {
-    for (const c of [...cleanups, ...controls]) c();
-    root.remove();
-  };
+  cleanups.push(
+    clickToSelect(canvas, model, headFor, paint),
+    arrowKeysSelect(root, model, () => meta().shape),
+  );
+
+  followStats(model, cleanups, controls, {
+    menu: "color",
+    repaintOn: ["colormap"],
+    reloadOn: ["_points", "_stats", "_meta"],
+    paint,
+    buildControls,
+    load,
+  });
+
+  return shell.close;
 }
 
 export default { render };

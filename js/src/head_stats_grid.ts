@@ -6,7 +6,7 @@ import { type Packed, decode } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
-import { exportButtons, safeName } from "./shared/export";
+import { followStats, resetControls, statSlice, wordsToggle } from "./shared/head_stats";
 import {
   type GridLayout,
   fmt,
@@ -16,10 +16,12 @@ import {
   roomFor,
   statRange,
   textOn,
-  tooltipPosition,
 } from "./shared/heads";
-import { type RenderProps, onModel } from "./shared/model";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import type { RenderProps } from "./shared/model";
+import { arrowKeysSelect, clickToSelect, sameHead } from "./shared/selection";
+import { applyTheme, theme } from "./shared/theme";
+import { hoverTooltip, tooltipBox } from "./shared/tooltip";
+import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
 /** Python traits of HeadStatsGrid (attnwidgets/widgets/head_stats_grid.py and its base, widgets/_headstats.py). */
 export interface HeadStatsGridTraits {
@@ -42,47 +44,28 @@ export interface HeadStatsGridTraits {
 }
 
 function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
-  injectCss();
-  const cleanups: Array<() => void> = [];
-  const root = h("div", { className: "aw-root aw-head-stats-grid", tabindex: 0 });
-  el.append(root);
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
-  const scroll = h("div", { className: "aw-scroll" });
-  const canvas = h("canvas", { className: "aw-canvas", "data-testid": "grid-canvas" });
-  scroll.append(canvas);
+  const shell = widgetShell(model, el, "aw-head-stats-grid");
+  const { root, title, bar, errorBox, cleanups, showError } = shell;
+  const { scroll, canvas } = scrolledCanvas("grid-canvas");
   const legendCanvas = h("canvas");
   const legendMin = h("span", { className: "aw-muted", "data-export-text": "" });
   const legendMax = h("span", { className: "aw-muted", "data-export-text": "" });
   const legendLabel = h("span", { className: "aw-muted", "data-export-text": "" });
   const legend = h("div", { className: "aw-legend" }, legendMin, legendCanvas, legendMax, legendLabel);
-  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const tooltip = tooltipBox();
   root.append(title, bar, errorBox, scroll, legend, tooltip);
 
   let values: Float32Array = new Float32Array(0);
   let layout: GridLayout | null = null;
   let hover: { layer: number; head: number } | null = null;
-  let controls: Array<() => void> = [];
+  const controls: Array<() => void> = [];
 
   const meta = () => model.get("_meta");
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
 
-  function slice(name: string): Float32Array | null {
-    const m = meta();
-    const [nl, nh] = m.shape;
-    const idx = m.names.indexOf(name);
-    return idx < 0 ? null : values.subarray(idx * nl * nh, (idx + 1) * nl * nh);
-  }
+  const slice = (name: string) => statSlice(values, meta().names, meta().shape, name);
 
   function buildControls(): void {
-    for (const c of controls) c();
-    controls = [];
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const m = meta();
     const statSel = select(
       m.names.map((n) => [n, m.labels[n] ?? n]),
@@ -97,18 +80,8 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
       }),
     );
     bar.append(h("label", {}, "colour by", statSel));
-    if (m.can_words) {
-      const box = h("input", { type: "checkbox", "aria-label": "word level", "data-testid": "words" });
-      box.checked = model.get("words");
-      controls.push(
-        listen(box, "change", () => {
-          model.set("words", box.checked);
-          model.save_changes();
-        }),
-      );
-      bar.append(h("label", {}, box, "words"));
-    }
-    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), controls));
+    if (m.can_words) bar.append(wordsToggle(model, controls));
+    bar.append(shell.exportControls(controls));
   }
 
   function paint(): void {
@@ -240,94 +213,38 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   }
 
   cleanups.push(
-    listen(canvas, "mousemove", (e: MouseEvent) => {
-      const hit = cellFor(e);
-      const m = meta();
-      if (!hit) {
-        tooltip.style.display = "none";
-        if (hover) {
-          hover = null;
-          paint();
-        }
-        return;
-      }
-      const stat = model.get("statistic");
-      const data = slice(stat);
-      const v = data ? data[hit.layer * m.shape[1] + hit.head] : Number.NaN;
-      tooltip.textContent = `head ${headLabel(hit.layer, hit.head)} (layer ${hit.layer}, head ${hit.head})\n${
-        m.labels[stat] ?? stat
-      }: ${fmt(v)}`;
-      Object.assign(tooltip.dataset, { layer: String(hit.layer), head: String(hit.head), value: String(v) });
-      tooltip.style.display = "block";
-      const rootRect = root.getBoundingClientRect();
-      const pos = tooltipPosition(
-        e.clientX - rootRect.left,
-        e.clientY - rootRect.top,
-        tooltip.offsetWidth,
-        rootRect.width,
-      );
-      tooltip.style.left = `${pos.left}px`;
-      tooltip.style.top = `${pos.top}px`;
-      if (!hover || hover.layer !== hit.layer || hover.head !== hit.head) {
+    ...hoverTooltip(canvas, root, tooltip, {
+      hitAt: cellFor,
+      same: sameHead,
+      tip: (hit) => {
+        const m = meta();
+        const stat = model.get("statistic");
+        const data = slice(stat);
+        const v = data ? data[hit.layer * m.shape[1] + hit.head] : Number.NaN;
+        return {
+          text: `head ${headLabel(hit.layer, hit.head)} (layer ${hit.layer}, head ${hit.head})\n${m.labels[stat] ?? stat}: ${fmt(v)}`,
+          data: { layer: String(hit.layer), head: String(hit.head), value: String(v) },
+        };
+      },
+      changed: (hit) => {
         hover = hit;
         paint();
-      }
+      },
     }),
-  );
-  cleanups.push(
-    listen(canvas, "mouseleave", () => {
-      tooltip.style.display = "none";
-      hover = null;
-      paint();
-    }),
-  );
-  cleanups.push(
-    listen(canvas, "click", (e: MouseEvent) => {
-      const hit = cellFor(e);
-      if (!hit) return;
-      model.set("layer", hit.layer);
-      model.set("head", hit.head);
-      model.save_changes();
-      paint();
-    }),
-  );
-  cleanups.push(
-    listen(root, "keydown", (e: KeyboardEvent) => {
-      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
-      const [nLayers, nHeads] = meta().shape;
-      let layer = model.get("layer");
-      let head = model.get("head");
-      if (e.key === "ArrowRight") head = Math.min(nHeads - 1, head + 1);
-      else if (e.key === "ArrowLeft") head = Math.max(0, head - 1);
-      else if (e.key === "ArrowDown") layer = Math.min(nLayers - 1, layer + 1);
-      else if (e.key === "ArrowUp") layer = Math.max(0, layer - 1);
-      else return;
-      e.preventDefault();
-      model.set("layer", layer);
-      model.set("head", head);
-      model.save_changes();
-    }),
+    clickToSelect(canvas, model, cellFor, paint),
+    arrowKeysSelect(root, model, () => meta().shape),
   );
 
-  for (const ev of ["change:layer", "change:head", "change:theme", "change:colormap"]) {
-    cleanups.push(onModel(model, ev, paint));
-  }
-  cleanups.push(
-    onModel(model, "change:statistic", () => {
-      buildControls();
-      paint();
-    }),
-  );
-  cleanups.push(onModel(model, "change:_stats", load));
-  cleanups.push(onModel(model, "change:_meta", load));
-  cleanups.push(onModel(model, "change:words", buildControls));
-  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
-  load();
+  followStats(model, cleanups, controls, {
+    menu: "statistic",
+    repaintOn: ["colormap"],
+    reloadOn: ["_stats", "_meta"],
+    paint,
+    buildControls,
+    load,
+  });
 
-  return () => {
-    for (const c of [...cleanups, ...controls]) c();
-    root.remove();
-  };
+  return shell.close;
 }
 
 export default { render };

@@ -10,12 +10,13 @@
 import { categorical, hexToRgb } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { labelRoom, prepareCanvas } from "./shared/draw";
-import { exportButtons, safeName } from "./shared/export";
 import { tokenLabel } from "./shared/layout";
 import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows } from "./shared/lines";
-import { type RenderProps, onModel } from "./shared/model";
+import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import { typedInControl } from "./shared/selection";
+import { applyTheme, theme } from "./shared/theme";
+import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
 /** Python traits of HeadView (attnwidgets/widgets/head_view.py). */
 export interface HeadViewTraits {
@@ -75,18 +76,11 @@ export function stepHead(heads: number[], nHeads: number, step: number): number[
 const STEPS = 16; // opacity steps per head: lines are batched into one path per step
 
 function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
-  injectCss();
-  const cleanups: Array<() => void> = [];
+  const shell = widgetShell(model, el, "aw-head-view");
+  const { root, title, bar, errorBox, cleanups, showError } = shell;
   const requester = new Requester(model);
-  const root = h("div", { className: "aw-root aw-head-view", tabindex: 0 });
-  el.append(root);
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
   const swatches = h("div", { className: "aw-bar", "data-testid": "head-swatches" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
-  const canvas = h("canvas", { className: "aw-canvas", "data-testid": "lines-canvas" });
-  const scroll = h("div", { className: "aw-scroll" }, canvas);
+  const { scroll, canvas } = scrolledCanvas("lines-canvas");
   scroll.style.maxHeight = "640px";
   const hint = h("div", {
     className: "aw-muted",
@@ -103,14 +97,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   const meta = () => model.get("_meta");
   const kind = () => model.get("kind");
   const viewKey = () => `${kind()}/${model.get("layer")}/${model.get("words") ? "w" : "t"}`;
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
-  const save = (changes: Partial<HeadViewTraits>) => {
-    for (const [k, v] of Object.entries(changes)) model.set(k as keyof HeadViewTraits, v as never);
-    model.save_changes();
-  };
+  const save = (changes: Partial<HeadViewTraits>) => saveTraits(model, changes);
 
   function buildControls(): void {
     bar.replaceChildren();
@@ -147,7 +134,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       cleanups.push(listen(box, "change", () => save({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
-    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
+    bar.append(shell.exportControls(cleanups));
   }
 
   function buildSwatches(): void {
@@ -359,7 +346,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       save({ selected: nextSelection(model.get("selected"), at.i, e.shiftKey) });
     }),
     listen(root, "keydown", (e: KeyboardEvent) => {
-      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
+      if (typedInControl(e)) return;
       const [nLayers, nHeads] = meta().shapes[kind()] ?? [0, 0];
       const layer = model.get("layer");
       if (e.key === "ArrowDown") save({ layer: Math.min(nLayers - 1, layer + 1) });
@@ -402,15 +389,12 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       if (data?.key !== viewKey() || !complete(data.rows.floor)) refresh();
     }),
     onModel(model, "change:theme", paint),
-    onModel(model, "change:_error", () => showError(model.get("_error"))),
   );
-  showError(model.get("_error"));
   rebuild();
 
   return () => {
-    for (const c of cleanups) c();
+    shell.close();
     requester.dispose();
-    root.remove();
   };
 }
 

@@ -7,12 +7,12 @@ import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLabels, drawLegend, labelRoom, matrixCanvas, prepareCanvas } from "./shared/draw";
-import { exportButtons, safeName } from "./shared/export";
 import { type HeatmapLayout, heatmapLayout, tokenLabel } from "./shared/layout";
-import type { RenderProps, WidgetModel } from "./shared/model";
-import { onModel } from "./shared/model";
+import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import { applyTheme, theme } from "./shared/theme";
+import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
+import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 import {
   NO_ZOOM,
   type Zoom,
@@ -48,20 +48,11 @@ export function viewKey(kind: string, layer: number, head: number, words: boolea
 }
 
 function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
-  injectCss();
-  const cleanups: Array<() => void> = [];
+  const shell = widgetShell(model, el, "aw-heatmap");
+  const { root, title, bar, errorBox, cleanups, showError } = shell;
   const requester = new Requester(model);
-  const root = h("div", { className: "aw-root aw-heatmap", tabindex: 0 });
-  el.append(root);
-
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
-  const scroll = h("div", { className: "aw-scroll" });
-  const canvas = h("canvas", { className: "aw-canvas", "data-testid": "heatmap-canvas" });
-  scroll.append(canvas);
-  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const { scroll, canvas } = scrolledCanvas("heatmap-canvas");
+  const tooltip = tooltipBox();
   const legendCanvas = h("canvas");
   const legendMax = h("span", { className: "aw-muted", "data-export-text": true });
   const legend = h(
@@ -91,11 +82,6 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     { q0: number; k0: number; rows: number; cols: number; data: Float32Array; image: HTMLCanvasElement }
   >();
   let drag: { x: number; y: number; at: Zoom; moved: boolean } | null = null;
-
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
 
   const meta = () => model.get("_meta");
   const tokens = (): [string[], string[]] => meta().tokens[model.get("kind")] ?? [[], []];
@@ -150,12 +136,11 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       cleanups.push(listen(box, "change", () => update({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
-    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
+    bar.append(shell.exportControls(cleanups));
   }
 
   function update(changes: Partial<Pick<HeatmapTraits, "layer" | "head" | "kind" | "words">>): void {
-    for (const [k, v] of Object.entries(changes)) model.set(k as keyof HeatmapTraits, v as never);
-    model.save_changes();
+    saveTraits(model, changes);
     refresh();
   }
 
@@ -392,7 +377,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       const cell = cellAtZoom(layout, zoom, x, y);
       canvas.style.cursor = cell && zoom.z > 1 ? "grab" : "default";
       if (!cell) {
-        tooltip.style.display = "none";
+        hideTooltip(tooltip);
         if (hover) {
           hover = null;
           paint();
@@ -407,15 +392,8 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         : exact
           ? v.toFixed(4)
           : `≤ ${v.toFixed(4)} (max of ${f}×${f}; zoom in)`;
-      tooltip.textContent = `${queries[cell.q]} → ${keys[cell.k]}\n${value}`;
-      tooltip.dataset.q = String(cell.q);
-      tooltip.dataset.k = String(cell.k);
-      tooltip.dataset.value = String(v);
-      tooltip.dataset.exact = String(exact);
-      tooltip.style.display = "block";
-      const rootRect = root.getBoundingClientRect();
-      tooltip.style.left = `${e.clientX - rootRect.left + 14}px`;
-      tooltip.style.top = `${e.clientY - rootRect.top + 14}px`;
+      const data = { q: String(cell.q), k: String(cell.k), value: String(v), exact: String(exact) };
+      showTooltip(tooltip, root, e, `${queries[cell.q]} → ${keys[cell.k]}\n${value}`, data, false);
       if (!hover || hover.q !== cell.q || hover.k !== cell.k) {
         hover = cell;
         paint();
@@ -448,7 +426,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       const dy = e.clientY - drag.y;
       if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 3) return;
       drag.moved = true;
-      tooltip.style.display = "none";
+      hideTooltip(tooltip);
       canvas.style.cursor = "grabbing";
       setZoom(panBy(layout, drag.at, dx, dy));
     }),
@@ -458,7 +436,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   );
   cleanups.push(
     listen(canvas, "mouseleave", () => {
-      tooltip.style.display = "none";
+      hideTooltip(tooltip);
       hover = null;
       paint();
     }),
@@ -496,14 +474,11 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   );
   cleanups.push(onModel(model, "change:theme", paint));
   cleanups.push(onModel(model, "change:colormap", paint));
-  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
-  showError(model.get("_error"));
   rebuild();
 
   return () => {
-    for (const c of cleanups) c();
+    shell.close();
     requester.dispose();
-    root.remove();
   };
 }
 

@@ -5,12 +5,11 @@
 import { type Packed, decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
-import { exportButtons, safeName } from "./shared/export";
-import { tooltipPosition } from "./shared/heads";
-import type { RenderProps } from "./shared/model";
-import { onModel } from "./shared/model";
+import { prepareCanvas } from "./shared/draw";
+import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import {
   type PanelGeometry,
+  captionAndRow,
   divisors,
   formatBytes,
   panelCellAt,
@@ -19,7 +18,9 @@ import {
   slider,
   tickIndices,
 } from "./shared/teaching";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import { applyTheme, theme } from "./shared/theme";
+import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
+import { widgetShell } from "./shared/widget_shell";
 
 /** Python traits of MaskExplorer (attnwidgets/widgets/mask_explorer.py). */
 export interface MaskExplorerTraits {
@@ -64,21 +65,9 @@ const HEADS = [1, 2, 4, 8, 12, 16, 32, 64];
 const SEQ = [512, 2048, 4096, 8192, 32768, 131072];
 
 function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
-  injectCss();
-  const cleanups: Array<() => void> = [];
-  const root = h("div", { className: "aw-root aw-mask-explorer", tabindex: 0 });
-  el.append(root);
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
-  const caption = h("div", { className: "aw-muted", "data-testid": "caption" });
-  caption.style.maxWidth = "900px";
-  caption.style.margin = "4px 0 8px";
-  const row = h("div", {});
-  row.style.display = "flex";
-  row.style.gap = "24px";
-  row.style.flexWrap = "wrap";
+  const shell = widgetShell(model, el, "aw-mask-explorer");
+  const { root, title, bar, errorBox, cleanups } = shell;
+  const { caption, row } = captionAndRow(24);
   const canvas = h("canvas", { "data-testid": "mask-canvas" });
   const stats = h("div", { "data-testid": "mask-stats" });
   const left = h("div", {}, canvas, stats);
@@ -96,21 +85,13 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     cacheRows,
   );
   row.append(left, right);
-  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const tooltip = tooltipBox();
   root.append(title, bar, errorBox, caption, row, tooltip);
 
   let data: Float32Array = new Float32Array(0);
   let geom: PanelGeometry | null = null;
 
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
-
-  function update(changes: Partial<Editable>): void {
-    for (const [k, v] of Object.entries(changes)) model.set(k as keyof Editable, v as never);
-    model.save_changes();
-  }
+  const update = (changes: Partial<Editable>) => saveTraits(model, changes);
 
   function buildControls(): void {
     bar.replaceChildren();
@@ -153,7 +134,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
       cleanups.push(listen(input, "change", () => update({ global_tokens: parsePositions(input.value, n) })));
       bar.append(h("label", {}, "global tokens", input));
     }
-    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
+    bar.append(shell.exportControls(cleanups));
 
     kvBar.replaceChildren();
     const nh = model.get("n_heads");
@@ -197,13 +178,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     geom = g;
     const width = Math.ceil(pad + g.w + 8);
     const height = Math.ceil(pad + g.h + 8);
-    const dpr = Math.min(globalThis.devicePixelRatio || 1, 2);
-    canvas.width = Math.round(width * dpr);
-    canvas.height = Math.round(height * dpr);
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
-    const ctx = canvas.getContext("2d")!;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const ctx = prepareCanvas(canvas, width, height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
     const globals = new Set(model.get("mask") === "global_local" ? model.get("global_tokens") : []);
@@ -279,13 +254,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     const gap = Math.max(3, Math.min(big ? 14 : 10, (big ? 560 : 420) / Math.max(nh, 1) - size));
     const width = Math.max(big ? 420 : 320, 2 * size + 12 + nh * (size + gap));
     const height = big ? 170 : 130;
-    const dpr = Math.min(globalThis.devicePixelRatio || 1, 2);
-    kvCanvas.width = Math.round(width * dpr);
-    kvCanvas.height = Math.round(height * dpr);
-    kvCanvas.style.width = `${width}px`;
-    kvCanvas.style.height = `${height}px`;
-    const ctx = kvCanvas.getContext("2d")!;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const ctx = prepareCanvas(kvCanvas, width, height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
     const font = big ? 15 : 11;
@@ -360,30 +329,24 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
       const rect = canvas.getBoundingClientRect();
       const cell = panelCellAt(geom, e.clientX - rect.left, e.clientY - rect.top);
       if (!cell) {
-        tooltip.style.display = "none";
+        hideTooltip(tooltip);
         return;
       }
       const n = geom.cols;
       const ok = data[cell.row * n + cell.col] > 0.5;
       const seen: number[] = [];
       for (let k = 0; k < n; k++) if (data[cell.row * n + k] > 0.5) seen.push(k);
-      tooltip.textContent =
+      showTooltip(
+        tooltip,
+        root,
+        e,
         `query ${cell.row} → key ${cell.col}: ${ok ? "attends" : "masked"}\n` +
-        `query ${cell.row} sees ${seen.length} key${seen.length === 1 ? "" : "s"}`;
-      tooltip.dataset.allowed = String(ok);
-      tooltip.style.display = "block";
-      const rootRect = root.getBoundingClientRect();
-      const at = tooltipPosition(
-        e.clientX - rootRect.left,
-        e.clientY - rootRect.top,
-        tooltip.offsetWidth,
-        rootRect.width,
+          `query ${cell.row} sees ${seen.length} key${seen.length === 1 ? "" : "s"}`,
+        { allowed: String(ok) },
       );
-      tooltip.style.left = `${at.left}px`;
-      tooltip.style.top = `${at.top}px`;
     }),
     listen(canvas, "mouseleave", () => {
-      tooltip.style.display = "none";
+      hideTooltip(tooltip);
     }),
   );
 
@@ -401,15 +364,10 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
   cleanups.push(onModel(model, "change:_mask", paint));
   cleanups.push(onModel(model, "change:_meta", paint));
   cleanups.push(onModel(model, "change:theme", paint));
-  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
-  showError(model.get("_error"));
   buildControls();
   paint();
 
-  return () => {
-    for (const c of cleanups) c();
-    root.remove();
-  };
+  return shell.close;
 }
 
 export default { render };

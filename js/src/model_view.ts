@@ -6,11 +6,13 @@ import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { h, listen, select } from "./shared/dom";
 import { drawLabels, drawLegend, drawMatrix, labelRoom, matrixPixels, prepareCanvas } from "./shared/draw";
-import { exportButtons, safeName } from "./shared/export";
 import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import { arrowKeysSelect, clickToSelect } from "./shared/selection";
+import { applyTheme, theme } from "./shared/theme";
+import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
+import { widgetShell } from "./shared/widget_shell";
 
 /** Python traits of ModelView (attnwidgets/widgets/model_view.py). */
 export interface ModelViewTraits {
@@ -71,15 +73,9 @@ export function thumbAt(g: GridGeometry, x: number, y: number): { layer: number;
 }
 
 function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
-  injectCss();
-  const cleanups: Array<() => void> = [];
+  const shell = widgetShell(model, el, "aw-model-view");
+  const { root, title, bar, errorBox, cleanups, showError } = shell;
   const requester = new Requester(model);
-  const root = h("div", { className: "aw-root aw-model-view", tabindex: 0 });
-  el.append(root);
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
   const grid = h("canvas", { className: "aw-canvas", "data-testid": "thumb-grid" });
   const detailTitle = h("div", {
     className: "aw-muted",
@@ -96,7 +92,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     legendCanvas,
     legendMax,
   );
-  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const tooltip = tooltipBox();
   const detailBox = h("div", { className: "aw-scroll" }, detailTitle, detail, legend);
   const body = h("div", {}, h("div", { className: "aw-scroll" }, grid), detailBox);
   body.style.cssText = "display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap";
@@ -112,10 +108,6 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
 
   const meta = () => model.get("_meta");
   const kind = () => model.get("kind");
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
 
   function buildControls(): void {
     bar.replaceChildren();
@@ -140,7 +132,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     bar.append(
       h("span", { className: "aw-muted", text: "click a thumbnail to open that head · arrow keys move" }),
     );
-    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
+    bar.append(shell.exportControls(cleanups));
   }
 
   /** The thumbnails of the kind on screen: the synced trait, or (in a saved page, where no kernel updates the
@@ -336,48 +328,45 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     }
   }
 
-  function choose(layer: number, head: number): void {
-    model.set("layer", layer);
-    model.set("head", head);
-    model.save_changes();
+  /** After a click or an arrow key chose a head: show it (the traits are set and synced by then). */
+  function chosen(): void {
     paintGrid();
     fetchDetail();
+  }
+
+  function thumbFor(e: MouseEvent): { layer: number; head: number } | null {
+    if (!geom) return null;
+    const rect = grid.getBoundingClientRect();
+    return thumbAt(geom, e.clientX - rect.left, e.clientY - rect.top);
   }
 
   cleanups.push(
     listen(grid, "mousemove", (e: MouseEvent) => {
       if (!geom) return;
-      const rect = grid.getBoundingClientRect();
-      const at = thumbAt(geom, e.clientX - rect.left, e.clientY - rect.top);
+      const at = thumbFor(e);
       const same = at && hoverThumb && at.layer === hoverThumb.layer && at.head === hoverThumb.head;
       if (!same) {
         hoverThumb = at;
         paintGrid();
       }
       if (!at) {
-        tooltip.style.display = "none";
+        hideTooltip(tooltip);
         return;
       }
-      tooltip.textContent = `layer ${at.layer} · head ${at.head}`;
-      placeTooltip(e);
+      showTooltip(tooltip, root, e, `layer ${at.layer} · head ${at.head}`, {}, false);
     }),
     listen(grid, "mouseleave", () => {
       hoverThumb = null;
-      tooltip.style.display = "none";
+      hideTooltip(tooltip);
       paintGrid();
     }),
-    listen(grid, "click", (e: MouseEvent) => {
-      if (!geom) return;
-      const rect = grid.getBoundingClientRect();
-      const at = thumbAt(geom, e.clientX - rect.left, e.clientY - rect.top);
-      if (at) choose(at.layer, at.head);
-    }),
+    clickToSelect(grid, model, thumbFor, chosen),
     listen(detail, "mousemove", (e: MouseEvent) => {
       if (!layout || !current) return;
       const rect = detail.getBoundingClientRect();
       const cell = cellAt(layout, e.clientX - rect.left, e.clientY - rect.top);
       if (!cell) {
-        tooltip.style.display = "none";
+        hideTooltip(tooltip);
         return;
       }
       const [queries, keys] = meta().tokens[kind()] ?? [[], []];
@@ -387,9 +376,8 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
         f === 1
           ? `${queries[cell.q]} → ${keys[cell.k]}`
           : `queries ${cell.q * f}–${cell.q * f + f - 1} → keys ${cell.k * f}–${cell.k * f + f - 1} (max)`;
-      tooltip.textContent = `${label}\n${Number.isNaN(v) ? "masked (future key)" : v.toFixed(4)}`;
-      tooltip.dataset.value = String(v);
-      placeTooltip(e);
+      const text = `${label}\n${Number.isNaN(v) ? "masked (future key)" : v.toFixed(4)}`;
+      showTooltip(tooltip, root, e, text, { value: String(v) }, false);
       if (!hoverCell || hoverCell.q !== cell.q || hoverCell.k !== cell.k) {
         hoverCell = cell;
         paintDetail();
@@ -397,28 +385,17 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     }),
     listen(detail, "mouseleave", () => {
       hoverCell = null;
-      tooltip.style.display = "none";
+      hideTooltip(tooltip);
       paintDetail();
     }),
-    listen(root, "keydown", (e: KeyboardEvent) => {
-      if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement) return;
-      const [L, H] = meta().shapes[kind()] ?? [0, 0];
-      const layer = model.get("layer");
-      const head = model.get("head");
-      if (e.key === "ArrowRight") choose(layer, Math.min(H - 1, head + 1));
-      else if (e.key === "ArrowLeft") choose(layer, Math.max(0, head - 1));
-      else if (e.key === "ArrowDown") choose(Math.min(L - 1, layer + 1), head);
-      else if (e.key === "ArrowUp") choose(Math.max(0, layer - 1), head);
-      else return;
-      e.preventDefault();
-    }),
+    arrowKeysSelect(root, model, () => meta().shapes[kind()] ?? [0, 0], chosen),
   );
 
-  function placeTooltip(e: MouseEvent): void {
-    tooltip.style.display = "block";
-    const r = root.getBoundingClientRect();
-    tooltip.style.left = `${e.clientX - r.left + 14}px`;
-    tooltip.style.top = `${e.clientY - r.top + 14}px`;
+  /** New colours: thumbnails, grid and detail painted again. */
+  function repaint(): void {
+    buildThumbs();
+    paintGrid();
+    paintDetail();
   }
 
   function all(): void {
@@ -439,33 +416,16 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       }, 250);
       cleanups.push(() => clearTimeout(timer));
     }),
-    onModel(model, "change:layer", () => {
-      paintGrid();
-      fetchDetail();
-    }),
-    onModel(model, "change:head", () => {
-      paintGrid();
-      fetchDetail();
-    }),
-    onModel(model, "change:theme", () => {
-      buildThumbs();
-      paintGrid();
-      paintDetail();
-    }),
-    onModel(model, "change:colormap", () => {
-      buildThumbs();
-      paintGrid();
-      paintDetail();
-    }),
-    onModel(model, "change:_error", () => showError(model.get("_error"))),
+    onModel(model, "change:layer", chosen),
+    onModel(model, "change:head", chosen),
+    onModel(model, "change:theme", repaint),
+    onModel(model, "change:colormap", repaint),
   );
-  showError(model.get("_error"));
   all();
 
   return () => {
-    for (const c of cleanups) c();
+    shell.close();
     requester.dispose();
-    root.remove();
   };
 }
 

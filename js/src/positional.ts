@@ -5,19 +5,20 @@
 import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
 import { h, listen, select } from "./shared/dom";
-import { exportButtons, safeName } from "./shared/export";
-import { tooltipPosition } from "./shared/heads";
-import type { RenderProps } from "./shared/model";
-import { onModel } from "./shared/model";
+import { prepareCanvas } from "./shared/draw";
+import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import {
   type PanelGeometry,
+  captionAndRow,
   divergingPixels,
   panelCellAt,
   panelGeometry,
   slider,
   tickIndices,
 } from "./shared/teaching";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import { applyTheme, theme } from "./shared/theme";
+import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
+import { widgetShell } from "./shared/widget_shell";
 
 /** One panel as Python sends it (attnwidgets/widgets/positional.py: positional_panels). */
 export interface PositionalPanel {
@@ -76,22 +77,10 @@ interface Drawn {
 }
 
 function render({ model, el }: RenderProps<PositionalTraits>): () => void {
-  injectCss();
-  const cleanups: Array<() => void> = [];
-  const root = h("div", { className: "aw-root aw-positional", tabindex: 0 });
-  el.append(root);
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
-  const caption = h("div", { className: "aw-muted", "data-testid": "caption" });
-  caption.style.maxWidth = "900px";
-  caption.style.margin = "4px 0 8px";
-  const row = h("div", {});
-  row.style.display = "flex";
-  row.style.gap = "18px";
-  row.style.flexWrap = "wrap";
-  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const shell = widgetShell(model, el, "aw-positional");
+  const { root, title, bar, errorBox, cleanups } = shell;
+  const { caption, row } = captionAndRow(18);
+  const tooltip = tooltipBox();
   root.append(title, bar, errorBox, caption, row, tooltip);
 
   const boxes = [0, 1].map((i) => {
@@ -109,15 +98,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
   });
   let drawn: Drawn[] = [];
 
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
-
-  function update(changes: Partial<Editable>): void {
-    for (const [k, v] of Object.entries(changes)) model.set(k as keyof Editable, v as never);
-    model.save_changes();
-  }
+  const update = (changes: Partial<Editable>) => saveTraits(model, changes);
 
   function buildControls(): void {
     bar.replaceChildren();
@@ -186,7 +167,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
       cleanups.push(listen(box, "change", () => update({ causal: box.checked })));
       bar.append(h("label", {}, box, "causal (decoder)"));
     }
-    bar.append(exportButtons(root, () => safeName(title.textContent ?? ""), cleanups));
+    bar.append(shell.exportControls(cleanups));
   }
 
   function drawPanel(i: number, panel: PositionalPanel): Drawn {
@@ -201,13 +182,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     const width = Math.ceil(left + Math.max(geom.w, 120) + 12);
     const height = Math.ceil(8 + geom.h + (big ? 56 : 42));
     const { canvas } = boxes[i];
-    const dpr = Math.min(globalThis.devicePixelRatio || 1, 2);
-    canvas.width = Math.round(width * dpr);
-    canvas.height = Math.round(height * dpr);
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
-    const ctx = canvas.getContext("2d")!;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const ctx = prepareCanvas(canvas, width, height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
     const map: DivergingName = big ? "puor" : "rdbu";
@@ -288,7 +263,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
         const rect = b.canvas.getBoundingClientRect();
         const cell = panelCellAt(d.geom, e.clientX - rect.left, e.clientY - rect.top);
         if (!cell) {
-          tooltip.style.display = "none";
+          hideTooltip(tooltip);
           return;
         }
         const v = d.data[cell.row * d.geom.cols + cell.col];
@@ -297,22 +272,16 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
           ? `\n${p.extra_name ?? "extra"} ${d.extra[cell.row * d.geom.cols + cell.col]}`
           : "";
         const shown = Number.isNaN(v) ? "masked" : v.toFixed(4);
-        tooltip.textContent = `${p.rows} ${cell.row}, ${p.cols} ${cell.col + p.col_start}\n${p.value} ${shown}${extra}`;
-        tooltip.dataset.value = String(v);
-        tooltip.dataset.panel = String(i);
-        tooltip.style.display = "block";
-        const rootRect = root.getBoundingClientRect();
-        const at = tooltipPosition(
-          e.clientX - rootRect.left,
-          e.clientY - rootRect.top,
-          tooltip.offsetWidth,
-          rootRect.width,
+        showTooltip(
+          tooltip,
+          root,
+          e,
+          `${p.rows} ${cell.row}, ${p.cols} ${cell.col + p.col_start}\n${p.value} ${shown}${extra}`,
+          { value: String(v), panel: String(i) },
         );
-        tooltip.style.left = `${at.left}px`;
-        tooltip.style.top = `${at.top}px`;
       }),
       listen(b.canvas, "mouseleave", () => {
-        tooltip.style.display = "none";
+        hideTooltip(tooltip);
       }),
     );
   }
@@ -327,14 +296,9 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     cleanups.push(onModel(model, ev, buildControls));
   cleanups.push(onModel(model, "change:_panels", paint));
   cleanups.push(onModel(model, "change:theme", paint));
-  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
-  showError(model.get("_error"));
   rebuild();
 
-  return () => {
-    for (const c of cleanups) c();
-    root.remove();
-  };
+  return shell.close;
 }
 
 export default { render };

@@ -9,10 +9,11 @@ import { h, listen, select } from "./shared/dom";
 import { labelRoom, prepareCanvas } from "./shared/draw";
 import { exportButtons, safeName } from "./shared/export";
 import { tokenLabel } from "./shared/layout";
-import type { RenderProps } from "./shared/model";
-import { onModel } from "./shared/model";
+import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
-import { type Theme, applyTheme, injectCss, theme } from "./shared/theme";
+import { type Theme, applyTheme, theme } from "./shared/theme";
+import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
+import { widgetShell } from "./shared/widget_shell";
 
 /** Python traits of QKStepThrough (attnwidgets/widgets/qk.py). */
 export interface QKTraits {
@@ -89,16 +90,10 @@ const PANELS = [
 ] as const;
 
 function render({ model, el }: RenderProps<QKTraits>): () => void {
-  injectCss();
+  const shell = widgetShell(model, el, "aw-qk");
+  const { root, title, bar, errorBox, cleanups, showError } = shell;
   injectQkCss();
-  const cleanups: Array<() => void> = [];
   const requester = new Requester(model);
-  const root = h("div", { className: "aw-root aw-qk", tabindex: 0 });
-  el.append(root);
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert" });
-  errorBox.style.display = "none";
   const caption = h("div", { className: "aw-muted aw-qk-caption", "data-export-text": true });
   const row = h("div", { className: "aw-qk-panels" });
   const canvases: Record<string, HTMLCanvasElement> = {};
@@ -114,7 +109,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       ),
     );
   }
-  const tooltip = h("div", { className: "aw-tooltip", "data-testid": "tooltip" });
+  const tooltip = tooltipBox();
   root.append(title, bar, errorBox, caption, row, tooltip);
 
   let data: HeadData | null = null;
@@ -122,10 +117,6 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   let hoverRow = -1;
 
   const meta = () => model.get("_meta");
-  const showError = (msg: string) => {
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
   const selfAttention = () => meta().stack !== "cross";
 
   function buildControls(): void {
@@ -159,8 +150,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   }
 
   function update(changes: Partial<Pick<QKTraits, "layer" | "head" | "query">>): void {
-    for (const [k, v] of Object.entries(changes)) model.set(k as keyof QKTraits, v as never);
-    model.save_changes();
+    saveTraits(model, changes);
     buildControls();
     refresh();
   }
@@ -436,26 +426,21 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       listen(canvas, "mousemove", (e: MouseEvent) => {
         const hit = rowAt(canvas, e);
         if (!hit) {
-          tooltip.style.display = "none";
+          hideTooltip(tooltip);
           if (hoverRow !== -1) {
             hoverRow = -1;
             paint();
           }
           return;
         }
-        tooltip.textContent = tip(id, hit.j, hit.x);
-        tooltip.dataset.row = String(hit.j);
-        tooltip.style.display = "block";
-        const rr = root.getBoundingClientRect();
-        tooltip.style.left = `${e.clientX - rr.left + 14}px`;
-        tooltip.style.top = `${e.clientY - rr.top + 14}px`;
+        showTooltip(tooltip, root, e, tip(id, hit.j, hit.x), { row: String(hit.j) }, false);
         if (hoverRow !== hit.j) {
           hoverRow = hit.j;
           paint();
         }
       }),
       listen(canvas, "mouseleave", () => {
-        tooltip.style.display = "none";
+        hideTooltip(tooltip);
         hoverRow = -1;
         paint();
       }),
@@ -496,14 +481,11 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     }),
   );
   cleanups.push(onModel(model, "change:theme", paint));
-  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
-  showError(model.get("_error"));
   rebuild();
 
   return () => {
-    for (const c of cleanups) c();
+    shell.close();
     requester.dispose();
-    root.remove();
   };
 }
 

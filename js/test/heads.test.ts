@@ -14,7 +14,6 @@ import {
   statRange,
   textOn,
   toPixel,
-  tooltipPosition,
 } from "../src/shared/heads";
 
 describe("labels and numbers", () => {
@@ -100,12 +99,5 @@ describe("scatter", () => {
     const px = [ax, ay, bx, ay, 200, cy];
     expect(nearestPoint(px, bx - 3, ay + 2, 8)).toBe(1);
     expect(nearestPoint(px, 200, 300, 8)).toBe(-1);
-  });
-});
-
-describe("tooltipPosition", () => {
-  it("goes right of the pointer, or left when it would stick out", () => {
-    expect(tooltipPosition(100, 50, 120, 800)).toEqual({ left: 114, top: 64 });
-    expect(tooltipPosition(700, 50, 120, 800)).toEqual({ left: 566, top: 64 });
   });
 });

@@ -212,19 +212,6 @@ export function nearestPoint(px: ArrayLike<number>, x: number, y: number, radius
   return best;
 }
 
-/** Where a tooltip of size (w, h) goes for a pointer at (x, y) in a box `boxW` wide: right of the pointer, or left
- * of it when it would stick out on the right. */
-export function tooltipPosition(
-  x: number,
-  y: number,
-  w: number,
-  boxW: number,
-): { left: number; top: number } {
-  const right = x + 14;
-  const left = right + w > boxW ? Math.max(0, x - 14 - w) : right;
-  return { left, top: y + 14 };
-}
-
 /** Width the widget may use: the element's own, or Infinity before it is attached. */
 export function roomFor(el: HTMLElement): number {
   const w = el.clientWidth || el.parentElement?.clientWidth || 0;

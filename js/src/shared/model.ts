@@ -20,3 +20,9 @@ export function onModel<T>(model: WidgetModel<T>, event: string, cb: (...args: n
   model.on(event, cb);
   return () => model.off(event, cb);
 }
+
+/** Set several traits, then sync them to Python in one message. */
+export function saveTraits<T>(model: WidgetModel<T>, changes: Partial<T>): void {
+  for (const [k, v] of Object.entries(changes)) model.set(k as keyof T, v as T[keyof T]);
+  model.save_changes();
+}

@@ -129,3 +129,15 @@ export function slider(
   );
   return { wrap: h("label", {}, label, input, out), input };
 }
+
+/** The explorers' caption (what the picture shows) and the wrapping row of panels under it, `gap` px apart. */
+export function captionAndRow(gap: number): { caption: HTMLDivElement; row: HTMLDivElement } {
+  const caption = h("div", { className: "aw-muted", "data-testid": "caption" });
+  caption.style.maxWidth = "900px";
+  caption.style.margin = "4px 0 8px";
+  const row = h("div", {});
+  row.style.display = "flex";
+  row.style.gap = `${gap}px`;
+  row.style.flexWrap = "wrap";
+  return { caption, row };
+}

@@ -1,0 +1,65 @@
+// The scaffolding every widget starts from: a focusable root (`aw-root` plus the widget's class), its title, its
+// control bar and an error box that shows the synced `_error` trait; and a teardown that removes the listeners
+// gathered in `cleanups` and the root.
+
+import { h } from "./dom";
+import { exportButtons, safeName } from "./export";
+import { type WidgetModel, onModel } from "./model";
+import { injectCss } from "./theme";
+
+export interface WidgetShell {
+  root: HTMLDivElement;
+  title: HTMLDivElement;
+  bar: HTMLDivElement;
+  errorBox: HTMLDivElement;
+  /** Listeners to remove on teardown; a widget pushes its own. */
+  cleanups: Array<() => void>;
+  /** Show `msg` in the error box, or hide the box when it is empty. */
+  showError(msg: string): void;
+  /** The PNG/SVG export buttons, files named after the title; their listeners go to `list`. */
+  exportControls(list: Array<() => void>): HTMLElement;
+  /** Run the cleanups and take the root out of the page. */
+  close(): void;
+}
+
+/** Build the root inside `el` (children are the widget's to append) and keep the error box on `_error`. */
+export function widgetShell<T extends { _error: string }>(
+  model: WidgetModel<T>,
+  el: HTMLElement,
+  className: string,
+): WidgetShell {
+  injectCss();
+  const root = h("div", { className: `aw-root ${className}`, tabindex: 0 });
+  el.append(root);
+  const title = h("div", { className: "aw-title" });
+  const bar = h("div", { className: "aw-bar" });
+  const errorBox = h("div", { className: "aw-error", role: "alert" });
+  errorBox.style.display = "none";
+  const showError = (msg: string) => {
+    errorBox.textContent = msg;
+    errorBox.style.display = msg ? "block" : "none";
+  };
+  const cleanups: Array<() => void> = [];
+  cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
+  showError(model.get("_error"));
+  return {
+    root,
+    title,
+    bar,
+    errorBox,
+    cleanups,
+    showError,
+    exportControls: (list) => exportButtons(root, () => safeName(title.textContent ?? ""), list),
+    close() {
+      for (const c of cleanups) c();
+      root.remove();
+    },
+  };
+}
+
+/** A canvas (`aw-canvas`, test id `testid`) in a scroll box, for pictures that may be wider than the cell. */
+export function scrolledCanvas(testid: string): { scroll: HTMLDivElement; canvas: HTMLCanvasElement } {
+  const canvas = h("canvas", { className: "aw-canvas", "data-testid": testid });
+  const scroll = h("div", { className: "aw-scroll" }, canvas);
+  return { scroll, canvas };
+}
