@@ -10,6 +10,7 @@ import traitlets
 from ..result import AttentionResult
 from ._base import AttnWidget
 from ._lines import FLOAT16_MAX_CELLS, layer_payload, payload_reply
+from ._result import ShowsResult, attention_for, take_result
 
 #: Sentence filters: which (query segment, key segment) pairs keep their lines. None = any segment.
 SENTENCE_FILTERS: dict[str, tuple[int | None, int | None]] = {
@@ -47,7 +48,7 @@ def _word_level(result: AttentionResult) -> AttentionResult:
     return word_level(result)
 
 
-class HeadView(AttnWidget):
+class HeadView(ShowsResult, AttnWidget):
     """One layer's heads as lines between two columns of tokens: queries (from) on the left, keys (to) on the right.
 
     A line's opacity is its attention weight; each head has its own colour. Click a head's swatch to hide or show
@@ -119,22 +120,14 @@ class HeadView(AttnWidget):
     round trip. Other layers come by "layer" request."""
 
     def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
-        if not isinstance(result, AttentionResult):
-            raise TypeError(f"HeadView takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}")
-        self._result = result
+        self._result = take_result("HeadView", result, kwargs)
         self._words_result: AttentionResult | None = None
-        kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
         super().__init__(**kwargs)
         attention, _, _ = result.attention_of(self.kind)  # type: ignore[arg-type]
         if "heads" not in kwargs:
             self.heads = list(range(attention.shape[1]))
         self._check(self.kind, self.layer)
         self._refresh_meta()
-
-    @property
-    def result(self) -> AttentionResult:
-        """The result shown (read-only)."""
-        return self._result
 
     def _source(self, words: bool) -> AttentionResult:
         if not words:
@@ -146,9 +139,7 @@ class HeadView(AttnWidget):
         return self._words_result
 
     def _check(self, kind: str, layer: int) -> None:
-        if kind not in self._result.kinds and not (kind == "self" and "encoder" in self._result.kinds):
-            raise ValueError(f"this result has no {kind!r} attention; it has {self._result.kinds}")
-        attention, _, _ = self._result.attention_of(kind)  # type: ignore[arg-type]
+        attention = attention_for(self._result, kind)
         if not 0 <= layer < attention.shape[0]:
             raise IndexError(f"layer {layer} is out of range: {kind} attention has {attention.shape[0]} layers")
 

@@ -10,6 +10,7 @@ import traitlets
 from ..result import AttentionResult, head_matrix
 from ._base import AttnWidget, pack
 from ._display import is_causal, mask_future, overview, region
+from ._result import ShowsResult, attention_for, proposed_view, take_result
 
 
 def _word_level(result: AttentionResult) -> AttentionResult | None:
@@ -20,7 +21,7 @@ def _word_level(result: AttentionResult) -> AttentionResult | None:
     return word_level(result)
 
 
-class AttentionHeatmap(AttnWidget):
+class AttentionHeatmap(ShowsResult, AttnWidget):
     """One head of one layer as a heatmap: query rows x key columns, token labels, hover for exact weights.
 
     Only the head on screen is sent when the widget appears; other heads are fetched when chosen, as binary
@@ -76,21 +77,11 @@ class AttentionHeatmap(AttnWidget):
     Above 1024 tokens it is a block-max overview (``factor`` cells per pixel); zooming in fetches exact tiles."""
 
     def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
-        if not isinstance(result, AttentionResult):
-            raise TypeError(
-                f"AttentionHeatmap takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}"
-            )
-        self._result = result
+        self._result = take_result("AttentionHeatmap", result, kwargs)
         self._words_result: AttentionResult | None = None
-        kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
         super().__init__(**kwargs)
         self._check_view(self.kind, self.layer, self.head)
         self._refresh_meta()
-
-    @property
-    def result(self) -> AttentionResult:
-        """The result shown (read-only; make a new widget for another input)."""
-        return self._result
 
     def _source(self, words: bool) -> AttentionResult:
         if not words:
@@ -103,10 +94,7 @@ class AttentionHeatmap(AttnWidget):
         return self._words_result
 
     def _check_view(self, kind: str, layer: int, head: int) -> None:
-        if kind not in self._result.kinds and not (kind == "self" and "encoder" in self._result.kinds):
-            raise ValueError(f"this result has no {kind!r} attention; it has {self._result.kinds}")
-        attention, _, _ = self._result.attention_of(kind)  # type: ignore[arg-type]
-        head_matrix(attention, layer, head)
+        head_matrix(attention_for(self._result, kind), layer, head)
 
     def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None,
                words: bool | None = None) -> np.ndarray:
@@ -151,12 +139,8 @@ class AttentionHeatmap(AttnWidget):
 
     @traitlets.validate("layer", "head", "kind")
     def _valid(self, proposal: dict[str, Any]) -> Any:
-        name = proposal["trait"].name
-        values = {"kind": self.kind, "layer": self.layer, "head": self.head, name: proposal["value"]}
-        if name == "kind" and values["kind"] != self.kind:
-            values["layer"], values["head"] = 0, 0
         if hasattr(self, "_result"):
-            self._check_view(values["kind"], values["layer"], values["head"])
+            self._check_view(*proposed_view(self, proposal))
         return proposal["value"]
 
     def _display(self, kind: str, layer: int, head: int, words: bool) -> np.ndarray:

@@ -10,9 +10,10 @@ import traitlets
 from ..result import AttentionResult, head_matrix
 from ._base import AttnWidget, pack
 from ._display import is_causal, mask_future, overview, thumbnails
+from ._result import ShowsResult, proposed_view, take_result
 
 
-class ModelView(AttnWidget):
+class ModelView(ShowsResult, AttnWidget):
     """The whole model at a glance: a grid of small pictures, one per layer (rows) and head (columns).
 
     Only the thumbnails cross when the widget appears: each head block-reduced on the Python side to at most
@@ -67,8 +68,7 @@ class ModelView(AttnWidget):
     (no kernel to update this when the kind changes) asks for another kind's by "thumbs" request."""
 
     def __init__(self, result: AttentionResult, *, thumb_size: int = 32, reduce: str = "max", **kwargs: Any) -> None:
-        if not isinstance(result, AttentionResult):
-            raise TypeError(f"ModelView takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}")
+        take_result("ModelView", result, kwargs)
         if thumb_size < 4:
             raise ValueError(f"thumb_size must be at least 4 cells, got {thumb_size}")
         if reduce not in ("max", "mean"):
@@ -76,7 +76,6 @@ class ModelView(AttnWidget):
         self._result = result
         self._thumb_size = int(thumb_size)
         self._reduce = reduce
-        kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
         super().__init__(**kwargs)
         self._check(self.kind, self.layer, self.head)
         shapes: dict[str, list[int]] = {}
@@ -94,11 +93,6 @@ class ModelView(AttnWidget):
         }
         self._refresh_thumbs()
 
-    @property
-    def result(self) -> AttentionResult:
-        """The result shown (read-only)."""
-        return self._result
-
     def _kind(self, kind: str) -> str:
         return "self" if kind == "encoder" and self._result.cross_attention is None else kind
 
@@ -110,12 +104,8 @@ class ModelView(AttnWidget):
 
     @traitlets.validate("layer", "head", "kind")
     def _valid(self, proposal: dict[str, Any]) -> Any:
-        name = proposal["trait"].name
-        values = {"kind": self.kind, "layer": self.layer, "head": self.head, name: proposal["value"]}
-        if name == "kind" and values["kind"] != self.kind:
-            values["layer"], values["head"] = 0, 0
         if hasattr(self, "_result"):
-            self._check(values["kind"], values["layer"], values["head"])
+            self._check(*proposed_view(self, proposal))
         return proposal["value"]
 
     @traitlets.observe("kind")

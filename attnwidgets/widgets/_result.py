@@ -1,0 +1,57 @@
+"""What the widgets that show one AttentionResult share (AttentionHeatmap, HeadView, ModelView).
+
+Each takes a result, never a model: these helpers check that it is one, choose the attention ``kind`` shown first,
+check a kind a user asks for, and work out the (kind, layer, head) a trait change proposes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..result import AttentionResult
+
+
+def take_result(widget: str, result: Any, kwargs: dict[str, Any]) -> AttentionResult:
+    """Check that ``result`` is an AttentionResult and default ``kwargs["kind"]`` to its first attention.
+
+    Examples
+    --------
+    >>> take_result("HeadView", "some text", {})
+    Traceback (most recent call last):
+    ...
+    TypeError: HeadView takes an AttentionResult (from attnwidgets.run), got str
+    """
+    if not isinstance(result, AttentionResult):
+        raise TypeError(f"{widget} takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}")
+    kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
+    return result
+
+
+def attention_for(result: AttentionResult, kind: str) -> np.ndarray:
+    """The ``[layer, head, query, key]`` attention of ``kind``; ValueError naming the kinds it has if it lacks it."""
+    if kind not in result.kinds and not (kind == "self" and "encoder" in result.kinds):
+        raise ValueError(f"this result has no {kind!r} attention; it has {result.kinds}")
+    attention, _, _ = result.attention_of(kind)  # type: ignore[arg-type]
+    return attention
+
+
+def proposed_view(widget: Any, proposal: dict[str, Any]) -> tuple[str, int, int]:
+    """(kind, layer, head) once the trait change ``proposal`` is accepted: a new kind starts at layer 0, head 0."""
+    name = proposal["trait"].name
+    values = {"kind": widget.kind, "layer": widget.layer, "head": widget.head, name: proposal["value"]}
+    if name == "kind" and values["kind"] != widget.kind:
+        values["layer"], values["head"] = 0, 0
+    return values["kind"], values["layer"], values["head"]
+
+
+class ShowsResult:
+    """Mixin: the read-only ``result`` property of a widget built on one AttentionResult."""
+
+    _result: AttentionResult
+
+    @property
+    def result(self) -> AttentionResult:
+        """The result shown (read-only; make a new widget for another input)."""
+        return self._result
