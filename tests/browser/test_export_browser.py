@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from helpers import canvas_stats, wait_dataset
 
 import attnwidgets as aw
 from attnwidgets.qk_result import QKCapture
@@ -36,27 +37,6 @@ class Offline:
             self.blocked.append(route.request.url)
             route.abort()
 
-    def ink(self, selector: str) -> dict:
-        return self.page.evaluate(
-            """(sel) => {
-                const c = document.querySelector(sel);
-                const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-                let ink = 0, sum = 0;
-                for (let i = 0; i < d.length; i += 4) {
-                    if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) ink++;
-                    sum += d[i] + 3 * d[i+1] + 7 * d[i+2];
-                }
-                return { ink, sum, ...c.dataset };
-            }""",
-            selector,
-        )
-
-    def wait(self, selector: str, attr: str, value: str) -> None:
-        self.page.wait_for_function(
-            "([s, a, v]) => document.querySelector(s)?.dataset[a] === v", arg=[selector, attr, value],
-            timeout=20_000,
-        )
-
     def close(self) -> None:
         self.context.close()
 
@@ -80,14 +60,14 @@ def test_heatmap_page_draws_and_switches_heads_offline(browser, tmp_path):
     r = aw.run("The cat sat on the mat because it was tired.")
     path = aw.AttentionHeatmap(r, layer=2, head=3).save_html(tmp_path / "heatmap.html")
     page = Offline(browser, path)
-    page.wait(HEAT, "view", "self/2/3/t")
-    first = page.ink(HEAT)
+    wait_dataset(page.page, HEAT, "view", "self/2/3/t")
+    first = canvas_stats(page.page, HEAT)
     assert first["ink"] > 2000, "the saved page draws the heatmap"
     page.page.locator("[data-testid=head-select]").select_option("7")
-    page.wait(HEAT, "view", "self/2/7/t")
-    assert page.ink(HEAT)["sum"] != first["sum"], "another head, another picture, with no kernel"
+    wait_dataset(page.page, HEAT, "view", "self/2/7/t")
+    assert canvas_stats(page.page, HEAT)["sum"] != first["sum"], "another head, another picture, with no kernel"
     page.page.locator("[data-testid=head-select]").select_option("-1")
-    page.wait(HEAT, "view", "self/2/-1/t")
+    wait_dataset(page.page, HEAT, "view", "self/2/-1/t")
     ARTIFACTS.mkdir(exist_ok=True)
     page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / "export-heatmap-offline.png"))
     assert not page.blocked, f"the page asked the network for {page.blocked}"
@@ -99,12 +79,12 @@ def test_view_scope_page_says_what_is_missing(browser, tmp_path):
     r = aw.run("The cat sat on the mat.")
     path = aw.AttentionHeatmap(r, layer=1, head=0).save_html(tmp_path / "view.html", scope="view")
     page = Offline(browser, path)
-    page.wait(HEAT, "view", "self/1/0/t")
+    wait_dataset(page.page, HEAT, "view", "self/1/0/t")
     page.page.locator("[data-testid=head-select]").select_option("5")
     box = page.page.locator(".aw-error")
     box.wait_for(state="visible", timeout=10_000)
     assert "not saved" in box.inner_text(), "a view that was not saved says so, never a blank"
-    assert page.ink(HEAT)["ink"] > 500, "the last view stays on screen"
+    assert canvas_stats(page.page, HEAT)["ink"] > 500, "the last view stays on screen"
     page.close()
 
 
@@ -136,7 +116,7 @@ def test_png_and_svg_downloads(browser, tmp_path):
     a = np.full((1, 1, 5, 5), 0.2, np.float32)
     path = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, EVIL)).save_html(tmp_path / "dl.html")
     page = Offline(browser, path)
-    page.wait(HEAT, "view", "self/0/0/t")
+    wait_dataset(page.page, HEAT, "view", "self/0/0/t")
     with page.page.expect_download() as info:
         page.page.locator("[data-testid=export-svg]").click()
     svg = Path(info.value.path()).read_text(encoding="utf-8")
@@ -157,7 +137,7 @@ def test_cli_page_renders_offline(browser, tmp_path, tiny_llama):
     assert proc.returncode == 0, proc.stderr
     page = Offline(browser, out)
     page.page.wait_for_function("(s) => document.querySelector(s)?.dataset.view", arg=SOFTMAX, timeout=20_000)
-    assert page.ink(SOFTMAX)["ink"] > 200
+    assert canvas_stats(page.page, SOFTMAX)["ink"] > 200
     page.page.keyboard.press("Tab")
     page.page.locator(".aw-root").focus()
     page.page.keyboard.press("ArrowRight")
@@ -186,15 +166,15 @@ def test_model_view_page_opens_full_heads_offline(browser, tmp_path):
     r = aw.run("The cat sat on the mat because it was tired.")
     path = aw.ModelView(r, layer=0, head=1).save_html(tmp_path / "model_view.html")
     page = Offline(browser, path)
-    page.wait(HEAT, "view", "self/0/1")
-    assert page.ink(GRID)["ink"] > 5000, "the thumbnails are drawn"
-    first = page.ink(HEAT)
+    wait_dataset(page.page, HEAT, "view", "self/0/1")
+    assert canvas_stats(page.page, GRID)["ink"] > 5000, "the thumbnails are drawn"
+    first = canvas_stats(page.page, HEAT)
     click_thumb(page.page, 4, 7)
-    page.wait(HEAT, "view", "self/4/7")
-    full = page.ink(HEAT)
+    wait_dataset(page.page, HEAT, "view", "self/4/7")
+    full = canvas_stats(page.page, HEAT)
     assert full["ink"] > 2000 and full["sum"] != first["sum"], "a clicked head is drawn in full, with no kernel"
     assert int(full["nq"]) == len(r.tokens) and full["factor"] == "1"
-    assert page.ink(GRID)["selected"] == "4/7"
+    assert canvas_stats(page.page, GRID)["selected"] == "4/7"
     assert page.page.locator(".aw-error").is_hidden(), "every head was saved: no 'not saved' message"
     ARTIFACTS.mkdir(exist_ok=True)
     page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / "export-model-view-offline.png"))
@@ -217,12 +197,12 @@ def test_head_view_page_switches_layers_offline(browser, tmp_path):
     w = aw.HeadView(r, layer=0)
     path = w.save_html(tmp_path / "head_view.html")
     page = Offline(browser, path)
-    page.wait(LINES, "view", "self/0/t")
-    first = page.ink(LINES)
+    wait_dataset(page.page, LINES, "view", "self/0/t")
+    first = canvas_stats(page.page, LINES)
     assert first["ink"] > 3000 and int(first["lines"]) > 0
     page.page.locator("[data-testid=layer-select]").select_option("4")
-    page.wait(LINES, "view", "self/4/t")
-    s = page.ink(LINES)
+    wait_dataset(page.page, LINES, "view", "self/4/t")
+    s = canvas_stats(page.page, LINES)
     a = w.layer_heads(layer=4).astype(np.float16).astype(np.float32)
     assert int(s["lines"]) == int((a >= w.min_weight).sum()), "every line of layer 4, from the saved sparse rows"
     assert s["sum"] != first["sum"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from helpers import canvas_stats, dataset, eventually, page_point, wait_dataset
+
 SETUP = """
 import json, numpy as np
 import attnwidgets as aw
@@ -24,56 +26,19 @@ def expected(rows=None, which=None, heads=None):
     return int(((a[hs] >= w.min_weight) & keep[None]).sum())
 """
 
-STATS = """() => {
-    const c = document.querySelector('[data-testid=lines-canvas]');
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let ink = 0, sum = 0;
-    for (let i = 0; i < d.length; i += 4) {
-        if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) ink++;
-        sum += d[i] + 3 * d[i+1] + 7 * d[i+2];
-    }
-    return { ink, sum, ...c.dataset };
-}"""
-
-
-def stats(nb) -> dict:
-    return nb.page.evaluate(STATS)
-
 
 def token_point(nb, side: str, i: int) -> tuple[float, float]:
-    canvas = nb.page.locator("[data-testid=lines-canvas]").first
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    s = stats(nb)
-    y = box["y"] + float(s["top"]) + (i + 0.5) * float(s["rowH"])
-    x = box["x"] + (float(s["xl"]) - 10 if side == "q" else float(s["xr"]) + 10)
-    return x, y
-
-
-def eventually(nb, code: str, expected: str, tries: int = 40) -> None:
-    """Python sees a page change once its comm message is handled: poll for it."""
-    got = ""
-    for _ in range(tries):
-        got = nb.python(code).strip()
-        if got == expected:
-            return
-        nb.page.wait_for_timeout(250)
-    raise AssertionError(f"{code!r} printed {got!r}, expected {expected!r}")
-
-
-def wait_attr(nb, name: str, value: str) -> None:
-    nb.page.wait_for_function(
-        "([n, v]) => document.querySelector('[data-testid=lines-canvas]')?.dataset[n] === v", arg=[name, value],
-        timeout=20_000,
-    )
+    s = dataset(nb.page, "lines-canvas")
+    x = float(s["xl"]) - 10 if side == "q" else float(s["xr"]) + 10
+    return page_point(nb.page, "lines-canvas", x, float(s["top"]) + (i + 0.5) * float(s["rowH"]))
 
 
 def test_head_view_lines_swatches_hover_filter_select(lab):
     nb = lab.open([SETUP])
     nb.widget()
-    wait_attr(nb, "view", "self/2/t")
+    wait_dataset(nb.page, "lines-canvas", "view", "self/2/t")
     nb.python(COUNT)
-    s = stats(nb)
+    s = canvas_stats(nb.page, "lines-canvas")
     assert s["ink"] > 3000, "no lines drawn"
     assert int(s["lines"]) == int(nb.python("print(expected())"))
     nb.screenshot("head-view-all", nb.widget())
@@ -81,35 +46,35 @@ def test_head_view_lines_swatches_hover_filter_select(lab):
     # Click a swatch: head 0 is hidden, in Python and on the canvas.
     before = s["sum"]
     nb.page.locator("[data-testid=head-swatch][data-head='0']").click()
-    wait_attr(nb, "heads", ",".join(str(h) for h in range(1, 12)))
+    wait_dataset(nb.page, "lines-canvas", "heads", ",".join(str(h) for h in range(1, 12)))
     eventually(nb, "print(w.heads)", str(list(range(1, 12))))
-    assert stats(nb)["sum"] != before
-    assert int(stats(nb)["lines"]) == int(nb.python("print(expected())"))
+    assert canvas_stats(nb.page, "lines-canvas")["sum"] != before
+    assert int(canvas_stats(nb.page, "lines-canvas")["lines"]) == int(nb.python("print(expected())"))
     # Double-click isolates a head.
     nb.page.locator("[data-testid=head-swatch][data-head='5']").dblclick()
-    wait_attr(nb, "heads", "5")
+    wait_dataset(nb.page, "lines-canvas", "heads", "5")
     eventually(nb, "print(w.heads)", "[5]")
-    assert int(stats(nb)["lines"]) == int(nb.python("print(expected())"))
+    assert int(canvas_stats(nb.page, "lines-canvas")["lines"]) == int(nb.python("print(expected())"))
     nb.python("w.heads = list(range(12))")
-    wait_attr(nb, "heads", ",".join(str(h) for h in range(12)))
+    wait_dataset(nb.page, "lines-canvas", "heads", ",".join(str(h) for h in range(12)))
 
     # Hover a left token: only its outgoing lines; a right token: only its incoming lines.
     nb.page.mouse.move(*token_point(nb, "q", 3))
-    wait_attr(nb, "hover", "q3")
-    assert int(stats(nb)["lines"]) == int(nb.python("print(expected(rows=[3]))"))
+    wait_dataset(nb.page, "lines-canvas", "hover", "q3")
+    assert int(canvas_stats(nb.page, "lines-canvas")["lines"]) == int(nb.python("print(expected(rows=[3]))"))
     nb.screenshot("head-view-hover-query", nb.widget())
     nb.page.mouse.move(*token_point(nb, "k", 0))
-    wait_attr(nb, "hover", "k0")
+    wait_dataset(nb.page, "lines-canvas", "hover", "k0")
     incoming = int(nb.python(
         "a = w.layer_heads().astype(np.float16).astype(np.float64); print(int((a[:, :, 0] >= w.min_weight).sum()))"))
-    assert int(stats(nb)["lines"]) == incoming
+    assert int(canvas_stats(nb.page, "lines-canvas")["lines"]) == incoming
     nb.page.mouse.move(5, 5)
 
     # The A/B filter: exactly the lines from sentence A to sentence B, and the counts per filter agree.
     nb.page.locator("[data-testid=filter-select]").first.select_option("AB")
-    wait_attr(nb, "filter", "AB")
+    wait_dataset(nb.page, "lines-canvas", "filter", "AB")
     eventually(nb, "print(w.sentence_filter)", "AB")
-    s = stats(nb)
+    s = canvas_stats(nb.page, "lines-canvas")
     ab = int(nb.python("print(expected(which='AB'))"))
     assert int(s["lines"]) == ab == int(s["linesAb"])
     assert ab < int(s["linesAll"])
@@ -117,29 +82,29 @@ def test_head_view_lines_swatches_hover_filter_select(lab):
         assert int(s["lines" + which.capitalize()]) == int(nb.python(f"print(expected(which={which!r}))"))
     nb.screenshot("head-view-filter-AB", nb.widget())
     nb.page.locator("[data-testid=filter-select]").first.select_option("all")
-    wait_attr(nb, "filter", "all")
+    wait_dataset(nb.page, "lines-canvas", "filter", "all")
 
     # Select several tokens: click one, shift-click another.
     nb.page.mouse.click(*token_point(nb, "q", 2))
     nb.page.keyboard.down("Shift")
     nb.page.mouse.click(*token_point(nb, "q", 5))
     nb.page.keyboard.up("Shift")
-    wait_attr(nb, "selected", "2,5")
+    wait_dataset(nb.page, "lines-canvas", "selected", "2,5")
     eventually(nb, "print(w.selected)", "[2, 5]")
     nb.page.mouse.move(5, 5)
-    wait_attr(nb, "hover", "")
-    assert int(stats(nb)["lines"]) == int(nb.python("print(expected(rows=[2, 5]))"))
+    wait_dataset(nb.page, "lines-canvas", "hover", "")
+    assert int(canvas_stats(nb.page, "lines-canvas")["lines"]) == int(nb.python("print(expected(rows=[2, 5]))"))
     nb.screenshot("head-view-selected", nb.widget())
 
     # Layer from the page, words toggle.
     nb.page.locator("[data-testid=layer-select]").first.select_option("4")
-    wait_attr(nb, "view", "self/4/t")
+    wait_dataset(nb.page, "lines-canvas", "view", "self/4/t")
     eventually(nb, "print(w.layer)", "4")
     nb.page.locator("[data-testid=words-toggle]").first.check()
-    wait_attr(nb, "view", "self/4/w")
+    wait_dataset(nb.page, "lines-canvas", "view", "self/4/w")
     n_words = int(nb.python("print(len(w._meta['tokens']['self'][0]))"))
-    assert int(stats(nb)["nq"]) == n_words
-    assert int(stats(nb)["lines"]) > 0
+    assert int(canvas_stats(nb.page, "lines-canvas")["nq"]) == n_words
+    assert int(canvas_stats(nb.page, "lines-canvas")["lines"]) > 0
     assert not nb.errors(), nb.errors()
 
 

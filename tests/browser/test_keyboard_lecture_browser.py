@@ -7,6 +7,7 @@ One notebook serves the module; the lecture-theme screenshots go to test-artifac
 from __future__ import annotations
 
 import pytest
+from helpers import dataset, eventually
 
 SETUP = """
 import attnwidgets as aw
@@ -31,17 +32,6 @@ def nb(lab):
     return nb
 
 
-def eventually(nb, code: str, expected: str, tries: int = 40) -> None:
-    """Python sees a page change once its comm message is handled: poll for it."""
-    got = ""
-    for _ in range(tries):
-        got = nb.python(code).strip()
-        if got == expected:
-            return
-        nb.page.wait_for_timeout(250)
-    raise AssertionError(f"{code!r} printed {got!r}, expected {expected!r}")
-
-
 def press(nb, widget: int, *keys: str) -> None:
     root = nb.widget(widget)
     root.scroll_into_view_if_needed()
@@ -50,17 +40,13 @@ def press(nb, widget: int, *keys: str) -> None:
         nb.page.keyboard.press(key)
 
 
-def dataset(nb, testid: str) -> dict:
-    return nb.page.evaluate("(id) => ({...document.querySelector(`[data-testid=${id}]`).dataset})", testid)
-
-
 def test_arrow_keys_move_head_and_layer(nb):
     # ModelView: right, right, down -> layer 1, head 2; the grid outline and the full map follow.
     press(nb, MV, "ArrowRight", "ArrowRight", "ArrowDown")
     eventually(nb, "print(mv.layer, mv.head)", "1 2")
     nb.page.wait_for_function(
         "() => document.querySelector('[data-testid=heatmap-canvas]')?.dataset.view === 'self/1/2'", timeout=20_000)
-    assert dataset(nb, "thumb-grid")["selected"] == "1/2"
+    assert dataset(nb.page, "thumb-grid")["selected"] == "1/2"
     press(nb, MV, "ArrowUp", "ArrowLeft")
     eventually(nb, "print(mv.layer, mv.head)", "0 1")
 
@@ -87,7 +73,7 @@ def test_arrow_keys_move_head_and_layer(nb):
     eventually(nb, "print(bars.layer, bars.head)", "1 1")
     press(nb, CMAP, "ArrowDown", "ArrowDown", "ArrowDown", "ArrowRight")
     eventually(nb, "print(cmap.layer, cmap.head)", "3 1")
-    assert dataset(nb, "cluster-canvas")["selected"] == "3/1"
+    assert dataset(nb.page, "cluster-canvas")["selected"] == "3/1"
     assert not nb.errors(), nb.errors()
 
 

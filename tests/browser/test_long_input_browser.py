@@ -4,6 +4,8 @@ the exact weight; the causal mask is painted light grey."""
 
 from __future__ import annotations
 
+from helpers import dataset
+
 SETUP = """
 import numpy as np, attnwidgets as aw
 n = 2048
@@ -17,10 +19,6 @@ r = aw.AttentionResult.from_arrays(a, [f"t{i}" for i in range(n)], kind="decoder
 w = aw.AttentionHeatmap(r)
 w
 """
-
-
-def data(nb) -> dict:
-    return nb.page.evaluate("() => ({...document.querySelector('[data-testid=heatmap-canvas]').dataset})")
 
 
 def pixel(nb, x: float, y: float) -> list[int]:
@@ -44,7 +42,7 @@ def test_long_input_overview_zoom_tiles_and_exact_hover(lab):
     nb = lab.open([SETUP])
     nb.widget()
     wait(nb, "d.view === 'self/0/0/t'")
-    d = data(nb)
+    d = dataset(nb.page, "heatmap-canvas")
     assert (d["nq"], d["nk"], d["factor"], d["detail"]) == ("2048", "2048", "4", "overview")
     sent = int(nb.python("print(len(bytes(w._initial['matrix']['buffer'])))"))
     assert sent == 512 * 512 * 4, "only a 512 x 512 overview crosses up front, not 2048 x 2048"
@@ -58,7 +56,7 @@ def test_long_input_overview_zoom_tiles_and_exact_hover(lab):
     for _ in range(3):
         nb.page.locator("[data-testid=zoom-in]").first.click()
     wait(nb, "d.detail === 'tiles'")
-    d = data(nb)
+    d = dataset(nb.page, "heatmap-canvas")
     assert float(d["zoom"]) > 4
     (q0, q1), (k0, k1) = (tuple(map(int, part.split(":"))) for part in d["visible"].split(","))
     assert q1 - q0 <= 512 and k1 - k0 <= 512
@@ -68,7 +66,7 @@ def test_long_input_overview_zoom_tiles_and_exact_hover(lab):
     for _ in range(8):
         nb.page.locator("[data-testid=zoom-in]").first.click()
     wait(nb, "d.detail === 'tiles' && Number(d.cell) > 30")
-    d = data(nb)
+    d = dataset(nb.page, "heatmap-canvas")
     (q0, q1), (k0, k1) = (tuple(map(int, part.split(":"))) for part in d["visible"].split(","))
     nb.screenshot("long-input-full-zoom", nb.widget())
 
@@ -86,14 +84,14 @@ def test_long_input_overview_zoom_tiles_and_exact_hover(lab):
     assert f"{value:.4f}" in tip.inner_text()
 
     # Drag pans: the visible region moves; the wheel zooms about the cursor.
-    before = data(nb)["visible"]
+    before = dataset(nb.page, "heatmap-canvas")["visible"]
     cx, cy = box["x"] + gx + gw / 2, box["y"] + gy + gw / 2
     nb.page.mouse.move(cx, cy)
     nb.page.mouse.down()
     nb.page.mouse.move(cx - 120, cy - 80, steps=4)
     nb.page.mouse.up()
     wait(nb, f"d.visible !== '{before}'")
-    zoom = float(data(nb)["zoom"])
+    zoom = float(dataset(nb.page, "heatmap-canvas")["zoom"])
     nb.page.mouse.wheel(0, 400)
     wait(nb, f"Number(d.zoom) < {zoom}")
     nb.page.locator("[data-testid=zoom-reset]").first.click()
@@ -110,7 +108,7 @@ w
 """])
     nb.widget()
     wait(nb, "d.view === 'self/1/2/t'")
-    d = data(nb)
+    d = dataset(nb.page, "heatmap-canvas")
     assert d["factor"] == "1" and d["detail"] == "full"
     canvas = nb.page.locator("[data-testid=heatmap-canvas]").first
     box = canvas.bounding_box()
@@ -118,7 +116,7 @@ w
     nb.page.mouse.move(box["x"] + gx + gw * 0.25, box["y"] + gy + gw * 0.25)
     nb.page.mouse.wheel(0, -600)
     wait(nb, "Number(d.zoom) > 1.5")
-    d = data(nb)
+    d = dataset(nb.page, "heatmap-canvas")
     (q0, q1), (k0, k1) = (tuple(map(int, part.split(":"))) for part in d["visible"].split(","))
     n = int(nb.python("print(len(r.tokens))"))
     assert q1 - q0 < n and k1 - k0 < n

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from helpers import canvas_stats, wait_dataset
+
 SETUP = """
 import attnwidgets as aw
 text = "The cat sat on the mat because it was tired."
@@ -15,24 +17,6 @@ w
 SOFTMAX = "[data-testid=qk-softmax]"
 
 
-def panel(nb, selector: str = SOFTMAX) -> dict:
-    return nb.page.evaluate(
-        """(sel) => {
-            const c = document.querySelector(sel);
-            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-            let ink = 0;
-            for (let i = 0; i < d.length; i += 4) if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) ink++;
-            return { ink, ...c.dataset };
-        }""",
-        selector,
-    )
-
-
-def wait_view(nb, view: str) -> None:
-    nb.page.wait_for_function("([s, v]) => document.querySelector(s)?.dataset.view === v", arg=[SOFTMAX, view],
-                              timeout=20_000)
-
-
 def python_weights(nb, layer: int, head: int, query: int) -> list[float]:
     code = f"import json; print(json.dumps(w.values({layer}, {head}, {query})['weights'].tolist()))"
     return json.loads(nb.python(code))
@@ -41,28 +25,28 @@ def python_weights(nb, layer: int, head: int, query: int) -> list[float]:
 def test_qk_draws_selects_and_syncs(lab):
     nb = lab.open([SETUP])
     nb.widget()
-    wait_view(nb, "2/3/1")
+    wait_dataset(nb.page, SOFTMAX, "view", "2/3/1")
     for name in ("qk", "prod", "dot", "scaled", "softmax", "sum"):
-        assert panel(nb, f"[data-testid=qk-{name}]")["ink"] > 300, f"panel {name} is blank"
-    shown = [float(x) for x in panel(nb)["weights"].split(",")]
+        assert canvas_stats(nb.page, f"[data-testid=qk-{name}]")["ink"] > 300, f"panel {name} is blank"
+    shown = [float(x) for x in canvas_stats(nb.page, SOFTMAX)["weights"].split(",")]
     assert all(abs(a - b) < 1e-6 for a, b in zip(shown, python_weights(nb, 2, 3, 1))), "the model's weights"
     nb.screenshot("qk-layer2-head3", nb.widget())
 
     # Choose another query token in the menu: the softmax panel and the Python trait follow.
     nb.page.locator("[data-testid=query-select]").select_option("8")
-    wait_view(nb, "2/3/8")
+    wait_dataset(nb.page, SOFTMAX, "view", "2/3/8")
     assert nb.python("print(w.query)").strip() == "8"
-    shown = [float(x) for x in panel(nb)["weights"].split(",")]
+    shown = [float(x) for x in canvas_stats(nb.page, SOFTMAX)["weights"].split(",")]
     assert all(abs(a - b) < 1e-6 for a, b in zip(shown, python_weights(nb, 2, 3, 8)))
     best = nb.python("import numpy as np; print(int(np.argmax(w.values()['weights'])))")
-    assert int(panel(nb)["argmax"]) == int(best)
+    assert int(canvas_stats(nb.page, SOFTMAX)["argmax"]) == int(best)
 
     # Click a token in panel 1: it becomes the query.
     canvas = nb.page.locator("[data-testid=qk-qk]")
     box = canvas.bounding_box()
-    ds = panel(nb)
+    ds = canvas_stats(nb.page, SOFTMAX)
     nb.page.mouse.click(box["x"] + 20, box["y"] + float(ds["top"]) + 2.5 * float(ds["rh"]))
-    wait_view(nb, "2/3/2")
+    wait_dataset(nb.page, SOFTMAX, "view", "2/3/2")
     assert nb.python("print(w.query)").strip() == "2"
 
     # Hover shows the numbers of that key.
@@ -79,14 +63,14 @@ def test_qk_draws_selects_and_syncs(lab):
     nb.page.mouse.move(0, 0)
     nb.widget().focus()
     nb.page.keyboard.press("ArrowRight")
-    wait_view(nb, "2/4/2")
+    wait_dataset(nb.page, SOFTMAX, "view", "2/4/2")
     nb.page.keyboard.press("ArrowDown")
-    wait_view(nb, "3/4/2")
+    wait_dataset(nb.page, SOFTMAX, "view", "3/4/2")
     assert nb.python("print(w.layer, w.head)").strip() == "3 4"
 
     # Python sets the query and the theme: the page follows.
     nb.python("w.query = 6; w.theme = 'lecture'")
-    wait_view(nb, "3/4/6")
+    wait_dataset(nb.page, SOFTMAX, "view", "3/4/6")
     nb.page.wait_for_function("() => document.querySelector('.aw-qk').dataset.theme === 'lecture'", timeout=10_000)
     nb.screenshot("qk-lecture-theme", nb.widget())
     assert not nb.errors(), nb.errors()

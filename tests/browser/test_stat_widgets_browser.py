@@ -7,9 +7,9 @@ One notebook (the bundled model, 6 layers x 12 heads) serves the module: the mod
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
+from helpers import canvas_stats, eventually, page_point, tooltip_text, wait_dataset
 
 SETUP = """
 import attnwidgets as aw
@@ -31,54 +31,6 @@ def nb(lab):
     return nb
 
 
-def canvas_info(nb, testid: str) -> dict:
-    """Non-white pixels, distinct colours and the data attributes of a widget's canvas."""
-    return nb.page.evaluate(
-        """(id) => {
-            const c = document.querySelector(`[data-testid=${id}]`);
-            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-            const colours = new Set(); let ink = 0;
-            for (let i = 0; i < d.length; i += 4) {
-                if (d[i] < 245 || d[i+1] < 245 || d[i+2] < 245) ink++;
-                colours.add((d[i] << 16) | (d[i+1] << 8) | d[i+2]);
-            }
-            return { colours: colours.size, ink, ...c.dataset };
-        }""",
-        testid,
-    )
-
-
-def at(nb, testid: str, x: float, y: float) -> tuple[float, float]:
-    """Page coordinates of CSS pixel (x, y) of a canvas, scrolled into view."""
-    canvas = nb.page.locator(f"[data-testid={testid}]").first
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    return box["x"] + x, box["y"] + y
-
-
-def tooltip(nb, widget: int) -> str:
-    tip = nb.widget(widget).locator("[data-testid=tooltip]")
-    tip.wait_for(state="visible", timeout=5000)
-    return tip.inner_text()
-
-
-def wait_python(nb, code: str, expected: str, timeout: float = 20) -> None:
-    deadline = time.time() + timeout
-    got = ""
-    while time.time() < deadline:
-        got = nb.python(code).strip()
-        if got == expected:
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"{code!r} printed {got!r}, expected {expected!r}")
-
-
-def wait_heatmap(nb, view: str) -> None:
-    nb.page.wait_for_function(
-        "(v) => document.querySelector('[data-testid=heatmap-canvas]')?.dataset.view === v", arg=view, timeout=20_000
-    )
-
-
 def bar_xy(info: dict, layer: int, head: int) -> tuple[float, float]:
     x = float(info["x0"]) + layer * float(info["groupW"]) + head * (float(info["barW"]) + float(info["barGap"]))
     return x + float(info["barW"]) / 2, float(info["y0"]) + float(info["plotH"]) - 2
@@ -90,7 +42,7 @@ def cell_xy(info: dict, layer: int, head: int) -> tuple[float, float]:
 
 
 def test_entropy_bars_draw_hover_and_select(nb):
-    info = canvas_info(nb, "bars-canvas")
+    info = canvas_stats(nb.page, "bars-canvas")
     assert (info["nLayers"], info["nHeads"]) == ("6", "12")
     assert info["ink"] > 3000, "the bars canvas is blank"
     assert info["colours"] > 6, "six layers of bars in their own colours"
@@ -98,25 +50,25 @@ def test_entropy_bars_draw_hover_and_select(nb):
     nb.screenshot("entropy-bars", nb.widget(BARS))
 
     # Hover bar 2-5: the tooltip shows that head's entropy.
-    nb.page.mouse.move(*at(nb, "bars-canvas", *bar_xy(info, 2, 5)))
-    text = tooltip(nb, BARS)
+    nb.page.mouse.move(*page_point(nb.page, "bars-canvas", *bar_xy(info, 2, 5)))
+    text = tooltip_text(nb.widget(BARS))
     value = float(nb.python("print(float(bars.values('entropy')[2, 5]))"))
     assert "2-5" in text and f"{value:.3f}" in text, text
 
     # Click bar 3-7: Python's selection follows, and the linked heatmap shows head 3-7.
-    nb.page.mouse.click(*at(nb, "bars-canvas", *bar_xy(info, 3, 7)))
-    wait_python(nb, "print(bars.layer, bars.head)", "3 7")
-    wait_heatmap(nb, "self/3/7/t")
-    wait_python(nb, "print(heat.layer, heat.head, grid.layer, grid.head)", "3 7 3 7")
-    assert canvas_info(nb, "bars-canvas")["selected"] == "3/7"
+    nb.page.mouse.click(*page_point(nb.page, "bars-canvas", *bar_xy(info, 3, 7)))
+    eventually(nb, "print(bars.layer, bars.head)", "3 7")
+    wait_dataset(nb.page, "heatmap-canvas", "view", "self/3/7/t")
+    eventually(nb, "print(heat.layer, heat.head, grid.layer, grid.head)", "3 7 3 7")
+    assert canvas_stats(nb.page, "bars-canvas")["selected"] == "3/7"
 
     # The switch to the [CLS] row redraws from the page's data and sets the trait.
     nb.widget(BARS).locator("[data-testid=rows-select]").select_option("cls")
-    wait_python(nb, "print(bars.rows)", "cls")
-    info = canvas_info(nb, "bars-canvas")
+    eventually(nb, "print(bars.rows)", "cls")
+    info = canvas_stats(nb.page, "bars-canvas")
     assert info["rows"] == "cls"
-    nb.page.mouse.move(*at(nb, "bars-canvas", *bar_xy(info, 5, 0)))
-    text = tooltip(nb, BARS)
+    nb.page.mouse.move(*page_point(nb.page, "bars-canvas", *bar_xy(info, 5, 0)))
+    text = tooltip_text(nb.widget(BARS))
     value = float(nb.python("print(float(bars.values('entropy_cls')[5, 0]))"))
     assert "[CLS] row" in text and f"{value:.3f}" in text, text
     nb.screenshot("entropy-bars-cls-selected-3-7", nb.widget(BARS))
@@ -124,22 +76,22 @@ def test_entropy_bars_draw_hover_and_select(nb):
 
 
 def test_head_stats_grid_draws_switches_and_selects(nb):
-    info = canvas_info(nb, "grid-canvas")
+    info = canvas_stats(nb.page, "grid-canvas")
     assert info["statistic"] == "sep" and info["ink"] > 5000 and info["colours"] > 20
     nb.screenshot("head-stats-grid-sep", nb.widget(GRID))
 
     nb.widget(GRID).locator("[data-testid=statistic-select]").select_option("prev")
-    wait_python(nb, "print(grid.statistic)", "prev")
-    info = canvas_info(nb, "grid-canvas")
+    eventually(nb, "print(grid.statistic)", "prev")
+    info = canvas_stats(nb.page, "grid-canvas")
     assert info["statistic"] == "prev"
-    nb.page.mouse.move(*at(nb, "grid-canvas", *cell_xy(info, 1, 4)))
-    text = tooltip(nb, GRID)
+    nb.page.mouse.move(*page_point(nb.page, "grid-canvas", *cell_xy(info, 1, 4)))
+    text = tooltip_text(nb.widget(GRID))
     value = float(nb.python("print(float(grid.values('prev')[1, 4]))"))
     assert "1-4" in text and "previous" in text and f"{value:.3f}" in text, text
 
-    nb.page.mouse.click(*at(nb, "grid-canvas", *cell_xy(info, 4, 2)))
-    wait_python(nb, "print(grid.layer, grid.head)", "4 2")
-    wait_heatmap(nb, "self/4/2/t")
+    nb.page.mouse.click(*page_point(nb.page, "grid-canvas", *cell_xy(info, 4, 2)))
+    eventually(nb, "print(grid.layer, grid.head)", "4 2")
+    wait_dataset(nb.page, "heatmap-canvas", "view", "self/4/2/t")
     nb.page.wait_for_function(
         "() => document.querySelector('[data-testid=bars-canvas]').dataset.selected === '4/2'", timeout=10_000)
     nb.screenshot("head-stats-grid-prev-selected-4-2", nb.widget(GRID))
@@ -147,28 +99,28 @@ def test_head_stats_grid_draws_switches_and_selects(nb):
 
 
 def test_head_cluster_map_draws_colours_and_selects(nb):
-    info = canvas_info(nb, "cluster-canvas")
+    info = canvas_stats(nb.page, "cluster-canvas")
     points = json.loads(info["points"])
     assert len(points) == 2 * 72
     assert info["ink"] > 3000 and info["colours"] > 6
     nb.screenshot("head-cluster-map-layer", nb.widget(CMAP))
 
     k = 5 * 12 + 1  # head 5-1
-    nb.page.mouse.move(*at(nb, "cluster-canvas", points[2 * k], points[2 * k + 1]))
-    text = tooltip(nb, CMAP)
+    nb.page.mouse.move(*page_point(nb.page, "cluster-canvas", points[2 * k], points[2 * k + 1]))
+    text = tooltip_text(nb.widget(CMAP))
     # Points may overlap: the tooltip names whichever head is nearest the pointer; its values must be that head's.
     tip = nb.widget(CMAP).locator("[data-testid=tooltip]")
     layer, head = int(tip.get_attribute("data-layer")), int(tip.get_attribute("data-head"))
     entropy = float(nb.python(f"print(float(cmap.values('entropy')[{layer}, {head}]))"))
     assert f"{layer}-{head}" in text and f"{entropy:.3f}" in text, text
 
-    nb.page.mouse.click(*at(nb, "cluster-canvas", points[2 * k], points[2 * k + 1]))
-    wait_python(nb, "print(cmap.layer, cmap.head)", f"{layer} {head}")
-    wait_heatmap(nb, f"self/{layer}/{head}/t")
+    nb.page.mouse.click(*page_point(nb.page, "cluster-canvas", points[2 * k], points[2 * k + 1]))
+    eventually(nb, "print(cmap.layer, cmap.head)", f"{layer} {head}")
+    wait_dataset(nb.page, "heatmap-canvas", "view", f"self/{layer}/{head}/t")
 
     nb.widget(CMAP).locator("[data-testid=color-select]").select_option("entropy")
-    wait_python(nb, "print(cmap.color)", "entropy")
-    assert canvas_info(nb, "cluster-canvas")["color"] == "entropy"
+    eventually(nb, "print(cmap.color)", "entropy")
+    assert canvas_stats(nb.page, "cluster-canvas")["color"] == "entropy"
     assert "entropy" in nb.widget(CMAP).locator("[data-testid=legend]").inner_text()
     nb.screenshot("head-cluster-map-entropy", nb.widget(CMAP))
     nb.screenshot("linked-heatmap", nb.widget(HEAT))
@@ -178,7 +130,7 @@ def test_head_cluster_map_draws_colours_and_selects(nb):
 def test_heatmap_choice_moves_the_others_and_lecture_theme(nb):
     # The link runs both ways: choosing a head in the heatmap moves the grid's outline.
     nb.widget(HEAT).locator("[data-testid=head-select]").select_option("-1")
-    wait_python(nb, "print(grid.head, bars.head)", "-1 -1")
+    eventually(nb, "print(grid.head, bars.head)", "-1 -1")
     nb.page.wait_for_function(
         "() => document.querySelector('[data-testid=grid-canvas]').dataset.selected.endsWith('/-1')", timeout=10_000)
     nb.python("bars.theme = 'lecture'; grid.theme = 'lecture'")

@@ -10,6 +10,7 @@ import json
 import time
 
 import pytest
+from helpers import canvas_stats, eventually, hover_cell, wait_dataset
 
 SETUP = """
 import attnwidgets as aw
@@ -28,21 +29,6 @@ def nb(lab):
     return nb
 
 
-def canvas_info(nb, widget: int, testid: str) -> dict:
-    """Ink (non-white pixels), distinct colours and the data attributes of a canvas inside widget ``widget``."""
-    return nb.widget(widget).locator(f"[data-testid={testid}]").evaluate(
-        """(c) => {
-            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-            const colours = new Set(); let ink = 0;
-            for (let i = 0; i < d.length; i += 4) {
-                if (d[i] < 245 || d[i+1] < 245 || d[i+2] < 245) ink++;
-                colours.add((d[i] << 16) | (d[i+1] << 8) | d[i+2]);
-            }
-            return { colours: colours.size, ink, ...c.dataset };
-        }"""
-    )
-
-
 def set_range(nb, widget: int, testid: str, value: int) -> None:
     """Move a range slider the way a user lets go of it: value, then input and change events."""
     nb.widget(widget).locator(f"[data-testid={testid}]").evaluate(
@@ -52,44 +38,9 @@ def set_range(nb, widget: int, testid: str, value: int) -> None:
     )
 
 
-def wait_python(nb, code: str, expected: str, timeout: float = 20) -> None:
-    deadline = time.time() + timeout
-    got = ""
-    while time.time() < deadline:
-        got = nb.python(code).strip()
-        if got == expected:
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"{code!r} printed {got!r}, expected {expected!r}")
-
-
-def wait_dataset(nb, widget: int, testid: str, key: str, value: str, timeout: float = 20) -> dict:
-    deadline = time.time() + timeout
-    info: dict = {}
-    while time.time() < deadline:
-        info = canvas_info(nb, widget, testid)
-        if info.get(key) == value:
-            return info
-        time.sleep(0.2)
-    raise AssertionError(f"{testid}.dataset.{key} is {info.get(key)!r}, expected {value!r}")
-
-
-def hover_cell(nb, widget: int, testid: str, row: int, col: int) -> str:
-    info = canvas_info(nb, widget, testid)
-    canvas = nb.widget(widget).locator(f"[data-testid={testid}]")
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    x = box["x"] + float(info["x0"]) + (col + 0.5) * float(info["cw"])
-    y = box["y"] + float(info["y0"]) + (row + 0.5) * float(info["ch"])
-    nb.page.mouse.move(x, y)
-    tip = nb.widget(widget).locator("[data-testid=tooltip]")
-    tip.wait_for(state="visible", timeout=5000)
-    return tip.inner_text()
-
-
 def test_positional_explorer_draws_both_panels(nb):
     for i, shape in [(0, ("32", "32")), (1, ("32", "32"))]:
-        info = canvas_info(nb, POS, f"pos-panel-{i}")
+        info = canvas_stats(nb.widget(POS), f"pos-panel-{i}")
         assert info["ink"] > 5000 and info["colours"] > 20, info
         assert (info["rows"], info["cols"]) == shape
     note = nb.widget(POS).locator("[data-testid=panel-note-1]").inner_text()
@@ -99,85 +50,85 @@ def test_positional_explorer_draws_both_panels(nb):
 
 
 def test_positional_hover_shows_the_value_python_computed(nb):
-    text = hover_cell(nb, POS, "pos-panel-0", 5, 0)
+    text = hover_cell(nb.widget(POS), "pos-panel-0", 5, 0)
     expected = float(nb.python("print(float(pos.panels()[0]['matrix'][5, 0]))"))
     assert "position m 5, dimension 0" in text
     assert f"{expected:.4f}" in text  # sin(5) = -0.9589
 
 
 def test_choosing_an_encoding_in_the_page_sets_python_and_redraws(nb):
-    before = canvas_info(nb, POS, "pos-panel-0")
+    before = canvas_stats(nb.widget(POS), "pos-panel-0")
     nb.widget(POS).locator("[data-testid=encoding-select]").select_option("alibi")
-    wait_python(nb, "print(pos.encoding)", "alibi")
-    info = wait_dataset(nb, POS, "pos-panel-0", "encoding", "alibi")
+    eventually(nb, "print(pos.encoding)", "alibi")
+    info = wait_dataset(nb.widget(POS), "pos-panel-0", "encoding", "alibi")
     assert (info["rows"], info["cols"]) == ("8", "32")  # [head, distance]
     assert info["vmax"] != before["vmax"]
     # ALiBi shows the heads and head sliders; move the head, then switch to causal.
     set_range(nb, POS, "head-slider", 7)
-    wait_python(nb, "print(pos.head)", "7")
+    eventually(nb, "print(pos.head)", "7")
     nb.widget(POS).locator("[data-testid=causal-box]").check()
-    wait_python(nb, "print(pos.causal)", "True")
+    eventually(nb, "print(pos.causal)", "True")
     title = nb.widget(POS).locator("[data-testid=panel-title-1]")
     assert "head 7" in title.inner_text()
-    assert "masked" in hover_cell(nb, POS, "pos-panel-1", 0, 5)  # a future key under the causal mask
+    assert "masked" in hover_cell(nb.widget(POS), "pos-panel-1", 0, 5)  # a future key under the causal mask
     nb.screenshot("positional_alibi", nb.widget(POS))
     nb.widget(POS).locator("[data-testid=encoding-select]").select_option("t5")
-    wait_python(nb, "print(pos.encoding)", "t5")
-    info = wait_dataset(nb, POS, "pos-panel-0", "encoding", "t5")
+    eventually(nb, "print(pos.encoding)", "t5")
+    info = wait_dataset(nb.widget(POS), "pos-panel-0", "encoding", "t5")
     assert info["cols"] == str(2 * 32 - 1)  # offsets -31 .. 31
-    assert "bucket" in hover_cell(nb, POS, "pos-panel-0", 0, 31)
+    assert "bucket" in hover_cell(nb.widget(POS), "pos-panel-0", 0, 31)
     nb.screenshot("positional_t5", nb.widget(POS))
     assert nb.errors() == []
 
 
 def test_length_and_width_sliders_set_python_and_resize(nb):
     nb.widget(POS).locator("[data-testid=encoding-select]").select_option("rope")
-    wait_python(nb, "print(pos.encoding)", "rope")
+    eventually(nb, "print(pos.encoding)", "rope")
     set_range(nb, POS, "length-slider", 48)
-    wait_python(nb, "print(pos.length)", "48")
+    eventually(nb, "print(pos.length)", "48")
     set_range(nb, POS, "dmodel-slider", 16)
-    wait_python(nb, "print(pos.d_model)", "16")
+    eventually(nb, "print(pos.d_model)", "16")
     deadline = time.time() + 20
     while time.time() < deadline:
-        info = canvas_info(nb, POS, "pos-panel-0")
+        info = canvas_stats(nb.widget(POS), "pos-panel-0")
         if (info["rows"], info["cols"]) == ("48", "16"):
             break
         time.sleep(0.2)
     assert (info["rows"], info["cols"]) == ("48", "16")
-    assert canvas_info(nb, POS, "pos-panel-1")["rows"] == "48"
+    assert canvas_stats(nb.widget(POS), "pos-panel-1")["rows"] == "48"
     nb.screenshot("positional_rope", nb.widget(POS))
 
 
 def test_python_side_changes_redraw_the_page(nb):
     nb.python("pos.encoding = 'sinusoidal'; pos.similarity = 'dot'")
-    info = wait_dataset(nb, POS, "pos-panel-1", "encoding", "sinusoidal")
+    info = wait_dataset(nb.widget(POS), "pos-panel-1", "encoding", "sinusoidal")
     select = nb.widget(POS).locator("[data-testid=encoding-select]")
     assert select.input_value() == "sinusoidal"
     assert float(info["vmax"]) == pytest.approx(8.0, rel=1e-3)  # PE(m)·PE(m) = d / 2 with d = 16
 
 
 def test_mask_explorer_draws_and_counts(nb):
-    info = canvas_info(nb, MASK, "mask-canvas")
+    info = canvas_stats(nb.widget(MASK), "mask-canvas")
     assert info["n"] == "16" and info["allowed"] == str(16 * 17 // 2)  # causal: the lower triangle
     assert info["ink"] > 3000
     assert "136 of 256" in nb.widget(MASK).locator("[data-testid=mask-stats]").inner_text()
-    assert "masked" in hover_cell(nb, MASK, "mask-canvas", 2, 9)
-    assert "attends" in hover_cell(nb, MASK, "mask-canvas", 9, 2)
+    assert "masked" in hover_cell(nb.widget(MASK), "mask-canvas", 2, 9)
+    assert "attends" in hover_cell(nb.widget(MASK), "mask-canvas", 9, 2)
     nb.screenshot("mask_causal", nb.widget(MASK))
 
 
 def test_choosing_a_mask_and_window_in_the_page(nb):
     nb.widget(MASK).locator("[data-testid=mask-select]").select_option("sliding_window")
-    wait_python(nb, "print(masks.mask)", "sliding_window")
-    info = wait_dataset(nb, MASK, "mask-canvas", "mask", "sliding_window")
+    eventually(nb, "print(masks.mask)", "sliding_window")
+    info = wait_dataset(nb.widget(MASK), "mask-canvas", "mask", "sliding_window")
     assert info["allowed"] == nb.python("print(int(masks.mask_array().sum()))").strip()
     before = int(info["allowed"])
     set_range(nb, MASK, "window-slider", 2)
-    wait_python(nb, "print(masks.window)", "2")
+    eventually(nb, "print(masks.window)", "2")
     deadline = time.time() + 20
-    while time.time() < deadline and int(canvas_info(nb, MASK, "mask-canvas")["allowed"]) == before:
+    while time.time() < deadline and int(canvas_stats(nb.widget(MASK), "mask-canvas")["allowed"]) == before:
         time.sleep(0.2)
-    after = int(canvas_info(nb, MASK, "mask-canvas")["allowed"])
+    after = int(canvas_stats(nb.widget(MASK), "mask-canvas")["allowed"])
     assert after == 16 + 15  # the diagonal and one key back
     assert after == int(nb.python("print(int(masks.mask_array().sum()))"))
     nb.screenshot("mask_sliding_window", nb.widget(MASK))
@@ -185,8 +136,8 @@ def test_choosing_a_mask_and_window_in_the_page(nb):
 
 def test_kv_heads_menu_sets_python_and_the_cache_bars(nb):
     nb.widget(MASK).locator("[data-testid=kv-select]").select_option("1")
-    wait_python(nb, "print(masks.n_kv_heads)", "1")
-    info = wait_dataset(nb, MASK, "kv-canvas", "variant", "MQA")
+    eventually(nb, "print(masks.n_kv_heads)", "1")
+    info = wait_dataset(nb.widget(MASK), "kv-canvas", "variant", "MQA")
     assert info["nKvHeads"] == "1" and info["nHeads"] == "8"
     text = nb.widget(MASK).locator("[data-testid=kv-text]").inner_text()
     assert text.startswith("MQA")
@@ -194,10 +145,10 @@ def test_kv_heads_menu_sets_python_and_the_cache_bars(nb):
     assert cache["MQA"] == 2**26  # 64 MiB
     assert "64 MiB" in nb.widget(MASK).locator("[data-testid=cache-MQA]").inner_text()
     nb.widget(MASK).locator("[data-testid=heads-select]").select_option("32")
-    wait_python(nb, "print(masks.n_heads, masks.n_kv_heads)", "32 1")
+    eventually(nb, "print(masks.n_heads, masks.n_kv_heads)", "32 1")
     nb.widget(MASK).locator("[data-testid=kv-select]").select_option("8")
-    wait_python(nb, "print(masks.n_kv_heads, masks._meta['variant'])", "8 GQA")
-    wait_dataset(nb, MASK, "kv-canvas", "nHeads", "32")
+    eventually(nb, "print(masks.n_kv_heads, masks._meta['variant'])", "8 GQA")
+    wait_dataset(nb.widget(MASK), "kv-canvas", "nHeads", "32")
     nb.screenshot("mask_gqa", nb.widget(MASK))
     assert nb.errors() == []
 
@@ -208,9 +159,9 @@ def test_global_tokens_box_and_lecture_theme(nb):
     box = root.locator("[data-testid=global-input]")
     box.fill("0, 6, 99")
     box.dispatch_event("change")
-    wait_python(nb, "print(lecture.global_tokens)", "[0, 6]")  # 99 is past the end: dropped
-    info = canvas_info(nb, LECTURE, "mask-canvas")
+    eventually(nb, "print(lecture.global_tokens)", "[0, 6]")  # 99 is past the end: dropped
+    info = canvas_stats(nb.widget(LECTURE), "mask-canvas")
     assert float(info["cw"]) > 30  # big cells for a projector
-    assert "attends" in hover_cell(nb, LECTURE, "mask-canvas", 6, 11)  # a global token sees everything
+    assert "attends" in hover_cell(nb.widget(LECTURE), "mask-canvas", 6, 11)  # a global token sees everything
     nb.screenshot("mask_global_local_lecture", root)
     assert nb.errors() == []

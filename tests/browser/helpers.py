@@ -1,0 +1,94 @@
+"""What the browser tests share: reading a canvas, pointing at one of its cells, the tooltip, and waiting for the
+page or for Python.
+
+``where`` is a Playwright Page (search the whole document) or a Locator (search inside one widget); ``target`` is a
+``data-testid`` ("heatmap-canvas") or a CSS selector (anything with ``[``, ``.``, ``#`` or a space), and names the
+first match.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+# Pixels below 250 in any channel count as ink; `sum` weighs the channels so that a change of colour
+# changes it (compare two reads to see that the picture changed).
+CANVAS_STATS = """(c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const colours = new Set(); let ink = 0, sum = 0;
+    for (let i = 0; i < d.length; i += 4) {
+        if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) ink++;
+        colours.add((d[i] << 16) | (d[i+1] << 8) | d[i+2]);
+        sum += d[i] + 3 * d[i+1] + 7 * d[i+2];
+    }
+    return { colours: colours.size, ink, sum, ...c.dataset };
+}"""
+
+
+def selector(target: str) -> str:
+    """A CSS selector for ``target``: itself if it is one, else the element with that data-testid."""
+    return target if any(c in target for c in "[.# ") else f"[data-testid={target}]"
+
+
+def _page(where: Any) -> Any:
+    return getattr(where, "page", where)  # a Locator knows its page; a Page is one
+
+
+def canvas_stats(where: Any, target: str) -> dict:
+    """Ink (non-white pixels), distinct colours, a colour-weighted sum and the data attributes of a canvas."""
+    return where.locator(selector(target)).first.evaluate(CANVAS_STATS)
+
+
+def dataset(where: Any, target: str) -> dict:
+    """The data attributes of an element (what a widget publishes about its drawing)."""
+    return where.locator(selector(target)).first.evaluate("(e) => ({...e.dataset})")
+
+
+def page_point(where: Any, target: str, x: float, y: float) -> tuple[float, float]:
+    """Page coordinates of CSS pixel (x, y) of an element, scrolled into view."""
+    element = where.locator(selector(target)).first
+    element.scroll_into_view_if_needed()
+    box = element.bounding_box()
+    return box["x"] + x, box["y"] + y
+
+
+def tooltip_text(where: Any) -> str:
+    """The widget tooltip's text, once it shows."""
+    tip = where.locator(selector("tooltip")).first
+    tip.wait_for(state="visible", timeout=5000)
+    return tip.inner_text()
+
+
+def hover_cell(where: Any, target: str, row: int, col: int) -> str:
+    """Move the mouse to the middle of cell (row, col) of a grid canvas and return the tooltip. The canvas publishes
+    x0, y0 and either ``cell`` (square cells) or ``cw``/``ch``."""
+    d = dataset(where, target)
+    cw = float(d.get("cw", d.get("cell")))
+    ch = float(d.get("ch", d.get("cell")))
+    x, y = page_point(where, target, float(d["x0"]) + (col + 0.5) * cw, float(d["y0"]) + (row + 0.5) * ch)
+    _page(where).mouse.move(x, y)
+    return tooltip_text(where)
+
+
+def wait_dataset(where: Any, target: str, key: str, value: str, timeout: float = 20) -> dict:
+    """Wait until ``target`` has ``data-<key>`` equal to ``value`` (a view has drawn); return its data attributes."""
+    deadline = time.time() + timeout
+    d: dict = {}
+    while time.time() < deadline:
+        d = dataset(where, target)
+        if d.get(key) == value:
+            return d
+        _page(where).wait_for_timeout(200)
+    raise AssertionError(f"{target}: data-{key} is {d.get(key)!r}, expected {value!r}")
+
+
+def eventually(nb: Any, code: str, expected: str, timeout: float = 20) -> None:
+    """Python sees a page change once its comm message is handled: poll ``code`` until it prints ``expected``."""
+    deadline = time.time() + timeout
+    got = ""
+    while time.time() < deadline:
+        got = nb.python(code).strip()
+        if got == expected:
+            return
+        nb.page.wait_for_timeout(250)
+    raise AssertionError(f"{code!r} printed {got!r}, expected {expected!r}")
