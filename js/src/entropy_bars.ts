@@ -2,11 +2,19 @@
 // Mirrors attnwidgets/widgets/entropy_bars.py. Every row choice's values arrive at once (one small float32 buffer),
 // so the rows switch repaints without asking the kernel; a click sets the synced `layer`/`head` traits.
 
-import { type Packed, decode } from "./shared/buffers";
+import { decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
-import { h, listen, select } from "./shared/dom";
+import { h } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
-import { followStats, resetControls, statSlice, wordsToggle } from "./shared/head_stats";
+import {
+  type HeadWidgetMeta,
+  type HeadWidgetTraits,
+  followStats,
+  resetControls,
+  statSlice,
+  traitMenu,
+  wordsToggle,
+} from "./shared/head_stats";
 import { type BarLayout, barAt, barLayout, barX, fmt, headLabel, niceTicks, roomFor } from "./shared/heads";
 import type { RenderProps } from "./shared/model";
 import { arrowKeysSelect, clickToSelect, sameHead } from "./shared/selection";
@@ -15,25 +23,13 @@ import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
 /** Python traits of EntropyBars (attnwidgets/widgets/entropy_bars.py and its base, widgets/_headstats.py). */
-export interface EntropyBarsTraits {
-  layer: number;
-  head: number; // -1: the whole layer
+export interface EntropyBarsTraits extends HeadWidgetTraits {
   rows: string; // "all" | "cls" | "last"
-  words: boolean;
-  theme: string;
-  _stats: Packed; // (S, L, H) float32, S in the order of _meta.names
-  _meta: {
-    title: string;
-    names: string[];
-    labels: Record<string, string>;
-    shape: [number, number];
-    can_words: boolean;
-    causal: boolean;
+  _meta: HeadWidgetMeta & {
     rows: Array<[string, string]>; // [value, label] of the row choices this source has
     row_stat: Record<string, string>; // row choice -> statistic name
     baselines: Record<string, number | null>; // row choice -> uniform entropy (nats)
   };
-  _error: string;
 }
 
 function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
@@ -61,15 +57,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     resetControls(controls, bar);
     const m = meta();
     if (m.rows.length > 1) {
-      const rowsSel = select(m.rows, model.get("rows"), "rows");
-      rowsSel.dataset.testid = "rows-select";
-      controls.push(
-        listen(rowsSel, "change", () => {
-          model.set("rows", rowsSel.value);
-          model.save_changes();
-        }),
-      );
-      bar.append(h("label", {}, "entropy of", rowsSel));
+      bar.append(h("label", {}, "entropy of", traitMenu(model, "rows", m.rows, "rows", controls)));
     }
     if (m.can_words) bar.append(wordsToggle(model, controls));
     bar.append(shell.exportControls(controls));

@@ -4,9 +4,17 @@
 
 import { type Packed, decode } from "./shared/buffers";
 import { type ColorMapName, categorical, rgbAt } from "./shared/colors";
-import { h, listen, select } from "./shared/dom";
+import { h } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
-import { followStats, resetControls, statSlice, wordsToggle } from "./shared/head_stats";
+import {
+  type HeadWidgetMeta,
+  type HeadWidgetTraits,
+  followStats,
+  resetControls,
+  statSlice,
+  traitMenu,
+  wordsToggle,
+} from "./shared/head_stats";
 import {
   type ScatterLayout,
   fmt,
@@ -24,25 +32,13 @@ import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { widgetShell } from "./shared/widget_shell";
 
 /** Python traits of HeadClusterMap (attnwidgets/widgets/head_cluster_map.py and its base, widgets/_headstats.py). */
-export interface HeadClusterMapTraits {
-  layer: number;
-  head: number; // -1: the whole layer
+export interface HeadClusterMapTraits extends HeadWidgetTraits {
   color: string; // "layer" or a statistic name
-  words: boolean;
   colormap: string;
-  theme: string;
   _points: Packed; // (K, 2) float32 MDS coordinates, k = layer * H + head
-  _stats: Packed; // (S, L, H) float32, S in the order of _meta.names
-  _meta: {
-    title: string;
-    names: string[];
-    labels: Record<string, string>;
-    shape: [number, number];
-    can_words: boolean;
-    causal: boolean;
+  _meta: HeadWidgetMeta & {
     colors: Array<[string, string]>; // colour menu: "layer" then the statistics
   };
-  _error: string;
 }
 
 function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
@@ -79,15 +75,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
       v,
       v === "layer" ? "layer" : (m.labels[v] ?? v),
     ]);
-    const colorSel = select(opts, model.get("color"), "colour by");
-    colorSel.dataset.testid = "color-select";
-    controls.push(
-      listen(colorSel, "change", () => {
-        model.set("color", colorSel.value);
-        model.save_changes();
-      }),
-    );
-    bar.append(h("label", {}, "colour by", colorSel));
+    bar.append(h("label", {}, "colour by", traitMenu(model, "color", opts, "colour by", controls)));
     if (m.can_words) bar.append(wordsToggle(model, controls));
     bar.append(shell.exportControls(controls));
   }

@@ -2,11 +2,19 @@
 // Mirrors attnwidgets/widgets/head_stats_grid.py. Every statistic arrives at once as one (S, L, H) float32 buffer,
 // so the menu repaints without asking the kernel; a click sets the synced `layer`/`head` traits.
 
-import { type Packed, decode } from "./shared/buffers";
+import { decode } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
-import { h, listen, select } from "./shared/dom";
+import { h } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
-import { followStats, resetControls, statSlice, wordsToggle } from "./shared/head_stats";
+import {
+  type HeadWidgetMeta,
+  type HeadWidgetTraits,
+  followStats,
+  resetControls,
+  statSlice,
+  traitMenu,
+  wordsToggle,
+} from "./shared/head_stats";
 import {
   type GridLayout,
   fmt,
@@ -24,23 +32,9 @@ import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
 /** Python traits of HeadStatsGrid (attnwidgets/widgets/head_stats_grid.py and its base, widgets/_headstats.py). */
-export interface HeadStatsGridTraits {
-  layer: number;
-  head: number; // -1: the whole layer
+export interface HeadStatsGridTraits extends HeadWidgetTraits {
   statistic: string;
-  words: boolean;
   colormap: string; // "" = the theme's
-  theme: string;
-  _stats: Packed; // (S, L, H) float32, S in the order of _meta.names
-  _meta: {
-    title: string;
-    names: string[];
-    labels: Record<string, string>;
-    shape: [number, number];
-    can_words: boolean;
-    causal: boolean;
-  };
-  _error: string;
 }
 
 function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
@@ -67,19 +61,8 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   function buildControls(): void {
     resetControls(controls, bar);
     const m = meta();
-    const statSel = select(
-      m.names.map((n) => [n, m.labels[n] ?? n]),
-      model.get("statistic"),
-      "statistic",
-    );
-    statSel.dataset.testid = "statistic-select";
-    controls.push(
-      listen(statSel, "change", () => {
-        model.set("statistic", statSel.value);
-        model.save_changes();
-      }),
-    );
-    bar.append(h("label", {}, "colour by", statSel));
+    const opts = m.names.map((n): [string, string] => [n, m.labels[n] ?? n]);
+    bar.append(h("label", {}, "colour by", traitMenu(model, "statistic", opts, "statistic", controls)));
     if (m.can_words) bar.append(wordsToggle(model, controls));
     bar.append(shell.exportControls(controls));
   }

@@ -1,8 +1,30 @@
 // What the per-head statistic widgets (HeadStatsGrid, EntropyBars, HeadClusterMap) share: the (S, L, H) buffer of
 // every statistic, read one statistic at a time, and the "words" box that switches Python to word-level attention.
 
-import { h, listen } from "./dom";
+import type { Packed } from "./buffers";
+import { h, listen, select } from "./dom";
 import { type WidgetModel, onModel } from "./model";
+
+/** Python traits every per-head statistic widget has (attnwidgets/widgets/_headstats.py: HeadWidget). */
+export interface HeadWidgetTraits {
+  layer: number;
+  head: number; // -1: the whole layer
+  words: boolean;
+  theme: string;
+  _stats: Packed; // (S, L, H) float32, S in the order of _meta.names
+  _meta: HeadWidgetMeta;
+  _error: string;
+}
+
+/** What HeadWidget._meta always holds; each widget adds its own keys. */
+export interface HeadWidgetMeta {
+  title: string;
+  names: string[];
+  labels: Record<string, string>;
+  shape: [number, number];
+  can_words: boolean;
+  causal: boolean;
+}
 
 /** The (L, H) values of statistic `name` in `values` ((S, L, H), S in the order of `names`), or null if absent. */
 export function statSlice(
@@ -30,6 +52,25 @@ export function wordsToggle(
     }),
   );
   return h("label", {}, box, "words");
+}
+
+/** A menu bound to the string trait `trait` (test id `<trait>-select`); its listener goes to `controls`. */
+export function traitMenu<T>(
+  model: WidgetModel<T>,
+  trait: keyof T & string,
+  options: Array<[string, string]>,
+  label: string,
+  controls: Array<() => void>,
+): HTMLSelectElement {
+  const menu = select(options, String(model.get(trait)), label);
+  menu.dataset.testid = `${trait}-select`;
+  controls.push(
+    listen(menu, "change", () => {
+      model.set(trait, menu.value as T[keyof T & string]);
+      model.save_changes();
+    }),
+  );
+  return menu;
 }
 
 /** Remove the listeners of the bar's controls and empty the bar, before building them again. */
