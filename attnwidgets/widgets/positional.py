@@ -111,6 +111,8 @@ def positional_panels(
         raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}")
     pos = {"rows": "position m", "cols": "dimension", "col_start": 0}
     pair = {"rows": "query position m", "cols": "key position n", "col_start": 0}
+    first: dict[str, Any]
+    second: dict[str, Any]
     if encoding in ("sinusoidal", "learned"):
         pe = P.sinusoidal(length, d_model) if encoding == "sinusoidal" else P.learned(
             length, d_model if table is None else int(np.shape(table)[1]), table=table, seed=seed)
@@ -215,7 +217,7 @@ class PositionalExplorer(AttnWidget):
     """str, default "cosine": the sinusoidal / learned similarity, "cosine" or "dot" (peaks at d/2 for sinusoidal).
     A menu in the page; two-way."""
 
-    _panels = traitlets.List().tag(sync=True)
+    _panels: traitlets.List[dict[str, Any]] = traitlets.List(traitlets.Dict()).tag(sync=True)
     """list of two dicts: title, axis names, first column number, note and the matrix (and T5 buckets) as binary
     float32 buffers; recomputed in Python whenever a trait above changes."""
 
