@@ -20,7 +20,7 @@ import {
   withMode,
 } from "./shared/ablation_state";
 import { type Packed, decode, maxOf } from "./shared/buffers";
-import { h, listen, select } from "./shared/dom";
+import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawMatrix, labelRoom, prepareCanvas } from "./shared/draw";
 import { heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
@@ -273,16 +273,17 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     drawGrid();
   }
 
+  const barListeners = controlGroup(cleanups);
   function buildBar(): void {
     const stacks = Object.keys(model.get("_meta").stacks ?? {});
-    stackBox.replaceChildren();
+    resetControls(barListeners, stackBox);
     if (stacks.length > 1) {
       const s = select(
         stacks.map((k) => [k, k]),
         model.get("stack"),
         "attention stack",
       );
-      cleanups.push(listen(s, "change", () => select1({ stack: s.value })));
+      barListeners.push(listen(s, "change", () => select1({ stack: s.value })));
       stackBox.append(h("label", {}, "attention", s));
     }
     const items = model.get("_meta").items ?? [];
@@ -294,7 +295,7 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
         "text shown",
       );
       s.dataset.testid = "item-select";
-      cleanups.push(listen(s, "change", () => select1({ item: Number(s.value) })));
+      barListeners.push(listen(s, "change", () => select1({ item: Number(s.value) })));
       itemSel.append(h("label", {}, "text", s));
     }
   }
@@ -304,10 +305,11 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
   const cells: HTMLButtonElement[][] = [];
   const layerButtons: HTMLButtonElement[] = [];
 
+  const gridListeners = controlGroup(cleanups);
   function buildGrid(): void {
     const [nLayers, nHeads] = stackShape();
     gridShape = `${model.get("stack")}/${nLayers}x${nHeads}`;
-    grid.replaceChildren();
+    resetControls(gridListeners, grid);
     cells.length = 0;
     layerButtons.length = 0;
     grid.style.gridTemplateColumns = `max-content repeat(${nHeads}, max-content)`;
@@ -316,13 +318,15 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
       grid.append(h("span", { className: "aw-abl-colhead", text: String(hd) }));
     for (let l = 0; l < nLayers; l++) {
       const lb = h("button", { type: "button", className: "aw-abl-layer", "data-testid": `layer-${l}` });
-      cleanups.push(listen(lb, "click", () => change(toggleLayer(want, model.get("stack"), l, mode), 0)));
+      gridListeners.push(
+        listen(lb, "click", () => change(toggleLayer(want, model.get("stack"), l, mode), 0)),
+      );
       layerButtons.push(lb);
       grid.append(lb);
       const row: HTMLButtonElement[] = [];
       for (let hd = 0; hd < nHeads; hd++) {
         const c = h("button", { type: "button", className: "aw-abl-cell", "data-testid": `cell-${l}-${hd}` });
-        cleanups.push(
+        gridListeners.push(
           listen(c, "click", () => {
             select1({ layer: l, head: hd });
             change(toggleHead(want, model.get("stack"), l, hd, mode), 0);

@@ -4,13 +4,12 @@
 
 import { decode } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
-import { h } from "./shared/dom";
+import { h, resetControls } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
   followStats,
-  resetControls,
   statSlice,
   traitMenu,
   wordsToggle,

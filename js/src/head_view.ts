@@ -8,7 +8,7 @@
 // lines are batched into one path per (head, opacity step), so a redraw is a few hundred strokes.
 
 import { categorical, hexToRgb } from "./shared/colors";
-import { h, listen, select } from "./shared/dom";
+import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { labelRoom, prepareCanvas } from "./shared/draw";
 import { tokenLabel } from "./shared/layout";
 import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows } from "./shared/lines";
@@ -99,8 +99,9 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   const viewKey = () => `${kind()}/${model.get("layer")}/${model.get("words") ? "w" : "t"}`;
   const save = (changes: Partial<HeadViewTraits>) => saveTraits(model, changes);
 
+  const controls = controlGroup(cleanups);
   function buildControls(): void {
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const m = meta();
     const [nLayers] = m.shapes[kind()] ?? [0, 0];
     if (m.kinds.length > 1) {
@@ -110,7 +111,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
         "attention kind",
       );
       kindSel.dataset.testid = "kind-select";
-      cleanups.push(listen(kindSel, "change", () => save({ kind: kindSel.value })));
+      controls.push(listen(kindSel, "change", () => save({ kind: kindSel.value })));
       bar.append(h("label", {}, "attention", kindSel));
     }
     const layerSel = select(
@@ -119,56 +120,67 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       "layer",
     );
     layerSel.dataset.testid = "layer-select";
-    cleanups.push(listen(layerSel, "change", () => save({ layer: Number(layerSel.value) })));
+    controls.push(listen(layerSel, "change", () => save({ layer: Number(layerSel.value) })));
     bar.append(h("label", {}, "layer", layerSel));
     const [qs, ks] = m.segments[kind()] ?? [[], []];
     if (qs.includes(1) || ks.includes(1)) {
       const f = select(FILTERS, model.get("sentence_filter"), "sentence filter");
       f.dataset.testid = "filter-select";
-      cleanups.push(listen(f, "change", () => save({ sentence_filter: f.value })));
+      controls.push(listen(f, "change", () => save({ sentence_filter: f.value })));
       bar.append(h("label", {}, "sentences", f));
     }
     if (m.can_words) {
       const box = h("input", { type: "checkbox", "aria-label": "word level", "data-testid": "words-toggle" });
       box.checked = model.get("words");
-      cleanups.push(listen(box, "change", () => save({ words: box.checked })));
+      controls.push(listen(box, "change", () => save({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
-    bar.append(shell.exportControls(cleanups));
+    bar.append(shell.exportControls(controls));
   }
 
+  // Swatches are built when the number of heads changes and restyled in place when the shown heads change, so both
+  // clicks of a double-click land on the same button.
+  const swatchListeners = controlGroup(cleanups);
+  let swatchButtons: HTMLButtonElement[] = [];
   function buildSwatches(): void {
-    swatches.replaceChildren(h("span", { className: "aw-muted", text: "heads" }));
     const [, nHeads] = meta().shapes[kind()] ?? [0, 0];
+    if (swatchButtons.length !== nHeads) {
+      resetControls(swatchListeners);
+      swatches.replaceChildren(h("span", { className: "aw-muted", text: "heads" }));
+      swatchButtons = [];
+      for (let i = 0; i < nHeads; i++) {
+        const s = h("button", {
+          type: "button",
+          "data-testid": "head-swatch",
+          "data-head": i,
+          title: `head ${i}: click to toggle, double-click to show it alone`,
+          text: String(i),
+        });
+        swatchListeners.push(
+          listen(s, "click", () => {
+            const cur = new Set(model.get("heads"));
+            if (cur.has(i)) cur.delete(i);
+            else cur.add(i);
+            save({ heads: [...cur].sort((a, b) => a - b) });
+          }),
+          listen(s, "dblclick", () => {
+            const cur = model.get("heads");
+            const alone = cur.length === 1 && cur[0] === i;
+            save({ heads: alone ? Array.from({ length: nHeads }, (_, j) => j) : [i] });
+          }),
+        );
+        swatches.append(s);
+        swatchButtons.push(s);
+      }
+    }
     const on = new Set(model.get("heads"));
-    for (let i = 0; i < nHeads; i++) {
-      const s = h("button", {
-        type: "button",
-        "data-testid": "head-swatch",
-        "data-head": i,
-        "aria-pressed": on.has(i) ? "true" : "false",
-        title: `head ${i}: click to toggle, double-click to show it alone`,
-        text: String(i),
-      });
+    swatchButtons.forEach((s, i) => {
       const [r, g, b] = hexToRgb(categorical(i));
       const ink = 0.299 * r + 0.587 * g + 0.114 * b > 150 ? "#000" : "#fff"; // readable on yellow and on black
+      s.setAttribute("aria-pressed", on.has(i) ? "true" : "false");
       s.style.cssText = `background:${categorical(i)};color:${ink};border:2px solid ${on.has(i) ? "#0000" : "#999"};
         opacity:${on.has(i) ? 1 : 0.25};min-width:2.2em;border-radius:4px;cursor:pointer`;
-      cleanups.push(
-        listen(s, "click", () => {
-          const cur = new Set(model.get("heads"));
-          if (cur.has(i)) cur.delete(i);
-          else cur.add(i);
-          save({ heads: [...cur].sort((a, b) => a - b) });
-        }),
-        listen(s, "dblclick", () => {
-          const cur = model.get("heads");
-          const alone = cur.length === 1 && cur[0] === i;
-          save({ heads: alone ? Array.from({ length: nHeads }, (_, j) => j) : [i] });
-        }),
-      );
-      swatches.append(s);
-    }
+    });
   }
 
   function paint(): void {

@@ -5,7 +5,7 @@
 
 import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
-import { h, listen, select } from "./shared/dom";
+import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawLegend, labelRoom, matrixCanvas, prepareCanvas } from "./shared/draw";
 import { type HeatmapLayout, heatmapLayout, tokenLabel } from "./shared/layout";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
@@ -86,8 +86,9 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   const meta = () => model.get("_meta");
   const tokens = (): [string[], string[]] => meta().tokens[model.get("kind")] ?? [[], []];
 
+  const controls = controlGroup(cleanups);
   function buildControls(): void {
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const m = meta();
     const kind = model.get("kind");
     const [nLayers, nHeads] = m.shapes[kind] ?? [0, 0];
@@ -97,18 +98,18 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         kind,
         "attention kind",
       );
-      cleanups.push(listen(kindSel, "change", () => update({ kind: kindSel.value, layer: 0, head: 0 })));
+      controls.push(listen(kindSel, "change", () => update({ kind: kindSel.value, layer: 0, head: 0 })));
       bar.append(h("label", {}, "attention", kindSel));
     }
     const layers: Array<[string, string]> = Array.from({ length: nLayers }, (_, i) => [String(i), String(i)]);
     const layerSel = select(layers, String(model.get("layer")), "layer");
     layerSel.dataset.testid = "layer-select";
-    cleanups.push(listen(layerSel, "change", () => update({ layer: Number(layerSel.value) })));
+    controls.push(listen(layerSel, "change", () => update({ layer: Number(layerSel.value) })));
     const heads: Array<[string, string]> = [["-1", "mean of heads"]];
     for (let i = 0; i < nHeads; i++) heads.push([String(i), String(i)]);
     const headSel = select(heads, String(model.get("head")), "head");
     headSel.dataset.testid = "head-select";
-    cleanups.push(listen(headSel, "change", () => update({ head: Number(headSel.value) })));
+    controls.push(listen(headSel, "change", () => update({ head: Number(headSel.value) })));
     bar.append(h("label", {}, "layer", layerSel), h("label", {}, "head", headSel));
     const zoomButton = (text: string, testid: string, label: string, fn: () => void) => {
       const b = h("button", {
@@ -118,7 +119,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         "aria-label": label,
         title: label,
       });
-      cleanups.push(listen(b, "click", fn));
+      controls.push(listen(b, "click", fn));
       return b;
     };
     bar.append(
@@ -133,10 +134,10 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     if (m.can_words) {
       const box = h("input", { type: "checkbox", "aria-label": "word level" });
       box.checked = model.get("words");
-      cleanups.push(listen(box, "change", () => update({ words: box.checked })));
+      controls.push(listen(box, "change", () => update({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
-    bar.append(shell.exportControls(cleanups));
+    bar.append(shell.exportControls(controls));
   }
 
   function update(changes: Partial<Pick<HeatmapTraits, "layer" | "head" | "kind" | "words">>): void {

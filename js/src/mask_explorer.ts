@@ -4,7 +4,7 @@
 
 import { type Packed, decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
-import { h, listen, select } from "./shared/dom";
+import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import {
@@ -93,20 +93,21 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
 
   const update = (changes: Partial<Editable>) => saveTraits(model, changes);
 
+  const controls = controlGroup(cleanups);
   function buildControls(): void {
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const kind = model.get("mask");
     const n = model.get("length");
     const maskSel = select(MASKS, kind, "mask");
     maskSel.dataset.testid = "mask-select";
-    cleanups.push(listen(maskSel, "change", () => update({ mask: maskSel.value })));
+    controls.push(listen(maskSel, "change", () => update({ mask: maskSel.value })));
     bar.append(h("label", {}, "mask", maskSel));
     bar.append(
       slider(
         "length",
         { min: 2, max: Math.max(64, n), value: n, testid: "length-slider" },
         (v) => update({ length: v, window: Math.min(model.get("window"), v) }),
-        cleanups,
+        controls,
       ).wrap,
     );
     if (kind === "sliding_window" || kind === "global_local") {
@@ -115,12 +116,12 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
           "window w",
           { min: 1, max: n, value: Math.min(model.get("window"), n), testid: "window-slider" },
           (v) => update({ window: v }),
-          cleanups,
+          controls,
         ).wrap,
       );
       const box = h("input", { type: "checkbox", "aria-label": "causal", "data-testid": "causal-box" });
       box.checked = model.get("causal");
-      cleanups.push(listen(box, "change", () => update({ causal: box.checked })));
+      controls.push(listen(box, "change", () => update({ causal: box.checked })));
       bar.append(h("label", {}, box, "causal"));
     }
     if (kind === "global_local") {
@@ -131,10 +132,10 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
         "data-testid": "global-input",
       });
       input.value = model.get("global_tokens").join(", ");
-      cleanups.push(listen(input, "change", () => update({ global_tokens: parsePositions(input.value, n) })));
+      controls.push(listen(input, "change", () => update({ global_tokens: parsePositions(input.value, n) })));
       bar.append(h("label", {}, "global tokens", input));
     }
-    bar.append(shell.exportControls(cleanups));
+    bar.append(shell.exportControls(controls));
 
     kvBar.replaceChildren();
     const nh = model.get("n_heads");
@@ -144,21 +145,21 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
       "query heads",
     );
     heads.dataset.testid = "heads-select";
-    cleanups.push(listen(heads, "change", () => update({ n_heads: Number(heads.value), n_kv_heads: 1 })));
+    controls.push(listen(heads, "change", () => update({ n_heads: Number(heads.value), n_kv_heads: 1 })));
     const kv = select(
       divisors(nh).map((v) => [String(v), String(v)]),
       String(model.get("n_kv_heads")),
       "key/value heads",
     );
     kv.dataset.testid = "kv-select";
-    cleanups.push(listen(kv, "change", () => update({ n_kv_heads: Number(kv.value) })));
+    controls.push(listen(kv, "change", () => update({ n_kv_heads: Number(kv.value) })));
     const seq = select(
       SEQ.map((v) => [String(v), v.toLocaleString("en")]),
       String(model.get("seq_len")),
       "tokens cached",
     );
     seq.dataset.testid = "seq-select";
-    cleanups.push(listen(seq, "change", () => update({ seq_len: Number(seq.value) })));
+    controls.push(listen(seq, "change", () => update({ seq_len: Number(seq.value) })));
     kvBar.append(
       h("label", {}, "query heads", heads),
       h("label", {}, "kv heads", kv),

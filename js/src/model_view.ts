@@ -4,7 +4,7 @@
 
 import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
-import { h, listen, select } from "./shared/dom";
+import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawLegend, drawMatrix, labelRoom, matrixPixels, prepareCanvas } from "./shared/draw";
 import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
@@ -109,8 +109,9 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
   const meta = () => model.get("_meta");
   const kind = () => model.get("kind");
 
+  const controls = controlGroup(cleanups);
   function buildControls(): void {
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const m = meta();
     if (m.kinds.length > 1) {
       const kindSel = select(
@@ -119,7 +120,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
         "attention kind",
       );
       kindSel.dataset.testid = "kind-select";
-      cleanups.push(
+      controls.push(
         listen(kindSel, "change", () => {
           model.set("kind", kindSel.value);
           model.set("layer", 0);
@@ -132,7 +133,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     bar.append(
       h("span", { className: "aw-muted", text: "click a thumbnail to open that head · arrow keys move" }),
     );
-    bar.append(shell.exportControls(cleanups));
+    bar.append(shell.exportControls(controls));
   }
 
   /** The thumbnails of the kind on screen: the synced trait, or (in a saved page, where no kernel updates the

@@ -4,7 +4,7 @@
 
 import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
-import { h, listen, select } from "./shared/dom";
+import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import {
@@ -100,20 +100,21 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
 
   const update = (changes: Partial<Editable>) => saveTraits(model, changes);
 
+  const controls = controlGroup(cleanups);
   function buildControls(): void {
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const meta = model.get("_meta");
     const enc = model.get("encoding");
     const encSel = select(ENCODINGS, enc, "encoding");
     encSel.dataset.testid = "encoding-select";
-    cleanups.push(listen(encSel, "change", () => update({ encoding: encSel.value })));
+    controls.push(listen(encSel, "change", () => update({ encoding: encSel.value })));
     bar.append(h("label", {}, "encoding", encSel));
     bar.append(
       slider(
         "length",
         { min: 2, max: meta.max_length ?? 512, value: model.get("length"), testid: "length-slider" },
         (v) => update({ length: v }),
-        cleanups,
+        controls,
       ).wrap,
     );
     const fixedWidth = enc === "learned" && meta.has_table;
@@ -129,7 +130,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
             testid: "dmodel-slider",
           },
           (v) => update({ d_model: v }),
-          cleanups,
+          controls,
         ).wrap,
       );
     }
@@ -143,7 +144,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
         "similarity",
       );
       sim.dataset.testid = "similarity-select";
-      cleanups.push(listen(sim, "change", () => update({ similarity: sim.value })));
+      controls.push(listen(sim, "change", () => update({ similarity: sim.value })));
       bar.append(h("label", {}, "similarity", sim));
     }
     if (enc === "alibi" || enc === "t5") {
@@ -153,21 +154,21 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
           "heads",
           { min: 1, max: 16, value: nHeads, testid: "heads-slider" },
           (v) => update({ n_heads: v, head: Math.min(model.get("head"), v - 1) }),
-          cleanups,
+          controls,
         ).wrap,
         slider(
           "head",
           { min: 0, max: Math.max(nHeads - 1, 0), value: model.get("head"), testid: "head-slider" },
           (v) => update({ head: v }),
-          cleanups,
+          controls,
         ).wrap,
       );
       const box = h("input", { type: "checkbox", "aria-label": "causal", "data-testid": "causal-box" });
       box.checked = model.get("causal");
-      cleanups.push(listen(box, "change", () => update({ causal: box.checked })));
+      controls.push(listen(box, "change", () => update({ causal: box.checked })));
       bar.append(h("label", {}, box, "causal (decoder)"));
     }
-    bar.append(shell.exportControls(cleanups));
+    bar.append(shell.exportControls(controls));
   }
 
   function drawPanel(i: number, panel: PositionalPanel): Drawn {

@@ -5,7 +5,7 @@
 
 import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
-import { h, listen, select } from "./shared/dom";
+import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { labelRoom, prepareCanvas } from "./shared/draw";
 import { exportButtons, safeName } from "./shared/export";
 import { tokenLabel } from "./shared/layout";
@@ -119,8 +119,9 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   const meta = () => model.get("_meta");
   const selfAttention = () => meta().stack !== "cross";
 
+  const controls = controlGroup(cleanups);
   function buildControls(): void {
-    bar.replaceChildren();
+    resetControls(controls, bar);
     const m = meta();
     const layerSel = select(
       m.layers.map((l) => [String(l), String(l)]),
@@ -128,24 +129,24 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       "layer",
     );
     layerSel.dataset.testid = "layer-select";
-    cleanups.push(listen(layerSel, "change", () => update({ layer: Number(layerSel.value) })));
+    controls.push(listen(layerSel, "change", () => update({ layer: Number(layerSel.value) })));
     const heads: Array<[string, string]> = [];
     for (let i = 0; i < m.n_heads; i++) heads.push([String(i), String(i)]);
     const headSel = select(heads, String(model.get("head")), "head");
     headSel.dataset.testid = "head-select";
-    cleanups.push(listen(headSel, "change", () => update({ head: Number(headSel.value) })));
+    controls.push(listen(headSel, "change", () => update({ head: Number(headSel.value) })));
     const querySel = select(
       m.tokens.map((t, i) => [String(i), `${i}: ${tokenLabel(t, 32)}`]),
       String(model.get("query")),
       "query token",
     );
     querySel.dataset.testid = "query-select";
-    cleanups.push(listen(querySel, "change", () => update({ query: Number(querySel.value) })));
+    controls.push(listen(querySel, "change", () => update({ query: Number(querySel.value) })));
     bar.append(
       h("label", {}, "layer", layerSel),
       h("label", {}, "head", headSel),
       h("label", {}, "query", querySel),
-      exportButtons(root, () => safeName(`qk_${model.get("layer")}_${model.get("head")}`), cleanups),
+      exportButtons(root, () => safeName(`qk_${model.get("layer")}_${model.get("head")}`), controls),
     );
   }
 

@@ -92,3 +92,31 @@ def eventually(nb: Any, code: str, expected: str, timeout: float = 20) -> None:
             return
         nb.page.wait_for_timeout(250)
     raise AssertionError(f"{code!r} printed {got!r}, expected {expected!r}")
+
+
+def count_control_listeners(page: Any) -> None:
+    """From now on, count listeners added to minus listeners removed from form controls and buttons in the page (what
+    widgets rebuild on every change); :func:`control_listener_balance` reads the count."""
+    page.evaluate(
+        """() => {
+          window.__awNet = 0;
+          const isControl = (t) =>
+            t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLButtonElement;
+          const add = EventTarget.prototype.addEventListener;
+          const rm = EventTarget.prototype.removeEventListener;
+          EventTarget.prototype.addEventListener = function (...a) {
+            if (isControl(this)) window.__awNet++;
+            return add.apply(this, a);
+          };
+          EventTarget.prototype.removeEventListener = function (...a) {
+            if (isControl(this)) window.__awNet--;
+            return rm.apply(this, a);
+          };
+        }"""
+    )
+
+
+def control_listener_balance(page: Any) -> int:
+    """Listeners added to controls minus those removed since :func:`count_control_listeners`."""
+    return int(page.evaluate("() => window.__awNet"))
+

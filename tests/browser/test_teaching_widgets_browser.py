@@ -10,7 +10,14 @@ import json
 import time
 
 import pytest
-from helpers import canvas_stats, eventually, hover_cell, wait_dataset
+from helpers import (
+    canvas_stats,
+    control_listener_balance,
+    count_control_listeners,
+    eventually,
+    hover_cell,
+    wait_dataset,
+)
 
 SETUP = """
 import attnwidgets as aw
@@ -165,3 +172,14 @@ def test_global_tokens_box_and_lecture_theme(nb):
     assert "attends" in hover_cell(nb.widget(LECTURE), "mask-canvas", 6, 11)  # a global token sees everything
     nb.screenshot("mask_global_local_lecture", root)
     assert nb.errors() == []
+
+
+def test_rebuilding_the_controls_drops_the_old_controls_listeners(nb):
+    """Each Python-side change rebuilds the control bar; the listeners of the bar it replaces go with it."""
+    count_control_listeners(nb.page)
+    for n in (17, 18, 19, 20, 21, 22):
+        nb.python(f"masks.length = {n}; pos.length = {n}")
+        wait_dataset(nb.widget(MASK), "mask-canvas", "n", str(n))
+        net = control_listener_balance(nb.page)
+    assert nb.widget(MASK).locator("[data-testid=length-slider]").input_value() == "22"
+    assert net == 0, f"{net} control listeners left behind by 6 rebuilds of two widgets"

@@ -43,3 +43,19 @@ export function listen<K extends keyof HTMLElementEventMap>(
   target.addEventListener(type, fn as EventListener, options);
   return () => target.removeEventListener(type, fn as EventListener, options);
 }
+
+/** Listeners of controls that are built again and again (a bar redrawn on a trait change). Removed with the old
+ * controls by `resetControls`, and at teardown through the entry this adds to `cleanups`. */
+export function controlGroup(cleanups: Array<() => void>): Array<() => void> {
+  const group: Array<() => void> = [];
+  cleanups.push(() => {
+    for (const c of group.splice(0)) c();
+  });
+  return group;
+}
+
+/** Remove the listeners of `group` and empty `containers`, before their controls are built again. */
+export function resetControls(group: Array<() => void>, ...containers: HTMLElement[]): void {
+  for (const c of group.splice(0)) c();
+  for (const el of containers) el.replaceChildren();
+}

@@ -73,12 +73,6 @@ export function traitMenu<T>(
   return menu;
 }
 
-/** Remove the listeners of the bar's controls and empty the bar, before building them again. */
-export function resetControls(controls: Array<() => void>, bar: HTMLElement): void {
-  for (const c of controls.splice(0)) c();
-  bar.replaceChildren();
-}
-
 /** What a statistic widget does on model events. */
 export interface StatWidgetHooks {
   menu: string; // the trait of the widget's own menu ("statistic", "rows", "color"): rebuild the bar and repaint
