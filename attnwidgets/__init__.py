@@ -62,6 +62,7 @@ _LAZY: dict[str, str] = {
     "surface_stats": "attnwidgets.analysis",
     "word_level": "attnwidgets.analysis",
     "dependency_scores": "attnwidgets.analysis",
+    "attention_flow": "attnwidgets.analysis",
     "attention_rollout": "attnwidgets.analysis",
     "attention_gradients": "attnwidgets.runner.gradients",
     "plot_token_attention": "attnwidgets.plots",

@@ -10,7 +10,7 @@ words       word-level attention (to a word: sum over pieces; from a word: mean 
 dependency  CoNLL-U reading, word alignment, heads as dependency parsers (Clark et al. Table 1)
 clustering  Jensen–Shannon distances between heads, MDS embedding
 patterns    Kovaleva et al. pattern classes from measurable statistics
-rollout     attention rollout (Abnar & Zuidema)
+rollout     attention rollout and attention flow (Abnar & Zuidema)
 corpus      statistics over many texts, memory bounded, as tidy DataFrames
 """
 
@@ -19,7 +19,7 @@ from .clustering import HeadDistances, head_distances, head_embedding, js_diverg
 from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
 from .dependency import DependencyScores, Sentence, align_words, dependency_scores, read_conllu, score_dependencies
 from .patterns import PATTERNS, classify_patterns, pattern_features, pattern_frame, patterns_from_features
-from .rollout import attention_rollout
+from .rollout import attention_flow, attention_rollout
 from .surface import (
     STATISTICS,
     key_share,
@@ -44,6 +44,7 @@ __all__ = [
     "HeadDistances",
     "Sentence",
     "align_words",
+    "attention_flow",
     "attention_rollout",
     "classify_patterns",
     "corpus_stats",
