@@ -461,6 +461,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   );
 
   const rebuild = () => {
+    hideTooltip(tooltip); // it described the old map
     buildControls();
     refresh();
   };

@@ -319,6 +319,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
   }
 
   function paint(): void {
+    hideTooltip(tooltip); // what it said was about the old picture
     applyTheme(root, theme(model.get("theme")));
     paintMask();
     paintKv();

@@ -243,6 +243,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
   }
 
   function paint(): void {
+    hideTooltip(tooltip); // what it said was about the old picture
     const t = theme(model.get("theme"));
     applyTheme(root, t);
     const meta = model.get("_meta");

@@ -469,6 +469,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   );
 
   const rebuild = () => {
+    hideTooltip(tooltip); // it described the old head or query
     buildControls();
     refresh();
   };

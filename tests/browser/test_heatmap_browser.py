@@ -37,6 +37,7 @@ def test_heatmap_draws_hovers_and_syncs(lab):
     nb.page.locator("[data-testid=head-select]").first.select_option("7")
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/2/7/t")
     assert nb.python("print(w.head)").strip() == "7"
+    assert not nb.page.locator("[data-testid=tooltip]").first.is_visible(), "the tooltip still shows head 3's weight"
     assert canvas_stats(nb.page, "heatmap-canvas")["sum"] != before
 
     # The mean of heads is an option too.

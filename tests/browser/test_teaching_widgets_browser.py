@@ -125,9 +125,12 @@ def test_mask_explorer_draws_and_counts(nb):
 
 
 def test_choosing_a_mask_and_window_in_the_page(nb):
+    assert "attends" in hover_cell(nb.widget(MASK), "mask-canvas", 9, 2)  # causal: the past is visible
     nb.widget(MASK).locator("[data-testid=mask-select]").select_option("sliding_window")
     eventually(nb, "print(masks.mask)", "sliding_window")
     info = wait_dataset(nb.widget(MASK), "mask-canvas", "mask", "sliding_window")
+    tooltip = nb.widget(MASK).locator("[data-testid=tooltip]")
+    assert not tooltip.is_visible(), "the tooltip still describes the causal mask"
     assert info["allowed"] == nb.python("print(int(masks.mask_array().sum()))").strip()
     before = int(info["allowed"])
     set_range(nb, MASK, "window-slider", 2)
