@@ -54,6 +54,7 @@ def test_head_view_lines_swatches_hover_filter_select(lab):
     nb.page.locator("[data-testid=head-swatch][data-head='5']").dblclick()
     wait_dataset(nb.page, "lines-canvas", "heads", "5")
     eventually(nb, "print(w.heads)", "[5]")
+    assert nb.page.evaluate("window.getSelection().toString()") == "", "a double-click selected the swatch's text"
     assert int(canvas_stats(nb.page, "lines-canvas")["lines"]) == int(nb.python("print(expected())"))
     nb.python("w.heads = list(range(12))")
     wait_dataset(nb.page, "lines-canvas", "heads", ",".join(str(h) for h in range(12)))

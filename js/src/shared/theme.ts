@@ -63,6 +63,7 @@ export function injectCss(): void {
 .aw-bar { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; margin-bottom: 6px; }
 .aw-bar label { display: inline-flex; gap: 4px; align-items: center; }
 .aw-bar select, .aw-bar button, .aw-bar input { font: inherit; }
+.aw-root button { user-select: none; -webkit-user-select: none; }
 .aw-title { font-weight: 600; }
 .aw-muted { color: var(--aw-muted); }
 .aw-tooltip { position: absolute; pointer-events: none; background: rgba(20,20,20,.92); color: #fff; padding: 4px 7px;
