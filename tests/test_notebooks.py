@@ -1,6 +1,7 @@
-"""The tutorial notebooks: committed without outputs, first cell imports cleanly from the installed package, and the
-house layout (learning goals, a hub-model switch, exercises with hidden answers). CI executes them all with
-``pytest --nbmake notebooks`` (see .ci/run); these checks are the cheap ones that say what is wrong.
+"""The tutorial notebooks: committed without outputs or saved widget state, first cell imports cleanly from the
+installed package, and the house layout (learning goals, a hub-model switch, exercises whose answers are collapsed,
+source and outputs). CI executes them all with ``pytest --nbmake notebooks`` (see .ci/run); these checks are the cheap
+ones that say what is wrong.
 """
 
 from __future__ import annotations
@@ -46,6 +47,35 @@ def test_no_stored_outputs(path):
              and (c.get("outputs") or c.get("execution_count") is not None)]
     assert not dirty, (f"{path.name}: code cells {dirty} keep outputs or execution counts; strip them before "
                        "committing (`jupyter nbconvert --clear-output --inplace` or nbstripout)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_stored_widget_state(path):
+    metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+    # Saving from JupyterLab with "Save Widget State Automatically" on stores every live widget's model here (the
+    # arrays included): megabytes of stale state that nothing reads back, since the cells re-create the widgets.
+    assert "widgets" not in metadata, (f"{path.name}: the notebook metadata keeps widget state; turn off Settings > "
+                                       "Save Widget State Automatically, or delete metadata['widgets'] first")
+
+
+# A markdown heading line ("#### Show answer"), not a sentence that mentions answers.
+ANSWER_HEADING = re.compile(r"^\s*#+\s*show answer\b", re.IGNORECASE | re.MULTILINE)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_answer_is_collapsed(path):
+    cs = cells(path)
+    headings = [i for i, c in enumerate(cs) if c["cell_type"] == "markdown" and ANSWER_HEADING.search(source(c))]
+    assert headings, f"{path.name}: no '#### Show answer' heading; exercises need their answers in collapsed cells"
+    for i in headings:
+        answer = cs[i + 1] if i + 1 < len(cs) else None
+        assert answer is not None and answer["cell_type"] == "code", \
+            f"{path.name}: the 'Show answer' heading in cell {i} must be followed by the answer's code cell"
+        jupyter = answer.get("metadata", {}).get("jupyter", {})
+        # Both: the source is the answer, and so is what it prints.
+        assert jupyter.get("source_hidden") is True and jupyter.get("outputs_hidden") is True, (
+            f"{path.name}: answer cell {i + 1} must be collapsed, source and outputs: metadata "
+            f'{{"jupyter": {{"source_hidden": true, "outputs_hidden": true}}}}, got {answer.get("metadata")}')
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
