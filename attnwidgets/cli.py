@@ -85,15 +85,17 @@ def build_view(
 
 
 def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    # allow_abbrev=False everywhere: an abbreviation ("--mod" for "--model") would also match a word meant as text.
     parser = argparse.ArgumentParser(
-        prog="attnwidgets",
+        prog="attnwidgets", allow_abbrev=False,
         description="See what a transformer's attention heads do: write a view as one self-contained HTML page.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     show = sub.add_parser(
-        "show", help="write a self-contained HTML page of one view",
+        "show", help="write a self-contained HTML page of one view", allow_abbrev=False,
         description="Run TEXT through a model and write one view as a self-contained HTML page (no network needed "
-                    "to open it).",
+                    "to open it). Options are written in full; a TEXT that starts with - goes after a bare --: "
+                    "attnwidgets show --out page.html -- \"--TEXT\".",
     )
     show.add_argument("text", metavar="TEXT", help="the input text")
     show.add_argument("--out", "-o", required=True, metavar="PAGE.html", help="where to write the page")

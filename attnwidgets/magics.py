@@ -6,9 +6,11 @@
 
 ``%attention TEXT [options]`` returns the widget (so it displays as the cell's result); ``%%attention [options]``
 uses the cell body as the text. Options: ``--model NAME``, ``--view heatmap|model|head|qk``, ``--layer L``,
-``--head H``, ``--pair TEXT_B``, ``--theme light|lecture``. ``%attention_model NAME`` sets the model every later
-``%attention`` uses (``%attention_model`` alone prints it; ``%attention_model --default`` goes back to the bundled
-one). Bad arguments print a usage message, never a traceback.
+``--head H``, ``--pair TEXT_B``, ``--theme light|lecture``, written in full (never abbreviated, so a word of the text
+such as ``--mod`` is never read as ``--model``). A bare ``--`` ends the options: everything after it is text, even
+words that start with ``--``. ``%attention_model NAME`` sets the model every later ``%attention`` uses
+(``%attention_model`` alone prints it; ``%attention_model --default`` goes back to the bundled one). Bad arguments
+print a usage message, never a traceback, and are caught before any model loads.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .cli import THEMES, VIEWS, UsageError, build_view
 
 USAGE = """usage: %attention TEXT [--model NAME] [--view {heatmap,model,head,qk}] [--layer L] [--head H]
                   [--pair TEXT_B] [--theme {light,lecture}]
+       %attention [options] -- TEXT     (after a bare --, every word is text, even --words)
        %%attention [same options]      (the cell body is the text)
        %attention_model [NAME | --default]   (set or show the session's model)"""
 
@@ -37,8 +40,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message or "")
 
 
+OPTIONS = ("--model", "--view", "--layer", "--head", "--pair", "--theme")
+
+
 def _options_parser() -> _Parser:
-    p = _Parser(prog="%attention", add_help=False)
+    # allow_abbrev=False: argparse would otherwise read a word of the text such as "--mod" as "--model".
+    p = _Parser(prog="%attention", add_help=False, allow_abbrev=False)
     p.add_argument("--model", default=None)
     p.add_argument("--view", choices=VIEWS, default="heatmap")
     p.add_argument("--layer", type=int, default=None)
@@ -51,21 +58,32 @@ def _options_parser() -> _Parser:
 def parse_line(line: str) -> tuple[str, argparse.Namespace]:
     """Split ``%attention`` arguments into the text (every word that is not an option) and the options.
 
+    Options are only ever their full names. A bare ``--`` ends the options: the words after it are text as they are.
+
     Examples
     --------
     >>> text, opts = parse_line('The cat sat. --view qk --layer 2')
     >>> text, opts.view, opts.layer
     ('The cat sat.', 'qk', 2)
+    >>> parse_line('--view head -- I like the --mod of it')[0]
+    'I like the --mod of it'
     """
     try:
         words = shlex.split(line, posix=True)
     except ValueError as exc:  # an unclosed quote
         raise UsageError(f"could not read the arguments: {exc}") from exc
+    tail: list[str] = []
+    if "--" in words:
+        at = words.index("--")
+        words, tail = words[:at], words[at + 1:]
     opts, rest = _options_parser().parse_known_args(words)
     unknown = [w for w in rest if w.startswith("--") and " " not in w]
     if unknown:
-        raise UsageError(f"unknown option(s) {' '.join(unknown)}")
-    return " ".join(rest), opts
+        raise UsageError(
+            f"unknown option(s) {' '.join(unknown)}: the options are {', '.join(OPTIONS)}, written in full. "
+            "For text with words that start with --, put it after a bare --: %attention --view qk -- TEXT"
+        )
+    return " ".join(rest + tail), opts
 
 
 @magics_class

@@ -49,3 +49,16 @@ def test_qk_view_and_missing_model(tmp_path, tiny_bert, capsys):
     assert (tmp_path / "qk.html").stat().st_size > 1000
     assert main(["show", "hi", "--model", str(tmp_path / "missing"), "--out", str(tmp_path / "x.html")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_options_are_never_abbreviated_and_a_bare_dashdash_starts_the_text(tmp_path, tiny_bert, capsys):
+    # "--mod" used to be read as --model (argparse's prefix matching): now it is an unknown argument.
+    with pytest.raises(SystemExit) as exc:
+        main(["show", "hi", "--mod", tiny_bert, "--out", str(tmp_path / "p.html")])
+    assert exc.value.code == 2
+    assert "--mod" in capsys.readouterr().err
+    # After a bare --, a text that looks like an option is text.
+    out = tmp_path / "dash.html"
+    assert main(["show", "--out", str(out), "--model", tiny_bert, "--", "--mod of it"]) == 0
+    assert out.stat().st_size > 1000
+

@@ -63,3 +63,21 @@ def test_parse_line_keeps_quoted_text():
     assert text == "--not an option and more" and opts.view == "head"
     with pytest.raises(UsageError):
         parse_line("hi --view")
+
+
+def test_words_of_the_text_are_never_abbreviated_options():
+    # argparse's prefix matching used to read "--mod of" as "--model of" and try to load a model named "of".
+    with pytest.raises(UsageError, match=r"--mod.*bare --"):
+        parse_line("I like the --mod of it")
+    with pytest.raises(UsageError, match="--he"):
+        parse_line("I like the --he of it")
+
+
+def test_a_bare_dashdash_ends_the_options():
+    text, opts = parse_line("--view head -- I like the --mod of it")
+    assert text == "I like the --mod of it" and opts.view == "head" and opts.model is None
+    text, opts = parse_line("I like it --layer 2 -- --layer 3")
+    assert text == "I like it --layer 3" and opts.layer == 2
+    text, _ = parse_line("'I came -- and left'")
+    assert text == "I came -- and left", "a quoted -- stays in the text"
+
