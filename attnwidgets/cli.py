@@ -46,6 +46,15 @@ def build_view(
         raise UsageError(f"unknown theme {theme!r}; choose one of {', '.join(THEMES)}")
     if not text or not text.strip():
         raise UsageError("the text is empty: give at least one word")
+    # What can be checked without the model is checked before loading it (which can take many seconds).
+    low = -1 if view == "heatmap" else 0
+    if layer is not None and layer < 0:
+        raise UsageError(f"--layer {layer} is out of range: layers count from 0")
+    if head == -1 and view != "heatmap":
+        raise UsageError(f"--head -1 (the mean of heads) is for --view heatmap only; the {view} view shows single "
+                         "heads: give a head from 0")
+    if head is not None and head < low:
+        raise UsageError(f"--head {head} is out of range: heads count from 0 (-1: the mean of heads, heatmap only)")
     from . import widgets
     from .runner import get_runner
 
@@ -54,7 +63,6 @@ def build_view(
     n_layers = info.n_layers
     if layer is not None and not 0 <= layer < n_layers:
         raise UsageError(f"--layer {layer} is out of range: {info.name!r} has {n_layers} layers (0..{n_layers - 1})")
-    low = 0 if view in ("qk", "head") else -1
     if head is not None and not low <= head < info.n_heads:
         raise UsageError(f"--head {head} is out of range: {info.name!r} has {info.n_heads} heads "
                          f"({low}..{info.n_heads - 1}{', -1 = mean' if low < 0 else ''})")

@@ -62,3 +62,29 @@ def test_options_are_never_abbreviated_and_a_bare_dashdash_starts_the_text(tmp_p
     assert main(["show", "--out", str(out), "--model", tiny_bert, "--", "--mod of it"]) == 0
     assert out.stat().st_size > 1000
 
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Loading a model fails the test: arguments that cannot work must be refused before any model loads."""
+    import attnwidgets.runner
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a model was loaded for arguments that cannot work")
+
+    monkeypatch.setattr(attnwidgets.runner, "get_runner", refuse)
+
+
+@pytest.mark.parametrize(("view", "args", "says"), [
+    ("model", ["--head", "-1"], "heatmap only"),   # the mean of heads: heatmap only
+    ("head", ["--head", "-1"], "heatmap only"),
+    ("qk", ["--head", "-1"], "heatmap only"),
+    ("heatmap", ["--head", "-2"], "out of range"),
+    ("model", ["--layer", "-1"], "out of range"),
+])
+def test_view_specific_arguments_are_checked_before_the_model_loads(tmp_path, capsys, no_model, view, args, says):
+    with pytest.raises(SystemExit) as exc:
+        main(["show", "The cat sat.", "--out", str(tmp_path / "p.html"), "--view", view, *args])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage:" in err and says in err
+    assert not (tmp_path / "p.html").exists()

@@ -81,3 +81,17 @@ def test_a_bare_dashdash_ends_the_options():
     text, _ = parse_line("'I came -- and left'")
     assert text == "I came -- and left", "a quoted -- stays in the text"
 
+
+@pytest.mark.parametrize("line", ["The cat. --view model --head -1", "The cat. --view qk --head -1",
+                                  "The cat. --layer -1"])
+def test_view_specific_arguments_fail_before_a_model_loads(shell, capsys, monkeypatch, line):
+    import attnwidgets.runner
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a model was loaded for arguments that cannot work")
+
+    monkeypatch.setattr(attnwidgets.runner, "get_runner", refuse)
+    assert shell.run_line_magic("attention", line) is None
+    out = capsys.readouterr().out
+    assert "usage: %attention" in out and ("out of range" in out or "heatmap only" in out)
+    assert "Traceback" not in out
