@@ -94,6 +94,56 @@ def test_entropy_smoothing_is_clarks():
     assert row_entropy(a, smoothing=eps, key_mask=mask)[0] == pytest.approx(-(p2 * np.log(p2)).sum(), abs=1e-6)
 
 
+def _entropy_by_loops(a: np.ndarray, sees: np.ndarray, eps: float) -> float:
+    """Entropy of one row in float64: smoothed over the keys it sees, the others left out."""
+    p = a[sees].astype(np.float64)
+    p = (1 - eps) * p + eps / p.size
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
+
+@pytest.mark.parametrize("n_heads", [3, 2])  # 3 == n: a (q, k) mask was misread as one key mask per head
+def test_entropy_causal_qk_mask_on_heads(n_heads):
+    n = 3
+    causal = np.tril(np.ones((n, n), bool))  # (q, k)
+    a = np.tile(np.eye(n), (n_heads, 1, 1))  # (H, q, k): every row on itself
+    a[1] = np.tril(_rows(n, n, 5))
+    a[1] /= a[1].sum(-1, keepdims=True)
+    h = row_entropy(a, smoothing=0.1, key_mask=causal)
+    assert h.shape == (n_heads, n)
+    for head in range(n_heads):
+        for i in range(n):
+            assert h[head, i] == pytest.approx(_entropy_by_loops(a[head, i], causal[i], 0.1), rel=1e-12), (head, i)
+    assert h[:, 0] == pytest.approx(0.0, abs=1e-15)  # row 0 sees one key: nothing to be uncertain about
+    expected = [np.mean([_entropy_by_loops(a[k, i], causal[i], 0.1) for i in range(n)]) for k in range(n_heads)]
+    assert mean_entropy(a, 0.1, causal) == pytest.approx(expected, rel=1e-12)
+    # the same mask given per head, (H, q, k), and a 1-D key mask, (k,), mean the same thing for every row
+    assert np.array_equal(row_entropy(a, 0.1, np.broadcast_to(causal, a.shape)), h)
+    keys = np.array([True, True, False])
+    assert row_entropy(a, 0.1, keys)[1, 2] == pytest.approx(_entropy_by_loops(a[1, 2], keys, 0.1), rel=1e-12)
+
+
+def test_entropy_mask_shapes_that_do_not_fit_are_refused():
+    a = np.full((2, 3, 4), 0.25)  # (H, q, k)
+    with pytest.raises(ValueError, match=r"key_mask\[\.\.\., None, :\]"):
+        row_entropy(a, key_mask=np.ones((2, 4), bool))  # a per-head key mask (H, k) needs its query axis
+    with pytest.raises(ValueError, match="does not fit"):
+        row_entropy(a, key_mask=np.ones((5, 3, 4), bool))  # would broadcast the result to 5 maps
+    assert np.allclose(row_entropy(a, key_mask=np.ones((2, 4), bool)[:, None, :]), np.log(4))
+
+
+def test_entropy_is_float64_on_float32_maps():
+    eps = 1e-4
+    a = np.array([[1.0, 0.0, 0.0, 0.0]], dtype=np.float32)  # a one-hot row, smoothed: entropy ~8.7e-4 nats
+    p = (1 - eps) * np.array([1.0, 0.0, 0.0, 0.0]) + eps / 4
+    exact = -(p * np.log(p)).sum()
+    h = row_entropy(a, smoothing=eps)
+    assert h.dtype == np.float64
+    assert h[0] == pytest.approx(exact, rel=1e-9)  # float32 arithmetic was 5e-5 off
+    s = surface_stats(AttentionResult.from_arrays(np.tile(a, (4, 1)), ["a", "b", "c", "d"]), smoothing=eps)
+    assert s["entropy_cls"][0, 0] == pytest.approx(exact, rel=1e-9)
+
+
 def test_uniform_entropy():
     assert uniform_entropy(7) == pytest.approx(math.log(7))
     assert uniform_entropy(4, causal=True) == pytest.approx(np.mean([math.log(i) for i in (1, 2, 3, 4)]))

@@ -134,8 +134,33 @@ def offset_share(attention: np.ndarray, offset: int, query_mask: np.ndarray | No
     return _mean_rows(per_row, _rows(query_mask, per_row.shape))
 
 
+def _entropy_mask(key_mask: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """The keys each row may see, as a bool array that broadcasts to the attention's ``shape`` (..., q, k).
+
+    A 1-D mask is one flag per key, the same for every row. Any other mask is read as (..., q, k) under numpy's
+    broadcasting rules, never as (..., k): a (q, k) causal mask on an (H, q, k) map must mean "row i sees keys j",
+    not "head h sees the keys of row h", which is what guessing from the number of dimensions did when H == q.
+    """
+    if key_mask is None:
+        return np.ones(shape[-1:], dtype=bool)
+    mask = np.asarray(key_mask, dtype=bool)
+    try:
+        fits = np.broadcast_shapes(mask.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if mask.ndim == 0 or not fits:
+        raise ValueError(
+            f"key_mask of shape {mask.shape} does not fit attention of shape {tuple(shape)}: pass one flag per key "
+            "(k,), or a mask that broadcasts as (..., q, k); for a per-map key mask (..., k), add the query axis "
+            "with key_mask[..., None, :]"
+        )
+    return mask
+
+
 def row_entropy(attention: np.ndarray, smoothing: float = 0.0, key_mask: np.ndarray | None = None) -> np.ndarray:
     """Entropy in nats of each query row, ``-sum_j A[i, j] ln A[i, j]`` over the keys the row may see.
+
+    Computed in float64 whatever the input's dtype (float32 loses about 5e-5 of a smoothed one-hot row's entropy).
 
     Parameters
     ----------
@@ -144,26 +169,34 @@ def row_entropy(attention: np.ndarray, smoothing: float = 0.0, key_mask: np.ndar
     smoothing : float
         ε in ``A <- (1 - ε) A + ε / m`` (m = keys the row may see) before the entropy; Clark et al.'s code uses 1e-4.
     key_mask : np.ndarray, optional
-        (..., q, k) or (..., k) bool, broadcastable: the keys each row may see (default all).
+        bool, the keys each row may see (default all): either (k,), one flag per key for every row, or a mask that
+        broadcasts to the attention as (..., q, k), e.g. a (q, k) causal mask. A mask of any other shape is refused
+        rather than guessed at; a per-map key mask (..., k) needs its query axis, ``key_mask[..., None, :]``.
+
+    Returns
+    -------
+    np.ndarray
+        (..., q) float64.
 
     Examples
     --------
     >>> a = np.array([[0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
     >>> np.round(row_entropy(a) / np.log(2), 6).tolist()
     [1.0, 2.0]
+    >>> causal = np.tril(np.ones((3, 3), bool))              # (q, k): row i sees keys 0..i
+    >>> maps = np.stack([np.eye(3)] * 3)                     # 3 heads x 3 queries x 3 keys, each row on itself
+    >>> np.round(row_entropy(maps, 0.1, causal)[:, 0], 6).tolist()   # row 0 sees one key in every head
+    [0.0, 0.0, 0.0]
     """
-    a = np.asarray(attention, dtype=np.float32)
-    if key_mask is None:
-        mask = np.ones(a.shape[-1:], dtype=bool)
-    else:
-        mask = np.asarray(key_mask, dtype=bool)
-    if mask.ndim == a.ndim - 1 or mask.ndim == 1:
-        mask = mask[..., None, :]
+    a = np.asarray(attention, dtype=np.float64)
+    mask = _entropy_mask(key_mask, a.shape)
     if smoothing:
-        m = np.maximum(mask.sum(-1, keepdims=True), 1).astype(np.float32)
-        a = (1.0 - smoothing) * a + np.float32(smoothing) / m
-    x = np.where(mask & (a > 0), a, np.float32(1.0))
-    return -(x * np.log(x)).sum(-1, dtype=np.float64)
+        m = np.maximum(mask.sum(-1, keepdims=True), 1)
+        a = (1.0 - smoothing) * a + smoothing / m
+    x = np.where(mask & (a > 0), a, 1.0)
+    plogp = np.log(x)
+    plogp *= x
+    return 0.0 - plogp.sum(-1)  # not -sum: an empty or one-hot row is 0.0, not -0.0
 
 
 def mean_entropy(
@@ -173,6 +206,8 @@ def mean_entropy(
     query_mask: np.ndarray | None = None,
 ) -> np.ndarray:
     """Mean over query rows of :func:`row_entropy` (nats); ``query_mask`` (..., q) selects the rows.
+
+    ``key_mask`` is as in :func:`row_entropy`: (k,) for every row alike, or broadcasting as (..., q, k).
 
     Examples
     --------
