@@ -187,3 +187,21 @@ def test_spec_is_canonical_and_round_trips():
     assert a.with_head(3, None, "uniform").first_layer() == 0
     assert a.without_head(0, 1).first_layer() == 1
     assert repr(Ablation.layers([2])) == "Ablation(2=zero)"
+
+
+def test_zero_edit_without_a_scale_zeroes_the_head(tiny_bert):
+    """The mode sets the scale: a "zero" edit written without one (HeadEdit's default is 1.0) still removes the head."""
+    runner = get_runner(tiny_bert)
+    from_page = Ablation.from_dict({"edits": [{"stack": "self", "layer": 0, "head": 0, "mode": "zero"}]})
+    direct = Ablation((HeadEdit("self", 0, 0, "zero"),))
+    assert from_page == direct == Ablation.heads([(0, 0)]) and hash(from_page) == hash(Ablation.heads([(0, 0)]))
+    assert direct.edits[0].scale == 0.0
+    res = runner.run(TEXTS[0], ablation=from_page)
+    assert np.all(res.attention[0, 0] == 0)
+    assert not np.allclose(res.outputs["embedding"], runner.run(TEXTS[0]).outputs["embedding"])
+    # the other modes: a stray scale means nothing, and a scale of 0 is a zero edit
+    assert HeadEdit("self", 0, 0, "uniform", 0.3) == HeadEdit("self", 0, 0, "uniform")
+    assert HeadEdit("self", 0, 0, "uniform").scale == 1.0
+    assert HeadEdit("self", 0, 0, "scale", 0.0) == HeadEdit("self", 0, 0, "zero", 0.7)
+    with pytest.raises(ValueError, match="needs its scale"):
+        Ablation.from_dict({"edits": [{"stack": "self", "layer": 0, "head": 0, "mode": "scale"}]})

@@ -60,7 +60,16 @@ class HeadEdit:
         0-based query head; None for every head of the layer.
     mode : {"zero", "uniform", "mean", "scale"}
     scale : float
-        The factor for mode ``"scale"`` (0 for ``"zero"``, 1 otherwise).
+        The factor for mode ``"scale"``. The mode decides it for the others, whatever is passed: 0 for ``"zero"``,
+        1 for ``"uniform"`` and ``"mean"`` (they replace the weights, they do not scale them). A ``"scale"`` edit of
+        0 becomes ``"zero"``. So equal edits compare and hash equal however they were written.
+
+    Examples
+    --------
+    >>> HeadEdit("self", 0, 0, "zero")
+    HeadEdit(stack='self', layer=0, head=0, mode='zero', scale=0.0)
+    >>> HeadEdit("self", 0, 0, "scale", 0.0) == HeadEdit("self", 0, 0, "zero", 1.0)
+    True
     """
 
     stack: str
@@ -68,6 +77,18 @@ class HeadEdit:
     head: int | None
     mode: str
     scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_stack(self.stack)
+        if self.mode not in MODES:
+            raise ValueError(f"unknown ablation mode {self.mode!r}: use one of {MODES}")
+        mode, scale = self.mode, float(self.scale)
+        if mode == "scale" and scale == 0.0:
+            mode = "zero"
+        if mode != "scale":
+            scale = 0.0 if mode == "zero" else 1.0
+        object.__setattr__(self, "mode", mode)
+        object.__setattr__(self, "scale", scale)
 
     @property
     def address(self) -> tuple[str, int, int]:
@@ -168,9 +189,6 @@ class Ablation:
         for e in self.edits:
             if not isinstance(e, HeadEdit):
                 raise TypeError(f"edits must be HeadEdit objects, got {type(e).__name__}")
-            _check_stack(e.stack)
-            if e.mode not in MODES:
-                raise ValueError(f"unknown ablation mode {e.mode!r}: use one of {MODES}")
             if e.layer < 0 or (e.head is not None and e.head < 0):
                 raise ValueError(f"layer and head are 0-based and non-negative, got layer={e.layer}, head={e.head}")
             if e.mode == "scale" and e.scale == 1.0:
@@ -267,10 +285,14 @@ class Ablation:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], reference: MeanPattern | None = None) -> Ablation:
-        """Inverse of :meth:`to_dict`."""
-        edits = tuple(HeadEdit(str(d["stack"]), int(d["layer"]), None if d.get("head") is None else int(d["head"]),
-                               str(d["mode"]), float(d.get("scale", 1.0))) for d in data.get("edits", []))
-        return cls(edits, reference)
+        """Inverse of :meth:`to_dict`. ``scale`` may be left out except for mode ``"scale"`` (the mode sets it)."""
+        edits = []
+        for d in data.get("edits", []):
+            if d["mode"] == "scale" and d.get("scale") is None:
+                raise ValueError(f"a 'scale' edit needs its scale (a number 0..1): {dict(d)}")
+            edits.append(HeadEdit(str(d["stack"]), int(d["layer"]), None if d.get("head") is None else int(d["head"]),
+                                  str(d["mode"]), float(d.get("scale", 1.0))))
+        return cls(tuple(edits), reference)
 
     def __repr__(self) -> str:
         if not self.edits:
@@ -335,7 +357,10 @@ def apply_edits(call: AttentionCall, weights: torch.Tensor, edits: Sequence[Head
     valid: torch.Tensor | None = None
     for e in edits:
         heads = list(range(n_heads)) if e.head is None else [e.head]
-        if e.mode in ("zero", "scale"):
+        if e.mode == "zero":
+            w[:, heads] = 0.0
+            continue
+        if e.mode == "scale":
             w[:, heads] = w[:, heads] * e.scale
             continue
         if valid is None:
