@@ -205,3 +205,22 @@ def test_zero_edit_without_a_scale_zeroes_the_head(tiny_bert):
     assert HeadEdit("self", 0, 0, "scale", 0.0) == HeadEdit("self", 0, 0, "zero", 0.7)
     with pytest.raises(ValueError, match="needs its scale"):
         Ablation.from_dict({"edits": [{"stack": "self", "layer": 0, "head": 0, "mode": "scale"}]})
+
+
+@pytest.mark.parametrize("scale", [1.5, 7, -0.1, float("nan"), float("inf")])
+def test_scale_is_checked_however_the_edit_is_made(scale):
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        HeadEdit("self", 0, 0, "scale", scale)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        Ablation.from_dict({"edits": [{"stack": "self", "layer": 0, "head": 0, "mode": "scale", "scale": scale}]})
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        Ablation.heads({(0, 0): scale})
+
+
+def test_scale_must_be_a_number():
+    for bad in (True, "0.5", None):
+        with pytest.raises(TypeError, match="scale must be a number"):
+            HeadEdit("self", 0, 0, "scale", bad)  # type: ignore[arg-type]
+    assert HeadEdit("self", 0, 0, "scale", np.float32(0.5)).scale == 0.5
+    assert Ablation.from_dict({"edits": [{"stack": "self", "layer": 0, "head": None, "mode": "scale",
+                                          "scale": 1}]}) == Ablation()

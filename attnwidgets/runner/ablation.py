@@ -82,7 +82,13 @@ class HeadEdit:
         _check_stack(self.stack)
         if self.mode not in MODES:
             raise ValueError(f"unknown ablation mode {self.mode!r}: use one of {MODES}")
+        if isinstance(self.scale, bool) or not isinstance(self.scale, (int, float, np.integer, np.floating)):
+            raise TypeError(f"scale must be a number between 0 and 1, got {self.scale!r}")
         mode, scale = self.mode, float(self.scale)
+        if not np.isfinite(scale):
+            raise ValueError(f"scale must be a finite number between 0 and 1, got {scale}")
+        if mode == "scale" and not 0.0 <= scale <= 1.0:
+            raise ValueError(f"scale must be between 0 and 1, got {scale} (head {self.head} of layer {self.layer})")
         if mode == "scale" and scale == 0.0:
             mode = "zero"
         if mode != "scale":
@@ -291,7 +297,7 @@ class Ablation:
             if d["mode"] == "scale" and d.get("scale") is None:
                 raise ValueError(f"a 'scale' edit needs its scale (a number 0..1): {dict(d)}")
             edits.append(HeadEdit(str(d["stack"]), int(d["layer"]), None if d.get("head") is None else int(d["head"]),
-                                  str(d["mode"]), float(d.get("scale", 1.0))))
+                                  str(d["mode"]), d.get("scale", 1.0)))
         return cls(tuple(edits), reference)
 
     def __repr__(self) -> str:
