@@ -84,6 +84,15 @@ _active_hooks: contextvars.ContextVar[tuple[AttentionHook, ...]] = contextvars.C
 )
 _sites: dict[int, AttentionSite] = {}
 
+# Partial recomputation (runner.partial) can hand over what a site computed in the clean run, when the site's input is
+# known to be unchanged: the clean weights (B, H, T, S) and head outputs (B, T, H, D). The eager math is then skipped
+# and only the heads a hook edits are recomputed. A recorder, when set, receives every site's head outputs.
+Substitutes = dict[AttentionSite, tuple[torch.Tensor, torch.Tensor]]
+_substitutes: contextvars.ContextVar[Substitutes | None] = contextvars.ContextVar("attnwidgets_substitutes",
+                                                                                  default=None)
+_recorder: contextvars.ContextVar[Callable[[AttentionSite, torch.Tensor], None] | None] = contextvars.ContextVar(
+    "attnwidgets_recorder", default=None)
+
 
 @contextlib.contextmanager
 def attention_hooks(hooks: Sequence[AttentionHook]) -> Iterator[None]:
@@ -93,6 +102,26 @@ def attention_hooks(hooks: Sequence[AttentionHook]) -> Iterator[None]:
         yield
     finally:
         _active_hooks.reset(token)
+
+
+@contextlib.contextmanager
+def substituted(substitutes: Substitutes) -> Iterator[None]:
+    """Inside the block, the given sites return their clean weights and outputs instead of recomputing them."""
+    token = _substitutes.set(substitutes)
+    try:
+        yield
+    finally:
+        _substitutes.reset(token)
+
+
+@contextlib.contextmanager
+def recording(record: Callable[[AttentionSite, torch.Tensor], None]) -> Iterator[None]:
+    """Inside the block, ``record(site, out)`` gets every labelled site's head outputs (B, T, H, D)."""
+    token = _recorder.set(record)
+    try:
+        yield
+    finally:
+        _recorder.reset(token)
 
 
 def register_sites(model: nn.Module, kind: str) -> dict[str, AttentionSite]:
@@ -174,26 +203,48 @@ def attnwidgets_attention(
     **kwargs: object,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The function registered as ``attn_implementation="attnwidgets"``: eager attention plus hooks."""
-    out, weights = _model_eager(module)(
-        module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
-    )
-    hooks = _active_hooks.get()
-    if not hooks:
-        return out, weights
     site = _sites.get(id(module))
-    if site is None:
+    given = _substitutes.get()
+    if given is not None and site is not None and site in given:
+        weights, out = given[site]  # the clean run's, for an input known to be unchanged
+        weights, out = weights.clone(), out.clone()  # hooks and callers must never reach the cached tensors
+    else:
+        out, weights = _model_eager(module)(
+            module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
+        )
+    record = _recorder.get()
+    if record is not None and site is not None:
+        record(site, out)
+    hooks = _active_hooks.get()
+    if not hooks or site is None:
         return out, weights
     call = AttentionCall(site, module, query, key, value, attention_mask, scaling)
-    changed = False
+    original = weights
     for hook in hooks:
         new = hook(call, weights)
         if new is not None:
             weights = new
-            changed = True
-    if changed:
-        v = _repeat_kv(value, weights.shape[1]).to(weights.dtype)
-        out = torch.matmul(weights, v).transpose(1, 2).contiguous().to(out.dtype)
+    if weights is not original:
+        out = _recompute_heads(out, original, weights, value)
     return out, weights
+
+
+def _recompute_heads(out: torch.Tensor, before: torch.Tensor, after: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """Head outputs (B, T, H, D) after hooks changed the weights from ``before`` to ``after`` (both (B, H, T, S)).
+
+    Only the heads whose weights changed are multiplied again with their values: an ablation edits one or a few heads,
+    and the other heads' outputs are already in ``out``. With gradients flowing through the weights every head is
+    recomputed, so the graph stays one plain matmul.
+    """
+    v = _repeat_kv(value, after.shape[1]).to(after.dtype)  # (B, H, S, D)
+    if not after.requires_grad:
+        changed = (after != before).flatten(2).any(-1).any(0)  # (H,)
+        if not bool(changed.all()):
+            idx = torch.nonzero(changed).flatten()
+            out = out.clone()
+            out[:, :, idx] = torch.matmul(after[:, idx], v[:, idx]).transpose(1, 2).to(out.dtype)
+            return out
+    return torch.matmul(after, v).transpose(1, 2).contiguous().to(out.dtype)
 
 
 def register() -> None:

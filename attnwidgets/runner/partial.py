@@ -7,6 +7,10 @@ layer modules ourselves: the model's own forward still builds the masks, rotary 
 always does (one code path for BERT, GPT-2, Llama, BART...), and transformers' output-recording hooks still fire on
 the replayed layers, so ``hidden_states`` stay complete. The embedding still runs; it is cheap next to a layer.
 
+The first recomputed layer's self-attention sees the same input as in the clean run, so its weights and head outputs
+are handed over from the clean run too (:func:`control.substituted`): only the heads the ablation edits are
+recomputed there, which saves the q·kᵀ, softmax and weighted sum of one layer per update.
+
 The attention of the replayed layers is not recomputed, so it is taken from the clean result. Padding positions are
 replayed as zeros: no valid query ever attends to a padding key (its weight is exactly 0), so valid positions come out
 equal to a full recomputation. A model whose layers return something other than one tensor falls back to a full run.
@@ -19,8 +23,9 @@ encoder and decoder layers below the first edited one.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,20 +54,25 @@ class CleanState:
         The clean result (its attention fills the replayed layers).
     hidden : dict[str, list[torch.Tensor]]
         Per group ("self", or "encoder"/"decoder"): per layer, the layer's output at valid positions, (n, d).
+    heads : dict[AttentionSite, torch.Tensor]
+        Per self-attention site, its head outputs at valid positions, (n, H, D).
     """
 
     result: AttentionResult
     hidden: dict[str, list[torch.Tensor]]
+    heads: dict[control.AttentionSite, torch.Tensor] = field(default_factory=dict)
 
     @property
     def nbytes(self) -> int:
-        return self.result.nbytes + sum(t.numel() * t.element_size() for ts in self.hidden.values() for t in ts)
+        tensors = [t for ts in self.hidden.values() for t in ts] + list(self.heads.values())
+        return self.result.nbytes + sum(t.numel() * t.element_size() for t in tensors)
 
 
 def layer_modules(runner: Runner) -> dict[str, list[nn.Module]] | None:
     """The layer modules of each group ("self", or "encoder" and "decoder"), in order; None if not found."""
-    cached = getattr(runner, "_layer_modules", False)
+    cached: dict[str, list[nn.Module]] | bool | None = getattr(runner, "_layer_modules", False)
     if cached is not False:
+        assert cached is not True
         return cached
     model = runner.model
     found: dict[str, dict[int, nn.Module]] = {}
@@ -74,7 +84,7 @@ def layer_modules(runner: Runner) -> dict[str, list[nn.Module]] | None:
         idx = next((k for k, p in enumerate(parts) if p.isdigit()), None)
         if idx is None:
             continue
-        group = "decoder" if site.stack in ("decoder", "cross") else site.stack
+        group = _group(site.stack)
         found.setdefault(group, {})[int(parts[idx])] = model.get_submodule(".".join(parts[: idx + 1]))
     result: dict[str, list[nn.Module]] | None = {}
     for group, by_layer in found.items():
@@ -102,6 +112,18 @@ def start_layers(runner: Runner, ablation: Any) -> dict[str, int]:
         return {"encoder": enc, "decoder": 0}
     dec = ablation.first_layer(["decoder", "cross"])
     return {"encoder": len(modules.get("encoder", [])), "decoder": 0 if dec is None else dec}
+
+
+def _group(stack: str) -> str:
+    """The group of layers an attention stack belongs to."""
+    return "decoder" if stack in ("decoder", "cross") else stack
+
+
+def _readonly_tensor(array: np.ndarray) -> torch.Tensor:
+    """A tensor over a cached result's array without a copy; it is only read (results keep their arrays read-only)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch warns that the array is not writable
+        return torch.from_numpy(array)
 
 
 def _valid(enc: Encoded, group: str) -> torch.Tensor:
@@ -161,7 +183,7 @@ def _pad_attention(states: Sequence[CleanState], enc: Encoded, which: str, layer
     qgroup = "decoder" if which in ("decoder", "cross") else "encoder"
     kgroup = "decoder" if which == "decoder" else "encoder"
     qv, kv = _valid(enc, qgroup), _valid(enc, kgroup)
-    arrays = [torch.from_numpy(_result_attention(st.result, which)[layer]) for st in states]
+    arrays = [_readonly_tensor(_result_attention(st.result, which)[layer]) for st in states]
     if len(arrays) == 1 and arrays[0].shape[1:] == (qv.shape[1], kv.shape[1]):
         return arrays[0].unsqueeze(0)
     out = torch.zeros(len(states), arrays[0].shape[0], qv.shape[1], kv.shape[1], dtype=torch.float32)
@@ -194,7 +216,13 @@ def _clean_run(runner: Runner, enc: Encoded, clean_keys: Sequence[Hashable],
                modules: dict[str, list[nn.Module]]) -> list[CleanState]:
     """Run the batch without hooks, keep each row's layer outputs and clean result (also cached as a result)."""
     raw: dict[str, list[Any]] = {}
-    with _capture(modules, raw):
+    heads: dict[control.AttentionSite, torch.Tensor] = {}
+
+    def record(site: control.AttentionSite, out: torch.Tensor) -> None:
+        if site.stack != "cross":
+            heads[site] = out
+
+    with _capture(modules, raw), control.recording(record):
         out = runner.forward(enc, ())
     if any(not isinstance(t, torch.Tensor) for ts in raw.values() for t in ts):
         raise _Unsupported
@@ -205,7 +233,8 @@ def _clean_run(runner: Runner, enc: Encoded, clean_keys: Sequence[Hashable],
             res = runner._to_result(enc, out, row, None)
             runner.cache.put(key, res, res.nbytes)
         hidden = {g: [t[row][_valid(enc, g)[row]].clone() for t in ts] for g, ts in raw.items()}
-        st = CleanState(res, hidden)
+        head_out = {site: t[row][_valid(enc, _group(site.stack))[row]].clone() for site, t in heads.items()}
+        st = CleanState(res, hidden, head_out)
         _states(runner).put(key, st, st.nbytes)
         states.append(st)
     return states
@@ -213,6 +242,45 @@ def _clean_run(runner: Runner, enc: Encoded, clean_keys: Sequence[Hashable],
 
 class _Unsupported(Exception):
     pass
+
+
+def _pad_rows(rows: Sequence[torch.Tensor], valid: torch.Tensor) -> torch.Tensor:
+    """Per batch row, a tensor at valid positions (n_b, ...) -> one (B, T, ...) tensor with zeros at padding.
+
+    One unpadded row is wrapped without a copy; right-padded batches are filled by slices, anything else by index.
+    """
+    first = rows[0]
+    if len(rows) == 1 and first.shape[0] == valid.shape[1]:
+        return first.unsqueeze(0)
+    x = torch.zeros(valid.shape[0], valid.shape[1], *first.shape[1:], dtype=first.dtype)
+    lengths = _prefix_lengths(valid)
+    for row, t in enumerate(rows):
+        if lengths is not None:
+            x[row, : lengths[row]] = t
+        else:
+            x[row][valid[row]] = t
+    return x
+
+
+def _substitutes(runner: Runner, ready: Sequence[CleanState], enc: Encoded,
+                 starts: dict[str, int]) -> control.Substitutes:
+    """The clean weights and head outputs of the self-attention that opens each group's first recomputed layer.
+
+    Its input is what it was in the clean run: the layers below it are replayed (or there are none), and an edit in
+    the encoder leaves the decoder's own embeddings as they were.
+    """
+    modules = layer_modules(runner) or {}
+    given: control.Substitutes = {}
+    for group, start in starts.items():
+        if start >= len(modules.get(group, [])):
+            continue
+        site = control.AttentionSite("self" if group == "self" else group, start)  # type: ignore[arg-type]
+        if any(site not in st.heads for st in ready):
+            continue
+        weights = _pad_attention(ready, enc, "self" if group == "self" else group, start)
+        heads = _pad_rows([st.heads[site] for st in ready], _valid(enc, group))
+        given[site] = (weights, heads)
+    return given
 
 
 def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.AttentionHook], ablation: Any,
@@ -223,41 +291,28 @@ def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.Attent
     nothing but the final hidden states, such as sweeps).
 
     Falls back to a full forward when partial recomputation is switched off (``runner.partial_recompute = False``),
-    the ablation edits layer 0 only, or the model's layers cannot be replayed.
+    the model's layers cannot be replayed, or the ablation edits layer 0 and no clean run is cached yet (a clean run
+    would cost a second forward and save nothing).
     """
     modules = layer_modules(runner)
     starts = start_layers(runner, ablation)
-    if not getattr(runner, "partial_recompute", True) or modules is None or not any(starts.values()) \
-            or set(modules) != set(starts):
+    if not getattr(runner, "partial_recompute", True) or modules is None or set(modules) != set(starts):
         return runner.forward(enc, hooks)
     store = _states(runner)
     states: list[CleanState | None] = [store.get(k) for k in clean_keys]
     try:
         if any(s is None for s in states):
+            if not any(starts.values()):
+                return runner.forward(enc, hooks)
             states = list(_clean_run(runner, enc, clean_keys, modules))
     except _Unsupported:
         runner.partial_recompute = False  # type: ignore[attr-defined]
         return runner.forward(enc, hooks)
     ready: list[CleanState] = [s for s in states if s is not None]
-    replay: dict[str, list[torch.Tensor]] = {}
-    for group, start in starts.items():
-        valid = _valid(enc, group)
-        tensors = []
-        lengths = _prefix_lengths(valid)
-        for layer in range(start):
-            first = ready[0].hidden[group][layer]
-            if len(ready) == 1 and first.shape[0] == valid.shape[1]:
-                tensors.append(first.unsqueeze(0))
-                continue
-            x = torch.zeros(valid.shape[0], valid.shape[1], *first.shape[1:], dtype=first.dtype)
-            for row, st in enumerate(ready):
-                if lengths is not None:
-                    x[row, : lengths[row]] = st.hidden[group][layer]
-                else:
-                    x[row][valid[row]] = st.hidden[group][layer]
-            tensors.append(x)
-        replay[group] = tensors
-    with _replay(modules, replay):
+    replay = {group: [_pad_rows([st.hidden[group][layer] for st in ready], _valid(enc, group))
+                      for layer in range(start)]
+              for group, start in starts.items()}
+    with _replay(modules, replay), control.substituted(_substitutes(runner, ready, enc, starts)):
         out = runner.forward(enc, hooks)
     if not fill_attention:
         return out
