@@ -114,6 +114,51 @@ def test_crafted_scores_are_known():
     assert len(frame) == 2 * 1 * 2 * len(rel)
 
 
+def _self_and_specials_first(sentence, pieces, piece_word) -> AttentionResult:
+    """Every row puts most on [CLS] (0.3), then [SEP] (0.25), then itself (0.2), and only then 0.15 on its word's gold
+    head (the root: on word 0, or 1 if it is word 0); 0.1 spread evenly. Special rows look at themselves."""
+    n = len(pieces)
+    pw = np.array(piece_word)
+    cls, sep = pieces.index("[CLS]"), pieces.index("[SEP]")
+    a = np.full((1, 1, n, n), 0.1 / n)
+    for p in range(n):
+        if pw[p] < 0:
+            a[0, 0, p, p] += 0.9
+            continue
+        g = int(sentence.heads[pw[p]])
+        target = g if g >= 0 else (0 if pw[p] != 0 else 1)
+        a[0, 0, p, cls] += 0.3
+        a[0, 0, p, sep] += 0.25
+        a[0, 0, p, p] += 0.2
+        a[0, 0, p, int(np.flatnonzero(pw == target)[0])] += 0.15
+    return AttentionResult.from_arrays(a, pieces)
+
+
+@pytest.mark.parametrize("rows", ["mean", "first"])
+def test_argmax_excludes_self_and_special_tokens(rows):
+    sents = read_conllu(CONLLU)
+    results = [_self_and_specials_first(s, p, w) for s, p, w in zip(sents, PIECES, PIECE_WORD, strict=True)]
+    for r, w in zip(results, PIECE_WORD, strict=True):  # the crafted rows do peak where they should
+        word_rows = [p for p in range(len(w)) if w[p] >= 0]
+        top3 = np.argsort(-r.attention[0, 0, word_rows], axis=-1)[:, :3]
+        assert {int(k) for k in top3[:, :2].ravel()} == {0, len(w) - 1}  # [CLS] and [SEP] first
+        assert (top3[:, 2] == word_rows).all()  # then the piece itself
+    scores = score_dependencies(results, sents, rows=rows)
+    # dependent -> head: the gold head is every row's best word once itself and [CLS]/[SEP] are out
+    assert np.allclose(scores.accuracy[0, 0, 0], 1.0)
+    # head -> dependent: the head's row points at its own head, so only a dependent that is also its head's head
+    # (a word and its head pointing at each other, as the root and word 0 do here) counts
+    rel = {r: i for i, r in enumerate(scores.relations)}
+    hits = dict.fromkeys(rel, 0)
+    for s in sents:
+        for d, (g, r) in enumerate(zip(s.heads, s.relations, strict=True)):
+            if g >= 0:
+                gg = int(s.heads[g])
+                hits[r] += (gg if gg >= 0 else (0 if g != 0 else 1)) == d
+    for r, i in rel.items():
+        assert scores.accuracy[1, 0, 0, i] == pytest.approx(hits[r] / scores.counts[i]), r
+
+
 def test_shipped_sample_is_a_valid_hand_annotated_treebank():
     path = ud_sample_path()
     assert "annotated by hand" in path.read_text(encoding="utf-8").split("\n\n")[0]
