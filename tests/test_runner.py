@@ -89,6 +89,26 @@ def test_batch_masks_padding_and_matches_single(tiny_bert):
     assert batch[0].attention.shape[-1] < batch[1].attention.shape[-1]
 
 
+def test_mixed_pairs_and_single_texts_match_single_runs(tiny_bert):
+    runner = get_runner(tiny_bert)
+    texts, pairs = ["The cat sat.", "A dog.", "Birds sing in the morning light.", "Hi."], \
+        ["It was tired.", None, None, "Hello there, friend."]
+    runner.cache.clear()
+    batch = runner.run_batch(texts, pairs)
+    runner.cache.clear()
+    for t, p, b in zip(texts, pairs, batch):
+        s = runner.run(t, p)
+        assert b.tokens == s.tokens, "a single text in a batch with pairs gets no second [SEP]"
+        assert b.text_pair == p and b.segment_ids.tolist() == s.segment_ids.tolist()
+        np.testing.assert_allclose(b.attention, s.attention, atol=1e-5)
+    assert batch[1].tokens.count("[SEP]") == 1 and batch[0].tokens.count("[SEP]") == 2
+    runner.cache.clear()
+    runner.run_batch(texts, pairs)
+    before = runner.n_forward
+    cached = runner.run("A dog.")
+    assert runner.n_forward == before and cached.tokens.count("[SEP]") == 1, "the batch cached the single encoding"
+
+
 def test_cache_skips_forward(tiny_bert):
     runner = get_runner(tiny_bert)
     runner.cache.clear()

@@ -139,11 +139,9 @@ class Runner:
             raise ValueError(f"target text is only for encoder-decoder models; {self.info.name!r} is an {kind}")
         max_len = self.info.max_length
         tok = self.tokenizer
-        has_pairs = any(p is not None for p in pairs_l)
         firsts = list(texts)
-        seconds = [p or "" for p in pairs_l] if has_pairs else None
-        full = tok(firsts, seconds) if seconds is not None else tok(firsts)
-        truncated = [max(0, len(ids) - max_len) for ids in full["input_ids"]]
+        full = self._count(firsts, pairs_l)
+        truncated = [max(0, n - max_len) for n in full]
         if any(truncated):
             worst = max(truncated)
             msg = (f"input is {worst + max_len} tokens, more than {self.info.name!r} accepts ({max_len}); "
@@ -161,10 +159,53 @@ class Runner:
                 [torch.ones_like(labels_mask[:, :1]), labels_mask[:, :-1]], dim=1
             ).long()
         else:
-            enc = tok(firsts, seconds, **kwargs) if seconds is not None else tok(firsts, **kwargs)
+            enc = self._tokenise(firsts, pairs_l, min(max_len, max(full)))
         inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
         return Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
                        truncated, encodings=enc)
+
+    def _count(self, texts: list[str], pairs: list[str | None]) -> list[int]:
+        """Untruncated length of each row, special tokens included (a pair row as a pair, a single row alone)."""
+        tok = self.tokenizer
+        lengths = [0] * len(texts)
+        paired = [i for i, p in enumerate(pairs) if p is not None]
+        single = [i for i, p in enumerate(pairs) if p is None]
+        if single:
+            for i, ids in zip(single, tok([texts[i] for i in single])["input_ids"], strict=True):
+                lengths[i] = len(ids)
+        if paired:
+            out = tok([texts[i] for i in paired], [pairs[i] for i in paired])
+            for i, ids in zip(paired, out["input_ids"], strict=True):
+                lengths[i] = len(ids)
+        return lengths
+
+    def _tokenise(self, texts: list[str], pairs: list[str | None], longest: int) -> Any:
+        """Tokenise, truncate and pad a batch whose rows may mix single texts and pairs.
+
+        A single text must not be encoded as a pair with an empty second text (that adds a separator and changes
+        every attention map), so single rows and pair rows are tokenised apart, both padded to ``longest`` (the
+        longest row after truncation) and put back in their order.
+        """
+        tok = self.tokenizer
+        kwargs: dict[str, Any] = dict(truncation=True, return_tensors="pt")
+        paired = [i for i, p in enumerate(pairs) if p is not None]
+        if not paired:
+            return tok(texts, padding=True, max_length=self.info.max_length, **kwargs)
+        if len(paired) == len(texts):
+            return tok(texts, pairs, padding=True, max_length=self.info.max_length, **kwargs)
+        single = [i for i, p in enumerate(pairs) if p is None]
+        kwargs.update(padding="max_length", max_length=longest)
+        one = tok([texts[i] for i in single], **kwargs)
+        two = tok([texts[i] for i in paired], [pairs[i] for i in paired], **kwargs)
+        order = torch.argsort(torch.tensor(single + paired))  # batch row i is row order[i] of one + two
+        data = {k: torch.cat([one[k], two[k]])[order] for k in one.keys() if k in two}
+        encodings = None
+        if one.encodings and two.encodings:
+            both = one.encodings + two.encodings
+            encodings = [both[j] for j in order.tolist()]
+        from transformers import BatchEncoding
+
+        return BatchEncoding(data, encoding=encodings)
 
     def _shift_right(self, labels: torch.Tensor) -> torch.Tensor:
         model = self.model
