@@ -1,8 +1,9 @@
 """Statistics over a corpus: many texts through a model in batches, aggregated as they go.
 
 Only one batch of attention maps is alive at a time: each batch's statistics are added to running sums and the maps
-are dropped, so memory does not grow with the corpus. Results come out as tidy pandas DataFrames with the columns
-``layer, head, statistic, value`` (0-based layers and heads), the form the plots and widgets take.
+are dropped, so memory does not grow with the corpus. :func:`corpus_stats` hands back those running sums as a
+:class:`CorpusStats`; its ``.frame()`` is the tidy pandas DataFrame with the columns ``layer, head, statistic, value``
+(0-based layers and heads), the form the plots and widgets take, and its ``.mean()`` a dict of (L, H) arrays.
 
 The runner (and with it torch) is imported only when :func:`corpus_stats` is called with texts, never on import.
 """
@@ -201,6 +202,8 @@ def corpus_stats(
 ) -> CorpusStats:
     """Run texts (or sentence pairs) through a model and aggregate per-head statistics as they go.
 
+    Returns a :class:`CorpusStats`, not a DataFrame: call ``.frame()`` on it for the tidy DataFrame.
+
     Parameters
     ----------
     texts : list of str, or list of (A, B) tuples, optional
@@ -224,12 +227,22 @@ def corpus_stats(
     Returns
     -------
     CorpusStats
-        ``.frame()`` is the tidy DataFrame (layer, head, statistic, value); ``.mean()`` the (L, H) arrays.
+        The running means. ``.frame()`` is the tidy DataFrame (layer, head, statistic, value); ``.mean()`` a dict of
+        (L, H) arrays; ``.patterns()`` and ``.distances()`` what ``patterns`` and ``distances`` asked for.
 
     Examples
     --------
-    >>> stats = corpus_stats(["The cat sat.", "A dog barked."], progress=False)    # doctest: +SKIP
-    >>> stats.frame().query("statistic == 'sep'").head()                         # doctest: +SKIP
+    >>> from attnwidgets.data import load_corpus
+    >>> stats = corpus_stats(load_corpus()[:8], progress=False)     # 8 sentences of the bundled corpus, bundled model
+    >>> stats                                                       # a CorpusStats, not yet a DataFrame
+    CorpusStats('all-MiniLM-L6-v2 (bundled)', 8 inputs, 111 tokens, words=False)
+    >>> df = stats.frame()                                          # the tidy DataFrame: layer, head, statistic
+    >>> df.columns.tolist()
+    ['layer', 'head', 'statistic', 'value']
+    >>> df.query("statistic == 'sep'").shape                        # 6 layers x 12 heads
+    (72, 4)
+    >>> stats.mean()["sep"].shape                                   # the same means as (L, H) arrays
+    (6, 12)
     """
     from ..runner import get_runner
     from ..runner.batches import iter_padded

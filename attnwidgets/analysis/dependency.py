@@ -364,11 +364,25 @@ def dependency_scores(
     progress : bool
         Show a ``tqdm.auto`` progress bar.
 
+    Returns
+    -------
+    DependencyScores
+        ``.accuracy`` (direction, layer, head, relation); ``.table()`` Clark et al.'s Table 1; ``.frame()`` tidy.
+
     Examples
     --------
     >>> from attnwidgets.data import ud_sample_path
-    >>> scores = dependency_scores(ud_sample_path(), progress=False)          # doctest: +SKIP
-    >>> scores.table().head()                                                 # doctest: +SKIP
+    >>> scores = dependency_scores(ud_sample_path(), progress=False)   # 45 hand-annotated sentences, bundled model
+    >>> scores.accuracy.shape                                          # (direction, layer, head, relation)
+    (2, 6, 12, 27)
+    >>> table = scores.table()                                         # best head per relation, most frequent first
+    >>> table.columns.tolist()
+    ['relation', 'count', 'layer', 'head', 'label', 'direction', 'accuracy', 'baseline_offset', 'baseline_accuracy']
+    >>> table[["relation", "count"]].head(3).to_dict("list")
+    {'relation': ['det', 'punct', 'nsubj'], 'count': [67, 49, 47]}
+    >>> all_relations = table.iloc[-1]                                 # the last row pools every relation
+    >>> all_relations["relation"], bool(all_relations["accuracy"] > all_relations["baseline_accuracy"])
+    ('all', True)
     """
     from ..runner import get_runner
 
