@@ -176,6 +176,21 @@ def test_too_long_truncates_with_warning_or_raises(tiny_bert):
         aw.run(long + " again", model=tiny_bert, truncation="error")
 
 
+def test_pair_truncation_says_what_each_text_lost(tiny_bert):
+    a, b = " ".join(["word"] * 50), " ".join(["thing"] * 40)  # 93 tokens with [CLS] and two [SEP]; the model takes 64
+    with pytest.warns(UserWarning) as record:
+        r = aw.run(a, b, model=tiny_bert)
+    kept_a, kept_b = r.tokens.count("word"), r.tokens.count("thing")
+    assert len(r.tokens) == 64 and r.truncated == 29 and kept_a + kept_b == 61
+    assert kept_a < 50 and kept_b < 40, "longest-first trims both texts here, not 'the last' tokens"
+    msg = str(record[0].message)
+    assert "the last" not in msg
+    assert f"29 tokens were dropped: {50 - kept_a} from the end of the text and {40 - kept_b} from the end of " \
+        "text_pair" in msg
+    with pytest.raises(ValueError, match=f"{50 - kept_a} from the end of the text"):
+        aw.run(a, b, model=tiny_bert, truncation="error")
+
+
 def test_unknown_hub_id_offline_names_the_way_out(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError) as info:

@@ -60,6 +60,24 @@ def _check_text(value: object, what: str) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class _Length:
+    """Untruncated size of one row: every token (special ones too), and the non-special tokens of each segment."""
+
+    total: int
+    a: int  # the text (segment A)
+    b: int | None  # text_pair (segment B): None without one, -1 when the tokenizer cannot tell A from B
+
+
+def _segment_sizes(enc: Any, row: int, words: int) -> tuple[int, int]:
+    """Non-special tokens of segment A and B in one row of a pair encoding; ``(words, -1)`` without segment ids."""
+    encodings = getattr(enc, "encodings", None)
+    if not encodings:
+        return words, -1
+    seq = encodings[row].sequence_ids
+    return seq.count(0), seq.count(1)
+
+
 def _display(token: str, special: bool) -> str:
     if special:
         return token
@@ -119,8 +137,8 @@ class Runner:
         texts = [_check_text(t, "text") for t in texts]
         if not texts:
             raise ValueError("no texts given")
-        pairs_l = list(pairs) if pairs is not None else [None] * len(texts)
-        targets_l = list(targets) if targets is not None else [None] * len(texts)
+        pairs_l: list[str | None] = list(pairs) if pairs is not None else [None] * len(texts)
+        targets_l: list[str | None] = list(targets) if targets is not None else [None] * len(texts)
         if len(pairs_l) != len(texts) or len(targets_l) != len(texts):
             raise ValueError(f"got {len(texts)} texts but {len(pairs_l)} pairs and {len(targets_l)} targets")
         for p in pairs_l:
@@ -141,14 +159,6 @@ class Runner:
         tok = self.tokenizer
         firsts = list(texts)
         full = self._count(firsts, pairs_l)
-        truncated = [max(0, n - max_len) for n in full]
-        if any(truncated):
-            worst = max(truncated)
-            msg = (f"input is {worst + max_len} tokens, more than {self.info.name!r} accepts ({max_len}); "
-                   f"the last {worst} tokens were dropped")
-            if truncation == "error":
-                raise ValueError(msg.replace("were dropped", "would be dropped") + " (truncation='error')")
-            warnings.warn(msg + ". Pass truncation='error' to raise instead.", UserWarning, stacklevel=3)
         kwargs: dict[str, Any] = dict(padding=True, truncation=True, max_length=max_len, return_tensors="pt")
         if kind == "encoder-decoder":
             enc = tok(firsts, text_target=targets_l, **kwargs)
@@ -159,25 +169,59 @@ class Runner:
                 [torch.ones_like(labels_mask[:, :1]), labels_mask[:, :-1]], dim=1
             ).long()
         else:
-            enc = self._tokenise(firsts, pairs_l, min(max_len, max(full)))
+            enc = self._tokenise(firsts, pairs_l, min(max_len, max(n.total for n in full)))
+        truncated = [max(0, n.total - max_len) for n in full]
+        if any(truncated):
+            self._too_long(full, enc, truncation)
         inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
         return Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
                        truncated, encodings=enc)
 
-    def _count(self, texts: list[str], pairs: list[str | None]) -> list[int]:
-        """Untruncated length of each row, special tokens included (a pair row as a pair, a single row alone)."""
+    def _count(self, texts: list[str], pairs: list[str | None]) -> list[_Length]:
+        """Untruncated length of each row (a pair row as a pair, a single row alone) and of each of its segments."""
         tok = self.tokenizer
-        lengths = [0] * len(texts)
+        lengths: list[_Length] = [_Length(0, 0, None)] * len(texts)
         paired = [i for i, p in enumerate(pairs) if p is not None]
         single = [i for i, p in enumerate(pairs) if p is None]
-        if single:
-            for i, ids in zip(single, tok([texts[i] for i in single])["input_ids"], strict=True):
-                lengths[i] = len(ids)
-        if paired:
-            out = tok([texts[i] for i in paired], [pairs[i] for i in paired])
-            for i, ids in zip(paired, out["input_ids"], strict=True):
-                lengths[i] = len(ids)
+        kwargs: dict[str, Any] = dict(return_special_tokens_mask=True, return_attention_mask=False)
+        for rows, out in (
+            (single, tok([texts[i] for i in single], **kwargs) if single else None),
+            (paired, tok([texts[i] for i in paired], [pairs[i] for i in paired], **kwargs) if paired else None),
+        ):
+            if out is None:
+                continue
+            for k, (i, mask) in enumerate(zip(rows, out["special_tokens_mask"], strict=True)):
+                words = len(mask) - sum(mask)
+                if pairs[i] is None:
+                    lengths[i] = _Length(len(mask), words, None)
+                else:
+                    a, b = _segment_sizes(out, k, words)
+                    lengths[i] = _Length(len(mask), a, b)
         return lengths
+
+    def _too_long(self, full: list[_Length], enc: Any, truncation: Truncation) -> None:
+        """Say (warn, or raise for ``truncation='error'``) what truncation drops, segment by segment."""
+        max_len = self.info.max_length
+        cut = [i for i, n in enumerate(full) if n.total > max_len]
+        worst = max(cut, key=lambda i: full[i].total)
+        n = full[worst]
+        verb = "would be dropped" if truncation == "error" else "were dropped"
+        end = "start" if getattr(self.tokenizer, "truncation_side", "right") == "left" else "end"
+        if n.b is None:  # a single text
+            detail = f"the {'first' if end == 'start' else 'last'} {n.total - max_len} tokens {verb}"
+        else:
+            a, b = _segment_sizes(enc, worst, -1)
+            if n.b < 0 or b < 0:  # the tokenizer cannot tell the segments apart
+                detail = f"{n.total - max_len} tokens {verb}, from the longer of the two texts first"
+            else:
+                detail = (f"{n.total - max_len} tokens {verb}: {n.a - a} from the {end} of the text and "
+                          f"{n.b - b} from the {end} of text_pair (the tokenizer shortens the longer one first)")
+        msg = f"input is {n.total} tokens, more than {self.info.name!r} accepts ({max_len}); {detail}"
+        if len(cut) > 1:
+            msg += f" ({len(cut)} of the {len(full)} inputs in this batch are too long; this is the longest)"
+        if truncation == "error":
+            raise ValueError(msg + " (truncation='error')")
+        warnings.warn(msg + ". Pass truncation='error' to raise instead.", UserWarning, stacklevel=3)
 
     def _tokenise(self, texts: list[str], pairs: list[str | None], longest: int) -> Any:
         """Tokenise, truncate and pad a batch whose rows may mix single texts and pairs.
@@ -208,7 +252,7 @@ class Runner:
         return BatchEncoding(data, encoding=encodings)
 
     def _shift_right(self, labels: torch.Tensor) -> torch.Tensor:
-        model = self.model
+        model: Any = self.model
         if hasattr(model, "prepare_decoder_input_ids_from_labels"):
             return model.prepare_decoder_input_ids_from_labels(labels=labels)
         cfg = model.config
