@@ -98,3 +98,15 @@ def test_decoder_only_and_number_words_run_end_to_end():
     assert att.shape[:3] == (1, 2, 4)
     words = train("number_words", steps=2, n_held_out=10, probe="1014", checkpoints=[2])
     assert words.checkpoints[2].target_tokens == ["<bos>", "one", "thousand", "fourteen"]
+
+
+def test_special_symbols_are_marked_in_the_result():
+    run = train("reverse", steps=1, n_held_out=5)
+    r = run.result("3 1 4", target="4 1 3")  # encoder-decoder: source + <eos>
+    assert r.tokens == ["3", "1", "4", "<eos>"]
+    assert r.special_mask.tolist() == [False, False, False, True]
+    assert r.word_ids.tolist() == [0, 1, 2, -1]  # special tokens belong to no word, as [CLS]/[SEP] do
+    gpt = train("reverse", architecture="decoder", steps=1, n_held_out=5)
+    d = gpt.result("3 1 4", target="4 1 3")  # decoder-only: <bos> source <sep> target
+    assert d.tokens == ["<bos>", "3", "1", "4", "<sep>", "4", "1", "3"]
+    assert d.special_mask.tolist() == [True, False, False, False, True, False, False, False]

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from ..result import AttentionResult, ModelInfo
-from .tasks import BOS, EOS, SEP, Task, encode_batch, get_task, held_out_sources, sample_pairs
+from .tasks import BOS, EOS, SEP, SPECIALS, Task, encode_batch, get_task, held_out_sources, sample_pairs
 from .transformer import DecoderOnlyTransformer, EncoderDecoderTransformer, TransformerConfig
 
 __all__ = ["TrainingRun", "attention_result", "checkpoint_attention", "evaluate", "predict", "train"]
@@ -170,7 +170,9 @@ def attention_result(
         ``target_tokens`` = ``<bos>`` + target (m), ``decoder_attention`` (Ld, H, m, m) causal,
         ``cross_attention`` (Ld, H, m, n); ``outputs["decoder_logits"]`` (m, V). Decoder-only: ``tokens`` =
         ``<bos>`` source ``<sep>`` target, ``attention`` causal (L, H, n, n), ``outputs["logits_per_position"]``
-        (n, V). ``ModelInfo.kind`` says which.
+        (n, V). ``ModelInfo.kind`` says which. ``special_mask`` marks the task's special symbols (``<eos>``,
+        ``<bos>``, ``<sep>``, ``<pad>``) among ``tokens``, and their ``word_ids`` are -1, as for [CLS]/[SEP] in a real
+        model, so statistics and views that leave special tokens out treat them the same way.
     """
     task = get_task(task)
     v = task.vocab
@@ -191,14 +193,16 @@ def attention_result(
     def stack(weights: list[torch.Tensor]) -> np.ndarray:  # L x (1, nh, T, S) -> (L, nh, T, S)
         return torch.cat(weights).numpy().astype(np.float32)
 
+    def special(tokens: list[str]) -> np.ndarray:  # (n,) bool: the task's <pad>, <bos>, <eos>, <sep>
+        return np.array([t in SPECIALS for t in tokens], dtype=bool)
+
     if isinstance(model, DecoderOnlyTransformer):
         tokens = [BOS, *src, SEP, *tgt]
         ids = torch.from_numpy(v.encode(tokens))[None]  # (1, n)
         logits = model(ids)[0]  # (n, V)
-        special = np.array([t in (BOS, SEP, EOS) for t in tokens])
         info = ModelInfo(kind="decoder", n_layers=cfg.n_decoder_layers, n_heads=cfg.n_heads, **common)
         return AttentionResult.from_arrays(
-            stack(model.attention()["self"]), tokens, special_mask=special, token_ids=v.encode(tokens),
+            stack(model.attention()["self"]), tokens, special_mask=special(tokens), token_ids=v.encode(tokens),
             model=info, text=" ".join(src), target_text=" ".join(tgt),
             outputs={"logits_per_position": logits.numpy().astype(np.float32)},
         )
@@ -211,8 +215,8 @@ def attention_result(
     info = ModelInfo(kind="encoder-decoder", n_layers=cfg.n_encoder_layers, n_heads=cfg.n_heads,
                      n_decoder_layers=cfg.n_decoder_layers, n_decoder_heads=cfg.n_heads, **common)
     return AttentionResult.from_arrays(
-        stack(att["encoder"]), src_tokens, token_ids=v.encode(src_tokens), model=info,
-        text=" ".join(src), target_text=" ".join(tgt), target_tokens=tgt_tokens,
+        stack(att["encoder"]), src_tokens, special_mask=special(src_tokens), token_ids=v.encode(src_tokens),
+        model=info, text=" ".join(src), target_text=" ".join(tgt), target_tokens=tgt_tokens,
         target_token_ids=v.encode(tgt_tokens), decoder_attention=stack(att["decoder"]),
         cross_attention=stack(att["cross"]), outputs={"decoder_logits": logits.numpy().astype(np.float32)},
     )
