@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attnwidgets.runner import get_runner
-from attnwidgets.runner.ablation import Ablation, HeadEdit, mean_pattern
+from attnwidgets.runner.ablation import Ablation, HeadEdit, apply_edits, mean_pattern
 
 TEXTS = ["The cat sat on the mat because it was tired.", "Dogs bark."]
 
@@ -224,3 +224,56 @@ def test_scale_must_be_a_number():
     assert HeadEdit("self", 0, 0, "scale", np.float32(0.5)).scale == 0.5
     assert Ablation.from_dict({"edits": [{"stack": "self", "layer": 0, "head": None, "mode": "scale",
                                           "scale": 1}]}) == Ablation()
+
+
+@pytest.mark.parametrize("head_mode", ["uniform", 0.5, "zero"])
+@pytest.mark.parametrize("layer_mode", ["zero", "uniform"])
+def test_a_disabled_layer_disables_every_head_whatever_the_head_edits(tiny_gpt2, layer_mode, head_mode):
+    runner = get_runner(tiny_gpt2)
+    layer_only = Ablation.layers([1], layer_mode)
+    expected = runner.run_batch(TEXTS, ablation=layer_only)
+    for ab in (layer_only | Ablation.heads({(1, 2): head_mode}), Ablation.heads({(1, 2): head_mode}) | layer_only,
+               layer_only.with_head(1, 2, head_mode)):
+        assert len(ab) == 2  # the head edit is kept for when the layer is enabled again ...
+        for got, want in zip(runner.run_batch(TEXTS, ablation=ab), expected):  # ... but changes nothing meanwhile
+            np.testing.assert_array_equal(got.attention, want.attention)
+            np.testing.assert_array_equal(got.outputs["embedding"], want.outputs["embedding"])
+        assert ab.without_head(1, None) == Ablation.heads({(1, 2): head_mode})
+    # whatever order a site gets its edits in
+    enc = runner.encode(TEXTS)
+    head_edit = HeadEdit("self", 1, 2, "scale", head_mode) if isinstance(head_mode, float) else \
+        HeadEdit("self", 1, 2, head_mode)
+    both = [HeadEdit("self", 1, None, layer_mode), head_edit]  # as a site would get them, if nothing dropped one
+    seen = {}
+
+    def hook(call, weights):
+        if call.site.layer != 1:
+            return None
+        seen["layer"] = apply_edits(call, weights, list(layer_only.edits), None)
+        seen["both"] = apply_edits(call, weights, both, None)
+        return None
+
+    runner.forward(enc, [hook])
+    torch.testing.assert_close(seen["both"], seen["layer"], rtol=0, atol=0)
+    res = runner.run(TEXTS[0], ablation=Ablation.layers([1], layer_mode) | Ablation.heads({(1, 2): head_mode}))
+    if layer_mode == "zero":
+        assert not res.attention[1].any()
+    else:
+        n = res.n_tokens
+        np.testing.assert_allclose(res.attention[1, 2], np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None],
+                                   rtol=1e-6)
+
+
+def test_a_scaled_layer_scales_on_top_of_its_head_edits(tiny_bert):
+    runner = get_runner(tiny_bert)
+    ab = Ablation.layers([1], 0.5) | Ablation.heads({(1, 2): 0.5, (1, 3): "uniform"})
+    assert len(ab) == 3  # nothing dropped under a scaled layer
+    assert ab == Ablation.heads({(1, 2): 0.5, (1, 3): "uniform"}) | Ablation.layers([1], 0.5)
+    layer, d = 1, runner.info.head_dim
+    clean = _head_outputs(runner, TEXTS, [], layer)
+    got = _head_outputs(runner, TEXTS, ab.hooks(runner.info), layer)
+    uniform = _head_outputs(runner, TEXTS, Ablation.heads({(1, 3): "uniform"}).hooks(runner.info), layer)
+    expected = clean * 0.5
+    expected[..., 2 * d:3 * d] *= 0.5
+    expected[..., 3 * d:4 * d] = uniform[..., 3 * d:4 * d] * 0.5
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)

@@ -9,8 +9,14 @@ A head's output is ``A_h V_h``. Every mode edits the weights ``A_h`` (B, H, T, S
   stack); Kovaleva et al.'s way of disabling a head.
 - ``"mean"``: ``A_h ←`` the head's average pattern over a reference corpus (:func:`mean_pattern`).
 
-A whole layer is all of its heads (``head=None``). Sites are ``(stack, layer)``: stack ``"self"`` for encoders and
-decoders, ``"encoder"``, ``"decoder"`` or ``"cross"`` for encoder-decoders.
+A whole layer is all of its heads (``head=None``), and it is applied after the edits of its single heads, whatever the
+order they were combined in: a layer disabled by ``"zero"``, ``"uniform"`` or ``"mean"`` has every head disabled
+that way (an edit of one of its heads has no effect, but is kept, so that it is back when the layer is enabled
+again), and a scaled layer scales every head on top of its head edit (head ``0.5`` in a layer at ``0.5`` gives
+``0.25``; a disabled head stays disabled, then scaled).
+
+Sites are ``(stack, layer)``: stack ``"self"`` for encoders and decoders, ``"encoder"``, ``"decoder"`` or ``"cross"``
+for encoder-decoders.
 
 Examples
 --------
@@ -177,7 +183,9 @@ class Ablation:
 
     Build one with :meth:`heads` / :meth:`layers`, combine with ``|`` (the right side wins on the same head), and
     pass it as ``runner.run(text, ablation=...)``. Edits with scale 1 are dropped, so an ablation of only scale-1
-    heads equals ``Ablation()`` (no edit).
+    heads equals ``Ablation()`` (no edit). A whole-layer edit is applied after the edits of that layer's heads (see
+    the module docstring): ``Ablation.layers([1]) | Ablation.heads({(1, 2): "uniform"})`` runs exactly as
+    ``Ablation.layers([1])``, though the two are not equal (the head edit is kept for when the layer is enabled).
 
     Attributes
     ----------
@@ -357,11 +365,11 @@ def _address(key: Any, stack: str) -> tuple[str, int, int]:
 
 def apply_edits(call: AttentionCall, weights: torch.Tensor, edits: Sequence[HeadEdit],
                 reference: MeanPattern | None) -> torch.Tensor:
-    """New weights (B, H, T, S) with the edits of one site applied."""
+    """New weights (B, H, T, S) with the edits of one site applied; a whole-layer edit last, over the head edits."""
     w = weights.clone()
     n_heads = w.shape[1]
     valid: torch.Tensor | None = None
-    for e in edits:
+    for e in sorted(edits, key=lambda e: e.head is None):
         heads = list(range(n_heads)) if e.head is None else [e.head]
         if e.mode == "zero":
             w[:, heads] = 0.0
