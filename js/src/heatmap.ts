@@ -10,6 +10,7 @@ import { drawLabels, drawLegend, labelRoom, matrixCanvas, prepareCanvas } from "
 import { type HeatmapLayout, heatmapLayout, tokenLabel } from "./shared/layout";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
+import { typedInControl } from "./shared/selection";
 import { applyTheme, theme } from "./shared/theme";
 import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
@@ -444,6 +445,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   );
   cleanups.push(
     listen(root, "keydown", (e: KeyboardEvent) => {
+      if (typedInControl(e)) return; // arrows in a menu step its options, not the view
       const [nLayers, nHeads] = meta().shapes[model.get("kind")] ?? [0, 0];
       const layer = model.get("layer");
       const head = model.get("head");

@@ -11,6 +11,7 @@ import { exportButtons, safeName } from "./shared/export";
 import { tokenLabel } from "./shared/layout";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
+import { typedInControl } from "./shared/selection";
 import { type Theme, applyTheme, theme } from "./shared/theme";
 import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
 import { widgetShell } from "./shared/widget_shell";
@@ -456,6 +457,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   );
   cleanups.push(
     listen(root, "keydown", (e: KeyboardEvent) => {
+      if (typedInControl(e)) return; // arrows in a menu step its options, not the view
       const m = meta();
       const li = m.layers.indexOf(model.get("layer"));
       const head = model.get("head");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { arrowStep, selectHead } from "../src/shared/selection";
+import { arrowStep, ownKey, selectHead } from "../src/shared/selection";
 
 describe("arrowStep", () => {
   it("moves heads with left/right and layers with up/down", () => {
@@ -33,5 +33,29 @@ describe("selectHead", () => {
     };
     selectHead(model, { layer: 2, head: 5 });
     expect(calls).toEqual(["layer=2", "head=5", "save"]);
+  });
+});
+
+describe("ownKey", () => {
+  const key = (
+    k: string,
+    mods: Partial<Record<"ctrlKey" | "altKey" | "metaKey" | "shiftKey", boolean>> = {},
+  ) => ({
+    key: k,
+    ctrlKey: false,
+    altKey: false,
+    metaKey: false,
+    shiftKey: false,
+    ...mods,
+  });
+  it("keeps arrows, letters and Enter with a focused menu", () => {
+    for (const k of ["ArrowDown", "ArrowLeft", "Home", "b", " ", "Enter"]) expect(ownKey(key(k))).toBe(true);
+  });
+  it("lets Tab, Escape, Shift+Enter and shortcuts with modifiers through", () => {
+    expect(ownKey(key("Tab"))).toBe(false);
+    expect(ownKey(key("Escape"))).toBe(false);
+    expect(ownKey(key("Enter", { shiftKey: true }))).toBe(false);
+    expect(ownKey(key("s", { ctrlKey: true }))).toBe(false);
+    expect(ownKey(key("ArrowDown", { metaKey: true }))).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
-"""Arrow keys in the focused widget move its head and layer (and Python sees it), and every view with layers and
-heads draws in the lecture theme: ModelView, HeadView, EntropyBars, HeadStatsGrid and HeadClusterMap.
+"""Arrow keys in the focused widget move its head and layer (and Python sees it), arrow keys in one of its menus move
+the menu instead, and every view with layers and heads draws in the lecture theme: ModelView, HeadView, EntropyBars,
+HeadStatsGrid, HeadClusterMap, AttentionHeatmap and QKStepThrough.
 
 One notebook serves the module; the lecture-theme screenshots go to test-artifacts/lecture-*.png.
 """
@@ -18,15 +19,17 @@ hv = aw.HeadView(r)
 bars = aw.EntropyBars(r)
 grid = aw.HeadStatsGrid(r, statistic="sep")
 cmap = aw.HeadClusterMap(r)
+hm = aw.AttentionHeatmap(r)
+qk = aw.QKStepThrough(aw.capture_qk_layers("The cat sat on the mat."))
 aw.set_theme("light")
 """
-VIEWS = ["mv", "hv", "bars", "grid", "cmap"]
-MV, HV, BARS, GRID, CMAP = range(5)
+VIEWS = ["mv", "hv", "bars", "grid", "cmap", "hm", "qk"]
+MV, HV, BARS, GRID, CMAP, HM, QK = range(7)
 
 
 @pytest.fixture(scope="module")
 def nb(lab):
-    nb = lab.open([SETUP, *VIEWS], viewport=(1400, 4200))
+    nb = lab.open([SETUP, *VIEWS], viewport=(1400, 6000))
     for i in range(len(VIEWS)):
         nb.widget(i)
     return nb
@@ -74,6 +77,36 @@ def test_arrow_keys_move_head_and_layer(nb):
     press(nb, CMAP, "ArrowDown", "ArrowDown", "ArrowDown", "ArrowRight")
     eventually(nb, "print(cmap.layer, cmap.head)", "3 1")
     assert dataset(nb.page, "cluster-canvas")["selected"] == "3/1"
+    assert not nb.errors(), nb.errors()
+
+
+def focused_testid(nb) -> str:
+    return str(nb.page.evaluate("() => document.activeElement?.dataset?.testid ?? ''"))
+
+
+def active_cell(nb) -> int:
+    return int(nb.page.evaluate("() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"))
+
+
+@pytest.mark.parametrize(("widget", "name"), [(HM, "hm"), (QK, "qk")])
+def test_arrow_keys_in_a_menu_move_the_menu_not_the_view(nb, widget, name):
+    # The view's keys: right, down -> layer 1, head 1.
+    press(nb, widget, "ArrowRight", "ArrowDown")
+    eventually(nb, f"print({name}.layer, {name}.head)", "1 1")
+    # ArrowDown in the head menu picks the next head (the view's handler took the next layer instead, and JupyterLab
+    # moved to the next cell); the rebuilt menu keeps the focus, so a second ArrowDown steps the menu again.
+    nb.widget(widget).locator("[data-testid=head-select]").focus()
+    cell = active_cell(nb)
+    nb.page.keyboard.press("ArrowDown")
+    eventually(nb, f"print({name}.layer, {name}.head)", "1 2")
+    nb.page.wait_for_function("() => document.activeElement?.dataset?.testid === 'head-select'", timeout=5000)
+    nb.page.keyboard.press("ArrowDown")
+    eventually(nb, f"print({name}.layer, {name}.head)", "1 3")
+    nb.widget(widget).locator("[data-testid=layer-select]").focus()
+    nb.page.keyboard.press("ArrowUp")
+    eventually(nb, f"print({name}.layer, {name}.head)", "0 3")
+    assert active_cell(nb) == cell, "JupyterLab's command-mode arrows did not take the keys typed in the menu"
+    assert focused_testid(nb) == "layer-select"
     assert not nb.errors(), nb.errors()
 
 

@@ -54,8 +54,19 @@ export function controlGroup(cleanups: Array<() => void>): Array<() => void> {
   return group;
 }
 
-/** Remove the listeners of `group` and empty `containers`, before their controls are built again. */
+/** Remove the listeners of `group` and empty `containers`, before their controls are built again. The control that
+ * had the keyboard focus gets it back once the new controls are in (found by its aria-label), so a menu that changed
+ * the view still takes the next arrow key. */
 export function resetControls(group: Array<() => void>, ...containers: HTMLElement[]): void {
   for (const c of group.splice(0)) c();
+  const active = typeof document === "undefined" ? null : document.activeElement;
+  const label =
+    active && containers.some((el) => el.contains(active)) ? active.getAttribute("aria-label") : null;
   for (const el of containers) el.replaceChildren();
+  if (!label) return;
+  queueMicrotask(() => {
+    for (const el of containers)
+      for (const c of el.querySelectorAll<HTMLElement>("[aria-label]"))
+        if (c.getAttribute("aria-label") === label) return c.focus();
+  });
 }

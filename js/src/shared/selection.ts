@@ -20,6 +20,19 @@ export function typedInControl(e: KeyboardEvent): boolean {
   return e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement;
 }
 
+/** A key a focused menu or box acts on itself: anything without Ctrl, Alt or Meta but Tab, Escape and Shift+Enter
+ * (which move focus, leave or run the cell as usual). */
+export function ownKey(e: {
+  key: string;
+  ctrlKey: boolean;
+  altKey: boolean;
+  metaKey: boolean;
+  shiftKey: boolean;
+}): boolean {
+  if (e.ctrlKey || e.altKey || e.metaKey) return false;
+  return !(e.key === "Tab" || e.key === "Escape" || (e.key === "Enter" && e.shiftKey));
+}
+
 /** The layer and head after an arrow key, kept within an nLayers x nHeads grid; null for any other key. */
 export function arrowStep(key: string, at: HeadPick, nLayers: number, nHeads: number): HeadPick | null {
   const { layer, head } = at;

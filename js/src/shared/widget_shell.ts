@@ -2,9 +2,10 @@
 // control bar and an error box that shows the synced `_error` trait; and a teardown that removes the listeners
 // gathered in `cleanups` and the root.
 
-import { h } from "./dom";
+import { h, listen } from "./dom";
 import { exportButtons, safeName } from "./export";
 import { type WidgetModel, onModel } from "./model";
+import { ownKey, typedInControl } from "./selection";
 import { injectCss } from "./theme";
 
 export interface WidgetShell {
@@ -41,6 +42,13 @@ export function widgetShell<T extends { _error: string }>(
   };
   const cleanups: Array<() => void> = [];
   cleanups.push(onModel(model, "change:_error", () => showError(model.get("_error"))));
+  // Keys typed in the widget's menus and boxes belong to them: JupyterLab's command-mode shortcuts (arrows move to
+  // another cell, "b" inserts one), which it listens for on the document, never see them.
+  cleanups.push(
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (typedInControl(e) && ownKey(e)) e.stopPropagation();
+    }),
+  );
   showError(model.get("_error"));
   return {
     root,
