@@ -103,7 +103,8 @@ class AttentionResult:
     ablation : Any
         The ablation that was applied (None for a plain run). Part of the cache key.
     truncated : int
-        How many tokens were dropped to fit ``model.max_length``.
+        How many tokens were dropped to fit ``model.max_length`` (source and target together for encoder-decoders:
+        the decoder has the same limit).
     """
 
     tokens: list[str]

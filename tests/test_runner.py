@@ -191,6 +191,18 @@ def test_pair_truncation_says_what_each_text_lost(tiny_bert):
         aw.run(a, b, model=tiny_bert, truncation="error")
 
 
+def test_too_long_target_is_counted_against_the_decoder(tiny_bart):
+    long = " ".join(["word"] * 100)  # 102 target tokens; the tiny BART takes 64 on either side
+    with pytest.warns(UserWarning, match="target is 102 tokens.*the last 38 target tokens were dropped"):
+        r = aw.run("The cat sat.", target=long, model=tiny_bart)
+    assert len(r.target_tokens) == 64 and r.truncated == 38 and len(r.tokens) < 64
+    with pytest.raises(ValueError, match="38 target tokens would be dropped"):
+        aw.run("The cat sat.", target=long, model=tiny_bart, truncation="error")
+    with pytest.warns(UserWarning, match="input is 102 tokens.*; target is 102 tokens"):
+        both = aw.run(long, model=tiny_bart)  # the target defaults to the source: both are cut
+    assert both.truncated == 2 * 38
+
+
 def test_unknown_hub_id_offline_names_the_way_out(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError) as info:

@@ -159,6 +159,8 @@ class Runner:
         tok = self.tokenizer
         firsts = list(texts)
         full = self._count(firsts, pairs_l)
+        # The decoder has the same limit (the tokenizer truncates the target to it below), so count targets too.
+        full_targets = self._count(targets_l, [None] * len(texts), target=True) if kind == "encoder-decoder" else []
         kwargs: dict[str, Any] = dict(padding=True, truncation=True, max_length=max_len, return_tensors="pt")
         if kind == "encoder-decoder":
             enc = tok(firsts, text_target=targets_l, **kwargs)
@@ -171,21 +173,27 @@ class Runner:
         else:
             enc = self._tokenise(firsts, pairs_l, min(max_len, max(n.total for n in full)))
         truncated = [max(0, n.total - max_len) for n in full]
+        for i, length in enumerate(full_targets):
+            truncated[i] += max(0, length.total - max_len)
         if any(truncated):
-            self._too_long(full, enc, truncation)
+            self._too_long(full, full_targets, enc, truncation)
         inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
         return Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
                        truncated, encodings=enc)
 
-    def _count(self, texts: list[str], pairs: list[str | None]) -> list[_Length]:
-        """Untruncated length of each row (a pair row as a pair, a single row alone) and of each of its segments."""
+    def _count(self, texts: Sequence[str | None], pairs: list[str | None], target: bool = False) -> list[_Length]:
+        """Untruncated length of each row (a pair row as a pair, a single row alone) and of each of its segments.
+
+        ``target=True`` counts decoder targets (tokenised as ``text_target``).
+        """
         tok = self.tokenizer
         lengths: list[_Length] = [_Length(0, 0, None)] * len(texts)
         paired = [i for i, p in enumerate(pairs) if p is not None]
         single = [i for i, p in enumerate(pairs) if p is None]
         kwargs: dict[str, Any] = dict(return_special_tokens_mask=True, return_attention_mask=False)
         for rows, out in (
-            (single, tok([texts[i] for i in single], **kwargs) if single else None),
+            (single, tok(**{"text_target" if target else "text": [texts[i] for i in single]}, **kwargs)
+             if single else None),
             (paired, tok([texts[i] for i in paired], [pairs[i] for i in paired], **kwargs) if paired else None),
         ):
             if out is None:
@@ -199,26 +207,36 @@ class Runner:
                     lengths[i] = _Length(len(mask), a, b)
         return lengths
 
-    def _too_long(self, full: list[_Length], enc: Any, truncation: Truncation) -> None:
-        """Say (warn, or raise for ``truncation='error'``) what truncation drops, segment by segment."""
+    def _too_long(self, full: list[_Length], targets: list[_Length], enc: Any, truncation: Truncation) -> None:
+        """Say (warn, or raise for ``truncation='error'``) what truncation drops: per text of a pair, and targets."""
         max_len = self.info.max_length
-        cut = [i for i, n in enumerate(full) if n.total > max_len]
-        worst = max(cut, key=lambda i: full[i].total)
-        n = full[worst]
         verb = "would be dropped" if truncation == "error" else "were dropped"
         end = "start" if getattr(self.tokenizer, "truncation_side", "right") == "left" else "end"
-        if n.b is None:  # a single text
-            detail = f"the {'first' if end == 'start' else 'last'} {n.total - max_len} tokens {verb}"
-        else:
-            a, b = _segment_sizes(enc, worst, -1)
-            if n.b < 0 or b < 0:  # the tokenizer cannot tell the segments apart
-                detail = f"{n.total - max_len} tokens {verb}, from the longer of the two texts first"
+        last = "first" if end == "start" else "last"
+        parts = []
+        cut = [i for i, n in enumerate(full) if n.total > max_len]
+        if cut:
+            worst = max(cut, key=lambda i: full[i].total)
+            n = full[worst]
+            if n.b is None:  # a single text
+                detail = f"the {last} {n.total - max_len} tokens {verb}"
             else:
-                detail = (f"{n.total - max_len} tokens {verb}: {n.a - a} from the {end} of the text and "
-                          f"{n.b - b} from the {end} of text_pair (the tokenizer shortens the longer one first)")
-        msg = f"input is {n.total} tokens, more than {self.info.name!r} accepts ({max_len}); {detail}"
-        if len(cut) > 1:
-            msg += f" ({len(cut)} of the {len(full)} inputs in this batch are too long; this is the longest)"
+                a, b = _segment_sizes(enc, worst, -1)
+                if n.b < 0 or b < 0:  # the tokenizer cannot tell the segments apart
+                    detail = f"{n.total - max_len} tokens {verb}, from the longer of the two texts first"
+                else:
+                    detail = (f"{n.total - max_len} tokens {verb}: {n.a - a} from the {end} of the text and "
+                              f"{n.b - b} from the {end} of text_pair (the tokenizer shortens the longer one first)")
+            parts.append(f"input is {n.total} tokens, more than {self.info.name!r} accepts ({max_len}); {detail}")
+        tcut = [i for i, t in enumerate(targets) if t.total > max_len]
+        if tcut:
+            t = max((targets[i] for i in tcut), key=lambda t: t.total)
+            parts.append(f"target is {t.total} tokens, more than the decoder of {self.info.name!r} accepts "
+                         f"({max_len}); the {last} {t.total - max_len} target tokens {verb}")
+        msg = "; ".join(parts)
+        n_cut = len(set(cut) | set(tcut))
+        if n_cut > 1:
+            msg += f" ({n_cut} of the {len(full)} inputs in this batch are too long; this is the longest)"
         if truncation == "error":
             raise ValueError(msg + " (truncation='error')")
         warnings.warn(msg + ". Pass truncation='error' to raise instead.", UserWarning, stacklevel=3)
