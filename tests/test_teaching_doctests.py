@@ -17,5 +17,4 @@ def test_docstring_examples(name):
     module = importlib.import_module("attnwidgets.teaching" + ("" if name == "__init__" else f".{name}"))
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
-    if name != "training":  # its examples train a model, so they are skipped
-        assert result.attempted > 0
+    assert result.attempted > 0  # training's examples train for two steps, so they run too
