@@ -176,6 +176,33 @@ def test_too_long_truncates_with_warning_or_raises(tiny_bert):
         aw.run(long + " again", model=tiny_bert, truncation="error")
 
 
+def test_cached_too_long_input_warns_every_time(tiny_bert):
+    runner = get_runner(tiny_bert)
+    long = " ".join(["sat"] * 80)  # 82 tokens; the model takes 64
+    with pytest.warns(UserWarning, match="tokens were dropped"):
+        first = runner.run(long)
+    before = runner.n_forward
+    with pytest.warns(UserWarning, match="the last 18 tokens were dropped"):
+        assert runner.run(long) is first
+    with pytest.warns(UserWarning, match="the last 18 tokens were dropped"):
+        assert runner.run_batch(["Short.", long])[1] is first
+    assert runner.n_forward == before + 1, "only 'Short.' ran; the long text came from the cache"
+
+
+@pytest.mark.parametrize("kwargs", [dict(text=["a", "b"]), dict(text="a", text_pair=["b"]),
+                                    dict(text="a", target=("b",))])
+def test_lists_where_a_string_belongs_are_a_type_error(tiny_bert, tiny_bart, kwargs):
+    model = tiny_bart if "target" in kwargs else tiny_bert
+    with pytest.raises(TypeError, match=r"must be a string, got (list|tuple)"):
+        aw.run(**kwargs, model=model)
+    with pytest.raises(TypeError, match="run_batch"):
+        aw.run(["a", "b"], model=tiny_bert)
+    with pytest.raises(TypeError, match=r"texts\[1\] must be a string"):
+        aw.run_batch(["a", ["b"]], model=tiny_bert)
+    with pytest.raises(TypeError, match=r"text_pairs\[0\] must be a string"):
+        aw.run_batch(["a"], [["b"]], model=tiny_bert)
+
+
 def test_pair_truncation_says_what_each_text_lost(tiny_bert):
     a, b = " ".join(["word"] * 50), " ".join(["thing"] * 40)  # 93 tokens with [CLS] and two [SEP]; the model takes 64
     with pytest.warns(UserWarning) as record:

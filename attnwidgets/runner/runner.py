@@ -54,7 +54,8 @@ class Encoded:
 
 def _check_text(value: object, what: str) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{what} must be a string, got {type(value).__name__}")
+        hint = "; use run_batch() for several texts" if what == "text" and isinstance(value, list | tuple) else ""
+        raise TypeError(f"{what} must be a string, got {type(value).__name__}{hint}")
     if not value.strip():
         raise ValueError(f"{what} is empty or only whitespace: give at least one word")
     return value
@@ -321,9 +322,16 @@ class Runner:
         truncation : {"warn", "error"}
             What to do when the text is longer than the model accepts.
         """
+        _check_text(text, "text")  # before the cache key: a list would fail there as 'unhashable'
+        if text_pair is not None:
+            _check_text(text_pair, "text_pair")
+        if target is not None:
+            _check_text(target, "target")
         key = self._key(text, text_pair, target, ablation, truncation)
         hit = self.cache.get(key)
         if hit is not None:
+            if hit.truncated:  # say again what was dropped (or raise): tokenising costs little, no forward pass
+                self.encode([text], [text_pair], [target], truncation)
             return hit
         return self.run_batch([text], [text_pair], targets=[target], ablation=ablation, truncation=truncation)[0]
 
@@ -370,6 +378,12 @@ class Runner:
         tgts = list(targets) if targets is not None else [None] * n
         if len(pairs) != n or len(tgts) != n:
             raise ValueError(f"got {n} texts but {len(pairs)} pairs and {len(tgts)} targets")
+        for i in range(n):  # before the cache keys: a list would fail there as 'unhashable'
+            _check_text(texts[i], f"texts[{i}]")
+            if pairs[i] is not None:
+                _check_text(pairs[i], f"text_pairs[{i}]")
+            if tgts[i] is not None:
+                _check_text(tgts[i], f"targets[{i}]")
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         hooks = list(ablation.hooks(self.info)) if ablation is not None else []
@@ -384,6 +398,10 @@ class Runner:
                 keys = [self._key(texts[i], pairs[i], tgts[i], ablation, truncation) for i in idx]
                 found = [self.cache.get(k) if cache else None for k in keys]
                 todo = [i for i, f in zip(idx, found, strict=True) if f is None]
+                stale = [i for i, f in zip(idx, found, strict=True) if f is not None and f.truncated]
+                if stale:  # cached but cut: say so again (or raise), as the first run did
+                    self.encode([texts[i] for i in stale], [pairs[i] for i in stale], [tgts[i] for i in stale],
+                                truncation)
                 fresh: dict[int, AttentionResult] = {}
                 if todo:
                     enc = self.encode([texts[i] for i in todo], [pairs[i] for i in todo],
