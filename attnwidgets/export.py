@@ -18,7 +18,8 @@ with ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, so no token (not even ``</s
 Precision trade-off (``precision=``): replies are stored as ``"float16"`` by default (half the bytes of float32;
 about 3 significant digits, so the 4th decimal the tooltips show can be off by one), ``"uint8"`` for non-negative
 arrays such as attention weights (a quarter of float32: 1/255 of the map's maximum, which no colour map can show
-anyway, but coarse numbers on hover; signed arrays such as q and k fall back to float16), or ``"float32"`` (exact).
+anyway, but coarse numbers on hover; a causal mask's NaN keeps byte 255 of its own, so masked cells stay grey and say
+"masked"; signed arrays such as q and k fall back to float16), or ``"float32"`` (exact).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .widgets._base import _bundle_text
+from .widgets._base import _bundle_text, quantise_uint8
 
 if TYPE_CHECKING:
     from .widgets._base import AttnWidget
@@ -111,11 +112,12 @@ def _shrink(spec: dict[str, Any], buffer: Any, precision: Precision) -> tuple[di
         return spec, bytes(buffer)
     a = np.frombuffer(bytes(buffer), dtype="<f4")
     spec = dict(spec)
-    finite = a[np.isfinite(a)]
-    if precision == "uint8" and (finite.size == 0 or finite.min() >= 0):
-        scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-        spec.update(dtype="uint8", scale=scale)
-        return spec, np.clip(np.rint(np.nan_to_num(a) / scale * 255), 0, 255).astype(np.uint8).tobytes()
+    values = a[~np.isnan(a)]
+    # uint8 for non-negative finite arrays; NaN (a masked cell) keeps a byte of its own (quantise_uint8).
+    if precision == "uint8" and (values.size == 0 or (values.min() >= 0 and np.isfinite(values).all())):
+        data, extra = quantise_uint8(a)
+        spec.update(extra)
+        return spec, data
     spec["dtype"] = "float16"
     return spec, a.astype("<f2").tobytes()
 

@@ -159,3 +159,41 @@ def test_head_view_page_saves_every_layer_as_sparse_rows():
     assert saved_bytes(w) < saved_bytes(aw.HeadView(w.result, min_weight=0.0)) / 3, "sparse rows: a smaller page"
     view = _data(page_html(w, scope="view"))
     assert list(view["replies"]) == [request_key({"what": "layer", "kind": "self", "layer": 1, "words": False})]
+
+
+def _decode_uint8(spec: dict, b64: str) -> np.ndarray:
+    """What js/src/shared/buffers.ts decode() makes of a saved uint8 array."""
+    raw = np.frombuffer(base64.b64decode(b64), np.uint8).reshape(spec["shape"])
+    out = raw * (spec["scale"] / spec.get("top", 255))
+    return np.where(raw == spec.get("masked", -1), np.nan, out)
+
+
+def _causal_result() -> aw.AttentionResult:
+    rng = np.random.default_rng(3)
+    a = np.tril(rng.random((2, 3, 6, 6), np.float32)) + 0.01 * np.eye(6, dtype=np.float32)
+    return aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), list("abcdef"), kind="decoder")
+
+
+@pytest.mark.parametrize("view", ["heatmap", "model"])
+def test_uint8_pages_keep_the_causal_mask(view):
+    # uint8 used to turn NaN (a future key) into byte 0: masked cells looked like a weight of zero.
+    r = _causal_result()
+    w = aw.AttentionHeatmap(r, layer=1, head=2) if view == "heatmap" else aw.ModelView(r, layer=1, head=2)
+    data = _data(page_html(w, precision="uint8"))
+    key = {"what": "matrix", "kind": "self", "layer": 1, "head": 2}
+    reply = data["replies"][request_key({**key, "words": False} if view == "heatmap" else key)]
+    spec = reply["content"]
+    assert spec["dtype"] == "uint8" and spec["masked"] == 255 and spec["top"] == 254
+    got = _decode_uint8(spec, reply["buffers"][0])
+    want = np.where(np.triu(np.ones((6, 6), bool), 1), np.nan, r.attention[1, 2])  # the future: masked
+    assert np.array_equal(np.isnan(got), np.isnan(want)), "every future key is masked, and nothing else"
+    assert np.isnan(want).sum() == 15
+    np.testing.assert_allclose(got[~np.isnan(got)], want[~np.isnan(want)], atol=want[~np.isnan(want)].max() / 254)
+    if view == "heatmap":  # the first view travels in the state, quantised the same way
+        first = data["state"]["_initial"]["matrix"]
+        assert first["dtype"] == "uint8" and first["masked"] == 255
+        assert np.array_equal(np.isnan(_decode_uint8(first, first["buffer"]["$b64"])), np.isnan(want))
+    # An array without NaN keeps all 256 levels and no masked byte.
+    plain = _data(page_html(aw.AttentionHeatmap(_evil_result()), precision="uint8"))
+    spec = next(iter(plain["replies"].values()))["content"]
+    assert "masked" not in spec and spec.get("top", 255) == 255

@@ -59,11 +59,41 @@ def default_theme() -> str:
     return _DEFAULT_THEME
 
 
+#: The byte a uint8 array reserves for NaN (a masked cell) when it has any; its values then use 0..254.
+MASKED_BYTE = 255
+
+
+def quantise_uint8(array: np.ndarray) -> tuple[bytes, dict[str, Any]]:
+    """A non-negative array as bytes of 0..255 of its maximum, and the spec that decodes them.
+
+    ``scale`` is the value byte ``top`` stands for (``top`` 255 unless given). NaN, a masked cell (a causal head's
+    future keys), must not become 0 (a weight of zero looks the same): when the array has NaN, byte 255 stands for
+    NaN (``masked``) and the values use 0..254 (``top`` 254). js/src/shared/buffers.ts ``decode`` reads both forms.
+
+    Examples
+    --------
+    >>> data, spec = quantise_uint8(np.array([0.5, 1.0, np.nan]))
+    >>> list(data), spec
+    ([127, 254, 255], {'dtype': 'uint8', 'scale': 1.0, 'top': 254, 'masked': 255})
+    """
+    a = np.asarray(array, dtype=np.float32)
+    nan = np.isnan(a)
+    values = a[~nan]
+    scale = float(values.max()) if values.size and values.max() > 0 else 1.0
+    top = 254 if nan.any() else 255
+    q = np.clip(np.rint(np.where(nan, 0, a) / scale * top), 0, top).astype(np.uint8)
+    spec: dict[str, Any] = {"dtype": "uint8", "scale": scale}
+    if nan.any():
+        q[nan] = MASKED_BYTE
+        spec.update(top=top, masked=MASKED_BYTE)
+    return np.ascontiguousarray(q).tobytes(), spec
+
+
 def pack(array: np.ndarray, dtype: str = "float32") -> dict[str, Any]:
     """A numpy array as ``{buffer, dtype, shape}`` for the front end (ipywidgets sends the bytes as a binary buffer).
 
     ``dtype`` "float32" keeps exact values, "float16" halves the bytes, "uint8" quantises to 0..255 of the maximum
-    (``scale`` tells the front end what 255 means).
+    (``scale`` tells the front end what 255 means; NaN keeps its own byte, see :func:`quantise_uint8`).
 
     Examples
     --------
@@ -74,16 +104,15 @@ def pack(array: np.ndarray, dtype: str = "float32") -> dict[str, Any]:
     a = np.asarray(array)
     out: dict[str, Any] = {"shape": [int(s) for s in a.shape], "dtype": dtype}
     if dtype == "float32":
-        data = np.ascontiguousarray(a, dtype="<f4")
+        data = np.ascontiguousarray(a, dtype="<f4").tobytes()
     elif dtype == "float16":
-        data = np.ascontiguousarray(a, dtype="<f2")
+        data = np.ascontiguousarray(a, dtype="<f2").tobytes()
     elif dtype == "uint8":
-        scale = float(np.nanmax(a)) if a.size and np.nanmax(a) > 0 else 1.0
-        data = np.ascontiguousarray(np.clip(np.rint(np.nan_to_num(a) / scale * 255), 0, 255).astype(np.uint8))
-        out["scale"] = scale
+        data, spec = quantise_uint8(a)
+        out.update(spec)
     else:
         raise ValueError(f"unknown dtype {dtype!r}: use float32, float16 or uint8")
-    out["buffer"] = memoryview(data.tobytes())
+    out["buffer"] = memoryview(data)
     return out
 
 

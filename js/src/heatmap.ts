@@ -3,7 +3,7 @@
 // demand by custom message and kept in the page. Wheel / buttons zoom and dragging pans; inputs over 1024 tokens
 // arrive as a block-max overview and, once zoomed in, the visible region is fetched at full detail in 256-cell tiles.
 
-import { type Packed, decode, maxOf } from "./shared/buffers";
+import { type Packed, decode, maxOf, replyPacked } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawLegend, labelRoom, matrixCanvas, prepareCanvas } from "./shared/draw";
@@ -313,8 +313,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         })
         .then((reply) => {
           if (!current || current.key !== key || tiles.has(`${tl.q0}/${tl.k0}`)) return;
-          const c = reply.content as { shape: number[]; dtype: Packed["dtype"] };
-          const m = decode({ buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape });
+          const m = decode(replyPacked(reply.content, reply.buffers[0]));
           const [rows, cols] = m.shape;
           const map = (model.get("colormap") || theme(model.get("theme")).colormap) as ColorMapName;
           const image = matrixCanvas(m.data, rows, cols, current.vmax, map);
@@ -361,8 +360,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       });
       const now = viewKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("words"));
       if (now !== key) return; // the user moved on while we waited
-      const c = reply.content as { shape: number[]; dtype: Packed["dtype"]; factor?: number };
-      accept(key, { buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape }, c.factor ?? 1);
+      accept(key, replyPacked(reply.content, reply.buffers[0]), Number(reply.content.factor ?? 1));
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));

@@ -2,7 +2,7 @@
 // Mirrors attnwidgets/widgets/model_view.py. Only the thumbnails (uint8, block-reduced in Python) arrive with the
 // widget; a full head is fetched by "matrix" request when chosen and kept in the page.
 
-import { type Packed, decode, maxOf } from "./shared/buffers";
+import { type Packed, decode, maxOf, replyPacked } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawLegend, drawMatrix, labelRoom, matrixPixels, prepareCanvas } from "./shared/draw";
@@ -151,11 +151,10 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     try {
       const reply = await requester.get(`thumbs/${k}`, { what: "thumbs", kind: k });
       if (k !== kind() || thumbsNow()) return; // the trait arrived first, or the kind moved on
-      const c = reply.content as { shape: number[]; dtype: Packed["dtype"]; scale?: number; factor: number };
       fetchedThumbs = {
         kind: k,
-        factor: c.factor,
-        thumbs: { buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape, scale: c.scale },
+        factor: Number(reply.content.factor ?? 1),
+        thumbs: replyPacked(reply.content, reply.buffers[0]),
       };
       all();
     } catch (e) {
@@ -319,9 +318,8 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     try {
       const reply = await requester.get(key, { what: "matrix", kind: k, layer, head });
       if (key !== `${kind()}/${model.get("layer")}/${model.get("head")}`) return; // moved on meanwhile
-      const c = reply.content as { shape: number[]; dtype: Packed["dtype"]; factor?: number };
-      const m = decode({ buffer: reply.buffers[0], dtype: c.dtype, shape: c.shape });
-      current = { key, data: m.data, vmax: maxOf(m.data) || 1, factor: c.factor ?? 1 };
+      const m = decode(replyPacked(reply.content, reply.buffers[0]));
+      current = { key, data: m.data, vmax: maxOf(m.data) || 1, factor: Number(reply.content.factor ?? 1) };
       paintDetail();
       showError(model.get("_error"));
     } catch (e) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decode, halfToFloat, maxOf, toBytes } from "../src/shared/buffers";
+import { decode, halfToFloat, maxOf, replyPacked, toBytes } from "../src/shared/buffers";
 
 describe("halfToFloat", () => {
   it("decodes known half-precision bit patterns", () => {
@@ -31,6 +31,24 @@ describe("decode", () => {
     expect(m.data[0]).toBe(0);
     expect(m.data[1]).toBeCloseTo(0.5, 6);
     expect(m.data[2]).toBeCloseTo(0.1, 6);
+  });
+
+  it("reads a masked uint8 cell as NaN and the others on 0..254 (a causal mask is not a zero weight)", () => {
+    const q = new Uint8Array([0, 254, 127, 255]);
+    const m = decode({ buffer: q, dtype: "uint8", shape: [4], scale: 0.8, top: 254, masked: 255 });
+    expect(m.data[0]).toBe(0);
+    expect(m.data[1]).toBeCloseTo(0.8, 6);
+    expect(m.data[2]).toBeCloseTo(0.4, 6);
+    expect(Number.isNaN(m.data[3])).toBe(true);
+    expect(maxOf(m.data)).toBeCloseTo(0.8, 6);
+  });
+
+  it("replyPacked keeps a reply's scale and mask", () => {
+    const buffer = new Uint8Array([255, 254]);
+    const content = { type: "reply", id: 3, dtype: "uint8", shape: [2], scale: 0.5, top: 254, masked: 255 };
+    const m = decode(replyPacked(content, buffer));
+    expect(Number.isNaN(m.data[0])).toBe(true);
+    expect(m.data[1]).toBeCloseTo(0.5, 6);
   });
 
   it("refuses a buffer shorter than its shape", () => {

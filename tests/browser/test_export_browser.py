@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from helpers import canvas_stats, wait_dataset
+from helpers import canvas_stats, hover_cell, wait_dataset
 
 import attnwidgets as aw
 from attnwidgets.qk_result import QKCapture
@@ -211,3 +211,33 @@ def test_head_view_page_switches_layers_offline(browser, tmp_path):
     assert not page.blocked, f"the page asked the network for {page.blocked}"
     assert not page.errors, page.errors
     page.close()
+
+
+PIXEL = """([q, k]) => { const c = document.querySelector('[data-testid=heatmap-canvas]'), d = c.dataset;
+    const s = c.width / c.getBoundingClientRect().width;
+    const x = (+d.x0 + (k + 0.5) * +d.cell) * s, y = (+d.y0 + (q + 0.5) * +d.cell) * s;
+    return Array.from(c.getContext('2d').getImageData(Math.round(x), Math.round(y), 1, 1).data.slice(0, 3)); }"""
+GREY = [235, 235, 235]  # js/src/shared/draw.ts: a masked cell
+
+
+def test_uint8_pages_draw_the_causal_mask_grey(browser, tmp_path):
+    # uint8 used to save NaN (a future key) as 0: masked cells were drawn and described as a weight of zero.
+    rng = np.random.default_rng(3)
+    a = np.tril(rng.random((2, 3, 6, 6), np.float32)) + 0.01 * np.eye(6, dtype=np.float32)
+    a /= a.sum(-1, keepdims=True)
+    r = aw.AttentionResult.from_arrays(a, ["The", "cat", "sat", "on", "the", "mat"], kind="decoder")
+    for name, widget, view in (("heatmap", aw.AttentionHeatmap(r, layer=1, head=1), "self/1/1/t"),
+                               ("model-view", aw.ModelView(r, layer=1, head=1), "self/1/1")):
+        path = widget.save_html(tmp_path / f"{name}-uint8.html", precision="uint8")
+        page = Offline(browser, path)
+        wait_dataset(page.page, HEAT, "view", view)
+        assert page.page.evaluate(PIXEL, [1, 4]) == GREY, f"{name}: a future key is drawn grey"
+        assert page.page.evaluate(PIXEL, [4, 1]) != GREY
+        assert "masked" in hover_cell(page.page, HEAT, 1, 4)
+        text = hover_cell(page.page, HEAT, 4, 1)
+        assert "masked" not in text
+        shown = float(text.split("\n")[-1])
+        assert abs(shown - a[1, 1, 4, 1]) <= a[1, 1].max() / 254 + 1e-4, f"{name}: the weight on its own scale"
+        page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / f"export-{name}-uint8-causal.png"))
+        assert not page.errors and not page.blocked, (page.errors, page.blocked)
+        page.close()

@@ -7,8 +7,26 @@ export interface Packed {
   buffer: DataView | ArrayBuffer | ArrayBufferView;
   dtype: DType;
   shape: number[];
-  /** For uint8: the value 255 stands for (default 1). */
+  /** For uint8: the value byte `top` stands for (default 1). */
   scale?: number;
+  /** For uint8: the byte that stands for `scale` (default 255; 254 when byte 255 is `masked`). */
+  top?: number;
+  /** For uint8: the byte that stands for NaN, a masked cell (absent: no cell is masked). */
+  masked?: number;
+}
+
+/** The array of a reply whose content carries its spec ({dtype, shape, scale?, top?, masked?}) and whose first
+ *  buffer holds the data. Passing the whole spec keeps uint8 replies (saved pages) on their scale and mask. */
+export function replyPacked(content: Record<string, unknown>, buffer: Packed["buffer"]): Packed {
+  const spec = content as { dtype: DType; shape: number[]; scale?: number; top?: number; masked?: number };
+  return {
+    buffer,
+    dtype: spec.dtype,
+    shape: spec.shape,
+    scale: spec.scale,
+    top: spec.top,
+    masked: spec.masked,
+  };
 }
 
 export interface Matrix {
@@ -46,8 +64,9 @@ export function decode(p: Packed): Matrix {
     for (let i = 0; i < size; i++) out[i] = halfToFloat(view.getUint16(i * 2, true));
   } else if (p.dtype === "uint8") {
     if (bytes.byteLength < size) throw new Error(`uint8 buffer too short: ${bytes.byteLength} < ${size}`);
-    const scale = (p.scale ?? 1) / 255;
-    for (let i = 0; i < size; i++) out[i] = bytes[i] * scale;
+    const step = (p.scale ?? 1) / (p.top ?? 255);
+    const masked = p.masked ?? -1;
+    for (let i = 0; i < size; i++) out[i] = bytes[i] === masked ? Number.NaN : bytes[i] * step;
   } else {
     throw new Error(`unknown dtype ${String(p.dtype)}`);
   }
