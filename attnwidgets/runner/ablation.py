@@ -50,7 +50,7 @@ Mode = Literal["zero", "uniform", "mean", "scale"]
 MODES: tuple[str, ...] = ("zero", "uniform", "mean", "scale")
 STACKS: tuple[str, ...] = ("self", "encoder", "decoder", "cross")
 
-__all__ = ["MODES", "Ablation", "HeadEdit", "MeanPattern", "mean_pattern"]
+__all__ = ["MODES", "Ablation", "HeadEdit", "MeanPattern", "mean_pattern", "stack_shape"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,27 @@ def _check_stack(stack: str) -> str:
     if stack not in STACKS:
         raise ValueError(f"unknown stack {stack!r}: use 'self' (encoders, decoders) or 'encoder'/'decoder'/'cross'")
     return stack
+
+
+def stack_shape(info: ModelInfo, stack: str) -> tuple[int, int]:
+    """(layers, heads) of one attention stack of a model; ValueError if the model has no such stack.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> stack_shape(aw.get_runner().info, "self")
+    (6, 12)
+    """
+    _check_stack(stack)
+    encdec = info.kind == "encoder-decoder"
+    if encdec and stack == "self":
+        raise ValueError(f"{info.name!r} is an encoder-decoder: say which attention with stack='encoder', "
+                         "'decoder' or 'cross'")
+    if not encdec and stack != "self":
+        raise ValueError(f"{info.name!r} has one attention stack: use stack='self', not {stack!r}")
+    if stack in ("decoder", "cross"):
+        return info.n_decoder_layers, info.n_decoder_heads
+    return info.n_layers, info.n_heads
 
 
 class MeanPattern:
@@ -322,15 +343,8 @@ class Ablation:
 
     def validate(self, info: ModelInfo) -> None:
         """Raise ValueError if an edit does not exist in this model (wrong stack, layer or head)."""
-        encdec = info.kind == "encoder-decoder"
         for e in self.edits:
-            if encdec and e.stack == "self":
-                raise ValueError(f"{info.name!r} is an encoder-decoder: say which attention with stack='encoder', "
-                                 "'decoder' or 'cross'")
-            if not encdec and e.stack != "self":
-                raise ValueError(f"{info.name!r} has one attention stack: use stack='self', not {e.stack!r}")
-            n_layers = info.n_decoder_layers if e.stack in ("decoder", "cross") else info.n_layers
-            n_heads = info.n_decoder_heads if e.stack in ("decoder", "cross") else info.n_heads
+            n_layers, n_heads = stack_shape(info, e.stack)
             if e.layer >= n_layers:
                 raise ValueError(f"layer {e.layer} does not exist: {info.name!r} has {n_layers} layers (0-based)")
             if e.head is not None and e.head >= n_heads:

@@ -68,13 +68,13 @@ def head_importance(
     progress : bool
         Show a tqdm bar.
     stack : str
-        Which attention stack to gate ("self" for encoders and decoders).
+        Which attention stack to gate: "self" for encoders and decoders, "encoder" for encoder-decoders (the loss is
+        on the pooled encoder embedding, so decoder and cross-attention heads have no importance for it).
     """
     if task.loss is None:
         raise ValueError(f"task {task.name!r} has no differentiable loss; head importance needs one "
                          "(use sentiment_task or sts_task, or give Task(loss=...))")
-    info = runner.info
-    L, H = info.n_layers, info.n_heads
+    L, H = task.check_stack(runner.info, stack, needs_loss=True)
     base = torch.ones(L, H) if mask is None else torch.as_tensor(np.asarray(mask, np.float32)).reshape(L, H)
     total = np.zeros((L, H))
     n_examples = 0

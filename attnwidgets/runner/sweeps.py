@@ -37,9 +37,11 @@ def evaluate(runner: Runner, task: Task, ablation: Ablation | None = None, *, ba
     """The task's metric with the ablation applied (None: the clean model).
 
     Tasks scored from pooled embeddings alone take a fast path: texts sorted by length (less padding), no
-    :class:`~attnwidgets.result.AttentionResult` built, partial recomputation as in :meth:`Runner.run`.
+    :class:`~attnwidgets.result.AttentionResult` built, partial recomputation as in :meth:`Runner.run`. An ablation
+    of a decoder or cross-attention stack is scored from full results (the pooled embedding cannot see it).
     """
-    if task.score_embeddings is not None:
+    on_decoder = ablation is not None and any(e.stack in ("decoder", "cross") for e in ablation.edits)
+    if task.score_embeddings is not None and not on_decoder:
         return float(task.score_embeddings(pooled_embeddings(runner, task.texts, ablation, batch_size=batch_size)))
     results = list(runner.iter_results(task.texts, ablation=ablation, batch_size=batch_size,
                                        cache=ablation is None))
@@ -138,12 +140,11 @@ def sweep_heads(
     layers : bool
         Also disable each whole layer.
     stack : str
-        Which attention to sweep ("self"; "encoder"/"decoder"/"cross" for encoder-decoders).
+        Which attention to sweep ("self"; "encoder"/"decoder"/"cross" for encoder-decoders). The task must be able to
+        see it (:attr:`Task.stacks`): the shipped tasks score the pooled encoder embedding, so "encoder" only.
     """
     start = time.perf_counter()
-    info = runner.info
-    L = info.n_decoder_layers if stack in ("decoder", "cross") else info.n_layers
-    H = info.n_decoder_heads if stack in ("decoder", "cross") else info.n_heads
+    L, H = task.check_stack(runner.info, stack)
     baseline = evaluate(runner, task, None, batch_size=batch_size)
     units: list[tuple[str, int, int]] = [("head", lay, h) for lay in range(L) for h in range(H)]
     if layers:
@@ -204,16 +205,18 @@ def pruning_curve(
     mode: str = "zero",
     batch_size: int = 32,
     progress: bool = True,
+    stack: str = "self",
 ) -> PruningCurve:
     """Iteratively prune the least important heads (``step`` of all heads at a time, recomputing importance).
 
     Importance is Michel et al.'s, normalised per layer and compared across layers (as in their paper); pruned heads
     are gated to 0 while the next importance is computed, and the metric is measured with them ``mode``-ablated
-    (``"zero"`` is the same as a zero gate).
+    (``"zero"`` is the same as a zero gate). ``stack`` is "self", or "encoder" for an encoder-decoder (see
+    :func:`~attnwidgets.runner.importance.head_importance`).
     """
     if not 0 < step <= 1 or not 0 < max_share <= 1:
         raise ValueError("step and max_share are shares of all heads, between 0 and 1")
-    L, H = runner.info.n_layers, runner.info.n_heads
+    L, H = task.check_stack(runner.info, stack, needs_loss=True)
     total = L * H
     per_step = max(1, round(step * total))
     mask = np.ones((L, H), np.float32)
@@ -228,7 +231,7 @@ def pruning_curve(
         bar = tqdm(total=n_steps, desc="pruning", unit="step")
     try:
         for _ in range(n_steps):
-            imp = head_importance(runner, task, mask=mask, batch_size=batch_size, progress=False)
+            imp = head_importance(runner, task, mask=mask, batch_size=batch_size, progress=False, stack=stack)
             importances.append(imp)
             chosen = least_important(imp, per_step, pruned)
             if not chosen:
@@ -236,7 +239,7 @@ def pruning_curve(
             pruned += chosen
             for lay, h in chosen:
                 mask[lay, h] = 0
-            value = evaluate(runner, task, Ablation.heads(pruned, mode), batch_size=batch_size)
+            value = evaluate(runner, task, Ablation.heads(pruned, mode, stack=stack), batch_size=batch_size)
             rows.append(dict(share=len(pruned) / total, n_pruned=len(pruned), metric=value, pruned=list(pruned)))
             if bar is not None:
                 bar.update(1)

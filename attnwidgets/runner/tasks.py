@@ -8,6 +8,10 @@ importance, a differentiable ``loss(pooled, rows)`` on the pooled embeddings of 
   evaluated a fixed fine-tuned classifier with heads disabled).
 - :func:`sts_task`: Spearman correlation between the cosine similarity of the two sentences' pooled embeddings and
   the human score (0-5): the metric a sentence encoder is made for, with nothing fitted.
+
+The pooled embedding of an encoder-decoder is its *encoder's* output, which no decoder self- or cross-attention head
+can change. So a task says which stacks its metric can depend on (:attr:`Task.stacks`); sweeps and importance refuse
+a stack the metric cannot see instead of reporting zero effect everywhere.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import torch
 from ..analysis.outputs import pair_similarities
 from ..analysis.probe import Probe, fit_probe
 from ..data.tasks import load_sentiment, load_sts_pairs, train_test_split_frame
-from ..result import AttentionResult
+from ..result import AttentionResult, ModelInfo
+from .ablation import STACKS, stack_shape
 from .runner import Runner
 
 __all__ = ["Task", "pooled_embedding", "sentiment_task", "sts_task"]
@@ -49,6 +54,11 @@ class Task:
         example.
     score_embeddings : callable, optional
         The same metric from the pooled embeddings (N, d) alone; lets sweeps skip building full results.
+    stacks : tuple[str, ...]
+        The attention stacks ``score`` can depend on. The default, ``("self", "encoder")``, fits a metric of pooled
+        embeddings (what ``score_embeddings`` and ``loss`` take, and what the shipped tasks use). A task whose
+        ``score`` reads decoder outputs of an encoder-decoder (decoder or cross attention, say) adds ``"decoder"``
+        and/or ``"cross"``; sweeps of those stacks then score full results with ``score``.
     """
 
     name: str
@@ -58,12 +68,33 @@ class Task:
     loss: Loss | None = None
     groups: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     score_embeddings: Callable[[np.ndarray], float] | None = None
+    stacks: tuple[str, ...] = ("self", "encoder")
 
     def __post_init__(self) -> None:
         if len(self.groups) == 0:
             self.groups = np.arange(len(self.texts), dtype=np.int64)
         if len(self.groups) != len(self.texts):
             raise ValueError("groups must give one example id per text")
+        self.stacks = tuple(self.stacks)
+        for stack in self.stacks:
+            if stack not in STACKS:
+                raise ValueError(f"unknown stack {stack!r} in stacks: use 'self', 'encoder', 'decoder' or 'cross'")
+
+    def check_stack(self, info: ModelInfo, stack: str, *, needs_loss: bool = False) -> tuple[int, int]:
+        """(layers, heads) of ``stack``; ValueError if the model has no such stack or this task cannot see it.
+
+        With ``needs_loss`` (head importance) only encoder-side stacks qualify: ``loss`` takes pooled embeddings.
+        """
+        shape = stack_shape(info, stack)
+        if needs_loss and stack in ("decoder", "cross"):
+            raise ValueError(f"head importance of the {stack!r} stack is not defined for task {self.name!r}: its loss "
+                             "is computed from the pooled encoder embedding, which no decoder or cross-attention head "
+                             "changes. Use stack='encoder'.")
+        if stack not in self.stacks:
+            raise ValueError(f"task {self.name!r} scores the pooled encoder embedding, which no {stack!r} attention "
+                             "head changes (every delta would be 0). Sweep stack='encoder', or give a Task whose "
+                             f"score reads decoder outputs and say so with stacks=(..., {stack!r}).")
+        return shape
 
     def batches(self, batch_size: int) -> list[np.ndarray]:
         """Row indices in batches of about ``batch_size`` texts that keep each example whole."""
