@@ -9,6 +9,15 @@ key is [CLS], [SEP], punctuation or any other token. Padding never counts.
 The objective is the masked-LM loss when the model has an MLM head (15 % of the non-special tokens of each input are
 replaced by [MASK], seeded, at least one per input), or any scalar the caller computes from the outputs, e.g. the
 cosine similarity between a sentence's embedding and its paraphrase's (:func:`embedding_similarity`).
+
+With ``words=True`` the cells are (word, word), as for the other statistics' ``words=True``: the gradient is taken with
+respect to the word-level attention ``W = R A C`` of :func:`~attnwidgets.analysis.words.word_level` (from a word: the
+mean of its pieces' rows; to a word: the sum of its pieces' columns). By the chain rule that gradient is
+``C^T (∂L/∂A) R^T`` — a word's row *sums* its pieces' gradient rows and a word's column *averages* its pieces' columns,
+the transpose of how the attention itself is aggregated: raising ``W[i, j]`` by δ raises the attention of every piece
+of word i by δ, spread evenly over the pieces of word j. When the loss depends on the attention only through W this is
+exactly ∂L/∂W (``R C`` is the identity). The magnitude is taken after aggregating: two pieces of one word pulled in
+opposite directions cancel, since that change leaves W as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import numpy as np
 import torch
 
 from ..analysis.tokens import KEY_KINDS, key_kind_index, token_kinds
+from ..analysis.words import word_groups, word_matrices
 from .runner import Encoded, Runner, get_runner
 
 if TYPE_CHECKING:
@@ -42,12 +52,15 @@ class GradientStats:
         (4,) number of such cells (the same for every head).
     objective : str
         "masked-lm" or the name of the user's objective.
+    words : bool
+        True when the cells are (word, word): the gradient with respect to word-level attention.
     """
 
-    def __init__(self, n_layers: int, n_heads: int, objective: str) -> None:
+    def __init__(self, n_layers: int, n_heads: int, objective: str, words: bool = False) -> None:
         self.sums = np.zeros((n_layers, n_heads, len(KEY_KINDS)))
         self.counts = np.zeros(len(KEY_KINDS))
         self.objective = objective
+        self.words = words
         self.n_inputs = 0
 
     def mean(self) -> np.ndarray:
@@ -64,7 +77,22 @@ class GradientStats:
         return stats_to_frame({f"grad_{k}": m[..., i] for i, k in enumerate(KEY_KINDS)})
 
     def __repr__(self) -> str:
-        return f"GradientStats({self.objective!r}, {self.n_inputs} inputs)"
+        return f"GradientStats({self.objective!r}, {self.n_inputs} inputs, words={self.words})"
+
+
+def _to_words(g: np.ndarray, kind: np.ndarray, word_ids: np.ndarray, special: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Signed piece gradients (L, H, n, n) and piece key kinds (n,) -> word gradients (L, H, u, u) and word kinds (u,).
+
+    The word gradient is ``C^T g R^T`` with (R, C) of :func:`~attnwidgets.analysis.words.word_matrices` (see the
+    module docstring). A word's kind is the largest of its pieces' kind indices: [CLS] (0) and [SEP] (1) are units of
+    their own, so a word is punctuation (2) when all its pieces are, and other (3) as soon as one piece is.
+    """
+    units = word_groups(word_ids, special)
+    r, c = word_matrices(units, "mean")  # (u, n), (n, u)
+    word_kind = np.zeros(c.shape[1], dtype=np.int64)
+    np.maximum.at(word_kind, units, kind)
+    return np.matmul(np.matmul(c.T, g), r.T), word_kind
 
 
 def mean_pooled(outputs: Any, enc: Encoded) -> torch.Tensor:
@@ -143,6 +171,7 @@ def attention_gradients(
     seed: int = 0,
     batch_size: int = 8,
     progress: bool = False,
+    words: bool = False,
 ) -> GradientStats:
     """Mean |∂L/∂A| per head, split by key kind, over ``texts``.
 
@@ -162,6 +191,8 @@ def attention_gradients(
     batch_size : int
     progress : bool
         Show a ``tqdm.auto`` progress bar.
+    words : bool
+        The gradient with respect to word-level attention, over (word, word) cells (see the module docstring).
 
     Returns
     -------
@@ -170,11 +201,16 @@ def attention_gradients(
 
     Examples
     --------
-    >>> import attnwidgets as aw                                                            # doctest: +SKIP
-    >>> r = aw.get_runner()                                                                 # doctest: +SKIP
-    >>> obj = embedding_similarity(r, [("The cat sat.", "A cat was sitting.")])             # doctest: +SKIP
-    >>> attention_gradients(["The cat sat."], model=r, objective=obj).mean().shape          # doctest: +SKIP
+    >>> import attnwidgets as aw
+    >>> r = aw.get_runner()                                      # the bundled sentence encoder: no MLM head
+    >>> obj = embedding_similarity(r, [("The cat sat.", "A cat was sitting.")])
+    >>> g = attention_gradients(["The cat sat."], model=r, objective=obj)
+    >>> g.mean().shape                                           # (layer, head, key kind)
     (6, 12, 4)
+    >>> g.frame().statistic.unique().tolist()
+    ['grad_cls', 'grad_sep', 'grad_punct', 'grad_other']
+    >>> attention_gradients(["The cat sat."], model=r, objective=obj, words=True)
+    GradientStats('embedding_similarity', 1 inputs, words=True)
     """
     runner = get_runner(model)
     if runner.info.kind == "encoder-decoder":
@@ -187,7 +223,7 @@ def attention_gradients(
     texts = list(texts)
     pair_list = list(pairs) if pairs is not None else [None] * len(texts)
     name = "masked-lm" if objective is None else getattr(objective, "__name__", "objective")
-    stats = GradientStats(runner.info.n_layers, runner.info.n_heads, name)
+    stats = GradientStats(runner.info.n_layers, runner.info.n_heads, name, words=words)
     generator = torch.Generator().manual_seed(seed)
     bar: Any = None
     if progress:
@@ -197,10 +233,11 @@ def attention_gradients(
     try:
         for start in range(0, len(texts), batch_size):
             enc = runner.encode(texts[start : start + batch_size], pair_list[start : start + batch_size])
-            kinds_rows = []
-            for row in range(enc.batch_size):  # key kinds from the unmasked tokens
+            kinds_rows, words_rows = [], []
+            for row in range(enc.batch_size):  # key kinds and words from the unmasked tokens
                 fields = runner.token_fields(enc, row)
                 kinds_rows.append(key_kind_index(token_kinds(fields["tokens"], fields["special_mask"])))
+                words_rows.append((fields["word_ids"], fields["special_mask"]))
             kwargs: dict[str, Any] = {}
             if objective is None:
                 kwargs["labels"] = _mask_tokens(runner, enc, mask_rate, generator)
@@ -214,17 +251,19 @@ def attention_gradients(
                 raise ValueError(f"the objective must return a scalar, got shape {tuple(loss.shape)}")
             loss.backward()
             # a layer the objective does not reach has no gradient: it is 0 there
-            grads = torch.stack([a.grad if a.grad is not None else torch.zeros_like(a) for a in attentions], dim=1)
-            grads = grads.detach().abs().float().numpy()  # (B, L, H, T, S)
+            stacked = torch.stack([a.grad if a.grad is not None else torch.zeros_like(a) for a in attentions], dim=1)
+            grads = stacked.detach().float().numpy()  # (B, L, H, T, S), signed until the cells are final
             valid = enc.inputs.get("attention_mask", torch.ones_like(enc.inputs["input_ids"])).bool().numpy()
             for row, kind in enumerate(kinds_rows):
-                g = grads[row][..., valid[row]][..., valid[row], :]  # (L, H, n, n), padding removed
+                g: np.ndarray = grads[row][..., valid[row]][..., valid[row], :]  # (L, H, n, n), padding removed
                 if runner.info.kind == "decoder":  # future keys have no weight to change
                     g = g * np.tril(np.ones(g.shape[-2:], dtype=g.dtype))
-                    cells = np.tril(np.ones(g.shape[-2:]))
-                else:
-                    cells = np.ones(g.shape[-2:])
-                onehot = np.eye(len(KEY_KINDS))[kind]  # (n, 4)
+                if words:
+                    g, kind = _to_words(g, kind, *words_rows[row])  # (L, H, u, u), (u,)
+                g = np.abs(g)
+                # word i sees word j exactly when j <= i: a piece of j comes before a piece of i only if j <= i
+                cells = np.tril(np.ones(g.shape[-2:])) if runner.info.kind == "decoder" else np.ones(g.shape[-2:])
+                onehot = np.eye(len(KEY_KINDS))[kind]  # (n, 4) or (u, 4)
                 stats.sums += g.sum(-2) @ onehot
                 stats.counts += cells.sum(0) @ onehot
                 stats.n_inputs += 1
