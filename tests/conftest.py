@@ -1,4 +1,5 @@
-"""Shared fixtures: tiny seeded random models (BERT, GPT-2, BART, Llama-style GQA + RoPE) saved to a temp dir.
+"""Shared fixtures: tiny seeded random models (BERT, GPT-2, BART, Llama-style GQA + RoPE, and a few whose attention
+attnwidgets must refuse: Mamba, Funnel, SqueezeBERT) saved to a temp dir.
 
 Each fixture returns the folder path; ``attnwidgets.run(text, model=path)`` loads it through the real loading code.
 """
@@ -133,6 +134,32 @@ def tiny_mamba(tmp_path_factory) -> str:
     tok = _bpe_tokenizer()
     cfg = MambaConfig(num_hidden_layers=2, hidden_size=16, vocab_size=len(tok), state_size=4)
     return _save(MambaForCausalLM(cfg), tok, tmp_path_factory.mktemp("tiny_mamba"))
+
+
+@pytest.fixture(scope="session")
+def tiny_funnel(tmp_path_factory) -> str:
+    """Funnel Transformer: the second block pools the queries, so layers do not share one token x token shape."""
+    import torch
+    from transformers import FunnelConfig, FunnelModel
+
+    torch.manual_seed(6)
+    tok = _bert_tokenizer()
+    cfg = FunnelConfig(block_sizes=[1, 1], num_decoder_layers=1, d_model=32, n_head=4, d_head=8, d_inner=64,
+                       vocab_size=tok.vocab_size, max_position_embeddings=64)
+    return _save(FunnelModel(cfg), tok, tmp_path_factory.mktemp("tiny_funnel"))
+
+
+@pytest.fixture(scope="session")
+def tiny_squeezebert(tmp_path_factory) -> str:
+    """SqueezeBERT: returns attention of the right shape whose rows are not probabilities."""
+    import torch
+    from transformers import SqueezeBertConfig, SqueezeBertModel
+
+    torch.manual_seed(7)
+    tok = _bert_tokenizer()
+    cfg = SqueezeBertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=32, intermediate_size=64,
+                            embedding_size=32, vocab_size=tok.vocab_size, max_position_embeddings=64)
+    return _save(SqueezeBertModel(cfg), tok, tmp_path_factory.mktemp("tiny_squeezebert"))
 
 
 @pytest.fixture(scope="session")

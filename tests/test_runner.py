@@ -249,6 +249,36 @@ def test_model_without_attention_is_a_clear_error(tiny_mamba):
         aw.run("The cat sat.", model=tiny_mamba)
 
 
+def test_attention_of_changing_length_is_a_clear_error(tiny_funnel):
+    with pytest.raises(AttentionUnavailableError, match=r"not one \(batch, head, query, key\) map per layer.*Funnel"):
+        aw.run("The cat sat on the mat.", model=tiny_funnel)
+
+
+def test_attention_that_is_not_a_distribution_is_a_clear_error(tiny_squeezebert):
+    with pytest.raises(AttentionUnavailableError, match="not probabilities: in layer 0, head 0, query 0"):
+        aw.run("The cat sat on the mat.", model=tiny_squeezebert)
+
+
+@pytest.mark.parametrize("side", ["encoder_attentions", "decoder_attentions", "cross_attentions"])
+def test_rows_are_checked_on_every_side_of_an_encoder_decoder(tiny_bart, monkeypatch, side):
+    runner = get_runner(tiny_bart)
+    forward = runner.forward
+
+    def halved(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        out[side] = tuple(a * 0.5 for a in out[side])
+        return out
+
+    monkeypatch.setattr(runner, "forward", halved)
+    with pytest.raises(AttentionUnavailableError, match="sum to 0.5"):
+        runner.run(f"Checked on the {side}.")
+
+
+def test_ablated_runs_may_zero_rows(tiny_bert):
+    r = get_runner(tiny_bert).run("Ablations zero heads on purpose.", ablation=aw.Ablation.heads([(1, 2)]))
+    assert r.attention[1, 2].sum() == 0.0 and r.attention[0].sum(-1) == pytest.approx(1.0, abs=1e-5)
+
+
 def test_pairs_are_rejected_for_encoder_decoder_and_targets_for_encoders(tiny_bart, tiny_bert):
     with pytest.raises(ValueError, match="source and a target"):
         aw.run("a", "b", model=tiny_bart)

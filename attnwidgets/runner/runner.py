@@ -489,7 +489,9 @@ class Runner:
                 "go through transformers' attention interface (most models since transformers 5); this one computes "
                 "attention its own way. Try another checkpoint of a supported architecture (BERT, GPT-2, BART, Llama)."
             )
-        attention = _stack(self_att, row, valid, valid)
+        rows = ablation is None  # an ablation may zero or scale heads on purpose
+        attention = self._attention(self_att, row, valid, valid, "self-attention" if kind != "encoder-decoder"
+                                    else "encoder self-attention", rows)
         fields: dict[str, Any] = {}
         if kind == "encoder-decoder":
             tgt = self.token_fields(enc, row, side="target")
@@ -498,8 +500,9 @@ class Runner:
                 target_text=enc.targets[row],
                 target_tokens=tgt["tokens"],
                 target_token_ids=tgt["token_ids"],
-                decoder_attention=_stack(out.decoder_attentions, row, tvalid, tvalid),
-                cross_attention=_stack(out.cross_attentions, row, tvalid, valid),
+                decoder_attention=self._attention(out.decoder_attentions, row, tvalid, tvalid,
+                                                  "decoder self-attention", rows),
+                cross_attention=self._attention(out.cross_attentions, row, tvalid, valid, "cross-attention", rows),
             )
         return AttentionResult(
             attention=attention,
@@ -512,6 +515,43 @@ class Runner:
             **src,
             **fields,
         )
+
+    def _attention(self, layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor,
+                   what: str, rows: bool = True) -> np.ndarray:
+        """One row's [layer, head, query, key] array, checked to be attention we can show.
+
+        Every layer must be (batch, head, query, key) over the batch's positions, and (with ``rows``) every query's
+        weights must sum to 1 over the valid keys; otherwise :class:`AttentionUnavailableError` says so, rather
+        than a numpy broadcast error or silently wrong maps. The check is one sum over the last axis.
+        """
+        name = self.info.name
+        shapes = [tuple(a.shape) for a in layers]
+        n_q, n_k = qvalid.shape[0], kvalid.shape[0]
+        odd = next((k for k, sh in enumerate(shapes) if len(sh) != 4 or sh != shapes[0] or sh[2] != n_q
+                    or sh[3] > n_k), None)
+        if odd is not None:
+            raise AttentionUnavailableError(
+                f"{name!r} returned {what} that is not one (batch, head, query, key) map per layer over its {n_q} "
+                f"positions: layer 0 is {shapes[0]}, layer {odd} is {shapes[odd]}. Models that pool or shorten the "
+                "sequence between layers (such as Funnel Transformer) have no token-by-token map in every layer, so "
+                "attnwidgets cannot show them; use a model of a supported architecture (BERT, GPT-2, BART, Llama)."
+            )
+        a = _stack(layers, row, qvalid, kvalid)
+        if rows:
+            dtype = layers[0].dtype
+            tol = max(1e-3, torch.finfo(dtype).eps) if dtype.is_floating_point else 1e-3  # bfloat16: 8e-3
+            sums = a.sum(-1)  # (L, H, n_q)
+            bad = ~(np.abs(sums - 1.0) <= tol)  # NaN counts as bad
+            if bad.any():
+                layer, head, q = (int(x) for x in np.argwhere(bad)[0])
+                raise AttentionUnavailableError(
+                    f"{name!r} returned {what} weights that are not probabilities: in layer {layer}, head {head}, "
+                    f"query {q}'s weights sum to {sums[layer, head, q]:.4g} over the keys, and {int(bad.sum())} of "
+                    f"{bad.size} rows do not sum to 1. Its attention layers hand back something other than softmax "
+                    "weights (scores, or another normalisation), so maps, entropies and rollouts would be wrong; use "
+                    "a model of a supported architecture (BERT, GPT-2, BART, Llama)."
+                )
+        return a
 
     def _outputs(self, enc: Encoded, out: Any, row: int, valid: torch.Tensor) -> dict[str, np.ndarray]:
         outputs: dict[str, np.ndarray] = {}
