@@ -277,3 +277,28 @@ def test_a_scaled_layer_scales_on_top_of_its_head_edits(tiny_bert):
     expected[..., 2 * d:3 * d] *= 0.5
     expected[..., 3 * d:4 * d] = uniform[..., 3 * d:4 * d] * 0.5
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("build", [
+    lambda: Ablation.heads([(1.7, 0)]),
+    lambda: Ablation.heads({(0, 1.0): "zero"}),
+    lambda: Ablation.heads([("self", 0, 2.5)]),
+    lambda: Ablation.layers([1.5]),
+    lambda: Ablation.layers([("self", 0.0)]),
+    lambda: Ablation().with_head(1, 0.3),
+    lambda: Ablation.from_dict({"edits": [{"stack": "self", "layer": 1.7, "head": 0, "mode": "zero"}]}),
+    lambda: Ablation.from_dict({"edits": [{"stack": "self", "layer": 1, "head": "2", "mode": "zero"}]}),
+    lambda: HeadEdit("self", True, 0, "zero"),
+    lambda: HeadEdit("self", 0, np.float64(1.0), "zero"),
+])
+def test_non_integer_layers_and_heads_are_refused_not_truncated(build):
+    with pytest.raises(TypeError, match="must be an integer"):
+        build()
+
+
+def test_numpy_integer_indices_are_plain_ints():
+    ab = Ablation.heads([(np.int64(1), np.int32(2))]) | Ablation.layers([np.uint8(0)])
+    assert ab == Ablation.heads([(1, 2)]) | Ablation.layers([0]) and hash(ab) == hash(Ablation.heads([(1, 2)])
+                                                                                    | Ablation.layers([0]))
+    assert all(type(e["layer"]) is int and type(e["head"]) in (int, type(None)) for e in ab.to_dict()["edits"])
+

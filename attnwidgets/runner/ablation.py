@@ -33,6 +33,7 @@ Examples
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -86,6 +87,10 @@ class HeadEdit:
 
     def __post_init__(self) -> None:
         _check_stack(self.stack)
+        object.__setattr__(self, "layer", _index(self.layer, "layer"))
+        object.__setattr__(self, "head", None if self.head is None else _index(self.head, "head"))
+        if self.layer < 0 or (self.head is not None and self.head < 0):
+            raise ValueError(f"layer and head are 0-based and non-negative, got layer={self.layer}, head={self.head}")
         if self.mode not in MODES:
             raise ValueError(f"unknown ablation mode {self.mode!r}: use one of {MODES}")
         if isinstance(self.scale, bool) or not isinstance(self.scale, (int, float, np.integer, np.floating)):
@@ -122,6 +127,17 @@ def _parse_mode(value: str | float) -> tuple[str, float]:
     if value not in ("zero", "uniform", "mean"):
         raise ValueError(f"unknown ablation mode {value!r}: use 'zero', 'uniform', 'mean' or a number 0..1")
     return str(value), 0.0 if value == "zero" else 1.0
+
+
+def _index(value: Any, what: str) -> int:
+    """A layer or head index as an int: ints and numpy integers pass, anything else (1.7, 1.0, "1", True) is refused
+    rather than truncated, as Python's own indexing does."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})") from None
 
 
 def _check_stack(stack: str) -> str:
@@ -224,8 +240,6 @@ class Ablation:
         for e in self.edits:
             if not isinstance(e, HeadEdit):
                 raise TypeError(f"edits must be HeadEdit objects, got {type(e).__name__}")
-            if e.layer < 0 or (e.head is not None and e.head < 0):
-                raise ValueError(f"layer and head are 0-based and non-negative, got layer={e.layer}, head={e.head}")
             if e.mode == "scale" and e.scale == 1.0:
                 latest.pop(e.address, None)
                 continue
@@ -282,7 +296,7 @@ class Ablation:
         edits = []
         for item in layers:
             st, layer = (item[0], item[1]) if isinstance(item, tuple) else (stack, item)
-            edits.append(HeadEdit(_check_stack(st), int(layer), None, md, s))
+            edits.append(HeadEdit(_check_stack(st), layer, None, md, s))
         return cls(tuple(edits), reference)
 
     def __or__(self, other: Ablation) -> Ablation:
@@ -325,8 +339,7 @@ class Ablation:
         for d in data.get("edits", []):
             if d["mode"] == "scale" and d.get("scale") is None:
                 raise ValueError(f"a 'scale' edit needs its scale (a number 0..1): {dict(d)}")
-            edits.append(HeadEdit(str(d["stack"]), int(d["layer"]), None if d.get("head") is None else int(d["head"]),
-                                  str(d["mode"]), d.get("scale", 1.0)))
+            edits.append(HeadEdit(str(d["stack"]), d["layer"], d.get("head"), str(d["mode"]), d.get("scale", 1.0)))
         return cls(tuple(edits), reference)
 
     def __repr__(self) -> str:
@@ -371,9 +384,9 @@ class Ablation:
 
 def _address(key: Any, stack: str) -> tuple[str, int, int]:
     if isinstance(key, tuple) and len(key) == 3:
-        return _check_stack(str(key[0])), int(key[1]), int(key[2])
+        return _check_stack(str(key[0])), _index(key[1], "layer"), _index(key[2], "head")
     if isinstance(key, tuple) and len(key) == 2:
-        return _check_stack(stack), int(key[0]), int(key[1])
+        return _check_stack(stack), _index(key[0], "layer"), _index(key[1], "head")
     raise TypeError(f"a head is addressed as (layer, head) or (stack, layer, head), got {key!r}")
 
 
