@@ -302,3 +302,21 @@ def test_numpy_integer_indices_are_plain_ints():
                                                                                     | Ablation.layers([0]))
     assert all(type(e["layer"]) is int and type(e["head"]) in (int, type(None)) for e in ab.to_dict()["edits"])
 
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_mean_edit_builds_its_pattern_on_the_weights_device_and_dtype(dtype):
+    """Weights on another device (the meta device stands in for a GPU) and dtype get a pattern on the same."""
+    from attnwidgets.runner.ablation import MeanPattern
+    from attnwidgets.runner.control import AttentionCall, AttentionSite
+
+    ref = MeanPattern({"self": np.full((1, 2, 3, 3), 1 / 3, np.float32)})
+    for device in ("cpu", "meta"):
+        weights = torch.rand(1, 2, 4, 4, dtype=dtype, device=device)
+        call = AttentionCall(AttentionSite("self", 0), torch.nn.Identity(), weights, weights, weights, None, None)
+        out = apply_edits(call, weights, [HeadEdit("self", 0, 1, "mean")], ref)
+        assert out.device == weights.device and out.dtype == dtype
+        if device == "cpu":
+            expected = torch.full((4, 4), 0.25, dtype=dtype)
+            expected[:3, :3], expected[:3, 3] = 1 / 3, 0  # rows of the pattern renormalised; row 3 beyond it: uniform
+            torch.testing.assert_close(out[0, 1], expected)
+            torch.testing.assert_close(out[0, 0], weights[0, 0])

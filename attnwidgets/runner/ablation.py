@@ -413,8 +413,8 @@ def apply_edits(call: AttentionCall, weights: torch.Tensor, edits: Sequence[Head
             assert reference is not None
             ref = reference.layer(call.site.stack, call.site.layer)[heads]  # (h, T_max, S_max)
             t, s = min(w.shape[2], ref.shape[1]), min(w.shape[3], ref.shape[2])
-            block = torch.zeros(len(heads), w.shape[2], w.shape[3], dtype=w.dtype)
-            block[:, :t, :s] = ref[:, :t, :s].to(w.dtype)
+            block = torch.zeros(len(heads), w.shape[2], w.shape[3], dtype=w.dtype, device=w.device)
+            block[:, :t, :s] = ref[:, :t, :s].to(device=w.device, dtype=w.dtype)
             m = block.unsqueeze(0) * v
             total = m.sum(-1, keepdim=True)
             uniform = v / v.sum(-1, keepdim=True).clamp_min(1.0)
