@@ -186,3 +186,16 @@ def test_pruning_curve_plot_takes_a_frame():
     fig = plot_pruning_curve(PruningCurve(frame, "spearman", []), label="a")
     plot_pruning_curve(frame, ax=fig.axes[0], label="b")
     assert fig.axes[0].get_ylabel() == "spearman" and len(fig.axes[0].lines) == 4
+
+
+def test_watch_checks_its_arguments_before_running_the_model(tiny_bert):
+    runner = get_runner(tiny_bert)
+    texts = ["A sentence nobody ran before the argument checks."]
+    n = runner.n_forward
+    with pytest.raises(ValueError, match="unknown kind 'foo'"):
+        watch_ablation(runner, texts, Ablation.heads([(0, 1)]), kind="foo")
+    with pytest.raises(ValueError, match="masked-LM"):
+        watch_ablation(runner, texts, Ablation.heads([(0, 1)]), kind="mlm")
+    with pytest.raises(ValueError, match="classification head"):
+        watch_ablation(runner, texts, Ablation.heads([(0, 1)]), kind="probs")
+    assert runner.n_forward == n

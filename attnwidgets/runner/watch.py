@@ -39,6 +39,8 @@ from .runner import Runner
 
 __all__ = ["WatchResult", "watch_ablation"]
 
+_KINDS: tuple[str, ...] = ("auto", "mlm", "probs", "pairs", "ranking", "drift")
+
 
 @dataclass
 class WatchResult:
@@ -118,8 +120,16 @@ def watch_ablation(
         raise TypeError("texts must be a list of strings; wrap a single text in a list")
     texts = list(texts)
     fn = kind if callable(kind) else None
+    if fn is None and kind not in _KINDS:
+        raise ValueError(f"unknown kind {kind!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or a "
+                         "callable result -> float | dict")
     kind_s = "callable" if fn is not None else (_auto_kind(runner, texts, text_pairs, query) if kind == "auto"
                                                  else str(kind))
+    # every check that needs no forward pass comes before the two runs
+    if kind_s == "mlm" and runner.head != "masked-lm":
+        raise ValueError(f"{runner.info.name!r} has no masked-LM head; watch 'drift', 'pairs' or a callable")
+    if kind_s == "probs" and runner.head != "classification":
+        raise ValueError(f"{runner.info.name!r} has no classification head; watch 'drift', 'pairs' or fn=")
     inputs = list(texts)
     if kind_s == "pairs":
         if text_pairs is None or len(text_pairs) != len(texts):
@@ -134,8 +144,6 @@ def watch_ablation(
     frames: list[pd.DataFrame] = []
     n = len(texts)
     if kind_s == "mlm":
-        if runner.head != "masked-lm":
-            raise ValueError(f"{runner.info.name!r} has no masked-LM head; watch 'drift', 'pairs' or a callable")
         tok = runner.tokenizer
 
         def decode(i: int) -> str:
@@ -150,8 +158,6 @@ def watch_ablation(
                 va = mask_values(a.outputs["mask_logits"][m:m + 1], decode, ids=ids)[0]
                 frames.append(compare_values(vb, va, item=f"text {t} mask {m}"))
     elif kind_s == "probs":
-        if "probs" not in before[0].outputs:
-            raise ValueError(f"{runner.info.name!r} has no classification head; watch 'drift', 'pairs' or fn=")
         labels = getattr(runner.model.config, "id2label", None) or {}
         for t, (b, a) in enumerate(zip(before, after)):
             name = [str(labels.get(i, i)) for i in range(len(b.outputs["probs"]))]
@@ -176,13 +182,10 @@ def watch_ablation(
         for t in range(n):
             frames.append(compare_values({"cosine to clean": 1.0}, {"cosine to clean": float(cosine(eb[t], ea[t]))},
                                          item=f"text {t}"))
-    elif kind_s == "callable":
+    else:  # callable
         assert fn is not None
         for t, (b, a) in enumerate(zip(before, after)):
             frames.append(compare_values(as_values(fn(b)), as_values(fn(a)), item=f"text {t}"))
-    else:
-        raise ValueError(f"unknown kind {kind!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or a "
-                         "callable result -> float | dict")
     frame = pd.concat(frames, ignore_index=True) if frames else compare_values({}, {}, item="")
     return WatchResult(kind_s, frame, before[:n] if kind_s in ("pairs", "ranking") else before,
                        after[:n] if kind_s in ("pairs", "ranking") else after)
