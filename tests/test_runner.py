@@ -270,7 +270,7 @@ def test_rows_are_checked_on_every_side_of_an_encoder_decoder(tiny_bart, monkeyp
         return out
 
     monkeypatch.setattr(runner, "forward", halved)
-    with pytest.raises(AttentionUnavailableError, match="sum to 0.5"):
+    with pytest.raises(AttentionUnavailableError, match=r"sum to 0\.5"):
         runner.run(f"Checked on the {side}.")
 
 
