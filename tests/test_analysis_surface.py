@@ -144,6 +144,20 @@ def test_entropy_is_float64_on_float32_maps():
     assert s["entropy_cls"][0, 0] == pytest.approx(exact, rel=1e-9)
 
 
+@pytest.mark.parametrize("chunk", [1, 40, 200])  # per query row; several maps; several first-axis indices
+def test_entropy_in_blocks_is_entropy_in_one(chunk, monkeypatch):
+    import attnwidgets.analysis.surface as surface
+
+    rng = np.random.default_rng(7)
+    a = rng.random((3, 2, 5, 7)).astype(np.float32) * (rng.random((3, 2, 5, 7)) > 0.3)
+    a /= np.maximum(a.sum(-1, keepdims=True), 1e-9)
+    masks = [None, np.tril(np.ones((5, 7), bool)), np.ones(7, bool), rng.random((3, 1, 5, 7)) > 0.2]
+    whole = [row_entropy(a, 1e-3, m) for m in masks]
+    monkeypatch.setattr(surface, "_CHUNK", chunk)
+    for m, expected in zip(masks, whole, strict=True):
+        assert np.array_equal(row_entropy(a, 1e-3, m), expected)
+
+
 def test_uniform_entropy():
     assert uniform_entropy(7) == pytest.approx(math.log(7))
     assert uniform_entropy(4, causal=True) == pytest.approx(np.mean([math.log(i) for i in (1, 2, 3, 4)]))

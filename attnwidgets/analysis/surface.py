@@ -188,12 +188,40 @@ def row_entropy(attention: np.ndarray, smoothing: float = 0.0, key_mask: np.ndar
     >>> np.round(row_entropy(maps, 0.1, causal)[:, 0], 6).tolist()   # row 0 sees one key in every head
     [0.0, 0.0, 0.0]
     """
-    a = np.asarray(attention, dtype=np.float64)
-    mask = _entropy_mask(key_mask, a.shape)
+    a = np.asarray(attention)
+    mask = np.broadcast_to(_entropy_mask(key_mask, a.shape), a.shape)  # a view: no copy of a broadcast mask
+    out = np.empty(a.shape[:-1], dtype=np.float64)  # (..., q)
+    _entropy_chunks(a, mask, smoothing, out)
+    return out
+
+
+_CHUNK = 1 << 18
+"""Attention weights per float64 block in :func:`row_entropy`: its temporaries stay near 2 MiB each whatever the
+batch, instead of several float64 copies of the whole batch."""
+
+
+def _entropy_chunks(a: np.ndarray, mask: np.ndarray, smoothing: float, out: np.ndarray) -> None:
+    """Fill ``out`` (..., q) with the entropy of ``a`` (..., q, k), a block of leading indices at a time."""
+    if a.ndim <= 2 or a.size <= _CHUNK:
+        out[...] = _entropy_block(a, mask, smoothing)
+        return
+    step = _CHUNK // a[0].size
+    if step == 0:  # one index of the first axis is already too big: split the next axis
+        for i in range(a.shape[0]):
+            _entropy_chunks(a[i], mask[i], smoothing, out[i])
+        return
+    for start in range(0, a.shape[0], step):
+        block = slice(start, start + step)
+        out[block] = _entropy_block(a[block], mask[block], smoothing)
+
+
+def _entropy_block(a: np.ndarray, mask: np.ndarray, smoothing: float) -> np.ndarray:
+    p = a.astype(np.float64)  # a copy: changed in place below
     if smoothing:
         m = np.maximum(mask.sum(-1, keepdims=True), 1)
-        a = (1.0 - smoothing) * a + smoothing / m
-    x = np.where(mask & (a > 0), a, 1.0)
+        p *= 1.0 - smoothing
+        p += smoothing / m
+    x = np.where(mask & (p > 0), p, 1.0)
     plogp = np.log(x)
     plogp *= x
     return 0.0 - plogp.sum(-1)  # not -sum: an empty or one-hot row is 0.0, not -0.0
