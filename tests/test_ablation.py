@@ -11,17 +11,19 @@ from attnwidgets.runner.ablation import Ablation, HeadEdit, apply_edits, mean_pa
 
 TEXTS = ["The cat sat on the mat because it was tired.", "Dogs bark."]
 
-# module name suffix of the output projection whose *input* is the concatenation of head outputs (B, T, H*D)
-_OUT_PROJ = {"bert": "attention.output.dense", "gpt2": "attn.c_proj", "llama": "self_attn.o_proj",
-             "bart": "self_attn.out_proj"}
+# module name of the output projection whose *input* is the concatenation of head outputs (B, T, H*D)
+_OUT_PROJ = {"bert": "encoder.layer.{layer}.attention.output.dense", "gpt2": "h.{layer}.attn.c_proj",
+             "llama": "layers.{layer}.self_attn.o_proj", "bart:encoder": "encoder.layers.{layer}.self_attn.out_proj",
+             "bart:decoder": "decoder.layers.{layer}.self_attn.out_proj",
+             "bart:cross": "decoder.layers.{layer}.encoder_attn.out_proj"}
 
 
-def _head_outputs(runner, texts, hooks, layer, stack_prefix=""):
-    """Input of the output projection of ``layer``: the head outputs side by side, (B, T, H*D)."""
+def _head_outputs(runner, texts, hooks, layer, stack="self"):
+    """Input of the output projection of ``layer`` in ``stack``: the head outputs side by side, (B, T, H*D)."""
     model = runner.model
-    suffix = _OUT_PROJ[runner.info.model_type]
-    name = next(n for n, _ in model.named_modules()
-                if n.endswith(suffix) and f".{layer}." in f".{n}" and stack_prefix in n)
+    key = runner.info.model_type + ("" if stack == "self" else f":{stack}")
+    suffix = _OUT_PROJ[key].format(layer=layer)
+    (name,) = [n for n, _ in model.named_modules() if n == suffix or n.endswith("." + suffix)]
     seen = {}
     handle = model.get_submodule(name).register_forward_pre_hook(lambda m, a: seen.setdefault("x", a[0].clone()))
     try:
@@ -31,13 +33,16 @@ def _head_outputs(runner, texts, hooks, layer, stack_prefix=""):
     return seen["x"]
 
 
-@pytest.mark.parametrize("fixture", ["tiny_bert", "tiny_gpt2", "tiny_llama"])
+@pytest.mark.parametrize("fixture,stack", [("tiny_bert", "self"), ("tiny_gpt2", "self"), ("tiny_llama", "self"),
+                                           ("tiny_bart", "encoder"), ("tiny_bart", "decoder"),
+                                           ("tiny_bart", "cross")])
 @pytest.mark.parametrize("mode,factor", [("zero", 0.0), (0.5, 0.5)])
-def test_zero_and_scale_change_exactly_one_head_slice(fixture, mode, factor, request):
+def test_zero_and_scale_change_exactly_one_head_slice(fixture, stack, mode, factor, request):
     runner = get_runner(request.getfixturevalue(fixture))
     layer, head, d = 1, 2, runner.info.head_dim
-    clean = _head_outputs(runner, TEXTS, [], layer)
-    ablated = _head_outputs(runner, TEXTS, Ablation.heads({(layer, head): mode}).hooks(runner.info), layer)
+    clean = _head_outputs(runner, TEXTS, [], layer, stack)
+    hooks = Ablation.heads({(layer, head): mode}, stack=stack).hooks(runner.info)
+    ablated = _head_outputs(runner, TEXTS, hooks, layer, stack)
     expected = clean.clone()
     expected[..., head * d:(head + 1) * d] *= factor
     torch.testing.assert_close(ablated, expected, rtol=1e-5, atol=1e-6)
@@ -108,17 +113,38 @@ def test_ablation_is_part_of_the_cache_key(tiny_bert):
     assert runner.n_forward == n1 + 2
 
 
-def test_layers_below_the_ablated_one_are_unchanged_in_a_full_run(tiny_gpt2):
-    runner = get_runner(tiny_gpt2)
-    clean = runner.run_batch(TEXTS)
-    runner.partial_recompute = False
-    try:
-        res = list(runner.iter_results(TEXTS, ablation=Ablation.heads([(1, 0)], "uniform"), cache=False))
-    finally:
-        runner.partial_recompute = True
-    for c, r in zip(clean, res):
-        np.testing.assert_array_equal(r.attention[0], c.attention[0])
-        assert not np.allclose(r.attention[1, 0], c.attention[1, 0])
+# per stack of the edit: (its attention field, its hidden-state field), and fields that must not change at all
+_BELOW = {
+    "self": (("attentions", "hidden_states"), ()),
+    "encoder": (("encoder_attentions", "encoder_hidden_states"), ()),
+    "decoder": (("decoder_attentions", "decoder_hidden_states"),
+                ("encoder_attentions", "encoder_hidden_states", "encoder_last_hidden_state")),
+    "cross": (("cross_attentions", "decoder_hidden_states"),
+              ("encoder_attentions", "encoder_hidden_states", "encoder_last_hidden_state")),
+}
+
+
+@pytest.mark.parametrize("fixture,stack", [("tiny_bert", "self"), ("tiny_gpt2", "self"), ("tiny_bart", "encoder"),
+                                           ("tiny_bart", "decoder"), ("tiny_bart", "cross")])
+def test_layers_below_the_ablated_one_are_unchanged_in_a_full_run(fixture, stack, request):
+    """A full forward (no replay) with layer 1 edited: attention *and* hidden states below it are bit-identical."""
+    runner = get_runner(request.getfixturevalue(fixture))
+    enc = runner.encode(TEXTS)
+    clean = runner.forward(enc)
+    out = runner.forward(enc, Ablation.heads([(1, 0)], "uniform", stack=stack).hooks(runner.info))
+    (att, hid), untouched = _BELOW[stack]
+    torch.testing.assert_close(getattr(out, att)[0], getattr(clean, att)[0], rtol=0, atol=0)
+    # hidden_states[0] is the embedding and hidden_states[k] the output of layer k - 1: 0 and 1 are below layer 1
+    for k in (0, 1):
+        torch.testing.assert_close(getattr(out, hid)[k], getattr(clean, hid)[k], rtol=0, atol=0)
+    assert not torch.allclose(getattr(out, att)[1][:, 0], getattr(clean, att)[1][:, 0])
+    assert not torch.allclose(getattr(out, hid)[2], getattr(clean, hid)[2])
+    for name in untouched:  # an edit in the decoder changes nothing in the encoder
+        a, b = getattr(out, name), getattr(clean, name)
+        for x, y in zip(a, b) if isinstance(a, tuple) else [(a, b)]:
+            torch.testing.assert_close(x, y, rtol=0, atol=0)
+    if stack == "cross":  # the decoder self-attention of the same layer runs before the cross-attention
+        torch.testing.assert_close(out.decoder_attentions[1], clean.decoder_attentions[1], rtol=0, atol=0)
 
 
 def test_mean_of_one_text_reproduces_its_pattern(tiny_bert):
