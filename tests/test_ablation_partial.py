@@ -19,28 +19,36 @@ def _fields(res):
     return arrays
 
 
-def _count_calls(runner, layer_index):
-    """Count forward calls of the attention modules of one layer (replayed layers skip them)."""
+def _count_calls(runner, layer_index, stacks=None):
+    """Count forward calls of the attention modules of one layer (in ``stacks``; all when None). A replayed layer's
+    forward returns its stored output without calling them, while hooks on the layer module itself still fire."""
     from attnwidgets.runner import control
 
     calls = []
     handles = [m.register_forward_hook(lambda *a: calls.append(1)) for m in runner.model.modules()
-               if (s := control._sites.get(id(m))) is not None and s.layer == layer_index]
+               if (s := control._sites.get(id(m))) is not None and s.layer == layer_index
+               and (stacks is None or s.stack in stacks)]
+    assert handles, f"no attention module of layer {layer_index} in {stacks}"
     return calls, handles
 
 
-def _partial_vs_full(runner, ablation, targets=None, layer_skipped=0):
-    calls, handles = _count_calls(runner, layer_skipped)
+def _partial_vs_full(runner, ablation, targets=None, layer_skipped=0, stacks=None):
+    """Compare a partial with a full recomputation; return the calls of layer ``layer_skipped`` in each."""
+    calls, handles = _count_calls(runner, layer_skipped, stacks)
     try:
         partial = list(runner.iter_results(TEXTS, targets=targets, ablation=ablation, cache=False))
     finally:
         for h in handles:
             h.remove()
+    full_calls, handles = _count_calls(runner, layer_skipped, stacks)
     runner.partial_recompute = False
     try:
         full = list(runner.iter_results(TEXTS, targets=targets, ablation=ablation, cache=False))
     finally:
         runner.partial_recompute = True
+        for h in handles:
+            h.remove()
+    assert full_calls, "the counter sees the layer run in a full recomputation"
     for p, f in zip(partial, full):
         pa, fa = _fields(p), _fields(f)
         assert pa.keys() == fa.keys()
@@ -70,7 +78,14 @@ def test_partial_equals_full_on_the_bundled_model(bundled):
 def test_partial_equals_full_on_bart(tiny_bart, stack):
     runner = get_runner(tiny_bart)
     targets = ["Le chat", "Les chiens aboient.", "Elle"]
-    _partial_vs_full(runner, Ablation.heads([(1, 2)], "uniform", stack=stack), targets=targets)
+    runner.run_batch(TEXTS, targets=targets, ablation=Ablation.heads([(1, 0)], stack=stack))  # leaves clean states
+    ablation = Ablation.heads([(1, 2)], "uniform", stack=stack)
+    # an encoder edit replays encoder layer 0 (and recomputes the decoder); a decoder-side edit replays the whole
+    # encoder and decoder layer 0 (self and cross)
+    replayed = ["encoder"] if stack == "encoder" else ["encoder", "decoder", "cross"]
+    assert _partial_vs_full(runner, ablation, targets=targets, stacks=replayed) == [], "fell back to a full run"
+    if stack != "encoder":
+        assert _partial_vs_full(runner, ablation, targets=targets, layer_skipped=1, stacks=["encoder"]) == []
 
 
 def test_clean_run_is_made_once_and_reused(tiny_bert):
