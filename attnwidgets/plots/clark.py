@@ -67,6 +67,18 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> from attnwidgets.analysis import surface_stats
+    >>> stats = surface_stats(aw.run("The cat sat on the mat, because it was tired."))   # dict of (L, H) arrays
+    >>> fig = plot_token_attention(stats)
+    >>> [ax.get_title() for ax in fig.axes]
+    ['[CLS]', '[SEP]', '. or ,']
+    >>> fig.axes[1].get_lines()[0].get_xdata().tolist()          # the layer means of attention to [SEP], 1-based
+    [1, 2, 3, 4, 5, 6]
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -90,9 +102,24 @@ def plot_entropy_by_layer(stats: Any, *, title: str | None = None) -> Any:
     """Figure 4: entropy of each head's attention by layer (left) and of the [CLS] row alone (right), in nats, with
     the entropy of uniform attention as a dashed line.
 
+    Parameters
+    ----------
+    stats : CorpusStats, tidy DataFrame or dict of (L, H) arrays
+        Needs ``entropy``, ``entropy_cls`` and ``entropy_uniform``.
+    title : str, optional
+
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from attnwidgets.analysis import corpus_stats
+    >>> stats = corpus_stats(["The cat sat.", "A dog barked at the moon."], progress=False)
+    >>> fig = plot_entropy_by_layer(stats)
+    >>> [ax.get_title() for ax in fig.axes]
+    ['entropy, all rows', 'entropy, [CLS] row']
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -128,10 +155,22 @@ def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", 
         Needed when ``color_by`` names a statistic.
     annotate : bool
         Write "layer-head" (1-based) beside each point.
+    title : str, optional
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> from attnwidgets.analysis import head_distances, head_embedding, surface_stats
+    >>> r = aw.run("The cat sat on the mat.")
+    >>> emb = head_embedding(head_distances([r]), n_heads=r.attention.shape[1])    # 72 heads in 2-D
+    >>> fig = plot_head_clusters(emb, color_by="entropy", stats=surface_stats(r))
+    >>> len(fig.axes[0].collections[0].get_offsets())                              # one point per head
+    72
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
     import matplotlib.pyplot as plt
 
