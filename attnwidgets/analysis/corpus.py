@@ -11,7 +11,7 @@ The runner (and with it torch) is imported only when :func:`corpus_stats` is cal
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -198,7 +198,7 @@ def corpus_stats(
     smoothing: float = 0.0,
     distances: bool = False,
     patterns: bool = True,
-    truncation: str = "warn",
+    truncation: Literal["warn", "error"] = "warn",
 ) -> CorpusStats:
     """Run texts (or sentence pairs) through a model and aggregate per-head statistics as they go.
 

@@ -66,13 +66,13 @@ class Probe:
 def fit_probe(X: np.ndarray, y: Sequence, *, C: float = 1.0, seed: int = 0, max_iter: int = 2000) -> Probe:
     """Fit a seeded, L2-regularised logistic regression on standardised features X (N, d) with labels y (N,)."""
     X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y)
-    if X.ndim != 2 or len(X) != len(y):
-        raise ValueError(f"need features (N, d) and N labels, got {X.shape} and {len(y)} labels")
-    if len(np.unique(y)) < 2:
+    labels = np.asarray(y)
+    if X.ndim != 2 or len(X) != len(labels):
+        raise ValueError(f"need features (N, d) and N labels, got {X.shape} and {len(labels)} labels")
+    if len(np.unique(labels)) < 2:
         raise ValueError("a probe needs at least two classes in the labels")
     pipe = make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=max_iter, random_state=seed))
-    pipe.fit(X, y)
+    pipe.fit(X, labels)
     scaler, lr = pipe[0], pipe[1]
     scale = np.where(scaler.scale_ == 0, 1.0, scaler.scale_)
     weight = lr.coef_ / scale
