@@ -100,16 +100,24 @@ def test_stale_requests_are_dropped_without_running(widget, tiny_bert):
     assert "stale" not in reply and widget.ablation == {"edits": []}
 
 
-def test_page_messages_get_replies_and_errors(widget, monkeypatch):
+def test_page_messages_get_replies_and_errors(widget, monkeypatch, tiny_bert):
     sent: list[dict] = []
     monkeypatch.setattr(widget, "send", lambda content, buffers=None: sent.append(content))
+    clean = _after(widget)
     widget._on_msg(widget, {"type": "request", "id": 7, "what": "apply", "seq": 3,
                             "ablation": {"edits": [{"stack": "self", "layer": 5, "head": 0, "mode": "zero"}]}}, [])
     assert sent[-1]["id"] == 7 and "layer 5 does not exist" in sent[-1]["error"]
     assert "layer 5 does not exist" in widget._error and widget.ablation == {"edits": []}
+    # a page may leave out the scale of a zero edit: the head is still removed (it used to run as scale 1, no edit)
     widget._on_msg(widget, {"type": "request", "id": 8, "what": "apply", "seq": 4,
-                            "ablation": Ablation.heads({(0, 2): "zero"}).to_dict()}, [])
+                            "ablation": {"edits": [{"stack": "self", "layer": 0, "head": 2, "mode": "zero"}]}}, [])
     assert sent[-1]["id"] == 8 and "error" not in sent[-1] and widget._error == ""
+    assert widget.ablation == Ablation.heads({(0, 2): "zero"}).to_dict()
+    assert widget.ablation["edits"][0]["scale"] == 0.0
+    direct = watch_ablation(get_runner(tiny_bert), TEXTS, Ablation.heads({(0, 2): "zero"}), text_pairs=PAIRS)
+    assert _after(widget) == pytest.approx(direct.frame["after"].tolist(), abs=1e-7)
+    assert _after(widget) != pytest.approx(clean)
+    assert not widget.result.after[0].attention[0, 2].any()
 
 
 def test_mode_switches_disabled_heads_and_keeps_scales(widget):
