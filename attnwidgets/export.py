@@ -6,7 +6,8 @@ What goes in the file:
   (``static/page.js``, from ``js/src/page.ts``) that imports it from a ``blob:`` URL;
 - the widget's synced state, binary buffers base64-encoded;
 - precomputed replies to the requests the page would otherwise send to the kernel (for the heatmap: every layer x
-  head, plus the mean of heads, of each attention kind; word level too for inputs up to 256 tokens). They sit in a
+  head, plus the mean of heads, of each attention kind; word level too, with its labels, for inputs up to 256 tokens;
+  without it the page offers no words toggle). They sit in a
   second JSON block after the host script and are parsed on the first request, so they never delay the first
   paint. The host's static model answers from them; a request that was not precomputed gets an error reply, which
   the widget shows in its red message box ("not saved in this page") rather than a blank view.
@@ -138,40 +139,25 @@ def _shrink_reply(content: dict[str, Any], buffers: list[Any], precision: Precis
     return {"content": content, "buffers": [_b64(b)["$b64"] for b in out]}
 
 
-def _heatmap_requests(widget: Any, scope: Scope) -> list[dict[str, Any]]:
-    """Every (kind, layer, head or mean) of an AttentionHeatmap, token-level and (when it can) word-level."""
-    if scope == "view":
-        return [{"what": "matrix", "kind": widget.kind, "layer": widget.layer, "head": widget.head,
-                 "words": widget.words}]
-    meta = widget._meta
-    # Word level doubles the file; it is saved for short inputs (<= 256 tokens) or when it is the view on screen.
-    short = max((len(t[0]) for t in meta["tokens"].values()), default=0) <= 256
-    levels = [False, True] if meta.get("can_words") and (short or widget.words) else [bool(widget.words)]
-    out = []
-    for words in levels:
-        for kind, (n_layers, n_heads) in meta["shapes"].items():
-            for layer in range(n_layers):
-                for head in range(-1, n_heads):
-                    out.append({"what": "matrix", "kind": kind, "layer": layer, "head": head, "words": words})
-    return out
-
-
 def _requests(widget: AttnWidget, scope: Scope) -> list[dict[str, Any]]:
     own: Callable[[Scope], list[dict[str, Any]]] | None = getattr(widget, "_export_requests", None)
-    if own is not None:
-        return own(scope)
-    if type(widget).__name__ == "AttentionHeatmap":
-        return _heatmap_requests(widget, scope)
-    return []
+    return [] if own is None else own(scope)
 
 
-def _state(widget: AttnWidget, precision: Precision) -> dict[str, Any]:
+def _state(widget: AttnWidget, precision: Precision, requests: list[dict[str, Any]], scope: Scope) -> dict[str, Any]:
     state = widget.get_state()
+    meta = state.get("_meta")
+    if scope == "all" and isinstance(meta, dict) and meta.get("can_words"):
+        # A words toggle is offered only when the page saved both levels; else it could only say "not saved".
+        levels = {bool(r["words"]) for r in requests if r.get("what") != "labels" and "words" in r}
+        if levels != {False, True}:
+            state["_meta"] = {**meta, "can_words": False}
     return {k: _encode_buffers(v, precision) for k, v in state.items() if k not in _SKIP}
 
 
-def _replies(widget: AttnWidget, scope: Scope, precision: Precision) -> Iterator[tuple[str, dict[str, Any]]]:
-    for request in _requests(widget, scope):
+def _replies(widget: AttnWidget, requests: list[dict[str, Any]], precision: Precision
+             ) -> Iterator[tuple[str, dict[str, Any]]]:
+    for request in requests:
         content, buffers = widget.answer(request)
         yield request_key(request), _shrink_reply(content, list(buffers), precision)
 
@@ -189,9 +175,10 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
     host = _bundle_text("page")
     if "</script" in host.lower():  # esbuild output never has it, but a page must never be cut short
         host = host.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
-    data = {"esm": _bundle_text(name), "state": _state(widget, precision), "widget": type(widget).__name__,
-            "scope": scope}
-    replies = dict(_replies(widget, scope, precision))
+    requests = _requests(widget, scope)
+    data = {"esm": _bundle_text(name), "state": _state(widget, precision, requests, scope),
+            "widget": type(widget).__name__, "scope": scope}
+    replies = dict(_replies(widget, requests, precision))
     heading = title if title is not None else f"{type(widget).__name__} · attnwidgets"
     return (
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

@@ -55,8 +55,8 @@ def test_heatmap_page_is_self_contained_and_inert(tmp_path):
     assert data["state"]["_meta"]["tokens"]["self"][0] == EVIL, "tokens survive the round trip exactly"
     assert data["esm"] and "render" in data["esm"]
     assert data["state"]["_initial"]["matrix"]["dtype"] == "float16", "the first view is stored at the same precision"
-    # every layer x (heads + mean), token- and word-level, is precomputed, float16 by default
-    assert len(data["replies"]) == 2 * 2 * (3 + 1)
+    # every layer x (heads + mean), token- and word-level, is precomputed, float16 by default, and the word labels
+    assert len(data["replies"]) == 2 * 2 * (3 + 1) + 1
     reply = data["replies"][request_key({"what": "matrix", "kind": "self", "layer": 0, "head": -1, "words": False})]
     assert reply["content"]["dtype"] == "float16"
     got = np.frombuffer(base64.b64decode(reply["buffers"][0]), "<f2").reshape(5, 5)
@@ -141,8 +141,9 @@ def test_head_view_page_saves_every_layer_as_sparse_rows():
     a /= a.sum(-1, keepdims=True)
     w = aw.HeadView(aw.AttentionResult.from_arrays(a, [f"t{i}" for i in range(39)] + ["</script>"]), layer=1)
     data = _data(page_html(w))
-    assert set(data["replies"]) == {request_key({"what": "layer", "kind": "self", "layer": layer, "words": False})
-                                    for layer in range(3)}
+    assert set(data["replies"]) == {request_key({"what": "layer", "kind": "self", "layer": layer, "words": words})
+                                    for layer in range(3) for words in (False, True)} | {
+        request_key({"what": "labels", "words": True})}, "both levels of every layer, and the word labels"
     assert data["state"]["_initial"]["heads"]["format"] == "sparse"
     for layer in range(3):
         reply = data["replies"][request_key({"what": "layer", "kind": "self", "layer": layer, "words": False})]
@@ -197,3 +198,37 @@ def test_uint8_pages_keep_the_causal_mask(view):
     plain = _data(page_html(aw.AttentionHeatmap(_evil_result()), precision="uint8"))
     spec = next(iter(plain["replies"].values()))["content"]
     assert "masked" not in spec and spec.get("top", 255) == 255
+
+
+@pytest.mark.parametrize("view", ["heatmap", "head"])
+def test_saved_pages_carry_what_the_words_toggle_needs(view):
+    # The page used to keep token labels over word-level matrices (heatmap) or to save no word level at all
+    # (HeadView): its words checkbox garbled the picture or only said "not saved".
+    toks = ["[CLS]", "play", "##ing", "[SEP]", "it", "[SEP]"]
+    a = np.random.default_rng(4).random((2, 3, 6, 6)).astype(np.float32)
+    r = aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), toks,
+                                       word_ids=np.array([-1, 0, 0, -1, 1, -1]))
+    w = aw.AttentionHeatmap(r) if view == "heatmap" else aw.HeadView(r)
+    data = _data(page_html(w))
+    words = ["[CLS]", "playing", "[SEP]", "it", "[SEP]"]
+    assert data["state"]["_meta"]["tokens"]["self"] == [toks, toks], "token labels in the state"
+    labels = data["replies"][request_key({"what": "labels", "words": True})]["content"]
+    assert labels["tokens"]["self"] == [words, words], "word labels saved for the toggle"
+    what = "matrix" if view == "heatmap" else "layer"
+    saved = [json.loads(k) for k in data["replies"] if json.loads(k)["what"] == what]
+    assert {q["words"] for q in saved} == {False, True}
+    assert data["state"]["_meta"]["can_words"] is True
+    # Saved while showing words, the first view carries its word labels for the first paint.
+    w.words = True
+    first = _data(page_html(w))["state"]["_initial"]
+    assert first["key"].endswith("/w") and first["labels"] == labels
+
+
+def test_a_page_without_word_level_views_offers_no_words_toggle():
+    toks = [f"t{i}" for i in range(300)]  # > 256 tokens: word level is not saved unless it is on screen
+    a = np.full((1, 2, 300, 300), 1 / 300, np.float32)
+    w = aw.HeadView(aw.AttentionResult.from_arrays(a, toks))
+    assert w._meta["can_words"]
+    data = _data(page_html(w))
+    assert {json.loads(k)["words"] for k in data["replies"]} == {False}
+    assert data["state"]["_meta"]["can_words"] is False, "no checkbox that could only say 'not saved'"

@@ -68,7 +68,11 @@ def test_word_level_switch_merges_pieces():
     r = crafted()
     w = aw.AttentionHeatmap(r, layer=0, head=1)
     w.words = True
-    assert w._meta["tokens"]["self"][0] == ["[CLS]", "unbelievable", "[SEP]"]
+    words = ["[CLS]", "unbelievable", "[SEP]"]
+    assert w.labels()["self"] == [words, words]
+    assert w._meta["tokens"]["self"][0] == r.tokens, "_meta keeps the token labels: a saved page needs both levels"
+    assert w._initial["key"].endswith("/w") and w._initial["labels"]["tokens"]["self"][0] == words
+    assert w.answer({"what": "labels", "words": True}) == ({"tokens": {"self": [words, words]}}, [])
     m = w.matrix()
     assert m.shape == (3, 3)
     a = r.attention[0, 1]

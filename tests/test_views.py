@@ -198,8 +198,12 @@ def test_head_view_words_and_pairs():
     w = aw.HeadView(r)
     assert w.mask("AB").sum() == 4 * 2
     w.words = True
-    assert w._meta["tokens"]["self"][0] == ["[CLS]", "playing", "[SEP]", "it", "[SEP]"]
-    assert w._meta["segments"]["self"][0] == [0, 0, 0, 1, 1]
+    words = ["[CLS]", "playing", "[SEP]", "it", "[SEP]"]
+    assert w.labels() == {"tokens": {"self": [words, words]}, "segments": {"self": [[0, 0, 0, 1, 1]] * 2}}
+    assert w.answer({"what": "labels", "words": True}) == (w.labels(True), [])
+    assert w._initial["labels"] == w.labels(True), "a word-level first view carries its labels"
+    assert w._meta["tokens"]["self"][0] == toks, "_meta keeps the token labels: a saved page needs both levels"
+    assert w.mask("AB").sum() == 3 * 2, "the filter follows the word level"
     assert w.layer_heads().shape == (2, 5, 5)
 
 

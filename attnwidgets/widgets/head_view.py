@@ -111,13 +111,15 @@ class HeadView(ShowsResult, AttnWidget):
     also the floor of what crosses: only weights of at least this are sent, so lowering it re-sends the layer."""
 
     _meta = traitlets.Dict().tag(sync=True)
-    """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] and [query segments, key segments]
-    per kind (for the current ``words``), and whether word level is available."""
+    """dict: title, kinds, [layers, heads] per kind, token-level [query tokens, key tokens] and [query segments, key
+    segments] per kind, and whether word level is available. Word-level labels come by "labels" request (and in
+    ``_initial`` when it is word level), so a saved page can switch levels offline."""
 
     _initial = traitlets.Dict().tag(sync=True)
-    """dict: {key, heads}: the first layer's heads [head, query, key] (sparse rows of the weights >= ``min_weight``,
-    or one dense buffer when that is smaller; see :mod:`attnwidgets.widgets._lines`), so the first paint needs no
-    round trip. Other layers come by "layer" request."""
+    """dict: {key, heads, labels?}: the first layer's heads [head, query, key] (sparse rows of the weights >=
+    ``min_weight``, or one dense buffer when that is smaller; see :mod:`attnwidgets.widgets._lines`), so the first
+    paint needs no round trip, and the word-level labels (``labels(True)``) when ``words`` is on. Other layers come by
+    "layer" request."""
 
     def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
         self._result = take_result("HeadView", result, kwargs)
@@ -190,21 +192,17 @@ class HeadView(ShowsResult, AttnWidget):
 
     def mask(self, sentence_filter: str | None = None) -> np.ndarray:
         """(nq, nk) bool: the pairs the sentence filter keeps, for the current kind and ``words``."""
-        segs = self._meta["segments"][self.kind]
+        segs = self.labels()["segments"][self.kind]
         return filter_mask(np.array(segs[0]), np.array(segs[1]), sentence_filter or self.sentence_filter)
 
-    def _pack_layer(self, kind: str, layer: int, words: bool) -> dict[str, Any]:
-        return layer_payload(self.layer_heads(kind, layer, words), max(0.0, self.min_weight))
-
-    def _refresh_meta(self) -> None:
-        src = self._source(self.words)
-        r = self._result
-        shapes: dict[str, list[int]] = {}
-        tokens: dict[str, list[list[str]]] = {}
-        segments: dict[str, list[list[int]]] = {}
+    def labels(self, words: bool | None = None) -> dict[str, dict[str, list[list[Any]]]]:
+        """{"tokens": {kind: [query tokens, key tokens]}, "segments": {kind: [query segments, key segments]}} at
+        token level, or at word level (``words=True``; default: the current ``words``)."""
+        src = self._source(self.words if words is None else words)
+        tokens: dict[str, list[list[Any]]] = {}
+        segments: dict[str, list[list[Any]]] = {}
         for kind in src.kinds:
-            attention, queries, keys = src.attention_of(kind)
-            shapes[kind] = [int(attention.shape[0]), int(attention.shape[1])]
+            _, queries, keys = src.attention_of(kind)
             tokens[kind] = [list(queries), list(keys)]
             if kind in ("self", "encoder"):
                 seg = [int(s) for s in src.segment_ids]
@@ -212,19 +210,30 @@ class HeadView(ShowsResult, AttnWidget):
             else:  # target tokens carry no sentence pair; cross keys are the source's
                 zeros = [0] * len(queries)
                 segments[kind] = [zeros, [int(s) for s in src.segment_ids] if kind == "cross" else zeros]
+        return {"tokens": tokens, "segments": segments}
+
+    def _pack_layer(self, kind: str, layer: int, words: bool) -> dict[str, Any]:
+        return layer_payload(self.layer_heads(kind, layer, words), max(0.0, self.min_weight))
+
+    def _refresh_meta(self) -> None:
+        r = self._result
+        shapes = {kind: [int(s) for s in r.attention_of(kind)[0].shape[:2]] for kind in r.kinds}
         self._meta = {
             "title": r.model.name,
             "kinds": list(r.kinds),
             "shapes": shapes,
-            "tokens": tokens,
-            "segments": segments,
+            **self.labels(False),
             "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
         }
         key = f"{self.kind}/{self.layer}/{'w' if self.words else 't'}"
-        self._initial = {"key": key, "heads": self._pack_layer(self.kind, self.layer, self.words)}
+        self._initial = {"key": key, "heads": self._pack_layer(self.kind, self.layer, self.words),
+                         **({"labels": self.labels(True)} if self.words else {})}
 
     def _handlers(self) -> dict[str, Any]:
-        return {"layer": self._layer_request}
+        return {"layer": self._layer_request, "labels": self._labels_request}
+
+    def _labels_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        return self.labels(bool(req.get("words", False))), []
 
     @traitlets.observe("min_weight")
     def _on_min_weight(self, change: dict[str, Any]) -> None:
@@ -238,9 +247,16 @@ class HeadView(ShowsResult, AttnWidget):
         return payload_reply(self._pack_layer(kind, layer, words))
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
-        """Requests a saved page answers without a kernel: every layer of every attention kind (at the current
-        ``words`` level), or only the layer on screen. Each reply is the same sparse payload the notebook gets."""
+        """Requests a saved page answers without a kernel: every layer of every attention kind, token-level and
+        (when it can) word-level with the word labels, or only the layer on screen. Each reply is the same sparse
+        payload the notebook gets."""
+        labels = [{"what": "labels", "words": True}]
         if scope == "view":
-            return [{"what": "layer", "kind": self.kind, "layer": self.layer, "words": self.words}]
-        return [{"what": "layer", "kind": kind, "layer": layer, "words": self.words}
-                for kind, (n_layers, _) in self._meta["shapes"].items() for layer in range(n_layers)]
+            view = {"what": "layer", "kind": self.kind, "layer": self.layer, "words": self.words}
+            return [view, *(labels if self.words else [])]
+        # Word level is saved for inputs up to 256 tokens (like the heatmap's) or when it is the view on screen.
+        short = max((len(q) for q, _ in self._meta["tokens"].values()), default=0) <= 256
+        levels = [False, True] if self._meta.get("can_words") and (short or self.words) else [bool(self.words)]
+        out = [{"what": "layer", "kind": kind, "layer": layer, "words": words} for words in levels
+               for kind, (n_layers, _) in self._meta["shapes"].items() for layer in range(n_layers)]
+        return out + (labels if True in levels else [])

@@ -70,11 +70,13 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
     _meta = traitlets.Dict().tag(sync=True)
-    """dict: title, attention kinds, [layers, heads] per kind and token labels per kind (for the current ``words``)."""
+    """dict: title, attention kinds, [layers, heads] per kind and token-level labels per kind. Word-level labels come
+    by "labels" request (and in ``_initial`` when it is word level), so a saved page can switch levels offline."""
 
     _initial = traitlets.Dict().tag(sync=True)
-    """dict: {key, matrix, factor}: the first view's matrix as a binary buffer, so the first paint needs no round trip.
-    Above 1024 tokens it is a block-max overview (``factor`` cells per pixel); zooming in fetches exact tiles."""
+    """dict: {key, matrix, factor, labels?}: the first view's matrix as a binary buffer, so the first paint needs no
+    round trip, and ``{"tokens": labels(True)}`` when ``words`` is on. Above 1024 tokens the matrix is a block-max
+    overview (``factor`` cells per pixel); zooming in fetches exact tiles."""
 
     def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
         self._result = take_result("AttentionHeatmap", result, kwargs)
@@ -104,27 +106,26 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         attention, _, _ = self._source(words).attention_of(kind)  # type: ignore[arg-type]
         return head_matrix(attention, self.layer if layer is None else layer, self.head if head is None else head)
 
+    def labels(self, words: bool | None = None) -> dict[str, list[list[str]]]:
+        """{kind: [query labels, key labels]} at token level, or at word level (``words=True``)."""
+        src = self._source(self.words if words is None else words)
+        return {kind: [list(q), list(k)] for kind in src.kinds for _, q, k in [src.attention_of(kind)]}
+
     def _refresh_meta(self) -> None:
-        src = self._source(self.words)
-        shapes: dict[str, list[int]] = {}
-        tokens: dict[str, list[list[str]]] = {}
-        for kind in src.kinds:
-            attention, queries, keys = src.attention_of(kind)
-            shapes[kind] = [int(attention.shape[0]), int(attention.shape[1])]
-            tokens[kind] = [list(queries), list(keys)]
         r = self._result
-        title = r.model.name
+        shapes = {kind: [int(s) for s in r.attention_of(kind)[0].shape[:2]] for kind in r.kinds}
         shown, factor = overview(self._display(self.kind, self.layer, self.head, self.words))
         self._initial = {
             "key": f"{self.kind}/{self.layer}/{self.head}/{'w' if self.words else 't'}",
             "matrix": pack(shown),
             "factor": factor,
+            **({"labels": {"tokens": self.labels(True)}} if self.words else {}),  # as a "labels" request answers
         }
         self._meta = {
-            "title": title,
-            "kinds": list(src.kinds),
+            "title": r.model.name,
+            "kinds": list(r.kinds),
             "shapes": shapes,
-            "tokens": tokens,
+            "tokens": self.labels(False),
             "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
         }
 
@@ -149,7 +150,25 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         return mask_future(m) if is_causal(self._result, kind) else np.asarray(m, dtype=np.float32)
 
     def _handlers(self) -> dict[str, Any]:
-        return {"matrix": self._matrix_request, "region": self._region_request}
+        return {"matrix": self._matrix_request, "region": self._region_request, "labels": self._labels_request}
+
+    def _labels_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        return {"tokens": self.labels(bool(req.get("words", False)))}, []
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]:
+        """Requests a saved page answers without a kernel: every (kind, layer, head or mean), token-level and (when
+        it can) word-level with the word labels, or only the view on screen (``scope="view"``)."""
+        labels = [{"what": "labels", "words": True}]
+        if scope == "view":
+            view = {"what": "matrix", "kind": self.kind, "layer": self.layer, "head": self.head, "words": self.words}
+            return [view, *(labels if self.words else [])]
+        # Word level doubles the file; it is saved for short inputs (<= 256 tokens) or when it is the view on screen.
+        short = max((len(q) for q, _ in self._meta["tokens"].values()), default=0) <= 256
+        levels = [False, True] if self._meta.get("can_words") and (short or self.words) else [bool(self.words)]
+        out = [{"what": "matrix", "kind": kind, "layer": layer, "head": head, "words": words}
+               for words in levels for kind, (n_layers, n_heads) in self._meta["shapes"].items()
+               for layer in range(n_layers) for head in range(-1, n_heads)]
+        return out + (labels if True in levels else [])
 
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         # Long inputs (> 1024 tokens) come as a block-max overview; zooming in fetches exact "region" tiles.

@@ -32,12 +32,25 @@ export interface HeadViewTraits {
     title: string;
     kinds: string[];
     shapes: Record<string, [number, number]>;
-    tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens]
-    segments: Record<string, [number[], number[]]>; // kind -> [query segments, key segments]
+    tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens], token level
+    segments: Record<string, [number[], number[]]>; // kind -> [query segments, key segments], token level
     can_words: boolean;
   };
-  _initial: { key: string; heads: LinePayload } | Record<string, never>;
+  // labels: word-level labels, when the first view is word level (else they come by "labels" request)
+  _initial: { key: string; heads: LinePayload; labels?: LevelLabels } | Record<string, never>;
   _error: string;
+}
+
+/** Labels of every kind at one level (token or word): what a "labels" request answers. */
+export interface LevelLabels {
+  tokens: Record<string, [string[], string[]]>;
+  segments: Record<string, [number[], number[]]>;
+}
+
+/** The labels of one kind: the tokens and sentence segments of the query (left) and key (right) columns. */
+export interface Columns {
+  tokens: [string[], string[]];
+  segments: [number[], number[]];
 }
 
 export const FILTERS: Array<[string, string]> = [
@@ -90,7 +103,8 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   });
   root.append(title, bar, swatches, errorBox, scroll, hint);
 
-  let data: { key: string; rows: LineRows } | null = null;
+  // labels travel with the layer they name, so word-level lines are never drawn between token labels.
+  let data: { key: string; rows: LineRows; labels: Columns } | null = null;
   let hover: { side: "q" | "k"; i: number } | null = null;
   let geo = { top: 8, rowH: 16, xl: 100, xr: 360, width: 460, height: 100 };
 
@@ -98,6 +112,21 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   const kind = () => model.get("kind");
   const viewKey = () => `${kind()}/${model.get("layer")}/${model.get("words") ? "w" : "t"}`;
   const save = (changes: Partial<HeadViewTraits>) => saveTraits(model, changes);
+  const columnsOf = (all: LevelLabels | null, k: string): Columns => ({
+    tokens: all?.tokens[k] ?? [[], []],
+    segments: all?.segments[k] ?? [[], []],
+  });
+  /** What the columns show: the labels of the layer on screen (token level before the first one arrives). */
+  const shown = (): Columns => data?.labels ?? columnsOf(model.get("words") ? null : meta(), kind());
+  // Word-level labels of every kind: from _initial or a "labels" request (a saved page answers it offline).
+  let wordLabels: LevelLabels | null = null;
+  async function labelsFor(k: string, words: boolean): Promise<Columns> {
+    if (words && !wordLabels) {
+      const reply = await requester.get("labels/w", { what: "labels", words: true });
+      wordLabels = reply.content as unknown as LevelLabels;
+    }
+    return columnsOf(words ? wordLabels : meta(), k);
+  }
 
   const controls = controlGroup(cleanups);
   function buildControls(): void {
@@ -186,8 +215,10 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   function paint(): void {
     const t = theme(model.get("theme"));
     applyTheme(root, t);
-    const [queries, keys] = meta().tokens[kind()] ?? [[], []];
-    const [qseg, kseg] = meta().segments[kind()] ?? [[], []];
+    const {
+      tokens: [queries, keys],
+      segments: [qseg, kseg],
+    } = shown();
     const nq = queries.length;
     const nk = keys.length;
     const n = Math.max(nq, nk, 1);
@@ -299,29 +330,37 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
 
   async function refresh(): Promise<void> {
     const key = viewKey();
+    const k = kind();
+    const words = model.get("words");
     const initial = model.get("_initial");
+    const first = initial && "key" in initial && initial.key === key ? initial : null;
+    if (first?.labels) wordLabels ??= first.labels;
     let payload: LinePayload;
-    if (initial && "key" in initial && initial.key === key && complete(initial.heads.floor))
-      payload = initial.heads;
-    else {
-      try {
+    let labels: Columns;
+    try {
+      if (first && complete(first.heads.floor)) {
+        payload = first.heads;
+        labels = await labelsFor(k, words);
+      } else {
         // The cache key carries min_weight: a lower one needs a payload with a lower floor.
-        const reply = await requester.get(`${key}/${model.get("min_weight")}`, {
-          what: "layer",
-          kind: kind(),
-          layer: model.get("layer"),
-          words: model.get("words"),
-        });
-        if (key !== viewKey()) return;
+        const [cols, reply] = await Promise.all([
+          labelsFor(k, words),
+          requester.get(`${key}/${model.get("min_weight")}`, {
+            what: "layer",
+            kind: k,
+            layer: model.get("layer"),
+            words,
+          }),
+        ]);
+        labels = cols;
         payload = payloadFromReply(reply.content, reply.buffers);
         showError(model.get("_error"));
-      } catch (e) {
-        showError(String((e as Error).message ?? e));
-        return;
       }
-    }
-    try {
-      data = { key, rows: toRows(payload) };
+      if (key !== viewKey()) return; // moved on meanwhile
+      const rows = toRows(payload);
+      if (rows.nq !== labels.tokens[0].length)
+        throw new Error(`${rows.nq} query rows do not fit ${labels.tokens[0].length} labels`);
+      data = { key, rows, labels };
     } catch (e) {
       showError(String((e as Error).message ?? e));
       return;
@@ -334,7 +373,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     const x = e.clientX - r.left;
     const y = e.clientY - r.top;
     const i = Math.floor((y - geo.top) / geo.rowH);
-    const [queries, keys] = meta().tokens[kind()] ?? [[], []];
+    const [queries, keys] = shown().tokens;
     if (x <= geo.xl + 4 && i >= 0 && i < queries.length) return { side: "q", i };
     if (x >= geo.xr - 4 && i >= 0 && i < keys.length) return { side: "k", i };
     return null;
@@ -382,6 +421,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     onModel(model, "change:words", rebuild),
     onModel(model, "change:_meta", () => {
       requester.clear();
+      wordLabels = null;
       rebuild();
     }),
     onModel(model, "change:heads", () => {

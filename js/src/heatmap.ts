@@ -37,12 +37,18 @@ export interface HeatmapTraits {
     title: string;
     kinds: string[];
     shapes: Record<string, [number, number]>; // kind -> [layers, heads]
-    tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens], for the current `words`
+    tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens], token level
     can_words: boolean;
   };
-  _initial: { key: string; matrix: Packed; factor?: number } | Record<string, never>;
+  // labels: word-level labels per kind, when the first view is word level (else they come by "labels" request)
+  _initial:
+    | { key: string; matrix: Packed; factor?: number; labels?: { tokens: Labels } }
+    | Record<string, never>;
   _error: string;
 }
+
+/** kind -> [query labels, key labels] */
+export type Labels = Record<string, [string[], string[]]>;
 
 export function viewKey(kind: string, layer: number, head: number, words: boolean): string {
   return `${kind}/${layer}/${head}/${words ? "w" : "t"}`;
@@ -67,8 +73,10 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
 
   let layout: HeatmapLayout | null = null;
   // data: the matrix as sent (an overview of factor x factor blocks when factor > 1); image: it as pixels.
+  // labels travel with the matrix they name, so a word-level matrix is never drawn with token labels.
   let current: {
     key: string;
+    labels: [string[], string[]];
     data: Float32Array;
     vmax: number;
     factor: number;
@@ -85,7 +93,16 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   let drag: { x: number; y: number; at: Zoom; moved: boolean } | null = null;
 
   const meta = () => model.get("_meta");
-  const tokens = (): [string[], string[]] => meta().tokens[model.get("kind")] ?? [[], []];
+  const tokens = (): [string[], string[]] => current?.labels ?? [[], []];
+  // Word-level labels of every kind: from _initial or a "labels" request (a saved page answers it offline).
+  let wordLabels: Labels | null = null;
+  async function labelsFor(kind: string, words: boolean): Promise<[string[], string[]]> {
+    if (words && !wordLabels) {
+      const reply = await requester.get("labels/w", { what: "labels", words: true });
+      wordLabels = reply.content.tokens as Labels;
+    }
+    return (words ? wordLabels?.[kind] : meta().tokens[kind]) ?? [[], []];
+  }
 
   const controls = controlGroup(cleanups);
   function buildControls(): void {
@@ -336,31 +353,45 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     return { v: current.data[Math.floor(q / f) * cols + Math.floor(k / f)], exact: f === 1 };
   }
 
-  function accept(key: string, packed: Packed, factor = 1): void {
+  function accept(key: string, packed: Packed, factor: number, labels: [string[], string[]]): void {
     const m = decode(packed);
+    const [rows, cols] = m.shape;
+    if (rows !== Math.ceil(labels[0].length / factor) || cols !== Math.ceil(labels[1].length / factor))
+      throw new Error(
+        `a ${rows} x ${cols} matrix does not fit ${labels[0].length} x ${labels[1].length} labels`,
+      );
     if (current?.key !== key) tiles = new Map();
-    current = { key, data: m.data, vmax: maxOf(m.data) || 1, factor, image: null };
+    current = { key, labels, data: m.data, vmax: maxOf(m.data) || 1, factor, image: null };
     paint();
   }
 
   async function refresh(): Promise<void> {
-    const key = viewKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("words"));
+    const kind = model.get("kind");
+    const words = model.get("words");
+    const key = viewKey(kind, model.get("layer"), model.get("head"), words);
+    const now = () => viewKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("words"));
     const initial = model.get("_initial");
-    if (initial && "key" in initial && initial.key === key) {
-      accept(key, initial.matrix, initial.factor ?? 1);
-      return;
-    }
+    const first = initial && "key" in initial && initial.key === key ? initial : null;
+    if (first?.labels) wordLabels ??= first.labels.tokens;
     try {
-      const reply = await requester.get(key, {
-        what: "matrix",
-        kind: model.get("kind"),
-        layer: model.get("layer"),
-        head: model.get("head"),
-        words: model.get("words"),
-      });
-      const now = viewKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("words"));
-      if (now !== key) return; // the user moved on while we waited
-      accept(key, replyPacked(reply.content, reply.buffers[0]), Number(reply.content.factor ?? 1));
+      if (first) {
+        // Token-level labels are at hand, so the first paint needs no round trip.
+        const labels = await labelsFor(kind, words);
+        if (now() === key) accept(key, first.matrix, first.factor ?? 1, labels);
+        return;
+      }
+      const [labels, reply] = await Promise.all([
+        labelsFor(kind, words),
+        requester.get(key, {
+          what: "matrix",
+          kind,
+          layer: model.get("layer"),
+          head: model.get("head"),
+          words,
+        }),
+      ]);
+      if (now() !== key) return; // the user moved on while we waited
+      accept(key, replyPacked(reply.content, reply.buffers[0]), Number(reply.content.factor ?? 1), labels);
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));
@@ -471,6 +502,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   cleanups.push(
     onModel(model, "change:_meta", () => {
       requester.clear();
+      wordLabels = null;
       rebuild();
     }),
   );

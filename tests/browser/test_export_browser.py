@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from helpers import canvas_stats, hover_cell, wait_dataset
 
 import attnwidgets as aw
@@ -239,5 +240,38 @@ def test_uint8_pages_draw_the_causal_mask_grey(browser, tmp_path):
         shown = float(text.split("\n")[-1])
         assert abs(shown - a[1, 1, 4, 1]) <= a[1, 1].max() / 254 + 1e-4, f"{name}: the weight on its own scale"
         page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / f"export-{name}-uint8-causal.png"))
+        assert not page.errors and not page.blocked, (page.errors, page.blocked)
+        page.close()
+
+
+def test_words_toggle_in_saved_pages_redraws_at_word_level(browser, tmp_path):
+    # The saved heatmap kept token labels over word-level matrices (a garbled picture), and a saved HeadView had no
+    # word-level layers (its checkbox only said "not saved").
+    r = aw.run("Unbelievable tokenizers fragment everything.")
+    heat = aw.AttentionHeatmap(r, layer=1, head=2)
+    words = heat.labels(True)["self"][0]
+    assert len(words) < len(r.tokens), "the text has words of several pieces"
+    hv = aw.HeadView(r, layer=1)
+    for name, widget, canvas, view in (("heatmap", heat, HEAT, "self/1/2"), ("head-view", hv, LINES, "self/1")):
+        page = Offline(browser, widget.save_html(tmp_path / f"{name}-words.html"))
+        d = wait_dataset(page.page, canvas, "view", f"{view}/t")
+        assert int(d["nq"]) == len(r.tokens)
+        page.page.locator(".aw-root input[aria-label='word level']").check()
+        d = wait_dataset(page.page, canvas, "view", f"{view}/w")
+        assert (int(d["nq"]), int(d["nk"])) == (len(words), len(words)), f"{name}: a grid of words"
+        if name == "heatmap":
+            assert float(d["gridH"]) == pytest.approx(float(d["cell"]) * len(words))
+            tip = hover_cell(page.page, HEAT, 1, 1)
+            assert tip.startswith(f"{words[1]} → {words[1]}"), f"word labels name word cells: {tip!r}"
+            want = heat.matrix(layer=1, head=2, words=True)[1, 1]
+            assert abs(float(tip.split("\n")[-1]) - want) < 1e-3
+        else:
+            a = hv.layer_heads(words=True).astype(np.float16).astype(np.float32)
+            assert int(d["lines"]) == int((a >= hv.min_weight).sum()), "every word-level line, from the saved rows"
+        assert page.page.locator(".aw-error").is_hidden(), "word level was saved: no 'not saved' message"
+        page.page.locator(".aw-root").screenshot(path=str(ARTIFACTS / f"export-{name}-words-offline.png"))
+        page.page.locator(".aw-root input[aria-label='word level']").uncheck()
+        d = wait_dataset(page.page, canvas, "view", f"{view}/t")
+        assert int(d["nq"]) == len(r.tokens), "back to tokens"
         assert not page.errors and not page.blocked, (page.errors, page.blocked)
         page.close()

@@ -103,7 +103,7 @@ def test_head_view_lines_swatches_hover_filter_select(lab):
     eventually(nb, "print(w.layer)", "4")
     nb.page.locator("[data-testid=words-toggle]").first.check()
     wait_dataset(nb.page, "lines-canvas", "view", "self/4/w")
-    n_words = int(nb.python("print(len(w._meta['tokens']['self'][0]))"))
+    n_words = int(nb.python("print(len(w.labels()['tokens']['self'][0]))"))
     assert int(canvas_stats(nb.page, "lines-canvas")["nq"]) == n_words
     assert int(canvas_stats(nb.page, "lines-canvas")["lines"]) > 0
     assert not nb.errors(), nb.errors()
