@@ -186,6 +186,26 @@ class AttentionResult:
         """A copy with another attention array (e.g. a word-level or ablated one)."""
         return replace(self, attention=attention, **changes)
 
+    def freeze(self) -> AttentionResult:
+        """Make every array of this result read-only, in place, and return it.
+
+        The runner freezes each result it builds: cached results are shared by every later run of the same input,
+        so a write such as ``r.attention[:] = 0`` would otherwise change what they all see. Copy an array
+        (``r.attention.copy()``) to change it, or build a new result with :meth:`with_attention`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> r = AttentionResult.from_arrays(np.full((1, 1, 2, 2), 0.5, np.float32), ["a", "b"]).freeze()
+        >>> r.attention.flags.writeable, r.word_ids.flags.writeable
+        (False, False)
+        """
+        arrays = [v for v in self.__dict__.values() if isinstance(v, np.ndarray)]
+        arrays += [v for v in self.outputs.values() if isinstance(v, np.ndarray)]
+        for a in arrays:
+            a.flags.writeable = False
+        return self
+
     @property
     def nbytes(self) -> int:
         """Bytes held by the arrays (what the result cache counts)."""

@@ -122,6 +122,23 @@ def test_cache_skips_forward(tiny_bert):
     assert get_runner(tiny_bert) is runner, "one loaded model per (id, revision)"
 
 
+def test_results_are_read_only_so_the_cache_stays_clean(tiny_bert, tiny_bart):
+    r = aw.run("Nobody writes into me.", model=tiny_bert)
+    with pytest.raises(ValueError, match="read-only"):
+        r.attention[:] = 0
+    with pytest.raises(ValueError, match="read-only"):
+        r.outputs["embedding"] += 1
+    assert aw.run("Nobody writes into me.", model=tiny_bert).attention.sum(-1) == pytest.approx(1.0, abs=1e-5)
+    mine = r.attention.copy()
+    mine[:] = 0  # a copy is the caller's to change
+    s = aw.run("The cat sat.", target="Le chat.", model=tiny_bart)
+    arrays = [s.attention, s.decoder_attention, s.cross_attention, s.token_ids, s.word_ids, s.segment_ids,
+              s.special_mask, s.target_token_ids, *s.outputs.values()]
+    assert not any(a.flags.writeable for a in arrays)
+    plain = aw.AttentionResult.from_arrays(np.full((1, 1, 2, 2), 0.5, np.float32), ["a", "b"])
+    assert plain.attention.flags.writeable, "results a user builds from their own arrays are left alone"
+
+
 def test_cache_is_bounded_by_bytes(tiny_bert):
     runner = get_runner(tiny_bert)
     runner.cache.clear()

@@ -514,7 +514,7 @@ class Runner:
             truncated=enc.truncated[row] if enc.truncated else 0,
             **src,
             **fields,
-        )
+        ).freeze()  # cached and shared by every later run of this input: nobody may write into it
 
     def _attention(self, layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor,
                    what: str, rows: bool = True) -> np.ndarray:
