@@ -139,6 +139,19 @@ def test_results_are_read_only_so_the_cache_stays_clean(tiny_bert, tiny_bart):
     assert plain.attention.flags.writeable, "results a user builds from their own arrays are left alone"
 
 
+def test_one_runner_per_model_however_it_is_named(bundled, tiny_bert):
+    import os
+    from pathlib import Path
+
+    from attnwidgets.runner import default_model_path
+
+    assert get_runner() is bundled and get_runner(default_model_path()) is bundled
+    assert get_runner(Path(default_model_path())) is bundled
+    assert bundled.info.name == "all-MiniLM-L6-v2 (bundled)"
+    runner = get_runner(tiny_bert)
+    assert get_runner(os.path.relpath(tiny_bert)) is runner and get_runner(tiny_bert + os.sep) is runner
+
+
 def test_cache_is_bounded_by_bytes(tiny_bert):
     runner = get_runner(tiny_bert)
     runner.cache.clear()

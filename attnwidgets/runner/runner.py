@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ import torch
 from ..result import AttentionResult, ModelInfo
 from . import control
 from .cache import ByteLRU
-from .loading import AttentionUnavailableError, LoadedModel, load
+from .loading import AttentionUnavailableError, LoadedModel, load, model_key
 
 Truncation = Literal["warn", "error"]
 
@@ -601,17 +602,21 @@ def _stack(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvali
     return out
 
 
-_runners: dict[tuple[str | None, str | None], Runner] = {}
+_runners: dict[tuple[str, str | None], Runner] = {}
 
 
-def get_runner(model: str | Runner | None = None, revision: str | None = None) -> Runner:
-    """The shared runner for a model id or local folder (the bundled model when None); loaded once."""
+def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: str | None = None) -> Runner:
+    """The shared runner for a model id or local folder (the bundled model when None); loaded once.
+
+    Runners are shared by what they load, not by how it was named: ``None`` and the bundled model's folder, or a
+    folder given as a relative and as an absolute path, get the same runner.
+    """
     if isinstance(model, Runner):
         return model
-    key = (None if model is None else str(model), revision)
+    key = (model_key(model), revision)
     runner = _runners.get(key)
     if runner is None:
-        runner = Runner(load(key[0], revision))
+        runner = Runner(load(None if model is None else str(model), revision))
         _runners[key] = runner
     return runner
 
