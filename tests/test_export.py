@@ -232,3 +232,21 @@ def test_a_page_without_word_level_views_offers_no_words_toggle():
     data = _data(page_html(w))
     assert {json.loads(k)["words"] for k in data["replies"]} == {False}
     assert data["state"]["_meta"]["can_words"] is False, "no checkbox that could only say 'not saved'"
+
+
+@pytest.mark.parametrize("view", ["AttentionHeatmap", "ModelView", "HeadView", "EntropyBars", "HeadStatsGrid",
+                                  "HeadClusterMap", "QKStepThrough"])
+def test_every_view_page_keeps_hostile_text_inside_its_data(view):
+    # Tokens in the views that show them; the model name and the text in every title (the stat views).
+    r = _evil_result()
+    r = aw.AttentionResult.from_arrays(r.attention, EVIL, name="</script><svg onload=alert(3)>", text=EVIL[1])
+    if view == "QKStepThrough":
+        rng = np.random.default_rng(5)
+        w = QKStepThrough(QKCapture.from_vectors(*(rng.normal(size=(2, 5, 4)) for _ in range(3)), EVIL))
+    else:
+        w = getattr(aw, view)(r)
+    page = page_html(w)
+    assert page.lower().count("</script") == 3, "only the page's own three script blocks end"
+    assert "<img" not in page and "<svg" not in page
+    state = json.dumps(_data(page)["state"], ensure_ascii=False)
+    assert EVIL[1] in state or "</script><svg onload=alert(3)>" in state, "the hostile text survives, escaped"
