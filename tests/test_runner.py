@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -188,6 +189,19 @@ def test_matches_direct_eager_call(bundled):
 def test_empty_text_is_a_clear_error(tiny_bert, bad):
     with pytest.raises(ValueError, match="empty"):
         aw.run(bad, model=tiny_bert)
+
+
+@pytest.mark.parametrize("args", [("\u200b",), ("The cat.", "\u200b\u200b"), ("\x00\u200b",)])
+def test_text_without_any_token_is_a_clear_error(tiny_bert, args):
+    with pytest.raises(ValueError, match="has no tokens once tokenised"):
+        aw.run(*args, model=tiny_bert)
+    with pytest.raises(ValueError, match="has no tokens once tokenised"):
+        aw.run_batch(["Fine.", args[0]], [None, *args[1:]] if len(args) > 1 else None, model=tiny_bert)
+
+
+def test_target_without_any_token_is_a_clear_error(tiny_bart):
+    with pytest.raises(ValueError, match=re.escape("target '\\u200b' has no tokens")):  # shown escaped
+        aw.run("The cat.", target="\u200b", model=tiny_bart)
 
 
 def test_non_string_is_a_type_error(tiny_bert):

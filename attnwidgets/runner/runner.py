@@ -71,6 +71,14 @@ class _Length:
     b: int | None  # text_pair (segment B): None without one, -1 when the tokenizer cannot tell A from B
 
 
+def _require_tokens(text: str | None, n: int | None, what: str) -> None:
+    """A text that tokenises to nothing but special tokens (say a zero-width space) has no attention to show."""
+    if text is not None and n == 0:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise ValueError(f"{what} {shown!r} has no tokens once tokenised (only characters the tokenizer drops, such "
+                         "as zero-width or control characters): give at least one word")
+
+
 def _segment_sizes(enc: Any, row: int, words: int) -> tuple[int, int]:
     """Non-special tokens of segment A and B in one row of a pair encoding; ``(words, -1)`` without segment ids."""
     encodings = getattr(enc, "encodings", None)
@@ -163,6 +171,11 @@ class Runner:
         full = self._count(firsts, pairs_l)
         # The decoder has the same limit (the tokenizer truncates the target to it below), so count targets too.
         full_targets = self._count(targets_l, [None] * len(texts), target=True) if kind == "encoder-decoder" else []
+        for i, n in enumerate(full):
+            _require_tokens(texts[i], n.a, "text")
+            _require_tokens(pairs_l[i], n.b, "text_pair")
+        for t, n in zip(targets_l, full_targets, strict=False):
+            _require_tokens(t, n.a, "target")
         kwargs: dict[str, Any] = dict(padding=True, truncation=True, max_length=max_len, return_tensors="pt")
         if kind == "encoder-decoder":
             enc = tok(firsts, text_target=targets_l, **kwargs)
