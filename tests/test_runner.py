@@ -274,6 +274,18 @@ def test_too_long_target_is_counted_against_the_decoder(tiny_bart):
     assert both.truncated == 2 * 38
 
 
+def test_truncation_warning_points_at_the_callers_line(tiny_bert, tiny_bart):
+    long = " ".join(["here"] * 70)
+    runner = get_runner(tiny_bert)
+    calls = [lambda: aw.run(long, model=tiny_bert), lambda: runner.run(long + " a"),
+             lambda: aw.run_batch([long + " b"], model=tiny_bert), lambda: list(runner.iter_results([long + " c"])),
+             lambda: runner.encode([long]), lambda: aw.run(long, target="cut", model=tiny_bart)]
+    for call in calls:
+        with pytest.warns(UserWarning, match="tokens were dropped") as record:
+            call()
+        assert {w.filename for w in record} == {__file__}, "the warning names the user's file, not attnwidgets'"
+
+
 def test_unknown_hub_id_offline_names_the_way_out(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError) as info:

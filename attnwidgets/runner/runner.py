@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,23 @@ class _Length:
     total: int
     a: int  # the text (segment A)
     b: int | None  # text_pair (segment B): None without one, -1 when the tokenizer cannot tell A from B
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _warn_user(message: str) -> None:
+    """Warn at the first caller outside attnwidgets (the notebook cell or script), however deep inside it we are.
+
+    A fixed ``stacklevel`` points into our own code from every entry point but one (run, run_batch, widgets,
+    analysis). Python 3.12's ``skip_file_prefixes`` does this; we still support 3.10.
+    """
+    frame = sys._getframe(1)
+    level = 2  # 1 is this function, 2 its caller
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 def _require_tokens(text: str | None, n: int | None, what: str) -> None:
@@ -254,7 +272,7 @@ class Runner:
             msg += f" ({n_cut} of the {len(full)} inputs in this batch are too long; this is the longest)"
         if truncation == "error":
             raise ValueError(msg + " (truncation='error')")
-        warnings.warn(msg + ". Pass truncation='error' to raise instead.", UserWarning, stacklevel=3)
+        _warn_user(msg + ". Pass truncation='error' to raise instead.")
 
     def _tokenise(self, texts: list[str], pairs: list[str | None], longest: int) -> Any:
         """Tokenise, truncate and pad a batch whose rows may mix single texts and pairs.
