@@ -1,6 +1,6 @@
 """Arrow keys in the focused widget move its head and layer (and Python sees it), arrow keys in one of its menus move
 the menu instead, and every view with layers and heads draws in the lecture theme: ModelView, HeadView, EntropyBars,
-HeadStatsGrid, HeadClusterMap, AttentionHeatmap and QKStepThrough.
+HeadStatsGrid, HeadClusterMap, AttentionHeatmap and QKStepThrough (lecture screenshots: test-artifacts/lecture-*.png).
 
 One notebook serves the module; the lecture-theme screenshots go to test-artifacts/lecture-*.png.
 """
@@ -111,7 +111,8 @@ def test_arrow_keys_in_a_menu_move_the_menu_not_the_view(nb, widget, name):
 
 
 def test_lecture_theme_on_every_view(nb):
-    names = ["model-view", "head-view", "entropy-bars", "head-stats-grid", "head-cluster-map"]
+    names = ["model-view", "head-view", "entropy-bars", "head-stats-grid", "head-cluster-map", "heatmap", "qk"]
+    assert len(names) == len(VIEWS)
     for i, name in enumerate(names):
         root = nb.widget(i)
         assert root.get_attribute("data-theme") == "lecture", name
@@ -119,4 +120,11 @@ def test_lecture_theme_on_every_view(nb):
         assert title_px >= 20, f"{name}: lecture fonts are large ({title_px}px)"
         root.scroll_into_view_if_needed()
         nb.screenshot(f"lecture-{name}", root)
+    # The heatmap draws with the lecture theme's colour-blind-safe map and large labels.
+    heat = nb.widget(HM)
+    legend = heat.locator(".aw-legend canvas").evaluate(
+        "(c) => Array.from(c.getContext('2d').getImageData(c.width - 2, c.height / 2, 1, 1).data.slice(0, 3))")
+    assert legend[2] < 100 < legend[0], f"the legend ends in viridis yellow, not the light theme's blue ({legend})"
+    font = heat.locator("[data-testid=heatmap-canvas]").evaluate("(c) => c.getContext('2d').font")
+    assert int(font.split("px")[0]) >= 16, f"lecture labels are large ({font})"
     assert not nb.errors(), nb.errors()
