@@ -286,6 +286,36 @@ def test_truncation_warning_points_at_the_callers_line(tiny_bert, tiny_bart):
         assert {w.filename for w in record} == {__file__}, "the warning names the user's file, not attnwidgets'"
 
 
+def test_only_our_warning_on_a_long_text(tiny_bert, tiny_bart):
+    import logging
+
+    from transformers.utils import logging as hf_logging
+
+    from attnwidgets.runner import Runner, load
+
+    class Collect(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.WARNING)
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    handler, level = Collect(), hf_logging.get_verbosity()
+    hf_logging.add_handler(handler)
+    hf_logging.set_verbosity_warning()
+    try:
+        long = " ".join(["long"] * 600)  # past the tokenizer's own limit (512) too, where transformers speaks
+        for path, kwargs in ((tiny_bert, {}), (tiny_bart, dict(target=long))):
+            runner = Runner(load(path))  # a fresh tokenizer: transformers says its line once per tokenizer
+            with pytest.warns(UserWarning, match="tokens were dropped"):
+                runner.run(long, **kwargs)
+    finally:
+        hf_logging.set_verbosity(level)
+        hf_logging.remove_handler(handler)
+    assert not [m for m in handler.messages if "Token indices sequence length" in m]
+
+
 def test_unknown_hub_id_offline_names_the_way_out(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError) as info:

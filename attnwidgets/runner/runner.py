@@ -223,7 +223,9 @@ class Runner:
         lengths: list[_Length] = [_Length(0, 0, None)] * len(texts)
         paired = [i for i, p in enumerate(pairs) if p is not None]
         single = [i for i, p in enumerate(pairs) if p is None]
-        kwargs: dict[str, Any] = dict(return_special_tokens_mask=True, return_attention_mask=False)
+        # verbose=False: counting is where a long text is first seen, and transformers' own "Token indices sequence
+        # length is longer than ..." line would only repeat (less clearly) the warning we give.
+        kwargs: dict[str, Any] = dict(return_special_tokens_mask=True, return_attention_mask=False, verbose=False)
         for rows, out in (
             (single, tok(**{"text_target" if target else "text": [texts[i] for i in single]}, **kwargs)
              if single else None),
