@@ -1,7 +1,9 @@
-"""The wheel carries the built front end, one bundle per widget entry in js/src."""
+"""The wheel carries the built front end, one bundle per widget entry in js/src, built by the wheel's hook."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -12,20 +14,46 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _tracked_copy(dest: Path) -> None:
+    """What a fresh clone has: the tracked files (as they are in the working tree), so no built bundles."""
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in names.decode().split("\0"):
+        src = ROOT / name
+        if name and src.is_file():  # a tracked file deleted in the working tree is not copied
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+
+
 @pytest.mark.slow
-def test_wheel_contains_every_bundle(tmp_path):
+def test_wheel_build_hook_builds_every_bundle(tmp_path):
+    """Build the wheel from a clean copy of the repository: the JS must come from the build hook, not a leftover."""
     entries = sorted(p.stem for p in (ROOT / "js" / "src").glob("*.ts") if not p.name.endswith(".test.ts"))
     assert "heatmap" in entries
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True, text=True,
+    modules = ROOT / "js" / "node_modules"
+    if not modules.is_dir():
+        pytest.skip("js/node_modules is missing: run `npm install` in js/ first (CI does)")
+    repo = tmp_path / "repo"
+    _tracked_copy(repo)
+    assert not list((repo / "attnwidgets" / "static").glob("*.js")), "the copy must start without bundles"
+    # A copy, not a symlink: the hook runs `npm install`, which must not touch the checkout's node_modules. Offline,
+    # with everything already installed, that install is a no-op (and the test needs no network).
+    shutil.copytree(modules, repo / "js" / "node_modules", symlinks=True)
+    env = {**os.environ, "npm_config_offline": "true", "npm_config_audit": "false", "npm_config_fund": "false",
+           "npm_config_update_notifier": "false"}
+    env.pop("HATCH_JUPYTER_BUILDER_SKIP_NPM", None)
+    out = tmp_path / "dist"
+    build = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(repo)],
+        capture_output=True, text=True, env=env, timeout=300,
     )
-    wheel = next(tmp_path.glob("attnwidgets-*.whl"))
-    names = set(zipfile.ZipFile(wheel).namelist())
-    for entry in entries:
-        assert f"attnwidgets/static/{entry}.js" in names, f"{entry}.js missing from the wheel"
-    assert any(n.startswith("attnwidgets/data/") for n in names), "bundled data files must ship"
-    bundle = zipfile.ZipFile(wheel).read("attnwidgets/static/heatmap.js").decode()
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    wheel = next(out.glob("attnwidgets-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        for entry in entries:
+            assert f"attnwidgets/static/{entry}.js" in names, f"{entry}.js missing from the wheel"
+        assert any(n.startswith("attnwidgets/data/") for n in names), "bundled data files must ship"
+        bundle = zf.read("attnwidgets/static/heatmap.js").decode()
     assert "render" in bundle and "innerHTML" not in bundle
 
 
