@@ -39,7 +39,7 @@ class Encoded:
     texts, pairs, targets : list
         What was tokenised, one entry per batch row.
     truncated : list[int]
-        Tokens dropped from each row to fit the model.
+        Tokens dropped from each row to fit the model (source and target together for encoder-decoders).
     """
 
     inputs: dict[str, torch.Tensor]
