@@ -236,3 +236,35 @@ def test_static_twins_return_figures():
     assert len(fig2.axes[0].lines) == 2 * 6 * 6
     fig3 = aw.plot_head_view(r, layer=0, queries=[1], min_weight=0.0)
     assert len(fig3.axes[0].lines) == 3 * 6
+
+
+def test_set_theme_restyles_live_widgets_but_not_those_given_a_theme():
+    import gc
+
+    from attnwidgets.widgets import _base
+
+    r = aw.AttentionResult.from_arrays(np.full((1, 2, 3, 3), 1 / 3, np.float32), ["a", "b", "c"])
+    follows, given = aw.AttentionHeatmap(r), aw.HeadView(r, theme="light")
+    later = aw.ModelView(r)
+    try:
+        aw.set_theme("lecture")
+        assert (follows.theme, given.theme, later.theme) == ("lecture", "light", "lecture")
+        later.theme = "light"  # set by hand: its own from now on
+        aw.set_theme("light")
+        aw.set_theme("lecture")
+        assert (follows.theme, given.theme, later.theme) == ("lecture", "light", "light")
+        aw.set_theme("light", existing=False)  # only what new widgets start with
+        assert follows.theme == "lecture" and aw.EntropyBars(r).theme == "light"
+        follows.close()
+        aw.set_theme("light")  # a closed widget is left alone, without error
+        assert follows not in _base._LIVE
+    finally:
+        aw.set_theme("light")
+    # Closed another way (the front end closing the comm does not call our close()), a widget is not kept alive.
+    import ipywidgets
+
+    n = len(_base._LIVE)
+    ipywidgets.Widget.close(given)
+    del given
+    gc.collect()
+    assert len(_base._LIVE) == n - 1, "the registry holds widgets weakly"

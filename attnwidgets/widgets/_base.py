@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,18 +42,35 @@ def _bundle_text(name: str) -> str:
 _BUNDLES: dict[str, tuple[int, str]] = {}
 
 
-def set_theme(name: str) -> None:
-    """Set the theme new widgets start with: "light" (notebooks) or "lecture" (projector: large, high contrast).
+#: Widgets alive in this kernel (weakly held: a widget nobody refers to any more is not kept alive by this).
+_LIVE: weakref.WeakSet[AttnWidget] = weakref.WeakSet()
+
+
+def set_theme(name: str, *, existing: bool = True) -> None:
+    """Set the theme of every view: "light" (notebooks) or "lecture" (projector: large, high contrast).
+
+    New widgets start with it, and (``existing=True``, the default) widgets already shown restyle at once, except
+    those given a theme of their own (``theme=`` when created, or ``w.theme = ...`` later). ``existing=False`` only
+    changes what new widgets start with.
 
     Examples
     --------
-    >>> import attnwidgets as aw
-    >>> aw.set_theme("lecture"); aw.set_theme("light")
+    >>> import numpy as np, attnwidgets as aw
+    >>> r = aw.AttentionResult.from_arrays(np.eye(2, dtype=np.float32), ["a", "b"])
+    >>> shown, own = aw.AttentionHeatmap(r), aw.AttentionHeatmap(r, theme="light")
+    >>> aw.set_theme("lecture"); shown.theme, own.theme
+    ('lecture', 'light')
+    >>> aw.set_theme("light"); shown.theme
+    'light'
     """
     global _DEFAULT_THEME
     if name not in THEMES:
         raise ValueError(f"unknown theme {name!r}; choose one of {THEMES}")
     _DEFAULT_THEME = name
+    if existing:
+        for widget in list(_LIVE):
+            if not widget._own_theme:
+                widget._follow_theme(name)
 
 
 def default_theme() -> str:
@@ -128,7 +146,11 @@ class AttnWidget(anywidget.AnyWidget):
 
     theme = traitlets.Unicode(_DEFAULT_THEME).tag(sync=True)
     """str, default "light" (or what :func:`set_theme` chose): "light" or "lecture" (large fonts, high contrast,
-    colour-blind-safe colour map). The front end restyles at once when it changes."""
+    colour-blind-safe colour map). The front end restyles at once when it changes. Follows later
+    :func:`set_theme` calls unless given here or set on the widget."""
+
+    _own_theme = False  # the widget was given a theme: set_theme leaves it alone
+    _following = False  # set_theme is setting the theme right now
 
     _error = traitlets.Unicode("").tag(sync=True)
     """str: a message the front end shows in a red box (empty: none). Set when an update fails."""
@@ -140,11 +162,30 @@ class AttnWidget(anywidget.AnyWidget):
                              {"comm", "keys", "log", "layout", "tabbable", "tooltip"})
             raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s) {unknown}; "
                             f"it takes {allowed}")
+        own_theme = "theme" in kwargs
         kwargs.setdefault("theme", _DEFAULT_THEME)
         if type(self)._bundle:
             kwargs.setdefault("_esm", _bundle_text(type(self)._bundle))
         super().__init__(**kwargs)
+        self._own_theme = own_theme
+        _LIVE.add(self)
         self.on_msg(self._on_msg)
+
+    def _follow_theme(self, name: str) -> None:
+        self._following = True
+        try:
+            self.theme = name
+        finally:
+            self._following = False
+
+    @traitlets.observe("theme")
+    def _theme_set(self, _change: dict[str, Any]) -> None:
+        if not self._following:
+            self._own_theme = True  # set by hand: a later set_theme must not undo it
+
+    def close(self) -> None:
+        _LIVE.discard(self)
+        super().close()
 
     @traitlets.validate("theme")
     def _check_theme(self, proposal: dict[str, Any]) -> str:

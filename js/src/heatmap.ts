@@ -81,6 +81,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     vmax: number;
     factor: number;
     image: HTMLCanvasElement | null;
+    map: string; // the colour map `image` was drawn with: a new theme or colormap draws it again
   } | null = null;
   let hover: { q: number; k: number } | null = null;
   let zoom: Zoom = NO_ZOOM;
@@ -88,7 +89,15 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   // Full-detail tiles of the current view, by "q0/k0"; each is a float32 block drawn over the overview.
   let tiles = new Map<
     string,
-    { q0: number; k0: number; rows: number; cols: number; data: Float32Array; image: HTMLCanvasElement }
+    {
+      q0: number;
+      k0: number;
+      rows: number;
+      cols: number;
+      data: Float32Array;
+      image: HTMLCanvasElement;
+      map: string;
+    }
   >();
   let drag: { x: number; y: number; at: Zoom; moved: boolean } | null = null;
 
@@ -197,7 +206,10 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const f = current.factor;
     const rows = Math.ceil(nq / f);
     const cols = Math.ceil(nk / f);
-    if (!current.image) current.image = matrixCanvas(current.data, rows, cols, current.vmax, map);
+    if (!current.image || current.map !== map) {
+      current.image = matrixCanvas(current.data, rows, cols, current.vmax, map);
+      current.map = map;
+    }
     ctx.save();
     ctx.beginPath();
     ctx.rect(l.x0, l.y0, gw, gh);
@@ -220,6 +232,10 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       const tile = tiles.get(`${tl.q0}/${tl.k0}`);
       if (!tile) continue;
       shown++;
+      if (tile.map !== map) {
+        tile.image = matrixCanvas(tile.data, tile.rows, tile.cols, current.vmax, map);
+        tile.map = map;
+      }
       const x = l.x0 + (tile.k0 - zoom.k0) * cz;
       const y = l.y0 + (tile.q0 - zoom.q0) * cz;
       ctx.drawImage(tile.image, x, y, tile.cols * cz, tile.rows * cz);
@@ -334,7 +350,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
           const [rows, cols] = m.shape;
           const map = (model.get("colormap") || theme(model.get("theme")).colormap) as ColorMapName;
           const image = matrixCanvas(m.data, rows, cols, current.vmax, map);
-          tiles.set(`${tl.q0}/${tl.k0}`, { q0: tl.q0, k0: tl.k0, rows, cols, data: m.data, image });
+          tiles.set(`${tl.q0}/${tl.k0}`, { q0: tl.q0, k0: tl.k0, rows, cols, data: m.data, image, map });
           paint();
         })
         .catch((e: Error) => showError(String(e.message ?? e)));
@@ -361,7 +377,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         `a ${rows} x ${cols} matrix does not fit ${labels[0].length} x ${labels[1].length} labels`,
       );
     if (current?.key !== key) tiles = new Map();
-    current = { key, labels, data: m.data, vmax: maxOf(m.data) || 1, factor, image: null };
+    current = { key, labels, data: m.data, vmax: maxOf(m.data) || 1, factor, image: null, map: "" };
     paint();
   }
 

@@ -21,7 +21,7 @@ grid = aw.HeadStatsGrid(r, statistic="sep")
 cmap = aw.HeadClusterMap(r)
 hm = aw.AttentionHeatmap(r)
 qk = aw.QKStepThrough(aw.capture_qk_layers("The cat sat on the mat."))
-aw.set_theme("light")
+aw.set_theme("light", existing=False)  # new widgets only: these stay in the lecture theme
 """
 VIEWS = ["mv", "hv", "bars", "grid", "cmap", "hm", "qk"]
 MV, HV, BARS, GRID, CMAP, HM, QK = range(7)
@@ -127,4 +127,29 @@ def test_lecture_theme_on_every_view(nb):
     assert legend[2] < 100 < legend[0], f"the legend ends in viridis yellow, not the light theme's blue ({legend})"
     font = heat.locator("[data-testid=heatmap-canvas]").evaluate("(c) => c.getContext('2d').font")
     assert int(font.split("px")[0]) >= 16, f"lecture labels are large ({font})"
+    assert not nb.errors(), nb.errors()
+
+
+def test_set_theme_restyles_widgets_already_shown(nb):
+    # set_theme used to reach only widgets created afterwards; now every view on screen follows it.
+    nb.python("aw.set_theme('light')")
+    nb.page.wait_for_function(
+        f"() => [...document.querySelectorAll('.aw-root')].filter(e => e.dataset.theme === 'light').length"
+        f" === {len(VIEWS)}", timeout=20_000)
+    title_px = nb.widget(HM).locator(".aw-title").evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)")
+    assert title_px < 16, f"light fonts again ({title_px}px)"
+    # The heatmap's picture is drawn again in the light theme's blues: its strongest cell is dark blue, not yellow.
+    q, k = (int(x) for x in nb.python("import numpy as np; m = hm.matrix(); "
+                                      "print(*np.unravel_index(np.nanargmax(m), m.shape))").split())
+    rgb = nb.widget(HM).locator("[data-testid=heatmap-canvas]").evaluate(
+        """(c, [q, k]) => { const d = c.dataset, s = c.width / c.getBoundingClientRect().width;
+            const x = (+d.x0 + (k + 0.5) * +d.cell) * s, y = (+d.y0 + (q + 0.5) * +d.cell) * s;
+            const px = c.getContext('2d').getImageData(Math.round(x), Math.round(y), 1, 1).data;
+            return [px[0], px[1], px[2]]; }""",
+        [q, k])
+    assert rgb[2] > rgb[0], f"the strongest weight is drawn in the light theme's blues, not viridis yellow ({rgb})"
+    for i, name in enumerate(["model-view", "head-view", "entropy-bars", "head-stats-grid", "head-cluster-map",
+                              "heatmap", "qk"]):
+        nb.widget(i).scroll_into_view_if_needed()
+        nb.screenshot(f"set-theme-light-{name}", nb.widget(i))
     assert not nb.errors(), nb.errors()
