@@ -9,7 +9,7 @@
 
 import { categorical, hexToRgb } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { labelRoom, prepareCanvas } from "./shared/draw";
+import { fitLabel, labelRoom, prepareCanvas } from "./shared/draw";
 import { tokenLabel } from "./shared/layout";
 import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows } from "./shared/lines";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
@@ -290,14 +290,14 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
         if (hot) mark(2, yOf(i), geo.xl - 2, sel.has(i) ? "rgba(209,36,47,0.16)" : "rgba(0,0,0,0.08)");
         ctx.textAlign = "right";
         ctx.fillStyle = hot ? t.accent : qIn(i) ? t.fg : "#b8bec6";
-        ctx.fillText(tokenLabel(queries[i] ?? "", 20), geo.xl, yOf(i));
+        ctx.fillText(fitLabel(ctx, tokenLabel(queries[i] ?? "", 20), geo.xl - 4), geo.xl, yOf(i));
       }
       for (let j = 0; j < nk; j++) {
         const hot = hover?.side === "k" && hover.i === j;
         if (hot) mark(geo.xr - 2, yOf(j), wr, "rgba(0,0,0,0.08)");
         ctx.textAlign = "left";
         ctx.fillStyle = hot ? t.accent : kIn(j) ? t.fg : "#b8bec6";
-        ctx.fillText(tokenLabel(keys[j] ?? "", 20), geo.xr, yOf(j));
+        ctx.fillText(fitLabel(ctx, tokenLabel(keys[j] ?? "", 20), wr), geo.xr, yOf(j));
       }
     }
     const all = counts[0] + counts[1] + counts[2] + counts[3];

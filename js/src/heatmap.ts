@@ -6,7 +6,7 @@
 import { type Packed, decode, maxOf, replyPacked } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { drawLabels, drawLegend, labelRoom, matrixCanvas, prepareCanvas } from "./shared/draw";
+import { drawLabels, drawLegend, fitLabel, labelRoom, matrixCanvas, prepareCanvas } from "./shared/draw";
 import { type HeatmapLayout, heatmapLayout, tokenLabel } from "./shared/layout";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
@@ -300,7 +300,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       const y = l.y0 + (q - zoom.q0 + 0.5) * cz;
       if (y < l.y0 || y > l.y0 + l.cell * l.nq) continue;
       ctx.fillStyle = hover && hover.q === q ? t.accent : t.fg;
-      ctx.fillText(tokenLabel(queries[q] ?? ""), l.x0 - 4, y);
+      ctx.fillText(fitLabel(ctx, tokenLabel(queries[q] ?? ""), l.x0 - 6), l.x0 - 4, y);
     }
     ctx.textAlign = "left";
     for (let k = vis.k0; k < vis.k1; k++) {
@@ -310,7 +310,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       ctx.translate(x, l.y0 - 4);
       ctx.rotate(-Math.PI / 2);
       ctx.fillStyle = hover && hover.k === k ? t.accent : t.fg;
-      ctx.fillText(tokenLabel(keys[k] ?? ""), 0, 0);
+      ctx.fillText(fitLabel(ctx, tokenLabel(keys[k] ?? ""), l.y0 - 6), 0, 0);
       ctx.restore();
     }
   }

@@ -6,7 +6,7 @@
 import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { labelRoom, prepareCanvas } from "./shared/draw";
+import { fitLabel, labelRoom, prepareCanvas } from "./shared/draw";
 import { exportButtons, safeName } from "./shared/export";
 import { tokenLabel } from "./shared/layout";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
@@ -236,12 +236,16 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     let ctx = setup("qk", g.label + stripW + 8);
     ctx.textAlign = "right";
     ctx.fillStyle = t.accent;
-    ctx.fillText(`q · ${tokenLabel(m.tokens[i] ?? "")}`, g.label - 4, g.rh * 0.5 + 1);
+    ctx.fillText(
+      fitLabel(ctx, `q · ${tokenLabel(m.tokens[i] ?? "")}`, g.label - 6),
+      g.label - 4,
+      g.rh * 0.5 + 1,
+    );
     strip(ctx, g.label, 0, g, r.q, qkMax, map);
     for (let j = 0; j < data.m; j++) {
       if (showLabels) {
         ctx.fillStyle = selfAttention() && j === i ? t.accent : t.fg;
-        ctx.fillText(tokenLabel(keys[j] ?? ""), g.label - 4, rowY(j) + g.rh / 2);
+        ctx.fillText(fitLabel(ctx, tokenLabel(keys[j] ?? ""), g.label - 6), g.label - 4, rowY(j) + g.rh / 2);
       }
       strip(ctx, g.label, rowY(j), g, kRow(j), qkMax, map, r.allowed[j] ? 1 : 0.25);
     }

@@ -79,6 +79,25 @@ export function labelRoom(ctx: CanvasRenderingContext2D, tokens: string[], t: Th
   return Math.min(cap, Math.ceil(w) + 8);
 }
 
+/** `text` cut with an ellipsis until it is at most `room` pixels wide in the context's current font (a label
+ * wider than the room kept for labels would run off the canvas edge). */
+export function fitLabel(
+  ctx: Pick<CanvasRenderingContext2D, "measureText">,
+  text: string,
+  room: number,
+): string {
+  if (ctx.measureText(text).width <= room) return text;
+  const chars = Array.from(text.endsWith("…") ? text.slice(0, -1) : text);
+  let lo = 0;
+  let hi = chars.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (ctx.measureText(`${chars.slice(0, mid).join("")}…`).width <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo > 0 ? `${chars.slice(0, lo).join("")}…` : "…";
+}
+
 /** Query labels left of the rows, key labels rotated above the columns. Text is drawn as pixels, never markup. */
 export function drawLabels(
   ctx: CanvasRenderingContext2D,
@@ -95,7 +114,7 @@ export function drawLabels(
   ctx.textAlign = "right";
   for (let q = 0; q < l.nq; q++) {
     ctx.fillStyle = highlight && highlight.q === q ? t.accent : t.fg;
-    ctx.fillText(tokenLabel(queries[q] ?? ""), l.x0 - 4, l.y0 + (q + 0.5) * l.cell);
+    ctx.fillText(fitLabel(ctx, tokenLabel(queries[q] ?? ""), l.x0 - 6), l.x0 - 4, l.y0 + (q + 0.5) * l.cell);
   }
   ctx.textAlign = "left";
   for (let k = 0; k < l.nk; k++) {
@@ -103,7 +122,7 @@ export function drawLabels(
     ctx.translate(l.x0 + (k + 0.5) * l.cell, l.y0 - 4);
     ctx.rotate(-Math.PI / 2);
     ctx.fillStyle = highlight && highlight.k === k ? t.accent : t.fg;
-    ctx.fillText(tokenLabel(keys[k] ?? ""), 0, 0);
+    ctx.fillText(fitLabel(ctx, tokenLabel(keys[k] ?? ""), l.y0 - 6), 0, 0);
     ctx.restore();
   }
 }
