@@ -1,0 +1,335 @@
+"""Tokenising for the runner: text in, a padded :class:`Encoded` batch out, and a batch row's tokens back out.
+
+Kept apart from :mod:`.runner` (running, caching, building results) because it is most of the runner's rules about
+input: what counts as a text, how pairs and single texts share a batch, what truncation drops and how it is reported,
+and how pieces map to words and segments.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from ..result import ModelInfo
+
+Truncation = Literal["warn", "error"]
+
+
+@dataclass
+class Encoded:
+    """A tokenised batch, ready for :meth:`Runner.forward`.
+
+    Attributes
+    ----------
+    inputs : dict[str, torch.Tensor]
+        Model inputs, each (B, T) (``decoder_input_ids`` (B, T_target) for encoder-decoders).
+    texts, pairs, targets : list
+        What was tokenised, one entry per batch row.
+    truncated : list[int]
+        Tokens dropped from each row to fit the model (source and target together for encoder-decoders).
+    """
+
+    inputs: dict[str, torch.Tensor]
+    texts: list[str]
+    pairs: list[str | None]
+    targets: list[str | None]
+    truncated: list[int] = field(default_factory=list)
+    encodings: Any = None
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.texts)
+
+
+def check_text(value: object, what: str) -> str:
+    """``value`` if it is a string with a non-space character; else a TypeError or ValueError that says so."""
+    if not isinstance(value, str):
+        hint = "; use run_batch() for several texts" if what == "text" and isinstance(value, list | tuple) else ""
+        raise TypeError(f"{what} must be a string, got {type(value).__name__}{hint}")
+    if not value.strip():
+        raise ValueError(f"{what} is empty or only whitespace: give at least one word")
+    return value
+
+
+@dataclass(frozen=True)
+class _Length:
+    """Untruncated size of one row: every token (special ones too), and the non-special tokens of each segment."""
+
+    total: int
+    a: int  # the text (segment A)
+    b: int | None  # text_pair (segment B): None without one, -1 when the tokenizer cannot tell A from B
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _warn_user(message: str) -> None:
+    """Warn at the first caller outside attnwidgets (the notebook cell or script), however deep inside it we are.
+
+    A fixed ``stacklevel`` points into our own code from every entry point but one (run, run_batch, widgets,
+    analysis). Python 3.12's ``skip_file_prefixes`` does this; we still support 3.10.
+    """
+    frame = sys._getframe(1)
+    level = 2  # 1 is this function, 2 its caller
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
+def _dropped(n: int, error: bool, noun: str = "token") -> str:
+    """'1 token was dropped', '3 tokens were dropped', '3 tokens would be dropped'."""
+    verb = "would be dropped" if error else "was dropped" if n == 1 else "were dropped"
+    return f"{n} {noun}{'' if n == 1 else 's'} {verb}"
+
+
+def _require_tokens(text: str | None, n: int | None, what: str) -> None:
+    """A text that tokenises to nothing but special tokens (say a zero-width space) has no attention to show."""
+    if text is not None and n == 0:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise ValueError(f"{what} {shown!r} has no tokens once tokenised (only characters the tokenizer drops, such "
+                         "as zero-width or control characters): give at least one word")
+
+
+def _segment_sizes(enc: Any, row: int, words: int) -> tuple[int, int]:
+    """Non-special tokens of segment A and B in one row of a pair encoding; ``(words, -1)`` without segment ids."""
+    encodings = getattr(enc, "encodings", None)
+    if not encodings:
+        return words, -1
+    seq = encodings[row].sequence_ids
+    return seq.count(0), seq.count(1)
+
+
+def _display(token: str, special: bool) -> str:
+    if special:
+        return token
+    return token.replace("Ġ", " ").replace("▁", " ").replace("Ċ", "\n").replace("ĉ", "\t")
+
+
+class Tokenising:
+    """The tokenising half of :class:`~attnwidgets.runner.runner.Runner` (a mixin: it needs these attributes)."""
+
+    info: ModelInfo
+    tokenizer: Any
+
+    @property
+    def model(self) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        pairs: Sequence[str | None] | None = None,
+        targets: Sequence[str | None] | None = None,
+        truncation: Truncation = "warn",
+    ) -> Encoded:
+        """Tokenise a batch (padding on the right), truncating to the model's maximum with a warning or an error."""
+        texts = [check_text(t, "text") for t in texts]
+        if not texts:
+            raise ValueError("no texts given")
+        pairs_l: list[str | None] = list(pairs) if pairs is not None else [None] * len(texts)
+        targets_l: list[str | None] = list(targets) if targets is not None else [None] * len(texts)
+        if len(pairs_l) != len(texts) or len(targets_l) != len(texts):
+            raise ValueError(f"got {len(texts)} texts but {len(pairs_l)} pairs and {len(targets_l)} targets")
+        for p in pairs_l:
+            if p is not None:
+                check_text(p, "text_pair")
+        if truncation not in ("warn", "error"):
+            raise ValueError(f"truncation must be 'warn' or 'error', got {truncation!r}")
+        kind = self.info.kind
+        if kind == "encoder-decoder":
+            if any(p is not None for p in pairs_l):
+                raise ValueError("sentence pairs are for encoders; give an encoder-decoder a source and a target")
+            targets_l = [t if t is not None else s for s, t in zip(texts, targets_l, strict=True)]
+            for t in targets_l:
+                check_text(t, "target")
+        elif any(t is not None for t in targets_l):
+            raise ValueError(f"target text is only for encoder-decoder models; {self.info.name!r} is an {kind}")
+        max_len = self.info.max_length
+        tok = self.tokenizer
+        firsts = list(texts)
+        full = self._count(firsts, pairs_l)
+        # The decoder has the same limit (the tokenizer truncates the target to it below), so count targets too.
+        full_targets = self._count(targets_l, [None] * len(texts), target=True) if kind == "encoder-decoder" else []
+        for i, n in enumerate(full):
+            _require_tokens(texts[i], n.a, "text")
+            _require_tokens(pairs_l[i], n.b, "text_pair")
+        for t, n in zip(targets_l, full_targets, strict=False):
+            _require_tokens(t, n.a, "target")
+        kwargs: dict[str, Any] = dict(padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+        if kind == "encoder-decoder":
+            enc = tok(firsts, text_target=targets_l, **kwargs)
+            labels = enc.pop("labels")
+            labels_mask = labels != tok.pad_token_id
+            enc["decoder_input_ids"] = self._shift_right(labels)
+            enc["decoder_attention_mask"] = torch.cat(
+                [torch.ones_like(labels_mask[:, :1]), labels_mask[:, :-1]], dim=1
+            ).long()
+        else:
+            enc = self._tokenise(firsts, pairs_l, min(max_len, max(n.total for n in full)))
+        truncated = [max(0, n.total - max_len) for n in full]
+        for i, length in enumerate(full_targets):
+            truncated[i] += max(0, length.total - max_len)
+        if any(truncated):
+            self._too_long(full, full_targets, enc, truncation)
+        inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
+        return Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
+                       truncated, encodings=enc)
+
+    def _count(self, texts: Sequence[str | None], pairs: list[str | None], target: bool = False) -> list[_Length]:
+        """Untruncated length of each row (a pair row as a pair, a single row alone) and of each of its segments.
+
+        ``target=True`` counts decoder targets (tokenised as ``text_target``).
+        """
+        tok = self.tokenizer
+        lengths: list[_Length] = [_Length(0, 0, None)] * len(texts)
+        paired = [i for i, p in enumerate(pairs) if p is not None]
+        single = [i for i, p in enumerate(pairs) if p is None]
+        # verbose=False: counting is where a long text is first seen, and transformers' own "Token indices sequence
+        # length is longer than ..." line would only repeat (less clearly) the warning we give.
+        kwargs: dict[str, Any] = dict(return_special_tokens_mask=True, return_attention_mask=False, verbose=False)
+        for rows, out in (
+            (single, tok(**{"text_target" if target else "text": [texts[i] for i in single]}, **kwargs)
+             if single else None),
+            (paired, tok([texts[i] for i in paired], [pairs[i] for i in paired], **kwargs) if paired else None),
+        ):
+            if out is None:
+                continue
+            for k, (i, mask) in enumerate(zip(rows, out["special_tokens_mask"], strict=True)):
+                words = len(mask) - sum(mask)
+                if pairs[i] is None:
+                    lengths[i] = _Length(len(mask), words, None)
+                else:
+                    a, b = _segment_sizes(out, k, words)
+                    lengths[i] = _Length(len(mask), a, b)
+        return lengths
+
+    def _too_long(self, full: list[_Length], targets: list[_Length], enc: Any, truncation: Truncation) -> None:
+        """Say (warn, or raise for ``truncation='error'``) what truncation drops: per text of a pair, and targets."""
+        max_len = self.info.max_length
+        error = truncation == "error"
+        end = "start" if getattr(self.tokenizer, "truncation_side", "right") == "left" else "end"
+        last = "first" if end == "start" else "last"
+        parts = []
+        cut = [i for i, n in enumerate(full) if n.total > max_len]
+        if cut:
+            worst = max(cut, key=lambda i: full[i].total)
+            n = full[worst]
+            if n.b is None:  # a single text
+                detail = f"the {last} {_dropped(n.total - max_len, error)}"
+            else:
+                a, b = _segment_sizes(enc, worst, -1)
+                if n.b < 0 or b < 0:  # the tokenizer cannot tell the segments apart
+                    detail = f"{_dropped(n.total - max_len, error)}, from the longer of the two texts first"
+                else:
+                    detail = (f"{_dropped(n.total - max_len, error)}: {n.a - a} from the {end} of the text and "
+                              f"{n.b - b} from the {end} of text_pair (the tokenizer shortens the longer one first)")
+            parts.append(f"input is {n.total} tokens, more than {self.info.name!r} accepts ({max_len}); {detail}")
+        tcut = [i for i, t in enumerate(targets) if t.total > max_len]
+        if tcut:
+            t = max((targets[i] for i in tcut), key=lambda t: t.total)
+            parts.append(f"target is {t.total} tokens, more than the decoder of {self.info.name!r} accepts "
+                         f"({max_len}); the {last} {_dropped(t.total - max_len, error, 'target token')}")
+        msg = "; ".join(parts)
+        n_cut = len(set(cut) | set(tcut))
+        if n_cut > 1:
+            msg += f" ({n_cut} of the {len(full)} inputs in this batch are too long; this is the longest)"
+        if truncation == "error":
+            raise ValueError(msg + " (truncation='error')")
+        _warn_user(msg + ". Pass truncation='error' to raise instead.")
+
+    def _tokenise(self, texts: list[str], pairs: list[str | None], longest: int) -> Any:
+        """Tokenise, truncate and pad a batch whose rows may mix single texts and pairs.
+
+        A single text must not be encoded as a pair with an empty second text (that adds a separator and changes
+        every attention map), so single rows and pair rows are tokenised apart, both padded to ``longest`` (the
+        longest row after truncation) and put back in their order.
+        """
+        tok = self.tokenizer
+        kwargs: dict[str, Any] = dict(truncation=True, return_tensors="pt")
+        paired = [i for i, p in enumerate(pairs) if p is not None]
+        if not paired:
+            return tok(texts, padding=True, max_length=self.info.max_length, **kwargs)
+        if len(paired) == len(texts):
+            return tok(texts, pairs, padding=True, max_length=self.info.max_length, **kwargs)
+        single = [i for i, p in enumerate(pairs) if p is None]
+        kwargs.update(padding="max_length", max_length=longest)
+        one = tok([texts[i] for i in single], **kwargs)
+        two = tok([texts[i] for i in paired], [pairs[i] for i in paired], **kwargs)
+        order = torch.argsort(torch.tensor(single + paired))  # batch row i is row order[i] of one + two
+        data = {k: torch.cat([one[k], two[k]])[order] for k in one.keys() if k in two}
+        encodings = None
+        if one.encodings and two.encodings:
+            both = one.encodings + two.encodings
+            encodings = [both[j] for j in order.tolist()]
+        from transformers import BatchEncoding
+
+        return BatchEncoding(data, encoding=encodings)
+
+    def _shift_right(self, labels: torch.Tensor) -> torch.Tensor:
+        model: Any = self.model
+        if hasattr(model, "prepare_decoder_input_ids_from_labels"):
+            return model.prepare_decoder_input_ids_from_labels(labels=labels)
+        cfg = model.config
+        start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else cfg.bos_token_id
+        shifted = labels.new_full(labels.shape, self.tokenizer.pad_token_id)
+        shifted[:, 1:] = labels[:, :-1]
+        shifted[:, 0] = start if start is not None else self.tokenizer.pad_token_id
+        return shifted
+
+    def token_fields(self, enc: Encoded, row: int, side: str = "source") -> dict[str, Any]:
+        """Tokens, ids, word ids, segment ids and special mask of one batch row, padding removed."""
+        tok = self.tokenizer
+        if side == "target":
+            ids_t = enc.inputs["decoder_input_ids"][row]
+            valid = enc.inputs["decoder_attention_mask"][row].bool()
+            ids = ids_t[valid].tolist()
+            special_ids = set(tok.all_special_ids)
+            special = np.array([i in special_ids for i in ids], dtype=bool)
+            raw = tok.convert_ids_to_tokens(ids)
+            tokens = [_display(t, s) for t, s in zip(raw, special, strict=True)]
+            word = np.where(special, -1, np.cumsum(~special) - 1)
+            return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word)
+        ids_t = enc.inputs["input_ids"][row]
+        valid = enc.inputs["attention_mask"][row].bool() if "attention_mask" in enc.inputs else \
+            torch.ones_like(ids_t, dtype=torch.bool)
+        positions = torch.nonzero(valid).flatten().tolist()
+        ids = ids_t[valid].tolist()
+        raw = tok.convert_ids_to_tokens(ids)
+        encoding = enc.encodings.encodings[row] if getattr(enc.encodings, "encodings", None) else None
+        n = len(ids)
+        if encoding is not None:
+            words = [encoding.word_ids[p] for p in positions]
+            seqs = [encoding.sequence_ids[p] for p in positions]
+            special = np.array([bool(encoding.special_tokens_mask[p]) for p in positions], dtype=bool)
+        else:  # slow tokenizer: every non-special piece is its own word
+            special_ids = set(tok.all_special_ids)
+            special = np.array([i in special_ids for i in ids], dtype=bool)
+            words = [None if s else k for k, s in enumerate(special)]
+            seqs = [0] * n
+        if "token_type_ids" in enc.inputs and enc.pairs[row] is not None:
+            segment = enc.inputs["token_type_ids"][row][valid].numpy().astype(np.int64)
+        else:
+            segment = np.zeros(n, dtype=np.int64)
+            current = 0
+            for k, s in enumerate(seqs):
+                current = s if s is not None else current
+                segment[k] = current
+        word_ids = np.full(n, -1, dtype=np.int64)
+        offset = 0
+        first_segment_words = [w for w, s in zip(words, segment, strict=True) if w is not None and s == 0]
+        if enc.pairs[row] is not None and first_segment_words:
+            offset = max(first_segment_words) + 1
+        for k, (w, s) in enumerate(zip(words, segment, strict=True)):
+            if w is not None and not special[k]:
+                word_ids[k] = w + (offset if s == 1 else 0)
+        tokens = [_display(t, bool(s)) for t, s in zip(raw, special, strict=True)]
+        return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word_ids,
+                    segment_ids=segment, special_mask=special)
