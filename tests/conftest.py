@@ -109,6 +109,25 @@ def tiny_llama(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
+def tiny_gpt_oss(tmp_path_factory) -> str:
+    """gpt-oss-style decoder with learned attention sinks (rows sum to less than 1), 2 layers x 4 heads."""
+    import torch
+    from transformers import GptOssConfig, GptOssForCausalLM
+
+    torch.manual_seed(6)
+    tok = _bpe_tokenizer()
+    cfg = GptOssConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, hidden_size=32,
+                       intermediate_size=32, num_local_experts=2, num_experts_per_tok=1, vocab_size=len(tok),
+                       max_position_embeddings=64, layer_types=["sliding_attention", "full_attention"],
+                       sliding_window=8, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    model = GptOssForCausalLM(cfg)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.sinks.fill_(1.0)  # a sink worth having: it takes a visible share of every row
+    return _save(model, tok, tmp_path_factory.mktemp("tiny_gpt_oss"))
+
+
+@pytest.fixture(scope="session")
 def tiny_bart(tmp_path_factory) -> str:
     """BART encoder-decoder, 2 + 2 layers x 4 heads, WordPiece vocabulary."""
     import torch

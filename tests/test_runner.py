@@ -211,6 +211,11 @@ def test_non_string_is_a_type_error(tiny_bert):
         get_runner(tiny_bert).run_batch("not a list")
 
 
+def test_one_dropped_token_is_singular(tiny_bert):
+    with pytest.warns(UserWarning, match="the last 1 token was dropped"):
+        aw.run(" ".join(["word"] * 63), model=tiny_bert)  # 65 tokens; the tiny model takes 64
+
+
 def test_too_long_truncates_with_warning_or_raises(tiny_bert):
     long = " ".join(["word"] * 100)  # 102 tokens; the tiny model takes 64
     with pytest.warns(UserWarning, match="the last 38 tokens were dropped"):
@@ -385,3 +390,11 @@ def test_no_warning_on_plain_run(tiny_bert):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         aw.run("No warnings here please.", model=tiny_bert)
+
+
+def test_attention_sinks_leave_rows_below_one_and_are_accepted(tiny_gpt_oss):
+    """gpt-oss's learned sinks take part of each row, so its rows sum to less than 1: shown, not refused."""
+    res = aw.run("The cat sat on the mat.", model=tiny_gpt_oss)
+    sums = res.attention.sum(-1)
+    assert np.all(sums < 0.999) and np.all(sums > 0)
+    assert np.allclose(np.triu(res.attention, 1), 0)  # still causal
