@@ -51,7 +51,8 @@ def evaluate(runner: Runner, task: Task, ablation: Ablation | None = None, *, ba
 def pooled_embeddings(runner: Runner, texts: Sequence[str], ablation: Ablation | None = None, *,
                       batch_size: int = 64) -> np.ndarray:
     """(N, d) mean-pooled last hidden states of ``texts`` under an ablation, the same as ``outputs["embedding"]``."""
-    lengths = [len(ids) for ids in runner.tokenizer(list(texts))["input_ids"]]
+    # Sorting by length only: verbose=False keeps transformers from logging about texts the model will truncate.
+    lengths = [len(ids) for ids in runner.tokenizer(list(texts), verbose=False)["input_ids"]]
     order = np.argsort(lengths, kind="stable")
     hooks = list(ablation.hooks(runner.info)) if ablation else []
     out_rows: list[np.ndarray] = []
