@@ -45,6 +45,17 @@ describe("ablation edits", () => {
     expect(headState(back, "self", 1, 0)).toEqual({ layerOff: false, mode: "zero", scale: 0 });
   });
 
+  it("a scaled head in a scaled layer shows the product, as Python applies both", () => {
+    const ab = {
+      edits: [
+        { stack: "self", layer: 2, head: null, mode: "scale", scale: 0.5 },
+        { stack: "self", layer: 2, head: 1, mode: "scale", scale: 0.4 },
+      ],
+    };
+    expect(headState(ab, "self", 2, 1).scale).toBeCloseTo(0.2);
+    expect(headState(ab, "self", 2, 0).scale).toBeCloseTo(0.5);
+  });
+
   it("scales: 1 drops the edit, 0 is the zero edit, in between a scale edit", () => {
     const half = setScale(empty, "self", 0, 0, 0.5);
     expect(half.edits).toEqual([{ stack: "self", layer: 0, head: 0, mode: "scale", scale: 0.5 }]);

@@ -113,7 +113,8 @@ export function headState(ab: AblationDict, stack: string, layer: number, head: 
   const layerOff = whole !== undefined;
   let scale = 1;
   if (own) scale = own.mode === "scale" ? own.scale : 0;
-  if (whole) scale = whole.mode === "scale" ? Math.min(scale, whole.scale) : 0;
+  // Python applies a layer's edit after its heads' edits, so a scaled layer multiplies a scaled head.
+  if (whole) scale = whole.mode === "scale" ? scale * whole.scale : 0;
   return { layerOff, mode: own ? own.mode : null, scale };
 }
 
