@@ -21,7 +21,7 @@ import {
 } from "./shared/ablation_state";
 import { type Packed, decode, maxOf } from "./shared/buffers";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { drawLabels, drawMatrix, labelRoom, prepareCanvas } from "./shared/draw";
+import { drawLabels, drawMatrix, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
@@ -467,7 +467,7 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     const after = decode(hm.after);
     const vmax = Math.max(maxOf(before.data), maxOf(after.data)) || 1;
     const [nq, nk] = before.shape;
-    const probe = prepareCanvas(mapBefore, 10, 10);
+    const probe = textMeasurer();
     const small = { ...t, font: Math.max(9, t.font - 2) };
     const l = heatmapLayout({
       nq,

@@ -5,7 +5,7 @@
 import { decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
 import { h, resetControls } from "./shared/dom";
-import { prepareCanvas } from "./shared/draw";
+import { prepareCanvas, textMeasurer } from "./shared/draw";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
@@ -75,7 +75,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     if (data) for (const v of data) if (Number.isFinite(v) && v > vmax) vmax = v;
     const ticks = niceTicks(0, (vmax || 1) * 1.08, 5);
     const yTop = Math.max(ticks[ticks.length - 1], (vmax || 1) * 1.02);
-    const probe = prepareCanvas(canvas, 10, 10);
+    const probe = textMeasurer();
     probe.font = font;
     const tickW = Math.max(...ticks.map((v) => probe.measureText(v.toFixed(1)).width));
     const baseText = base === null ? "" : `uniform ${base.toFixed(2)}`;

@@ -5,7 +5,7 @@
 import { decode } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
 import { h, resetControls } from "./shared/dom";
-import { drawLegend, prepareCanvas } from "./shared/draw";
+import { drawLegend, prepareCanvas, textMeasurer } from "./shared/draw";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
@@ -76,7 +76,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
     const map = (model.get("colormap") || t.colormap) as ColorMapName;
     const [lo, hi] = data ? statRange(data) : [0, 1];
     const font = `${t.font}px ${t.fontFamily}`;
-    const probe = prepareCanvas(canvas, 10, 10);
+    const probe = textMeasurer();
     probe.font = font;
     const left = Math.ceil(probe.measureText(String(nLayers - 1)).width) + t.font * 2 + 8;
     const top = t.font * 2 + 10;

@@ -9,7 +9,7 @@
 
 import { categorical, hexToRgb } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { fitLabel, labelRoom, prepareCanvas } from "./shared/draw";
+import { fitLabel, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { tokenLabel } from "./shared/layout";
 import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows } from "./shared/lines";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
@@ -222,7 +222,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     const nq = queries.length;
     const nk = keys.length;
     const n = Math.max(nq, nk, 1);
-    const probe = prepareCanvas(canvas, 10, 10);
+    const probe = textMeasurer();
     const wl = labelRoom(probe, queries, t, 180);
     const wr = labelRoom(probe, keys, t, 180);
     const rowH = Math.max(4, Math.min(t.font + 6, Math.floor(30000 / 2 / n)));

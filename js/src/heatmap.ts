@@ -6,7 +6,15 @@
 import { type Packed, decode, maxOf, replyPacked } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { drawLabels, drawLegend, fitLabel, labelRoom, matrixCanvas, prepareCanvas } from "./shared/draw";
+import {
+  drawLabels,
+  drawLegend,
+  fitLabel,
+  labelRoom,
+  matrixCanvas,
+  prepareCanvas,
+  textMeasurer,
+} from "./shared/draw";
 import { type HeatmapLayout, heatmapLayout, tokenLabel } from "./shared/layout";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
@@ -180,7 +188,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const [queries, keys] = tokens();
     const nq = queries.length;
     const nk = keys.length;
-    const probe = prepareCanvas(canvas, 10, 10);
+    const probe = textMeasurer();
     // Label room is kept for long inputs too: labels appear once zooming makes cells tall enough to read.
     layout = heatmapLayout({
       nq,

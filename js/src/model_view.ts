@@ -5,7 +5,15 @@
 import { type Packed, decode, maxOf, replyPacked } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { drawLabels, drawLegend, drawMatrix, labelRoom, matrixPixels, prepareCanvas } from "./shared/draw";
+import {
+  drawLabels,
+  drawLegend,
+  drawMatrix,
+  labelRoom,
+  matrixPixels,
+  prepareCanvas,
+  textMeasurer,
+} from "./shared/draw";
 import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
@@ -256,7 +264,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     const [queries, keys] = meta().tokens[kind()] ?? [[], []];
     const nq = Math.ceil(queries.length / current.factor);
     const nk = Math.ceil(keys.length / current.factor);
-    const probe = prepareCanvas(detail, 10, 10);
+    const probe = textMeasurer();
     const full = current.factor === 1;
     layout = heatmapLayout({
       nq,

@@ -6,7 +6,7 @@
 import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { fitLabel, labelRoom, prepareCanvas } from "./shared/draw";
+import { fitLabel, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { exportButtons, safeName } from "./shared/export";
 import { tokenLabel } from "./shared/layout";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
@@ -160,7 +160,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   function geometry(t: Theme, d: number, m: number): Geometry {
     const big = t.name === "lecture";
     const rh = m > 96 ? (big ? 18 : 12) : big ? 28 : 18;
-    const probe = prepareCanvas(canvases.qk, 10, 10);
+    const probe = textMeasurer();
     return {
       rh,
       top: Math.round(rh * 1.9),

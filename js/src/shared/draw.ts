@@ -12,14 +12,36 @@ export function prepareCanvas(
   height: number,
 ): CanvasRenderingContext2D {
   const dpr = Math.min(globalThis.devicePixelRatio || 1, 2);
-  canvas.width = Math.round(width * dpr);
-  canvas.height = Math.round(height * dpr);
-  canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
+  const w = Math.round(width * dpr);
+  const h = Math.round(height * dpr);
   const ctx = canvas.getContext("2d");
   if (!ctx) throw new Error("this browser gives no 2D canvas");
+  // Same size: clear and reset in place. Assigning width/height reallocates the backing store, which for a tall
+  // HeadView at 512 tokens (about 7 M pixels) costs a good part of a repaint.
+  const reset = (ctx as { reset?: () => void }).reset;
+  if (canvas.width === w && canvas.height === h && typeof reset === "function") {
+    reset.call(ctx);
+  } else {
+    canvas.width = w;
+    canvas.height = h;
+  }
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   return ctx;
+}
+
+let measuring: CanvasRenderingContext2D | null = null;
+
+/** A context for measuring text only (a detached 1 x 1 canvas, shared): measuring on a widget's own canvas meant
+ * shrinking it and growing it back on every repaint. */
+export function textMeasurer(): CanvasRenderingContext2D {
+  if (!measuring) {
+    const ctx = document.createElement("canvas").getContext("2d");
+    if (!ctx) throw new Error("this browser gives no 2D canvas");
+    measuring = ctx;
+  }
+  return measuring;
 }
 
 /** RGBA pixels of a rows x cols matrix; masked (NaN) cells are drawn in light grey. */
