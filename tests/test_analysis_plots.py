@@ -34,8 +34,12 @@ def test_figure2_from_stats_frame_and_dict(stats):
         assert [ax.get_title() for ax in axes] == ["[CLS]", "[SEP]", ". or ,"]
         line = axes[1].get_lines()[0]  # the layer mean of attention to [SEP]
         assert np.allclose(line.get_ydata(), stats.mean()["sep"].mean(1))
-        assert list(line.get_xdata()) == [1, 2, 3]
+        assert list(line.get_xdata()) == [0, 1, 2]  # layers numbered as the widgets number them
         plt.close(fig)
+    fig = plot_token_attention(stats, paper_numbers=True)
+    assert list(fig.get_axes()[1].get_lines()[0].get_xdata()) == [1, 2, 3]
+    assert fig.get_axes()[0].get_xlabel() == "layer (1-based, as in the paper)"
+    plt.close(fig)
     with pytest.raises(KeyError):
         plot_token_attention({"cls": np.zeros((2, 2))})
 
@@ -58,7 +62,13 @@ def test_figure6_colours(stats):
     emb = head_embedding(d, n_heads=4)
     fig = plot_head_clusters(emb, annotate=True)
     points = fig.get_axes()[0].collections[0]
-    assert np.allclose(points.get_array(), emb["layer"] + 1)
+    assert np.allclose(points.get_array(), emb["layer"])
+    lay, head = int(emb["layer"].iloc[0]), int(emb["head"].iloc[0])
+    assert fig.get_axes()[0].texts[0].get_text() == f"{lay}-{head}"
+    plt.close(fig)
+    fig = plot_head_clusters(emb, annotate=True, paper_numbers=True)
+    assert np.allclose(fig.get_axes()[0].collections[0].get_array(), emb["layer"] + 1)
+    assert fig.get_axes()[0].texts[0].get_text() == f"{lay + 1}-{head + 1}"
     plt.close(fig)
     fig = plot_head_clusters(emb, color_by="entropy", stats=stats_to_frame(stats.mean()))
     assert np.allclose(fig.get_axes()[0].collections[0].get_array(), stats.mean()["entropy"].ravel())

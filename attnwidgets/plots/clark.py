@@ -3,7 +3,8 @@
 
 Each function takes corpus statistics in any of the forms the analysis layer hands out — a
 :class:`~attnwidgets.analysis.CorpusStats`, its tidy DataFrame (``layer, head, statistic, value``) or a dict of
-(L, H) arrays — and returns the matplotlib Figure. Layers are drawn 1-based, as in the paper.
+(L, H) arrays — and returns the matplotlib Figure. Layers are numbered from 0, as in every widget and result;
+``paper_numbers=True`` numbers them from 1, as the paper does (for a figure set beside the published one).
 """
 
 from __future__ import annotations
@@ -42,19 +43,20 @@ def _need(arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
         raise KeyError(f"statistics {missing} are missing; compute them with attnwidgets.analysis.corpus_stats")
 
 
-def _layer_dots(ax: Any, values: np.ndarray, color: str, seed: int = 0) -> None:
-    """One dot per head (jittered within its layer) and the layer mean as a line."""
+def _layer_dots(ax: Any, values: np.ndarray, color: str, first: int, seed: int = 0) -> None:
+    """One dot per head (jittered within its layer) and the layer mean as a line; layers numbered from ``first``."""
     n_layers, n_heads = values.shape
     rng = np.random.default_rng(seed)
-    x = np.repeat(np.arange(1, n_layers + 1), n_heads) + rng.uniform(-0.15, 0.15, n_layers * n_heads)
+    layers = np.arange(first, first + n_layers)
+    x = np.repeat(layers, n_heads) + rng.uniform(-0.15, 0.15, n_layers * n_heads)
     ax.scatter(x, values.ravel(), s=12, alpha=0.6, color=color, linewidths=0)
-    ax.plot(np.arange(1, n_layers + 1), np.nanmean(values, axis=1), color=color, lw=2)
-    ax.set_xticks(np.arange(1, n_layers + 1))
-    ax.set_xlabel("layer")
+    ax.plot(layers, np.nanmean(values, axis=1), color=color, lw=2)
+    ax.set_xticks(layers)
+    ax.set_xlabel("layer" if first == 0 else "layer (1-based, as in the paper)")
 
 
 def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", "punct"), *,
-                         title: str | None = None) -> Any:
+                         title: str | None = None, paper_numbers: bool = False) -> Any:
     """Figure 2: average attention to [CLS], [SEP] and punctuation by layer, one dot per head, layer mean as a line.
 
     Parameters
@@ -63,6 +65,8 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     statistics : sequence of str
         Which shares to draw, one panel each; e.g. ``("first", "punct")`` for a decoder's attention sink.
     title : str, optional
+    paper_numbers : bool
+        Number layers from 1, as the paper does (default: from 0, as the widgets do).
 
     Returns
     -------
@@ -76,8 +80,8 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     >>> fig = plot_token_attention(stats)
     >>> [ax.get_title() for ax in fig.axes]
     ['[CLS]', '[SEP]', '. or ,']
-    >>> fig.axes[1].get_lines()[0].get_xdata().tolist()          # the layer means of attention to [SEP], 1-based
-    [1, 2, 3, 4, 5, 6]
+    >>> fig.axes[1].get_lines()[0].get_xdata().tolist()          # the layer means of attention to [SEP]
+    [0, 1, 2, 3, 4, 5]
     >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
     import matplotlib.pyplot as plt
@@ -88,7 +92,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     colors = sns.color_palette("colorblind", len(statistics))
     fig, axes = plt.subplots(1, len(statistics), figsize=(3.2 * len(statistics), 3.0), sharey=True, squeeze=False)
     for ax, name, color in zip(axes[0], statistics, colors):
-        _layer_dots(ax, arrays[name], color)
+        _layer_dots(ax, arrays[name], color, int(paper_numbers))
         ax.set_title(_TITLES.get(name, name))
         ax.set_ylim(0, 1)
     axes[0, 0].set_ylabel("avg. attention")
@@ -98,7 +102,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     return fig
 
 
-def plot_entropy_by_layer(stats: Any, *, title: str | None = None) -> Any:
+def plot_entropy_by_layer(stats: Any, *, title: str | None = None, paper_numbers: bool = False) -> Any:
     """Figure 4: entropy of each head's attention by layer (left) and of the [CLS] row alone (right), in nats, with
     the entropy of uniform attention as a dashed line.
 
@@ -107,6 +111,8 @@ def plot_entropy_by_layer(stats: Any, *, title: str | None = None) -> Any:
     stats : CorpusStats, tidy DataFrame or dict of (L, H) arrays
         Needs ``entropy``, ``entropy_cls`` and ``entropy_uniform``.
     title : str, optional
+    paper_numbers : bool
+        Number layers from 1, as the paper does (default: from 0, as the widgets do).
 
     Returns
     -------
@@ -130,7 +136,7 @@ def plot_entropy_by_layer(stats: Any, *, title: str | None = None) -> Any:
     colors = sns.color_palette("colorblind", 2)
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
     for ax, name, label, color in zip(axes, ("entropy", "entropy_cls"), ("all rows", "[CLS] row"), colors):
-        _layer_dots(ax, arrays[name], color)
+        _layer_dots(ax, arrays[name], color, int(paper_numbers))
         ax.axhline(uniform, ls="--", color="0.4", lw=1, label="uniform attention")
         ax.set_title(f"entropy, {label}")
     axes[0].set_ylabel("avg. attention entropy (nats)")
@@ -142,7 +148,7 @@ def plot_entropy_by_layer(stats: Any, *, title: str | None = None) -> Any:
 
 
 def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", stats: Any = None,
-                       annotate: bool = False, title: str | None = None) -> Any:
+                       annotate: bool = False, title: str | None = None, paper_numbers: bool = False) -> Any:
     """Figure 6: the heads in 2-D (metric MDS of Jensen–Shannon distances), coloured by layer or by a statistic.
 
     Parameters
@@ -154,8 +160,10 @@ def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", 
     stats : CorpusStats, tidy DataFrame or dict, optional
         Needed when ``color_by`` names a statistic.
     annotate : bool
-        Write "layer-head" (1-based) beside each point.
+        Write "layer-head" beside each point.
     title : str, optional
+    paper_numbers : bool
+        Number layers and heads from 1, as the paper does (default: from 0, as the widgets do).
 
     Returns
     -------
@@ -176,8 +184,9 @@ def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", 
 
     layer = embedding["layer"].to_numpy()
     head = embedding["head"].to_numpy()
+    first = int(paper_numbers)
     if isinstance(color_by, str) and color_by == "layer":
-        values, label, cmap = layer + 1, "layer", "viridis"
+        values, label, cmap = layer + first, "layer" if first == 0 else "layer (1-based)", "viridis"
     else:
         if isinstance(color_by, str):
             if stats is None:
@@ -193,7 +202,7 @@ def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", 
     fig.colorbar(points, ax=ax, label=label)
     if annotate:
         for x, y, lay, h in zip(embedding["x"], embedding["y"], layer, head):
-            ax.annotate(f"{lay + 1}-{h + 1}", (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
+            ax.annotate(f"{lay + first}-{h + first}", (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(title or "heads (MDS of Jensen–Shannon distances)")
