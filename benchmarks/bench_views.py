@@ -149,6 +149,27 @@ def _bertviz_html(attention: np.ndarray, tokens: list[str], libs: Path, view: st
             .replace(f"{cdn}jquery/2.0.0/jquery.min", (libs / "jquery/dist/jquery.min").as_uri()))
 
 
+def _menu_switches(page: Any, canvas: str, menu: str, count: int, n: int) -> list[float]:
+    """ms from choosing value (i * 5 + 1) % count in the menu ``menu`` until the canvas ``canvas`` has painted it,
+    for i < n. The menu is looked up each time: the page rebuilds it on every change."""
+    return page.evaluate(
+        """async ([canvasId, menuId, count, n]) => {
+            const canvas = document.querySelector(`[data-testid=${canvasId}]`);
+            const out = [];
+            for (let i = 0; i < n; i++) {
+                const value = (i * 5 + 1) % count;
+                const sel = document.querySelector(`[data-testid=${menuId}]`);
+                const t0 = performance.now();
+                sel.value = String(value);
+                sel.dispatchEvent(new Event('change'));
+                while (!canvas.dataset.view.endsWith('/' + value + '/t')) await window.benchTick(t0);
+                await new Promise(r => requestAnimationFrame(r));
+                out.push(performance.now() - t0);
+            }
+            return out;
+        }""", [canvas, menu, count, n])
+
+
 class Browser:
     def __init__(self) -> None:
         from playwright.sync_api import sync_playwright
@@ -185,23 +206,7 @@ class Browser:
         page, _ = self._open(path, view)
         out: dict[str, float] = {}
         if view == "AttentionHeatmap":
-            out["head"] = page.evaluate(
-                """async ([heads, n]) => {
-                    const canvas = document.querySelector('[data-testid=heatmap-canvas]');
-                    const out = [];
-                    for (let i = 0; i < n; i++) {
-                        const head = (i * 5 + 1) % heads;
-                        const sel = document.querySelector('[data-testid=head-select]');  // rebuilt on each change
-                        const t0 = performance.now();
-                        sel.value = String(head);
-                        sel.dispatchEvent(new Event('change'));
-                        while (!canvas.dataset.view.endsWith('/' + head + '/t'))
-                            await window.benchTick(t0);
-                        await new Promise(r => requestAnimationFrame(r));
-                        out.push(performance.now() - t0);
-                    }
-                    return out;
-                }""", [heads, n])
+            out["head"] = _menu_switches(page, "heatmap-canvas", "head-select", heads, n)
         elif view == "ModelView":
             out["head"] = page.evaluate(
                 """async ([layers, heads, n]) => {
@@ -239,22 +244,7 @@ class Browser:
                     }
                     return out;
                 }""", [heads, n])
-            out["layer"] = page.evaluate(
-                """async ([layers, n]) => {
-                    const canvas = document.querySelector('[data-testid=lines-canvas]');
-                    const out = [];
-                    for (let i = 0; i < n; i++) {
-                        const layer = (i * 5 + 1) % layers;
-                        const sel = document.querySelector('[data-testid=layer-select]');  // rebuilt on each change
-                        const t0 = performance.now();
-                        sel.value = String(layer);
-                        sel.dispatchEvent(new Event('change'));
-                        while (canvas.dataset.view !== 'self/' + layer + '/t') await window.benchTick(t0);
-                        await new Promise(r => requestAnimationFrame(r));
-                        out.push(performance.now() - t0);
-                    }
-                    return out;
-                }""", [layers, n])
+            out["layer"] = _menu_switches(page, "lines-canvas", "layer-select", layers, n)
         page.close()
         return {k: statistics.median(v[1:]) if len(v) > 1 else float("nan") for k, v in out.items()}
 
