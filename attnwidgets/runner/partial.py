@@ -274,10 +274,10 @@ def _substitutes(runner: Runner, ready: Sequence[CleanState], enc: Encoded,
     for group, start in starts.items():
         if start >= len(modules.get(group, [])):
             continue
-        site = control.AttentionSite("self" if group == "self" else group, start)  # type: ignore[arg-type]
+        site = control.AttentionSite(group, start)  # type: ignore[arg-type]  # a group is named after its stack
         if any(site not in st.heads for st in ready):
             continue
-        weights = _pad_attention(ready, enc, "self" if group == "self" else group, start)
+        weights = _pad_attention(ready, enc, group, start)
         heads = _pad_rows([st.heads[site] for st in ready], _valid(enc, group))
         given[site] = (weights, heads)
     return given
