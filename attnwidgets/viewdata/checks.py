@@ -1,0 +1,106 @@
+"""One validator for every view and its static twin: layer, head and attention-kind arguments.
+
+Widgets and plots call the same functions, so ``AttentionHeatmap(r, layer=6)`` and ``plot_heatmap(r, layer=6)`` fail
+with the same message. Wrong types raise ``TypeError``; values out of range raise ``ValueError`` (a widget re-raises
+either as a ``traitlets.TraitError`` with the same text). Negative layers are refused everywhere: ``head=-1`` already
+means "the mean over the layer's heads", and reading ``layer=-1`` as "the last layer" in one place but not another
+drew layer 5 under the title "layer -1".
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from ..result import AttentionResult
+
+#: The attention stacks a result can hold: "self" for encoders and decoders, the other three for encoder-decoders.
+KINDS = ("self", "encoder", "decoder", "cross")
+
+
+def check_int(value: Any, name: str) -> int:
+    """``value`` as a Python int; TypeError for bools, floats, strings, None and other non-integers.
+
+    Examples
+    --------
+    >>> check_int(3, "layer")
+    3
+    >>> check_int(1.5, "layer")
+    Traceback (most recent call last):
+    ...
+    TypeError: layer must be an integer, got float 1.5
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def check_layer(layer: Any, n_layers: int) -> int:
+    """A layer index in 0..n_layers-1.
+
+    Examples
+    --------
+    >>> check_layer(-1, 6)
+    Traceback (most recent call last):
+    ...
+    ValueError: layer -1 is out of range: there are 6 layers (0..5)
+    """
+    value = check_int(layer, "layer")
+    if not 0 <= value < n_layers:
+        raise ValueError(f"layer {value} is out of range: there are {n_layers} layers (0..{n_layers - 1})")
+    return value
+
+
+def check_head(head: Any, n_heads: int, *, allow_mean: bool = True) -> int:
+    """A head index in 0..n_heads-1, or -1 (the mean over the layer's heads) where ``allow_mean``.
+
+    Examples
+    --------
+    >>> check_head(-1, 12)
+    -1
+    >>> check_head(12, 12)
+    Traceback (most recent call last):
+    ...
+    ValueError: head 12 is out of range: each layer has 12 heads (0..11, or -1 for their mean)
+    """
+    value = check_int(head, "head")
+    low = -1 if allow_mean else 0
+    if not low <= value < n_heads:
+        extra = ", or -1 for their mean" if allow_mean else ""
+        raise ValueError(f"head {value} is out of range: each layer has {n_heads} heads (0..{n_heads - 1}{extra})")
+    return value
+
+
+def check_kind(result: AttentionResult, kind: Any) -> str:
+    """An attention stack the result holds ("self" also names an encoder-decoder's "encoder").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = AttentionResult.from_arrays(np.eye(2, dtype=np.float32), ["a", "b"])
+    >>> check_kind(r, "cross")
+    Traceback (most recent call last):
+    ...
+    ValueError: this result has no 'cross' attention; it has ['self']
+    """
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be a string, one of {KINDS}, got {type(kind).__name__} {kind!r}")
+    if kind not in result.kinds and not (kind == "self" and "encoder" in result.kinds):
+        raise ValueError(f"this result has no {kind!r} attention; it has {result.kinds}")
+    return kind
+
+
+def check_view(result: AttentionResult, kind: Any, layer: Any, head: Any = 0, *,
+               allow_mean: bool = True) -> tuple[str, int, int]:
+    """(kind, layer, head) checked against the result's shapes, in that order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = AttentionResult.from_arrays(np.ones((2, 3, 4, 4), dtype=np.float32) / 4, list("abcd"))
+    >>> check_view(r, "self", 1, -1)
+    ('self', 1, -1)
+    """
+    kind = check_kind(result, kind)
+    n_layers, n_heads = (int(s) for s in result.attention_of(kind)[0].shape[:2])  # type: ignore[arg-type]
+    return kind, check_layer(layer, n_layers), check_head(head, n_heads, allow_mean=allow_mean)
