@@ -1,37 +1,12 @@
 // Colour maps as 256-entry lookup tables, and a categorical palette for heads.
 // "viridis" and "cividis" are colour-blind safe and the lecture theme's default.
 
+import { SEQUENTIAL_STOPS } from "./colormap_stops";
+
 export type ColorMapName = "blues" | "viridis" | "cividis" | "greys" | "reds";
 
-const STOPS: Record<ColorMapName, string[]> = {
-  blues: ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"],
-  viridis: [
-    "#440154",
-    "#482878",
-    "#3e4989",
-    "#31688e",
-    "#26828e",
-    "#1f9e89",
-    "#35b779",
-    "#6ece58",
-    "#b5de2b",
-    "#fde725",
-  ],
-  cividis: [
-    "#00224e",
-    "#123570",
-    "#3b496c",
-    "#575d6d",
-    "#707173",
-    "#8a8779",
-    "#a69d75",
-    "#c4b56c",
-    "#e4cf5b",
-    "#fee838",
-  ],
-  greys: ["#ffffff", "#d9d9d9", "#bdbdbd", "#969696", "#737373", "#525252", "#252525", "#000000"],
-  reds: ["#fff5f0", "#fee0d2", "#fcbba1", "#fc9272", "#fb6a4a", "#ef3b2c", "#cb181d", "#99000d"],
-};
+// Generated from matplotlib (js/scripts/colormaps.py), so a widget and its static twin draw the same colours.
+const STOPS: Record<ColorMapName, string[]> = SEQUENTIAL_STOPS;
 
 export function hexToRgb(hex: string): [number, number, number] {
   const v = Number.parseInt(hex.slice(1), 16);
