@@ -61,7 +61,7 @@ def pooled_embeddings(runner: Runner, texts: Sequence[str], ablation: Ablation |
         batch = [texts[i] for i in idx]
         enc = runner.encode(batch)
         if hooks:
-            keys = [runner._key(t, None, None, None, "warn") for t in batch]
+            keys = [runner.cache_key(t) for t in batch]
             out = forward_ablated(runner, enc, hooks, ablation, keys, fill_attention=False)
         else:
             out = runner.forward(enc)
