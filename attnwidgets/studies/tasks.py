@@ -24,10 +24,10 @@ import torch
 
 from ..analysis.outputs import pair_similarities
 from ..analysis.probe import Probe, fit_probe
-from ..data.tasks import load_sentiment, load_sts_pairs, train_test_split_frame
+from ..data.labelled import load_sentiment, load_sts_pairs, train_test_split_frame
 from ..result import AttentionResult, ModelInfo
-from .ablation import STACKS, stack_shape
-from .runner import Runner
+from ..runner import Runner
+from ..runner.ablation import STACKS, stack_shape
 
 __all__ = ["Task", "pooled_embedding", "sentiment_task", "sts_task"]
 
@@ -48,7 +48,7 @@ class Task:
         ``score(results) -> float`` over the results of ``texts``, in order.
     loss : callable, optional
         ``loss(pooled, rows) -> scalar tensor``: pooled embeddings (len(rows), d) of ``texts[rows]``, summed over
-        examples. Needed for :func:`attnwidgets.runner.importance.head_importance`.
+        examples. Needed for :func:`attnwidgets.studies.importance.head_importance`.
     groups : np.ndarray
         (len(texts),) example id of each text (a sentence pair is one example of two texts). Batches never split an
         example.
