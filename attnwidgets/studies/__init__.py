@@ -12,6 +12,8 @@ importance  Michel et al. head importance from gradients of gates on every head
 finetune    fine-tune a copy of a model on a classifier task and compare its attention with the original
 gradients   mean |∂L/∂A| per head by key kind (Clark et al.)
 watch       what an ablation does to a model's outputs (masked-token predictions, classes, similarities)
+corpus      corpus statistics from texts, one padded batch alive at a time
+dependency  heads as dependency parsers, from a CoNLL-U treebank
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -47,10 +49,13 @@ _LAZY: dict[str, str] = {
     "GradientStats": "attnwidgets.studies.gradients",
     "watch_ablation": "attnwidgets.studies.watch",
     "WatchResult": "attnwidgets.studies.watch",
+    "corpus_stats": "attnwidgets.studies.corpus",
+    "dependency_scores": "attnwidgets.studies.dependency",
 }
 
 __all__ = [*_LAZY]
 
+_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "sweeps", "tasks", "watch"]
 
 
 def __getattr__(name: str) -> Any:
@@ -63,4 +68,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "finetune", "gradients", "importance", "sweeps", "tasks", "watch"])
+    return sorted([*__all__, *_MODULES])
