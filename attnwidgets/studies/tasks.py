@@ -59,6 +59,8 @@ class Task:
         embeddings (what ``score_embeddings`` and ``loss`` take, and what the shipped tasks use). A task whose
         ``score`` reads decoder outputs of an encoder-decoder (decoder or cross attention, say) adds ``"decoder"``
         and/or ``"cross"``; sweeps of those stacks then score full results with ``score``.
+    probe : Probe, optional
+        The frozen probe a probe-scored task was fitted with (:func:`sentiment_task`), for inspection.
     """
 
     name: str
@@ -69,6 +71,7 @@ class Task:
     groups: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     score_embeddings: Callable[[np.ndarray], float] | None = None
     stacks: tuple[str, ...] = ("self", "encoder")
+    probe: Probe | None = None
 
     def __post_init__(self) -> None:
         if len(self.groups) == 0:
@@ -154,9 +157,8 @@ def sentiment_task(runner: Runner, *, test_size: float = 0.4, seed: int = 0, met
         logits = pooled.float() @ w + b
         return torch.nn.functional.binary_cross_entropy_with_logits(logits, target[rows], reduction="sum")
 
-    task = Task("sentiment probe", metric, list(test.text), score, loss, score_embeddings=score_embeddings)
-    task.probe = probe  # type: ignore[attr-defined]
-    return task
+    return Task("sentiment probe", metric, list(test.text), score, loss, score_embeddings=score_embeddings,
+                probe=probe)
 
 
 def sts_task() -> Task:
