@@ -5,8 +5,9 @@
 >>> aw.AttentionHeatmap(result)                                        # doctest: +SKIP
 
 The package is split the way data flows: ``runner`` (torch) -> ``AttentionResult`` (numpy) -> ``analysis`` (numpy)
--> ``widgets`` (anywidget) and ``plots`` (matplotlib). Importing ``attnwidgets`` itself imports neither torch nor
-the widgets; they load when first used.
+-> ``widgets`` (anywidget) and ``plots`` (matplotlib); ``studies`` (sweeps, head importance, fine-tuning, gradients,
+corpus runs) drive the runner many times and hand what comes back to analysis. Importing ``attnwidgets`` itself
+imports neither torch nor the widgets; they load when first used.
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ _LAZY: dict[str, str] = {
     "plot_head_stats": "attnwidgets.plots",
     "Ablation": "attnwidgets.runner.ablation",
     "mean_pattern": "attnwidgets.runner.ablation",
-    "watch_ablation": "attnwidgets.runner.watch",
+    "watch_ablation": "attnwidgets.studies.watch",
     "AblationWidget": "attnwidgets.widgets",
     "plot_ablation_panel": "attnwidgets.plots",
-    "sweep_heads": "attnwidgets.runner.sweeps",
-    "pruning_curve": "attnwidgets.runner.sweeps",
-    "head_importance": "attnwidgets.runner.importance",
-    "compare_finetuning": "attnwidgets.runner.finetune",
+    "sweep_heads": "attnwidgets.studies.sweeps",
+    "pruning_curve": "attnwidgets.studies.sweeps",
+    "head_importance": "attnwidgets.studies.importance",
+    "compare_finetuning": "attnwidgets.studies.finetune",
     "plot_sweep": "attnwidgets.plots",
     "plot_pruning_curve": "attnwidgets.plots",
     "set_theme": "attnwidgets.widgets",
@@ -58,13 +59,13 @@ _LAZY: dict[str, str] = {
     "PositionalExplorer": "attnwidgets.widgets",
     "MaskExplorer": "attnwidgets.widgets",
     "position_embeddings": "attnwidgets.runner.positions",
-    "corpus_stats": "attnwidgets.analysis",
+    "corpus_stats": "attnwidgets.studies.corpus",
     "surface_stats": "attnwidgets.analysis",
     "word_level": "attnwidgets.analysis",
-    "dependency_scores": "attnwidgets.analysis",
+    "dependency_scores": "attnwidgets.studies.dependency",
     "attention_flow": "attnwidgets.analysis",
     "attention_rollout": "attnwidgets.analysis",
-    "attention_gradients": "attnwidgets.runner.gradients",
+    "attention_gradients": "attnwidgets.studies.gradients",
     "plot_token_attention": "attnwidgets.plots",
     "plot_entropy_by_layer": "attnwidgets.plots",
     "plot_head_clusters": "attnwidgets.plots",

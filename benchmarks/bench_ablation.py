@@ -111,8 +111,8 @@ def main() -> None:
             full_s, mean, per = slider_ratio(runner, n, repeats)
             print(f"{runner.info.name:28s} {n:6d} {full_s:9.3f} {mean:11.2f}  " + " ".join(f"{r:.2f}" for r in per))
 
-    from attnwidgets.runner.sweeps import sweep_heads
-    from attnwidgets.runner.tasks import sts_task
+    from attnwidgets.studies.sweeps import sweep_heads
+    from attnwidgets.studies.tasks import sts_task
 
     task = sts_task()
     if args.quick:

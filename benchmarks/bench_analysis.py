@@ -1,6 +1,6 @@
 """Corpus statistics over 1,000 sentences on the bundled model: how much do they add to the forward passes?
 
-Prints the ratio of the total time of :func:`attnwidgets.analysis.corpus_stats` (tokenising, forward passes,
+Prints the ratio of the total time of :func:`attnwidgets.studies.corpus_stats` (tokenising, forward passes,
 moving attention to numpy, every surface statistic and the pattern classes) to two references on the same batches:
 
 - **bare**: tokenising + ``Runner.forward``, our runner's forward pass, which already asks the model for every
@@ -85,8 +85,8 @@ def main() -> None:
         torch.set_num_threads(args.threads)
 
     import attnwidgets as aw
-    from attnwidgets.analysis import corpus_stats
     from attnwidgets.data import load_corpus
+    from attnwidgets.studies import corpus_stats
 
     runner = aw.get_runner()
     corpus = load_corpus()
@@ -179,8 +179,9 @@ def main() -> None:
     print(f"peak resident set size of the whole process so far (getrusage; model, warm-up and every run above): "
           f"{rss:.0f} MiB")
     if args.treebank_words:
-        from attnwidgets.analysis import dependency_scores, read_conllu
+        from attnwidgets.analysis import read_conllu
         from attnwidgets.data import ud_sample_path
+        from attnwidgets.studies import dependency_scores
 
         sample = read_conllu(ud_sample_path())
         per_copy = sum(len(x.words) for x in sample)

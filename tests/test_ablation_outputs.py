@@ -19,11 +19,11 @@ from attnwidgets.analysis.outputs import (
     top_k,
 )
 from attnwidgets.analysis.probe import cross_validated_accuracy, fit_probe
-from attnwidgets.data.tasks import load_sentiment, load_sts_pairs, train_test_split_frame
+from attnwidgets.data.labelled import load_sentiment, load_sts_pairs, train_test_split_frame
 from attnwidgets.result import AttentionResult
 from attnwidgets.runner import get_runner
 from attnwidgets.runner.ablation import Ablation
-from attnwidgets.runner.watch import watch_ablation
+from attnwidgets.studies.watch import watch_ablation
 
 
 def test_numpy_helpers():
@@ -133,7 +133,7 @@ def test_head_similarity_is_cosine_of_flattened_maps():
 
 
 def test_finetune_changes_attention_and_makes_a_runner(tiny_bert):
-    from attnwidgets.runner.finetune import finetune_classifier
+    from attnwidgets.studies.finetune import finetune_classifier
 
     runner = get_runner(tiny_bert)
     texts = ["good fun", "great film", "bad food", "awful day"] * 2
@@ -150,7 +150,7 @@ def test_static_twins_return_figures():
     from matplotlib.figure import Figure
 
     from attnwidgets.plots import plot_pruning_curve, plot_sweep
-    from attnwidgets.runner.sweeps import PruningCurve, SweepResult
+    from attnwidgets.studies.sweeps import PruningCurve, SweepResult
 
     heads = np.array([[0.5, 0.7], [0.6, 0.4]])
     sweep = SweepResult(frame=None, heads=heads, layers=np.array([0.3, 0.55]), baseline=0.6, metric="acc",
@@ -168,7 +168,7 @@ def test_static_twins_return_figures():
 
 def test_analysis_modules_do_not_import_torch():
     code = ("import sys; import attnwidgets.analysis.outputs, attnwidgets.analysis.probe, "
-            "attnwidgets.analysis.compare, attnwidgets.plots.ablation, attnwidgets.data.tasks; "
+            "attnwidgets.analysis.compare, attnwidgets.plots.ablation, attnwidgets.data.labelled; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -178,7 +178,7 @@ def test_pruning_curve_plot_takes_a_frame():
     import pandas as pd
 
     from attnwidgets.plots import plot_pruning_curve
-    from attnwidgets.runner.sweeps import PruningCurve
+    from attnwidgets.studies.sweeps import PruningCurve
 
     frame = pd.DataFrame({"share": [0, 0.5], "metric": [0.9, 0.8]})
     fig = plot_pruning_curve(frame)
@@ -240,7 +240,7 @@ def test_head_similarity_of_runs_is_one_where_nothing_changed_and_known_where_a_
 
 def test_compare_finetuning_without_learning_finds_every_head_unchanged(tiny_bert):
     """lr=0 leaves the copy's weights as they were: every head's maps agree with the original's (cosine 1)."""
-    from attnwidgets.runner.finetune import compare_finetuning
+    from attnwidgets.studies.finetune import compare_finetuning
 
     runner = get_runner(tiny_bert)
     cmp = compare_finetuning(runner, epochs=1, lr=0.0, progress=False)

@@ -17,7 +17,7 @@ import traitlets
 import attnwidgets as aw
 from attnwidgets.runner import get_runner
 from attnwidgets.runner.ablation import Ablation
-from attnwidgets.runner.watch import watch_ablation
+from attnwidgets.studies.watch import watch_ablation
 from attnwidgets.widgets.ablation import remode
 
 TEXTS = ["A man is playing a guitar.", "The cat sat on the mat."]

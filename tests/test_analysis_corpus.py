@@ -9,7 +9,8 @@ import weakref
 import numpy as np
 import pytest
 
-from attnwidgets.analysis import STATISTICS, CorpusStats, corpus_stats, surface_stats
+from attnwidgets.analysis import STATISTICS, CorpusStats, surface_stats
+from attnwidgets.studies.corpus import corpus_stats
 
 TEXTS = [
     "The cat sat on the mat because it was tired.",

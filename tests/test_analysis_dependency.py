@@ -175,7 +175,7 @@ def test_shipped_sample_is_a_valid_hand_annotated_treebank():
 
 
 def test_dependency_scores_on_a_model(tiny_bert):
-    from attnwidgets.analysis import dependency_scores
+    from attnwidgets.studies.dependency import dependency_scores
 
     sents = read_conllu(ud_sample_path())
     scores = dependency_scores(sents, model=tiny_bert, progress=False)

@@ -10,7 +10,7 @@ TEXTS = ["The cat sat on the mat, because it was tired.", "A dog barked.", "She 
 
 def test_known_gradient(tiny_bert):
     import attnwidgets as aw
-    from attnwidgets.runner.gradients import attention_gradients
+    from attnwidgets.studies.gradients import attention_gradients
 
     runner = aw.get_runner(tiny_bert)
 
@@ -34,7 +34,7 @@ def test_known_gradient(tiny_bert):
 
 def test_padding_never_counts(tiny_bert):
     import attnwidgets as aw
-    from attnwidgets.runner.gradients import attention_gradients
+    from attnwidgets.studies.gradients import attention_gradients
 
     runner = aw.get_runner(tiny_bert)
 
@@ -49,7 +49,7 @@ def test_padding_never_counts(tiny_bert):
 
 def test_masked_lm_loss(tiny_bert_mlm):
     import attnwidgets as aw
-    from attnwidgets.runner.gradients import attention_gradients
+    from attnwidgets.studies.gradients import attention_gradients
 
     runner = aw.get_runner(tiny_bert_mlm)
     assert runner.head == "masked-lm"
@@ -66,7 +66,7 @@ def test_masked_lm_loss(tiny_bert_mlm):
 
 def test_paraphrase_objective_and_errors(tiny_bert):
     import attnwidgets as aw
-    from attnwidgets.runner.gradients import attention_gradients, embedding_similarity
+    from attnwidgets.studies.gradients import attention_gradients, embedding_similarity
 
     runner = aw.get_runner(tiny_bert)
     with pytest.raises(ValueError, match="objective"):
@@ -86,7 +86,7 @@ def test_words_gradient_is_the_gradient_of_word_level_attention(tiny_bert):
 
     import attnwidgets as aw
     from attnwidgets.analysis import key_kind_index, token_kinds, word_groups, word_level, word_matrices
-    from attnwidgets.runner.gradients import attention_gradients
+    from attnwidgets.studies.gradients import attention_gradients
 
     runner = aw.get_runner(tiny_bert)
     rng = np.random.default_rng(0)
@@ -139,7 +139,7 @@ def test_words_gradient_is_the_gradient_of_word_level_attention(tiny_bert):
 
 def test_words_is_pieces_when_every_word_is_one_piece(tiny_bert):
     import attnwidgets as aw
-    from attnwidgets.runner.gradients import attention_gradients
+    from attnwidgets.studies.gradients import attention_gradients
 
     runner = aw.get_runner(tiny_bert)
     assert all(r.n_tokens == len(set(r.word_ids[r.word_ids >= 0])) + 2 for r in runner.run_batch(TEXTS))
@@ -156,7 +156,7 @@ def test_words_is_pieces_when_every_word_is_one_piece(tiny_bert):
 def test_words_on_a_decoder_counts_only_earlier_words(tiny_gpt2):
     import attnwidgets as aw
     from attnwidgets.analysis import word_level
-    from attnwidgets.runner.gradients import attention_gradients
+    from attnwidgets.studies.gradients import attention_gradients
 
     runner = aw.get_runner(tiny_gpt2)
 

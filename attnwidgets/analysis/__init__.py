@@ -1,23 +1,25 @@
 """What attention heads do, measured: pure numpy over :class:`~attnwidgets.result.AttentionResult` objects.
 
-Importing this package imports neither torch, transformers nor any widget (a test checks ``sys.modules``); only
-:func:`corpus_stats` and :func:`dependency_scores` with texts reach for the runner, and only when called.
+Importing this package imports neither torch, transformers, the runner nor any widget (a test checks
+``sys.modules``), and nothing here ever runs a model: every function takes results or arrays. The experiments that
+run a model over many texts and hand the results here (``aw.corpus_stats(texts)``, ``aw.dependency_scores(file)``)
+live in :mod:`attnwidgets.studies`.
 
 Modules
 -------
 surface     shares of attention to [CLS], [SEP], punctuation, self, previous, next, first token; entropy
 words       word-level attention (to a word: sum over pieces; from a word: mean over pieces)
-dependency  CoNLL-U reading, word alignment, heads as dependency parsers (Clark et al. Table 1)
+dependency  CoNLL-U reading, word alignment, scoring heads as dependency parsers (Clark et al. Table 1)
 clustering  Jensen–Shannon distances between heads, MDS embedding
 patterns    Kovaleva et al. pattern classes from measurable statistics
 rollout     attention rollout and attention flow (Abnar & Zuidema)
-corpus      statistics over many texts, memory bounded, as tidy DataFrames
+corpus      running statistics over many results or padded batches, memory bounded, as tidy DataFrames
 """
 
 from .batch import AttentionBatch
 from .clustering import HeadDistances, head_distances, head_embedding, js_divergence
 from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
-from .dependency import DependencyScores, Sentence, align_words, dependency_scores, read_conllu, score_dependencies
+from .dependency import DependencyScores, Sentence, align_words, read_conllu, score_dependencies
 from .patterns import PATTERNS, classify_patterns, pattern_features, pattern_frame, patterns_from_features
 from .rollout import attention_flow, attention_rollout
 from .surface import (
@@ -48,7 +50,6 @@ __all__ = [
     "attention_rollout",
     "classify_patterns",
     "corpus_stats",
-    "dependency_scores",
     "head_distances",
     "head_embedding",
     "js_divergence",

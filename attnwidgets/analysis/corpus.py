@@ -1,17 +1,19 @@
-"""Statistics over a corpus: many texts through a model in batches, aggregated as they go.
+"""Statistics over a corpus, aggregated as results or padded batches come in.
 
 Only one batch of attention maps is alive at a time: each batch's statistics are added to running sums and the maps
-are dropped, so memory does not grow with the corpus. :func:`corpus_stats` hands back those running sums as a
-:class:`CorpusStats`; its ``.frame()`` is the tidy pandas DataFrame with the columns ``layer, head, statistic, value``
-(0-based layers and heads), the form the plots and widgets take, and its ``.mean()`` a dict of (L, H) arrays.
+are dropped, so memory does not grow with the corpus. :class:`CorpusStats` holds those running sums; its ``.frame()``
+is the tidy pandas DataFrame with the columns ``layer, head, statistic, value`` (0-based layers and heads), the form
+the plots and widgets take, and its ``.mean()`` a dict of (L, H) arrays.
 
-The runner (and with it torch) is imported only when :func:`corpus_stats` is called with texts, never on import.
+This module never runs a model: :func:`corpus_stats` takes results. Running texts through a model in padded batches
+is :func:`attnwidgets.studies.corpus.corpus_stats` (``aw.corpus_stats``), which feeds a :class:`CorpusStats`.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -171,106 +173,53 @@ class CorpusStats:
         return f"CorpusStats({name!r}, {self.n_docs} inputs, {self.n_tokens} tokens, words={self.words})"
 
 
-def _split(texts: Sequence[str] | Sequence[tuple[str, str]] | None,
-           pairs: Sequence[str | None] | None) -> tuple[list[str], list[str | None] | None]:
-    if texts is None:
-        from ..data import load_corpus
-
-        texts = load_corpus()
-    if isinstance(texts, str):
-        raise TypeError("corpus_stats takes a list of texts (or of (A, B) pairs), not one string")
-    items = list(texts)
-    if items and all(isinstance(t, tuple | list) for t in items):
-        if pairs is not None:
-            raise ValueError("give pairs either as (A, B) tuples in texts or as a separate pairs list, not both")
-        return [str(t[0]) for t in items], [str(t[1]) for t in items]
-    return [str(t) for t in items], (list(pairs) if pairs is not None else None)
-
-
 def corpus_stats(
-    texts: Sequence[str] | Sequence[tuple[str, str]] | None = None,
-    pairs: Sequence[str | None] | None = None,
+    results: Iterable[AttentionResult],
     *,
-    model: Any = None,
     words: bool = False,
-    batch_size: int = 32,
-    progress: bool = True,
     smoothing: float = 0.0,
     distances: bool = False,
     patterns: bool = True,
-    truncation: Literal["warn", "error"] = "warn",
+    batch_size: int = 32,
 ) -> CorpusStats:
-    """Run texts (or sentence pairs) through a model and aggregate per-head statistics as they go.
+    """Aggregate per-head statistics over results already run, ``batch_size`` at a time.
 
-    Returns a :class:`CorpusStats`, not a DataFrame: call ``.frame()`` on it for the tidy DataFrame.
+    This is the results-only half: it never runs a model. To run texts (or sentence pairs) through a model and
+    aggregate as the batches come, use :func:`attnwidgets.corpus_stats` (:func:`attnwidgets.studies.corpus_stats`),
+    which also takes results and hands them here.
 
     Parameters
     ----------
-    texts : list of str, or list of (A, B) tuples, optional
-        The inputs; default the bundled corpus (:func:`attnwidgets.data.load_corpus`). Tuples are sentence pairs,
-        e.g. :func:`attnwidgets.data.load_pairs`.
-    pairs : list of str, optional
-        Segment B of each text, as an alternative to tuples.
-    model : Runner, str or None
-        A runner, a model id or folder, or None for the bundled all-MiniLM-L6-v2.
-    words : bool
-        Word-level statistics.
-    batch_size : int
-        Inputs per forward pass; also the most maps alive at a time.
-    progress : bool
-        Show a ``tqdm.auto`` progress bar.
-    smoothing, distances, patterns
+    results : iterable of AttentionResult
+        A generator is fine: no more than ``batch_size`` results are held at a time.
+    words, smoothing, distances, patterns
         See :class:`CorpusStats`.
-    truncation : {"warn", "error"}
-        What the runner does with texts longer than the model accepts.
+    batch_size : int
+        Results padded into one batch.
 
     Returns
     -------
     CorpusStats
-        The running means. ``.frame()`` is the tidy DataFrame (layer, head, statistic, value); ``.mean()`` a dict of
-        (L, H) arrays; ``.patterns()`` and ``.distances()`` what ``patterns`` and ``distances`` asked for.
+        ``.frame()`` is the tidy DataFrame (layer, head, statistic, value); ``.mean()`` a dict of (L, H) arrays.
 
     Examples
     --------
-    >>> from attnwidgets.data import load_corpus
-    >>> stats = corpus_stats(load_corpus()[:8], progress=False)     # 8 sentences of the bundled corpus, bundled model
-    >>> stats                                                       # a CorpusStats, not yet a DataFrame
-    CorpusStats('all-MiniLM-L6-v2 (bundled)', 8 inputs, 111 tokens, words=False)
-    >>> df = stats.frame()                                          # the tidy DataFrame: layer, head, statistic
-    >>> df.columns.tolist()
-    ['layer', 'head', 'statistic', 'value']
-    >>> df.query("statistic == 'sep'").shape                        # 6 layers x 12 heads
-    (72, 4)
-    >>> stats.mean()["sep"].shape                                   # the same means as (L, H) arrays
-    (6, 12)
+    >>> from attnwidgets.result import AttentionResult
+    >>> a = np.array([[0.5, 0.5], [0.0, 1.0]])
+    >>> stats = corpus_stats([AttentionResult.from_arrays(a, ["[CLS]", "[SEP]"])] * 3)
+    >>> stats.n_docs, float(stats.mean()["sep"][0, 0])
+    (3, 0.75)
     """
-    from ..runner import get_runner
-    from ..runner.batches import iter_padded
-
-    runner = get_runner(model)
-    firsts, seconds = _split(texts, pairs)
+    if isinstance(results, str):
+        raise TypeError("analysis.corpus_stats takes AttentionResult objects; to run texts through a model use "
+                        "attnwidgets.corpus_stats(texts)")
+    items = iter(results)
+    first = next(items, None)
+    if first is not None and not isinstance(first, AttentionResult):
+        raise TypeError(f"analysis.corpus_stats takes AttentionResult objects, got {type(first).__name__}; to run "
+                        "texts through a model use attnwidgets.corpus_stats(texts)")
     acc = CorpusStats(words=words, smoothing=smoothing, distances=distances, patterns=patterns)
-    acc.model = runner.info
-    causal = runner.info.kind == "decoder"
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(firsts), desc="corpus statistics", unit="text")
-    try:
-        for padded in iter_padded(runner, firsts, seconds, batch_size=batch_size, truncation=truncation):
-            batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens, padded.special_mask,
-                                               padded.segment_ids, causal=causal)
-            if words:
-                batch = batch.to_words(padded.word_ids)
-            acc.add_batch(batch)
-            if bar is not None:
-                bar.update(batch.attention.shape[0])
-            del padded, batch  # only one batch of maps alive at a time
-    finally:
-        if bar is not None:
-            bar.close()
-    return acc
+    return acc.update(itertools.chain([first], items) if first is not None else (), batch_size=batch_size)
 
 
 STATISTIC_LABELS: dict[str, str] = {

@@ -13,6 +13,9 @@ The better direction is kept per relation. The baseline is the best fixed offset
 k = 1..3) for that relation. Words are aligned to pieces by their characters, so treebank tokenisation ("did" +
 "n't") and the model's ("didn", "'", "t") need not agree; a piece belongs to the word its first character is in.
 Words whose pieces were truncated away are left out.
+
+This module scores results already run (:func:`score_dependencies`); running a treebank through a model is
+:func:`attnwidgets.studies.dependency.dependency_scores` (``aw.dependency_scores``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,8 +34,7 @@ from .words import RowMode
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DIRECTIONS", "DependencyScores", "Sentence", "align_words", "dependency_scores", "read_conllu",
-           "score_dependencies"]
+__all__ = ["DIRECTIONS", "DependencyScores", "Sentence", "align_words", "read_conllu", "score_dependencies"]
 
 DIRECTIONS = ("dependent->head", "head->dependent")
 OFFSETS = (-3, -2, -1, 1, 2, 3)
@@ -337,59 +339,3 @@ def score_dependencies(
     if correct is None:
         raise ValueError("no sentences were scored")
     return DependencyScores(relations, counts.astype(np.int64), correct, base, n)
-
-
-def dependency_scores(
-    source: str | Path | Sequence[Sentence],
-    model: Any = None,
-    *,
-    rows: RowMode = "mean",
-    subtypes: bool = True,
-    batch_size: int = 32,
-    progress: bool = True,
-    truncation: Literal["warn", "error"] = "warn",
-) -> DependencyScores:
-    """Run a CoNLL-U treebank through a model and score its heads as dependency parsers.
-
-    Parameters
-    ----------
-    source : path, CoNLL-U text, or list of Sentence
-        E.g. :func:`attnwidgets.data.ud_sample_path`, or a UD treebank file.
-    model : Runner, str or None
-        A runner, a model id or folder, or None for the bundled model.
-    rows, subtypes
-        See :func:`score_dependencies` and :func:`read_conllu`.
-    batch_size : int
-        Sentences per forward pass.
-    progress : bool
-        Show a ``tqdm.auto`` progress bar.
-
-    Returns
-    -------
-    DependencyScores
-        ``.accuracy`` (direction, layer, head, relation); ``.table()`` Clark et al.'s Table 1; ``.frame()`` tidy.
-
-    Examples
-    --------
-    >>> from attnwidgets.data import ud_sample_path
-    >>> scores = dependency_scores(ud_sample_path(), progress=False)   # 45 hand-annotated sentences, bundled model
-    >>> scores.accuracy.shape                                          # (direction, layer, head, relation)
-    (2, 6, 12, 27)
-    >>> table = scores.table()                                         # best head per relation, most frequent first
-    >>> table.columns.tolist()
-    ['relation', 'count', 'layer', 'head', 'label', 'direction', 'accuracy', 'baseline_offset', 'baseline_accuracy']
-    >>> table[["relation", "count"]].head(3).to_dict("list")
-    {'relation': ['det', 'punct', 'nsubj'], 'count': [67, 49, 47]}
-    >>> all_relations = table.iloc[-1]                                 # the last row pools every relation
-    >>> all_relations["relation"], bool(all_relations["accuracy"] > all_relations["baseline_accuracy"])
-    ('all', True)
-    """
-    from ..runner import get_runner
-
-    sentences = list(source) if not isinstance(source, str | Path) else read_conllu(source, subtypes=subtypes)
-    if not sentences:
-        raise ValueError("the treebank has no sentences")
-    runner = get_runner(model)
-    results = runner.iter_results([s.text for s in sentences], batch_size=batch_size, truncation=truncation,
-                                  cache=False)
-    return score_dependencies(results, sentences, rows=rows, progress=progress)

@@ -154,6 +154,11 @@ def register_sites(model: nn.Module, kind: str) -> dict[str, AttentionSite]:
     return named
 
 
+def site_of(module: nn.Module) -> AttentionSite | None:
+    """The site :func:`register_sites` labelled ``module`` with, or None if it is not a labelled attention module."""
+    return _sites.get(id(module))
+
+
 def _repeat_kv(value: torch.Tensor, n_heads: int) -> torch.Tensor:
     """(B, H_kv, S, D) -> (B, H, S, D), each key/value head repeated for its group of query heads."""
     n_kv = value.shape[1]

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 STATE_BYTES = 512 << 20
 
-__all__ = ["CleanState", "forward_ablated", "layer_modules", "start_layers"]
+__all__ = ["CleanState", "ReplayState", "forward_ablated", "layer_modules", "start_layers"]
 
 
 @dataclass
@@ -68,16 +68,39 @@ class CleanState:
         return self.result.nbytes + sum(t.numel() * t.element_size() for t in tensors)
 
 
+@dataclass
+class ReplayState:
+    """What partial recomputation keeps on a runner (``Runner.replay``) from one ablated run to the next.
+
+    Attributes
+    ----------
+    enabled : bool
+        Replay the layers below the first edited one (default), or always run the whole model. Switched off for good
+        when the model's layers turn out not to return one tensor each; ``Runner.partial_recompute`` sets it.
+    modules : dict[str, list[nn.Module]] | None
+        The layer modules of each group ("self", or "encoder" and "decoder"), in order; None when they could not be
+        found (the model then always runs whole).
+    searched : bool
+        Whether ``modules`` has been looked for yet (it is looked for once, on the first ablated run).
+    clean : ByteLRU[CleanState]
+        The clean runs' states by their result cache key, within :data:`STATE_BYTES`.
+    """
+
+    enabled: bool = True
+    modules: dict[str, list[nn.Module]] | None = None
+    searched: bool = False
+    clean: ByteLRU[CleanState] = field(default_factory=lambda: ByteLRU(STATE_BYTES))
+
+
 def layer_modules(runner: Runner) -> dict[str, list[nn.Module]] | None:
     """The layer modules of each group ("self", or "encoder" and "decoder"), in order; None if not found."""
-    cached: dict[str, list[nn.Module]] | bool | None = getattr(runner, "_layer_modules", False)
-    if cached is not False:
-        assert cached is not True
-        return cached
+    state = runner.replay
+    if state.searched:
+        return state.modules
     model = runner.model
     found: dict[str, dict[int, nn.Module]] = {}
     for name, module in model.named_modules():
-        site = control._sites.get(id(module))
+        site = control.site_of(module)
         if site is None:
             continue
         parts = name.split(".")
@@ -93,12 +116,8 @@ def layer_modules(runner: Runner) -> dict[str, list[nn.Module]] | None:
             break
         assert result is not None
         result[group] = [by_layer[k] for k in range(len(by_layer))]
-    runner._layer_modules = result  # type: ignore[attr-defined]
+    state.modules, state.searched = result, True
     return result
-
-
-def _groups(runner: Runner) -> list[str]:
-    return ["encoder", "decoder"] if runner.info.kind == "encoder-decoder" else ["self"]
 
 
 def start_layers(runner: Runner, ablation: Any) -> dict[str, int]:
@@ -204,14 +223,6 @@ def _result_attention(res: AttentionResult, which: str) -> np.ndarray:
     return arr
 
 
-def _states(runner: Runner) -> ByteLRU[CleanState]:
-    store = getattr(runner, "_clean_states", None)
-    if store is None:
-        store = ByteLRU(STATE_BYTES)
-        runner._clean_states = store  # type: ignore[attr-defined]
-    return store
-
-
 def _clean_run(runner: Runner, enc: Encoded, clean_keys: Sequence[Hashable],
                modules: dict[str, list[nn.Module]]) -> list[CleanState]:
     """Run the batch without hooks, keep each row's layer outputs and clean result (also cached as a result)."""
@@ -230,12 +241,12 @@ def _clean_run(runner: Runner, enc: Encoded, clean_keys: Sequence[Hashable],
     for row, key in enumerate(clean_keys):
         res = runner.cache.get(key)
         if res is None:
-            res = runner._to_result(enc, out, row, None)
+            res = runner.to_result(enc, out, row, None)
             runner.cache.put(key, res, res.nbytes)
         hidden = {g: [t[row][_valid(enc, g)[row]].clone() for t in ts] for g, ts in raw.items()}
         head_out = {site: t[row][_valid(enc, _group(site.stack))[row]].clone() for site, t in heads.items()}
         st = CleanState(res, hidden, head_out)
-        _states(runner).put(key, st, st.nbytes)
+        runner.replay.clean.put(key, st, st.nbytes)
         states.append(st)
     return states
 
@@ -296,9 +307,9 @@ def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.Attent
     """
     modules = layer_modules(runner)
     starts = start_layers(runner, ablation)
-    if not getattr(runner, "partial_recompute", True) or modules is None or set(modules) != set(starts):
+    if not runner.replay.enabled or modules is None or set(modules) != set(starts):
         return runner.forward(enc, hooks)
-    store = _states(runner)
+    store = runner.replay.clean
     states: list[CleanState | None] = [store.get(k) for k in clean_keys]
     try:
         if any(s is None for s in states):
@@ -306,7 +317,7 @@ def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.Attent
                 return runner.forward(enc, hooks)
             states = list(_clean_run(runner, enc, clean_keys, modules))
     except _Unsupported:
-        runner.partial_recompute = False  # type: ignore[attr-defined]
+        runner.replay.enabled = False
         return runner.forward(enc, hooks)
     ready: list[CleanState] = [s for s in states if s is not None]
     replay = {group: [_pad_rows([st.hidden[group][layer] for st in ready], _valid(enc, group))

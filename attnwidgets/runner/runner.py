@@ -14,6 +14,7 @@ from . import control
 from .cache import ByteLRU
 from .encoding import Encoded, Tokenising, Truncation, check_text
 from .loading import AttentionUnavailableError, LoadedModel, load, model_key
+from .partial import ReplayState, forward_ablated
 
 __all__ = ["AblationLike", "Encoded", "Runner", "Truncation", "get_runner", "run", "run_batch"]
 
@@ -56,6 +57,8 @@ class Runner(Tokenising):
         self.head = loaded.head
         self.cache: ByteLRU[AttentionResult] = ByteLRU(cache_bytes)
         self.n_forward = 0
+        self.replay = ReplayState()  # partial recomputation's layer modules and clean runs (runner.partial)
+        self._has_sinks: bool | None = None
 
     @property
     def model(self) -> torch.nn.Module:
@@ -65,11 +68,21 @@ class Runner(Tokenising):
     @property
     def has_sinks(self) -> bool:
         """Whether the model's attention has learned sinks (gpt-oss), so each row's weights sum to at most 1."""
-        found = getattr(self, "_has_sinks", None)
+        found = self._has_sinks
         if found is None:
             found = any(isinstance(getattr(m, "sinks", None), torch.Tensor) for m in self.model.modules())
             self._has_sinks = found
         return found
+
+    @property
+    def partial_recompute(self) -> bool:
+        """Whether an ablated run replays the layers below the first edited one (default True; see
+        :mod:`attnwidgets.runner.partial`). Set it to False to always run the whole model."""
+        return self.replay.enabled
+
+    @partial_recompute.setter
+    def partial_recompute(self, value: bool) -> None:
+        self.replay.enabled = bool(value)
 
     def __repr__(self) -> str:
         i = self.info
@@ -121,7 +134,7 @@ class Runner(Tokenising):
             check_text(text_pair, "text_pair")
         if target is not None:
             check_text(target, "target")
-        key = self._key(text, text_pair, target, ablation, truncation)
+        key = self.cache_key(text, text_pair, target, ablation, truncation)
         hit = self.cache.get(key)
         if hit is not None:
             if hit.truncated:  # say again what was dropped (or raise): tokenising costs little, no forward pass
@@ -129,8 +142,9 @@ class Runner(Tokenising):
             return hit
         return self.run_batch([text], [text_pair], targets=[target], ablation=ablation, truncation=truncation)[0]
 
-    def _key(self, text: str, pair: str | None, target: str | None, ablation: Hashable | None,
-             truncation: str) -> Hashable:
+    def cache_key(self, text: str, pair: str | None = None, target: str | None = None,
+                  ablation: Hashable | None = None, truncation: str = "warn") -> Hashable:
+        """The key :meth:`run` caches the result of these inputs under (and partial recomputation its clean run)."""
         return (self.info.name, self.info.revision, text, pair, target, ablation, truncation)
 
     def run_batch(
@@ -189,7 +203,7 @@ class Runner(Tokenising):
         try:
             for start in range(0, n, batch_size):
                 idx = range(start, min(n, start + batch_size))
-                keys = [self._key(texts[i], pairs[i], tgts[i], ablation, truncation) for i in idx]
+                keys = [self.cache_key(texts[i], pairs[i], tgts[i], ablation, truncation) for i in idx]
                 found = [self.cache.get(k) if cache else None for k in keys]
                 todo = [i for i, f in zip(idx, found, strict=True) if f is None]
                 stale = [i for i, f in zip(idx, found, strict=True) if f is not None and f.truncated]
@@ -201,14 +215,12 @@ class Runner(Tokenising):
                     enc = self.encode([texts[i] for i in todo], [pairs[i] for i in todo],
                                       [tgts[i] for i in todo], truncation)
                     if hooks:  # ablated: replay the layers below the first edited one from the clean run
-                        from .partial import forward_ablated
-
-                        clean = [self._key(texts[i], pairs[i], tgts[i], None, truncation) for i in todo]
+                        clean = [self.cache_key(texts[i], pairs[i], tgts[i], None, truncation) for i in todo]
                         out = forward_ablated(self, enc, hooks, ablation, clean)
                     else:
                         out = self.forward(enc, hooks)
                     for row, i in enumerate(todo):
-                        res = self._to_result(enc, out, row, ablation)
+                        res = self.to_result(enc, out, row, ablation)
                         fresh[i] = res
                         if cache:
                             self.cache.put(keys[i - start], res, res.nbytes)
@@ -222,7 +234,13 @@ class Runner(Tokenising):
 
     # -- converting ----------------------------------------------------------------------------------------------
 
-    def _to_result(self, enc: Encoded, out: Any, row: int, ablation: Any) -> AttentionResult:
+    def to_result(self, enc: Encoded, out: Any, row: int, ablation: Any) -> AttentionResult:
+        """Row ``row`` of a forward pass's output (:meth:`forward` of ``enc``) as a frozen, checked result.
+
+        Padding is removed; the attention is checked to be one (head, query, key) map per layer whose rows sum to 1
+        (not with an ``ablation``, which may zero or scale heads on purpose); the outputs the model's head gives are
+        added (embeddings, logits, masked-token logits).
+        """
         src = self.token_fields(enc, row)
         valid = src.pop("valid")
         kind = self.info.kind

@@ -23,10 +23,9 @@ import pandas as pd
 import torch
 
 from ..analysis.compare import mean_head_similarity, similarity_by_layer
-from ..data.tasks import load_sentiment, train_test_split_frame
-from . import control
-from .loading import LoadedModel
-from .runner import Runner
+from ..data.labelled import load_sentiment, train_test_split_frame
+from ..runner import Runner, control
+from ..runner.loading import LoadedModel
 from .tasks import pooled_embedding
 
 __all__ = ["FinetuneComparison", "compare_finetuning", "finetune_classifier"]

@@ -9,7 +9,7 @@ Both were written for attnwidgets (not taken from a benchmark), in plain English
 
 Examples
 --------
->>> from attnwidgets.data.tasks import load_sentiment, load_sts_pairs, train_test_split_frame
+>>> from attnwidgets.data.labelled import load_sentiment, load_sts_pairs, train_test_split_frame
 >>> df = load_sentiment()
 >>> df.shape, sorted(df.label.unique())
 ((200, 2), ['neg', 'pos'])

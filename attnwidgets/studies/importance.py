@@ -19,8 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .control import AttentionCall
-from .runner import Runner
+from ..runner import Runner
+from ..runner.control import AttentionCall
 from .tasks import Task, pooled_embedding
 
 __all__ = ["head_importance", "normalize_importance"]
@@ -58,7 +58,7 @@ def head_importance(
     ----------
     runner : Runner
     task : Task
-        Needs a ``loss`` (see :mod:`attnwidgets.runner.tasks`).
+        Needs a ``loss`` (see :mod:`attnwidgets.studies.tasks`).
     mask : np.ndarray, optional
         (L, H) gate values to start from (0 for heads already pruned); their importance comes back as NaN.
     normalize : {"layer", "global", None}

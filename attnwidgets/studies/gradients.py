@@ -30,7 +30,7 @@ import torch
 
 from ..analysis.tokens import KEY_KINDS, key_kind_index, token_kinds
 from ..analysis.words import word_groups, word_matrices
-from .runner import Encoded, Runner, get_runner
+from ..runner import Encoded, Runner, get_runner
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,7 +7,7 @@ re-runs layers ≥ l only, replaying the clean run below.
 Examples
 --------
 >>> import attnwidgets as aw
->>> from attnwidgets.runner.tasks import sts_task
+>>> from attnwidgets.studies.tasks import sts_task
 >>> sweep = sweep_heads(aw.get_runner(), sts_task(), progress=False)     # doctest: +SKIP
 >>> sweep.heads.shape, sweep.improving.sum()                              # doctest: +SKIP
 ((6, 12), ...)
@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .ablation import Ablation, MeanPattern
+from ..runner import Runner
+from ..runner.ablation import Ablation, MeanPattern
+from ..runner.partial import forward_ablated
 from .importance import head_importance, least_important
-from .partial import forward_ablated
-from .runner import Runner
 from .tasks import Task, pooled_embedding
 
 __all__ = ["PruningCurve", "SweepResult", "evaluate", "pooled_embeddings", "pruning_curve", "sweep_heads"]
@@ -61,7 +61,7 @@ def pooled_embeddings(runner: Runner, texts: Sequence[str], ablation: Ablation |
         batch = [texts[i] for i in idx]
         enc = runner.encode(batch)
         if hooks:
-            keys = [runner._key(t, None, None, None, "warn") for t in batch]
+            keys = [runner.cache_key(t) for t in batch]
             out = forward_ablated(runner, enc, hooks, ablation, keys, fill_attention=False)
         else:
             out = runner.forward(enc)
@@ -134,7 +134,7 @@ def sweep_heads(
     ----------
     runner : Runner
     task : Task
-        E.g. :func:`~attnwidgets.runner.tasks.sts_task` or :func:`~attnwidgets.runner.tasks.sentiment_task`.
+        E.g. :func:`~attnwidgets.studies.tasks.sts_task` or :func:`~attnwidgets.studies.tasks.sentiment_task`.
     mode : str or float
         How to disable: ``"uniform"`` (default, as Kovaleva et al.), ``"zero"``, ``"mean"`` (needs ``reference``),
         or a scale.
@@ -213,7 +213,7 @@ def pruning_curve(
     Importance is Michel et al.'s, normalised per layer and compared across layers (as in their paper); pruned heads
     are gated to 0 while the next importance is computed, and the metric is measured with them ``mode``-ablated
     (``"zero"`` is the same as a zero gate). ``stack`` is "self", or "encoder" for an encoder-decoder (see
-    :func:`~attnwidgets.runner.importance.head_importance`).
+    :func:`~attnwidgets.studies.importance.head_importance`).
     """
     if not 0 < step <= 1 or not 0 < max_share <= 1:
         raise ValueError("step and max_share are shares of all heads, between 0 and 1")

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..analysis.outputs import as_values, compare_values, cosine, mask_values, pair_similarities, rank_candidates
 from ..result import AttentionResult
-from .runner import Runner
+from ..runner import Runner
 
 __all__ = ["WatchResult", "watch_ablation"]
 

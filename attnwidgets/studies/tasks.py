@@ -24,10 +24,10 @@ import torch
 
 from ..analysis.outputs import pair_similarities
 from ..analysis.probe import Probe, fit_probe
-from ..data.tasks import load_sentiment, load_sts_pairs, train_test_split_frame
+from ..data.labelled import load_sentiment, load_sts_pairs, train_test_split_frame
 from ..result import AttentionResult, ModelInfo
-from .ablation import STACKS, stack_shape
-from .runner import Runner
+from ..runner import Runner
+from ..runner.ablation import STACKS, stack_shape
 
 __all__ = ["Task", "pooled_embedding", "sentiment_task", "sts_task"]
 
@@ -48,7 +48,7 @@ class Task:
         ``score(results) -> float`` over the results of ``texts``, in order.
     loss : callable, optional
         ``loss(pooled, rows) -> scalar tensor``: pooled embeddings (len(rows), d) of ``texts[rows]``, summed over
-        examples. Needed for :func:`attnwidgets.runner.importance.head_importance`.
+        examples. Needed for :func:`attnwidgets.studies.importance.head_importance`.
     groups : np.ndarray
         (len(texts),) example id of each text (a sentence pair is one example of two texts). Batches never split an
         example.
@@ -59,6 +59,8 @@ class Task:
         embeddings (what ``score_embeddings`` and ``loss`` take, and what the shipped tasks use). A task whose
         ``score`` reads decoder outputs of an encoder-decoder (decoder or cross attention, say) adds ``"decoder"``
         and/or ``"cross"``; sweeps of those stacks then score full results with ``score``.
+    probe : Probe, optional
+        The frozen probe a probe-scored task was fitted with (:func:`sentiment_task`), for inspection.
     """
 
     name: str
@@ -69,6 +71,7 @@ class Task:
     groups: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     score_embeddings: Callable[[np.ndarray], float] | None = None
     stacks: tuple[str, ...] = ("self", "encoder")
+    probe: Probe | None = None
 
     def __post_init__(self) -> None:
         if len(self.groups) == 0:
@@ -154,9 +157,8 @@ def sentiment_task(runner: Runner, *, test_size: float = 0.4, seed: int = 0, met
         logits = pooled.float() @ w + b
         return torch.nn.functional.binary_cross_entropy_with_logits(logits, target[rows], reduction="sum")
 
-    task = Task("sentiment probe", metric, list(test.text), score, loss, score_embeddings=score_embeddings)
-    task.probe = probe  # type: ignore[attr-defined]
-    return task
+    return Task("sentiment probe", metric, list(test.text), score, loss, score_embeddings=score_embeddings,
+                probe=probe)
 
 
 def sts_task() -> Task:

@@ -1,0 +1,71 @@
+"""Studies: experiments that run a model many times and analyse what comes back.
+
+They sit above the runner (torch mechanics: load, encode, forward, hooks, ablation edits) and analysis (pure numpy
+over results): a study drives the runner over many inputs or many ablations and hands the results, or the pooled
+embeddings, to analysis. Nothing below imports this package.
+
+Modules
+-------
+tasks       a Task: texts, a metric over their results, a differentiable loss (shipped sentiment and STS tasks)
+sweeps      ablate each head in turn and score a task (Michel et al., Kovaleva et al.); pruning curves
+importance  Michel et al. head importance from gradients of gates on every head
+finetune    fine-tune a copy of a model on a classifier task and compare its attention with the original
+gradients   mean |∂L/∂A| per head by key kind (Clark et al.)
+watch       what an ablation does to a model's outputs (masked-token predictions, classes, similarities)
+corpus      corpus statistics from texts, one padded batch alive at a time
+dependency  heads as dependency parsers, from a CoNLL-U treebank
+
+Importing this package imports none of them (and so neither torch) until a name is used.
+
+>>> import attnwidgets.studies as studies
+>>> studies.sweep_heads.__module__
+'attnwidgets.studies.sweeps'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> module that defines it; resolved on first use.
+_LAZY: dict[str, str] = {
+    "Task": "attnwidgets.studies.tasks",
+    "sentiment_task": "attnwidgets.studies.tasks",
+    "sts_task": "attnwidgets.studies.tasks",
+    "pooled_embedding": "attnwidgets.studies.tasks",
+    "evaluate": "attnwidgets.studies.sweeps",
+    "pooled_embeddings": "attnwidgets.studies.sweeps",
+    "sweep_heads": "attnwidgets.studies.sweeps",
+    "pruning_curve": "attnwidgets.studies.sweeps",
+    "SweepResult": "attnwidgets.studies.sweeps",
+    "PruningCurve": "attnwidgets.studies.sweeps",
+    "head_importance": "attnwidgets.studies.importance",
+    "normalize_importance": "attnwidgets.studies.importance",
+    "compare_finetuning": "attnwidgets.studies.finetune",
+    "finetune_classifier": "attnwidgets.studies.finetune",
+    "FinetuneComparison": "attnwidgets.studies.finetune",
+    "attention_gradients": "attnwidgets.studies.gradients",
+    "embedding_similarity": "attnwidgets.studies.gradients",
+    "GradientStats": "attnwidgets.studies.gradients",
+    "watch_ablation": "attnwidgets.studies.watch",
+    "WatchResult": "attnwidgets.studies.watch",
+    "corpus_stats": "attnwidgets.studies.corpus",
+    "dependency_scores": "attnwidgets.studies.dependency",
+}
+
+__all__ = [*_LAZY]
+
+_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "sweeps", "tasks", "watch"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attnwidgets.studies' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, *_MODULES])

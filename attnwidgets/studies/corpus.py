@@ -1,0 +1,139 @@
+"""Corpus statistics from texts: many inputs through a model in padded batches, aggregated as they go.
+
+The aggregation is :class:`attnwidgets.analysis.corpus.CorpusStats` (pure numpy); this module is the half that runs
+the model. Each padded batch comes straight from :func:`attnwidgets.runner.batches.iter_padded` (no per-input result
+is built), is added to the running sums and dropped, so only one batch of maps is alive at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal
+
+from ..analysis.batch import AttentionBatch
+from ..analysis.corpus import CorpusStats
+from ..analysis.corpus import corpus_stats as corpus_stats_of_results
+from ..data import load_corpus
+from ..result import AttentionResult
+from ..runner import batches, get_runner
+
+__all__ = ["corpus_stats"]
+
+Texts = Sequence[str] | Sequence[tuple[str, str]]
+
+
+def _split(texts: Texts | None, pairs: Sequence[str | None] | None) -> tuple[list[str], list[str | None] | None]:
+    """Segments A and (when there are pairs) B, from a list of texts or of (A, B) tuples; the bundled corpus if None."""
+    if texts is None:
+        texts = load_corpus()
+    if isinstance(texts, str):
+        raise TypeError("corpus_stats takes a list of texts (or of (A, B) pairs), not one string")
+    items = list(texts)
+    if items and all(isinstance(t, tuple | list) for t in items):
+        if pairs is not None:
+            raise ValueError("give pairs either as (A, B) tuples in texts or as a separate pairs list, not both")
+        return [str(t[0]) for t in items], [str(t[1]) for t in items]
+    return [str(t) for t in items], (list(pairs) if pairs is not None else None)
+
+
+def corpus_stats(
+    texts: Texts | Iterable[AttentionResult] | None = None,
+    pairs: Sequence[str | None] | None = None,
+    *,
+    model: Any = None,
+    words: bool = False,
+    batch_size: int = 32,
+    progress: bool = True,
+    smoothing: float = 0.0,
+    distances: bool = False,
+    patterns: bool = True,
+    truncation: Literal["warn", "error"] = "warn",
+) -> CorpusStats:
+    """Run texts (or sentence pairs) through a model and aggregate per-head statistics as they go.
+
+    Returns a :class:`~attnwidgets.analysis.corpus.CorpusStats`, not a DataFrame: call ``.frame()`` on it for the
+    tidy DataFrame. Given results already run instead of texts, it runs nothing and aggregates them
+    (:func:`attnwidgets.analysis.corpus.corpus_stats`).
+
+    Parameters
+    ----------
+    texts : list of str, list of (A, B) tuples, or iterable of AttentionResult, optional
+        The inputs; default the bundled corpus (:func:`attnwidgets.data.load_corpus`). Tuples are sentence pairs,
+        e.g. :func:`attnwidgets.data.load_pairs`.
+    pairs : list of str, optional
+        Segment B of each text, as an alternative to tuples.
+    model : Runner, str or None
+        A runner, a model id or folder, or None for the bundled all-MiniLM-L6-v2.
+    words : bool
+        Word-level statistics.
+    batch_size : int
+        Inputs per forward pass; also the most maps alive at a time.
+    progress : bool
+        Show a ``tqdm.auto`` progress bar.
+    smoothing, distances, patterns
+        See :class:`~attnwidgets.analysis.corpus.CorpusStats`.
+    truncation : {"warn", "error"}
+        What the runner does with texts longer than the model accepts.
+
+    Returns
+    -------
+    CorpusStats
+        The running means. ``.frame()`` is the tidy DataFrame (layer, head, statistic, value); ``.mean()`` a dict of
+        (L, H) arrays; ``.patterns()`` and ``.distances()`` what ``patterns`` and ``distances`` asked for.
+
+    Examples
+    --------
+    >>> from attnwidgets.data import load_corpus
+    >>> stats = corpus_stats(load_corpus()[:8], progress=False)     # 8 sentences of the bundled corpus, bundled model
+    >>> stats                                                       # a CorpusStats, not yet a DataFrame
+    CorpusStats('all-MiniLM-L6-v2 (bundled)', 8 inputs, 111 tokens, words=False)
+    >>> df = stats.frame()                                          # the tidy DataFrame: layer, head, statistic
+    >>> df.columns.tolist()
+    ['layer', 'head', 'statistic', 'value']
+    >>> df.query("statistic == 'sep'").shape                        # 6 layers x 12 heads
+    (72, 4)
+    >>> stats.mean()["sep"].shape                                   # the same means as (L, H) arrays
+    (6, 12)
+    """
+    inputs: Texts | None = texts if texts is None or isinstance(texts, str) else None  # a str: _split says why not
+    if texts is not None and not isinstance(texts, str):
+        items: Iterator[Any] = iter(texts)
+        first = next(items, None)
+        if isinstance(first, AttentionResult):
+            if pairs is not None or model is not None:
+                raise ValueError("results were already run: pass neither pairs nor model with them")
+            return corpus_stats_of_results(itertools.chain([first], items), words=words, smoothing=smoothing,
+                                           distances=distances, patterns=patterns, batch_size=batch_size)
+        inputs = [] if first is None else [first, *items]
+    return _run_texts(inputs, pairs, model=model, words=words, batch_size=batch_size, progress=progress,
+                      smoothing=smoothing, distances=distances, patterns=patterns, truncation=truncation)
+
+
+def _run_texts(texts: Texts | None, pairs: Sequence[str | None] | None, *, model: Any, words: bool,
+               batch_size: int, progress: bool, smoothing: float, distances: bool, patterns: bool,
+               truncation: Literal["warn", "error"]) -> CorpusStats:
+    runner = get_runner(model)
+    firsts, seconds = _split(texts, pairs)
+    acc = CorpusStats(words=words, smoothing=smoothing, distances=distances, patterns=patterns)
+    acc.model = runner.info
+    causal = runner.info.kind == "decoder"
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(firsts), desc="corpus statistics", unit="text")
+    try:
+        for padded in batches.iter_padded(runner, firsts, seconds, batch_size=batch_size, truncation=truncation):
+            batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens, padded.special_mask,
+                                               padded.segment_ids, causal=causal)
+            if words:
+                batch = batch.to_words(padded.word_ids)
+            acc.add_batch(batch)
+            if bar is not None:
+                bar.update(batch.attention.shape[0])
+            del padded, batch  # only one batch of maps alive at a time
+    finally:
+        if bar is not None:
+            bar.close()
+    return acc
