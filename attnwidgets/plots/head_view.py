@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..result import AttentionResult
-from ..widgets.head_view import filter_mask
+from ..viewdata.lines import filter_mask
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -48,7 +48,7 @@ def plot_head_view(
     words : bool
         Word-level attention (:func:`attnwidgets.analysis.word_level`).
     sentence_filter : str
-        "all", "AA", "AB", "BA" or "BB" (see :func:`attnwidgets.widgets.head_view.filter_mask`).
+        "all", "AA", "AB", "BA" or "BB" (see :func:`attnwidgets.viewdata.lines.filter_mask`).
     queries : list[int], optional
         Draw only the lines from these query positions (as selecting tokens in the widget does).
     min_weight : float

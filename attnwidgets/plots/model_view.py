@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..result import AttentionResult
-from ..widgets._display import is_causal, mask_future
+from ..viewdata.display import is_causal, mask_future
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
