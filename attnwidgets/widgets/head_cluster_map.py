@@ -11,7 +11,7 @@ import traitlets
 
 from ..analysis import CorpusStats, head_distances, head_embedding
 from ..result import AttentionResult
-from ._base import pack
+from ..viewdata.wire import pack
 from ._headstats import HeadStats, HeadWidget, head_stats, takes_attention
 
 __all__ = ["HeadClusterMap"]

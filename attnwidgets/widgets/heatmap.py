@@ -9,7 +9,8 @@ import traitlets
 
 from ..result import AttentionResult, head_matrix
 from ..viewdata.display import is_causal, mask_future, overview, region
-from ._base import AttnWidget, pack
+from ..viewdata.wire import pack
+from ._base import AttnWidget
 from ._result import ShowsResult, attention_for, proposed_view, take_result
 
 

@@ -14,7 +14,8 @@ import numpy as np
 import traitlets
 
 from ..teaching import masks as M
-from ._base import AttnWidget, pack
+from ..viewdata.wire import pack
+from ._base import AttnWidget
 
 MASKS = ("full", "causal", "sliding_window", "global_local")
 MAX_LENGTH = 256

@@ -15,7 +15,8 @@ import numpy as np
 import traitlets
 
 from ..teaching import positional as P
-from ._base import AttnWidget, pack
+from ..viewdata.wire import pack
+from ._base import AttnWidget
 
 ENCODINGS = ("sinusoidal", "learned", "rope", "alibi", "t5")
 SIMILARITIES = ("cosine", "dot")
