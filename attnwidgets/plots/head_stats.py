@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..viewdata.head_stats import head_stats, stat_labels
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -64,8 +66,6 @@ def plot_head_stats(
     import matplotlib.pyplot as plt
     import seaborn as sns
     from matplotlib.patches import Rectangle
-
-    from ..widgets._headstats import head_stats, stat_labels
 
     stats = head_stats(source, words=words, who="plot_head_stats")
     if statistic not in stats.values:
