@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..result import AttentionResult
+from ..viewdata.labels import axis_segments, token_label
 from ..viewdata.lines import filter_mask
 
 if TYPE_CHECKING:
@@ -15,12 +16,6 @@ if TYPE_CHECKING:
 # The same categorical palette as js/src/shared/colors.ts (Okabe-Ito first), so a head keeps its colour.
 HEAD_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
                 "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
-
-
-def _label(token: str, max_len: int = 20) -> str:
-    t = token.replace("\n", "⏎").replace("\t", "⇥")
-    t = ("·" + t[1:]) if t.startswith(" ") else (t or "∅")
-    return t if len(t) <= max_len else t[: max_len - 1] + "…"
 
 
 def plot_head_view(
@@ -76,12 +71,7 @@ def plot_head_view(
     attention, qtok, ktok = result.attention_of(kind)  # type: ignore[arg-type]
     a = attention[layer]  # [head, query, key]
     heads = list(range(a.shape[0])) if heads is None else heads
-    if kind in ("self", "encoder"):
-        qseg = kseg = result.segment_ids
-    else:
-        qseg = np.zeros(len(qtok), np.int64)
-        kseg = result.segment_ids if kind == "cross" else qseg
-    keep = filter_mask(qseg, kseg, sentence_filter)
+    keep = filter_mask(*axis_segments(result, kind), sentence_filter)
     if queries is not None:
         rows = np.zeros(len(qtok), bool)
         rows[list(queries)] = True
@@ -95,10 +85,10 @@ def plot_head_view(
         for q, k in zip(qs.tolist(), ks.tolist()):
             ax.plot([0, 1], [q, k], color=colour, alpha=float(min(1.0, a[hd, q, k])), linewidth=1.5)
     for i, t in enumerate(qtok):
-        ax.text(-0.03, i, _label(t), ha="right", va="center", fontsize=font,
+        ax.text(-0.03, i, token_label(t, 20), ha="right", va="center", fontsize=font,
                 color="#1f2328" if keep[i].any() or sentence_filter == "all" else "#b8bec6")
     for j, t in enumerate(ktok):
-        ax.text(1.03, j, _label(t), ha="left", va="center", fontsize=font,
+        ax.text(1.03, j, token_label(t, 20), ha="left", va="center", fontsize=font,
                 color="#1f2328" if keep[:, j].any() or sentence_filter == "all" else "#b8bec6")
     ax.set_xlim(-0.45, 1.45)
     ax.set_ylim(n - 0.5, -0.5)

@@ -8,6 +8,7 @@ import numpy as np
 import traitlets
 
 from ..result import AttentionResult
+from ..viewdata.labels import axis_segments, kind_tokens
 from ..viewdata.lines import SENTENCE_FILTERS, filter_mask, layer_payload, payload_reply
 from ._base import AttnWidget
 from ._result import ShowsResult, attention_for, take_result
@@ -172,18 +173,8 @@ class HeadView(ShowsResult, AttnWidget):
         """{"tokens": {kind: [query tokens, key tokens]}, "segments": {kind: [query segments, key segments]}} at
         token level, or at word level (``words=True``; default: the current ``words``)."""
         src = self._source(self.words if words is None else words)
-        tokens: dict[str, list[list[Any]]] = {}
-        segments: dict[str, list[list[Any]]] = {}
-        for kind in src.kinds:
-            _, queries, keys = src.attention_of(kind)
-            tokens[kind] = [list(queries), list(keys)]
-            if kind in ("self", "encoder"):
-                seg = [int(s) for s in src.segment_ids]
-                segments[kind] = [seg, seg]
-            else:  # target tokens carry no sentence pair; cross keys are the source's
-                zeros = [0] * len(queries)
-                segments[kind] = [zeros, [int(s) for s in src.segment_ids] if kind == "cross" else zeros]
-        return {"tokens": tokens, "segments": segments}
+        segments: dict[str, list[list[Any]]] = {kind: list(axis_segments(src, kind)) for kind in src.kinds}
+        return {"tokens": kind_tokens(src), "segments": segments}
 
     def _pack_layer(self, kind: str, layer: int, words: bool) -> dict[str, Any]:
         return layer_payload(self.layer_heads(kind, layer, words), max(0.0, self.min_weight))

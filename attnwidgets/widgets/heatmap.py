@@ -9,6 +9,7 @@ import traitlets
 
 from ..result import AttentionResult, head_matrix
 from ..viewdata.display import is_causal, mask_future, overview, region
+from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget
 from ._result import ShowsResult, attention_for, proposed_view, take_result
@@ -109,8 +110,7 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
 
     def labels(self, words: bool | None = None) -> dict[str, list[list[str]]]:
         """{kind: [query labels, key labels]} at token level, or at word level (``words=True``)."""
-        src = self._source(self.words if words is None else words)
-        return {kind: [list(q), list(k)] for kind in src.kinds for _, q, k in [src.attention_of(kind)]}
+        return kind_tokens(self._source(self.words if words is None else words))
 
     def _refresh_meta(self) -> None:
         r = self._result
