@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..viewdata.checks import check_head, check_layer
 from ..viewdata.head_stats import head_stats, stat_labels
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ def plot_head_stats(
         raise ValueError(f"unknown statistic {statistic!r}; this source has {stats.names()}")
     values = np.asarray(stats.values[statistic], dtype=np.float64)
     n_layers, n_heads = values.shape
+    if selected is not None:
+        selected = (check_layer(selected[0], n_layers), check_head(selected[1], n_heads))
     big = theme == "lecture"
     font = 16 if big else 9
     if annotate is None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..result import AttentionResult
+from ..viewdata.checks import check_head, check_kind, check_layer, check_query
 from ..viewdata.labels import axis_segments, token_label
 from ..viewdata.lines import filter_mask
 
@@ -37,7 +38,8 @@ def plot_head_view(
     result : AttentionResult
     layer : int
     heads : list[int], optional
-        Heads to draw (default all), each in its own colour (the widget's colours).
+        Heads to draw (default all), each in its own colour (the widget's colours). ``layer`` and ``heads`` are
+        checked as the widget checks them (:mod:`attnwidgets.viewdata.checks`).
     kind : str
         "self", or "encoder" / "decoder" / "cross" (target left, source right).
     words : bool
@@ -64,17 +66,20 @@ def plot_head_view(
     """
     import matplotlib.pyplot as plt
 
+    kind = check_kind(result, kind)
+    n_layers, n_heads = (int(s) for s in result.attention_of(kind)[0].shape[:2])  # type: ignore[arg-type]
+    layer = check_layer(layer, n_layers)
+    heads = list(range(n_heads)) if heads is None else [check_head(h, n_heads, allow_mean=False) for h in heads]
     if words:
         from ..analysis.words import word_level
 
         result = word_level(result)
     attention, qtok, ktok = result.attention_of(kind)  # type: ignore[arg-type]
     a = attention[layer]  # [head, query, key]
-    heads = list(range(a.shape[0])) if heads is None else heads
     keep = filter_mask(*axis_segments(result, kind), sentence_filter)
     if queries is not None:
         rows = np.zeros(len(qtok), bool)
-        rows[list(queries)] = True
+        rows[[check_query(q, len(qtok)) for q in queries]] = True
         keep &= rows[:, None]
     n = max(len(qtok), len(ktok))
     font = 15 if theme == "lecture" else 9

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..result import AttentionResult, head_matrix
+from ..viewdata.checks import check_view
 from ..viewdata.labels import token_label
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ def plot_heatmap(
     ----------
     result : AttentionResult
     layer, head : int
-        Which map; ``head=-1`` averages the layer's heads, like the widget's "mean of heads".
+        Which map; ``head=-1`` averages the layer's heads, like the widget's "mean of heads". Checked as the
+        widget checks them (:mod:`attnwidgets.viewdata.checks`): TypeError for a non-integer, ValueError out of range.
     kind : str
         "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
     words : bool
@@ -63,6 +65,7 @@ def plot_heatmap(
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    kind, layer, head = check_view(result, kind, layer, head)
     if words:
         from ..analysis.words import word_level
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..qk_result import QKCapture
+from ..viewdata.checks import check_head, check_query
 from ..viewdata.labels import token_label
 
 if TYPE_CHECKING:
@@ -47,10 +48,10 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
     """
     import matplotlib.pyplot as plt
 
+    head = check_head(head, capture.n_heads, allow_mean=False)
     a = capture.head(head)
     n, m = a["logits"].shape
-    if not 0 <= query < n:
-        raise IndexError(f"query {query} is out of range: there are {n} query tokens (0..{n - 1})")
+    query = check_query(query, n)
     big = theme == "lecture"
     font = 15 if big else 9
     cmap = _DIVERGING.get(theme, "RdBu_r")
