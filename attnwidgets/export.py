@@ -37,7 +37,7 @@ import numpy as np
 from .viewdata.wire import bundle_text, quantise_uint8
 
 if TYPE_CHECKING:
-    from .widgets._base import AttnWidget
+    from .widgets import AttnWidget
 
 Precision = Literal["float16", "uint8", "float32"]
 Scope = Literal["all", "view"]
