@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .widgets._base import _bundle_text, quantise_uint8
+from .viewdata.wire import bundle_text, quantise_uint8
 
 if TYPE_CHECKING:
-    from .widgets._base import AttnWidget
+    from .widgets import AttnWidget
 
 Precision = Literal["float16", "uint8", "float32"]
 Scope = Literal["all", "view"]
@@ -172,11 +172,11 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
     name = type(widget)._bundle
     if not name:
         raise TypeError(f"{type(widget).__name__} has no front-end bundle to export")
-    host = _bundle_text("page")
+    host = bundle_text("page")
     if "</script" in host.lower():  # esbuild output never has it, but a page must never be cut short
         host = host.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
     requests = _requests(widget, scope)
-    data = {"esm": _bundle_text(name), "state": _state(widget, precision, requests, scope),
+    data = {"esm": bundle_text(name), "state": _state(widget, precision, requests, scope),
             "widget": type(widget).__name__, "scope": scope}
     replies = dict(_replies(widget, requests, precision))
     heading = title if title is not None else f"{type(widget).__name__} · attnwidgets"

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_views import _random_bert, _text
 
 import attnwidgets as aw
-from attnwidgets.widgets._lines import dense_layer, layer_payload, payload_bytes
+from attnwidgets.viewdata.lines import dense_layer, layer_payload, payload_bytes
 
 
 def measure(name: str, r: aw.AttentionResult, min_weight: float = 0.02) -> None:

@@ -134,7 +134,7 @@ def test_model_view_page_of_an_encoder_decoder_saves_every_kind():
 
 
 def test_head_view_page_saves_every_layer_as_sparse_rows():
-    from attnwidgets.widgets._lines import unpack
+    from attnwidgets.viewdata.lines import unpack
 
     rng = np.random.default_rng(2)
     a = rng.random((3, 4, 40, 40)).astype(np.float32) ** 30  # peaky rows: few weights above min_weight

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import attnwidgets as aw
-from attnwidgets.widgets._display import (
+from attnwidgets.viewdata.display import (
     MAX_REGION_CELLS,
     block_reduce,
     is_causal,
@@ -15,8 +15,7 @@ from attnwidgets.widgets._display import (
     region,
     thumbnails,
 )
-from attnwidgets.widgets._lines import layer_payload, payload_bytes, unpack
-from attnwidgets.widgets.head_view import filter_mask
+from attnwidgets.viewdata.lines import filter_mask, layer_payload, payload_bytes, unpack
 
 
 def test_block_reduce_hand_computed_non_square():

@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..viewdata.checks import check_head, check_layer
+from ..viewdata.head_stats import head_stats, stat_labels
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -65,13 +68,13 @@ def plot_head_stats(
     import seaborn as sns
     from matplotlib.patches import Rectangle
 
-    from ..widgets._headstats import head_stats, stat_labels
-
     stats = head_stats(source, words=words, who="plot_head_stats")
     if statistic not in stats.values:
         raise ValueError(f"unknown statistic {statistic!r}; this source has {stats.names()}")
     values = np.asarray(stats.values[statistic], dtype=np.float64)
     n_layers, n_heads = values.shape
+    if selected is not None:
+        selected = (check_layer(selected[0], n_layers), check_head(selected[1], n_heads))
     big = theme == "lecture"
     font = 16 if big else 9
     if annotate is None:

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..result import AttentionResult
-from ..widgets.head_view import filter_mask
+from ..viewdata.checks import check_head, check_kind, check_layer, check_query
+from ..viewdata.labels import axis_segments, token_label
+from ..viewdata.lines import filter_mask
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -15,12 +17,6 @@ if TYPE_CHECKING:
 # The same categorical palette as js/src/shared/colors.ts (Okabe-Ito first), so a head keeps its colour.
 HEAD_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
                 "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
-
-
-def _label(token: str, max_len: int = 20) -> str:
-    t = token.replace("\n", "⏎").replace("\t", "⇥")
-    t = ("·" + t[1:]) if t.startswith(" ") else (t or "∅")
-    return t if len(t) <= max_len else t[: max_len - 1] + "…"
 
 
 def plot_head_view(
@@ -42,13 +38,14 @@ def plot_head_view(
     result : AttentionResult
     layer : int
     heads : list[int], optional
-        Heads to draw (default all), each in its own colour (the widget's colours).
+        Heads to draw (default all), each in its own colour (the widget's colours). ``layer`` and ``heads`` are
+        checked as the widget checks them (:mod:`attnwidgets.viewdata.checks`).
     kind : str
         "self", or "encoder" / "decoder" / "cross" (target left, source right).
     words : bool
         Word-level attention (:func:`attnwidgets.analysis.word_level`).
     sentence_filter : str
-        "all", "AA", "AB", "BA" or "BB" (see :func:`attnwidgets.widgets.head_view.filter_mask`).
+        "all", "AA", "AB", "BA" or "BB" (see :func:`attnwidgets.viewdata.lines.filter_mask`).
     queries : list[int], optional
         Draw only the lines from these query positions (as selecting tokens in the widget does).
     min_weight : float
@@ -69,22 +66,20 @@ def plot_head_view(
     """
     import matplotlib.pyplot as plt
 
+    kind = check_kind(result, kind)
+    n_layers, n_heads = (int(s) for s in result.attention_of(kind)[0].shape[:2])  # type: ignore[arg-type]
+    layer = check_layer(layer, n_layers)
+    heads = list(range(n_heads)) if heads is None else [check_head(h, n_heads, allow_mean=False) for h in heads]
     if words:
         from ..analysis.words import word_level
 
         result = word_level(result)
     attention, qtok, ktok = result.attention_of(kind)  # type: ignore[arg-type]
     a = attention[layer]  # [head, query, key]
-    heads = list(range(a.shape[0])) if heads is None else heads
-    if kind in ("self", "encoder"):
-        qseg = kseg = result.segment_ids
-    else:
-        qseg = np.zeros(len(qtok), np.int64)
-        kseg = result.segment_ids if kind == "cross" else qseg
-    keep = filter_mask(qseg, kseg, sentence_filter)
+    keep = filter_mask(*axis_segments(result, kind), sentence_filter)
     if queries is not None:
         rows = np.zeros(len(qtok), bool)
-        rows[list(queries)] = True
+        rows[[check_query(q, len(qtok)) for q in queries]] = True
         keep &= rows[:, None]
     n = max(len(qtok), len(ktok))
     font = 15 if theme == "lecture" else 9
@@ -95,10 +90,10 @@ def plot_head_view(
         for q, k in zip(qs.tolist(), ks.tolist()):
             ax.plot([0, 1], [q, k], color=colour, alpha=float(min(1.0, a[hd, q, k])), linewidth=1.5)
     for i, t in enumerate(qtok):
-        ax.text(-0.03, i, _label(t), ha="right", va="center", fontsize=font,
+        ax.text(-0.03, i, token_label(t, 20), ha="right", va="center", fontsize=font,
                 color="#1f2328" if keep[i].any() or sentence_filter == "all" else "#b8bec6")
     for j, t in enumerate(ktok):
-        ax.text(1.03, j, _label(t), ha="left", va="center", fontsize=font,
+        ax.text(1.03, j, token_label(t, 20), ha="left", va="center", fontsize=font,
                 color="#1f2328" if keep[:, j].any() or sentence_filter == "all" else "#b8bec6")
     ax.set_xlim(-0.45, 1.45)
     ax.set_ylim(n - 0.5, -0.5)

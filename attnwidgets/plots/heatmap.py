@@ -4,22 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..result import AttentionResult, head_matrix
+from ..viewdata.checks import check_view
+from ..viewdata.labels import token_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 _CMAPS = {"light": "Blues", "lecture": "viridis"}
-
-
-def _label(token: str, max_len: int = 14) -> str:
-    t = token.replace("\n", "⏎").replace("\t", "⇥")
-    if t.startswith(" "):
-        t = "·" + t[1:]
-    t = t or "∅"
-    return t if len(t) <= max_len else t[: max_len - 1] + "…"
 
 
 def plot_heatmap(
@@ -41,7 +33,8 @@ def plot_heatmap(
     ----------
     result : AttentionResult
     layer, head : int
-        Which map; ``head=-1`` averages the layer's heads, like the widget's "mean of heads".
+        Which map; ``head=-1`` averages the layer's heads, like the widget's "mean of heads". Checked as the
+        widget checks them (:mod:`attnwidgets.viewdata.checks`): TypeError for a non-integer, ValueError out of range.
     kind : str
         "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
     words : bool
@@ -72,6 +65,7 @@ def plot_heatmap(
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    kind, layer, head = check_view(result, kind, layer, head)
     if words:
         from ..analysis.words import word_level
 
@@ -95,8 +89,8 @@ def plot_heatmap(
         vmin=0.0,
         vmax=vmax if vmax is not None else float(matrix.max()) or 1.0,
         square=True,
-        xticklabels=[_label(k) for k in keys] if n <= 80 else False,
-        yticklabels=[_label(q) for q in queries] if n <= 80 else False,
+        xticklabels=[token_label(k) for k in keys] if n <= 80 else False,
+        yticklabels=[token_label(q) for q in queries] if n <= 80 else False,
         annot=annotate,
         fmt=".2f",
         annot_kws={"fontsize": font - 2},
@@ -111,8 +105,3 @@ def plot_heatmap(
     ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}", fontsize=font + 1, pad=12)
     fig.tight_layout()
     return fig
-
-
-def heatmap_values(result: AttentionResult, layer: int, head: int, kind: str = "self") -> np.ndarray:
-    """The matrix :func:`plot_heatmap` draws (for checking a figure against the widget)."""
-    return head_matrix(result.attention_of(kind)[0], layer, head)  # type: ignore[arg-type]

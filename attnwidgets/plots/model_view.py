@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..result import AttentionResult
-from ..widgets._display import is_causal, mask_future
+from ..viewdata.checks import check_head, check_kind, check_layer
+from ..viewdata.display import is_causal, mask_future
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -54,8 +55,11 @@ def plot_model_view(
     """
     import matplotlib.pyplot as plt
 
+    kind = check_kind(result, kind)
     attention, _, _ = result.attention_of(kind)  # type: ignore[arg-type]
     n_layers, n_heads = attention.shape[:2]
+    if highlight is not None:
+        highlight = (check_layer(highlight[0], n_layers), check_head(highlight[1], n_heads, allow_mean=False))
     causal = is_causal(result, kind)
     colours = plt.get_cmap(cmap or _CMAPS.get(theme, "Blues")).with_extremes(bad="#ebebeb")
     font = 14 if theme == "lecture" else 8

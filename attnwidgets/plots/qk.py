@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..qk_result import QKCapture
-from .heatmap import _label
+from ..viewdata.checks import check_head, check_query
+from ..viewdata.labels import token_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -47,10 +48,10 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
     """
     import matplotlib.pyplot as plt
 
+    head = check_head(head, capture.n_heads, allow_mean=False)
     a = capture.head(head)
     n, m = a["logits"].shape
-    if not 0 <= query < n:
-        raise IndexError(f"query {query} is out of range: there are {n} query tokens (0..{n - 1})")
+    query = check_query(query, n)
     big = theme == "lecture"
     font = 15 if big else 9
     cmap = _DIVERGING.get(theme, "RdBu_r")
@@ -69,7 +70,7 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
     v_max = float(np.abs(np.concatenate([out[None], v])).max()) or 1.0
     strip: dict[str, Any] = {"aspect": "auto", "interpolation": "nearest", "cmap": cmap}
     top[0].imshow(q[None], vmin=-qk_max, vmax=qk_max, **strip)
-    top[0].set_yticks([0], [f"q · {_label(capture.tokens[query])}"], fontsize=font)
+    top[0].set_yticks([0], [f"q · {token_label(capture.tokens[query])}"], fontsize=font)
     body[0].imshow(np.where(allowed[:, None], k, np.nan), vmin=-qk_max, vmax=qk_max, **strip)
     body[1].imshow(np.where(allowed[:, None], prods, np.nan), vmin=-prod_max, vmax=prod_max, **strip)
     top[5].imshow(out[None], vmin=-v_max, vmax=v_max, **strip)
@@ -99,7 +100,7 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
         if i > 0:
             ax.set_yticks([])
         top[i].set_title(titles[i], fontsize=font + 1)
-    body[0].set_yticks(y, [_label(t) for t in capture.key_tokens] if m <= 80 else [""] * m, fontsize=font)
+    body[0].set_yticks(y, [token_label(t) for t in capture.key_tokens] if m <= 80 else [""] * m, fontsize=font)
     for i in (1, 2, 3, 4):
         top[i].axis("off")
     for i in (0, 5):
@@ -108,5 +109,5 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
         body[i].set_xlabel("component", fontsize=font - 1)
     name = capture.model.name if capture.model is not None else "arrays"
     fig.suptitle(f"{name} · {capture.stack} attention · layer {capture.layer} · head {head} · query "
-                 f"{query} ({_label(capture.tokens[query])})", fontsize=font + 2)
+                 f"{query} ({token_label(capture.tokens[query])})", fontsize=font + 2)
     return fig

@@ -5,7 +5,8 @@ The runner is otherwise the only code that imports torch; the teaching kit is th
 because it *is* a model. Only :mod:`~attnwidgets.teaching.transformer` and :mod:`~attnwidgets.teaching.training`
 import torch. :mod:`~attnwidgets.teaching.positional`, :mod:`~attnwidgets.teaching.masks` and
 :mod:`~attnwidgets.teaching.tasks` are numpy only, and importing this package imports none of them until a name
-is used.
+is used. ``positional`` and ``masks`` re-export :mod:`attnwidgets.viewdata.positional` and
+:mod:`attnwidgets.viewdata.masks`, where the widgets that draw them take them from.
 
 >>> from attnwidgets.teaching import positional, masks
 >>> positional.sinusoidal(4, 8).shape, masks.causal_mask(4).shape

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import positional
+from ..viewdata import positional
 
 __all__ = [
     "DecoderLayer",

@@ -104,3 +104,19 @@ def check_view(result: AttentionResult, kind: Any, layer: Any, head: Any = 0, *,
     kind = check_kind(result, kind)
     n_layers, n_heads = (int(s) for s in result.attention_of(kind)[0].shape[:2])  # type: ignore[arg-type]
     return kind, check_layer(layer, n_layers), check_head(head, n_heads, allow_mean=allow_mean)
+
+
+def check_query(query: Any, n_queries: int) -> int:
+    """A query position in 0..n_queries-1 (a selected token, the query a step-through explains).
+
+    Examples
+    --------
+    >>> check_query(5, 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: query 5 is out of range: there are 5 query tokens (0..4)
+    """
+    value = check_int(query, "query")
+    if not 0 <= value < n_queries:
+        raise ValueError(f"query {value} is out of range: there are {n_queries} query tokens (0..{n_queries - 1})")
+    return value

@@ -1,7 +1,8 @@
 """The anywidget views. Each takes a result (or arrays), never a model; each has a ``js/src/<name>.ts``."""
 
 from ..result import head_matrix
-from ._base import AttnWidget, pack, set_theme
+from ..viewdata.wire import pack
+from ._base import AttnWidget, set_theme
 from .ablation import AblationWidget
 from .entropy_bars import EntropyBars
 from .head_cluster_map import HeadClusterMap

@@ -1,4 +1,4 @@
-"""What every attnwidgets widget shares: the bundle location, binary packing, the request protocol, themes."""
+"""What every attnwidgets widget shares: the request protocol and themes (bundles and binary packing: viewdata.wire)."""
 
 from __future__ import annotations
 
@@ -8,38 +8,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anywidget
-import numpy as np
 import traitlets
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
+from ..viewdata.wire import bundle_text
+from ..viewdata.wire import pack as pack  # re-exported: widgets/ablation.py imports it from here
 
 _DEFAULT_THEME = "light"
 THEMES = ("light", "lecture")
-
-
-def bundle(name: str) -> Path:
-    """Path of a built widget bundle, with a clear error when the JS was never built."""
-    path = STATIC / f"{name}.js"
-    if not path.exists():
-        raise FileNotFoundError(
-            f"the widget bundle {path.name} is missing from {STATIC}. Build the front end with "
-            "`npm install && npm run build` in js/, or reinstall with `pip install .` (which builds it)."
-        )
-    return path
-
-
-def _bundle_text(name: str) -> str:
-    """The bundle's source, re-read when the file changed (so `npm run watch` + a new widget picks up edits)."""
-    path = bundle(name)
-    stamp = path.stat().st_mtime_ns
-    hit = _BUNDLES.get(name)
-    if hit is None or hit[0] != stamp:
-        hit = (stamp, path.read_text(encoding="utf-8"))
-        _BUNDLES[name] = hit
-    return hit[1]
-
-
-_BUNDLES: dict[str, tuple[int, str]] = {}
 
 
 #: Widgets alive in this kernel (weakly held: a widget nobody refers to any more is not kept alive by this).
@@ -73,67 +48,6 @@ def set_theme(name: str, *, existing: bool = True) -> None:
                 widget._follow_theme(name)
 
 
-def default_theme() -> str:
-    return _DEFAULT_THEME
-
-
-#: The byte a uint8 array reserves for NaN (a masked cell) when it has any; its values then use 0..254.
-MASKED_BYTE = 255
-
-
-def quantise_uint8(array: np.ndarray) -> tuple[bytes, dict[str, Any]]:
-    """A non-negative array as bytes of 0..255 of its maximum, and the spec that decodes them.
-
-    ``scale`` is the value byte ``top`` stands for (``top`` 255 unless given). NaN, a masked cell (a causal head's
-    future keys), must not become 0 (a weight of zero looks the same): when the array has NaN, byte 255 stands for
-    NaN (``masked``) and the values use 0..254 (``top`` 254). js/src/shared/buffers.ts ``decode`` reads both forms.
-
-    Examples
-    --------
-    >>> data, spec = quantise_uint8(np.array([0.5, 1.0, np.nan]))
-    >>> list(data), spec
-    ([127, 254, 255], {'dtype': 'uint8', 'scale': 1.0, 'top': 254, 'masked': 255})
-    """
-    a = np.asarray(array, dtype=np.float32)
-    nan = np.isnan(a)
-    values = a[~nan]
-    scale = float(values.max()) if values.size and values.max() > 0 else 1.0
-    top = 254 if nan.any() else 255
-    q = np.clip(np.rint(np.where(nan, 0, a) / scale * top), 0, top).astype(np.uint8)
-    spec: dict[str, Any] = {"dtype": "uint8", "scale": scale}
-    if nan.any():
-        q[nan] = MASKED_BYTE
-        spec.update(top=top, masked=MASKED_BYTE)
-    return np.ascontiguousarray(q).tobytes(), spec
-
-
-def pack(array: np.ndarray, dtype: str = "float32") -> dict[str, Any]:
-    """A numpy array as ``{buffer, dtype, shape}`` for the front end (ipywidgets sends the bytes as a binary buffer).
-
-    ``dtype`` "float32" keeps exact values, "float16" halves the bytes, "uint8" quantises to 0..255 of the maximum
-    (``scale`` tells the front end what 255 means; NaN keeps its own byte, see :func:`quantise_uint8`).
-
-    Examples
-    --------
-    >>> p = pack(np.array([[0.5, 1.0]]), "uint8")
-    >>> p["shape"], p["dtype"], p["scale"], bytes(p["buffer"])
-    ([1, 2], 'uint8', 1.0, b'\\x80\\xff')
-    """
-    a = np.asarray(array)
-    out: dict[str, Any] = {"shape": [int(s) for s in a.shape], "dtype": dtype}
-    if dtype == "float32":
-        data = np.ascontiguousarray(a, dtype="<f4").tobytes()
-    elif dtype == "float16":
-        data = np.ascontiguousarray(a, dtype="<f2").tobytes()
-    elif dtype == "uint8":
-        data, spec = quantise_uint8(a)
-        out.update(spec)
-    else:
-        raise ValueError(f"unknown dtype {dtype!r}: use float32, float16 or uint8")
-    out["buffer"] = memoryview(data)
-    return out
-
-
 class AttnWidget(anywidget.AnyWidget):
     """Base of every attnwidgets widget.
 
@@ -165,7 +79,7 @@ class AttnWidget(anywidget.AnyWidget):
         own_theme = "theme" in kwargs
         kwargs.setdefault("theme", _DEFAULT_THEME)
         if type(self)._bundle:
-            kwargs.setdefault("_esm", _bundle_text(type(self)._bundle))
+            kwargs.setdefault("_esm", bundle_text(type(self)._bundle))
         super().__init__(**kwargs)
         self._own_theme = own_theme
         _LIVE.add(self)

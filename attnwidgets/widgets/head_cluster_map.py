@@ -11,8 +11,9 @@ import traitlets
 
 from ..analysis import CorpusStats, head_distances, head_embedding
 from ..result import AttentionResult
-from ._base import pack
-from ._headstats import HeadStats, HeadWidget, head_stats, takes_attention
+from ..viewdata.head_stats import HeadStats, head_stats, takes_attention
+from ..viewdata.wire import pack
+from ._headstats import HeadWidget
 
 __all__ = ["HeadClusterMap"]
 

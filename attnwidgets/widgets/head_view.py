@@ -8,38 +8,12 @@ import numpy as np
 import traitlets
 
 from ..result import AttentionResult
+from ..viewdata.labels import axis_segments, kind_tokens
+from ..viewdata.lines import SENTENCE_FILTERS, filter_mask, layer_payload, payload_reply
 from ._base import AttnWidget
-from ._lines import FLOAT16_MAX_CELLS, layer_payload, payload_reply
 from ._result import ShowsResult, attention_for, take_result
 
-#: Sentence filters: which (query segment, key segment) pairs keep their lines. None = any segment.
-SENTENCE_FILTERS: dict[str, tuple[int | None, int | None]] = {
-    "all": (None, None),
-    "AA": (0, 0),
-    "AB": (0, 1),
-    "BA": (1, 0),
-    "BB": (1, 1),
-}
-
-__all__ = ["FLOAT16_MAX_CELLS", "SENTENCE_FILTERS", "HeadView", "filter_mask"]
-
-
-def filter_mask(query_segments: np.ndarray, key_segments: np.ndarray, which: str = "all") -> np.ndarray:
-    """(nq, nk) bool: the (query, key) pairs whose lines the sentence filter ``which`` keeps.
-
-    ``"AB"`` keeps lines from sentence A queries to sentence B keys, and so on; ``"all"`` keeps every pair.
-
-    Examples
-    --------
-    >>> filter_mask(np.array([0, 0, 1]), np.array([0, 1, 1]), "AB").astype(int).tolist()
-    [[0, 1, 1], [0, 1, 1], [0, 0, 0]]
-    """
-    if which not in SENTENCE_FILTERS:
-        raise ValueError(f"unknown sentence filter {which!r}; choose one of {list(SENTENCE_FILTERS)}")
-    qs, ks = SENTENCE_FILTERS[which]
-    q = np.ones(len(query_segments), bool) if qs is None else np.asarray(query_segments) == qs
-    k = np.ones(len(key_segments), bool) if ks is None else np.asarray(key_segments) == ks
-    return q[:, None] & k[None, :]
+__all__ = ["HeadView"]
 
 
 def _word_level(result: AttentionResult) -> AttentionResult:
@@ -199,18 +173,8 @@ class HeadView(ShowsResult, AttnWidget):
         """{"tokens": {kind: [query tokens, key tokens]}, "segments": {kind: [query segments, key segments]}} at
         token level, or at word level (``words=True``; default: the current ``words``)."""
         src = self._source(self.words if words is None else words)
-        tokens: dict[str, list[list[Any]]] = {}
-        segments: dict[str, list[list[Any]]] = {}
-        for kind in src.kinds:
-            _, queries, keys = src.attention_of(kind)
-            tokens[kind] = [list(queries), list(keys)]
-            if kind in ("self", "encoder"):
-                seg = [int(s) for s in src.segment_ids]
-                segments[kind] = [seg, seg]
-            else:  # target tokens carry no sentence pair; cross keys are the source's
-                zeros = [0] * len(queries)
-                segments[kind] = [zeros, [int(s) for s in src.segment_ids] if kind == "cross" else zeros]
-        return {"tokens": tokens, "segments": segments}
+        segments: dict[str, list[list[Any]]] = {kind: list(axis_segments(src, kind)) for kind in src.kinds}
+        return {"tokens": kind_tokens(src), "segments": segments}
 
     def _pack_layer(self, kind: str, layer: int, words: bool) -> dict[str, Any]:
         return layer_payload(self.layer_heads(kind, layer, words), max(0.0, self.min_weight))

@@ -7,18 +7,13 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from ..analysis.words import word_level
 from ..result import AttentionResult, head_matrix
-from ._base import AttnWidget, pack
-from ._display import is_causal, mask_future, overview, region
+from ..viewdata.display import is_causal, mask_future, overview, region
+from ..viewdata.labels import kind_tokens
+from ..viewdata.wire import pack
+from ._base import AttnWidget
 from ._result import ShowsResult, attention_for, proposed_view, take_result
-
-
-def _word_level(result: AttentionResult) -> AttentionResult | None:
-    try:
-        from ..analysis.words import word_level
-    except ImportError:
-        return None
-    return word_level(result)
 
 
 class AttentionHeatmap(ShowsResult, AttnWidget):
@@ -89,10 +84,7 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         if not words:
             return self._result
         if self._words_result is None:
-            wl = _word_level(self._result)
-            if wl is None:
-                raise ValueError("word-level attention needs attnwidgets.analysis.words")
-            self._words_result = wl
+            self._words_result = word_level(self._result)
         return self._words_result
 
     def _check_view(self, kind: str, layer: int, head: int) -> None:
@@ -108,8 +100,7 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
 
     def labels(self, words: bool | None = None) -> dict[str, list[list[str]]]:
         """{kind: [query labels, key labels]} at token level, or at word level (``words=True``)."""
-        src = self._source(self.words if words is None else words)
-        return {kind: [list(q), list(k)] for kind in src.kinds for _, q, k in [src.attention_of(kind)]}
+        return kind_tokens(self._source(self.words if words is None else words))
 
     def _refresh_meta(self) -> None:
         r = self._result

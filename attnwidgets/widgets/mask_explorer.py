@@ -1,7 +1,7 @@
 """MaskExplorer: which keys each query may see, and how MQA/GQA share key/value heads (front end:
 js/src/mask_explorer.ts).
 
-The masks come from :mod:`attnwidgets.teaching.masks` (numpy): full (encoder), causal (decoder), sliding window
+The masks come from :mod:`attnwidgets.viewdata.masks` (numpy): full (encoder), causal (decoder), sliding window
 (local attention) and global + local (Longformer/BigBird). A second panel shows grouped-query attention: which
 key/value head every query head reads, and what that does to a decoder's KV cache.
 """
@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from ..teaching import masks as M
-from ._base import AttnWidget, pack
+from ..viewdata import masks as M
+from ..viewdata.wire import pack
+from ._base import AttnWidget
 
 MASKS = ("full", "causal", "sliding_window", "global_local")
 MAX_LENGTH = 256

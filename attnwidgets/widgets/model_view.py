@@ -8,8 +8,9 @@ import numpy as np
 import traitlets
 
 from ..result import AttentionResult, head_matrix
-from ._base import AttnWidget, pack
-from ._display import is_causal, mask_future, overview, thumbnails
+from ..viewdata.display import is_causal, mask_future, overview, thumbnails
+from ..viewdata.wire import pack
+from ._base import AttnWidget
 from ._result import ShowsResult, proposed_view, take_result
 
 

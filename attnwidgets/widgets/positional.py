@@ -1,7 +1,7 @@
 """PositionalExplorer: positional encodings as pictures, and why relative distance emerges (front end:
 js/src/positional.ts).
 
-Two panels per encoding, computed in numpy by :mod:`attnwidgets.teaching.positional`: on the left the encoding itself
+Two panels per encoding, computed in numpy by :mod:`attnwidgets.viewdata.positional`: on the left the encoding itself
 (``[position, dim]`` for sinusoidal, learned and RoPE; ``[head, distance]`` or ``[head, offset]`` for the biases of
 ALiBi and T5), on the right what attention sees across positions (``[query_pos, key_pos]``: the similarity of two
 positions' vectors, RoPE's score of one q/k pair placed at every position, or the bias a head adds to the logits).
@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from ..teaching import positional as P
-from ._base import AttnWidget, pack
+from ..viewdata import positional as P
+from ..viewdata.wire import pack
+from ._base import AttnWidget
 
 ENCODINGS = ("sinusoidal", "learned", "rope", "alibi", "t5")
 SIMILARITIES = ("cosine", "dot")

@@ -14,7 +14,8 @@ import numpy as np
 import traitlets
 
 from ..qk_result import QKCapture
-from ._base import AttnWidget, pack
+from ..viewdata.wire import pack
+from ._base import AttnWidget
 
 # The arrays of one (layer, head), in the order their buffers travel.
 ARRAYS = ("q", "k", "v", "logits", "scaled", "weights", "output", "mask")

@@ -1,4 +1,5 @@
-"""HeadView's layer payload: per head, only the weights the page can draw a line for.
+"""HeadView's line sets: which (query, key) pairs a sentence filter keeps, and the layer payload: per head, only
+the weights the page can draw a line for. :func:`attnwidgets.plots.plot_head_view` draws from the same filter.
 
 A layer of a 12-head model at 512 tokens is 3.1 million weights, but the page never draws a line lighter than
 ``min_weight`` (0.02 by default), and a softmax row has at most ``1 / min_weight`` such weights; in real models
@@ -16,6 +17,7 @@ round trip. When sparse rows would not be smaller (``min_weight`` near 0), the d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,36 @@ import numpy as np
 #: Above this many query x key cells a dense layer crosses as uint8 (1/255 steps) instead of float16.
 FLOAT16_MAX_CELLS = 256 * 256
 
-__all__ = ["FLOAT16_MAX_CELLS", "dense_layer", "layer_payload", "payload_bytes", "payload_reply", "unpack"]
+#: Sentence filters: which (query segment, key segment) pairs keep their lines. None = any segment.
+SENTENCE_FILTERS: dict[str, tuple[int | None, int | None]] = {
+    "all": (None, None),
+    "AA": (0, 0),
+    "AB": (0, 1),
+    "BA": (1, 0),
+    "BB": (1, 1),
+}
+
+__all__ = ["FLOAT16_MAX_CELLS", "SENTENCE_FILTERS", "dense_layer", "filter_mask", "layer_payload", "payload_bytes",
+           "payload_reply", "unpack"]
+
+
+def filter_mask(query_segments: Sequence[int] | np.ndarray, key_segments: Sequence[int] | np.ndarray,
+                which: str = "all") -> np.ndarray:
+    """(nq, nk) bool: the (query, key) pairs whose lines the sentence filter ``which`` keeps.
+
+    ``"AB"`` keeps lines from sentence A queries to sentence B keys, and so on; ``"all"`` keeps every pair.
+
+    Examples
+    --------
+    >>> filter_mask(np.array([0, 0, 1]), np.array([0, 1, 1]), "AB").astype(int).tolist()
+    [[0, 1, 1], [0, 1, 1], [0, 0, 0]]
+    """
+    if which not in SENTENCE_FILTERS:
+        raise ValueError(f"unknown sentence filter {which!r}; choose one of {list(SENTENCE_FILTERS)}")
+    qs, ks = SENTENCE_FILTERS[which]
+    q = np.ones(len(query_segments), bool) if qs is None else np.asarray(query_segments) == qs
+    k = np.ones(len(key_segments), bool) if ks is None else np.asarray(key_segments) == ks
+    return q[:, None] & k[None, :]
 
 
 def _uint(max_value: int, choices: tuple[str, ...] = ("uint8", "uint16", "uint32")) -> str:
