@@ -1,6 +1,6 @@
 """Static twins of the ablation views: the head-disabling sweep heatmap, the pruning curve, a layers × heads grid.
 
-Each function takes plain arrays or the dataclasses of :mod:`attnwidgets.runner.sweeps` (duck-typed: no torch is
+Each function takes plain arrays or the dataclasses of :mod:`attnwidgets.studies.sweeps` (duck-typed: no torch is
 imported here) and returns a matplotlib Figure.
 
 Examples
@@ -76,7 +76,7 @@ def plot_sweep(sweep: Any, *, title: str | None = None) -> Figure:
     Parameters
     ----------
     sweep : SweepResult
-        From :func:`attnwidgets.runner.sweeps.sweep_heads`.
+        From :func:`attnwidgets.studies.sweeps.sweep_heads`.
     """
     delta = np.asarray(sweep.heads) - sweep.baseline
     layers = np.asarray(sweep.layers) - sweep.baseline

@@ -1,6 +1,6 @@
 """Static twin of the AblationWidget's output panel: the watched numbers before and after an ablation, as bars.
 
-Takes a :class:`~attnwidgets.runner.watch.WatchResult`, its ``frame``, or an :class:`AblationWidget` (duck-typed:
+Takes a :class:`~attnwidgets.studies.watch.WatchResult`, its ``frame``, or an :class:`AblationWidget` (duck-typed:
 no torch or widget import here) and returns a matplotlib Figure.
 
 Examples

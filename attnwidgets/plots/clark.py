@@ -40,7 +40,7 @@ def _arrays(stats: Any) -> dict[str, np.ndarray]:
 def _need(arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
     missing = [n for n in names if n not in arrays]
     if missing:
-        raise KeyError(f"statistics {missing} are missing; compute them with attnwidgets.analysis.corpus_stats")
+        raise KeyError(f"statistics {missing} are missing; compute them with attnwidgets.corpus_stats")
 
 
 def _layer_dots(ax: Any, values: np.ndarray, color: str, first: int, seed: int = 0) -> None:
@@ -120,7 +120,7 @@ def plot_entropy_by_layer(stats: Any, *, title: str | None = None, paper_numbers
 
     Examples
     --------
-    >>> from attnwidgets.analysis import corpus_stats
+    >>> from attnwidgets import corpus_stats
     >>> stats = corpus_stats(["The cat sat.", "A dog barked at the moon."], progress=False)
     >>> fig = plot_entropy_by_layer(stats)
     >>> [ax.get_title() for ax in fig.axes]
