@@ -1,5 +1,6 @@
-"""AblationWidget without a browser: the trait, the page's "apply" request and watch_ablation agree; reset; stale
-requests are dropped without running the model; bad input fails clearly; errors land in ``_error``.
+"""AblationWidget without a browser: the trait, the page's "apply" message and watch_ablation agree; a page message is
+read into an Ablation once and answered by one state update; reset; stale messages are dropped without running the
+model; bad input fails clearly; errors land in ``_error``; the old names (stack=, kind=<output>) still work, warning.
 
 Tiny seeded models (2 layers x 4 heads) keep it fast; one test uses the bundled model, as the page does.
 """
@@ -10,6 +11,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import warnings
+
 import numpy as np
 import pytest
 import traitlets
@@ -17,7 +20,7 @@ import traitlets
 import attnwidgets as aw
 from attnwidgets.runner import get_runner
 from attnwidgets.runner.ablation import Ablation
-from attnwidgets.studies.watch import watch_ablation
+from attnwidgets.studies.watch import WatchResult, watch_ablation
 from attnwidgets.widgets.ablation import remode
 
 TEXTS = ["A man is playing a guitar.", "The cat sat on the mat."]
@@ -30,7 +33,16 @@ def _decode(packed: dict) -> np.ndarray:
 
 
 def _after(w: aw.AblationWidget) -> list[float]:
-    return [r["after"] for r in w._output["rows"]]
+    return [r["after"] for r in w._payload["rows"]]
+
+
+def _map(w: aw.AblationWidget, which: str) -> np.ndarray:
+    return _decode(w._payload["map"][which])
+
+
+def _page(w: aw.AblationWidget, seq: int, ablation, **extra) -> None:
+    """What the page sends on a click: one "apply" message (the comm calls every on_msg callback)."""
+    w._on_page_message(w, {"type": "apply", "seq": seq, "ablation": ablation, **extra}, [])
 
 
 @pytest.fixture
@@ -40,40 +52,43 @@ def widget(tiny_bert):
 
 def test_toggling_a_head_via_the_trait_equals_watch_ablation(widget, tiny_bert):
     runner = get_runner(tiny_bert)
-    assert widget._output["kind"] == "pairs"
-    assert [r["before"] for r in widget._output["rows"]] == _after(widget), "no edit: after equals before"
-    widget.ablation = Ablation.heads({(1, 2): "zero"})  # an Ablation is stored as its dict form
-    assert widget.ablation == {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]}
+    assert widget._payload["output"] == "pairs"
+    assert [r["before"] for r in widget._payload["rows"]] == _after(widget), "no edit: after equals before"
+    widget.ablation = {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero"}]}  # a dict is read once
+    assert widget.ablation == Ablation.heads({(1, 2): "zero"})
+    assert widget.get_state("ablation")["ablation"] == {
+        "edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]}, "the page gets the dict"
     direct = watch_ablation(runner, TEXTS, Ablation.heads({(1, 2): "zero"}), text_pairs=PAIRS)
     assert _after(widget) == pytest.approx(direct.frame["after"].tolist(), abs=1e-7)
     assert widget.frame["after"].tolist() == pytest.approx(direct.frame["after"].tolist(), abs=1e-7)
-    assert widget._output["rows"][0]["label"] == f"pair 0: {TEXTS[0]}  ↔  {PAIRS[0]}"
-    assert widget._output["ablation"] == widget.ablation
+    assert widget._payload["rows"][0]["label"] == f"pair 0: {TEXTS[0]}  ↔  {PAIRS[0]}"
+    assert widget._payload["ablation"] == widget.ablation.to_dict()
 
 
-def test_page_request_equals_trait_and_watch_ablation(widget, tiny_bert):
+def test_page_message_equals_trait_and_watch_ablation(widget, tiny_bert):
     runner = get_runner(tiny_bert)
     ab = Ablation.heads({(0, 1): 0.5}) | Ablation.layers([1], mode="uniform")
-    reply, buffers = widget.answer({"what": "apply", "seq": 1, "ablation": ab.to_dict(), "mode": "uniform"})
-    assert buffers == [] and reply["seq"] == 1 and reply["ablation"] == ab.to_dict()
-    assert widget.ablation == ab.to_dict() and widget.mode == "uniform"
+    _page(widget, 1, ab.to_dict(), mode="uniform")
+    assert widget._payload["seq"] == 1 and widget._payload["ablation"] == ab.to_dict()
+    assert widget.ablation == ab and widget.mode == "uniform"
     direct = watch_ablation(runner, TEXTS, ab, text_pairs=PAIRS)
     assert _after(widget) == pytest.approx(direct.frame["after"].tolist(), abs=1e-7)
 
 
 def test_selected_head_map_shows_the_ablation(widget):
     widget.layer, widget.head = 1, 3
-    before = _decode(widget._heatmap["before"])
-    assert widget._heatmap["key"] == "self/0/1/3"
-    np.testing.assert_allclose(before, widget.result.before[0].attention[1, 3])
+    before = _map(widget, "before")
+    assert widget._payload["map"]["key"] == "self/0/1/3"
+    np.testing.assert_allclose(before, widget.watch_result.before[0].attention[1, 3])
     widget.ablation = Ablation.heads({(1, 3): "uniform"})
-    after = _decode(widget._heatmap["after"])
+    after = _map(widget, "after")
     n = after.shape[0]
     np.testing.assert_allclose(after, np.full((n, n), 1 / n), rtol=1e-6)
-    np.testing.assert_allclose(_decode(widget._heatmap["before"]), before)  # before stays the clean map
+    np.testing.assert_allclose(after, widget.result.attention[1, 3])  # .result is the ablated run shown
+    np.testing.assert_allclose(_map(widget, "before"), before)  # before stays the clean map
     widget.item = 1
-    assert widget._heatmap["key"] == "self/1/1/3"
-    assert widget._heatmap["queries"] == widget.result.after[1].tokens
+    assert widget._payload["map"]["key"] == "self/1/1/3"
+    assert widget._payload["map"]["queries"] == widget.result.tokens == widget.watch_result.after[1].tokens
 
 
 def test_reset_restores_the_clean_numbers_without_a_forward_pass(widget, tiny_bert):
@@ -83,47 +98,110 @@ def test_reset_restores_the_clean_numbers_without_a_forward_pass(widget, tiny_be
     assert _after(widget) != pytest.approx(clean)
     n = runner.n_forward
     widget.reset()
-    assert widget.ablation == {"edits": []}
+    assert widget.ablation == Ablation() and not widget.ablation
     assert _after(widget) == pytest.approx(clean)
     assert runner.n_forward == n, "the clean run is cached"
 
 
-def test_stale_requests_are_dropped_without_running(widget, tiny_bert):
+def test_stale_messages_are_dropped_without_running(widget, tiny_bert):
     runner = get_runner(tiny_bert)
-    widget.answer({"what": "apply", "seq": 20, "ablation": Ablation.heads({(0, 0): "zero"}).to_dict()})
-    applied, output, n = dict(widget.ablation), dict(widget._output), runner.n_forward
-    for seq in (5, 20):  # older, and the same one again
-        reply, _ = widget.answer({"what": "apply", "seq": seq, "ablation": Ablation.layers([1]).to_dict()})
-        assert reply == {"stale": True, "seq": seq, "latest": 20}
-    assert widget.ablation == applied and widget._output == output and runner.n_forward == n
-    reply, _ = widget.answer({"what": "apply", "seq": 21, "ablation": {"edits": []}})
-    assert "stale" not in reply and widget.ablation == {"edits": []}
+    _page(widget, 20, Ablation.heads({(0, 0): "zero"}).to_dict())
+    applied, payload, n = widget.ablation, dict(widget._payload), runner.n_forward
+    for seq in (5, 20):  # older, and the same one again: the update for 20 answers them
+        _page(widget, seq, Ablation.layers([1]).to_dict())
+    assert widget.ablation == applied and widget._payload == payload and runner.n_forward == n
+    _page(widget, 21, {"edits": []})
+    assert widget._payload["seq"] == 21 and widget.ablation == Ablation()
 
 
-def test_page_messages_get_replies_and_errors(widget, monkeypatch, tiny_bert):
-    sent: list[dict] = []
-    monkeypatch.setattr(widget, "send", lambda content, buffers=None: sent.append(content))
+def test_page_messages_are_answered_by_state_and_errors(widget, tiny_bert):
     clean = _after(widget)
-    widget._on_msg(widget, {"type": "request", "id": 7, "what": "apply", "seq": 3,
-                            "ablation": {"edits": [{"stack": "self", "layer": 5, "head": 0, "mode": "zero"}]}}, [])
-    assert sent[-1]["id"] == 7 and "layer 5 does not exist" in sent[-1]["error"]
-    assert "layer 5 does not exist" in widget._error and widget.ablation == {"edits": []}
+    _page(widget, 3, {"edits": [{"stack": "self", "layer": 5, "head": 0, "mode": "zero"}]})
+    assert "layer 5 does not exist" in widget._error and widget.ablation == Ablation()
+    assert widget._payload["seq"] == 3 and widget._payload["ablation"] == {"edits": []}, "answered, numbers kept"
     # a page may leave out the scale of a zero edit: the head is still removed (it used to run as scale 1, no edit)
-    widget._on_msg(widget, {"type": "request", "id": 8, "what": "apply", "seq": 4,
-                            "ablation": {"edits": [{"stack": "self", "layer": 0, "head": 2, "mode": "zero"}]}}, [])
-    assert sent[-1]["id"] == 8 and "error" not in sent[-1] and widget._error == ""
-    assert widget.ablation == Ablation.heads({(0, 2): "zero"}).to_dict()
-    assert widget.ablation["edits"][0]["scale"] == 0.0
+    _page(widget, 4, {"edits": [{"stack": "self", "layer": 0, "head": 2, "mode": "zero"}]})
+    assert widget._error == "" and widget._payload["seq"] == 4
+    assert widget.ablation == Ablation.heads({(0, 2): "zero"})
+    assert widget.ablation.edits[0].scale == 0.0
     direct = watch_ablation(get_runner(tiny_bert), TEXTS, Ablation.heads({(0, 2): "zero"}), text_pairs=PAIRS)
     assert _after(widget) == pytest.approx(direct.frame["after"].tolist(), abs=1e-7)
     assert _after(widget) != pytest.approx(clean)
-    assert not widget.result.after[0].attention[0, 2].any()
+    assert not widget.result.attention[0, 2].any()
+
+
+def _counting(monkeypatch) -> dict[str, int]:
+    """Count Ablation constructions and dict parses (from_dict) from now on."""
+    counts = {"constructed": 0, "from_dict": 0}
+    post_init, from_dict = Ablation.__post_init__, Ablation.from_dict.__func__
+
+    def counted_post_init(self):
+        counts["constructed"] += 1
+        post_init(self)
+
+    def counted_from_dict(cls, *args, **kwargs):
+        counts["from_dict"] += 1
+        return from_dict(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Ablation, "__post_init__", counted_post_init)
+    monkeypatch.setattr(Ablation, "from_dict", classmethod(counted_from_dict))
+    return counts
+
+
+def _sent(widget, monkeypatch) -> list[dict]:
+    """Every comm message the kernel sends the page from now on (state updates and custom messages)."""
+    sent: list[dict] = []
+    monkeypatch.setattr(widget.comm, "send", lambda data=None, metadata=None, buffers=None: sent.append(data))
+    return sent
+
+
+@pytest.mark.parametrize("mode", ["zero", "uniform"])
+def test_a_click_is_one_conversion_and_one_message_back(widget, monkeypatch, mode):
+    """One page message: the ablation is read into an Ablation once, the model runs once, and the page gets exactly
+    one message back, a state update carrying the new state and the numbers together (no reply beside it)."""
+    runs: list = []
+    rerun = widget._rerun
+    monkeypatch.setattr(widget, "_rerun", lambda: (runs.append(1), rerun()))
+    ablation = remode(Ablation.heads({(1, 2): "zero"}) | Ablation.layers([0]), mode)  # what the page's menu sends
+    counts = _counting(monkeypatch)
+    sent = _sent(widget, monkeypatch)
+    _page(widget, 7, ablation, mode=mode)
+    assert counts == {"constructed": 1, "from_dict": 1}, "one conversion: dict -> Ablation, once"
+    assert len(runs) == 1, "one run"
+    assert len(sent) == 1 and sent[0]["method"] == "update", f"one state update and nothing else: {sent}"
+    state = sent[0]["state"]
+    assert state["ablation"] == ablation and state["_payload"]["ablation"] == ablation
+    assert state["_payload"]["seq"] == 7 and state.get("_error", "") == ""
+    assert state["_payload"]["rows"] == widget._payload["rows"] and _after(widget) != [
+        r["before"] for r in widget._payload["rows"]]
+    assert (state.get("mode") == mode) == (mode != "zero"), "mode is sent when it changed"
+
+
+def test_a_failing_message_is_answered_by_one_update_too(widget, monkeypatch):
+    counts = _counting(monkeypatch)
+    sent = _sent(widget, monkeypatch)
+    _page(widget, 9, {"edits": [{"stack": "self", "layer": 7, "head": 0, "mode": "zero"}]})
+    assert counts["from_dict"] == 1 and len(sent) == 1
+    assert "layer 7 does not exist" in sent[0]["state"]["_error"] and sent[0]["state"]["_payload"]["seq"] == 9
+    assert "ablation" not in sent[0]["state"], "the state did not change"
+
+
+def test_setting_the_state_in_python_updates_the_page(widget, monkeypatch):
+    ablation = Ablation.heads({(0, 1): 0.5})
+    counts = _counting(monkeypatch)
+    sent = _sent(widget, monkeypatch)
+    widget.ablation = ablation
+    assert counts == {"constructed": 0, "from_dict": 0}, "an Ablation is checked, never converted"
+    updates = [m["state"] for m in sent if m["method"] == "update"]
+    assert {"ablation": ablation.to_dict()} in updates
+    assert any("_payload" in u and u["_payload"]["ablation"] == widget.ablation.to_dict() for u in updates)
+    assert [u["_running"] for u in updates if "_running" in u] == [True, False], "the page shows running…"
 
 
 def test_mode_switches_disabled_heads_and_keeps_scales(widget):
     widget.ablation = Ablation.heads({(0, 1): "zero", (1, 0): 0.25}) | Ablation.layers([1])
     widget.mode = "uniform"
-    modes = {(e["layer"], e["head"]): (e["mode"], e["scale"]) for e in widget.ablation["edits"]}
+    modes = {(e["layer"], e["head"]): (e["mode"], e["scale"]) for e in widget.ablation.to_dict()["edits"]}
     assert modes == {(0, 1): ("uniform", 1.0), (1, None): ("uniform", 1.0), (1, 0): ("scale", 0.25)}
     assert remode({"edits": []}, "mean") == {"edits": []}
     with pytest.raises(ValueError, match="unknown mode"):
@@ -141,21 +219,21 @@ def test_mean_reference_is_computed_once_lazily(tiny_bert):
     assert ref is not None and ref.n_texts == len(TEXTS) + len(PAIRS)
     w.ablation = remode(Ablation.layers([1]).to_dict(), "mean")
     assert w._reference is ref
-    assert w.spec.reference is ref
+    assert w.ablation.reference is ref and w.spec is w.ablation
 
 
 def test_ranking_and_callable_watch(tiny_bert):
     w = aw.AblationWidget(TEXTS, query="A person plays music.", model=tiny_bert)
-    assert w._output["kind"] == "ranking"
-    assert {r["name"] for r in w._output["rows"]} == {"cosine", "rank"}
+    assert w._payload["output"] == "ranking"
+    assert {r["name"] for r in w._payload["rows"]} == {"cosine", "rank"}
 
     def tokens(result):
         return {"first attention": float(result.attention[0, 0, 0, 0])}
 
-    w = aw.AblationWidget(TEXTS, kind=tokens, model=tiny_bert)
+    w = aw.AblationWidget(TEXTS, watch=tokens, model=tiny_bert)
     w.ablation = Ablation.heads({(0, 0): "zero"})
-    assert w._output["kind"] == "callable" and _after(w) == [0.0, 0.0]
-    assert "tokens(result)" in w._meta["watch"]
+    assert w._payload["output"] == "callable" and _after(w) == [0.0, 0.0]
+    assert "tokens(result)" in w._payload["watch"]
 
 
 def test_errors_in_a_run_show_in_the_widget_and_clear_after(tiny_bert):
@@ -164,7 +242,7 @@ def test_errors_in_a_run_show_in_the_widget_and_clear_after(tiny_bert):
             raise RuntimeError("boom: this watcher fails on ablated runs")
         return 1.0
 
-    w = aw.AblationWidget(TEXTS, kind=fragile, model=tiny_bert)
+    w = aw.AblationWidget(TEXTS, watch=fragile, model=tiny_bert)
     with pytest.raises(RuntimeError, match="boom"):
         w.ablation = Ablation.heads({(0, 0): "zero"})
     assert w._error == "RuntimeError: boom: this watcher fails on ablated runs"
@@ -180,8 +258,8 @@ def test_bad_input_fails_clearly(tiny_bert, widget):
         aw.AblationWidget(TEXTS, model=tiny_bert, colour="red")
     with pytest.raises(ValueError, match="one second sentence per text"):
         aw.AblationWidget(TEXTS, text_pairs=PAIRS[:1], model=tiny_bert)
-    with pytest.raises(ValueError, match="unknown kind"):
-        aw.AblationWidget(TEXTS, kind="accuracy", model=tiny_bert)
+    with pytest.raises(ValueError, match="unknown watch"):
+        aw.AblationWidget(TEXTS, watch="accuracy", model=tiny_bert)
     with pytest.raises(ValueError, match="texts is empty"):
         aw.AblationWidget([], model=tiny_bert)
     with pytest.raises(ValueError, match="reference"):
@@ -194,25 +272,68 @@ def test_bad_input_fails_clearly(tiny_bert, widget):
         widget.ablation = {"edits": [{"stack": "self", "layer": 0, "head": 0, "mode": "half"}]}
     with pytest.raises(traitlets.TraitError, match="unknown mode"):
         widget.mode = "scale"
-    with pytest.raises(traitlets.TraitError, match="out of range"):
+    with pytest.raises(traitlets.TraitError, match="invalid ablation"):
+        widget.ablation = [(0, 0)]
+    with pytest.raises(traitlets.TraitError, match="unknown mode"):
+        widget.mode = "scale"
+    # layer and head are checked by attnwidgets.viewdata.checks, with its text, as in every view
+    with pytest.raises(traitlets.TraitError, match=r"head 4 is out of range: each layer has 4 heads \(0..3\)$"):
         widget.head = 4
-    with pytest.raises(traitlets.TraitError, match="unknown stack"):
-        widget.stack = "cross"
-    assert widget.ablation == {"edits": []} and widget.head == 0
+    with pytest.raises(traitlets.TraitError, match=r"head -1 is out of range"):
+        widget.head = -1
+    with pytest.raises(traitlets.TraitError, match=r"layer 2 is out of range: there are 2 layers \(0..1\)"):
+        widget.layer = 2
+    with pytest.raises(traitlets.TraitError, match="item 2 is out of range"):
+        widget.item = 2
+    with pytest.raises(traitlets.TraitError, match="no 'cross' attention"):
+        widget.kind = "cross"
+    with pytest.raises(traitlets.TraitError, match="unknown colormap"):
+        widget.colormap = "rainbow"
+    assert widget.ablation == Ablation() and widget.head == 0 and widget.kind == "self"
 
 
 def test_encoder_decoder_grid_per_stack(tiny_bart):
     w = aw.AblationWidget(["The cat sat on the mat."], model=tiny_bart)
-    assert w.stack == "encoder" and set(w._meta["stacks"]) == {"encoder", "decoder", "cross"}
+    assert w.kind == "encoder" and set(w._payload["stacks"]) == {"encoder", "decoder", "cross"}
     w.ablation = Ablation.heads({(1, 2): "zero"}, stack="cross")
-    w.stack, w.layer, w.head = "cross", 1, 2
-    assert w._heatmap["key"] == "cross/0/1/2"
-    assert not _decode(w._heatmap["after"]).any(), "a zeroed cross-attention head shows an empty map"
+    w.kind, w.layer, w.head = "cross", 1, 2
+    assert w._payload["map"]["key"] == "cross/0/1/2"
+    assert not _map(w, "after").any(), "a zeroed cross-attention head shows an empty map"
+    w.kind = "self"  # "self" names an encoder-decoder's encoder, as in every view
+    assert w.kind == "encoder" and w._payload["map"]["key"] == "encoder/0/1/2"
+
+
+def test_old_names_still_work_with_a_deprecation_warning(tiny_bert, tiny_bart):
+    def first(result):
+        return float(result.attention[0, 0, 0, 0])
+
+    with pytest.warns(DeprecationWarning, match="watch="):
+        w = aw.AblationWidget(TEXTS[:1], kind=first, model=tiny_bert)
+    assert w.kind == "self" and "first(result)" in w._payload["watch"] and w._payload["output"] == "callable"
+    with pytest.warns(DeprecationWarning, match="watch="):
+        w = aw.AblationWidget(TEXTS[:1], kind="drift", model=tiny_bert)
+    assert w.kind == "self" and w._payload["output"] == "drift"
+    with pytest.warns(DeprecationWarning, match="kind=") as caught:
+        w = aw.AblationWidget(["The cat sat."], stack="cross", kind="drift", model=tiny_bart)
+    assert w.kind == "cross" and w._payload["output"] == "drift" and len(caught) == 2
+    with pytest.warns(DeprecationWarning, match="now AblationWidget.kind"):
+        assert w.stack == "cross"
+    with pytest.warns(DeprecationWarning):
+        w.stack = "decoder"
+    assert w.kind == "decoder"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aw.AblationWidget(TEXTS[:1], kind="self", watch="drift", model=tiny_bert)  # the new names do not warn
+    with pytest.raises(TypeError, match="once"), pytest.warns(DeprecationWarning):
+        aw.AblationWidget(TEXTS[:1], kind="drift", watch="pairs", model=tiny_bert)
+    with pytest.raises(TypeError, match="once"), pytest.warns(DeprecationWarning):
+        aw.AblationWidget(TEXTS[:1], kind="self", stack="self", model=tiny_bert)
 
 
 def test_bundled_model_default_texts_and_static_twin(bundled):
     w = aw.AblationWidget()  # three shipped similarity pairs, the bundled model
-    assert w._meta["stacks"] == {"self": [6, 12]} and len(w._output["rows"]) == 3
+    assert w._payload["stacks"] == {"self": [6, 12]} and len(w._payload["rows"]) == 3
+    assert isinstance(w.result, aw.AttentionResult) and isinstance(w.watch_result, WatchResult)
     w.ablation = Ablation.layers([5])
     fig = aw.plot_ablation_panel(w)
     assert "5=zero" in fig.axes[0].get_title()

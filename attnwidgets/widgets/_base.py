@@ -11,7 +11,6 @@ import anywidget
 import traitlets
 
 from ..viewdata.wire import bundle_text
-from ..viewdata.wire import pack as pack  # re-exported: widgets/ablation.py imports it from here
 
 _DEFAULT_THEME = "light"
 THEMES = ("light", "lecture")

@@ -1,36 +1,50 @@
 """AblationWidget: disable or scale heads and layers and watch an output change, live (front end: js/src/ablation.ts).
 
 The one widget that takes a model rather than a result: every change re-runs it. The torch work stays in the runner
-(:func:`attnwidgets.runner.watch.watch_ablation`, which recomputes only the layers at and above the first edited one);
-this module holds the state, the request handling and the payloads.
+(:func:`attnwidgets.studies.watch.watch_ablation`, which recomputes only the layers at and above the first edited one);
+this module holds the state and turns it into what the page draws.
 
-How a change travels. A click or (debounced) slider move in the page sends one ``apply`` request with the whole
-ablation and a sequence number. The kernel runs it on the comm message and answers; while one request is in flight
-the page sends nothing more and remembers only its latest state, which it sends when the answer arrives, so no
-backlog can build up. The kernel also drops a request older than one it has already applied (two views of one
-widget). Setting ``ablation`` (or ``mode``) from Python re-runs the same way and redraws the page.
+State and how a change travels. ``ablation`` (an :class:`~attnwidgets.runner.ablation.Ablation`), ``mode``,
+``kind``, ``layer``, ``head`` and ``item`` are state: Python reads and sets them, and setting ``ablation`` or ``mode``
+re-runs the model. ``_payload`` is what the page draws (the watched numbers, the selected head's maps, the ablation
+those numbers belong to and the last page message answered). A click or (debounced) slider move in the page sends
+one ``{"type": "apply", seq, ablation, mode}`` message; the kernel turns the ablation into an ``Ablation`` once, sets
+the state, re-runs, and the page gets one state update (``ablation``, ``mode``, ``_payload``, ``_error`` together)
+and nothing else: there is no reply to reconcile with it. While one message is unanswered the page sends nothing more
+and remembers only its latest state, which it sends when the update arrives, so no backlog can build up. The kernel
+drops a message older than one it has already applied (two views of one widget).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import traitlets
 
 from ..result import AttentionResult
-from ._base import AttnWidget, pack
+from ..viewdata.checks import KINDS, check_head, check_int, check_layer
+from ..viewdata.wire import pack
+from ._base import AttnWidget
+
+if TYPE_CHECKING:
+    from ..runner.ablation import Ablation
 
 __all__ = ["AblationWidget", "remode"]
 
 DISABLE_MODES = ("zero", "uniform", "mean")
+#: What ``watch=`` may name (or a callable ``fn(result) -> float | dict``).
+WATCHES = ("auto", "mlm", "probs", "pairs", "ranking", "drift")
+COLORMAPS = ("", "blues", "viridis", "cividis", "greys", "reds")
 
 
-def remode(ablation: dict[str, Any], mode: str) -> dict[str, Any]:
-    """The ablation dict with every disabled head or layer switched to ``mode``; scaled heads keep their scale.
+def remode(ablation: Any, mode: str) -> dict[str, Any]:
+    """The ablation (a dict or an ``Ablation``) as a dict with every disabled head or layer switched to ``mode``;
+    scaled heads keep their scale.
 
     Examples
     --------
@@ -41,6 +55,8 @@ def remode(ablation: dict[str, Any], mode: str) -> dict[str, Any]:
     """
     if mode not in DISABLE_MODES:
         raise ValueError(f"unknown mode {mode!r}: use 'zero', 'uniform' or 'mean'")
+    if hasattr(ablation, "to_dict"):
+        ablation = ablation.to_dict()
     edits = []
     for e in ablation.get("edits", []):
         if e.get("mode") in DISABLE_MODES:
@@ -49,15 +65,18 @@ def remode(ablation: dict[str, Any], mode: str) -> dict[str, Any]:
     return {"edits": edits}
 
 
-class _AblationTrait(traitlets.Dict):
-    """A Dict trait that also accepts an :class:`~attnwidgets.runner.ablation.Ablation` (stored as its dict form)."""
+class _AblationTrait(traitlets.TraitType[Any, Any]):
+    """An :class:`~attnwidgets.runner.ablation.Ablation`; a dict in :meth:`Ablation.to_dict` form (or None) is turned
+    into one here, once, by the widget (which knows the model and the mean reference)."""
+
+    info_text = "an Ablation or its dict form {'edits': [{stack, layer, head, mode, scale}, ...]}"
 
     def validate(self, obj: Any, value: Any) -> Any:
-        if value is None:
-            value = {"edits": []}
-        if hasattr(value, "to_dict") and hasattr(value, "edits"):
-            value = value.to_dict()
-        return super().validate(obj, value)
+        return obj._to_ablation(value)
+
+
+def _ablation_json(ablation: Any, _widget: Any) -> dict[str, Any]:
+    return ablation.to_dict()
 
 
 def _jsonable(v: Any) -> Any:
@@ -68,6 +87,14 @@ def _jsonable(v: Any) -> Any:
     except (TypeError, ValueError):
         return str(v)
     return None if not np.isfinite(f) else f
+
+
+def _trait_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args)``, its TypeError or ValueError re-raised as a TraitError with the same text."""
+    try:
+        return fn(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        raise traitlets.TraitError(str(exc)) from exc
 
 
 class AblationWidget(AttnWidget):
@@ -81,15 +108,17 @@ class AblationWidget(AttnWidget):
     Parameters
     ----------
     texts : list of str, optional
-        What is run. For sentence pairs, the first sentence of each; for a ranking, the candidates. Default: three
-        pairs of the shipped similarity set (:func:`attnwidgets.data.tasks.load_sts_pairs`).
+        What is shown: the texts run clean and ablated. For sentence pairs, the first sentence of each; for a
+        ranking, the candidates. Default: three pairs of the shipped similarity set
+        (:func:`attnwidgets.data.labelled.load_sts_pairs`). (Texts, not a result: every change re-runs the model.)
     text_pairs : list of str, optional
         Second sentences: watch the cosine similarity of each pair's pooled embeddings.
     query : str, optional
         Watch the ranking of ``texts`` against this query.
-    kind : str or callable
-        "auto" (pairs / ranking / MLM top-k / class probabilities / embedding drift, by what is given and what the
-        model has), one of those names, or ``fn(result) -> float | dict`` evaluated before and after on each text.
+    watch : str or callable
+        The watched output: "auto" (pairs / ranking / MLM top-k / class probabilities / embedding drift, by what is
+        given and what the model has), one of those names, or ``fn(result) -> float | dict`` evaluated before and
+        after on each text.
     model : str or Runner, optional
         Hub id, local folder or runner; the bundled all-MiniLM-L6-v2 by default.
     reference : "corpus", "texts" or MeanPattern
@@ -97,26 +126,36 @@ class AblationWidget(AttnWidget):
         Computed once, the first time "mean" is used.
     k : int
         Top-k for masked-LM predictions.
-    ablation, layer, head, mode, stack, item, theme
-        Initial trait values (see the traits).
+    ablation, kind, layer, head, mode, item, colormap, theme
+        Initial trait values (see the traits). ``kind`` is the attention stack, as in every view; ``stack=`` and
+        ``kind=<watched output>`` still work, with a DeprecationWarning, until the next release.
 
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> w = aw.AblationWidget(texts=["A man plays the guitar."], text_pairs=["A man is playing a guitar."])
+    >>> w = aw.AblationWidget(["A man plays the guitar."], text_pairs=["A man is playing a guitar."])
     >>> w.ablation = aw.Ablation.heads({(5, 3): "zero"})
-    >>> list(w.frame.columns)
-    ['item', 'name', 'before', 'after', 'delta']
+    >>> list(w.frame.columns), w.result.ablation
+    (['item', 'name', 'before', 'after', 'delta'], Ablation(5.3=zero))
     >>> w.reset(); w.ablation
-    {'edits': []}
+    Ablation()
     """
 
     _bundle = "ablation"
 
-    ablation = _AblationTrait({"edits": []}).tag(sync=True)
-    """dict, default ``{"edits": []}``: what is ablated, in :meth:`Ablation.to_dict` form (an ``Ablation`` may be
-    assigned too). Two-way: the page's toggles, layer buttons and slider set it (and re-run the model); setting it
-    here re-runs the model and redraws the grid. Invalid layers or heads raise a TraitError."""
+    ablation = _AblationTrait().tag(sync=True, to_json=_ablation_json)
+    """Ablation, default ``Ablation()`` (nothing edited): what is ablated. A dict in :meth:`Ablation.to_dict` form
+    may be assigned too; it is read as an ``Ablation`` once, here. The page's toggles, layer buttons and slider set
+    it; setting it here re-runs the model and redraws the grid. Invalid layers or heads raise a TraitError."""
+
+    mode = traitlets.Unicode("zero").tag(sync=True)
+    """str, default "zero": how a disabled head is replaced: "zero" (output removed), "uniform" (1/n over the valid
+    keys) or "mean" (its mean pattern over ``reference``). Changing it switches every disabled head and layer to the
+    new mode and re-runs; scaled heads keep their scale. The page's menu sets it."""
+
+    kind = traitlets.Unicode("self").tag(sync=True)
+    """str, default "self" ("encoder" for encoder-decoders): the attention stack the grid edits and the maps show;
+    "encoder", "decoder" or "cross" for encoder-decoders (a menu in the page)."""
 
     layer = traitlets.Int(0).tag(sync=True)
     """int, default 0: the selected head's layer (outlined in the grid; the slider and the maps are for it)."""
@@ -124,30 +163,22 @@ class AblationWidget(AttnWidget):
     head = traitlets.Int(0).tag(sync=True)
     """int, default 0: the selected head. Two-way like ``layer``: clicking a cell selects it."""
 
-    mode = traitlets.Unicode("zero").tag(sync=True)
-    """str, default "zero": how a disabled head is replaced: "zero" (output removed), "uniform" (1/n over the valid
-    keys) or "mean" (its mean pattern over ``reference``). Changing it switches every disabled head and layer to the
-    new mode and re-runs; scaled heads keep their scale. The page's menu sets it."""
-
-    stack = traitlets.Unicode("self").tag(sync=True)
-    """str, default "self" ("encoder" for encoder-decoders): which attention the grid edits and the maps show;
-    "encoder", "decoder" or "cross" for encoder-decoders (a menu in the page)."""
-
     item = traitlets.Int(0).tag(sync=True)
     """int, default 0: which text the attention maps show (a menu in the page)."""
 
-    _meta = traitlets.Dict().tag(sync=True)
-    """dict: title, watched kind and its description, [layers, heads] per stack, a short label per text."""
+    colormap = traitlets.Unicode("").tag(sync=True)
+    """str, default "" (the theme's): the colour map of the before/after maps: "blues", "viridis", "cividis",
+    "greys" or "reds"."""
 
-    _output = traitlets.Dict().tag(sync=True)
-    """dict: the latest watched numbers ``{kind, rows: [{item, name, before, after, delta}], ablation, seconds,
-    seq}``: small JSON the page draws as before/after bars."""
-
-    _heatmap = traitlets.Dict().tag(sync=True)
-    """dict: the selected head's map ``{key, queries, keys, before, after}``, both as float32 binary buffers."""
+    _payload = traitlets.Dict().tag(sync=True)
+    """dict: what the page draws: ``{title, watch (its description), stacks ({stack: [layers, heads]}), items
+    (a short label per text), output (the watched kind), rows: [{item, label, name, before, after, delta}],
+    seconds, ablation (the one the rows belong to), seq (the last page message answered), map: {key, queries, keys,
+    before, after}}``; the maps cross as float32 binary buffers, the rest is small JSON."""
 
     _running = traitlets.Bool(False).tag(sync=True)
-    """bool: True while the kernel runs the model (the page shows "running…")."""
+    """bool: True while the kernel runs the model for a change made in Python (the page shows "running…"; for its
+    own changes the page knows it is waiting)."""
 
     def __init__(
         self,
@@ -155,7 +186,7 @@ class AblationWidget(AttnWidget):
         *,
         text_pairs: Sequence[str] | None = None,
         query: str | None = None,
-        kind: str | Callable[[AttentionResult], Any] = "auto",
+        watch: str | Callable[[AttentionResult], Any] = "auto",
         model: Any = None,
         reference: Any = "corpus",
         k: int = 5,
@@ -163,38 +194,38 @@ class AblationWidget(AttnWidget):
     ) -> None:
         from ..runner import get_runner
 
+        watch = _deprecated_names(kwargs, watch)
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single text in a list")
         if texts is None:
             if text_pairs is not None or query is not None:
                 raise ValueError("text_pairs and query need texts= (the first sentences / the candidates)")
-            from ..data.tasks import load_sts_pairs
+            from ..data.labelled import load_sts_pairs
 
             pairs = load_sts_pairs().head(3)
             texts, text_pairs = list(pairs.sentence_a), list(pairs.sentence_b)
         texts = [str(t) for t in texts]
         if not texts:
             raise ValueError("texts is empty: give at least one text to watch")
-        if text_pairs is not None and not isinstance(text_pairs, str) and len(text_pairs) != len(texts):
-            raise ValueError(f"text_pairs needs one second sentence per text: got {len(text_pairs)} for "
-                             f"{len(texts)} texts")
         if isinstance(text_pairs, str):
             raise TypeError("text_pairs must be a list of strings, one per text")
-        if not (callable(kind) or kind in ("auto", "mlm", "probs", "pairs", "ranking", "drift")):
-            raise ValueError(f"unknown kind {kind!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or a "
-                             "callable result -> float | dict")
+        if text_pairs is not None and len(text_pairs) != len(texts):
+            raise ValueError(f"text_pairs needs one second sentence per text: got {len(text_pairs)} for "
+                             f"{len(texts)} texts")
+        if not (callable(watch) or watch in WATCHES):
+            raise ValueError(f"unknown watch {watch!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or "
+                             "a callable result -> float | dict")
         if not (isinstance(reference, str) and reference in ("corpus", "texts")) and not hasattr(reference, "digest"):
             raise ValueError("reference is 'corpus', 'texts' or a MeanPattern from attnwidgets.mean_pattern")
         self._runner = get_runner(model)
         self._texts = texts
         self._pairs = None if text_pairs is None else [str(t) for t in text_pairs]
         self._query = query
-        self._kind = kind
+        self._watch_spec = watch
         self._k = int(k)
         self._reference_spec = reference
         self._reference: Any = None if isinstance(reference, str) else reference
-        self._watch: Any = None
-        self._quiet = False
+        self._watch: Any = None  # the latest WatchResult; None until the first run, at the end of __init__
         self._seq = 0
         info = self._runner.info
         encdec = info.kind == "encoder-decoder"
@@ -202,13 +233,10 @@ class AblationWidget(AttnWidget):
                          "decoder": [info.n_decoder_layers, info.n_decoder_heads],
                          "cross": [info.n_decoder_layers, info.n_decoder_heads]}
                         if encdec else {"self": [info.n_layers, info.n_heads]})
-        kwargs.setdefault("stack", "encoder" if encdec else "self")
-        self._quiet = True  # the first run happens below, once every trait is set
-        try:
-            super().__init__(**kwargs)
-        finally:
-            self._quiet = False
-        self._meta = {
+        kwargs.setdefault("kind", "encoder" if encdec else "self")
+        super().__init__(**kwargs)
+        self.on_msg(self._on_page_message)
+        self._static = {
             "title": info.name,
             "stacks": self._shapes,
             "items": [t if len(t) <= 48 else t[:45] + "..." for t in texts],
@@ -224,16 +252,20 @@ class AblationWidget(AttnWidget):
         return self._runner
 
     @property
-    def spec(self) -> Any:
-        """The current ablation as an :class:`~attnwidgets.runner.ablation.Ablation` (with the mean reference)."""
-        from ..runner.ablation import Ablation
-
-        needs_mean = any(e.get("mode") == "mean" for e in self.ablation.get("edits", []))
-        return Ablation.from_dict(self.ablation, reference=self._mean_reference() if needs_mean else None)
+    def spec(self) -> Ablation:
+        """The current ablation (the same object as :attr:`ablation`)."""
+        return self.ablation  # type: ignore[no-any-return]
 
     @property
-    def result(self) -> Any:
-        """The latest :class:`~attnwidgets.runner.watch.WatchResult` (numbers and before/after results)."""
+    def result(self) -> AttentionResult:
+        """The :class:`~attnwidgets.result.AttentionResult` the "after" map shows: the selected text (``item``) run
+        with the current ablation (its ``.ablation`` says which). The clean run is ``watch_result.before[item]``."""
+        return self._watch.after[self.item]  # type: ignore[no-any-return]
+
+    @property
+    def watch_result(self) -> Any:
+        """The latest :class:`~attnwidgets.studies.watch.WatchResult`: the watched numbers and the before/after
+        results of every text."""
         return self._watch
 
     @property
@@ -241,27 +273,52 @@ class AblationWidget(AttnWidget):
         """The latest watched numbers: ``item``, ``name``, ``before``, ``after``, ``delta``."""
         return self._watch.frame.copy()
 
+    @property
+    def stack(self) -> str:
+        """Deprecated: the attention stack is ``kind``, as in every view."""
+        warnings.warn("AblationWidget.stack is now AblationWidget.kind (the attention stack, as in every view)",
+                      DeprecationWarning, stacklevel=2)
+        return self.kind
+
+    @stack.setter
+    def stack(self, value: str) -> None:
+        warnings.warn("AblationWidget.stack is now AblationWidget.kind (the attention stack, as in every view)",
+                      DeprecationWarning, stacklevel=2)
+        self.kind = value
+
     def reset(self) -> None:
         """Enable every head again (re-runs, which is a cache hit: the clean run is kept)."""
-        self.ablation = {"edits": []}
+        self.ablation = None
 
     # -- validation ----------------------------------------------------------------------------------------------
 
-    @traitlets.validate("ablation")
-    def _valid_ablation(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        from ..runner.ablation import Ablation, MeanPattern
+    def _to_ablation(self, value: Any) -> Ablation:
+        """The one place a page's or a user's ablation becomes an ``Ablation``, checked against the model.
 
-        value = proposal["value"]
-        if not isinstance(value.get("edits", []), list):
-            raise traitlets.TraitError("ablation must look like {'edits': [{stack, layer, head, mode, scale}, ...]}")
+        A dict is parsed once (with the mean reference when it has a "mean" edit: computed the first time); an
+        ``Ablation`` is only checked.
+        """
+        from ..runner.ablation import Ablation
+
         try:
-            # A placeholder reference for checking: the real one is computed only when a run needs it.
-            ab = Ablation.from_dict(value, reference=MeanPattern({}))
-            if hasattr(self, "_runner"):
-                ab.validate(self._runner.info)
+            if value is None:
+                return Ablation()
+            if not isinstance(value, Ablation):
+                if not isinstance(value, Mapping) or not isinstance(value.get("edits", []), list):
+                    raise TypeError("an ablation looks like {'edits': [{stack, layer, head, mode, scale}, ...]} "
+                                    "or is an attnwidgets.Ablation")
+                needs_mean = any(isinstance(e, Mapping) and e.get("mode") == "mean" for e in value["edits"])
+                value = Ablation.from_dict(value, reference=self._mean_reference() if needs_mean else None)
+            value.validate(self._runner.info)
         except (KeyError, TypeError, ValueError) as exc:
             raise traitlets.TraitError(f"invalid ablation: {exc}") from exc
-        return ab.to_dict()
+        return value
+
+    @traitlets.default("ablation")
+    def _default_ablation(self) -> Ablation:
+        from ..runner.ablation import Ablation
+
+        return Ablation()
 
     @traitlets.validate("mode")
     def _valid_mode(self, proposal: dict[str, Any]) -> str:
@@ -269,34 +326,47 @@ class AblationWidget(AttnWidget):
             raise traitlets.TraitError(f"unknown mode {proposal['value']!r}: use 'zero', 'uniform' or 'mean'")
         return str(proposal["value"])
 
-    @traitlets.validate("stack", "layer", "head", "item")
+    @traitlets.validate("colormap")
+    def _valid_colormap(self, proposal: dict[str, Any]) -> str:
+        if proposal["value"] not in COLORMAPS:
+            raise traitlets.TraitError(f"unknown colormap {proposal['value']!r}: use one of {COLORMAPS[1:]} or '' "
+                                       "for the theme's")
+        return str(proposal["value"])
+
+    @traitlets.validate("kind", "layer", "head", "item")
     def _valid_view(self, proposal: dict[str, Any]) -> Any:
-        if not hasattr(self, "_shapes"):
-            return proposal["value"]
         name, value = proposal["trait"].name, proposal["value"]
-        stack = value if name == "stack" else self.stack
-        if stack not in self._shapes:
-            raise traitlets.TraitError(f"unknown stack {stack!r}: this model has {sorted(self._shapes)}")
-        n_layers, n_heads = self._shapes[stack]
-        limits = {"layer": n_layers, "head": n_heads, "item": len(self._texts)}
-        if name in limits and not 0 <= value < limits[name]:
-            raise traitlets.TraitError(f"{name} {value} is out of range: 0..{limits[name] - 1}")
+        if name == "kind":
+            if value == "self" and "encoder" in self._shapes:
+                return "encoder"  # "self" also names an encoder-decoder's encoder, as in every view
+            if value not in self._shapes:
+                raise traitlets.TraitError(f"this model has no {value!r} attention; it has {sorted(self._shapes)}")
+            return value
+        n_layers, n_heads = self._shapes[self.kind]
+        if name == "layer":
+            return _trait_error(check_layer, value, n_layers)
+        if name == "head":
+            return _trait_error(check_head, value, n_heads, allow_mean=False)
+        value = _trait_error(check_int, value, "item")
+        if not 0 <= value < len(self._texts):
+            raise traitlets.TraitError(f"item {value} is out of range: there are {len(self._texts)} texts "
+                                       f"(0..{len(self._texts) - 1})")
         return value
 
     # -- running -------------------------------------------------------------------------------------------------
 
     def _describe(self) -> str:
-        kind = "callable" if callable(self._kind) else self._kind
-        if kind == "auto":
-            kind = "pairs" if self._pairs is not None else "ranking" if self._query is not None else "auto"
+        watch = "callable" if callable(self._watch_spec) else self._watch_spec
+        if watch == "auto":
+            watch = "pairs" if self._pairs is not None else "ranking" if self._query is not None else "auto"
         return {
             "pairs": "cosine similarity of each pair's pooled embeddings",
             "ranking": f"cosine similarity and rank against the query {self._query!r}",
             "mlm": "masked-LM probabilities at each [MASK]",
             "probs": "class probabilities",
             "drift": "cosine of each text's pooled embedding to the clean one",
-            "callable": f"{getattr(self._kind, '__name__', 'fn')}(result) before and after",
-        }.get(kind, "the model's output")
+            "callable": f"{getattr(self._watch_spec, '__name__', 'fn')}(result) before and after",
+        }.get(watch, "the model's output")
 
     def _mean_reference(self) -> Any:
         if self._reference is None:
@@ -312,14 +382,14 @@ class AblationWidget(AttnWidget):
         return self._reference
 
     def _rerun(self) -> None:
-        """Run the current ablation and push the numbers and the selected head's maps to the page."""
-        from ..runner.watch import watch_ablation
+        """Run the current ablation and publish the numbers and the selected head's maps in ``_payload``."""
+        from ..studies.watch import watch_ablation
 
         self._running = True
         try:
             start = time.perf_counter()
-            watch = watch_ablation(self._runner, self._texts, self.spec, kind=self._kind, text_pairs=self._pairs,
-                                   query=self._query, k=self._k)
+            watch = watch_ablation(self._runner, self._texts, self.ablation, kind=self._watch_spec,
+                                   text_pairs=self._pairs, query=self._query, k=self._k)
             seconds = time.perf_counter() - start
         except Exception as exc:
             self._error = f"{type(exc).__name__}: {exc}"
@@ -331,9 +401,8 @@ class AblationWidget(AttnWidget):
                  **{key: _jsonable(r[key]) for key in ("before", "after", "delta")}}
                 for r in watch.to_dict()["rows"]]
         with self.hold_sync():
-            self._output = {"kind": watch.kind, "rows": rows, "ablation": self.ablation, "seconds": seconds,
-                            "seq": self._seq}
-            self._send_heatmap()
+            self._payload = {**self._static, "output": watch.kind, "rows": rows, "seconds": seconds,
+                             "ablation": self.ablation.to_dict(), "seq": self._seq, "map": self._map()}
             self._error = ""
 
     def _label(self, item: str) -> str:
@@ -346,14 +415,12 @@ class AblationWidget(AttnWidget):
             return f"{item}: {self._texts[i]}"
         return item
 
-    def _send_heatmap(self) -> None:
-        if self._watch is None:
-            return
-        kind = self.stack
-        before, queries, keys = self._watch.before[self.item].attention_of(kind)
-        after, _, _ = self._watch.after[self.item].attention_of(kind)
-        self._heatmap = {
-            "key": f"{kind}/{self.item}/{self.layer}/{self.head}",
+    def _map(self) -> dict[str, Any]:
+        """The selected head's map before and after, for the payload."""
+        before, queries, keys = self._watch.before[self.item].attention_of(self.kind)
+        after, _, _ = self._watch.after[self.item].attention_of(self.kind)
+        return {
+            "key": f"{self.kind}/{self.item}/{self.layer}/{self.head}",
             "queries": list(queries),
             "keys": list(keys),
             "before": pack(before[self.layer, self.head]),
@@ -362,48 +429,76 @@ class AblationWidget(AttnWidget):
 
     @traitlets.observe("ablation")
     def _on_ablation(self, _change: dict[str, Any]) -> None:
-        if not self._quiet:
+        if self._watch is not None:  # before the first run (in __init__) there is nothing to redraw
             self._rerun()
 
     @traitlets.observe("mode")
     def _on_mode(self, change: dict[str, Any]) -> None:
-        if self._quiet:
-            return
-        new = remode(self.ablation, change["new"])
-        if new != self.ablation:
+        current = self.ablation.to_dict()
+        new = remode(current, change["new"])
+        if new != current:  # the page sends edits already in the new mode: then there is nothing to do
             self.ablation = new
 
-    @traitlets.observe("layer", "head", "item", "stack")
+    @traitlets.observe("layer", "head", "item", "kind")
     def _on_view(self, change: dict[str, Any]) -> None:
-        if change["name"] == "stack" and not self._quiet:
-            n_layers, n_heads = self._shapes[self.stack]
-            self.layer, self.head = min(self.layer, n_layers - 1), min(self.head, n_heads - 1)
-        if not self._quiet:
-            self._send_heatmap()
+        if self._watch is None:
+            return
+        n_layers, n_heads = self._shapes[self.kind]
+        with self.hold_sync():
+            # A new stack may have fewer layers or heads: clamp the selection; that change draws the map.
+            if self.layer >= n_layers:
+                self.layer = n_layers - 1
+            elif self.head >= n_heads:
+                self.head = n_heads - 1
+            else:
+                self._payload = {**self._payload, "map": self._map()}
 
-    # -- requests from the page ----------------------------------------------------------------------------------
+    # -- messages from the page ----------------------------------------------------------------------------------
 
-    def _handlers(self) -> dict[str, Any]:
-        return {"apply": self._apply_request}
+    def _on_page_message(self, _widget: Any, content: Any, _buffers: list[Any]) -> None:
+        """``{type: "apply", seq, ablation, mode?}``: set the state the page shows; the page hears back through one
+        state update (``ablation``, ``mode``, ``_payload`` with ``seq``, ``_error``), never a separate reply.
 
-    def _apply_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        """``{what: "apply", seq, ablation, mode?}``: set the state the page shows and re-run once.
-
-        A request older than one already applied is answered ``{stale: true}`` without running the model.
+        A message older than one already applied is dropped: the newer one's update answers it.
         """
-        seq = int(req.get("seq", 0))
+        if not isinstance(content, dict) or content.get("type") != "apply":
+            return
+        seq = int(content.get("seq", 0))
         if seq <= self._seq:
-            return {"stale": True, "seq": seq, "latest": self._seq}, []
+            return
         self._seq = seq
-        try:
-            self._quiet = True  # the page already rewrote the edits for a new mode; run once, below
-            if "mode" in req:
-                self.mode = str(req["mode"])
-            self.ablation = req.get("ablation") or {"edits": []}
-        except traitlets.TraitError as exc:
-            self._error = str(exc)
-            raise
-        finally:
-            self._quiet = False
-        self._rerun()
-        return {"seq": seq, "ablation": self.ablation, "seconds": self._output["seconds"]}, []
+        with self.hold_sync():
+            try:
+                self.ablation = self._to_ablation(content.get("ablation"))  # the one conversion; the trait only checks
+                if "mode" in content:
+                    self.mode = str(content["mode"])
+            except traitlets.TraitError as exc:
+                self._error = str(exc)
+            except Exception:  # a failing run has written its error to _error already; the page shows it
+                pass
+            self._payload = {**self._payload, "seq": seq}
+
+
+def _deprecated_names(kwargs: dict[str, Any], watch: Any) -> Any:
+    """Map the old ``stack=`` (now ``kind``) and ``kind=<watched output>`` (now ``watch``) onto the new names, with a
+    DeprecationWarning; returns the watched output."""
+    if "stack" in kwargs:
+        warnings.warn("AblationWidget(stack=...) is now AblationWidget(kind=...): kind is the attention stack, as in "
+                      "every view", DeprecationWarning, stacklevel=3)
+        stack = kwargs.pop("stack")
+        if "kind" in kwargs and kwargs["kind"] in KINDS:
+            raise TypeError("give the attention stack once, as kind= (stack= is its old name)")
+        if "kind" in kwargs:
+            watch = _old_kind(kwargs.pop("kind"), watch)
+        kwargs["kind"] = stack
+    if "kind" in kwargs and (callable(kwargs["kind"]) or kwargs["kind"] not in KINDS):
+        watch = _old_kind(kwargs.pop("kind"), watch)
+    return watch
+
+
+def _old_kind(value: Any, watch: Any) -> Any:
+    warnings.warn(f"AblationWidget(kind={getattr(value, '__name__', value)!r}) names the watched output: that is now "
+                  "watch=; kind is the attention stack, as in every view", DeprecationWarning, stacklevel=4)
+    if watch != "auto":
+        raise TypeError("give the watched output once, as watch= (kind= was its old name)")
+    return value

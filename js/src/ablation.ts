@@ -1,7 +1,9 @@
 // AblationWidget: a layers x heads grid of toggles, a scale slider and a mode menu that re-run the model in the
 // kernel, and a panel with the watched numbers before/after and the selected head's map before/after.
-// Mirrors attnwidgets/widgets/ablation.py. One "apply" request is in flight at a time: changes made meanwhile only
-// update the page's latest state, sent when the answer arrives, so the kernel never gets a backlog.
+// Mirrors attnwidgets/widgets/ablation.py. A change made here goes up as one "apply" message and comes back as one
+// state update (ablation, mode, _payload with the message's seq, _error): the page draws only from model state. One
+// message is unanswered at a time: changes made meanwhile only update the page's latest state, sent when the update
+// arrives, so the kernel never gets a backlog.
 
 import {
   type AblationDict,
@@ -20,12 +22,13 @@ import {
   withMode,
 } from "./shared/ablation_state";
 import { type Packed, decode, maxOf } from "./shared/buffers";
+import type { ColorMapName } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawMatrix, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
-import { Requester } from "./shared/requests";
-import { applyTheme, injectCss, theme } from "./shared/theme";
+import { applyTheme, theme } from "./shared/theme";
+import { widgetShell } from "./shared/widget_shell";
 
 export interface OutputRow {
   item: string;
@@ -38,18 +41,31 @@ export interface OutputRow {
 
 /** Python traits of AblationWidget (attnwidgets/widgets/ablation.py). */
 export interface AblationTraits {
-  ablation: AblationDict;
+  ablation: AblationDict; // Python holds an Ablation; it syncs as its dict form
+  mode: string; // "zero" | "uniform" | "mean"
+  kind: string; // the attention stack: "self", or "encoder" / "decoder" / "cross"
   layer: number;
   head: number;
-  mode: string; // "zero" | "uniform" | "mean"
-  stack: string; // "self", or "encoder" / "decoder" / "cross"
   item: number;
+  colormap: string; // "" = the theme's
   theme: string;
-  _meta: { title: string; stacks: Record<string, [number, number]>; items: string[]; watch: string };
-  _output: { kind: string; rows: OutputRow[]; ablation: AblationDict; seconds: number; seq: number };
-  _heatmap: { key: string; queries: string[]; keys: string[]; before: Packed; after: Packed };
+  _payload: Payload;
   _running: boolean;
   _error: string;
+}
+
+/** What the page draws, all of it computed in Python (AblationWidget._payload). */
+export interface Payload {
+  title: string;
+  watch: string; // what is watched, in words
+  stacks: Record<string, [number, number]>; // [layers, heads] per stack
+  items: string[]; // a short label per text
+  output: string; // the watched kind: "pairs", "ranking", ...
+  rows: OutputRow[];
+  seconds: number;
+  ablation: AblationDict; // the ablation the rows belong to
+  seq: number; // the last "apply" message answered
+  map: { key: string; queries: string[]; keys: string[]; before: Packed; after: Packed };
 }
 
 export const DEBOUNCE_MS = 150;
@@ -91,31 +107,21 @@ const CSS = `
 .aw-abl-status[data-state=running] { color: var(--aw-accent); }
 `;
 
-let cssDone = false;
-function injectAblationCss(): void {
-  if (cssDone || typeof document === "undefined") return;
-  cssDone = true;
-  document.head.append(h("style", { text: CSS }));
-}
-
 let seqCounter = 0;
-/** Increasing across every view in the page, so the kernel can drop an older request. */
-function nextSeq(): number {
+/** Increasing across every view in the page, and above any seq already answered, so the kernel can drop an older
+ * message (two views of one widget) and never drops this page's newest. */
+function nextSeq(answered: number): number {
   seqCounter = (seqCounter + 1) % 1000;
-  return Date.now() * 1000 + seqCounter;
+  return Math.max(Date.now() * 1000 + seqCounter, answered + 1);
 }
 
 function render({ model, el }: RenderProps<AblationTraits>): () => void {
-  injectCss();
-  injectAblationCss();
-  const cleanups: Array<() => void> = [];
-  const requester = new Requester(model);
-  const root = h("div", { className: "aw-root aw-ablation" });
-  el.append(root);
+  const shell = widgetShell(model, el, "aw-ablation");
+  const { root, title, bar, errorBox, cleanups } = shell;
+  // The widget's own styles travel inside its root (a shadow root, as marimo uses, sees them too).
+  root.append(h("style", { text: CSS }));
+  errorBox.dataset.testid = "error";
 
-  const title = h("div", { className: "aw-title" });
-  const bar = h("div", { className: "aw-bar" });
-  const errorBox = h("div", { className: "aw-error", role: "alert", "data-testid": "error" });
   const grid = h("div", { className: "aw-abl-grid", "data-testid": "grid" });
   const slider = h("input", {
     type: "range",
@@ -193,29 +199,25 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     ),
   );
 
-  // What the page shows; the kernel catches up one request at a time.
+  // What the page shows; the kernel catches up one message at a time. `sent` is the seq of the unanswered "apply"
+  // message (0: none): the state update whose _payload.seq reaches it answers it, with the state Python kept.
   let want: AblationDict = canonical(model.get("ablation"));
   let mode = model.get("mode");
-  let inflight = false;
+  let sent = 0;
+  let sentAt = 0;
   let dirty = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let roundtrip = Number.NaN;
-  let requestError = "";
 
-  const showError = () => {
-    const msg = requestError || model.get("_error");
-    errorBox.textContent = msg;
-    errorBox.style.display = msg ? "block" : "none";
-  };
-
-  const stackShape = (): [number, number] => model.get("_meta").stacks?.[model.get("stack")] ?? [0, 0];
-  const idle = () => !inflight && !dirty && timer === undefined;
+  const payload = () => model.get("_payload");
+  const stackShape = (): [number, number] => payload().stacks?.[model.get("kind")] ?? [0, 0];
+  const idle = () => sent === 0 && !dirty && timer === undefined;
 
   function setStatus(): void {
     const running = !idle() || model.get("_running");
-    status.dataset.state = running ? "running" : requestError || model.get("_error") ? "error" : "idle";
+    status.dataset.state = running ? "running" : model.get("_error") ? "error" : "idle";
     status.dataset.roundtrip = String(roundtrip);
-    const out = model.get("_output");
+    const out = payload();
     output.style.opacity = status.dataset.state === "error" ? "0.45" : "";
     if (running) status.textContent = "running…";
     else if (status.dataset.state === "error")
@@ -232,61 +234,57 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     if (timer !== undefined) clearTimeout(timer);
     timer = setTimeout(() => {
       timer = undefined;
-      if (inflight) dirty = true;
-      else void send();
+      if (sent) dirty = true;
+      else send();
     }, delay);
     setStatus();
   }
 
-  async function send(): Promise<void> {
-    inflight = true;
+  function send(): void {
     dirty = false;
+    sent = nextSeq(payload()?.seq ?? 0);
+    sentAt = performance.now();
+    model.send({ type: "apply", seq: sent, ablation: want, mode });
     setStatus();
-    const start = performance.now();
-    try {
-      const reply = await requester.ask({ what: "apply", seq: nextSeq(), ablation: want, mode });
-      requestError = "";
-      if (!reply.content.stale) roundtrip = performance.now() - start;
-      if (!dirty && timer === undefined && reply.content.ablation)
-        want = canonical(reply.content.ablation as AblationDict);
-    } catch (e) {
-      requestError = String((e as Error).message ?? e);
-      if (!dirty && timer === undefined) {
-        want = canonical(model.get("ablation"));
-        mode = model.get("mode");
-        modeSel.value = mode;
-      }
-    } finally {
-      inflight = false;
-      if (dirty) void send();
-      else {
-        drawGrid();
-        setStatus();
-        showError();
-      }
-    }
   }
 
-  function select1(changes: Partial<Pick<AblationTraits, "layer" | "head" | "item" | "stack">>): void {
+  /** A state update arrived: if it answers the message in flight, send the latest change or take Python's state. */
+  function answered(): void {
+    if (!sent || (payload()?.seq ?? 0) < sent) return;
+    roundtrip = performance.now() - sentAt;
+    sent = 0;
+    if (dirty) send();
+    else if (timer === undefined) {
+      want = canonical(model.get("ablation"));
+      mode = model.get("mode");
+    }
+    drawGrid();
+  }
+
+  function select1(changes: Partial<Pick<AblationTraits, "layer" | "head" | "item" | "kind">>): void {
     for (const [k, v] of Object.entries(changes)) model.set(k as keyof AblationTraits, v as never);
     model.save_changes();
     drawGrid();
   }
 
   const barListeners = controlGroup(cleanups);
+  let barKey = "";
   function buildBar(): void {
-    const stacks = Object.keys(model.get("_meta").stacks ?? {});
+    const key = JSON.stringify([payload().stacks, payload().items, model.get("kind"), model.get("item")]);
+    if (key === barKey) return; // the menus are as they are: rebuilding them would take a menu away while in use
+    barKey = key;
+    const stacks = Object.keys(payload().stacks ?? {});
     resetControls(barListeners, stackBox);
     if (stacks.length > 1) {
       const s = select(
         stacks.map((k) => [k, k]),
-        model.get("stack"),
+        model.get("kind"),
         "attention stack",
       );
-      barListeners.push(listen(s, "change", () => select1({ stack: s.value })));
+      barListeners.push(listen(s, "change", () => select1({ kind: s.value })));
       stackBox.append(h("label", {}, "attention", s));
     }
-    const items = model.get("_meta").items ?? [];
+    const items = payload().items ?? [];
     itemSel.replaceChildren();
     if (items.length > 1) {
       const s = select(
@@ -308,7 +306,7 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
   const gridListeners = controlGroup(cleanups);
   function buildGrid(): void {
     const [nLayers, nHeads] = stackShape();
-    gridShape = `${model.get("stack")}/${nLayers}x${nHeads}`;
+    gridShape = `${model.get("kind")}/${nLayers}x${nHeads}`;
     resetControls(gridListeners, grid);
     cells.length = 0;
     layerButtons.length = 0;
@@ -318,9 +316,7 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
       grid.append(h("span", { className: "aw-abl-colhead", text: String(hd) }));
     for (let l = 0; l < nLayers; l++) {
       const lb = h("button", { type: "button", className: "aw-abl-layer", "data-testid": `layer-${l}` });
-      gridListeners.push(
-        listen(lb, "click", () => change(toggleLayer(want, model.get("stack"), l, mode), 0)),
-      );
+      gridListeners.push(listen(lb, "click", () => change(toggleLayer(want, model.get("kind"), l, mode), 0)));
       layerButtons.push(lb);
       grid.append(lb);
       const row: HTMLButtonElement[] = [];
@@ -329,7 +325,7 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
         gridListeners.push(
           listen(c, "click", () => {
             select1({ layer: l, head: hd });
-            change(toggleHead(want, model.get("stack"), l, hd, mode), 0);
+            change(toggleHead(want, model.get("kind"), l, hd, mode), 0);
           }),
         );
         row.push(c);
@@ -350,8 +346,8 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     root.style.setProperty("--aw-abl-before", lecture ? "#999999" : "#b6bcc4");
     root.style.setProperty("--aw-abl-after", lecture ? "#d55e00" : "#2f81f7");
     const [nLayers, nHeads] = stackShape();
-    if (gridShape !== `${model.get("stack")}/${nLayers}x${nHeads}`) buildGrid();
-    const stack = model.get("stack");
+    if (gridShape !== `${model.get("kind")}/${nLayers}x${nHeads}`) buildGrid();
+    const stack = model.get("kind");
     const layer = model.get("layer");
     const head = model.get("head");
     for (let l = 0; l < nLayers; l++) {
@@ -392,10 +388,9 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
   }
 
   function drawOutput(): void {
-    const out = model.get("_output");
-    const meta = model.get("_meta");
-    title.textContent = `${meta.title ?? ""} · ablation`;
-    watchText.textContent = `watching: ${meta.watch ?? ""}`;
+    const out = payload();
+    title.textContent = `${out.title ?? ""} · ablation`;
+    watchText.textContent = `watching: ${out.watch ?? ""}`;
     output.replaceChildren();
     if (!out || !out.rows) return;
     const ranges = new Map<string, [number, number]>();
@@ -460,9 +455,10 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
   }
 
   function drawMaps(): void {
-    const hm = model.get("_heatmap");
+    const hm = payload().map;
     if (!hm || !hm.before) return;
     const t = theme(model.get("theme"));
+    const colormap = (model.get("colormap") || t.colormap) as ColorMapName;
     const before = decode(hm.before);
     const after = decode(hm.after);
     const vmax = Math.max(maxOf(before.data), maxOf(after.data)) || 1;
@@ -485,13 +481,13 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
       const ctx = prepareCanvas(canvas, l.width, l.height);
       ctx.fillStyle = t.bg;
       ctx.fillRect(0, 0, l.width, l.height);
-      drawMatrix(ctx, m.data, nq, nk, l.x0, l.y0, l.cell * nk, l.cell * nq, vmax, t.colormap);
+      drawMatrix(ctx, m.data, nq, nk, l.x0, l.y0, l.cell * nk, l.cell * nq, vmax, colormap);
       drawLabels(ctx, l, hm.queries, hm.keys, small);
       canvas.dataset.key = hm.key;
       canvas.dataset.max = String(maxOf(m.data));
       canvas.dataset.sum = String(m.data.reduce((a, b) => a + b, 0));
     }
-    const stack = model.get("stack");
+    const stack = model.get("kind");
     mapTitle.textContent = `${stack === "self" ? "" : `${stack} · `}layer ${model.get("layer")} · head ${model.get("head")}, same colour scale (max ${vmax.toFixed(3)})`;
   }
 
@@ -504,7 +500,7 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     listen(slider, "input", () => {
       sliderText.textContent = `×${Number(slider.value).toFixed(2)}`;
       change(
-        setScale(want, model.get("stack"), model.get("layer"), model.get("head"), Number(slider.value)),
+        setScale(want, model.get("kind"), model.get("layer"), model.get("head"), Number(slider.value)),
         DEBOUNCE_MS,
       );
     }),
@@ -525,41 +521,35 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
   });
   on("change:layer", drawGrid);
   on("change:head", drawGrid);
-  on("change:stack", () => {
+  on("change:kind", () => {
     buildBar();
     drawGrid();
   });
-  on("change:_meta", () => {
+  on("change:item", buildBar);
+  on("change:_payload", () => {
     buildBar();
+    answered();
     drawGrid();
     drawOutput();
-  });
-  on("change:_output", () => {
-    drawOutput();
+    drawMaps();
     setStatus();
   });
-  on("change:_heatmap", drawMaps);
   on("change:_running", setStatus);
-  on("change:_error", () => {
-    showError();
-    setStatus();
-  });
+  on("change:_error", setStatus); // the shell's error box shows it
   on("change:theme", () => {
     drawGrid();
     drawMaps();
   });
+  on("change:colormap", drawMaps);
 
   buildBar();
   drawGrid();
   drawOutput();
   drawMaps();
-  showError();
 
   return () => {
     if (timer !== undefined) clearTimeout(timer);
-    for (const c of cleanups) c();
-    requester.dispose();
-    root.remove();
+    shell.close();
   };
 }
 

@@ -16,14 +16,14 @@ TEXTS = ["A man is playing a guitar.", "A woman is slicing an onion.", "A dog ru
 PAIRS = ["A man plays the guitar.", "A woman cuts an onion.", "The stock market fell sharply today."]
 w = aw.AblationWidget(TEXTS, text_pairs=PAIRS)
 runs = []
-w.observe(lambda change: runs.append(change["new"]["ablation"]), names="_output")
+w.observe(lambda change: change["new"] and runs.append(w.ablation), names="_running")  # one entry per model run
 
 def fragile(result):
     if result.ablation:
         raise RuntimeError("boom: this watcher fails on ablated runs")
     return {"first weight": float(result.attention[0, 0, 0, 0])}
 
-bad = aw.AblationWidget(TEXTS[:1], kind=fragile)
+bad = aw.AblationWidget(TEXTS[:1], watch=fragile)
 """
 MAIN, BAD = 0, 1
 
@@ -78,7 +78,7 @@ def python_rows(nb) -> list[dict]:
 
 
 def py_ablation(nb) -> dict:
-    return json.loads(nb.python("import json; print(json.dumps(w.ablation))"))
+    return json.loads(nb.python("import json; print(json.dumps(w.ablation.to_dict()))"))
 
 
 def cell(nb, layer: int, head: int, widget: int = MAIN):
@@ -98,6 +98,7 @@ def test_toggle_a_head_updates_the_numbers_to_pythons(nb):
     elapsed = time.perf_counter() - start
     assert py_ablation(nb) == expected
     assert nb.python("print(w.layer, w.head)").strip() == "3 3", "a click also selects the head"
+    assert nb.python("print(w.result.ablation)").strip() == "Ablation(3.3=zero)", "w.result is the ablated run"
     assert now["rows"] == python_rows(nb)
     assert [r["after"] for r in now["rows"]] != [r["after"] for r in clean["rows"]], "the numbers changed"
     assert cell(nb, 3, 3).get_attribute("data-state") == "zero"
