@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -139,11 +139,6 @@ def _shrink_reply(content: dict[str, Any], buffers: list[Any], precision: Precis
     return {"content": content, "buffers": [_b64(b)["$b64"] for b in out]}
 
 
-def _requests(widget: AttnWidget, scope: Scope) -> list[dict[str, Any]]:
-    own: Callable[[Scope], list[dict[str, Any]]] | None = getattr(widget, "_export_requests", None)
-    return [] if own is None else own(scope)
-
-
 def _state(widget: AttnWidget, precision: Precision, requests: list[dict[str, Any]], scope: Scope) -> dict[str, Any]:
     state = widget.get_state()
     meta = state.get("_meta")
@@ -175,7 +170,7 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
     host = _bundle_text("page")
     if "</script" in host.lower():  # esbuild output never has it, but a page must never be cut short
         host = host.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
-    requests = _requests(widget, scope)
+    requests = widget._export_requests(scope)
     data = {"esm": _bundle_text(name), "state": _state(widget, precision, requests, scope),
             "widget": type(widget).__name__, "scope": scope}
     replies = dict(_replies(widget, requests, precision))
