@@ -146,15 +146,17 @@ class QKStepThrough(AttnWidget):
         name, value = proposal["trait"].name, int(proposal["value"])
         if not hasattr(self, "_captures"):
             return value
+        # Captured layers share heads and tokens; a layer being refused must not hide a head or query check.
+        cap = next(iter(self._captures.values()))
         if name == "layer":
             if value not in self._captures:
                 raise traitlets.TraitError(
                     f"layer {value} was not captured; captured layers: {sorted(self._captures)}. "
                     "Capture it with attnwidgets.capture_qk_layers(text, layers=[...])")
         elif name == "head":
-            checked(check_head, value, self.capture().n_heads, allow_mean=False)
-        elif not 0 <= value < len(self.capture().tokens):
-            n = len(self.capture().tokens)
+            checked(check_head, value, cap.n_heads, allow_mean=False)
+        elif not 0 <= value < len(cap.tokens):
+            n = len(cap.tokens)
             raise traitlets.TraitError(f"query {value} is out of range: there are {n} query tokens (0..{n - 1})")
         return value
 
