@@ -11,11 +11,16 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from traitlets import TraitError
+
+from .viewdata.checks import THEMES
+
 if TYPE_CHECKING:
-    from .widgets._base import AttnWidget
+    from .widgets import AttnWidget
 
 VIEWS = ("heatmap", "model", "head", "qk")
-THEMES = ("light", "lecture")
+
+__all__ = ["THEMES", "VIEWS", "UsageError", "build_view", "main"]
 
 
 class UsageError(ValueError):
@@ -47,14 +52,16 @@ def build_view(
     if not text or not text.strip():
         raise UsageError("the text is empty: give at least one word")
     # What can be checked without the model is checked before loading it (which can take many seconds).
-    low = -1 if view == "heatmap" else 0
+    # head -1 is "every head": the mean on a heatmap, every head's lines in the head view.
+    low = -1 if view in ("heatmap", "head") else 0
     if layer is not None and layer < 0:
         raise UsageError(f"--layer {layer} is out of range: layers count from 0")
-    if head == -1 and view != "heatmap":
-        raise UsageError(f"--head -1 (the mean of heads) is for --view heatmap only; the {view} view shows single "
+    if head == -1 and low == 0:
+        raise UsageError(f"--head -1 (every head) is for --view heatmap and head only; the {view} view shows single "
                          "heads: give a head from 0")
     if head is not None and head < low:
-        raise UsageError(f"--head {head} is out of range: heads count from 0 (-1: the mean of heads, heatmap only)")
+        raise UsageError(f"--head {head} is out of range: heads count from 0 (-1: every head, heatmap and head "
+                         "views)")
     from . import widgets
     from .runner import get_runner
 
@@ -65,31 +72,21 @@ def build_view(
         raise UsageError(f"--layer {layer} is out of range: {info.name!r} has {n_layers} layers (0..{n_layers - 1})")
     if head is not None and not low <= head < info.n_heads:
         raise UsageError(f"--head {head} is out of range: {info.name!r} has {info.n_heads} heads "
-                         f"({low}..{info.n_heads - 1}{', -1 = mean' if low < 0 else ''})")
+                         f"({low}..{info.n_heads - 1}{', -1 = every head' if low < 0 else ''})")
     kwargs: dict[str, Any] = {}
     if theme is not None:
         kwargs["theme"] = theme
     if layer is not None:
         kwargs["layer"] = layer
+    if head is not None:
+        kwargs["head"] = head
     if view == "qk":
         from .runner.qk import capture_qk_layers
-        from .widgets.qk import QKStepThrough
 
-        if head is not None:
-            kwargs["head"] = head
-        return QKStepThrough(capture_qk_layers(text, pair, model=runner), **kwargs)
+        return widgets.QKStepThrough(capture_qk_layers(text, pair, model=runner), **kwargs)
     result = runner.run(text, pair)
-    if view == "heatmap":
-        if head is not None:
-            kwargs["head"] = head
-        return widgets.AttentionHeatmap(result, **kwargs)
-    if view == "model":
-        if head is not None:
-            kwargs["head"] = head
-        return widgets.ModelView(result, **kwargs)
-    if head is not None:
-        kwargs["heads"] = [head]
-    return widgets.HeadView(result, **kwargs)
+    cls = {"heatmap": widgets.AttentionHeatmap, "model": widgets.ModelView, "head": widgets.HeadView}[view]
+    return cls(result, **kwargs)
 
 
 def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -111,7 +108,8 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                       help="hub id or local folder (default: the bundled all-MiniLM-L6-v2)")
     show.add_argument("--view", choices=VIEWS, default="heatmap", help="which view (default: heatmap)")
     show.add_argument("--layer", type=int, default=None, metavar="L", help="layer shown first")
-    show.add_argument("--head", type=int, default=None, metavar="H", help="head shown first (-1: mean, heatmap)")
+    show.add_argument("--head", type=int, default=None, metavar="H",
+                      help="head shown first (-1: every head: the mean on a heatmap, all lines in the head view)")
     show.add_argument("--pair", default=None, metavar="TEXT_B", help="segment B of a sentence pair")
     show.add_argument("--theme", choices=THEMES, default=None, help="light (default) or lecture")
     show.add_argument("--precision", choices=("float16", "uint8", "float32"), default="float16",
@@ -132,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = widget.save_html(args.out, title=args.title, precision=args.precision, scope=args.scope)
     except UsageError as exc:
         show.error(str(exc))  # exits 2
-    except (OSError, ValueError, RuntimeError, IndexError, TypeError) as exc:
+    except (OSError, ValueError, RuntimeError, IndexError, TypeError, TraitError) as exc:
         print(f"attnwidgets: error: {exc}", file=sys.stderr)
         return 1
     size = path.stat().st_size

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -139,11 +139,6 @@ def _shrink_reply(content: dict[str, Any], buffers: list[Any], precision: Precis
     return {"content": content, "buffers": [_b64(b)["$b64"] for b in out]}
 
 
-def _requests(widget: AttnWidget, scope: Scope) -> list[dict[str, Any]]:
-    own: Callable[[Scope], list[dict[str, Any]]] | None = getattr(widget, "_export_requests", None)
-    return [] if own is None else own(scope)
-
-
 def _state(widget: AttnWidget, precision: Precision, requests: list[dict[str, Any]], scope: Scope) -> dict[str, Any]:
     state = widget.get_state()
     meta = state.get("_meta")
@@ -169,14 +164,14 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
         raise ValueError(f"precision must be 'float16', 'uint8' or 'float32', got {precision!r}")
     if scope not in ("all", "view"):
         raise ValueError(f"scope must be 'all' (every view precomputed) or 'view' (the one on screen), got {scope!r}")
-    name = type(widget)._bundle
-    if not name:
+    esm = widget._esm  # anywidget's trait: the front end this widget runs (our bundle's text)
+    if not isinstance(esm, str) or not esm:
         raise TypeError(f"{type(widget).__name__} has no front-end bundle to export")
     host = bundle_text("page")
     if "</script" in host.lower():  # esbuild output never has it, but a page must never be cut short
         host = host.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
-    requests = _requests(widget, scope)
-    data = {"esm": bundle_text(name), "state": _state(widget, precision, requests, scope),
+    requests = widget._export_requests(scope)
+    data = {"esm": esm, "state": _state(widget, precision, requests, scope),
             "widget": type(widget).__name__, "scope": scope}
     replies = dict(_replies(widget, requests, precision))
     heading = title if title is not None else f"{type(widget).__name__} · attnwidgets"

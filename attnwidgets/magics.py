@@ -20,6 +20,7 @@ import shlex
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from traitlets import TraitError
 
 from .cli import THEMES, VIEWS, UsageError, build_view
 
@@ -108,7 +109,7 @@ class AttentionMagics(Magics):
             return self._show(text, opts)
         except UsageError as exc:
             print(f"%attention: {exc}\n{USAGE}")
-        except (OSError, ValueError, RuntimeError, IndexError, TypeError) as exc:
+        except (OSError, ValueError, RuntimeError, IndexError, TypeError, TraitError) as exc:
             print(f"%attention: error: {exc}")
         return None
 
@@ -124,7 +125,7 @@ class AttentionMagics(Magics):
             return self._show(cell.strip(), opts)
         except UsageError as exc:
             print(f"%%attention: {exc}\n{USAGE}")
-        except (OSError, ValueError, RuntimeError, IndexError, TypeError) as exc:
+        except (OSError, ValueError, RuntimeError, IndexError, TypeError, TraitError) as exc:
             print(f"%%attention: error: {exc}")
         return None
 

@@ -75,9 +75,9 @@ def no_model(monkeypatch):
 
 
 @pytest.mark.parametrize(("view", "args", "says"), [
-    ("model", ["--head", "-1"], "heatmap only"),   # the mean of heads: heatmap only
-    ("head", ["--head", "-1"], "heatmap only"),
-    ("qk", ["--head", "-1"], "heatmap only"),
+    ("model", ["--head", "-1"], "heatmap and head only"),   # every head: heatmap (mean) and head view (all lines)
+    ("head", ["--head", "-2"], "out of range"),
+    ("qk", ["--head", "-1"], "heatmap and head only"),
     ("heatmap", ["--head", "-2"], "out of range"),
     ("model", ["--layer", "-1"], "out of range"),
 ])

@@ -54,7 +54,7 @@ def test_heatmap_page_is_self_contained_and_inert(tmp_path):
     data = _data(page)
     assert data["state"]["_meta"]["tokens"]["self"][0] == EVIL, "tokens survive the round trip exactly"
     assert data["esm"] and "render" in data["esm"]
-    assert data["state"]["_initial"]["matrix"]["dtype"] == "float16", "the first view is stored at the same precision"
+    assert data["state"]["_payload"]["matrix"]["dtype"] == "float16", "the first view is stored at the same precision"
     # every layer x (heads + mean), token- and word-level, is precomputed, float16 by default, and the word labels
     assert len(data["replies"]) == 2 * 2 * (3 + 1) + 1
     reply = data["replies"][request_key({"what": "matrix", "kind": "self", "layer": 0, "head": -1, "words": False})]
@@ -144,7 +144,7 @@ def test_head_view_page_saves_every_layer_as_sparse_rows():
     assert set(data["replies"]) == {request_key({"what": "layer", "kind": "self", "layer": layer, "words": words})
                                     for layer in range(3) for words in (False, True)} | {
         request_key({"what": "labels", "words": True})}, "both levels of every layer, and the word labels"
-    assert data["state"]["_initial"]["heads"]["format"] == "sparse"
+    assert data["state"]["_payload"]["heads"]["format"] == "sparse"
     for layer in range(3):
         reply = data["replies"][request_key({"what": "layer", "kind": "self", "layer": layer, "words": False})]
         c = reply["content"]
@@ -191,7 +191,7 @@ def test_uint8_pages_keep_the_causal_mask(view):
     assert np.isnan(want).sum() == 15
     np.testing.assert_allclose(got[~np.isnan(got)], want[~np.isnan(want)], atol=want[~np.isnan(want)].max() / 254)
     if view == "heatmap":  # the first view travels in the state, quantised the same way
-        first = data["state"]["_initial"]["matrix"]
+        first = data["state"]["_payload"]["matrix"]
         assert first["dtype"] == "uint8" and first["masked"] == 255
         assert np.array_equal(np.isnan(_decode_uint8(first, first["buffer"]["$b64"])), np.isnan(want))
     # An array without NaN keeps all 256 levels and no masked byte.
@@ -220,7 +220,7 @@ def test_saved_pages_carry_what_the_words_toggle_needs(view):
     assert data["state"]["_meta"]["can_words"] is True
     # Saved while showing words, the first view carries its word labels for the first paint.
     w.words = True
-    first = _data(page_html(w))["state"]["_initial"]
+    first = _data(page_html(w))["state"]["_payload"]
     assert first["key"].endswith("/w") and first["labels"] == labels
 
 

@@ -93,5 +93,5 @@ def test_view_specific_arguments_fail_before_a_model_loads(shell, capsys, monkey
     monkeypatch.setattr(attnwidgets.runner, "get_runner", refuse)
     assert shell.run_line_magic("attention", line) is None
     out = capsys.readouterr().out
-    assert "usage: %attention" in out and ("out of range" in out or "heatmap only" in out)
+    assert "usage: %attention" in out and ("out of range" in out or "heatmap and head only" in out)
     assert "Traceback" not in out

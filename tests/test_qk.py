@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import traitlets
 
 import attnwidgets as aw
 from attnwidgets.qk_result import QKCapture
@@ -115,17 +116,17 @@ def test_widget_initial_view_requests_and_validation():
     w = aw.QKStepThrough([_cap(), QKCapture.from_vectors(*(np.ones((2, 5, 3)),) * 3, [f"t{i}" for i in range(5)],
                                                          layer=4)], head=1)
     assert w.layer == 0 and w._meta["layers"] == [0, 4] and w.query == 1
-    assert set(w._initial["arrays"]) == {"q", "k", "v", "logits", "scaled", "weights", "output", "mask"}
+    assert set(w._payload["arrays"]) == {"q", "k", "v", "logits", "scaled", "weights", "output", "mask"}
     content, buffers = w.answer({"what": "qk", "layer": 4, "head": 0})
     names = [a["name"] for a in content["arrays"]]
     assert names[:3] == ["q", "k", "v"] and len(buffers) == len(names)
     weights = np.frombuffer(bytes(buffers[names.index("weights")]), "<f4").reshape(5, 5)
     np.testing.assert_allclose(weights, 0.2, atol=1e-6)
-    with pytest.raises(IndexError, match="was not captured"):
+    with pytest.raises(traitlets.TraitError, match="was not captured"):
         w.layer = 2
-    with pytest.raises(IndexError, match="head 5"):
+    with pytest.raises(traitlets.TraitError, match="head 5"):
         w.head = 5
-    with pytest.raises(IndexError, match="query 9"):
+    with pytest.raises(traitlets.TraitError, match="query 9"):
         w.query = 9
     with pytest.raises(TypeError, match="QKCapture"):
         aw.QKStepThrough("not a capture")

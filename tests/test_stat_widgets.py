@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import ipywidgets
 import numpy as np
 import pytest
+import traitlets
 from ipywidgets import widget_link
 
 import attnwidgets as aw
@@ -42,7 +43,7 @@ def _decode(packed: dict) -> np.ndarray:
 
 
 def _payload(w: aw.HeadStatsGrid) -> dict[str, np.ndarray]:
-    stack = _decode(w._stats)
+    stack = _decode(w._payload["stats"])
     return dict(zip(w._meta["names"], stack))
 
 
@@ -165,10 +166,10 @@ def test_bad_input_fails_clearly(result):
         aw.EntropyBars(result, colour="layer")
     with pytest.raises(TypeError, match="unexpected keyword"):
         aw.HeadStatsGrid(result, _stats={})
-    with pytest.raises(ValueError, match="layer 5 is out of range"):
+    with pytest.raises(traitlets.TraitError, match="layer 5 is out of range"):
         aw.EntropyBars(result, layer=5)
     grid = aw.HeadStatsGrid(result)
-    with pytest.raises(ValueError, match="head 3 is out of range"):
+    with pytest.raises(traitlets.TraitError, match="head 3 is out of range"):
         grid.head = 3
     grid.head = -1  # the whole layer, as the heatmap's "mean of heads"
     import pandas as pd
@@ -185,7 +186,7 @@ def test_bad_input_fails_clearly(result):
 def test_cluster_map_points_are_the_mds_of_js_distances(result):
     m = aw.HeadClusterMap(result, seed=0)
     expected = head_embedding(head_distances([result]), result.n_heads, seed=0)
-    xy = _decode(m._points)
+    xy = _decode(m._payload["points"])
     assert xy.shape == (6, 2)
     np.testing.assert_allclose(xy, expected[["x", "y"]].to_numpy(), rtol=1e-5, atol=1e-6)
     assert m.embedding[["layer", "head"]].to_numpy().tolist() == [[k // 3, k % 3] for k in range(6)]
@@ -211,18 +212,18 @@ def test_cluster_map_colour_switch_and_sources(result):
     acc = CorpusStats(distances=True)
     acc.update([result, _result(4)])
     from_corpus = aw.HeadClusterMap(acc)
-    assert _decode(from_corpus._points).shape == (6, 2)
+    assert _decode(from_corpus._payload["points"]).shape == (6, 2)
     with pytest.raises(TypeError, match="HeadClusterMap takes"):
         aw.HeadClusterMap(np.zeros((6, 6)))
 
 
 def test_cluster_map_words_switch(result):
     m = aw.HeadClusterMap(result)
-    before = _decode(m._points).copy()
+    before = _decode(m._payload["points"]).copy()
     m.words = True
     expected = head_embedding(head_distances([result], words=True), 3, seed=0)
-    np.testing.assert_allclose(_decode(m._points), expected[["x", "y"]].to_numpy(), rtol=1e-5, atol=1e-6)
-    assert not np.allclose(before, _decode(m._points))
+    np.testing.assert_allclose(_decode(m._payload["points"]), expected[["x", "y"]].to_numpy(), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(before, _decode(m._payload["points"]))
 
 
 # -- linking ------------------------------------------------------------------------------------------------------

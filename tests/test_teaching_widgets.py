@@ -25,11 +25,11 @@ def unpack(p: dict) -> np.ndarray:
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_every_encoding_sends_two_binary_panels(encoding):
     w = aw.PositionalExplorer(encoding, length=12, d_model=8, n_heads=4, head=2)
-    assert len(w._panels) == 2
-    for sent, computed in zip(w._panels, w.panels()):
+    assert len(w._payload["panels"]) == 2
+    for sent, computed in zip(w._payload["panels"], w.panels()):
         assert isinstance(sent["matrix"]["buffer"], memoryview)  # a binary buffer, not a JSON list
         np.testing.assert_array_equal(unpack(sent["matrix"]), computed["matrix"])
-    assert w._panels[1]["matrix"]["shape"] == [12, 12]
+    assert w._payload["panels"][1]["matrix"]["shape"] == [12, 12]
     assert w._meta["caption"]
 
 
@@ -68,9 +68,9 @@ def test_rope_and_alibi_and_t5_depend_on_offset_only():
 
 def test_positional_traits_validate_and_redraw():
     w = aw.PositionalExplorer(length=10, d_model=8)
-    before = w._panels
+    before = w._payload["panels"]
     w.d_model = 12
-    assert w._panels is not before and w._panels[0]["matrix"]["shape"] == [10, 12]
+    assert w._payload["panels"] is not before and w._payload["panels"][0]["matrix"]["shape"] == [10, 12]
     for name, bad in [("encoding", "nope"), ("d_model", 7), ("d_model", 1024), ("length", 1), ("similarity", "l2")]:
         with pytest.raises(traitlets.TraitError):
             setattr(w, name, bad)
@@ -86,7 +86,7 @@ def test_position_embeddings_of_the_bundled_model():
     assert table.shape == (512, 384) and table.dtype == np.float32
     w = aw.PositionalExplorer.from_model(length=32)
     assert w.encoding == "learned" and "512 × 384" in w._meta["table_name"]
-    assert w._panels[0]["matrix"]["shape"] == [32, 384]
+    assert w._payload["panels"][0]["matrix"]["shape"] == [32, 384]
     # A trained table: nearby positions are more alike than far ones.
     sim = w.panels()[1]["matrix"]
     assert np.mean(np.diagonal(sim, 1)) > np.mean(np.diagonal(sim, 20))
@@ -98,7 +98,7 @@ def test_position_embeddings_of_the_bundled_model():
 @pytest.mark.parametrize("mask", MASKS)
 def test_every_mask_crosses_as_uint8(mask):
     w = aw.MaskExplorer(mask, length=9, window=3)
-    sent = w._mask
+    sent = w._payload["mask"]
     assert sent["dtype"] == "uint8" and sent["shape"] == [9, 9]
     np.testing.assert_array_equal(unpack(sent) > 0.5, w.mask_array())
     assert w._meta["allowed"] == int(w.mask_array().sum()) and w._meta["total"] == 81
@@ -117,7 +117,7 @@ def test_window_changes_keys_per_query_and_the_sent_mask():
     w = aw.MaskExplorer("sliding_window", length=12, window=2)
     assert w._meta["keys_max"] == 2
     w.window = 5
-    assert w._meta["keys_max"] == 5 and int((unpack(w._mask) > 0.5).sum(1).max()) == 5
+    assert w._meta["keys_max"] == 5 and int((unpack(w._payload["mask"]) > 0.5).sum(1).max()) == 5
     w.causal = False
     assert w._meta["keys_max"] == 5  # 2 on each side + itself
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import traitlets
 
 import attnwidgets as aw
 from attnwidgets.viewdata.display import (
@@ -106,7 +107,7 @@ def test_model_view_sends_only_thumbnails():
     reply, buffers = w.answer({"what": "matrix", "kind": "self", "layer": 3, "head": 5})
     assert reply["shape"] == [512, 512]
     np.testing.assert_array_equal(np.frombuffer(buffers[0], "<f4").reshape(512, 512), r.attention[3, 5])
-    with pytest.raises(IndexError):
+    with pytest.raises(traitlets.TraitError, match="layer 12 is out of range"):
         w.layer = 12
 
 
@@ -119,9 +120,9 @@ def test_model_view_encoder_decoder_kinds_and_causal_nan():
     r = aw.AttentionResult.from_arrays(enc, list("abcde"), kind="encoder-decoder", target_tokens=list("ABCDEFG"),
                                        decoder_attention=dec, cross_attention=cross)
     w = aw.ModelView(r)
-    assert w.kind == "encoder" and w._thumbs["thumbs"]["shape"] == [2, 3, 5, 5]
+    assert w.kind == "encoder" and w._payload["thumbs"]["shape"] == [2, 3, 5, 5]
     w.kind = "cross"
-    assert w._thumbs["thumbs"]["shape"] == [2, 3, 7, 5]  # target queries x source keys
+    assert w._payload["thumbs"]["shape"] == [2, 3, 7, 5]  # target queries x source keys
     w.kind = "decoder"
     full = w.matrix("decoder", 1, 2)
     assert np.isnan(full[0, 1]) and full[1, 0] == dec[1, 2, 1, 0]
@@ -139,7 +140,7 @@ def test_head_view_payload_and_layer_request():
     w = aw.HeadView(r)
     assert w.heads == list(range(12))
     # Only weights >= min_weight cross, as sparse rows: far less than the dense float16 layer (12 x 128 x 128 x 2).
-    assert w._initial["heads"]["format"] == "sparse"
+    assert w._payload["heads"]["format"] == "sparse"
     assert _state_bytes(w) < 12 * 128 * 128 * 2 / 2
     reply, buffers = w.answer({"what": "layer", "kind": "self", "layer": 4})
     assert reply["format"] == "sparse" and reply["shape"] == [12, 128, 128] and reply["floor"] == 0.02
@@ -148,12 +149,12 @@ def test_head_view_payload_and_layer_request():
     np.testing.assert_array_equal(got, np.where(a16 >= 0.02, a16, 0), "every drawable weight, at its float16 value")
     # min_weight 0 keeps every weight: sparse rows would be bigger, so the dense float16 layer crosses, exact.
     w.min_weight = 0.0
-    assert w._initial["heads"]["format"] == "dense" and w._initial["heads"]["floor"] == 0.0
+    assert w._payload["heads"]["format"] == "dense" and w._payload["heads"]["floor"] == 0.0
     reply, buffers = w.answer({"what": "layer", "kind": "self", "layer": 4})
     assert reply["dtype"] == "float16" and reply["shape"] == [12, 128, 128]
     np.testing.assert_allclose(unpack(_reply_payload(reply, buffers)), r.attention[4], atol=1e-3)
     big = aw.HeadView(_random_result(1, 2, 512), min_weight=0.0)
-    assert big._initial["heads"]["dtype"] == "uint8" and big._initial["heads"]["scale"] == 1.0
+    assert big._payload["heads"]["dtype"] == "uint8" and big._payload["heads"]["scale"] == 1.0
     with pytest.raises(Exception, match="unknown sentence filter"):
         w.sentence_filter = "XY"
     with pytest.raises(TypeError):
@@ -200,7 +201,7 @@ def test_head_view_words_and_pairs():
     words = ["[CLS]", "playing", "[SEP]", "it", "[SEP]"]
     assert w.labels() == {"tokens": {"self": [words, words]}, "segments": {"self": [[0, 0, 0, 1, 1]] * 2}}
     assert w.answer({"what": "labels", "words": True}) == (w.labels(True), [])
-    assert w._initial["labels"] == w.labels(True), "a word-level first view carries its labels"
+    assert w._payload["labels"] == w.labels(True), "a word-level first view carries its labels"
     assert w._meta["tokens"]["self"][0] == toks, "_meta keeps the token labels: a saved page needs both levels"
     assert w.mask("AB").sum() == 3 * 2, "the filter follows the word level"
     assert w.layer_heads().shape == (2, 5, 5)
@@ -212,7 +213,7 @@ def test_heatmap_long_input_overview_and_region():
     a /= a.sum(-1, keepdims=True)
     r = aw.AttentionResult.from_arrays(a, [f"t{i}" for i in range(n)], kind="decoder")
     w = aw.AttentionHeatmap(r)
-    assert w._initial["factor"] == 4 and w._initial["matrix"]["shape"] == [512, 512]
+    assert w._payload["factor"] == 4 and w._payload["matrix"]["shape"] == [512, 512]
     assert _state_bytes(w) == 512 * 512 * 4
     reply, buffers = w.answer({"what": "region", "kind": "self", "layer": 0, "head": 0, "words": False,
                                "q0": 1000, "q1": 1256, "k0": 1100, "k1": 1356})
@@ -221,7 +222,7 @@ def test_heatmap_long_input_overview_and_region():
     assert block[200, 0] == pytest.approx(1 / 1201)  # query 1200, key 1100: visible
     assert np.isnan(block[0, 0])  # query 1000, key 1100: the future, masked
     small = aw.AttentionHeatmap(_random_result(1, 1, 20))
-    assert small._initial["factor"] == 1
+    assert small._payload["factor"] == 1
 
 
 def test_static_twins_return_figures():

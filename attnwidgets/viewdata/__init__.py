@@ -20,7 +20,20 @@ torch, no anywidget or traitlets, so widgets and plots both build on it and neve
 """
 
 from . import masks, positional
-from .checks import KINDS, check_head, check_int, check_kind, check_layer, check_query, check_view
+from .checks import (
+    COLORMAPS,
+    DIVERGING_COLORMAPS,
+    KINDS,
+    THEMES,
+    check_colormap,
+    check_head,
+    check_int,
+    check_kind,
+    check_layer,
+    check_query,
+    check_theme,
+    check_view,
+)
 from .display import block_reduce, is_causal, mask_future, overview, region, thumbnails
 from .head_stats import HeadStats, head_stats, stat_labels, takes_attention
 from .labels import axis_segments, axis_tokens, kind_tokens, token_label
@@ -28,20 +41,25 @@ from .lines import SENTENCE_FILTERS, filter_mask, layer_payload, payload_reply
 from .wire import MASKED_BYTE, bundle, bundle_text, pack, quantise_uint8
 
 __all__ = [
+    "COLORMAPS",
+    "DIVERGING_COLORMAPS",
     "KINDS",
     "MASKED_BYTE",
     "SENTENCE_FILTERS",
+    "THEMES",
     "HeadStats",
     "axis_segments",
     "axis_tokens",
     "block_reduce",
     "bundle",
     "bundle_text",
+    "check_colormap",
     "check_head",
     "check_int",
     "check_kind",
     "check_layer",
     "check_query",
+    "check_theme",
     "check_view",
     "filter_mask",
     "head_stats",

@@ -120,3 +120,47 @@ def check_query(query: Any, n_queries: int) -> int:
     if not 0 <= value < n_queries:
         raise ValueError(f"query {value} is out of range: there are {n_queries} query tokens (0..{n_queries - 1})")
     return value
+
+
+#: The themes of every view and static twin: "light" (notebooks) and "lecture" (projector: large, high contrast).
+THEMES = ("light", "lecture")
+
+#: Colour maps of the views that draw non-negative values (attention weights, statistics); "" is the theme's.
+COLORMAPS = ("blues", "viridis", "cividis", "greys", "reds")
+
+#: Colour maps of the views that draw signed values (q/k components, positional encodings); "" is the theme's.
+DIVERGING_COLORMAPS = ("rdbu", "puor")
+
+
+def check_theme(theme: Any) -> str:
+    """One of :data:`THEMES`.
+
+    Examples
+    --------
+    >>> check_theme("nope")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown theme 'nope'; choose one of ('light', 'lecture')
+    """
+    if not isinstance(theme, str) or theme not in THEMES:
+        raise ValueError(f"unknown theme {theme!r}; choose one of {THEMES}")
+    return theme
+
+
+def check_colormap(colormap: Any, allowed: tuple[str, ...] = COLORMAPS) -> str:
+    """A colour map name from ``allowed``, or "" (the theme's).
+
+    Examples
+    --------
+    >>> check_colormap("")
+    ''
+    >>> check_colormap("jet", DIVERGING_COLORMAPS)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown colormap 'jet'; choose one of ('rdbu', 'puor') or '' (the theme's)
+    """
+    if not isinstance(colormap, str):
+        raise TypeError(f"colormap must be a string, got {type(colormap).__name__} {colormap!r}")
+    if colormap and colormap not in allowed:
+        raise ValueError(f"unknown colormap {colormap!r}; choose one of {allowed} or '' (the theme's)")
+    return colormap

@@ -1,19 +1,30 @@
-"""What every attnwidgets widget shares: the request protocol and themes (bundles and binary packing: viewdata.wire)."""
+"""What every attnwidgets widget shares: the request protocol, themes, and the contract of every view (one
+payload trait, validation through :mod:`attnwidgets.viewdata.checks`, export requests). Bundles and binary packing
+live in :mod:`attnwidgets.viewdata.wire`."""
 
 from __future__ import annotations
 
+import sys
+import warnings
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import anywidget
 import traitlets
 
+from ..viewdata.checks import COLORMAPS, THEMES, check_colormap, check_int, check_theme
 from ..viewdata.wire import bundle_text
 
 _DEFAULT_THEME = "light"
-THEMES = ("light", "lecture")
+
+__all__ = ["MISSING", "THEMES", "AttnWidget", "Colormap", "Index", "checked", "renamed_argument", "set_theme"]
+
+_T = TypeVar("_T")
+
+#: Marks a first argument that was not given (so a deprecated keyword spelling can stand in for it).
+MISSING: Any = object()
 
 
 #: Widgets alive in this kernel (weakly held: a widget nobody refers to any more is not kept alive by this).
@@ -38,17 +49,85 @@ def set_theme(name: str, *, existing: bool = True) -> None:
     'light'
     """
     global _DEFAULT_THEME
-    if name not in THEMES:
-        raise ValueError(f"unknown theme {name!r}; choose one of {THEMES}")
-    _DEFAULT_THEME = name
+    _DEFAULT_THEME = check_theme(name)
     if existing:
         for widget in list(_LIVE):
             if not widget._own_theme:
                 widget._follow_theme(name)
 
 
+def checked(check: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """Run a :mod:`attnwidgets.viewdata.checks` validator; its TypeError or ValueError becomes a
+    ``traitlets.TraitError`` with the same text (what a widget raises for a bad trait value).
+
+    Examples
+    --------
+    >>> from attnwidgets.viewdata.checks import check_layer
+    >>> checked(check_layer, 7, 2)
+    Traceback (most recent call last):
+    ...
+    traitlets.traitlets.TraitError: layer 7 is out of range: there are 2 layers (0..1)
+    """
+    try:
+        return check(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        raise traitlets.TraitError(str(exc)) from None
+
+
+class Index(traitlets.Int):  # type: ignore[type-arg]
+    """An int trait (``layer``, ``head``, ``query``) that refuses bools, floats and None with the checks' message
+    ("layer must be an integer, got bool True"); ranges are checked by each view's ``@validate``."""
+
+    def validate(self, obj: Any, value: Any) -> int:
+        return checked(check_int, value, self.name)
+
+
+class Colormap(traitlets.Unicode):  # type: ignore[type-arg]
+    """The ``colormap`` trait: "" (the theme's) or one of ``allowed`` (:data:`~attnwidgets.viewdata.COLORMAPS` for
+    views of non-negative values, :data:`~attnwidgets.viewdata.DIVERGING_COLORMAPS` for signed ones)."""
+
+    def __init__(self, allowed: tuple[str, ...] = COLORMAPS, **kwargs: Any) -> None:
+        super().__init__("", **kwargs)
+        self.allowed = allowed
+
+    def validate(self, obj: Any, value: Any) -> str:
+        return checked(check_colormap, value, self.allowed)
+
+
+def renamed_argument(widget: str, new: str, value: Any, kwargs: dict[str, Any], old: str) -> Any:
+    """The first argument ``new`` of ``widget``, taken from the deprecated keyword ``old`` (with a
+    DeprecationWarning) when that is how it was given; TypeError when it is missing or given twice."""
+    if old in kwargs:
+        if value is not MISSING:
+            raise TypeError(f"{widget} got both {new!r} and its old name {old!r}; pass {new!r} only")
+        warnings.warn(f"{widget}({old}=...) is deprecated; the first argument is now called {new!r}",
+                      DeprecationWarning, stacklevel=_caller_level())
+        return kwargs.pop(old)
+    if value is MISSING:
+        raise TypeError(f"{widget} missing 1 required argument: {new!r}")
+    return value
+
+
+def _caller_level() -> int:
+    """stacklevel of the first frame outside attnwidgets.widgets (the user's line that made the widget)."""
+    here = str(Path(__file__).resolve().parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(here):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
+
+
 class AttnWidget(anywidget.AnyWidget):
-    """Base of every attnwidgets widget.
+    """Base of every attnwidgets widget, and the contract every view keeps.
+
+    - The first argument is what the view shows (``result`` for every attention view).
+    - What the page draws travels in one trait, ``_payload`` (binary buffers inside); ``_meta`` holds labels and
+      shapes, ``_error`` a message for the page's red box.
+    - The same ideas have the same names, types and messages: ``layer``, ``head`` (:class:`Index`, checked by
+      :mod:`attnwidgets.viewdata.checks`), ``kind`` (the attention stack), ``words``, ``colormap``
+      (:class:`Colormap`) and ``theme``. A bad value raises ``traitlets.TraitError`` with the checks' text
+      (:func:`checked`); an unknown keyword raises TypeError.
+    - :meth:`_export_requests` lists the requests a saved page answers without a kernel.
 
     Subclasses set ``_bundle`` (the name of their ``js/src/<name>.ts``) and may register request handlers in
     ``_handlers``: the front end sends ``{"type": "request", "id": n, "what": name, ...}`` and gets back
@@ -56,6 +135,9 @@ class AttnWidget(anywidget.AnyWidget):
     """
 
     _bundle: ClassVar[str] = ""
+
+    _payload = traitlets.Dict().tag(sync=True)
+    """dict: what the page draws, binary buffers inside (each view documents its layout where it redeclares it)."""
 
     theme = traitlets.Unicode(_DEFAULT_THEME).tag(sync=True)
     """str, default "light" (or what :func:`set_theme` chose): "light" or "lecture" (large fonts, high contrast,
@@ -102,9 +184,15 @@ class AttnWidget(anywidget.AnyWidget):
 
     @traitlets.validate("theme")
     def _check_theme(self, proposal: dict[str, Any]) -> str:
-        if proposal["value"] not in THEMES:
-            raise traitlets.TraitError(f"unknown theme {proposal['value']!r}; choose one of {THEMES}")
-        return str(proposal["value"])
+        return checked(check_theme, proposal["value"])
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]:
+        """The requests a saved page answers without a kernel (:func:`attnwidgets.export.save_html` precomputes their
+        replies): every view the page can switch to (``scope="all"``) or only the one on screen (``"view"``).
+
+        The default is none: the synced state (``_payload``, ``_meta``) is the whole page. A view whose page needs
+        a kernel to show anything at all overrides this to raise TypeError ("this view cannot be saved")."""
+        return []
 
     # -- requests from the page ----------------------------------------------------------------------------------
 

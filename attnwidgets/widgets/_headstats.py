@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from ..viewdata.checks import check_head, check_layer
 from ..viewdata.head_stats import HeadStats, head_stats, stat_labels, takes_attention
 from ..viewdata.wire import pack
-from ._base import AttnWidget
+from ._base import MISSING, AttnWidget, Index, checked, renamed_argument
 
 __all__ = ["HeadWidget"]
 
@@ -20,15 +21,22 @@ __all__ = ["HeadWidget"]
 class HeadWidget(AttnWidget):
     """Base of the widgets that show one number per head and select a head by click.
 
-    Subclasses call :meth:`_load` from ``__init__`` and implement :meth:`_payload` (extra ``_meta`` entries and
-    traits to set when the statistics change).
+    The first argument, ``result``, is what they show: an AttentionResult, a list of them, CorpusStats, a tidy
+    statistics DataFrame or a dict of (layers, heads) arrays (see :func:`head_stats`). ``source=`` is its old
+    name, accepted with a DeprecationWarning for one release.
+
+    They have no ``kind``: the statistics are of a result's self-attention (an encoder-decoder's encoder), as
+    :func:`~attnwidgets.analysis.surface_stats` measures them.
+
+    Subclasses call ``super().__init__`` and implement :meth:`_extra_meta` (extra ``_meta`` entries and
+    ``_payload`` parts to send when the statistics change).
     """
 
-    layer = traitlets.Int(0).tag(sync=True)
+    layer = Index(0).tag(sync=True)
     """int, default 0: the selected head's layer. Clicking a head in the page sets it; setting it here moves the
     highlight. Link it to other widgets with :func:`attnwidgets.link_selection`."""
 
-    head = traitlets.Int(0).tag(sync=True)
+    head = Index(0).tag(sync=True)
     """int, default 0: the selected head; -1 selects the whole layer (the heatmap's "mean of heads"). Two-way like
     ``layer``."""
 
@@ -37,23 +45,28 @@ class HeadWidget(AttnWidget):
     pieces). Only for attention sources; the page shows the switch when it can be used and the widget recomputes
     in Python when it changes."""
 
-    _stats = traitlets.Dict().tag(sync=True)
-    """dict: the statistics as one packed (S, L, H) float32 buffer, in the order of ``_meta["names"]``."""
+    _payload = traitlets.Dict().tag(sync=True)
+    """dict: {stats}: the statistics as one packed (S, L, H) float32 buffer, in the order of ``_meta["names"]``;
+    widgets add their own parts (HeadClusterMap: ``points``)."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, names and labels of the statistics, [layers, heads], whether the words switch applies, and
     widget-specific entries."""
 
-    def __init__(self, source: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
-        self._source = source
+    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+        result = renamed_argument(type(self).__name__, "result", result, kwargs, "source")
+        self._source = result
         self._smoothing = float(smoothing)
-        self._can_words = takes_attention(source)
-        words = bool(kwargs.get("words", False))
-        self.stats = self._load_stats(source, words)
-        n_layers, n_heads = self.stats.shape
-        self._check_selection(int(kwargs.get("layer", 0)), int(kwargs.get("head", 0)), n_layers, n_heads)
+        self._can_words = takes_attention(result)
+        words = kwargs.get("words", False)  # a bad value is refused by the trait, with its message
+        self.stats = self._load_stats(result, isinstance(words, (bool, int, np.bool_)) and bool(words))
         super().__init__(**kwargs)
         self._publish()
+
+    @property
+    def result(self) -> Any:
+        """What the widget shows, as given (read-only; make a new widget for another input)."""
+        return self._source
 
     # -- selection -----------------------------------------------------------------------------------------------
 
@@ -62,36 +75,27 @@ class HeadWidget(AttnWidget):
         """(layers, heads) of the statistics, what :func:`attnwidgets.link_selection` checks linked widgets by."""
         return self.stats.shape
 
-    @staticmethod
-    def _check_selection(layer: int, head: int, n_layers: int, n_heads: int) -> None:
-        if not 0 <= layer < n_layers:
-            raise ValueError(f"layer {layer} is out of range: the statistics have {n_layers} layers "
-                             f"(0..{n_layers - 1})")
-        if not -1 <= head < n_heads:
-            raise ValueError(f"head {head} is out of range: each layer has {n_heads} heads (0..{n_heads - 1}, "
-                             "-1 = the whole layer)")
-
     @traitlets.validate("layer", "head")
     def _valid_selection(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])
         if hasattr(self, "stats"):
             n_layers, n_heads = self.stats.shape
             if proposal["trait"].name == "layer":
-                self._check_selection(value, -1, n_layers, n_heads)
+                checked(check_layer, value, n_layers)
             else:
-                self._check_selection(0, value, n_layers, n_heads)
+                checked(check_head, value, n_heads)
         return value
 
     @traitlets.validate("words")
     def _valid_words(self, proposal: dict[str, Any]) -> bool:
         if proposal["value"] and hasattr(self, "_can_words") and not self._can_words:
-            raise ValueError(f"{type(self).__name__} can switch to word level only when given attention; for corpus "
-                             "statistics pass words=True to corpus_stats() instead")
+            raise traitlets.TraitError(f"{type(self).__name__} can switch to word level only when given attention; "
+                                       "for corpus statistics pass words=True to corpus_stats() instead")
         return bool(proposal["value"])
 
     @traitlets.observe("words")
     def _on_words(self, change: dict[str, Any]) -> None:
-        if not hasattr(self, "stats"):
+        if not hasattr(self, "stats") or not self._meta:
             return
         try:
             self._recompute(bool(change["new"]))
@@ -115,24 +119,29 @@ class HeadWidget(AttnWidget):
     def _names(self) -> list[str]:
         return self.stats.names()
 
-    def _payload(self) -> dict[str, Any]:
+    def _extra_meta(self) -> dict[str, Any]:
         """Extra ``_meta`` entries (subclasses)."""
+        return {}
+
+    def _extra_payload(self) -> dict[str, Any]:
+        """Extra ``_payload`` parts (subclasses)."""
         return {}
 
     def _publish(self) -> None:
         names = self._names()
         n_layers, n_heads = self.stats.shape
-        extra = self._payload()
-        self._stats = pack(self.stats.stacked(names))
-        self._meta = {
-            "title": self.stats.title + (" · words" if self.stats.words else ""),
-            "names": names,
-            "labels": stat_labels(names),
-            "shape": [n_layers, n_heads],
-            "can_words": self._can_words,
-            "causal": self.stats.causal,
-            **extra,
-        }
+        extra = self._extra_meta()
+        with self.hold_sync():
+            self._payload = {"stats": pack(self.stats.stacked(names)), **self._extra_payload()}
+            self._meta = {
+                "title": self.stats.title + (" · words" if self.stats.words else ""),
+                "names": names,
+                "labels": stat_labels(names),
+                "shape": [n_layers, n_heads],
+                "can_words": self._can_words,
+                "causal": self.stats.causal,
+                **extra,
+            }
 
     def values(self, statistic: str) -> np.ndarray:
         """(L, H) values of one statistic as the widget shows them (float64).

@@ -9,6 +9,7 @@ import numpy as np
 import traitlets
 
 from ..analysis import uniform_entropy
+from ._base import MISSING
 from ._headstats import HeadWidget
 
 __all__ = ["EntropyBars"]
@@ -29,7 +30,7 @@ class EntropyBars(HeadWidget):
 
     Parameters
     ----------
-    source : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
+    result : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
         One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
         (:func:`attnwidgets.analysis.corpus_stats`, or its tidy ``.frame()``), or a dict of (layers, heads) arrays
         with the keys ``entropy`` (and optionally ``entropy_cls``, ``entropy_last``, ``entropy_uniform``).
@@ -40,12 +41,14 @@ class EntropyBars(HeadWidget):
     smoothing : float
         Entropy smoothing, A <- (1 - ε) A + ε / n; 1e-4 reproduces Clark et al.'s code, 0 (default) is exact.
     layer, head : int
-        The selected head.
+        The selected head (``head=-1``: the whole layer).
     theme : str
         "light" or "lecture".
 
     Notes
     -----
+    No ``colormap``: the bars are coloured by layer (a categorical palette), not on a continuous scale.
+
     The baseline is ln n for one input and, for a corpus, the mean of ln n over its inputs (what
     :func:`attnwidgets.analysis.uniform_entropy` gives, and the mean over rows of ln(i + 1) for a causal decoder's
     "all rows"). The [CLS] row of an encoder sees all n keys, so its baseline is ln n as well.
@@ -64,8 +67,8 @@ class EntropyBars(HeadWidget):
     """str, default "all": "all" (mean entropy over the query rows), "cls" (the [CLS] row) or "last" (the last row,
     for decoders). The page's switch sets it; the bars and the baseline redraw at once, without a round trip."""
 
-    def __init__(self, source: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
-        super().__init__(source, smoothing=smoothing, **kwargs)
+    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(result, smoothing=smoothing, **kwargs)
         if "entropy" not in self.stats.values:
             raise ValueError("EntropyBars needs the statistic 'entropy' (mean row entropy per head); this source has "
                              f"{self.stats.names()}")
@@ -107,7 +110,7 @@ class EntropyBars(HeadWidget):
     def _names(self) -> list[str]:
         return [ROWS[r] for r in ROWS if ROWS[r] in self.stats.values]
 
-    def _payload(self) -> dict[str, Any]:
+    def _extra_meta(self) -> dict[str, Any]:
         rows = self._available_rows()
         return {
             "rows": [[r, ROW_LABELS[r]] for r in rows],

@@ -13,6 +13,7 @@ from ..analysis import CorpusStats, head_distances, head_embedding
 from ..result import AttentionResult
 from ..viewdata.head_stats import HeadStats, head_stats, takes_attention
 from ..viewdata.wire import pack
+from ._base import MISSING, Colormap, renamed_argument
 from ._headstats import HeadWidget
 
 __all__ = ["HeadClusterMap"]
@@ -35,12 +36,12 @@ class HeadClusterMap(HeadWidget):
 
     Parameters
     ----------
-    source : AttentionResult, list of AttentionResult, CorpusStats or DataFrame
+    result : AttentionResult, list of AttentionResult, CorpusStats or DataFrame
         One result or several (distances averaged over them), :class:`~attnwidgets.analysis.CorpusStats` made with
         ``distances=True``, or an embedding DataFrame with columns layer, head, x, y
         (:func:`attnwidgets.analysis.head_embedding`).
     stats : CorpusStats, DataFrame or dict, optional
-        Per-head statistics to colour by, when ``source`` is an embedding DataFrame (attention sources and
+        Per-head statistics to colour by, when ``result`` is an embedding DataFrame (attention sources and
         CorpusStats bring their own).
     color : str
         "layer" (default) or a statistic name ("sep", "entropy", ...): what colours the points first.
@@ -49,7 +50,9 @@ class HeadClusterMap(HeadWidget):
     seed : int
         MDS random state (the map is the same for the same seed).
     layer, head : int
-        The selected head.
+        The selected head (``head=-1``: the whole layer).
+    colormap : str
+        "blues", "viridis", "cividis", "greys" or "reds" for statistics; "" (default) the theme's.
     theme : str
         "light" or "lecture".
 
@@ -74,17 +77,20 @@ class HeadClusterMap(HeadWidget):
     """str, default "layer": "layer" colours points by layer (categorical); a statistic name colours them on a
     continuous scale with a colour bar. The page's menu sets it and repaints at once."""
 
-    colormap = traitlets.Unicode("").tag(sync=True)
+    colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): the continuous colour map for statistics."""
 
-    _points = traitlets.Dict().tag(sync=True)
-    """dict: the MDS coordinates as a packed (K, 2) float32 buffer, heads in layer-major order (k = layer * H + h)."""
+    _payload = traitlets.Dict().tag(sync=True)
+    """dict: {stats, points}: the statistics as one packed (S, L, H) float32 buffer (as every HeadWidget) and the
+    MDS coordinates as a packed (K, 2) float32 buffer, heads in layer-major order (k = layer * H + h)."""
 
-    def __init__(self, source: Any, *, stats: Any = None, seed: int = 0, **kwargs: Any) -> None:
+    def __init__(self, result: Any = MISSING, *, stats: Any = None, seed: int = 0, **kwargs: Any) -> None:
+        result = renamed_argument("HeadClusterMap", "result", result, kwargs, "source")
         self._seed = int(seed)
         self._extra_stats = stats
-        self.embedding = self._embed(source, bool(kwargs.get("words", False)))
-        super().__init__(source, **kwargs)
+        words = kwargs.get("words", False)
+        self.embedding = self._embed(result, isinstance(words, (bool, int, np.bool_)) and bool(words))
+        super().__init__(result, **kwargs)
 
     # -- where the points come from ------------------------------------------------------------------------------
 
@@ -132,13 +138,15 @@ class HeadClusterMap(HeadWidget):
     def _names(self) -> list[str]:
         return [n for n in self.stats.names() if n != "layer"]
 
-    def _payload(self) -> dict[str, Any]:
+    def _extra_meta(self) -> dict[str, Any]:
+        return {"colors": [["layer", "layer"]] + [[n, n] for n in self._names()]}
+
+    def _extra_payload(self) -> dict[str, Any]:
         e = self.embedding
         n_layers, n_heads = self.stats.shape
         if len(e) != n_layers * n_heads:
             raise ValueError(f"the embedding has {len(e)} heads but the statistics {n_layers} x {n_heads}")
-        self._points = pack(e[["x", "y"]].to_numpy(np.float32))
-        return {"colors": [["layer", "layer"]] + [[n, n] for n in self._names()]}
+        return {"points": pack(e[["x", "y"]].to_numpy(np.float32))}
 
     @traitlets.validate("color")
     def _valid_color(self, proposal: dict[str, Any]) -> str:
@@ -149,7 +157,7 @@ class HeadClusterMap(HeadWidget):
 
     @traitlets.observe("words")
     def _on_words(self, change: dict[str, Any]) -> None:
-        if not hasattr(self, "stats"):
+        if not hasattr(self, "stats") or not self._meta:
             return
         try:
             self.embedding = self._embed(self._source, change["new"])

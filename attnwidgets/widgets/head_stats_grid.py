@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from ._base import MISSING, Colormap
 from ._headstats import HeadWidget
 
 __all__ = ["HeadStatsGrid"]
@@ -24,7 +25,7 @@ class HeadStatsGrid(HeadWidget):
 
     Parameters
     ----------
-    source : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
+    result : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
         One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
         (:func:`attnwidgets.analysis.corpus_stats` or its tidy ``.frame()``), or a dict of (layers, heads) arrays.
     statistic : str
@@ -37,7 +38,7 @@ class HeadStatsGrid(HeadWidget):
     colormap : str
         "blues", "viridis", "cividis", "greys" or "reds"; default the theme's.
     layer, head : int
-        The selected head.
+        The selected head (``head=-1``: the whole layer).
     theme : str
         "light" or "lecture".
 
@@ -55,11 +56,11 @@ class HeadStatsGrid(HeadWidget):
     """str, default "sep" ("first" for decoders): the statistic that colours the cells. The page's menu sets it and
     repaints from the data it already holds; setting it here repaints the page."""
 
-    colormap = traitlets.Unicode("").tag(sync=True)
+    colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
-    def __init__(self, source: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
-        super().__init__(source, smoothing=smoothing, **kwargs)
+    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(result, smoothing=smoothing, **kwargs)
         if not self.statistic:
             self.statistic = self._default_statistic()
 

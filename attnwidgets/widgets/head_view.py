@@ -8,10 +8,11 @@ import numpy as np
 import traitlets
 
 from ..result import AttentionResult
+from ..viewdata.checks import check_head, check_view
 from ..viewdata.labels import axis_segments, kind_tokens
 from ..viewdata.lines import SENTENCE_FILTERS, filter_mask, layer_payload, payload_reply
-from ._base import AttnWidget
-from ._result import ShowsResult, attention_for, take_result
+from ._base import AttnWidget, Index, checked
+from ._result import ShowsResult, take_result
 
 __all__ = ["HeadView"]
 
@@ -31,7 +32,7 @@ class HeadView(ShowsResult, AttnWidget):
     A→A, A→B, B→A or B→B lines. For cross-attention the left column is the target and the right the source.
 
     Only the layer on screen is sent, and of it only the weights of at least ``min_weight`` (the lines the page can
-    draw), as sparse float16 rows (:mod:`attnwidgets.widgets._lines`; 12 heads at 512 tokens: tens of kB instead of
+    draw), as sparse float16 rows (:mod:`attnwidgets.viewdata.lines`; 12 heads at 512 tokens: tens of kB instead of
     3 MB); other layers are fetched when chosen. Lines lighter than ``min_weight`` are not drawn, and with more
     than 128 tokens and no token hovered or selected only lines of weight 0.1 or more are drawn.
 
@@ -39,27 +40,44 @@ class HeadView(ShowsResult, AttnWidget):
     ----------
     result : AttentionResult
     layer : int
+    head : int
+        The head whose lines are drawn, as in every view; -1 (default) draws every head's.
     heads : list[int], optional
-        Heads to show (default: all).
+        Several heads at once (what the page's swatches toggle); overrides ``head``. ``head`` follows it: the head
+        when it holds one, -1 otherwise.
     kind : str
         "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
     words : bool
         Word-level attention (:func:`attnwidgets.analysis.word_level`).
     sentence_filter : str
         "all", "AA", "AB", "BA" or "BB".
+    theme : str
+        "light" or "lecture".
+
+    Notes
+    -----
+    No ``colormap``: each head has its own categorical colour and a line's opacity is its weight, so there is no
+    continuous colour scale to choose.
 
     Examples
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> r = aw.AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd"))
-    >>> aw.HeadView(r, layer=1).heads
-    [0, 1, 2]
+    >>> w = aw.HeadView(r, layer=1)
+    >>> w.head, w.heads
+    (-1, [0, 1, 2])
+    >>> w.head = 2; w.heads
+    [2]
     """
 
     _bundle = "head_view"
 
-    layer = traitlets.Int(0).tag(sync=True)
+    layer = Index(0).tag(sync=True)
     """int, default 0: the layer whose heads are drawn. Two-way: the page's layer selector sets it."""
+
+    head = Index(-1).tag(sync=True)
+    """int, default -1 (every head): the one head whose lines are drawn, as ``head`` selects in every view. Setting
+    it sets ``heads`` (``[head]``, or all for -1); it follows ``heads``: the head when one is shown, else -1."""
 
     heads = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default all heads: the heads whose lines are drawn. Clicking a swatch toggles one, double-clicking
@@ -87,11 +105,11 @@ class HeadView(ShowsResult, AttnWidget):
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, token-level [query tokens, key tokens] and [query segments, key
     segments] per kind, and whether word level is available. Word-level labels come by "labels" request (and in
-    ``_initial`` when it is word level), so a saved page can switch levels offline."""
+    ``_payload`` when it is word level), so a saved page can switch levels offline."""
 
-    _initial = traitlets.Dict().tag(sync=True)
+    _payload = traitlets.Dict().tag(sync=True)
     """dict: {key, heads, labels?}: the first layer's heads [head, query, key] (sparse rows of the weights >=
-    ``min_weight``, or one dense buffer when that is smaller; see :mod:`attnwidgets.widgets._lines`), so the first
+    ``min_weight``, or one dense buffer when that is smaller; see :mod:`attnwidgets.viewdata.lines`), so the first
     paint needs no round trip, and the word-level labels (``labels(True)``) when ``words`` is on. Other layers come by
     "layer" request."""
 
@@ -99,11 +117,13 @@ class HeadView(ShowsResult, AttnWidget):
         self._result = take_result("HeadView", result, kwargs)
         self._words_result: AttentionResult | None = None
         super().__init__(**kwargs)
-        attention, _, _ = result.attention_of(self.kind)  # type: ignore[arg-type]
-        if "heads" not in kwargs:
-            self.heads = list(range(attention.shape[1]))
         self._check(self.kind, self.layer)
+        if "heads" not in kwargs:
+            self.heads = self._all_heads() if self.head == -1 else [self.head]
         self._refresh_meta()
+
+    def _all_heads(self) -> list[int]:
+        return list(range(int(self._result.attention_of(self.kind)[0].shape[1])))  # type: ignore[arg-type]
 
     def _source(self, words: bool) -> AttentionResult:
         if not words:
@@ -114,19 +134,37 @@ class HeadView(ShowsResult, AttnWidget):
             self._words_result = _word_level(self._result)
         return self._words_result
 
-    def _check(self, kind: str, layer: int) -> None:
-        attention = attention_for(self._result, kind)
-        if not 0 <= layer < attention.shape[0]:
-            raise IndexError(f"layer {layer} is out of range: {kind} attention has {attention.shape[0]} layers")
+    def _check(self, kind: str, layer: int, head: int = -1) -> None:
+        checked(check_view, self._result, kind, layer, head)
 
-    @traitlets.validate("layer", "kind")
+    @traitlets.validate("layer", "kind", "head")
     def _valid(self, proposal: dict[str, Any]) -> Any:
         name = proposal["trait"].name
         kind = proposal["value"] if name == "kind" else self.kind
-        layer = 0 if name == "kind" else proposal["value"]
+        layer = 0 if name == "kind" else proposal["value"] if name == "layer" else self.layer
+        head = proposal["value"] if name == "head" else -1
         if hasattr(self, "_result"):
-            self._check(kind, layer)
+            self._check(kind, layer, head)
         return proposal["value"]
+
+    @traitlets.validate("heads")
+    def _valid_heads(self, proposal: dict[str, Any]) -> list[int]:
+        heads = list(proposal["value"])
+        if hasattr(self, "_result"):
+            n_heads = int(self._result.attention_of(self.kind)[0].shape[1])  # type: ignore[arg-type]
+            heads = [checked(check_head, h, n_heads, allow_mean=False) for h in heads]
+        return heads
+
+    @traitlets.observe("head")
+    def _on_head(self, change: dict[str, Any]) -> None:
+        if hasattr(self, "_result") and self._meta:
+            self.heads = self._all_heads() if change["new"] == -1 else [change["new"]]
+
+    @traitlets.observe("heads")
+    def _on_heads(self, change: dict[str, Any]) -> None:
+        if hasattr(self, "_result"):
+            heads = list(change["new"])
+            self.head = heads[0] if len(heads) == 1 and heads != self._all_heads() else -1
 
     @traitlets.validate("sentence_filter")
     def _valid_filter(self, proposal: dict[str, Any]) -> str:
@@ -142,7 +180,7 @@ class HeadView(ShowsResult, AttnWidget):
             if change["new"] != change["old"]:
                 self.layer = 0
                 self.selected = []
-                self.heads = list(range(self._result.attention_of(self.kind)[0].shape[1]))  # type: ignore[arg-type]
+                self.heads = self._all_heads()
             self._refresh_meta()
 
     @traitlets.observe("words")
@@ -190,7 +228,7 @@ class HeadView(ShowsResult, AttnWidget):
             "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
         }
         key = f"{self.kind}/{self.layer}/{'w' if self.words else 't'}"
-        self._initial = {"key": key, "heads": self._pack_layer(self.kind, self.layer, self.words),
+        self._payload = {"key": key, "heads": self._pack_layer(self.kind, self.layer, self.words),
                          **({"labels": self.labels(True)} if self.words else {})}
 
     def _handlers(self) -> dict[str, Any]:

@@ -9,11 +9,12 @@ import traitlets
 
 from ..analysis.words import word_level
 from ..result import AttentionResult, head_matrix
+from ..viewdata.checks import check_view
 from ..viewdata.display import is_causal, mask_future, overview, region
 from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
-from ._base import AttnWidget
-from ._result import ShowsResult, attention_for, proposed_view, take_result
+from ._base import AttnWidget, Colormap, Index, checked
+from ._result import ShowsResult, proposed_view, take_result
 
 
 class AttentionHeatmap(ShowsResult, AttnWidget):
@@ -36,6 +37,8 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         "self" (encoders/decoders), or "encoder" / "decoder" / "cross" for encoder-decoder results.
     words : bool
         Word-level attention (to a word: sum over its pieces; from a word: mean over its pieces).
+    colormap : str
+        "blues", "viridis", "cividis", "greys" or "reds"; "" (default) the theme's.
     theme : str
         "light" or "lecture".
 
@@ -49,10 +52,10 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
 
     _bundle = "heatmap"
 
-    layer = traitlets.Int(0).tag(sync=True)
+    layer = Index(0).tag(sync=True)
     """int, default 0: the layer shown. Two-way: choosing a layer in the page sets it, setting it here redraws."""
 
-    head = traitlets.Int(0).tag(sync=True)
+    head = Index(0).tag(sync=True)
     """int, default 0: the head shown; -1 shows the mean over the layer's heads. Two-way like ``layer``."""
 
     kind = traitlets.Unicode("self").tag(sync=True)
@@ -61,14 +64,14 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
     words = traitlets.Bool(False).tag(sync=True)
     """bool, default False: show word-level attention (pieces merged) instead of token-level."""
 
-    colormap = traitlets.Unicode("").tag(sync=True)
+    colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, attention kinds, [layers, heads] per kind and token-level labels per kind. Word-level labels come
-    by "labels" request (and in ``_initial`` when it is word level), so a saved page can switch levels offline."""
+    by "labels" request (and in ``_payload`` when it is word level), so a saved page can switch levels offline."""
 
-    _initial = traitlets.Dict().tag(sync=True)
+    _payload = traitlets.Dict().tag(sync=True)
     """dict: {key, matrix, factor, labels?}: the first view's matrix as a binary buffer, so the first paint needs no
     round trip, and ``{"tokens": labels(True)}`` when ``words`` is on. Above 1024 tokens the matrix is a block-max
     overview (``factor`` cells per pixel); zooming in fetches exact tiles."""
@@ -88,7 +91,7 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         return self._words_result
 
     def _check_view(self, kind: str, layer: int, head: int) -> None:
-        head_matrix(attention_for(self._result, kind), layer, head)
+        checked(check_view, self._result, kind, layer, head)
 
     def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None,
                words: bool | None = None) -> np.ndarray:
@@ -106,7 +109,7 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         r = self._result
         shapes = {kind: [int(s) for s in r.attention_of(kind)[0].shape[:2]] for kind in r.kinds}
         shown, factor = overview(self._display(self.kind, self.layer, self.head, self.words))
-        self._initial = {
+        self._payload = {
             "key": f"{self.kind}/{self.layer}/{self.head}/{'w' if self.words else 't'}",
             "matrix": pack(shown),
             "factor": factor,

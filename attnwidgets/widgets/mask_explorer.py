@@ -68,6 +68,12 @@ class MaskExplorer(AttnWidget):
     length, window, causal, global_tokens, n_heads, n_kv_heads, n_layers, head_dim, seq_len, bytes_per_value, theme
         See the traits.
 
+    Notes
+    -----
+    The first argument is what the view shows, a mask (it draws no model's attention, so it takes no result). No
+    ``layer``, ``head``, ``kind`` or ``words``: the masks are computed for a length, not read from a model; no
+    ``colormap``: a cell is allowed or not (two colours, the theme's).
+
     Examples
     --------
     >>> w = MaskExplorer("sliding_window", length=8, window=3)
@@ -117,9 +123,9 @@ class MaskExplorer(AttnWidget):
     bytes_per_value = traitlets.Int(2).tag(sync=True)
     """int, default 2: bytes per cached number (2: float16/bfloat16, 4: float32)."""
 
-    _mask = traitlets.Dict().tag(sync=True)
-    """dict: the mask ``[query_pos, key_pos]`` as a binary uint8 buffer (1: may attend), recomputed when the mask
-    traits change."""
+    _payload = traitlets.Dict().tag(sync=True)
+    """dict: {mask}: the mask ``[query_pos, key_pos]`` as a binary uint8 buffer (1: may attend), recomputed when the
+    mask traits change."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: caption, allowed pairs, keys per query, kv head of every query head, variant name and KV-cache bytes of
@@ -177,7 +183,7 @@ class MaskExplorer(AttnWidget):
         m = self.mask_array()  # (T, T) bool
         per_query = m.sum(1)
         with self.hold_sync():
-            self._mask = pack(m.astype(np.uint8), "uint8")
+            self._payload = {"mask": pack(m.astype(np.uint8), "uint8")}
             self._meta = {
                 "caption": CAPTIONS[self.mask],
                 "allowed": int(m.sum()),

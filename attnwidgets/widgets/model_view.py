@@ -8,9 +8,10 @@ import numpy as np
 import traitlets
 
 from ..result import AttentionResult, head_matrix
+from ..viewdata.checks import check_view
 from ..viewdata.display import is_causal, mask_future, overview, thumbnails
 from ..viewdata.wire import pack
-from ._base import AttnWidget
+from ._base import AttnWidget, Colormap, Index, checked
 from ._result import ShowsResult, proposed_view, take_result
 
 
@@ -26,44 +27,52 @@ class ModelView(ShowsResult, AttnWidget):
     ----------
     result : AttentionResult
     layer, head : int
-        The head shown large (and outlined in the grid).
+        The head shown large (and outlined in the grid). Single heads only: ``head=-1`` (a mean) is refused, as
+        the grid has no cell for it.
     kind : str
         "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
     thumb_size : int
         Longest side of a thumbnail in cells (default 32); longer inputs are reduced by block max.
     reduce : str
         "max" (default: a single sharp weight stays visible) or "mean" for the thumbnails.
+    colormap : str
+        "blues", "viridis", "cividis", "greys" or "reds"; "" (default) the theme's.
     theme : str
         "light" or "lecture".
+
+    Notes
+    -----
+    No ``words`` switch (yet): the grid is token level. Merge pieces first with
+    :func:`attnwidgets.analysis.word_level` and show that result for a word-level grid.
 
     Examples
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> r = aw.AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd"))
     >>> w = aw.ModelView(r, layer=1, head=2)
-    >>> w._thumbs["thumbs"]["shape"]
+    >>> w._payload["thumbs"]["shape"]
     [2, 3, 4, 4]
     """
 
     _bundle = "model_view"
 
-    layer = traitlets.Int(0).tag(sync=True)
+    layer = Index(0).tag(sync=True)
     """int, default 0: layer of the selected head. Two-way: clicking a thumbnail sets it; setting it here selects."""
 
-    head = traitlets.Int(0).tag(sync=True)
+    head = Index(0).tag(sync=True)
     """int, default 0: the selected head, shown at full resolution beside the grid. Two-way like ``layer``."""
 
     kind = traitlets.Unicode("self").tag(sync=True)
     """str, default "self" ("encoder" for encoder-decoders): which attention the grid shows; the page offers a
     selector for "encoder", "decoder" and "cross" when the result has them."""
 
-    colormap = traitlets.Unicode("").tag(sync=True)
+    colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] per kind, and which kinds are causal."""
 
-    _thumbs = traitlets.Dict().tag(sync=True)
+    _payload = traitlets.Dict().tag(sync=True)
     """dict: {kind, factor, thumbs}: the current kind's thumbnails as one uint8 buffer [layer, head, tq, tk], each
     scaled to its own maximum. The page draws the grid from it; full heads come by "matrix" request. A saved page
     (no kernel to update this when the kind changes) asks for another kind's by "thumbs" request."""
@@ -98,10 +107,7 @@ class ModelView(ShowsResult, AttnWidget):
         return "self" if kind == "encoder" and self._result.cross_attention is None else kind
 
     def _check(self, kind: str, layer: int, head: int) -> None:
-        if head < 0:
-            raise IndexError("ModelView shows single heads: head must be 0 or more")
-        attention, _, _ = self._result.attention_of(self._kind(kind))  # type: ignore[arg-type]
-        head_matrix(attention, layer, head)
+        checked(check_view, self._result, self._kind(kind), layer, head, allow_mean=False)
 
     @traitlets.validate("layer", "head", "kind")
     def _valid(self, proposal: dict[str, Any]) -> Any:
@@ -124,7 +130,7 @@ class ModelView(ShowsResult, AttnWidget):
 
     def _refresh_thumbs(self) -> None:
         thumbs, factor = self.thumbnails()
-        self._thumbs = {"kind": self.kind, "factor": factor, "thumbs": pack(thumbs, "uint8")}
+        self._payload = {"kind": self.kind, "factor": factor, "thumbs": pack(thumbs, "uint8")}
 
     def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None) -> np.ndarray:
         """The full (query, key) map of one head, NaN where a causal mask hides the key."""

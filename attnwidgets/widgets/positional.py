@@ -15,8 +15,9 @@ import numpy as np
 import traitlets
 
 from ..viewdata import positional as P
+from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
 from ..viewdata.wire import pack
-from ._base import AttnWidget
+from ._base import AttnWidget, Colormap, Index, checked
 
 ENCODINGS = ("sinusoidal", "learned", "rope", "alibi", "t5")
 SIMILARITIES = ("cosine", "dot")
@@ -178,8 +179,14 @@ class PositionalExplorer(AttnWidget):
         model's 512 x 384 table). Without one, "learned" shows a random table (a learned table before training).
     table_name : str, optional
         What to call the table in the title.
-    length, d_model, n_heads, head, causal, similarity, theme
+    length, d_model, n_heads, head, causal, similarity, colormap, theme
         See the traits.
+
+    Notes
+    -----
+    The first argument is what the view shows, an encoding (it draws no model's attention, so it takes no
+    result). No ``layer``, ``kind`` or ``words``: the encodings are computed, not read from a model's layers or
+    tokens. ``head`` is the ALiBi / T5 head, checked like every view's (0..n_heads-1; no mean).
 
     Examples
     --------
@@ -207,7 +214,7 @@ class PositionalExplorer(AttnWidget):
     n_heads = traitlets.Int(8).tag(sync=True)
     """int, default 8: heads of ALiBi (slopes 2^(-8h/H)) and T5. A slider in the page; two-way."""
 
-    head = traitlets.Int(0).tag(sync=True)
+    head = Index(0).tag(sync=True)
     """int, default 0: the ALiBi / T5 head whose bias fills the right panel. A slider in the page; two-way."""
 
     causal = traitlets.Bool(False).tag(sync=True)
@@ -218,9 +225,12 @@ class PositionalExplorer(AttnWidget):
     """str, default "cosine": the sinusoidal / learned similarity, "cosine" or "dot" (peaks at d/2 for sinusoidal).
     A menu in the page; two-way."""
 
-    _panels: traitlets.List[dict[str, Any]] = traitlets.List(traitlets.Dict()).tag(sync=True)
-    """list of two dicts: title, axis names, first column number, note and the matrix (and T5 buckets) as binary
-    float32 buffers; recomputed in Python whenever a trait above changes."""
+    colormap = Colormap(DIVERGING_COLORMAPS).tag(sync=True)
+    """str, default "" (the theme's: "rdbu", "puor" in the lecture theme): the diverging scale of both panels."""
+
+    _payload = traitlets.Dict().tag(sync=True)
+    """dict: {panels}: two dicts of title, axis names, first column number, note and the matrix (and T5 buckets) as
+    binary float32 buffers; recomputed in Python whenever a trait above changes."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: caption of the encoding, table name, whether a table is given, its rows and width, slider limits."""
@@ -291,8 +301,8 @@ class PositionalExplorer(AttnWidget):
                 raise traitlets.TraitError(f"n_heads must lie in 1..64, got {v}")
             if self.head >= v:  # keep the shown head valid
                 self.set_trait("head", v - 1)
-        elif not 0 <= v < self.n_heads:
-            raise traitlets.TraitError(f"head must lie in 0..{self.n_heads - 1}, got {v}")
+        else:
+            checked(check_head, v, self.n_heads, allow_mean=False)
         return v
 
     @traitlets.observe("encoding", "length", "d_model", "n_heads", "head", "causal", "similarity", "theme")
@@ -323,4 +333,4 @@ class PositionalExplorer(AttnWidget):
                 "max_length": MAX_LENGTH if self._table is None else min(MAX_LENGTH, self._table.shape[0]),
                 "max_d_model": MAX_D_MODEL,
             }
-            self._panels = out
+            self._payload = {"panels": out}

@@ -14,8 +14,9 @@ import numpy as np
 import traitlets
 
 from ..qk_result import QKCapture
+from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
 from ..viewdata.wire import pack
-from ._base import AttnWidget
+from ._base import MISSING, AttnWidget, Colormap, Index, checked, renamed_argument
 
 # The arrays of one (layer, head), in the order their buffers travel.
 ARRAYS = ("q", "k", "v", "logits", "scaled", "weights", "output", "mask")
@@ -28,12 +29,23 @@ class QKStepThrough(AttnWidget):
 
     Parameters
     ----------
-    captures : QKCapture or sequence of QKCapture
-        From :func:`attnwidgets.capture_qk` (one layer) or :func:`attnwidgets.capture_qk_layers` (several).
+    capture : QKCapture or sequence of QKCapture
+        What the view shows: from :func:`attnwidgets.capture_qk` (one layer) or
+        :func:`attnwidgets.capture_qk_layers` (several). Unlike the other attention views it takes a capture, not
+        an AttentionResult: it needs the query, key and value vectors, which a result does not keep.
+        ``captures=`` is its old name, accepted with a DeprecationWarning for one release.
     layer, head, query : int
-        What to show first: the layer (one of the captured ones), the query head and the query token.
+        What to show first: the layer (one of the captured ones), the query head (single heads only: there is no
+        mean of q·k over heads) and the query token.
+    colormap : str
+        The diverging scale of the signed vectors: "rdbu" or "puor"; "" (default) the theme's.
     theme : str
         "light" or "lecture".
+
+    Notes
+    -----
+    No ``kind``: a capture holds one attention stack (``_meta["stack"]``); capture another to see it. No ``words``:
+    q and k are vectors of token pieces, and a word has no single query vector to step through.
 
     Examples
     --------
@@ -49,29 +61,34 @@ class QKStepThrough(AttnWidget):
 
     _bundle = "qk"
 
-    layer = traitlets.Int(0).tag(sync=True)
+    layer = Index(0).tag(sync=True)
     """int, default: the first captured layer. The layer shown (one of those captured); arrow up/down in the page
     moves between captured layers. Two-way."""
 
-    head = traitlets.Int(0).tag(sync=True)
+    head = Index(0).tag(sync=True)
     """int, default 0: the query head shown; arrow left/right in the page changes it. Two-way."""
 
-    query = traitlets.Int(0).tag(sync=True)
+    query = Index(0).tag(sync=True)
     """int, default: the first word (encoders) or the last token (decoders). The query token whose attention is
     stepped through; clicking a token in the page or choosing it in the menu sets it. Two-way."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, stack, captured layers, heads, kv heads, head size, scaling, query and key tokens."""
 
-    _initial = traitlets.Dict().tag(sync=True)
+    colormap = Colormap(DIVERGING_COLORMAPS).tag(sync=True)
+    """str, default "" (the theme's: "rdbu", "puor" in the lecture theme): the diverging scale of q, k, v and
+    their products."""
+
+    _payload = traitlets.Dict().tag(sync=True)
     """dict: the first view's arrays as binary buffers (``{key, arrays: {name: packed}}``), so the first paint needs
     no round trip."""
 
-    def __init__(self, captures: QKCapture | Sequence[QKCapture], **kwargs: Any) -> None:
-        caps = [captures] if isinstance(captures, QKCapture) else list(captures)
+    def __init__(self, capture: QKCapture | Sequence[QKCapture] = MISSING, **kwargs: Any) -> None:
+        capture = renamed_argument("QKStepThrough", "capture", capture, kwargs, "captures")
+        caps = [capture] if isinstance(capture, QKCapture) else list(capture) if isinstance(capture, Sequence) else []
         if not caps or not all(isinstance(c, QKCapture) for c in caps):
             raise TypeError("QKStepThrough takes a QKCapture or a list of them (from attnwidgets.capture_qk or "
-                            f"capture_qk_layers), got {type(captures).__name__}")
+                            f"capture_qk_layers), got {type(capture).__name__}")
         self._captures = {c.layer: c for c in caps}
         first = caps[0]
         kwargs.setdefault("layer", first.layer)
@@ -91,7 +108,7 @@ class QKStepThrough(AttnWidget):
             "tokens": list(first.tokens),
             "key_tokens": list(first.key_tokens),
         }
-        self._refresh_initial()
+        self._refresh_payload()
 
     @property
     def captures(self) -> list[QKCapture]:
@@ -122,21 +139,26 @@ class QKStepThrough(AttnWidget):
         out.append(("mask", pack(cap.mask.astype(np.float32), "uint8")))
         return out
 
-    def _refresh_initial(self) -> None:
-        self._initial = {"key": f"{self.layer}/{self.head}", "arrays": dict(self._packed(self.layer, self.head))}
+    def _refresh_payload(self) -> None:
+        self._payload = {"key": f"{self.layer}/{self.head}", "arrays": dict(self._packed(self.layer, self.head))}
 
     @traitlets.validate("layer", "head", "query")
     def _valid(self, proposal: dict[str, Any]) -> int:
         name, value = proposal["trait"].name, int(proposal["value"])
         if not hasattr(self, "_captures"):
             return value
+        # Captured layers share heads and tokens; a layer being refused must not hide a head or query check.
+        cap = next(iter(self._captures.values()))
         if name == "layer":
-            self.capture(value)
+            if value not in self._captures:
+                raise traitlets.TraitError(
+                    f"layer {value} was not captured; captured layers: {sorted(self._captures)}. "
+                    "Capture it with attnwidgets.capture_qk_layers(text, layers=[...])")
         elif name == "head":
-            self.capture().head(value)
-        elif not 0 <= value < len(self.capture().tokens):
-            n = len(self.capture().tokens)
-            raise IndexError(f"query {value} is out of range: there are {n} query tokens (0..{n - 1})")
+            checked(check_head, value, cap.n_heads, allow_mean=False)
+        elif not 0 <= value < len(cap.tokens):
+            n = len(cap.tokens)
+            raise traitlets.TraitError(f"query {value} is out of range: there are {n} query tokens (0..{n - 1})")
         return value
 
     def _handlers(self) -> dict[str, Any]:

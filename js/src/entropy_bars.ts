@@ -212,7 +212,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
 
   function load(): void {
     try {
-      values = decode(model.get("_stats")).data;
+      values = decode(model.get("_payload").stats).data;
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));
@@ -257,7 +257,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
   followStats(model, cleanups, controls, {
     menu: "rows",
     repaintOn: [],
-    reloadOn: ["_stats", "_meta"],
+    reloadOn: ["_payload", "_meta"],
     paint,
     buildControls,
     load,

@@ -34,7 +34,8 @@ import { widgetShell } from "./shared/widget_shell";
 export interface HeadClusterMapTraits extends HeadWidgetTraits {
   color: string; // "layer" or a statistic name
   colormap: string;
-  _points: Packed; // (K, 2) float32 MDS coordinates, k = layer * H + head
+  // stats: (S, L, H) float32 as every HeadWidget; points: (K, 2) float32 MDS coordinates, k = layer * H + head
+  _payload: { stats: Packed; points: Packed };
   _meta: HeadWidgetMeta & {
     colors: Array<[string, string]>; // colour menu: "layer" then the statistics
   };
@@ -173,8 +174,8 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
 
   function load(): void {
     try {
-      xy = decode(model.get("_points")).data;
-      values = decode(model.get("_stats")).data;
+      xy = decode(model.get("_payload").points).data;
+      values = decode(model.get("_payload").stats).data;
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));
@@ -234,7 +235,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   followStats(model, cleanups, controls, {
     menu: "color",
     repaintOn: ["colormap"],
-    reloadOn: ["_points", "_stats", "_meta"],
+    reloadOn: ["_payload", "_meta"],
     paint,
     buildControls,
     load,

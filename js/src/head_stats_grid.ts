@@ -180,7 +180,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
 
   function load(): void {
     try {
-      values = decode(model.get("_stats")).data;
+      values = decode(model.get("_payload").stats).data;
     } catch (e) {
       showError(String((e as Error).message ?? e));
     }
@@ -220,7 +220,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   followStats(model, cleanups, controls, {
     menu: "statistic",
     repaintOn: ["colormap"],
-    reloadOn: ["_stats", "_meta"],
+    reloadOn: ["_payload", "_meta"],
     paint,
     buildControls,
     load,

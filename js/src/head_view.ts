@@ -21,6 +21,7 @@ import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 /** Python traits of HeadView (attnwidgets/widgets/head_view.py). */
 export interface HeadViewTraits {
   layer: number;
+  head: number; // -1: every head (Python keeps it in step with `heads`)
   heads: number[];
   kind: string; // "self" | "encoder" | "decoder" | "cross"
   words: boolean;
@@ -37,7 +38,7 @@ export interface HeadViewTraits {
     can_words: boolean;
   };
   // labels: word-level labels, when the first view is word level (else they come by "labels" request)
-  _initial: { key: string; heads: LinePayload; labels?: LevelLabels } | Record<string, never>;
+  _payload: { key: string; heads: LinePayload; labels?: LevelLabels } | Record<string, never>;
   _error: string;
 }
 
@@ -118,7 +119,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   });
   /** What the columns show: the labels of the layer on screen (token level before the first one arrives). */
   const shown = (): Columns => data?.labels ?? columnsOf(model.get("words") ? null : meta(), kind());
-  // Word-level labels of every kind: from _initial or a "labels" request (a saved page answers it offline).
+  // Word-level labels of every kind: from _payload or a "labels" request (a saved page answers it offline).
   let wordLabels: LevelLabels | null = null;
   async function labelsFor(k: string, words: boolean): Promise<Columns> {
     if (words && !wordLabels) {
@@ -332,7 +333,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     const key = viewKey();
     const k = kind();
     const words = model.get("words");
-    const initial = model.get("_initial");
+    const initial = model.get("_payload");
     const first = initial && "key" in initial && initial.key === key ? initial : null;
     if (first?.labels) wordLabels ??= first.labels;
     let payload: LinePayload;
@@ -437,7 +438,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       if (data && complete(data.rows.floor)) paint();
       else refresh(); // the payload lacks the weights between the new min_weight and its floor
     }),
-    onModel(model, "change:_initial", () => {
+    onModel(model, "change:_payload", () => {
       if (data?.key !== viewKey() || !complete(data.rows.floor)) refresh();
     }),
     onModel(model, "change:theme", paint),

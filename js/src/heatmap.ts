@@ -49,7 +49,7 @@ export interface HeatmapTraits {
     can_words: boolean;
   };
   // labels: word-level labels per kind, when the first view is word level (else they come by "labels" request)
-  _initial:
+  _payload:
     | { key: string; matrix: Packed; factor?: number; labels?: { tokens: Labels } }
     | Record<string, never>;
   _error: string;
@@ -111,7 +111,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
 
   const meta = () => model.get("_meta");
   const tokens = (): [string[], string[]] => current?.labels ?? [[], []];
-  // Word-level labels of every kind: from _initial or a "labels" request (a saved page answers it offline).
+  // Word-level labels of every kind: from _payload or a "labels" request (a saved page answers it offline).
   let wordLabels: Labels | null = null;
   async function labelsFor(kind: string, words: boolean): Promise<[string[], string[]]> {
     if (words && !wordLabels) {
@@ -394,7 +394,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const words = model.get("words");
     const key = viewKey(kind, model.get("layer"), model.get("head"), words);
     const now = () => viewKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("words"));
-    const initial = model.get("_initial");
+    const initial = model.get("_payload");
     const first = initial && "key" in initial && initial.key === key ? initial : null;
     if (first?.labels) wordLabels ??= first.labels.tokens;
     try {

@@ -1,6 +1,6 @@
 // MaskExplorer: an attention mask as a query x key grid, and how MQA/GQA share key/value heads.
 // Mirrors attnwidgets/widgets/mask_explorer.py. Python builds the mask (numpy, teaching kit) and sends it as a uint8
-// buffer in `_mask`; the page's menus, sliders and boxes set the Python traits, and Python sends the new mask back.
+// buffer in `_payload.mask`; the page's menus, sliders and boxes set the Python traits, and Python sends the new mask back.
 
 import { type Packed, decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
@@ -36,7 +36,7 @@ export interface MaskExplorerTraits {
   seq_len: number;
   bytes_per_value: number;
   theme: string;
-  _mask: Packed; // (length, length) uint8, 1 = may attend
+  _payload: { mask: Packed }; // (length, length) uint8, 1 = may attend
   _meta: {
     caption: string;
     allowed: number;
@@ -169,7 +169,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
 
   function paintMask(): void {
     const t = theme(model.get("theme"));
-    const m = decode(model.get("_mask"));
+    const m = decode(model.get("_payload").mask);
     data = m.data;
     const n = m.shape[0];
     const big = t.name === "lecture";
@@ -363,7 +363,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     "seq_len",
   ])
     cleanups.push(onModel(model, `change:${ev}`, buildControls));
-  cleanups.push(onModel(model, "change:_mask", paint));
+  cleanups.push(onModel(model, "change:_payload", paint));
   cleanups.push(onModel(model, "change:_meta", paint));
   cleanups.push(onModel(model, "change:theme", paint));
   buildControls();

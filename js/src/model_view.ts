@@ -36,7 +36,7 @@ export interface ModelViewTraits {
     tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens]
     causal: Record<string, boolean>;
   };
-  _thumbs: { kind: string; factor: number; thumbs: Packed } | Record<string, never>;
+  _payload: { kind: string; factor: number; thumbs: Packed } | Record<string, never>;
   _error: string;
 }
 
@@ -148,7 +148,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
    *  trait when the kind changes) a "thumbs" request answered from the page's saved replies. */
   let fetchedThumbs: { kind: string; factor: number; thumbs: Packed } | null = null;
   function thumbsNow(): { kind: string; factor: number; thumbs: Packed } | null {
-    const t = model.get("_thumbs");
+    const t = model.get("_payload");
     if (t && "thumbs" in t && t.kind === kind()) return t as { kind: string; factor: number; thumbs: Packed };
     if (fetchedThumbs && fetchedThumbs.kind === kind()) return fetchedThumbs;
     return null;
@@ -414,7 +414,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
   }
 
   cleanups.push(
-    onModel(model, "change:_thumbs", all),
+    onModel(model, "change:_payload", all),
     onModel(model, "change:kind", () => {
       // With a kernel the new thumbnails follow as a trait; without one (a saved page) they are fetched.
       // A short wait lets the trait win in a notebook, so the kernel is not asked twice.

@@ -1,6 +1,6 @@
 // PositionalExplorer: a positional encoding as a heatmap and the position-to-position matrix beside it.
 // Mirrors attnwidgets/widgets/positional.py. Python computes both panels (numpy, teaching kit) and sends them as
-// float32 buffers in `_panels`; the page picks the encoding and moves the sliders, which set the Python traits.
+// float32 buffers in `_payload.panels`; the page picks the encoding and moves the sliders, which set the Python traits.
 
 import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
@@ -42,8 +42,9 @@ export interface PositionalTraits {
   head: number;
   causal: boolean;
   similarity: string; // "cosine" | "dot"
+  colormap: string; // "" = the theme's diverging scale; "rdbu" | "puor"
   theme: string;
-  _panels: PositionalPanel[];
+  _payload: { panels: PositionalPanel[] } | Record<string, never>;
   _meta: {
     caption: string;
     table_name: string;
@@ -186,7 +187,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     const ctx = prepareCanvas(canvas, width, height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
-    const map: DivergingName = big ? "puor" : "rdbu";
+    const map = (model.get("colormap") || (big ? "puor" : "rdbu")) as DivergingName;
     const vmax = absMax(m.data) || 1;
     const off = document.createElement("canvas");
     off.width = Math.max(cols, 1);
@@ -247,7 +248,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     const t = theme(model.get("theme"));
     applyTheme(root, t);
     const meta = model.get("_meta");
-    const panels = model.get("_panels") ?? [];
+    const panels = model.get("_payload")?.panels ?? [];
     caption.textContent = meta.caption ?? "";
     const enc = model.get("encoding");
     const label = ENCODINGS.find(([k]) => k === enc)?.[1] ?? enc;
@@ -296,7 +297,8 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     cleanups.push(onModel(model, ev, buildControls));
   for (const ev of ["change:length", "change:d_model", "change:similarity"])
     cleanups.push(onModel(model, ev, buildControls));
-  cleanups.push(onModel(model, "change:_panels", paint));
+  cleanups.push(onModel(model, "change:_payload", paint));
+  cleanups.push(onModel(model, "change:colormap", paint));
   cleanups.push(onModel(model, "change:theme", paint));
   rebuild();
 

@@ -21,6 +21,7 @@ export interface QKTraits {
   layer: number;
   head: number;
   query: number;
+  colormap: string; // "" = the theme's diverging scale; "rdbu" | "puor"
   theme: string;
   _meta: {
     title: string;
@@ -33,7 +34,7 @@ export interface QKTraits {
     tokens: string[];
     key_tokens: string[];
   };
-  _initial: { key: string; arrays: Record<string, Packed> } | Record<string, never>;
+  _payload: { key: string; arrays: Record<string, Packed> } | Record<string, never>;
   _error: string;
 }
 
@@ -193,7 +194,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     if (!data) return;
     const t = theme(model.get("theme"));
     applyTheme(root, t);
-    const map: DivergingName = t.name === "lecture" ? "puor" : "rdbu";
+    const map = (model.get("colormap") || (t.name === "lecture" ? "puor" : "rdbu")) as DivergingName;
     const m = meta();
     const i = Math.min(model.get("query"), data.n - 1);
     const r = queryRow(data, i);
@@ -366,7 +367,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       paint();
       return;
     }
-    const initial = model.get("_initial");
+    const initial = model.get("_payload");
     if (initial && "key" in initial && initial.key === key) {
       accept(headData(key, initial.arrays));
       return;
@@ -489,6 +490,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     }),
   );
   cleanups.push(onModel(model, "change:theme", paint));
+  cleanups.push(onModel(model, "change:colormap", paint));
   rebuild();
 
   return () => {

@@ -44,7 +44,7 @@ def test_long_input_overview_zoom_tiles_and_exact_hover(lab):
     wait(nb, "d.view === 'self/0/0/t'")
     d = dataset(nb.page, "heatmap-canvas")
     assert (d["nq"], d["nk"], d["factor"], d["detail"]) == ("2048", "2048", "4", "overview")
-    sent = int(nb.python("print(len(bytes(w._initial['matrix']['buffer'])))"))
+    sent = int(nb.python("print(len(bytes(w._payload['matrix']['buffer'])))"))
     assert sent == 512 * 512 * 4, "only a 512 x 512 overview crosses up front, not 2048 x 2048"
     # The causal mask (top right) is light grey; the diagonal is coloured.
     gx, gy, gw = float(d["gridX0"]), float(d["gridY0"]), float(d["gridW"])

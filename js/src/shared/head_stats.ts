@@ -11,7 +11,7 @@ export interface HeadWidgetTraits {
   head: number; // -1: the whole layer
   words: boolean;
   theme: string;
-  _stats: Packed; // (S, L, H) float32, S in the order of _meta.names
+  _payload: { stats: Packed }; // (S, L, H) float32, S in the order of _meta.names
   _meta: HeadWidgetMeta;
   _error: string;
 }
