@@ -341,3 +341,17 @@ def test_bundled_model_default_texts_and_static_twin(bundled):
     assert f"{w.frame['after'].iloc[0]:.3f}" in texts
     with pytest.raises(TypeError, match="WatchResult"):
         aw.plot_ablation_panel([1, 2, 3])
+
+
+def test_a_result_stands_for_its_text_and_model(tiny_bert):
+    """AblationWidget(result) is AblationWidget([result.text], model=<the result's model>)."""
+    clean = aw.run(TEXTS[0], model=tiny_bert)
+    from_result = aw.AblationWidget(clean, text_pairs=[PAIRS[0]], watch="pairs")
+    from_texts = aw.AblationWidget([TEXTS[0]], text_pairs=[PAIRS[0]], model=tiny_bert, watch="pairs")
+    assert from_result.result.text == TEXTS[0] and from_result.result.model.name == clean.model.name
+    np.testing.assert_allclose(from_result.watch_result.frame["before"], from_texts.watch_result.frame["before"])
+    other = aw.run("Another text.", model=aw.get_runner())
+    with pytest.raises(ValueError, match="different models"):
+        aw.AblationWidget([clean, other])
+    with pytest.raises(ValueError, match="sentence-pair result is one input"):
+        aw.AblationWidget(aw.run(TEXTS[0], PAIRS[0], model=tiny_bert))

@@ -29,7 +29,7 @@ import traitlets
 from ..result import AttentionResult
 from ..viewdata.checks import KINDS, check_head, check_int, check_layer
 from ..viewdata.wire import pack
-from ._base import AttnWidget
+from ._base import AttnWidget, Colormap, Index, checked
 
 if TYPE_CHECKING:
     from ..runner.ablation import Ablation
@@ -39,7 +39,6 @@ __all__ = ["AblationWidget", "remode"]
 DISABLE_MODES = ("zero", "uniform", "mean")
 #: What ``watch=`` may name (or a callable ``fn(result) -> float | dict``).
 WATCHES = ("auto", "mlm", "probs", "pairs", "ranking", "drift")
-COLORMAPS = ("", "blues", "viridis", "cividis", "greys", "reds")
 
 
 def remode(ablation: Any, mode: str) -> dict[str, Any]:
@@ -89,14 +88,6 @@ def _jsonable(v: Any) -> Any:
     return None if not np.isfinite(f) else f
 
 
-def _trait_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args)``, its TypeError or ValueError re-raised as a TraitError with the same text."""
-    try:
-        return fn(*args, **kwargs)
-    except (TypeError, ValueError) as exc:
-        raise traitlets.TraitError(str(exc)) from exc
-
-
 class AblationWidget(AttnWidget):
     """A layers x heads grid of toggles that re-runs the model and shows what the ablation does to an output.
 
@@ -107,8 +98,9 @@ class AblationWidget(AttnWidget):
 
     Parameters
     ----------
-    texts : list of str, optional
-        What is shown: the texts run clean and ablated. For sentence pairs, the first sentence of each; for a
+    texts : list of str, or AttentionResult(s), optional
+        What is shown: the texts run clean and ablated. A result from :func:`attnwidgets.run` (or a list of them)
+        stands for its text and its model. For sentence pairs, the first sentence of each; for a
         ranking, the candidates. Default: three pairs of the shipped similarity set
         (:func:`attnwidgets.data.labelled.load_sts_pairs`). (Texts, not a result: every change re-runs the model.)
     text_pairs : list of str, optional
@@ -157,16 +149,16 @@ class AblationWidget(AttnWidget):
     """str, default "self" ("encoder" for encoder-decoders): the attention stack the grid edits and the maps show;
     "encoder", "decoder" or "cross" for encoder-decoders (a menu in the page)."""
 
-    layer = traitlets.Int(0).tag(sync=True)
+    layer = Index(0).tag(sync=True)
     """int, default 0: the selected head's layer (outlined in the grid; the slider and the maps are for it)."""
 
-    head = traitlets.Int(0).tag(sync=True)
+    head = Index(0).tag(sync=True)
     """int, default 0: the selected head. Two-way like ``layer``: clicking a cell selects it."""
 
-    item = traitlets.Int(0).tag(sync=True)
+    item = Index(0).tag(sync=True)
     """int, default 0: which text the attention maps show (a menu in the page)."""
 
-    colormap = traitlets.Unicode("").tag(sync=True)
+    colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): the colour map of the before/after maps: "blues", "viridis", "cividis",
     "greys" or "reds"."""
 
@@ -195,6 +187,7 @@ class AblationWidget(AttnWidget):
         from ..runner import get_runner
 
         watch = _deprecated_names(kwargs, watch)
+        texts, text_pairs, model = _from_results(texts, text_pairs, model)
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single text in a list")
         if texts is None:
@@ -326,13 +319,6 @@ class AblationWidget(AttnWidget):
             raise traitlets.TraitError(f"unknown mode {proposal['value']!r}: use 'zero', 'uniform' or 'mean'")
         return str(proposal["value"])
 
-    @traitlets.validate("colormap")
-    def _valid_colormap(self, proposal: dict[str, Any]) -> str:
-        if proposal["value"] not in COLORMAPS:
-            raise traitlets.TraitError(f"unknown colormap {proposal['value']!r}: use one of {COLORMAPS[1:]} or '' "
-                                       "for the theme's")
-        return str(proposal["value"])
-
     @traitlets.validate("kind", "layer", "head", "item")
     def _valid_view(self, proposal: dict[str, Any]) -> Any:
         name, value = proposal["trait"].name, proposal["value"]
@@ -344,10 +330,10 @@ class AblationWidget(AttnWidget):
             return value
         n_layers, n_heads = self._shapes[self.kind]
         if name == "layer":
-            return _trait_error(check_layer, value, n_layers)
+            return checked(check_layer, value, n_layers)
         if name == "head":
-            return _trait_error(check_head, value, n_heads, allow_mean=False)
-        value = _trait_error(check_int, value, "item")
+            return checked(check_head, value, n_heads, allow_mean=False)
+        value = checked(check_int, value, "item")
         if not 0 <= value < len(self._texts):
             raise traitlets.TraitError(f"item {value} is out of range: there are {len(self._texts)} texts "
                                        f"(0..{len(self._texts) - 1})")
@@ -477,6 +463,24 @@ class AblationWidget(AttnWidget):
             except Exception:  # a failing run has written its error to _error already; the page shows it
                 pass
             self._payload = {**self._payload, "seq": seq}
+
+
+def _from_results(texts: Any, text_pairs: Any, model: Any) -> tuple[Any, Any, Any]:
+    """(texts, text_pairs, model) when ``texts`` is an AttentionResult or a list of them: their texts and the model
+    they came from (one model for all). Anything else passes through unchanged."""
+    results = [texts] if isinstance(texts, AttentionResult) else texts
+    if not (isinstance(results, (list, tuple)) and results and all(isinstance(r, AttentionResult) for r in results)):
+        return texts, text_pairs, model
+    names = {(r.model.name, r.model.revision) for r in results}
+    if len(names) > 1:
+        raise ValueError(f"the results come from different models ({sorted(n for n, _ in names)}); give one model's")
+    if any(r.target_text is not None for r in results):
+        raise ValueError("AblationWidget runs encoders and decoders on texts; an encoder-decoder result cannot stand "
+                         "for its input here: pass texts= and model=")
+    if any(r.text_pair is not None for r in results):
+        raise ValueError("a sentence-pair result is one input ([CLS] A [SEP] B), while text_pairs= embeds A and B "
+                         "apart and watches their cosine: pass texts= and text_pairs= for that")
+    return [r.text for r in results], text_pairs, model or results[0].model.name
 
 
 def _deprecated_names(kwargs: dict[str, Any], watch: Any) -> Any:

@@ -32,7 +32,7 @@ class EntropyBars(HeadWidget):
     ----------
     result : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
         One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
-        (:func:`attnwidgets.analysis.corpus_stats`, or its tidy ``.frame()``), or a dict of (layers, heads) arrays
+        (:func:`attnwidgets.corpus_stats`, or its tidy ``.frame()``), or a dict of (layers, heads) arrays
         with the keys ``entropy`` (and optionally ``entropy_cls``, ``entropy_last``, ``entropy_uniform``).
     rows : {"all", "cls", "last"}
         Which rows' entropy to show first.

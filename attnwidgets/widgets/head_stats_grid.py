@@ -27,7 +27,7 @@ class HeadStatsGrid(HeadWidget):
     ----------
     result : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
         One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
-        (:func:`attnwidgets.analysis.corpus_stats` or its tidy ``.frame()``), or a dict of (layers, heads) arrays.
+        (:func:`attnwidgets.corpus_stats` or its tidy ``.frame()``), or a dict of (layers, heads) arrays.
     statistic : str
         What colours the grid first: a key of :data:`attnwidgets.analysis.STATISTICS` ("cls", "sep", "punct",
         "self", "prev", "next", "first", "entropy", ...). Default: "sep", or "first" for decoders.
