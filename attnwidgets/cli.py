@@ -98,6 +98,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         prog="attnwidgets", allow_abbrev=False,
         description="See what a transformer's attention heads do: write a view as one self-contained HTML page.",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     show = sub.add_parser(
         "show", help="write a self-contained HTML page of one view", allow_abbrev=False,
