@@ -9,16 +9,18 @@ uses the cell body as the text. The text is taken as typed: quotes and apostroph
 don't know`` runs "I don't know", ``%attention The "cat" sat`` keeps its quotes).
 
 Options: ``--model NAME``, ``--view heatmap|model|head|qk``, ``--layer L``, ``--head H``, ``--theme light|lecture``,
-``--query WORD`` (views with a chosen query token: ``head`` selects that token's lines, ``qk`` steps through it),
-each followed by one word (``--name=value`` works too; a value with spaces, such as a folder, goes in quotes), and
-``--pair TEXT_B``, whose value is every word up to the next option (a ``--`` among them included): ``%attention The chef cooked. --pair It was
-delicious.`` runs the pair ("The chef cooked.", "It was delicious."). An option is one of these names written in
-full as a word of its own, so a word of the text such as ``--mod`` or ``--verbose`` stays text (the magic prints a
-note when such a word looks like a mistyped option). A bare ``--`` where an option could start (first, or right
-after an option's value) ends the options: everything after it is text, even a word such as ``--layer``; elsewhere
-``--`` is text ("I came -- and left"). ``%attention_model NAME`` sets the model every later ``%attention`` uses
-(``%attention_model`` alone prints it; ``%attention_model --default`` goes back to the bundled one). Bad arguments
-print a usage message, never a traceback, and are caught before any model loads.
+``--query WORD`` (views with a chosen query token: ``head`` selects that token's lines, ``qk`` steps through it), each
+followed by one word (``--name=value`` works too; a value with spaces, such as a folder, goes in quotes), and ``--pair
+TEXT_B``, whose value is every word up to the next option (a ``--`` among them included): ``%attention The chef
+cooked. --pair It was delicious.`` runs the pair ("The chef cooked.", "It was delicious."). An option is one of these
+names written in full as a word of its own, so a word of the text such as ``--mod`` or ``--verbose`` stays text (the
+magic prints a note when such a word looks like a mistyped option). A bare ``--`` where an option could start (first,
+or right after an option's value) ends the options: everything after it is text, even a word such as ``--layer``;
+elsewhere ``--`` is text ("I came -- and left").
+
+``%attention_model NAME`` sets the model every later ``%attention`` uses (``%attention_model`` alone prints it;
+``%attention_model --default`` goes back to the bundled one). Bad arguments print a usage message, never a
+traceback, and are caught before any model loads.
 """
 
 from __future__ import annotations
