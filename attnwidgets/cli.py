@@ -36,8 +36,13 @@ def build_view(
     layer: int | None = None,
     head: int | None = None,
     theme: str | None = None,
+    query: str | None = None,
 ) -> AttnWidget:
     """Run ``text`` through ``model`` and return the widget for ``view`` ("heatmap", "model", "head" or "qk").
+
+    ``query`` opens the view on the first token that reads ``query`` (case and the "##"/"Ġ" marks ignored, or a
+    token position): the head view selects that token's lines, the qk view steps through it. The heatmap and model
+    views have no chosen query token, so they refuse it.
 
     Examples
     --------
@@ -51,6 +56,8 @@ def build_view(
         raise UsageError(f"unknown theme {theme!r}; choose one of {', '.join(THEMES)}")
     if not text or not text.strip():
         raise UsageError("the text is empty: give at least one word")
+    if query is not None and view not in ("head", "qk"):
+        raise UsageError(f"--query is for --view head or qk (the {view} view has no chosen query token)")
     # What can be checked without the model is checked before loading it (which can take many seconds).
     # head -1 is "every head": the mean on a heatmap, every head's lines in the head view.
     low = -1 if view in ("heatmap", "head") else 0
@@ -83,10 +90,37 @@ def build_view(
     if view == "qk":
         from .runner.qk import capture_qk_layers
 
-        return widgets.QKStepThrough(capture_qk_layers(text, pair, model=runner), **kwargs)
+        captures = capture_qk_layers(text, pair, model=runner)
+        if query is not None:
+            kwargs["query"] = query_position(captures[0].tokens, query)
+        return widgets.QKStepThrough(captures, **kwargs)
     result = runner.run(text, pair)
+    if view == "head" and query is not None:
+        kwargs["selected"] = [query_position(result.tokens, query)]
     cls = {"heatmap": widgets.AttentionHeatmap, "model": widgets.ModelView, "head": widgets.HeadView}[view]
     return cls(result, **kwargs)
+
+
+def query_position(tokens: Sequence[str], query: str) -> int:
+    """Position of the first token that reads ``query`` (case, spaces and "##" ignored), or ``query`` as a position.
+
+    Examples
+    --------
+    >>> query_position(["[CLS]", "the", "cat", "##s", "[SEP]"], "Cat"), query_position(["[CLS]", "a"], "1")
+    (2, 1)
+    """
+    def norm(t: str) -> str:
+        return t.strip().removeprefix("##").lower()
+
+    want = norm(query)
+    for k, token in enumerate(tokens):
+        if norm(token) == want:
+            return k
+    if query.strip().lstrip("-").isdigit() and 0 <= int(query) < len(tokens):
+        return int(query)
+    shown = " ".join(t.strip() for t in tokens[:40]) + (" ..." if len(tokens) > 40 else "")
+    raise UsageError(f"--query {query!r} is not a token of the text (nor a position 0..{len(tokens) - 1}); "
+                     f"its tokens are: {shown}")
 
 
 def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -95,6 +129,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         prog="attnwidgets", allow_abbrev=False,
         description="See what a transformer's attention heads do: write a view as one self-contained HTML page.",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     show = sub.add_parser(
         "show", help="write a self-contained HTML page of one view", allow_abbrev=False,
@@ -112,6 +149,8 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                       help="head shown first (-1: every head: the mean on a heatmap, all lines in the head view)")
     show.add_argument("--pair", default=None, metavar="TEXT_B", help="segment B of a sentence pair")
     show.add_argument("--theme", choices=THEMES, default=None, help="light (default) or lecture")
+    show.add_argument("--query", default=None, metavar="WORD",
+                      help="open on this query token (head and qk views): the first token that reads WORD")
     show.add_argument("--precision", choices=("float16", "uint8", "float32"), default="float16",
                       help="how saved arrays are stored (default float16; uint8 is smaller, float32 exact)")
     show.add_argument("--scope", choices=("all", "view"), default="all",
@@ -126,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with the usage line on bad arguments
     try:
         widget = build_view(args.text, view=args.view, model=args.model, pair=args.pair, layer=args.layer,
-                            head=args.head, theme=args.theme)
+                            head=args.head, theme=args.theme, query=args.query)
         path = widget.save_html(args.out, title=args.title, precision=args.precision, scope=args.scope)
     except UsageError as exc:
         show.error(str(exc))  # exits 2

@@ -118,6 +118,7 @@ def test_head_similarity_is_cosine_of_flattened_maps():
     rng = np.random.default_rng(0)
     a = rng.random((2, 3, 4, 4)).astype(np.float32)
     b = rng.random((2, 3, 4, 4)).astype(np.float32)
+    a, b = a / a.sum(-1, keepdims=True), b / b.sum(-1, keepdims=True)  # rows of probabilities, as from_arrays wants
     toks = ["[CLS]", "a", "b", "[SEP]"]
     ra, rb = AttentionResult.from_arrays(a, toks), AttentionResult.from_arrays(b, toks)
     s = head_similarity(ra, rb)

@@ -119,8 +119,10 @@ def test_model_view_page_saves_every_head_at_the_page_precision():
 def test_model_view_page_of_an_encoder_decoder_saves_every_kind():
     rng = np.random.default_rng(1)
     enc, dec = rng.random((2, 3, 5, 5), np.float32), np.tril(rng.random((2, 3, 7, 7), np.float32))
+    cross = rng.random((2, 3, 7, 5), np.float32)
+    enc, dec, cross = (x / x.sum(-1, keepdims=True) for x in (enc, dec, cross))  # rows of probabilities
     r = aw.AttentionResult.from_arrays(enc, list("abcde"), kind="encoder-decoder", target_tokens=list("ABCDEFG"),
-                                       decoder_attention=dec, cross_attention=rng.random((2, 3, 7, 5), np.float32))
+                                       decoder_attention=dec, cross_attention=cross)
     data = _data(page_html(aw.ModelView(r)))
     matrices = _replies_of(data, "matrix")
     assert len(matrices) == 3 * 2 * 3

@@ -53,8 +53,16 @@ def test_wheel_build_hook_builds_every_bundle(tmp_path):
         for entry in entries:
             assert f"attnwidgets/static/{entry}.js" in names, f"{entry}.js missing from the wheel"
         assert any(n.startswith("attnwidgets/data/") for n in names), "bundled data files must ship"
+        assert "attnwidgets/py.typed" in names, "the PEP 561 marker must ship, or type checkers ignore our hints"
+        assert "attnwidgets/__main__.py" in names
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "the license must ship"
+        metadata = next(zf.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
+        entry_points = next(zf.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt"))
         bundle = zf.read("attnwidgets/static/heatmap.js").decode()
     assert "render" in bundle and "innerHTML" not in bundle
+    assert "License-Expression: MIT" in metadata and "Project-URL: Source," in metadata
+    assert "Classifier: Typing :: Typed" in metadata and "Author: attnwidgets contributors" in metadata
+    assert "attnwidgets = attnwidgets.cli:main" in entry_points
 
 
 def test_bundles_have_no_cdn_or_markup_sinks():
@@ -65,3 +73,52 @@ def test_bundles_have_no_cdn_or_markup_sinks():
         text = b.read_text()
         for bad in ("unpkg.com", "cdn.jsdelivr", "esm.sh", "cdnjs", "innerHTML", "insertAdjacentHTML"):
             assert bad not in text, f"{b.name} contains {bad}"
+
+
+def test_version_has_one_source_the_distribution_metadata():
+    import importlib.metadata
+    import re
+
+    import attnwidgets
+
+    declared = re.search(r'^version = "(.+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)[1]
+    assert attnwidgets.__version__ == importlib.metadata.version("attnwidgets") == declared
+
+
+def test_version_of_a_source_tree_that_was_never_installed(tmp_path):
+    """No distribution metadata (a checkout on PYTHONPATH): the version still comes from pyproject.toml."""
+    code = ("import importlib.metadata as m\n"
+            "def missing(name): raise m.PackageNotFoundError(name)\n"
+            "m.version = missing\n"
+            "import attnwidgets; print(attnwidgets.__version__)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    import attnwidgets
+
+    assert proc.stdout.strip() == attnwidgets.__version__
+
+
+@pytest.mark.parametrize("cmd", [["-m", "attnwidgets"], ["-m", "attnwidgets.cli"]])
+def test_version_flag_and_python_dash_m(cmd):
+    import attnwidgets
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, *cmd, "--version"], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"attnwidgets {attnwidgets.__version__}"
+    usage = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, timeout=120, env=env)
+    assert usage.returncode == 2 and "usage: attnwidgets" in usage.stderr
+
+
+def test_console_script_is_the_cli_main():
+    import importlib.metadata
+
+    (script,) = [e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == "attnwidgets"]
+    assert script.value == "attnwidgets.cli:main"
+
+
+def test_typed_marker_and_license_are_in_the_tree():
+    assert (ROOT / "attnwidgets" / "py.typed").is_file()
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License") and "attnwidgets contributors" in text

@@ -136,8 +136,10 @@ def test_results_are_read_only_so_the_cache_stays_clean(tiny_bert, tiny_bart):
     arrays = [s.attention, s.decoder_attention, s.cross_attention, s.token_ids, s.word_ids, s.segment_ids,
               s.special_mask, s.target_token_ids, *s.outputs.values()]
     assert not any(a.flags.writeable for a in arrays)
-    plain = aw.AttentionResult.from_arrays(np.full((1, 1, 2, 2), 0.5, np.float32), ["a", "b"])
-    assert plain.attention.flags.writeable, "results a user builds from their own arrays are left alone"
+    mine = np.full((1, 1, 2, 2), 0.5, np.float32)
+    plain = aw.AttentionResult.from_arrays(mine, ["a", "b"])
+    assert not plain.attention.flags.writeable, "results from from_arrays are frozen like the runner's"
+    assert mine.flags.writeable and plain.attention is not mine, "the caller's own array is left alone"
 
 
 def test_one_runner_per_model_however_it_is_named(bundled, tiny_bert):

@@ -59,7 +59,8 @@ def test_region_slicing_clips_and_refuses_huge_requests():
 
 
 def test_causal_masks_and_overview():
-    dec = aw.AttentionResult.from_arrays(np.tril(np.ones((3, 3), np.float32)), list("abc"), kind="decoder")
+    causal = np.tril(np.ones((3, 3), np.float32))
+    dec = aw.AttentionResult.from_arrays(causal / causal.sum(-1, keepdims=True), list("abc"), kind="decoder")
     enc = aw.AttentionResult.from_arrays(np.ones((3, 3), np.float32) / 3, list("abc"))
     assert is_causal(dec, "self") and not is_causal(enc, "self")
     block = mask_future(np.ones((2, 2), np.float32), q0=4, k0=5)  # rows 4-5, keys 5-6
@@ -117,6 +118,7 @@ def test_model_view_encoder_decoder_kinds_and_causal_nan():
     enc = rng.random((2, 3, n, n), dtype=np.float32)
     dec = np.tril(rng.random((2, 3, m, m), dtype=np.float32))
     cross = rng.random((2, 3, m, n), dtype=np.float32)
+    enc, dec, cross = (x / x.sum(-1, keepdims=True) for x in (enc, dec, cross))  # rows of probabilities
     r = aw.AttentionResult.from_arrays(enc, list("abcde"), kind="encoder-decoder", target_tokens=list("ABCDEFG"),
                                        decoder_attention=dec, cross_attention=cross)
     w = aw.ModelView(r)

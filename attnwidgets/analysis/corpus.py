@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..result import AttentionResult
+from ..result import AttentionResult, check_attention
 from .batch import AttentionBatch
 from .clustering import HeadDistances
 from .patterns import PATTERNS, pattern_features_batch, pattern_frame, patterns_from_features
@@ -94,6 +94,10 @@ class CorpusStats:
             self._add(part)
 
     def _add(self, batch: AttentionBatch) -> None:
+        # NaN would be skipped below as "not defined for this input" (like sep_sep without a [SEP]): refuse it here.
+        # ablated=True: rows of ablated results may sum to less than 1.
+        check_attention(batch.attention, "CorpusStats got attention", ablated=True,
+                        query_mask=batch.valid[:, None, None])
         stats = surface_stats_batch(batch, self.smoothing)
         if self._patterns:
             features = pattern_features_batch(batch)

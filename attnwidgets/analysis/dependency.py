@@ -34,7 +34,8 @@ from .words import RowMode
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DIRECTIONS", "DependencyScores", "Sentence", "align_words", "read_conllu", "score_dependencies"]
+__all__ = ["DIRECTIONS", "DependencyScores", "Sentence", "align_words", "piece_word_matrix", "read_conllu",
+           "score_dependencies"]
 
 DIRECTIONS = ("dependent->head", "head->dependent")
 OFFSETS = (-3, -2, -1, 1, 2, 3)
@@ -47,15 +48,19 @@ class Sentence:
     Attributes
     ----------
     words : list[str]
-        The syntactic words (multiword-token ranges such as "del" = "de" + "el" are skipped in favour of their parts).
+        The syntactic words (a multiword token such as "didn't" = "do" + "n't" counts as its words).
     heads : np.ndarray
         (m,) int64 gold head of each word, 0-based; -1 for the root.
     relations : list[str]
         Dependency relation of each word to its head ("nsubj", "obl:tmod", ...).
     text : str
-        The words joined with spaces, honouring ``SpaceAfter=No``: what the model reads.
+        What the model reads: the sentence's own ``# text``, or else its surface tokens (a multiword token's own form,
+        not its words) joined with spaces, honouring ``SpaceAfter=No``.
     sent_id : str | None
     upos : list[str]
+    surface : list[tuple[str, tuple[int, ...]]]
+        The surface tokens in order, each with the 0-based indices of its words: ``("didn't", (1, 2))`` for a
+        multiword token, ``("go", (3,))`` for a plain word. Empty means one token per word.
     """
 
     words: list[str]
@@ -64,6 +69,7 @@ class Sentence:
     text: str
     sent_id: str | None = None
     upos: list[str] = field(default_factory=list)
+    surface: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
 
 
 def _parse(lines: Iterable[str], subtypes: bool) -> Iterator[Sentence]:
@@ -71,27 +77,42 @@ def _parse(lines: Iterable[str], subtypes: bool) -> Iterator[Sentence]:
     heads: list[int] = []
     rels: list[str] = []
     upos: list[str] = []
-    text = ""
+    surface: list[tuple[str, tuple[int, ...]]] = []
+    built = ""  # the surface tokens joined, for a sentence without "# text ="
+    own_text: str | None = None
     sent_id = None
+    span_end = 0  # the last word id of the multiword token being read (0: none)
 
     def flush() -> Sentence:
-        return Sentence(words, np.array(heads, dtype=np.int64) - 1, rels, text.strip(), sent_id, upos)
+        text = own_text if own_text is not None else built.strip()
+        return Sentence(words, np.array(heads, dtype=np.int64) - 1, rels, text, sent_id, upos, surface)
 
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\n").rstrip("\r")
         if not line.strip():
             if words:
                 yield flush()
-            words, heads, rels, upos, text, sent_id = [], [], [], [], "", None
+            words, heads, rels, upos, surface, built, own_text, sent_id, span_end = [], [], [], [], [], "", None, \
+                None, 0
             continue
         if line.startswith("#"):
-            if line.startswith("# sent_id"):
-                sent_id = line.split("=", 1)[-1].strip()
+            key, eq, value = line[1:].partition("=")
+            if eq and key.strip() == "sent_id":
+                sent_id = value.strip()
+            elif eq and key.strip() == "text":
+                own_text = value.strip()
             continue
         cols = line.split("\t")
         if len(cols) != 10:
             raise ValueError(f"CoNLL-U line {number} has {len(cols)} tab-separated columns, expected 10: {line[:60]!r}")
-        if "-" in cols[0] or "." in cols[0]:  # multiword token range or empty node
+        space = "" if "SpaceAfter=No" in cols[9] else " "
+        if "." in cols[0]:  # an empty node: not a word of the surface text
+            continue
+        if "-" in cols[0]:  # a multiword token: its form is what the text shows; its words follow
+            first, last = (int(x) for x in cols[0].split("-"))
+            surface.append((cols[1], tuple(range(first - 1, last))))
+            built += cols[1] + space
+            span_end = last
             continue
         if int(cols[0]) != len(words) + 1:
             raise ValueError(f"CoNLL-U line {number}: word ids must run 1, 2, 3...; got {cols[0]}")
@@ -99,7 +120,9 @@ def _parse(lines: Iterable[str], subtypes: bool) -> Iterator[Sentence]:
         heads.append(int(cols[6]) if cols[6] != "_" else 0)
         rels.append(cols[7] if subtypes else cols[7].split(":")[0])
         upos.append(cols[3])
-        text += cols[1] + ("" if "SpaceAfter=No" in cols[9] else " ")
+        if len(words) > span_end:  # not inside a multiword token
+            surface.append((cols[1], (len(words) - 1,)))
+            built += cols[1] + space
     if words:
         yield flush()
 
@@ -173,6 +196,45 @@ def align_words(words: Sequence[str], tokens: Sequence[str], special_mask: np.nd
     return out
 
 
+def piece_word_matrix(sentence: Sentence, tokens: Sequence[str], special_mask: np.ndarray | None = None
+                      ) -> np.ndarray:
+    """(n, m) float32: 1 where piece k belongs to word w, matched by characters against the sentence's surface tokens.
+
+    A multiword token whose words spell it ("did" + "n't" = "didn't") is split between its words by characters like
+    any other text; one whose words do not ("do" + "n't" for "didn't", "de" + "el" for "del"), or one whose split
+    leaves a word without a piece ("gonna" as one piece for "gon" + "na"), is matched as its surface form, and each
+    of its words owns all of its pieces: they share the surface token's character span.
+
+    Examples
+    --------
+    >>> rows = ["1-2 didn't _ _ _ _ _ _ _ _", "1 do do AUX _ _ 3 aux _ _", "2 n't not PART _ _ 3 advmod _ _",
+    ...         "3 go go VERB _ _ 0 root _ _"]
+    >>> s = read_conllu([r.replace(" ", "\\t") for r in rows])[0]
+    >>> s.text
+    "didn't go"
+    >>> piece_word_matrix(s, ["didn", "'", "t", "go"]).astype(int).tolist()
+    [[1, 1, 0], [1, 1, 0], [1, 1, 0], [0, 0, 1]]
+    """
+    units = sentence.surface or [(w, (i,)) for i, w in enumerate(sentence.words)]
+    flat: list[tuple[str, tuple[int, ...]]] = []
+    for form, ids in units:
+        if len(ids) > 1 and _norm("".join(sentence.words[i] for i in ids)) == _norm(form):
+            flat.extend((sentence.words[i], (i,)) for i in ids)
+        else:
+            flat.append((form, ids))
+    piece_unit = align_words([form for form, _ in flat], tokens, special_mask)
+    c = np.zeros((len(tokens), len(sentence.words)), dtype=np.float32)
+    for k, u in enumerate(piece_unit):
+        if u >= 0:
+            c[k, list(flat[u][1])] = 1.0
+    for _, ids in units:  # a token split by characters in which a word got no piece of its own ("gonna" read as
+        # one piece for "gon" + "na"): its words share all its pieces, as for a token whose words do not spell it
+        group = list(ids)
+        if len(group) > 1 and not c[:, group].any(0).all():
+            c[:, group] = c[:, group].max(1, keepdims=True)
+    return c
+
+
 @dataclass
 class DependencyScores:
     """Per-head accuracy of attention as a dependency parser, by relation and direction.
@@ -188,6 +250,8 @@ class DependencyScores:
     baseline_correct : np.ndarray
         (6, R) dependents whose head is at each fixed offset of :data:`OFFSETS` (-3..3 without 0).
     n_sentences : int
+    model : str
+        Name of the model that was scored ("" when unknown).
     """
 
     relations: list[str]
@@ -195,6 +259,18 @@ class DependencyScores:
     correct: np.ndarray
     baseline_correct: np.ndarray
     n_sentences: int = 0
+    model: str = ""
+
+    def __repr__(self) -> str:
+        _, n_layers, n_heads, n_rel = self.correct.shape
+        head = ""
+        if self.counts.sum() > 0:
+            best = self.table().iloc[-1]
+            head = (f"; best head overall {best['label']} ({best['direction']}) {best['accuracy']:.2f} vs offset "
+                    f"baseline {best['baseline_accuracy']:.2f}")
+        model = f"{self.model!r}, " if self.model else ""
+        return (f"DependencyScores({model}{self.n_sentences} sentences, {int(self.counts.sum())} dependents, "
+                f"{n_rel} relations, {n_layers} layers x {n_heads} heads{head})")
 
     @property
     def accuracy(self) -> np.ndarray:
@@ -217,31 +293,48 @@ class DependencyScores:
         """Clark et al.'s Table 1: the best head per relation (better direction) beside the best offset baseline.
 
         Columns: relation, count, layer, head (0-based), label ("layer-head", 1-based as in the paper), direction,
-        accuracy, baseline_offset, baseline_accuracy. Sorted by count; the last row, "all", pools every relation.
+        accuracy, tied, baseline_offset, baseline_accuracy. Sorted by count; the last row, "all", pools every
+        relation. When several heads (or directions) share the best accuracy, layer/head/direction name the first in
+        (direction, layer, head) order and ``tied`` lists every one of them as (layer, head, direction) tuples; it
+        holds just the one head otherwise.
+
+        Examples
+        --------
+        >>> correct = np.zeros((2, 1, 2, 1)); correct[0, 0, :, 0] = 3          # both heads get 3 of 4 right
+        >>> s = DependencyScores(["det"], np.array([4]), correct, np.zeros((6, 1)))
+        >>> s.table().loc[0, "tied"]
+        [(0, 0, 'dependent->head'), (0, 1, 'dependent->head')]
         """
         import pandas as pd
 
         rows = []
         acc = self.accuracy
         base = self.baseline
+
+        def best(values: np.ndarray) -> tuple[tuple[int, int, int], list[tuple[int, int, str]]]:
+            top = np.nanmax(values)
+            ties = [(int(layer), int(head), DIRECTIONS[d]) for d, layer, head in np.argwhere(values == top)]
+            d, layer, head = (int(x) for x in np.argwhere(values == top)[0])
+            return (d, layer, head), ties
+
         order = np.argsort(-self.counts, kind="stable")
         for r in order:
-            if self.counts[r] < min_count:
+            if self.counts[r] < max(min_count, 1):  # a relation never seen has no accuracy to rank
                 continue
-            d, layer, head = np.unravel_index(np.nanargmax(acc[..., r]), acc.shape[:3])
+            (d, layer, head), tied = best(acc[..., r])
             b = int(np.nanargmax(base[:, r]))
-            rows.append(dict(relation=self.relations[r], count=int(self.counts[r]), layer=int(layer), head=int(head),
+            rows.append(dict(relation=self.relations[r], count=int(self.counts[r]), layer=layer, head=head,
                              label=f"{layer + 1}-{head + 1}", direction=DIRECTIONS[d],
-                             accuracy=float(acc[d, layer, head, r]), baseline_offset=OFFSETS[b],
+                             accuracy=float(acc[d, layer, head, r]), tied=tied, baseline_offset=OFFSETS[b],
                              baseline_accuracy=float(base[b, r])))
         total = max(int(self.counts.sum()), 1)
         all_acc = self.accuracy_all
-        d, layer, head = np.unravel_index(np.argmax(all_acc), all_acc.shape)
+        (d, layer, head), tied = best(all_acc)
         base_all = self.baseline_correct.sum(-1) / total
         b = int(np.argmax(base_all))
-        rows.append(dict(relation="all", count=int(self.counts.sum()), layer=int(layer), head=int(head),
+        rows.append(dict(relation="all", count=int(self.counts.sum()), layer=layer, head=head,
                          label=f"{layer + 1}-{head + 1}", direction=DIRECTIONS[d],
-                         accuracy=float(all_acc[d, layer, head]),
+                         accuracy=float(all_acc[d, layer, head]), tied=tied,
                          baseline_offset=OFFSETS[b], baseline_accuracy=float(base_all[b])))
         return pd.DataFrame(rows)
 
@@ -263,10 +356,7 @@ def _sentence_counts(result: AttentionResult, sentence: Sentence, rel_index: np.
                      rows: RowMode) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(2, L, H, R) correct, (R,) counts, (6, R) baseline correct for one sentence."""
     m = len(sentence.words)
-    piece_word = align_words(sentence.words, result.tokens, result.special_mask)
-    keep = piece_word >= 0
-    c = np.zeros((result.n_tokens, m), dtype=np.float32)  # pieces -> words
-    c[np.flatnonzero(keep), piece_word[keep]] = 1.0
+    c = piece_word_matrix(sentence, result.tokens, result.special_mask)  # (n, m) pieces -> words
     sizes = c.sum(0)  # pieces per word
     present = sizes > 0
     if rows == "mean":
@@ -297,6 +387,7 @@ def score_dependencies(
     *,
     rows: RowMode = "mean",
     progress: bool = False,
+    subtypes: bool = True,
 ) -> DependencyScores:
     """Score every head on every relation, from results already run on the sentences' ``text``, in order.
 
@@ -310,8 +401,14 @@ def score_dependencies(
         A word's row: mean of its pieces (paper) or first piece (Clark et al.'s code).
     progress : bool
         Show a ``tqdm.auto`` bar.
+    subtypes : bool
+        Score relation subtypes apart ("nmod:poss"); False pools them under their universal part ("nmod"), whatever
+        the sentences were read with.
     """
-    relations = sorted({rel for s in sentences for rel in s.relations if rel != "root"})
+    def labels(sentence: Sentence) -> list[str]:
+        return sentence.relations if subtypes else [rel.split(":")[0] for rel in sentence.relations]
+
+    relations = sorted({rel for s in sentences for rel in labels(s) if rel != "root"})
     index = {rel: i for i, rel in enumerate(relations)}
     n_rel = len(relations)
     correct: np.ndarray | None = None
@@ -323,9 +420,11 @@ def score_dependencies(
 
         bar = tqdm(total=len(sentences), desc="dependency scores", unit="sentence")
     n = 0
+    model = ""
     try:
         for result, sentence in zip(results, sentences):
-            rel_index = np.array([index.get(rel, 0) for rel in sentence.relations], dtype=np.int64)
+            model = model or result.model.name
+            rel_index = np.array([index.get(rel, 0) for rel in labels(sentence)], dtype=np.int64)
             c, k, b = _sentence_counts(result, sentence, rel_index, n_rel, rows)
             correct = c if correct is None else correct + c
             counts += k
@@ -338,4 +437,4 @@ def score_dependencies(
             bar.close()
     if correct is None:
         raise ValueError("no sentences were scored")
-    return DependencyScores(relations, counts.astype(np.int64), correct, base, n)
+    return DependencyScores(relations, counts.astype(np.int64), correct, base, n, model)

@@ -176,7 +176,8 @@ def row_entropy(attention: np.ndarray, smoothing: float = 0.0, key_mask: np.ndar
     Returns
     -------
     np.ndarray
-        (..., q) float64.
+        (..., q) float64; NaN for a row with a NaN, infinite or negative weight among the keys it may see (such a
+        row has no entropy, and 0 would call it perfectly focused).
 
     Examples
     --------
@@ -221,8 +222,9 @@ def _entropy_block(a: np.ndarray, mask: np.ndarray, smoothing: float) -> np.ndar
         m = np.maximum(mask.sum(-1, keepdims=True), 1)
         p *= 1.0 - smoothing
         p += smoothing / m
-    x = np.where(mask & (p > 0), p, 1.0)
-    plogp = np.log(x)
+    x = np.where(mask & (p != 0), p, 1.0)  # not p > 0: a NaN or negative weight must make the entropy NaN, not 0
+    with np.errstate(invalid="ignore"):
+        plogp = np.log(x)
     plogp *= x
     return 0.0 - plogp.sum(-1)  # not -sum: an empty or one-hot row is 0.0, not -0.0
 

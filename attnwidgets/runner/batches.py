@@ -65,13 +65,18 @@ def iter_padded(
             mask = torch.ones_like(enc.inputs["input_ids"])
         valid_t = mask.bool()
         att_t = torch.stack(list(out.attentions), dim=1)  # (B, L, H, T, T)
-        att_t = att_t * valid_t[:, None, None, :, None] * valid_t[:, None, None, None, :]
+        both = valid_t[:, None, None, :, None] & valid_t[:, None, None, None, :]
+        att_t = torch.where(both, att_t, 0.0)  # not a product: NaN * 0 is NaN, and padding must be 0
         att = att_t.float().numpy()
         valid = valid_t.numpy()
         lead = np.argmax(valid, axis=1)  # left padding: move each row's tokens to the front
         for row in np.flatnonzero(lead):
             att[row] = np.roll(att[row], (-lead[row], -lead[row]), axis=(-2, -1))
             valid[row] = np.roll(valid[row], -lead[row])
+        dtype = out.attentions[0].dtype  # the same rule and messages as every single run (Runner._attention)
+        tol = max(1e-3, torch.finfo(dtype).eps) if dtype.is_floating_point else 1e-3
+        runner.check_attention(att, "self-attention", ablated=bool(hooks), tol=tol,
+                               query_mask=valid[:, None, None, :])
         fields = [runner.token_fields(enc, row) for row in range(enc.batch_size)]
         yield PaddedAttention(
             attention=att,

@@ -102,6 +102,14 @@ def _max_length(config: Any, tokenizer: Any) -> int:
     return min(candidates) if candidates else 512
 
 
+def _listing(folder: Path, most: int = 8) -> str:
+    """The first few file names of ``folder``, for an error message."""
+    names = sorted(p.name for p in folder.iterdir())
+    if not names:
+        return "nothing"
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
     """Load ``name`` (hub id or local folder; the bundled model when None) for attention work.
 
@@ -116,25 +124,49 @@ def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
     import transformers as tf
 
     control.register()
+    if name is not None and not str(name).strip():
+        raise ModelLoadError(f"the model name is empty ({name!r}): pass a hub id such as 'bert-base-uncased' or a "
+                             "local folder, or call without `model=` to use the bundled default")
     path = default_model_path() if name is None else str(name)
     bundled = name is None or model_key(name) == model_key(None)
     display = "all-MiniLM-L6-v2 (bundled)" if bundled else str(name)
-    local = Path(path).expanduser().is_dir()
+    where_path = Path(path).expanduser()
+    local = where_path.is_dir()
+    if where_path.is_file():
+        raise ModelLoadError(f"model path {path!r} is a file, not a folder: pass the folder that holds config.json "
+                             "and the tokenizer files (what `save_pretrained` writes), or a hub id")
     if not local and path.startswith((".", "~", "/", "\\")):
         raise ModelLoadError(f"model folder {path!r} does not exist: pass an existing folder or a hub id")
-    try:
-        config = tf.AutoConfig.from_pretrained(path, revision=revision)
-        tokenizer = tf.AutoTokenizer.from_pretrained(path, revision=revision)
-    except (OSError, ValueError) as exc:
-        where = "the folder has no usable config/tokenizer" if local else (
-            "it is not a local folder, and it could not be fetched from the Hugging Face hub "
-            "(no network, or no such model)"
-        )
+    if local and not (where_path / "config.json").is_file():
         raise ModelLoadError(
+            f"model folder {path!r} has no config.json (it holds {_listing(where_path)}): a model folder needs the "
+            "config.json, weights and tokenizer files that `model.save_pretrained(folder)` and "
+            "`tokenizer.save_pretrained(folder)` write"
+        )
+
+    def failed(where: str, exc: Exception) -> ModelLoadError:
+        return ModelLoadError(
             f"could not load model {display!r}: {where}. Pass the path of a folder written by "
             "`save_pretrained` (model and tokenizer), or call without `model=` to use the bundled default "
             f"({DEFAULT_MODEL_PACKAGE}). Detail: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-        ) from exc
+        )
+
+    remote = ("it is not a local folder, and it could not be fetched from the Hugging Face hub (no network, or no "
+              "such model)")
+    try:
+        config = tf.AutoConfig.from_pretrained(path, revision=revision)
+    except (OSError, ValueError) as exc:
+        raise failed("the folder's config.json could not be read" if local else remote, exc) from exc
+    no_tokenizer = ("the folder has config.json but no usable tokenizer files (tokenizer.json, tokenizer_config.json, "
+                    f"vocab.txt, ...; it holds {_listing(where_path) if local else ''})")
+    try:
+        tokenizer = tf.AutoTokenizer.from_pretrained(path, revision=revision)
+    except (OSError, ValueError) as exc:
+        raise failed(no_tokenizer if local else remote, exc) from exc
+    if local and len(tokenizer) <= len(tokenizer.all_special_tokens):  # transformers builds one from the config
+        # alone, with no vocabulary: every word would become [UNK]
+        raise failed(no_tokenizer, ValueError(f"the tokenizer built from config.json alone knows only its "
+                                              f"{len(tokenizer)} special tokens"))
     kind = _kind(config)
     auto, head = _auto_class(config, kind)
     from transformers.utils import logging as hf_logging

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from ..result import AttentionResult, ModelInfo
+from ..result import AttentionResult, InvalidAttentionError, ModelInfo, check_attention
 from . import control
 from .cache import ByteLRU
 from .encoding import Encoded, Tokenising, Truncation, check_text
@@ -282,10 +282,9 @@ class Runner(Tokenising):
                    what: str, rows: bool = True) -> np.ndarray:
         """One row's [layer, head, query, key] array, checked to be attention we can show.
 
-        Every layer must be (batch, head, query, key) over the batch's positions, and (with ``rows``) every query's
-        weights must sum to 1 over the valid keys (at most 1, and more than 0, for models with attention sinks);
-        otherwise :class:`AttentionUnavailableError` says so, rather
-        than a numpy broadcast error or silently wrong maps. The check is one sum over the last axis.
+        Every layer must be (batch, head, query, key) over the batch's positions, and its weights probabilities
+        (:meth:`check_attention`; ``rows=False``, for ablations, lets rows sum to less than 1); otherwise
+        :class:`AttentionUnavailableError` says so, rather than a numpy broadcast error or silently wrong maps.
         """
         name = self.info.name
         shapes = [tuple(a.shape) for a in layers]
@@ -300,24 +299,30 @@ class Runner(Tokenising):
                 "attnwidgets cannot show them; use a model of a supported architecture (BERT, GPT-2, BART, Llama)."
             )
         a = _stack(layers, row, qvalid, kvalid)
-        if rows:
-            dtype = layers[0].dtype
-            tol = max(1e-3, torch.finfo(dtype).eps) if dtype.is_floating_point else 1e-3  # bfloat16: 8e-3
-            sums = a.sum(-1)  # (L, H, n_q)
-            if self.has_sinks:  # a learned sink takes part of every row (gpt-oss): the shown keys get the rest
-                bad = ~((sums > 0) & (sums <= 1.0 + tol))
-            else:
-                bad = ~(np.abs(sums - 1.0) <= tol)  # NaN counts as bad
-            if bad.any():
-                layer, head, q = (int(x) for x in np.argwhere(bad)[0])
-                raise AttentionUnavailableError(
-                    f"{name!r} returned {what} weights that are not probabilities: in layer {layer}, head {head}, "
-                    f"query {q}'s weights sum to {sums[layer, head, q]:.4g} over the keys, and {int(bad.sum())} of "
-                    f"{bad.size} rows do not sum to 1. Its attention layers hand back something other than softmax "
-                    "weights (scores, or another normalisation), so maps, entropies and rollouts would be wrong; use "
-                    "a model of a supported architecture (BERT, GPT-2, BART, Llama)."
-                )
+        dtype = layers[0].dtype
+        tol = max(1e-3, torch.finfo(dtype).eps) if dtype.is_floating_point else 1e-3  # bfloat16: 8e-3
+        self.check_attention(a, what, ablated=not rows, tol=tol)
         return a
+
+    def check_attention(self, attention: np.ndarray, what: str, *, ablated: bool = False, tol: float = 1e-3,
+                        query_mask: np.ndarray | None = None) -> None:
+        """:func:`attnwidgets.result.check_attention` on this model's ``attention`` (..., L, H, q, k), raising
+        :class:`AttentionUnavailableError` with what to do next: a model with NaN or inf weights needs its
+        checkpoint checked, one whose attention is not softmax weights a supported architecture.
+        """
+        try:
+            check_attention(attention, f"{self.info.name!r} returned {what}", sinks=self.has_sinks, ablated=ablated,
+                            tol=tol, query_mask=query_mask)
+        except InvalidAttentionError as exc:
+            if exc.problem == "not finite":
+                advice = ("; the model's parameters (or its computation, e.g. an overflow in half precision) hold NaN "
+                          "or inf. Check the checkpoint (any(not p.isfinite().all() for p in model.parameters())) "
+                          "or run it in float32")
+            else:
+                advice = (". Its attention layers hand back something other than softmax weights (scores, or another "
+                          "normalisation), so maps, entropies and rollouts would be wrong; use a model of a supported "
+                          "architecture (BERT, GPT-2, BART, Llama)")
+            raise AttentionUnavailableError(f"{exc}{advice}.") from None
 
     def _outputs(self, enc: Encoded, out: Any, row: int, valid: torch.Tensor) -> dict[str, np.ndarray]:
         outputs: dict[str, np.ndarray] = {}

@@ -56,8 +56,9 @@ def dependency_scores(
     >>> scores.accuracy.shape                                          # (direction, layer, head, relation)
     (2, 6, 12, 27)
     >>> table = scores.table()                                         # best head per relation, most frequent first
-    >>> table.columns.tolist()
-    ['relation', 'count', 'layer', 'head', 'label', 'direction', 'accuracy', 'baseline_offset', 'baseline_accuracy']
+    >>> table.columns.tolist()                                         # doctest: +NORMALIZE_WHITESPACE
+    ['relation', 'count', 'layer', 'head', 'label', 'direction', 'accuracy', 'tied', 'baseline_offset',
+     'baseline_accuracy']
     >>> table[["relation", "count"]].head(3).to_dict("list")
     {'relation': ['det', 'punct', 'nsubj'], 'count': [67, 49, 47]}
     >>> all_relations = table.iloc[-1]                                 # the last row pools every relation
@@ -70,4 +71,4 @@ def dependency_scores(
     runner = get_runner(model)
     results = runner.iter_results([s.text for s in sentences], batch_size=batch_size, truncation=truncation,
                                   cache=False)
-    return score_dependencies(results, sentences, rows=rows, progress=progress)
+    return score_dependencies(results, sentences, rows=rows, progress=progress, subtypes=subtypes)
