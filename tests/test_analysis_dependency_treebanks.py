@@ -58,12 +58,12 @@ def test_a_multiword_tokens_words_share_its_pieces():
     c = piece_word_matrix(built, pieces, np.array([p.startswith("[") for p in pieces]))
     assert c.argmax(1)[1:9].tolist() == [0, 1, 2, 2, 3, 4, 5, 6] and c.sum(1).tolist() == [0] + [1] * 8 + [0]
     # a token that spells its words but is one piece: both words share it rather than one losing every piece
-    c = piece_word_matrix(read_conllu(MWT)[2], ["[CLS]", "gonna", "!", "[SEP]"])
+    c = piece_word_matrix(read_conllu(MWT)[2], ["[CLS]", "gonna", "!", "[SEP]"], np.array([1, 0, 0, 1], bool))
     assert c.astype(int).tolist() == [[0, 0, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]]
 
 
 def test_every_word_of_a_multiword_treebank_is_scored_through_a_model(tiny_bert):
-    from attnwidgets.analysis import dependency_scores
+    from attnwidgets import dependency_scores
 
     sents = read_conllu(MWT)
     scores = dependency_scores(sents, model=tiny_bert, progress=False)
@@ -71,7 +71,7 @@ def test_every_word_of_a_multiword_treebank_is_scored_through_a_model(tiny_bert)
 
 
 def test_subtypes_false_pools_relations_for_a_list_of_sentences_too(tiny_bert):
-    from attnwidgets.analysis import dependency_scores
+    from attnwidgets import dependency_scores
 
     sents = read_conllu(MWT)  # read with subtypes
     pooled = dependency_scores(sents, model=tiny_bert, progress=False, subtypes=False)

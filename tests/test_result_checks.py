@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import attnwidgets as aw
-from attnwidgets.analysis import CorpusStats, corpus_stats, surface_stats
+from attnwidgets import corpus_stats
+from attnwidgets.analysis import CorpusStats, surface_stats
 from attnwidgets.analysis.surface import row_entropy
 from attnwidgets.result import AttentionResult, InvalidAttentionError, check_attention
 from attnwidgets.runner import AttentionUnavailableError, get_runner
