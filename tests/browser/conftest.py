@@ -4,7 +4,7 @@ One JupyterLab server and one Chromium per test session. ``lab.open(cells)`` wri
 cell and returns a :class:`LabNotebook`, whose ``python(code)`` runs code in the same kernel and returns what it
 printed, so a test can click in the page and then read the Python trait. Screenshots go to ``test-artifacts/``.
 ``notebook7`` is the same for Jupyter Notebook 7 (its own server, started only by the tests that ask for it);
-:func:`serve` starts any other host (marimo) with the same bounded wait and clean stop.
+``helpers.serve`` starts any other host (marimo) with the same bounded wait and clean stop.
 """
 
 from __future__ import annotations
@@ -12,19 +12,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+from helpers import ARTIFACTS, free_port, serve
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
@@ -36,12 +31,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.browser)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
@@ -170,42 +159,6 @@ def browser(chromium_path: str) -> Iterator[Any]:
             b.close()
 
 
-@contextmanager
-def serve(cmd: list[str], ready: str, log_dir: Path, *, env: dict[str, str] | None = None,
-          timeout: float = 120) -> Iterator[subprocess.Popen]:
-    """Run a server (``cmd``) until the block ends; wait at most ``timeout`` s until ``ready`` (a URL) answers.
-
-    Its output goes to ``log_dir/server.log``, named in the error when it exits or never answers. It gets the tests'
-    environment (PYTHONPATH included, so it and its kernels import this checkout) offline, plus ``env``.
-    """
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
-           **(env or {})}
-    log_path = log_dir / "server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.time() + timeout
-            while True:
-                try:
-                    with urllib.request.urlopen(ready, timeout=1):
-                        break
-                except OSError:
-                    if proc.poll() is not None:
-                        raise RuntimeError(f"{cmd[:4]} exited: see {log_path}") from None
-                    if time.time() > deadline:
-                        raise RuntimeError(f"{cmd[:4]} did not answer {ready} in {timeout:.0f} s: see {log_path}"
-                                           ) from None
-                    time.sleep(0.5)
-            yield proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
 def _jupyter(app: str, tmp_path_factory: pytest.TempPathFactory, browser: Any, tree: str) -> Iterator[Lab]:
     """A Jupyter server with ``app``'s front end (``lab`` or ``notebook``), no token, in a fresh root folder."""
     root = tmp_path_factory.mktemp(app)
@@ -215,7 +168,7 @@ def _jupyter(app: str, tmp_path_factory: pytest.TempPathFactory, browser: Any, t
     (notif / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
-    port = _free_port()
+    port = free_port()
     app_class = "LabApp" if app == "lab" else "JupyterNotebookApp"
     env = {"JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("runtime"))}
     cmd = [sys.executable, "-m", "jupyter", app, "--no-browser", f"--port={port}", "--ServerApp.token=",

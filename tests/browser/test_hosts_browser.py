@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ARTIFACTS, _free_port, serve
-from helpers import canvas_stats, dataset, page_point, wait_dataset
+from helpers import ARTIFACTS, canvas_stats, dataset, free_port, page_point, serve, wait_dataset
 
 TEXT = "The cat sat on the mat."
 
@@ -140,7 +139,7 @@ def marimo_url(tmp_path_factory: pytest.TempPathFactory, tiny_bert: str) -> Iter
     folder = tmp_path_factory.mktemp("marimo")
     app = folder / "views.py"
     app.write_text(MARIMO_APP.format(text=TEXT, model=tiny_bert))
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "marimo", "run", str(app), "--headless", "--host", "127.0.0.1", "--port", str(port),
            "--no-token", "--no-sandbox"]
