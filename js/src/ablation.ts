@@ -116,10 +116,8 @@ function nextSeq(answered: number): number {
 }
 
 function render({ model, el }: RenderProps<AblationTraits>): () => void {
-  const shell = widgetShell(model, el, "aw-ablation");
+  const shell = widgetShell(model, el, "aw-ablation", CSS);
   const { root, title, bar, errorBox, cleanups } = shell;
-  // The widget's own styles travel inside its root (a shadow root, as marimo uses, sees them too).
-  root.append(h("style", { text: CSS }));
   errorBox.dataset.testid = "error";
 
   const grid = h("div", { className: "aw-abl-grid", "data-testid": "grid" });

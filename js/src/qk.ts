@@ -92,9 +92,8 @@ const PANELS = [
 ] as const;
 
 function render({ model, el }: RenderProps<QKTraits>): () => void {
-  const shell = widgetShell(model, el, "aw-qk");
+  const shell = widgetShell(model, el, "aw-qk", QK_CSS);
   const { root, title, bar, errorBox, cleanups, showError } = shell;
-  injectQkCss();
   const requester = new Requester(model);
   const caption = h("div", { className: "aw-muted aw-qk-caption", "data-export-text": true });
   const row = h("div", { className: "aw-qk-panels" });
@@ -499,19 +498,12 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   };
 }
 
-let qkCss = false;
-
-function injectQkCss(): void {
-  if (qkCss || typeof document === "undefined") return;
-  qkCss = true;
-  const style = document.createElement("style");
-  style.textContent = `
+/** The QK view's own styles (added to the shared ones in its root by `widgetShell`). */
+const QK_CSS = `
 .aw-qk-panels { display: flex; gap: 8px; align-items: flex-start; overflow: auto; max-width: 100%; max-height: 75vh; }
 .aw-qk-panel { border: 1px solid var(--aw-muted); border-radius: 4px; padding: 4px; flex: none; }
 .aw-qk-head { font-weight: 600; margin-bottom: 4px; white-space: nowrap; }
 .aw-qk-caption { margin: 2px 0 6px; }
 `;
-  document.head.append(style);
-}
 
 export default { render };

@@ -3,6 +3,8 @@
 One JupyterLab server and one Chromium per test session. ``lab.open(cells)`` writes a notebook, opens it, runs every
 cell and returns a :class:`LabNotebook`, whose ``python(code)`` runs code in the same kernel and returns what it
 printed, so a test can click in the page and then read the Python trait. Screenshots go to ``test-artifacts/``.
+``notebook7`` is the same for Jupyter Notebook 7 (its own server, started only by the tests that ask for it);
+``helpers.serve`` starts any other host (marimo) with the same bounded wait and clean stop.
 """
 
 from __future__ import annotations
@@ -10,18 +12,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+from helpers import ARTIFACTS, free_port, serve
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
@@ -33,12 +31,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.browser)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
@@ -96,10 +88,13 @@ class LabNotebook:
 
 
 class Lab:
-    def __init__(self, url: str, root: Path, browser: Any) -> None:
+    """A Jupyter server whose front end is JupyterLab (``tree="lab/tree"``) or Notebook 7 (``tree="notebooks"``)."""
+
+    def __init__(self, url: str, root: Path, browser: Any, tree: str = "lab/tree") -> None:
         self.url = url
         self.root = root
         self.browser = browser
+        self.tree = tree
         self.count = 0
 
     def open(self, cells: list[str], *, name: str | None = None, viewport: tuple[int, int] = (1400, 1000),
@@ -121,7 +116,8 @@ class Lab:
         page = context.new_page()
         page.on("pageerror", lambda e: context._aw_errors.append(str(e)))
         page.on("dialog", lambda d: (context._aw_errors.append(f"dialog: {d.message}"), d.dismiss()))
-        page.goto(f"{self.url}/lab/tree/{name}?reset", wait_until="domcontentloaded")
+        reset = "?reset" if self.tree == "lab/tree" else ""  # Lab: forget the last session's layout
+        page.goto(f"{self.url}/{self.tree}/{name}{reset}", wait_until="domcontentloaded")
         page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
             "window.jupyterapp.shell.currentWidget.sessionContext && "
@@ -163,43 +159,32 @@ def browser(chromium_path: str) -> Iterator[Any]:
             b.close()
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
-    root = tmp_path_factory.mktemp("lab")
-    settings = tmp_path_factory.mktemp("lab-settings")
+def _jupyter(app: str, tmp_path_factory: pytest.TempPathFactory, browser: Any, tree: str) -> Iterator[Lab]:
+    """A Jupyter server with ``app``'s front end (``lab`` or ``notebook``), no token, in a fresh root folder."""
+    root = tmp_path_factory.mktemp(app)
+    settings = tmp_path_factory.mktemp(f"{app}-settings")
     notif = settings / "@jupyterlab" / "apputils-extension"
     notif.mkdir(parents=True)
     (notif / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
-    port = _free_port()
-    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
-           "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("runtime"))}
-    log = open(tmp_path_factory.mktemp("lablog") / "lab.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ServerApp.token=",
-         "--ServerApp.password=", "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root}",
-         "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True"],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
+    port = free_port()
+    app_class = "LabApp" if app == "lab" else "JupyterNotebookApp"
+    env = {"JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("runtime"))}
+    cmd = [sys.executable, "-m", "jupyter", app, "--no-browser", f"--port={port}", "--ServerApp.token=",
+           "--ServerApp.password=", "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root}",
+           f"--{app_class}.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True"]
     url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                with urllib.request.urlopen(f"{url}/api/status", timeout=1):
-                    break
-            except OSError:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"jupyter lab exited: see {log.name}") from None
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("jupyter lab did not start in 120 s")
-        yield Lab(url, root, browser)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with serve(cmd, f"{url}/api/status", tmp_path_factory.mktemp(f"{app}log"), env=env):
+        yield Lab(url, root, browser, tree)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
+    yield from _jupyter("lab", tmp_path_factory, browser, "lab/tree")
+
+
+@pytest.fixture(scope="session")
+def notebook7(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
+    """Jupyter Notebook 7 (one notebook per page, the classic interface's successor); same API as ``lab``."""
+    yield from _jupyter("notebook", tmp_path_factory, browser, "notebooks")

@@ -8,8 +8,17 @@ first match.
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
 import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 # Pixels below 250 in any channel count as ink; `sum` weighs the channels so that a change of colour
 # changes it (compare two reads to see that the picture changed).
@@ -120,3 +129,45 @@ def control_listener_balance(page: Any) -> int:
     """Listeners added to controls minus those removed since :func:`count_control_listeners`."""
     return int(page.evaluate("() => window.__awNet"))
 
+
+def free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve(cmd: list[str], ready: str, log_dir: Path, *, env: dict[str, str] | None = None,
+          timeout: float = 120) -> Iterator[subprocess.Popen]:
+    """Run a server (``cmd``) until the block ends; wait at most ``timeout`` s until ``ready`` (a URL) answers.
+
+    Its output goes to ``log_dir/server.log``, named in the error when it exits or never answers. It gets the tests'
+    environment (PYTHONPATH included, so it and its kernels import this checkout) offline, plus ``env``.
+    """
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
+           **(env or {})}
+    log_path = log_dir / "server.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + timeout
+            while True:
+                try:
+                    with urllib.request.urlopen(ready, timeout=1):
+                        break
+                except OSError:
+                    if proc.poll() is not None:
+                        raise RuntimeError(f"{cmd[:4]} exited: see {log_path}") from None
+                    if time.time() > deadline:
+                        raise RuntimeError(f"{cmd[:4]} did not answer {ready} in {timeout:.0f} s: see {log_path}"
+                                           ) from None
+                    time.sleep(0.5)
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -49,20 +49,23 @@ export function theme(name: string | undefined): Theme {
   return THEMES[name ?? "light"] ?? THEMES.light;
 }
 
-let injected = false;
-
-/** Shared CSS for every widget, injected once per page (anywidget's _css would do it per widget class). */
-export function injectCss(): void {
-  if (injected || typeof document === "undefined") return;
-  injected = true;
-  const style = document.createElement("style");
-  style.textContent = `
+/**
+ * The CSS every widget shares. It travels inside each widget's root as a `<style>` (see `widgetShell`), never into
+ * the document's head: marimo draws widgets in a shadow root, which styles in the document's head do not reach, and a
+ * style that moves with the element also holds before JupyterLab attaches the output, in a view moved to another
+ * window, and in a saved page. Controls get their own borders, as hosts such as marimo reset the
+ * browser's. Every selector starts with `.aw-`, so the copies (about 1.5 kB each) agree.
+ */
+export const BASE_CSS = `
 .aw-root { font-family: var(--aw-font-family); font-size: var(--aw-font); color: var(--aw-fg); background: var(--aw-bg);
   padding: 6px; position: relative; display: inline-block; outline: none; max-width: 100%; }
 .aw-root:focus-visible { box-shadow: 0 0 0 2px var(--aw-accent); }
 .aw-bar { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; margin-bottom: 6px; }
 .aw-bar label { display: inline-flex; gap: 4px; align-items: center; }
 .aw-bar select, .aw-bar button, .aw-bar input { font: inherit; }
+.aw-bar select, .aw-bar button { color: var(--aw-fg); background: var(--aw-bg); border: 1px solid var(--aw-muted);
+  border-radius: 3px; padding: 1px 6px; }
+.aw-bar button { cursor: pointer; }
 .aw-root button { user-select: none; -webkit-user-select: none; }
 .aw-title { font-weight: 600; }
 .aw-muted { color: var(--aw-muted); }
@@ -72,8 +75,6 @@ export function injectCss(): void {
 .aw-error { color: #b00020; border: 1px solid #b00020; padding: 6px; margin: 4px 0; white-space: pre-wrap; }
 .aw-scroll { overflow: auto; max-width: 100%; }
 `;
-  document.head.append(style);
-}
 
 export function applyTheme(root: HTMLElement, t: Theme): void {
   root.style.setProperty("--aw-font", `${t.font}px`);

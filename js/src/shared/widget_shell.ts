@@ -1,12 +1,12 @@
-// The scaffolding every widget starts from: a focusable root (`aw-root` plus the widget's class), its title, its
-// control bar and an error box that shows the synced `_error` trait; and a teardown that removes the listeners
-// gathered in `cleanups` and the root.
+// The scaffolding every widget starts from: a focusable root (`aw-root` plus the widget's class) that carries its
+// own styles, its title, its control bar and an error box that shows the synced `_error` trait; and a teardown that
+// removes the listeners gathered in `cleanups` and the root.
 
 import { h, listen } from "./dom";
 import { exportButtons, safeName } from "./export";
 import { type WidgetModel, onModel } from "./model";
 import { ownKey, typedInControl } from "./selection";
-import { injectCss } from "./theme";
+import { BASE_CSS } from "./theme";
 
 export interface WidgetShell {
   root: HTMLDivElement;
@@ -23,14 +23,19 @@ export interface WidgetShell {
   close(): void;
 }
 
-/** Build the root inside `el` (children are the widget's to append) and keep the error box on `_error`. */
+/**
+ * Build the root inside `el` (children are the widget's to append) and keep the error box on `_error`. The root's
+ * first child is a `<style>` with the shared CSS and the widget's own `css`: styles that live in the widget reach
+ * it in every host (a shadow root in marimo, the document in JupyterLab and Notebook, a saved page).
+ */
 export function widgetShell<T extends { _error: string }>(
   model: WidgetModel<T>,
   el: HTMLElement,
   className: string,
+  css = "",
 ): WidgetShell {
-  injectCss();
   const root = h("div", { className: `aw-root ${className}`, tabindex: 0 });
+  root.append(h("style", { text: BASE_CSS + css }));
   el.append(root);
   const title = h("div", { className: "aw-title" });
   const bar = h("div", { className: "aw-bar" });
