@@ -31,7 +31,7 @@ def is_invisible(char: str) -> bool:
 
     Examples
     --------
-    >>> is_invisible("\u202e"), is_invisible("\u200b"), is_invisible("a"), is_invisible(" ")
+    >>> is_invisible("\\u202e"), is_invisible("\\u200b"), is_invisible("a"), is_invisible(" ")
     (True, True, False, False)
     """
     c = ord(char)
@@ -46,7 +46,7 @@ def visible_text(text: str) -> str:
 
     Examples
     --------
-    >>> visible_text("abc\u202edef"), visible_text("\u200b"), visible_text("a\tb\n")
+    >>> visible_text("abc\\u202edef"), visible_text("\\u200b"), visible_text("a\\tb\\n")
     ('abc⟨U+202E⟩def', '⟨U+200B⟩', 'a⇥b⏎')
     """
     out = []
@@ -72,9 +72,9 @@ def token_label(token: str, max_len: int = 14) -> str:
 
     Examples
     --------
-    >>> token_label(" cat"), token_label("\n"), token_label(""), token_label("internationalisation", 8)
+    >>> token_label(" cat"), token_label("\\n"), token_label(""), token_label("internationalisation", 8)
     ('·cat', '⏎', '∅', 'interna…')
-    >>> token_label("\u200b"), token_label("\u202eevil")
+    >>> token_label("\\u200b"), token_label("\\u202eevil")
     ('⟨U+200B⟩', '⟨U+202E⟩evil')
     """
     t = visible_text(token)
