@@ -288,3 +288,8 @@ def test_scope_all_forces_the_full_page_and_a_small_page_is_full_by_default(tmp_
     assert not [x for x in recwarn if issubclass(x.category, UserWarning)], "no warning when nothing is left out"
     with pytest.warns(UserWarning, match="over the 1 kB limit"):
         assert _data(page_html(small, limit=1000))["scope"] == "view"
+
+
+def test_the_tab_title_shows_invisible_characters_as_the_views_do():
+    page = page_html(aw.AttentionHeatmap(_evil_result()), title="gpt\u202e-x\u200b")
+    assert "<title>gpt⟨U+202E⟩-x⟨U+200B⟩</title>" in page
