@@ -153,8 +153,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                       help="open on this query token (head and qk views): the first token that reads WORD")
     show.add_argument("--precision", choices=("float16", "uint8", "float32"), default="float16",
                       help="how saved arrays are stored (default float16; uint8 is smaller, float32 exact)")
-    show.add_argument("--scope", choices=("all", "view"), default="all",
-                      help="all: every layer/head works offline (default); view: only the first view (smaller)")
+    show.add_argument("--scope", choices=("auto", "all", "view"), default="auto",
+                      help="all: every layer/head works offline; view: only the first view (smaller); auto (default): "
+                           "all unless the page would pass 20 MB")
     show.add_argument("--title", default=None, help="page title")
     return parser, show
 
@@ -166,14 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         widget = build_view(args.text, view=args.view, model=args.model, pair=args.pair, layer=args.layer,
                             head=args.head, theme=args.theme, query=args.query)
-        path = widget.save_html(args.out, title=args.title, precision=args.precision, scope=args.scope)
+        widget.save_html(args.out, title=args.title, precision=args.precision, scope=args.scope)
     except UsageError as exc:
         show.error(str(exc))  # exits 2
     except (OSError, ValueError, RuntimeError, IndexError, TypeError, TraitError) as exc:
         print(f"attnwidgets: error: {exc}", file=sys.stderr)
         return 1
-    size = path.stat().st_size
-    print(f"wrote {path} ({size / 1024:.0f} KiB): open it in any browser, no network needed")
+    print("open it in any browser, no network needed")  # save_html printed what it wrote and its size
     return 0
 
 

@@ -16,6 +16,16 @@ Everything is inlined: no CDN, no network. A Content-Security-Policy (``default-
 the page could not fetch anything even if it tried. All data sits in one ``<script type="application/json">`` block
 with ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, so no token (not even ``</script>``) can end the block or run.
 
+Size (``scope=``): by default (``scope="auto"``) a page saves every view (``"all"``) unless that page would pass
+``PAGE_LIMIT`` (20 MB); then it saves only the view on screen (``"view"``) and warns with both sizes and how to force
+the full page (``scope="all"``). 20 MB because a browser still opens such a page in a second or two and it can still
+be mailed or attached to an issue; a 10,000-word heatmap's full page was 55 MB, a 308-token QK page 72 MB. The size is
+estimated before anything is written, from the replies to the export requests as they are encoded: once the running
+total passes the limit, the rest is not computed, and the estimate is the mean reply so far times the number of
+requests. ``save_html`` prints the size it wrote. A lighter page rather than a refusal: the call that wrote 55 MB
+still writes a page (the one view the notebook shows, which is what most calls want), the warning says what was left
+out and the one argument that brings it back, and scripts that save many pages do not stop half-way.
+
 Precision trade-off (``precision=``): replies are stored as ``"float16"`` by default (half the bytes of float32;
 about 3 significant digits, so the 4th decimal the tooltips show can be off by one), ``"uint8"`` for non-negative
 arrays such as attention weights (a quarter of float32: 1/255 of the map's maximum, which no colour map can show
@@ -28,21 +38,25 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Iterator
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from .viewdata.labels import visible_text
 from .viewdata.wire import bundle_text, quantise_uint8
 
 if TYPE_CHECKING:
     from .widgets import AttnWidget
 
 Precision = Literal["float16", "uint8", "float32"]
-Scope = Literal["all", "view"]
+Scope = Literal["auto", "all", "view"]
 
-__all__ = ["Precision", "Scope", "page_html", "request_key", "save_html", "script_json"]
+#: Bytes a page may have before ``scope="auto"`` saves only the view on screen (20 MB; see the module docstring).
+PAGE_LIMIT = 20_000_000
+
+__all__ = ["PAGE_LIMIT", "Precision", "Scope", "format_size", "page_html", "request_key", "save_html", "script_json"]
 
 # ipywidgets' own traits, which the page does not need.
 _SKIP = {"_esm", "_css", "_anywidget_id", "_dom_classes", "comm", "keys", "layout", "log", "tabbable", "tooltip",
@@ -150,32 +164,92 @@ def _state(widget: AttnWidget, precision: Precision, requests: list[dict[str, An
     return {k: _encode_buffers(v, precision) for k, v in state.items() if k not in _SKIP}
 
 
-def _replies(widget: AttnWidget, requests: list[dict[str, Any]], precision: Precision
-             ) -> Iterator[tuple[str, dict[str, Any]]]:
-    for request in requests:
+def format_size(n: int) -> str:
+    """A byte count as people read it (powers of 1000, as file managers show sizes).
+
+    Examples
+    --------
+    >>> format_size(512), format_size(2_345_678), format_size(55_000_000)
+    ('512 bytes', '2.3 MB', '55.0 MB')
+    """
+    if n < 1000:
+        return f"{n} bytes"
+    return f"{n / 1000:.0f} kB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
+
+
+def _replies(widget: AttnWidget, requests: list[dict[str, Any]], precision: Precision, limit: float | None
+             ) -> tuple[dict[str, dict[str, Any]], int]:
+    """The encoded replies to ``requests`` and their estimated size in the page (bytes of their JSON).
+
+    With a ``limit``, encoding stops once the running size passes it; the size returned is then the estimate for all
+    of them (the mean reply so far times the number of requests) and the replies are incomplete.
+    """
+    replies: dict[str, dict[str, Any]] = {}
+    size = 0
+    for i, request in enumerate(requests, 1):
         content, buffers = widget.answer(request)
-        yield request_key(request), _shrink_reply(content, list(buffers), precision)
+        key = request_key(request)
+        replies[key] = _shrink_reply(content, list(buffers), precision)
+        size += len(script_json(replies[key])) + len(script_json(key)) + 2  # the key, ":" and ","
+        if limit is not None and size > limit and i < len(requests):
+            return replies, round(size / i * len(requests))
+    return replies, size
+
+
+def _parts(widget: AttnWidget, precision: Precision, scope: Scope, limit: float | None
+           ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], int]:
+    """(data block, replies, estimated page size) of ``widget`` saved with ``scope`` ("all" or "view")."""
+    requests = widget._export_requests(scope)
+    data = {"esm": widget._esm, "state": _state(widget, precision, requests, scope),
+            "widget": type(widget).__name__, "scope": scope}
+    base = len(script_json(data)) + len(bundle_text("page")) + 2000  # the data block, the host and the markup
+    replies, size = _replies(widget, requests, precision, None if limit is None else limit - base)
+    return data, replies, base + size
+
+
+def _choose(widget: AttnWidget, precision: Precision, scope: Scope, limit: float
+            ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], int]:
+    """The page's parts for ``scope``; "auto" is "all" unless that passes ``limit``, then "view" with a warning."""
+    if scope != "auto":
+        return _parts(widget, precision, scope, None)
+    data, replies, size = _parts(widget, precision, "all", limit)
+    if size <= limit:
+        return data, replies, size
+    data, replies, light = _parts(widget, precision, "view", None)
+    warnings.warn(
+        f"the full page of this {type(widget).__name__} (every view saved, scope='all') would be about "
+        f"{format_size(size)}, over the {format_size(int(limit))} limit (attnwidgets.export.PAGE_LIMIT), so only the "
+        f"view on screen is saved (scope='view', {format_size(light)}); other views say 'not saved in this page'. "
+        f"For the full page pass scope='all'" + ("" if precision == "uint8" else " (precision='uint8' makes it "
+                                                  "smaller)") + ".",
+        UserWarning, stacklevel=5)  # the call of save_html or page_html
+    return data, replies, light
 
 
 def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precision = "float16",
-              scope: Scope = "all") -> str:
+              scope: Scope = "auto", limit: float = PAGE_LIMIT) -> str:
     """The self-contained HTML page of a widget (see :func:`save_html`)."""
+    return _page(widget, title, precision, scope, limit)[0]
+
+
+def _page(widget: AttnWidget, title: str | None, precision: Precision, scope: Scope, limit: float
+          ) -> tuple[str, str]:
+    """(the page, the scope it saved: "all" or "view")."""
     if precision not in ("float16", "uint8", "float32"):
         raise ValueError(f"precision must be 'float16', 'uint8' or 'float32', got {precision!r}")
-    if scope not in ("all", "view"):
-        raise ValueError(f"scope must be 'all' (every view precomputed) or 'view' (the one on screen), got {scope!r}")
+    if scope not in ("auto", "all", "view"):
+        raise ValueError("scope must be 'auto' (every view unless the page would pass PAGE_LIMIT), 'all' (every view "
+                         f"precomputed) or 'view' (the one on screen), got {scope!r}")
     esm = widget._esm  # anywidget's trait: the front end this widget runs (our bundle's text)
     if not isinstance(esm, str) or not esm:
         raise TypeError(f"{type(widget).__name__} has no front-end bundle to export")
     host = bundle_text("page")
     if "</script" in host.lower():  # esbuild output never has it, but a page must never be cut short
         host = host.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
-    requests = widget._export_requests(scope)
-    data = {"esm": esm, "state": _state(widget, precision, requests, scope),
-            "widget": type(widget).__name__, "scope": scope}
-    replies = dict(_replies(widget, requests, precision))
-    heading = title if title is not None else f"{type(widget).__name__} · attnwidgets"
-    return (
+    data, replies, _ = _choose(widget, precision, scope, limit)
+    # The tab title shows user text too: invisible and bidi-control characters as ⟨U+XXXX⟩, as the views do.
+    heading = visible_text(title) if title is not None else f"{type(widget).__name__} · attnwidgets"
+    page = (
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -191,11 +265,13 @@ def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precis
         "<noscript>This page draws with JavaScript; enable it to see the attention view.</noscript>\n"
         "</body>\n</html>\n"
     )
+    return page, str(data["scope"])
 
 
 def save_html(widget: AttnWidget, path: str | Path, *, title: str | None = None, precision: Precision = "float16",
-              scope: Scope = "all") -> Path:
-    """Write ``widget`` as one self-contained HTML file (JS and data inlined, no network) and return its path.
+              scope: Scope = "auto", limit: float = PAGE_LIMIT) -> Path:
+    """Write ``widget`` as one self-contained HTML file (JS and data inlined, no network), print its size and return
+    its path.
 
     Parameters
     ----------
@@ -207,10 +283,17 @@ def save_html(widget: AttnWidget, path: str | Path, *, title: str | None = None,
         The page title (default: the widget's class name).
     precision : {"float16", "uint8", "float32"}
         How precomputed arrays are stored; see the module docstring for the trade-off.
-    scope : {"all", "view"}
+    scope : {"auto", "all", "view"}
         "all": every view the page can switch to is precomputed (heatmap: all layers x heads + mean, of each kind).
         "view": only the view on screen (smallest file; other views show a "not saved in this page" message).
+        "auto" (default): "all", unless that page would pass ``limit`` bytes; then "view", with a warning that gives
+        both sizes and says to pass ``scope="all"`` for the full page.
+    limit : float
+        The size "auto" keeps to, in bytes (default ``PAGE_LIMIT``, 20 MB).
     """
     path = Path(path)
-    path.write_text(page_html(widget, title=title, precision=precision, scope=scope), encoding="utf-8")
+    text, saved = _page(widget, title, precision, scope, limit)
+    path.write_text(text, encoding="utf-8")
+    what = "every view works offline" if saved == "all" else "the view on screen only"
+    print(f"wrote {path} ({format_size(path.stat().st_size)}, {what})")
     return path

@@ -252,3 +252,46 @@ def test_every_view_page_keeps_hostile_text_inside_its_data(view):
     assert "<img" not in page and "<svg" not in page
     state = json.dumps(_data(page)["state"], ensure_ascii=False)
     assert EVIL[1] in state or "</script><svg onload=alert(3)>" in state, "the hostile text survives, escaped"
+
+
+def _long_heatmap() -> aw.AttentionHeatmap:
+    """2 layers x 4 heads x 1024 tokens, made with from_arrays (no model): its full page is about 28 MB."""
+    rng = np.random.default_rng(0)
+    n = 1024
+    a = rng.random((2, 4, n, n), dtype=np.float32)
+    a /= a.sum(-1, keepdims=True)
+    return aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, [f"w{i}" for i in range(n)]))
+
+
+def test_a_page_past_the_limit_saves_the_view_on_screen_and_says_so(tmp_path, capsys):
+    from attnwidgets.export import PAGE_LIMIT
+
+    w = _long_heatmap()
+    with pytest.warns(UserWarning, match="scope='all'") as caught:
+        path = w.save_html(tmp_path / "long.html")
+    message = str(caught[0].message)
+    size = path.stat().st_size
+    assert size < PAGE_LIMIT and _data(path.read_text(encoding="utf-8"))["scope"] == "view"
+    assert "over the 20.0 MB limit" in message and "scope='view'" in message, message
+    printed = capsys.readouterr().out
+    assert f"wrote {path} (" in printed and "MB" in printed and "the view on screen only" in printed, printed
+    # The estimate (made before the page was written, from the replies encoded so far) is near the real full size.
+    full = len(page_html(w, scope="all").encode("utf-8"))
+    estimate = float(re.search(r"would be about ([\d.]+) MB", message).group(1)) * 1e6
+    assert full > PAGE_LIMIT and abs(estimate - full) < 0.1 * full, (estimate, full)
+
+
+def test_scope_all_forces_the_full_page_and_a_small_page_is_full_by_default(tmp_path, recwarn):
+    w = _long_heatmap()
+    path = w.save_html(tmp_path / "full.html", scope="all")
+    assert path.stat().st_size > 20_000_000 and _data(path.read_text(encoding="utf-8"))["scope"] == "all"
+    small = aw.AttentionHeatmap(_evil_result())
+    assert _data(page_html(small))["scope"] == "all"
+    assert not [x for x in recwarn if issubclass(x.category, UserWarning)], "no warning when nothing is left out"
+    with pytest.warns(UserWarning, match="over the 1 kB limit"):
+        assert _data(page_html(small, limit=1000))["scope"] == "view"
+
+
+def test_the_tab_title_shows_invisible_characters_as_the_views_do():
+    page = page_html(aw.AttentionHeatmap(_evil_result()), title="gpt\u202e-x\u200b")
+    assert "<title>gpt⟨U+202E⟩-x⟨U+200B⟩</title>" in page

@@ -22,7 +22,14 @@ import attnwidgets as aw
 from attnwidgets.analysis import CorpusStats
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import AttentionResult
-from attnwidgets.viewdata.checks import THEMES, check_head, check_int, check_layer, check_theme
+from attnwidgets.viewdata.checks import (
+    THEMES,
+    WORDS_ENCODER_DECODER,
+    check_head,
+    check_int,
+    check_layer,
+    check_theme,
+)
 from attnwidgets.widgets import AttnWidget
 from attnwidgets.widgets._base import Colormap, Index
 
@@ -300,3 +307,17 @@ def test_head_view_head_and_heads_stay_in_step(inputs):
     assert w.head == -1
     with pytest.raises(traitlets.TraitError, match="head 3 is out of range"):
         w.heads = [3]
+
+
+@pytest.mark.parametrize("cls", [aw.AttentionHeatmap, aw.HeadView], ids=lambda c: c.__name__)
+def test_word_level_of_an_encoder_decoder_is_refused_with_one_message(inputs, cls):
+    """Word level has no decoder or cross attention: AttentionHeatmap took words=True and save_html failed later with
+    "this result has no 'decoder' attention: it came from a encoder-decoder model"; now both views refuse it when it
+    is set, with viewdata.checks' one message."""
+    with pytest.raises(traitlets.TraitError) as exc:
+        cls(inputs.encdec, words=True)
+    assert str(exc.value) == WORDS_ENCODER_DECODER
+    w = cls(inputs.encdec)
+    with pytest.raises(traitlets.TraitError, match="not encoder-decoders"):
+        w.words = True
+    assert w.words is False and w._error == ""

@@ -17,6 +17,10 @@ from ..result import AttentionResult
 #: The attention stacks a result can hold: "self" for encoders and decoders, the other three for encoder-decoders.
 KINDS = ("self", "encoder", "decoder", "cross")
 
+#: Why ``words=True`` is refused for an encoder-decoder result (check_words).
+WORDS_ENCODER_DECODER = ("word level is for self-attention of encoders and decoders, not encoder-decoders: show this "
+                         "result with words=False")
+
 
 def check_int(value: Any, name: str) -> int:
     """``value`` as a Python int; TypeError for bools, floats, strings, None and other non-integers.
@@ -104,6 +108,31 @@ def check_view(result: AttentionResult, kind: Any, layer: Any, head: Any = 0, *,
     kind = check_kind(result, kind)
     n_layers, n_heads = (int(s) for s in result.attention_of(kind)[0].shape[:2])  # type: ignore[arg-type]
     return kind, check_layer(layer, n_layers), check_head(head, n_heads, allow_mean=allow_mean)
+
+
+def check_words(result: AttentionResult, words: Any) -> bool:
+    """``words`` for ``result``: word level (pieces merged into words) is only for results with one token sequence.
+
+    An encoder-decoder's decoder and cross attention have target tokens with no word ids, so ``words=True`` would
+    show the encoder alone and a saved page could not be built. Every view with a ``words`` trait calls this when it
+    is set, so the refusal reads the same everywhere.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.ones((1, 1, 2, 2), dtype=np.float32) / 2
+    >>> r = AttentionResult.from_arrays(a, ["a", "b"], kind="encoder-decoder", target_tokens=["A", "B"],
+    ...                                 decoder_attention=a, cross_attention=a)
+    >>> check_words(r, False)
+    False
+    >>> check_words(r, True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: word level is for self-attention of encoders and decoders, not encoder-decoders: show this result ...
+    """
+    if words and result.cross_attention is not None:
+        raise ValueError(WORDS_ENCODER_DECODER)
+    return bool(words)
 
 
 def check_query(query: Any, n_queries: int) -> int:

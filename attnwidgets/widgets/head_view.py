@@ -8,7 +8,7 @@ import numpy as np
 import traitlets
 
 from ..result import AttentionResult
-from ..viewdata.checks import check_head, check_view
+from ..viewdata.checks import check_head, check_view, check_words
 from ..viewdata.labels import axis_segments, kind_tokens
 from ..viewdata.lines import SENTENCE_FILTERS, filter_mask, layer_payload, payload_reply
 from ._base import AttnWidget, Index, checked
@@ -126,10 +126,8 @@ class HeadView(ShowsResult, AttnWidget):
         return list(range(int(self._result.attention_of(self.kind)[0].shape[1])))  # type: ignore[arg-type]
 
     def _source(self, words: bool) -> AttentionResult:
-        if not words:
+        if not check_words(self._result, words):
             return self._result
-        if self._result.cross_attention is not None:
-            raise ValueError("word level is for self-attention of encoders and decoders, not encoder-decoders")
         if self._words_result is None:
             self._words_result = _word_level(self._result)
         return self._words_result
@@ -146,6 +144,13 @@ class HeadView(ShowsResult, AttnWidget):
         if hasattr(self, "_result"):
             self._check(kind, layer, head)
         return proposal["value"]
+
+    @traitlets.validate("words")
+    def _valid_words(self, proposal: dict[str, Any]) -> bool:
+        # An encoder-decoder has no word level: refused here, at construction or when set, as every view refuses it.
+        if hasattr(self, "_result"):
+            return checked(check_words, self._result, proposal["value"])
+        return bool(proposal["value"])
 
     @traitlets.validate("heads")
     def _valid_heads(self, proposal: dict[str, Any]) -> list[int]:

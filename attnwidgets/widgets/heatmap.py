@@ -9,7 +9,7 @@ import traitlets
 
 from ..analysis.words import word_level
 from ..result import AttentionResult, head_matrix
-from ..viewdata.checks import check_view
+from ..viewdata.checks import check_view, check_words
 from ..viewdata.display import is_causal, mask_future, overview, region
 from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
@@ -84,7 +84,7 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         self._refresh_meta()
 
     def _source(self, words: bool) -> AttentionResult:
-        if not words:
+        if not check_words(self._result, words):
             return self._result
         if self._words_result is None:
             self._words_result = word_level(self._result)
@@ -131,6 +131,13 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
             self._error = str(exc)
             return
         self._refresh_meta()
+
+    @traitlets.validate("words")
+    def _valid_words(self, proposal: dict[str, Any]) -> bool:
+        # An encoder-decoder has no word level: refused here, at construction or when set, as every view refuses it.
+        if hasattr(self, "_result"):
+            return checked(check_words, self._result, proposal["value"])
+        return bool(proposal["value"])
 
     @traitlets.validate("layer", "head", "kind")
     def _valid(self, proposal: dict[str, Any]) -> Any:

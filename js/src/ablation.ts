@@ -27,6 +27,7 @@ import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawMatrix, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
+import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { widgetShell } from "./shared/widget_shell";
 
@@ -286,7 +287,7 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     itemSel.replaceChildren();
     if (items.length > 1) {
       const s = select(
-        items.map((t, i) => [String(i), `${i}: ${t}`]),
+        items.map((t, i) => [String(i), `${i}: ${userText(t)}`]),
         String(model.get("item")),
         "text shown",
       );
@@ -387,8 +388,8 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
 
   function drawOutput(): void {
     const out = payload();
-    title.textContent = `${out.title ?? ""} · ablation`;
-    watchText.textContent = `watching: ${out.watch ?? ""}`;
+    title.textContent = `${userText(out.title ?? "")} · ablation`;
+    watchText.textContent = `watching: ${userText(out.watch ?? "")}`;
     output.replaceChildren();
     if (!out || !out.rows) return;
     const ranges = new Map<string, [number, number]>();
@@ -399,7 +400,11 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
       if (r.item !== group) {
         group = r.item;
         output.append(
-          h("div", { className: "aw-abl-group", text: r.label || r.item, title: r.label || r.item }),
+          h("div", {
+            className: "aw-abl-group",
+            text: userText(r.label || r.item),
+            title: userText(r.label || r.item),
+          }),
         );
       }
       const [lo, hi] = ranges.get(r.name) ?? [0, 1];
@@ -436,7 +441,7 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
       const row = h(
         "div",
         { className: "aw-abl-row", "data-testid": "out-row" },
-        h("span", { text: r.name }),
+        h("span", { text: userText(r.name) }),
         track,
         nums,
       );

@@ -17,6 +17,7 @@ import {
 import { type BarLayout, barAt, barLayout, barX, fmt, headLabel, niceTicks, roomFor } from "./shared/heads";
 import type { RenderProps } from "./shared/model";
 import { arrowKeysSelect, clickToSelect, sameHead } from "./shared/selection";
+import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
@@ -201,7 +202,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
       baseline: base === null ? "" : String(base),
     });
     const rowLabel = m.rows.find(([r]) => r === rows)?.[1] ?? rows;
-    title.textContent = `${m.title} · attention entropy, ${rowLabel}`;
+    title.textContent = `${userText(m.title)} · attention entropy, ${rowLabel}`;
     caption.textContent =
       (base === null
         ? "No uniform baseline in this source."

@@ -26,6 +26,7 @@ import {
 } from "./shared/heads";
 import type { RenderProps } from "./shared/model";
 import { arrowKeysSelect, clickToSelect } from "./shared/selection";
+import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { widgetShell } from "./shared/widget_shell";
@@ -169,7 +170,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
     canvas.dataset.points = JSON.stringify(Array.from(px, (v) => Math.round(v * 10) / 10));
     Object.assign(canvas.dataset, { color, selected: `${sel.layer}/${sel.head}`, radius: String(radius) });
     buildLegend(map, color, lo, hi);
-    title.textContent = `${m.title} · head map, coloured by ${color === "layer" ? "layer" : (m.labels[color] ?? color)}`;
+    title.textContent = `${userText(m.title)} · head map, coloured by ${color === "layer" ? "layer" : (m.labels[color] ?? color)}`;
   }
 
   function load(): void {

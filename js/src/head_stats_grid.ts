@@ -26,6 +26,7 @@ import {
 } from "./shared/heads";
 import type { RenderProps } from "./shared/model";
 import { arrowKeysSelect, clickToSelect, sameHead } from "./shared/selection";
+import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
@@ -174,7 +175,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
     legendMin.textContent = fmt(lo, 2);
     legendMax.textContent = fmt(hi, 2);
     legendLabel.textContent = m.labels[stat] ?? stat;
-    title.textContent = `${m.title} · ${m.labels[stat] ?? stat}`;
+    title.textContent = `${userText(m.title)} · ${m.labels[stat] ?? stat}`;
     showError(data ? model.get("_error") : `unknown statistic ${stat}`);
   }
 

@@ -9,12 +9,12 @@
 
 import { categorical, hexToRgb } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { fitLabel, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
-import { tokenLabel } from "./shared/layout";
+import { fitToken, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows } from "./shared/lines";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
+import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
@@ -291,14 +291,14 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
         if (hot) mark(2, yOf(i), geo.xl - 2, sel.has(i) ? "rgba(209,36,47,0.16)" : "rgba(0,0,0,0.08)");
         ctx.textAlign = "right";
         ctx.fillStyle = hot ? t.accent : qIn(i) ? t.fg : "#b8bec6";
-        ctx.fillText(fitLabel(ctx, tokenLabel(queries[i] ?? "", 20), geo.xl - 4), geo.xl, yOf(i));
+        ctx.fillText(fitToken(ctx, queries[i] ?? "", geo.xl - 4, 20), geo.xl, yOf(i));
       }
       for (let j = 0; j < nk; j++) {
         const hot = hover?.side === "k" && hover.i === j;
         if (hot) mark(geo.xr - 2, yOf(j), wr, "rgba(0,0,0,0.08)");
         ctx.textAlign = "left";
         ctx.fillStyle = hot ? t.accent : kIn(j) ? t.fg : "#b8bec6";
-        ctx.fillText(fitLabel(ctx, tokenLabel(keys[j] ?? "", 20), wr), geo.xr, yOf(j));
+        ctx.fillText(fitToken(ctx, keys[j] ?? "", wr, 20), geo.xr, yOf(j));
       }
     }
     const all = counts[0] + counts[1] + counts[2] + counts[3];
@@ -323,7 +323,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       nk: String(nk),
     });
     const which = kind() === "cross" ? "target (left) → source (right)" : `${kind()} attention`;
-    title.textContent = `${meta().title} · ${which} · layer ${model.get("layer")}${model.get("words") ? " · words" : ""}`;
+    title.textContent = `${userText(meta().title)} · ${which} · layer ${model.get("layer")}${model.get("words") ? " · words" : ""}`;
   }
 
   /** Does a payload with this floor hold every line the page may draw (all weights >= min_weight)? */

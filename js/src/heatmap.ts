@@ -9,16 +9,17 @@ import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import {
   drawLabels,
   drawLegend,
-  fitLabel,
+  fitToken,
   labelRoom,
   matrixCanvas,
   prepareCanvas,
   textMeasurer,
 } from "./shared/draw";
-import { type HeatmapLayout, heatmapLayout, tokenLabel } from "./shared/layout";
+import { type HeatmapLayout, heatmapLayout } from "./shared/layout";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
+import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
@@ -284,7 +285,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const head = model.get("head");
     const zoomText = zoom.z > 1 ? ` · zoom ×${zoom.z.toFixed(1)}` : "";
     const overview = f > 1 && zoom.z === 1 ? ` · overview (max of ${f}×${f} blocks; zoom for detail)` : "";
-    title.textContent = `${meta().title} · ${kind} attention · layer ${model.get("layer")} · ${
+    title.textContent = `${userText(meta().title)} · ${kind} attention · layer ${model.get("layer")} · ${
       head < 0 ? "mean of heads" : `head ${head}`
     }${model.get("words") ? " · words" : ""}${zoomText}${overview}`;
     if (wanted.length > shown) fetchTiles(wanted);
@@ -308,7 +309,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       const y = l.y0 + (q - zoom.q0 + 0.5) * cz;
       if (y < l.y0 || y > l.y0 + l.cell * l.nq) continue;
       ctx.fillStyle = hover && hover.q === q ? t.accent : t.fg;
-      ctx.fillText(fitLabel(ctx, tokenLabel(queries[q] ?? ""), l.x0 - 6), l.x0 - 4, y);
+      ctx.fillText(fitToken(ctx, queries[q] ?? "", l.x0 - 6), l.x0 - 4, y);
     }
     ctx.textAlign = "left";
     for (let k = vis.k0; k < vis.k1; k++) {
@@ -318,7 +319,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       ctx.translate(x, l.y0 - 4);
       ctx.rotate(-Math.PI / 2);
       ctx.fillStyle = hover && hover.k === k ? t.accent : t.fg;
-      ctx.fillText(fitLabel(ctx, tokenLabel(keys[k] ?? ""), l.y0 - 6), 0, 0);
+      ctx.fillText(fitToken(ctx, keys[k] ?? "", l.y0 - 6), 0, 0);
       ctx.restore();
     }
   }
@@ -448,7 +449,14 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
           ? v.toFixed(4)
           : `≤ ${v.toFixed(4)} (max of ${f}×${f}; zoom in)`;
       const data = { q: String(cell.q), k: String(cell.k), value: String(v), exact: String(exact) };
-      showTooltip(tooltip, root, e, `${queries[cell.q]} → ${keys[cell.k]}\n${value}`, data, false);
+      showTooltip(
+        tooltip,
+        root,
+        e,
+        `${userText(queries[cell.q] ?? "")} → ${userText(keys[cell.k] ?? "")}\n${value}`,
+        data,
+        false,
+      );
       if (!hover || hover.q !== cell.q || hover.k !== cell.k) {
         hover = cell;
         paint();

@@ -18,6 +18,7 @@ import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { arrowKeysSelect, clickToSelect } from "./shared/selection";
+import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
 import { widgetShell } from "./shared/widget_shell";
@@ -381,7 +382,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       const f = current.factor;
       const label =
         f === 1
-          ? `${queries[cell.q]} → ${keys[cell.k]}`
+          ? `${userText(queries[cell.q] ?? "")} → ${userText(keys[cell.k] ?? "")}`
           : `queries ${cell.q * f}–${cell.q * f + f - 1} → keys ${cell.k * f}–${cell.k * f + f - 1} (max)`;
       const text = `${label}\n${Number.isNaN(v) ? "masked (future key)" : v.toFixed(4)}`;
       showTooltip(tooltip, root, e, text, { value: String(v) }, false);
@@ -409,7 +410,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     buildControls();
     buildThumbs();
     paintGrid();
-    title.textContent = `${meta().title} · ${kind()} attention · ${thumbShape[0]} layers × ${thumbShape[1]} heads`;
+    title.textContent = `${userText(meta().title)} · ${kind()} attention · ${thumbShape[0]} layers × ${thumbShape[1]} heads`;
     fetchDetail();
   }
 

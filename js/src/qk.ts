@@ -6,12 +6,12 @@
 import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
-import { fitLabel, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
+import { fitLabel, fitToken, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { exportButtons, safeName } from "./shared/export";
-import { tokenLabel } from "./shared/layout";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
+import { isolate, tokenLabel, userText } from "./shared/text";
 import { type Theme, applyTheme, theme } from "./shared/theme";
 import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
 import { widgetShell } from "./shared/widget_shell";
@@ -137,7 +137,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     headSel.dataset.testid = "head-select";
     controls.push(listen(headSel, "change", () => update({ head: Number(headSel.value) })));
     const querySel = select(
-      m.tokens.map((t, i) => [String(i), `${i}: ${tokenLabel(t, 32)}`]),
+      m.tokens.map((t, i) => [String(i), `${i}: ${isolate(tokenLabel(t, 32))}`]),
       String(model.get("query")),
       "query token",
     );
@@ -237,7 +237,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     ctx.textAlign = "right";
     ctx.fillStyle = t.accent;
     ctx.fillText(
-      fitLabel(ctx, `q · ${tokenLabel(m.tokens[i] ?? "")}`, g.label - 6),
+      isolate(fitLabel(ctx, `q · ${isolate(tokenLabel(m.tokens[i] ?? ""))}`, g.label - 6)),
       g.label - 4,
       g.rh * 0.5 + 1,
     );
@@ -245,7 +245,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     for (let j = 0; j < data.m; j++) {
       if (showLabels) {
         ctx.fillStyle = selfAttention() && j === i ? t.accent : t.fg;
-        ctx.fillText(fitLabel(ctx, tokenLabel(keys[j] ?? ""), g.label - 6), g.label - 4, rowY(j) + g.rh / 2);
+        ctx.fillText(fitToken(ctx, keys[j] ?? "", g.label - 6), g.label - 4, rowY(j) + g.rh / 2);
       }
       strip(ctx, g.label, rowY(j), g, kRow(j), qkMax, map, r.allowed[j] ? 1 : 0.25);
     }
@@ -349,10 +349,10 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       m.n_kv_heads < m.n_heads
         ? ` (key/value head ${Math.floor(model.get("head") / (m.n_heads / m.n_kv_heads))})`
         : "";
-    title.textContent = `${m.title} · ${m.stack} attention · layer ${model.get("layer")} · head ${model.get("head")}`;
-    caption.textContent = `query ${i} “${tokenLabel(m.tokens[i] ?? "", 24)}”${kv} · d = ${d} · scaling ${m.scaling.toPrecision(4)}${
+    title.textContent = `${userText(m.title)} · ${m.stack} attention · layer ${model.get("layer")} · head ${model.get("head")}`;
+    caption.textContent = `query ${i} “${isolate(tokenLabel(m.tokens[i] ?? "", 24))}”${kv} · d = ${d} · scaling ${m.scaling.toPrecision(4)}${
       Math.abs(m.scaling - 1 / Math.sqrt(d)) < 1e-6 ? ` = 1/√${d}` : ""
-    } · strongest key: “${best >= 0 ? tokenLabel(keys[best] ?? "", 24) : "none"}”`;
+    } · strongest key: “${best >= 0 ? isolate(tokenLabel(keys[best] ?? "", 24)) : "none"}”`;
   }
 
   function accept(hd: HeadData): void {
@@ -404,7 +404,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     const m = meta();
     const i = Math.min(model.get("query"), data.n - 1);
     const r = queryRow(data, i);
-    const lines = [`key ${j} “${m.key_tokens[j]}” ← query “${m.tokens[i]}”`];
+    const lines = [`key ${j} “${userText(m.key_tokens[j] ?? "")}” ← query “${userText(m.tokens[i] ?? "")}”`];
     const off = id === "qk" ? geo.label : 4;
     const c = Math.floor((x - off) / geo.cw);
     const d = data.d;

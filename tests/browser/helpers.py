@@ -61,11 +61,17 @@ def page_point(where: Any, target: str, x: float, y: float) -> tuple[float, floa
     return box["x"] + x, box["y"] + y
 
 
+def unisolate(text: str) -> str:
+    """``text`` without the FSI/PDI marks the views put around every token and model name (test_bidi_browser.py
+    checks that they are there)."""
+    return text.replace("\u2068", "").replace("\u2069", "")
+
+
 def tooltip_text(where: Any) -> str:
-    """The widget tooltip's text, once it shows."""
+    """The widget tooltip's text, once it shows, without the isolation marks around tokens (see ``unisolate``)."""
     tip = where.locator(selector("tooltip")).first
     tip.wait_for(state="visible", timeout=5000)
-    return tip.inner_text()
+    return unisolate(tip.inner_text())
 
 
 def hover_cell(where: Any, target: str, row: int, col: int) -> str:

@@ -2,7 +2,8 @@
 // so 512 x 512 cells cost the same as 5 x 5.
 
 import { type ColorMapName, lut, lutIndex } from "./colors";
-import { type HeatmapLayout, tokenLabel } from "./layout";
+import type { HeatmapLayout } from "./layout";
+import { isolate, tokenLabel } from "./text";
 import type { Theme } from "./theme";
 
 /** Size the canvas for the layout at the device pixel ratio and return a context in CSS pixel units. */
@@ -120,6 +121,18 @@ export function fitLabel(
   return lo > 0 ? `${chars.slice(0, lo).join("")}…` : "…";
 }
 
+/** A token as a canvas label: its tokenLabel (at most `max` characters, invisible characters shown), cut to `room`
+ * pixels, isolated (FSI … PDI) so that a right-to-left token is laid out on its own and keeps its ellipsis at its own
+ * end. Every view draws token text through this. */
+export function fitToken(
+  ctx: Pick<CanvasRenderingContext2D, "measureText">,
+  token: string,
+  room: number,
+  max = 14,
+): string {
+  return isolate(fitLabel(ctx, tokenLabel(token, max), room));
+}
+
 /** Query labels left of the rows, key labels rotated above the columns. Text is drawn as pixels, never markup. */
 export function drawLabels(
   ctx: CanvasRenderingContext2D,
@@ -136,7 +149,7 @@ export function drawLabels(
   ctx.textAlign = "right";
   for (let q = 0; q < l.nq; q++) {
     ctx.fillStyle = highlight && highlight.q === q ? t.accent : t.fg;
-    ctx.fillText(fitLabel(ctx, tokenLabel(queries[q] ?? ""), l.x0 - 6), l.x0 - 4, l.y0 + (q + 0.5) * l.cell);
+    ctx.fillText(fitToken(ctx, queries[q] ?? "", l.x0 - 6), l.x0 - 4, l.y0 + (q + 0.5) * l.cell);
   }
   ctx.textAlign = "left";
   for (let k = 0; k < l.nk; k++) {
@@ -144,7 +157,7 @@ export function drawLabels(
     ctx.translate(l.x0 + (k + 0.5) * l.cell, l.y0 - 4);
     ctx.rotate(-Math.PI / 2);
     ctx.fillStyle = highlight && highlight.k === k ? t.accent : t.fg;
-    ctx.fillText(fitLabel(ctx, tokenLabel(keys[k] ?? ""), l.y0 - 6), 0, 0);
+    ctx.fillText(fitToken(ctx, keys[k] ?? "", l.y0 - 6), 0, 0);
     ctx.restore();
   }
 }

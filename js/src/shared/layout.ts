@@ -55,10 +55,5 @@ export function cellCenter(l: HeatmapLayout, q: number, k: number): { x: number;
   return { x: l.x0 + (k + 0.5) * l.cell, y: l.y0 + (q + 0.5) * l.cell };
 }
 
-/** Shorten a token label to at most `max` characters, making whitespace visible. */
-export function tokenLabel(token: string, max = 14): string {
-  let t = token.replace(/\n/g, "⏎").replace(/\t/g, "⇥");
-  if (t.startsWith(" ")) t = "·" + t.slice(1);
-  if (t.length === 0) t = "∅";
-  return t.length > max ? t.slice(0, max - 1) + "…" : t;
-}
+// Token labels live in text.ts with the rest of the rules for user text; re-exported for the views that import them here.
+export { tokenLabel } from "./text";
