@@ -165,6 +165,24 @@ class AttnWidget(anywidget.AnyWidget):
         _LIVE.add(self)
         self.on_msg(self._on_msg)
 
+    # -- what shows where no front end runs (attnwidgets.fallback) ------------------------------------------------
+
+    def __repr__(self) -> str:
+        from ..fallback import describe
+
+        return describe(self)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget view, plus ``text/plain`` (a description) and ``image/png`` (the static twin) for
+        front ends without widgets (HTML exports, GitHub, nbviewer, a notebook reopened without its kernel)."""
+        shown = super()._repr_mimebundle_(**kwargs)
+        if shown is None:  # closed: no view to show
+            return None
+        from ..fallback import static_bundle
+
+        data, metadata = shown if isinstance(shown, tuple) else (shown, {})
+        return {**data, **static_bundle(self)}, metadata
+
     def _follow_theme(self, name: str) -> None:
         self._following = True
         try:
