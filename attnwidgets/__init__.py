@@ -68,6 +68,7 @@ _LAZY: dict[str, str] = {
     "plot_sweep": "attnwidgets.plots",
     "plot_pruning_curve": "attnwidgets.plots",
     "set_theme": "attnwidgets.widgets",
+    "set_static_fallback": "attnwidgets.fallback",
     "QKCapture": "attnwidgets.qk_result",
     "capture_qk": "attnwidgets.runner.qk",
     "capture_qk_layers": "attnwidgets.runner.qk",

@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
+
 __all__ = ["plot_head_grid", "plot_pruning_curve", "plot_sweep"]
 
 
 def plot_head_grid(values: np.ndarray, *, title: str = "", cmap: str = "viridis", center: float | None = None,
                    marks: np.ndarray | None = None, label: str = "", annotate: bool = True,
-                   layer_values: np.ndarray | None = None) -> Figure:
+                   layer_values: np.ndarray | None = None, theme: str | None = None) -> Figure:
     """A layers × heads heatmap (rows = layers, 0 at the top), optional marks on some cells and a per-layer column.
 
     Parameters
@@ -36,11 +38,22 @@ def plot_head_grid(values: np.ndarray, *, title: str = "", cmap: str = "viridis"
         (L, H) bool: cells outlined (e.g. heads whose removal improves the metric).
     layer_values : np.ndarray, optional
         (L,) shown as an extra column "layer" on the right (e.g. the whole layer disabled).
+    theme : str, optional
+        "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
     """
+    theme = resolve_theme(theme)
+    with lecture_fonts(theme):
+        return _head_grid(values, title, cmap, center, marks, label, annotate, layer_values, theme)
+
+
+def _head_grid(values: np.ndarray, title: str, cmap: str, center: float | None, marks: np.ndarray | None,
+               label: str, annotate: bool, layer_values: np.ndarray | None, theme: str) -> Figure:
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
     v = np.asarray(values, dtype=np.float64)
     L, H = v.shape
     grid = v if layer_values is None else np.column_stack([v, np.full(L, np.nan), layer_values])
-    fig = Figure(figsize=(max(4.0, 0.55 * grid.shape[1] + 2), max(2.5, 0.45 * L + 1.2)), layout="constrained")
+    fig = new_figure((scale * max(4.0, 0.55 * grid.shape[1] + 2), scale * max(2.5, 0.45 * L + 1.2)),
+                     layout="constrained")
     ax = fig.add_subplot()
     finite = grid[np.isfinite(grid)]
     if center is not None and finite.size:
@@ -58,7 +71,7 @@ def plot_head_grid(values: np.ndarray, *, title: str = "", cmap: str = "viridis"
     if annotate and grid.size <= 400:
         for (i, j), x in np.ndenumerate(grid):
             if np.isfinite(x):
-                ax.text(j, i, f"{x:.2g}", ha="center", va="center", fontsize=6,
+                ax.text(j, i, f"{x:.2g}", ha="center", va="center", fontsize=6 * scale,
                         color="white" if center is None and x < (vmin + vmax) / 2 else "black")
     if marks is not None:
         from matplotlib.patches import Rectangle
@@ -70,13 +83,15 @@ def plot_head_grid(values: np.ndarray, *, title: str = "", cmap: str = "viridis"
     return fig
 
 
-def plot_sweep(sweep: Any, *, title: str | None = None) -> Figure:
+def plot_sweep(sweep: Any, *, title: str | None = None, theme: str | None = None) -> Figure:
     """Heatmap of the metric change when each head (and layer) is disabled; outlined: removal improves the metric.
 
     Parameters
     ----------
     sweep : SweepResult
         From :func:`attnwidgets.studies.sweeps.sweep_heads`.
+    theme : str, optional
+        "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
     """
     delta = np.asarray(sweep.heads) - sweep.baseline
     layers = np.asarray(sweep.layers) - sweep.baseline
@@ -84,10 +99,10 @@ def plot_sweep(sweep: Any, *, title: str | None = None) -> Figure:
     t = title or (f"{sweep.metric} change with one head disabled ({sweep.mode}); baseline {sweep.baseline:.3f}, "
                   f"{n_up} heads improve it (outlined)")
     return plot_head_grid(delta, title=t, center=0.0, marks=delta > 0, label=f"Δ {sweep.metric}",
-                          layer_values=None if np.all(np.isnan(layers)) else layers)
+                          layer_values=None if np.all(np.isnan(layers)) else layers, theme=theme)
 
 
-def plot_pruning_curve(curve: Any, *, ax: Any = None, label: str | None = None) -> Figure:
+def plot_pruning_curve(curve: Any, *, ax: Any = None, label: str | None = None, theme: str | None = None) -> Figure:
     """The metric against the share of heads pruned (Michel et al.), one marker per step.
 
     Parameters
@@ -96,12 +111,21 @@ def plot_pruning_curve(curve: Any, *, ax: Any = None, label: str | None = None) 
         With columns ``share`` and ``metric``.
     ax : matplotlib Axes, optional
         Draw into it (to overlay several curves); the Figure of that axes is returned.
+    theme : str, optional
+        "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
     """
+    theme = resolve_theme(theme)
+    with lecture_fonts(theme):
+        return _pruning_curve(curve, ax, label, theme)
+
+
+def _pruning_curve(curve: Any, ax: Any, label: str | None, theme: str) -> Figure:
     is_frame = hasattr(curve, "columns")  # a DataFrame's "metric" column is not the metric's name
     frame = curve if is_frame else curve.frame
     metric = "metric" if is_frame else getattr(curve, "metric", "metric")
     if ax is None:
-        fig = Figure(figsize=(5, 3.5), layout="constrained")
+        scale = LECTURE_SCALE if theme == "lecture" else 1.0
+        fig = new_figure((5 * scale, 3.5 * scale), layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure

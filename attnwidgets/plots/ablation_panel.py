@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
+
 __all__ = ["plot_ablation_panel"]
 
 BEFORE, AFTER = "#b6bcc4", "#2f81f7"
@@ -40,7 +42,8 @@ def _frame(source: Any) -> pd.DataFrame:
     return frame
 
 
-def plot_ablation_panel(source: Any, *, title: str | None = None, decimals: int = 3, ax: Any = None) -> Figure:
+def plot_ablation_panel(source: Any, *, title: str | None = None, decimals: int = 3, ax: Any = None,
+                        theme: str | None = None) -> Figure:
     """Horizontal bars of each watched value before (grey) and after (blue) the ablation, with the numbers.
 
     Parameters
@@ -53,14 +56,23 @@ def plot_ablation_panel(source: Any, *, title: str | None = None, decimals: int 
         Digits of the printed numbers.
     ax : matplotlib Axes, optional
         Draw into it; the Figure of that axes is returned.
+    theme : str, optional
+        "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
     """
+    theme = resolve_theme(theme)
+    with lecture_fonts(theme):
+        return _panel(source, title, decimals, ax, theme)
+
+
+def _panel(source: Any, title: str | None, decimals: int, ax: Any, theme: str) -> Figure:
     frame = _frame(source)
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
     labels = [f"{i} · {n}" if n not in ("", "value") else str(i) for i, n in zip(frame["item"], frame["name"])]
     before = frame["before"].to_numpy(dtype=float)
     after = frame["after"].to_numpy(dtype=float)
     n = len(frame)
     if ax is None:
-        fig = Figure(figsize=(7.0, max(1.8, 0.55 * n + 1.0)), layout="constrained")
+        fig = new_figure((7.0 * scale, scale * max(1.8, 0.55 * n + 1.0)), layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure
@@ -74,15 +86,16 @@ def plot_ablation_panel(source: Any, *, title: str | None = None, decimals: int 
     for i, (b, a) in enumerate(zip(before, after)):
         for v, dy in ((b, -0.2), (a, 0.2)):
             if np.isfinite(v):
-                ax.text(max(v, 0.0) + 0.01 * (hi - lo or 1.0), i + dy, f"{v:.{decimals}f}", va="center", fontsize=8)
+                ax.text(max(v, 0.0) + 0.01 * (hi - lo or 1.0), i + dy, f"{v:.{decimals}f}", va="center",
+                        fontsize=8 * scale)
     ax.axvline(0, color="black", linewidth=0.6)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlabel("value")
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.legend(loc="lower right", fontsize=8 * scale, frameon=False)
     if title is None:
-        ab = getattr(source, "spec", None)
-        if ab is None and hasattr(source, "after") and getattr(source, "after", None):
+        ab = getattr(source, "spec", None)  # a DataFrame's "after" is a column, not the ablated runs
+        if ab is None and not isinstance(source, pd.DataFrame) and getattr(source, "after", None):
             ab = getattr(source.after[0], "ablation", None)
         title = f"before and after {ab!r}" if ab else "before and after the ablation"
     ax.set_title(title)

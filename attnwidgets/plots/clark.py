@@ -1,10 +1,11 @@
 """Static figures after Clark et al. (2019): Figure 2 (attention to [CLS], [SEP], punctuation by layer), Figure 4
 (entropy by layer, and from [CLS], against uniform attention) and Figure 6 (an MDS map of the heads).
 
-Each function takes corpus statistics in any of the forms the analysis layer hands out — a
+Each function takes what the matching widget takes (EntropyBars, HeadClusterMap): a result, a list of results, a
 :class:`~attnwidgets.analysis.CorpusStats`, its tidy DataFrame (``layer, head, statistic, value``) or a dict of
-(L, H) arrays — and returns the matplotlib Figure. Layers are numbered from 0, as in every widget and result;
-``paper_numbers=True`` numbers them from 1, as the paper does (for a figure set beside the published one).
+(L, H) arrays, read by the same :mod:`attnwidgets.viewdata.head_stats` helpers — and returns the matplotlib Figure.
+Layers are numbered from 0, as in every widget and result; ``paper_numbers=True`` numbers them from 1, as the paper
+does (for a figure set beside the published one).
 """
 
 from __future__ import annotations
@@ -14,27 +15,18 @@ from typing import Any
 
 import numpy as np
 
+from ..viewdata.head_stats import HeadStats, entropy_baseline, head_points, head_stats
+from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
+
 __all__ = ["plot_entropy_by_layer", "plot_head_clusters", "plot_token_attention"]
 
 _TITLES = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". or ,", "first": "first token", "self": "self",
            "prev": "previous token", "next": "next token"}
 
 
-def _arrays(stats: Any) -> dict[str, np.ndarray]:
-    """dict of (L, H) arrays from a CorpusStats, a tidy DataFrame or a mapping."""
-    if hasattr(stats, "mean") and hasattr(stats, "frame") and callable(stats.frame):
-        return stats.mean()
-    if hasattr(stats, "pivot_table"):  # a tidy DataFrame
-        missing = {"layer", "head", "statistic", "value"} - set(stats.columns)
-        if missing:
-            raise ValueError(f"the DataFrame needs columns layer, head, statistic, value; missing {sorted(missing)}")
-        out = {}
-        for name, group in stats.groupby("statistic"):
-            out[str(name)] = group.pivot_table(index="layer", columns="head", values="value").to_numpy()
-        return out
-    if isinstance(stats, Mapping):
-        return {k: np.asarray(v, dtype=np.float64) for k, v in stats.items()}
-    raise TypeError(f"expected CorpusStats, a tidy DataFrame or a dict of (layer, head) arrays, got {type(stats)}")
+def _table(stats: Any, who: str) -> HeadStats:
+    """The per-head statistics of any source the per-head widgets take (:func:`~attnwidgets.viewdata.head_stats`)."""
+    return head_stats(stats, who=who)
 
 
 def _need(arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
@@ -56,17 +48,19 @@ def _layer_dots(ax: Any, values: np.ndarray, color: str, first: int, seed: int =
 
 
 def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", "punct"), *,
-                         title: str | None = None, paper_numbers: bool = False) -> Any:
+                         title: str | None = None, paper_numbers: bool = False, theme: str | None = None) -> Any:
     """Figure 2: average attention to [CLS], [SEP] and punctuation by layer, one dot per head, layer mean as a line.
 
     Parameters
     ----------
-    stats : CorpusStats, tidy DataFrame or dict of (L, H) arrays
+    stats : AttentionResult, list of them, CorpusStats, tidy DataFrame or dict of (L, H) arrays
     statistics : sequence of str
         Which shares to draw, one panel each; e.g. ``("first", "punct")`` for a decoder's attention sink.
     title : str, optional
     paper_numbers : bool
         Number layers from 1, as the paper does (default: from 0, as the widgets do).
+    theme : str, optional
+        "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
 
     Returns
     -------
@@ -82,37 +76,46 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     ['[CLS]', '[SEP]', '. or ,']
     >>> fig.axes[1].get_lines()[0].get_xdata().tolist()          # the layer means of attention to [SEP]
     [0, 1, 2, 3, 4, 5]
-    >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
-    import matplotlib.pyplot as plt
     import seaborn as sns
 
-    arrays = _arrays(stats)
+    theme = resolve_theme(theme)
+    arrays = _table(stats, "plot_token_attention").values
     _need(arrays, statistics)
     colors = sns.color_palette("colorblind", len(statistics))
-    fig, axes = plt.subplots(1, len(statistics), figsize=(3.2 * len(statistics), 3.0), sharey=True, squeeze=False)
-    for ax, name, color in zip(axes[0], statistics, colors):
-        _layer_dots(ax, arrays[name], color, int(paper_numbers))
-        ax.set_title(_TITLES.get(name, name))
-        ax.set_ylim(0, 1)
-    axes[0, 0].set_ylabel("avg. attention")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
+    with lecture_fonts(theme):
+        fig = new_figure((3.2 * len(statistics) * scale, 3.0 * scale))
+        axes = fig.subplots(1, len(statistics), sharey=True, squeeze=False)
+        for ax, name, color in zip(axes[0], statistics, colors):
+            _layer_dots(ax, arrays[name], color, int(paper_numbers))
+            ax.set_title(_TITLES.get(name, name))
+            ax.set_ylim(0, 1)
+        axes[0, 0].set_ylabel("avg. attention")
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout()
     return fig
 
 
-def plot_entropy_by_layer(stats: Any, *, title: str | None = None, paper_numbers: bool = False) -> Any:
+def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, title: str | None = None,
+                          paper_numbers: bool = False, theme: str | None = None) -> Any:
     """Figure 4: entropy of each head's attention by layer (left) and of the [CLS] row alone (right), in nats, with
     the entropy of uniform attention as a dashed line.
 
     Parameters
     ----------
-    stats : CorpusStats, tidy DataFrame or dict of (L, H) arrays
-        Needs ``entropy``, ``entropy_cls`` and ``entropy_uniform``.
+    stats : AttentionResult, list of them, CorpusStats, tidy DataFrame or dict of (L, H) arrays
+        What :class:`attnwidgets.EntropyBars` takes. Needs ``entropy`` (and ``entropy_cls`` / ``entropy_last`` for
+        those rows); ``entropy_uniform`` draws the baseline.
+    rows : sequence of "all", "cls", "last", optional
+        One panel each, as the widget's row switch (default: "all" and "cls", or "all" and "last" for a decoder,
+        whose first row always has entropy 0).
     title : str, optional
     paper_numbers : bool
         Number layers from 1, as the paper does (default: from 0, as the widgets do).
+    theme : str, optional
+        "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
 
     Returns
     -------
@@ -125,45 +128,70 @@ def plot_entropy_by_layer(stats: Any, *, title: str | None = None, paper_numbers
     >>> fig = plot_entropy_by_layer(stats)
     >>> [ax.get_title() for ax in fig.axes]
     ['entropy, all rows', 'entropy, [CLS] row']
-    >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
-    import matplotlib.pyplot as plt
     import seaborn as sns
 
-    arrays = _arrays(stats)
-    _need(arrays, ("entropy", "entropy_cls", "entropy_uniform"))
-    uniform = float(np.nanmean(arrays["entropy_uniform"]))
-    colors = sns.color_palette("colorblind", 2)
-    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
-    for ax, name, label, color in zip(axes, ("entropy", "entropy_cls"), ("all rows", "[CLS] row"), colors):
-        _layer_dots(ax, arrays[name], color, int(paper_numbers))
-        ax.axhline(uniform, ls="--", color="0.4", lw=1, label="uniform attention")
-        ax.set_title(f"entropy, {label}")
-    axes[0].set_ylabel("avg. attention entropy (nats)")
-    axes[1].legend(loc="lower right", frameon=False)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+    theme = resolve_theme(theme)
+    table = _table(stats, "plot_entropy_by_layer")
+    arrays = table.values
+    rows = list(rows) if rows is not None else ["all", "last" if table.causal else "cls"]
+    unknown = [r for r in rows if r not in _ROWS]
+    if unknown or not rows:
+        raise ValueError(f"rows must name some of {list(_ROWS)}, got {rows!r}")
+    _need(arrays, [_ROWS[r][0] for r in rows])
+    colors = sns.color_palette("colorblind", len(rows))
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
+    with lecture_fonts(theme):
+        fig = new_figure((3.5 * len(rows) * scale, 3.0 * scale))
+        axes = fig.subplots(1, len(rows), sharey=True, squeeze=False)[0]
+        for ax, row, color in zip(axes, rows, colors):
+            name, label = _ROWS[row]
+            _layer_dots(ax, arrays[name], color, int(paper_numbers))
+            uniform = entropy_baseline(table, row)
+            if uniform is not None:
+                ax.axhline(uniform, ls="--", color="0.4", lw=1, label="uniform attention")
+            ax.set_title(f"entropy, {label}")
+        axes[0].set_ylabel("avg. attention entropy (nats)")
+        if axes[-1].get_lines()[1:]:
+            axes[-1].legend(loc="lower right", frameon=False)
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout()
     return fig
 
 
+#: Row choice (the widget's ``rows``) -> (statistic, panel label).
+_ROWS = {"all": ("entropy", "all rows"), "cls": ("entropy_cls", "[CLS] row"), "last": ("entropy_last", "last row")}
+
+
+
 def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", stats: Any = None,
-                       annotate: bool = False, title: str | None = None, paper_numbers: bool = False) -> Any:
+                       annotate: bool = False, title: str | None = None, paper_numbers: bool = False,
+                       words: bool = False, seed: int = 0, theme: str | None = None) -> Any:
     """Figure 6: the heads in 2-D (metric MDS of Jensen–Shannon distances), coloured by layer or by a statistic.
 
     Parameters
     ----------
-    embedding : DataFrame
-        Columns layer, head, x, y, from :func:`attnwidgets.analysis.head_embedding`.
+    embedding : AttentionResult, list of them, CorpusStats or DataFrame
+        What :class:`attnwidgets.HeadClusterMap` takes: one result or several (distances averaged over them),
+        CorpusStats made with ``distances=True``, or an embedding DataFrame with columns layer, head, x, y
+        (:func:`attnwidgets.analysis.head_embedding`).
     color_by : "layer", a statistic name, or an (L, H) array
-        A statistic name is looked up in ``stats``.
+        A statistic name is looked up in ``stats``, or in the statistics of ``embedding`` when it holds attention
+        or is CorpusStats.
     stats : CorpusStats, tidy DataFrame or dict, optional
-        Needed when ``color_by`` names a statistic.
+        Statistics to colour by, when ``embedding`` is a DataFrame.
     annotate : bool
         Write "layer-head" beside each point.
     title : str, optional
     paper_numbers : bool
         Number layers and heads from 1, as the paper does (default: from 0, as the widgets do).
+    words : bool
+        Word-level distances and statistics (attention sources only).
+    seed : int
+        MDS random state (the widget's ``seed``: the same seed gives the same map).
+    theme : str, optional
+        "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
 
     Returns
     -------
@@ -178,10 +206,11 @@ def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", 
     >>> fig = plot_head_clusters(emb, color_by="entropy", stats=surface_stats(r))
     >>> len(fig.axes[0].collections[0].get_offsets())                              # one point per head
     72
-    >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
-    import matplotlib.pyplot as plt
-
+    theme = resolve_theme(theme)
+    source, embedding = embedding, head_points(embedding, words=words, seed=seed, who="plot_head_clusters")
+    if stats is None and embedding is not source:  # attention or CorpusStats bring their own statistics
+        stats = source
     layer = embedding["layer"].to_numpy()
     head = embedding["head"].to_numpy()
     first = int(paper_numbers)
@@ -191,20 +220,25 @@ def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", 
         if isinstance(color_by, str):
             if stats is None:
                 raise ValueError(f"pass stats= to colour by the statistic {color_by!r}")
-            arrays = _arrays(stats)
+            arrays = head_stats(stats, words=words and stats is source, who="plot_head_clusters").values
             _need(arrays, (color_by,))
             grid, label = arrays[color_by], color_by
         else:
             grid, label = np.asarray(color_by), "value"
         values, cmap = grid[layer, head], "magma"
-    fig, ax = plt.subplots(figsize=(5.0, 4.2))
-    points = ax.scatter(embedding["x"], embedding["y"], c=values, cmap=cmap, s=36, edgecolors="white", linewidths=0.5)
-    fig.colorbar(points, ax=ax, label=label)
-    if annotate:
-        for x, y, lay, h in zip(embedding["x"], embedding["y"], layer, head):
-            ax.annotate(f"{lay + first}-{h + first}", (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_title(title or "heads (MDS of Jensen–Shannon distances)")
-    fig.tight_layout()
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
+    with lecture_fonts(theme):
+        fig = new_figure((5.0 * scale, 4.2 * scale))
+        ax = fig.add_subplot()
+        points = ax.scatter(embedding["x"], embedding["y"], c=values, cmap=cmap, s=36 * scale, edgecolors="white",
+                            linewidths=0.5)
+        fig.colorbar(points, ax=ax, label=label)
+        if annotate:
+            for x, y, lay, h in zip(embedding["x"], embedding["y"], layer, head):
+                ax.annotate(f"{lay + first}-{h + first}", (x, y), fontsize=6 * scale, xytext=(2, 2),
+                            textcoords="offset points")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(title or "heads (MDS of Jensen–Shannon distances)")
+        fig.tight_layout()
     return fig

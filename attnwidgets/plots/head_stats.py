@@ -8,6 +8,7 @@ import numpy as np
 
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.head_stats import head_stats, stat_labels
+from .style import new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,7 +23,7 @@ def plot_head_stats(
     statistic: str = "sep",
     *,
     words: bool = False,
-    theme: str = "light",
+    theme: str | None = None,
     cmap: str | None = None,
     ax: Any = None,
     annotate: bool | None = None,
@@ -40,8 +41,8 @@ def plot_head_stats(
         "entropy", ...).
     words : bool
         Word-level attention (attention sources only).
-    theme : str
-        "light" (Blues) or "lecture" (viridis, larger fonts).
+    theme : str, optional
+        "light" (Blues) or "lecture" (viridis, larger fonts); default the one :func:`attnwidgets.set_theme` chose.
     cmap : str, optional
         Any matplotlib colour map name; overrides the theme's.
     ax : matplotlib Axes, optional
@@ -64,10 +65,10 @@ def plot_head_stats(
     >>> fig.axes[0].get_title()
     'arrays · attention to [SEP]'
     """
-    import matplotlib.pyplot as plt
     import seaborn as sns
     from matplotlib.patches import Rectangle
 
+    theme = resolve_theme(theme)
     stats = head_stats(source, words=words, who="plot_head_stats")
     if statistic not in stats.values:
         raise ValueError(f"unknown statistic {statistic!r}; this source has {stats.names()}")
@@ -81,7 +82,8 @@ def plot_head_stats(
         annotate = n_heads <= 16
     if ax is None:
         scale = 1.3 if big else 1.0
-        fig, ax = plt.subplots(figsize=(scale * max(4.0, 0.55 * n_heads + 2), scale * max(2.5, 0.45 * n_layers + 1.2)))
+        fig = new_figure((scale * max(4.0, 0.55 * n_heads + 2), scale * max(2.5, 0.45 * n_layers + 1.2)))
+        ax = fig.add_subplot()
     else:
         fig = ax.figure
     finite = values[np.isfinite(values)]

@@ -10,6 +10,7 @@ from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_kind, check_layer, check_query
 from ..viewdata.labels import axis_segments, token_label
 from ..viewdata.lines import filter_mask
+from .style import LECTURE_SCALE, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,7 +30,7 @@ def plot_head_view(
     sentence_filter: str = "all",
     queries: list[int] | None = None,
     min_weight: float = 0.02,
-    theme: str = "light",
+    theme: str | None = None,
 ) -> Figure:
     """Draw one layer's heads as lines from query tokens (left) to key tokens (right), opacity = weight.
 
@@ -50,8 +51,8 @@ def plot_head_view(
         Draw only the lines from these query positions (as selecting tokens in the widget does).
     min_weight : float
         Lines lighter than this are left out.
-    theme : str
-        "light" or "lecture" (larger fonts).
+    theme : str, optional
+        "light" or "lecture" (larger fonts); default the one :func:`attnwidgets.set_theme` chose.
 
     Returns
     -------
@@ -64,9 +65,8 @@ def plot_head_view(
     >>> len(aw.plot_head_view(r).axes[0].lines)
     3
     """
-    import matplotlib.pyplot as plt
-
     kind = check_kind(result, kind)
+    theme = resolve_theme(theme)
     n_layers, n_heads = (int(s) for s in result.attention_of(kind)[0].shape[:2])  # type: ignore[arg-type]
     layer = check_layer(layer, n_layers)
     heads = list(range(n_heads)) if heads is None else [check_head(h, n_heads, allow_mean=False) for h in heads]
@@ -83,7 +83,9 @@ def plot_head_view(
         keep &= rows[:, None]
     n = max(len(qtok), len(ktok))
     font = 15 if theme == "lecture" else 9
-    fig, ax = plt.subplots(figsize=(5.5, max(2.5, 0.22 * n + 1)))
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
+    fig = new_figure((5.5 * scale, max(2.5, 0.22 * n + 1) * scale))
+    ax = fig.add_subplot()
     for hd in heads:
         colour = HEAD_COLOURS[hd % len(HEAD_COLOURS)]
         qs, ks = np.nonzero((a[hd] >= min_weight) & keep)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..result import AttentionResult, head_matrix
 from ..viewdata.checks import check_view
 from ..viewdata.labels import token_label
+from .style import new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -21,7 +22,7 @@ def plot_heatmap(
     *,
     kind: str = "self",
     words: bool = False,
-    theme: str = "light",
+    theme: str | None = None,
     cmap: str | None = None,
     ax: Any = None,
     annotate: bool | None = None,
@@ -39,8 +40,8 @@ def plot_heatmap(
         "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
     words : bool
         Word-level attention (see :func:`attnwidgets.analysis.word_level`).
-    theme : str
-        "light" (Blues) or "lecture" (viridis, larger fonts).
+    theme : str, optional
+        "light" (Blues) or "lecture" (viridis, larger fonts); default the one :func:`attnwidgets.set_theme` chose.
     cmap : str, optional
         Any matplotlib colour map name; overrides the theme's.
     ax : matplotlib Axes, optional
@@ -62,10 +63,10 @@ def plot_heatmap(
     >>> fig.axes[0].get_title()
     'arrays · self attention · layer 0 · head 0'
     """
-    import matplotlib.pyplot as plt
     import seaborn as sns
 
     kind, layer, head = check_view(result, kind, layer, head)
+    theme = resolve_theme(theme)
     if words:
         from ..analysis.words import word_level
 
@@ -78,7 +79,8 @@ def plot_heatmap(
         annotate = n <= 16
     if ax is None:
         side = min(14.0, max(4.0, 0.38 * n + 1.5)) * (1.3 if big else 1.0)
-        fig, ax = plt.subplots(figsize=(side + 1.2, side))
+        fig = new_figure((side + 1.2, side))
+        ax = fig.add_subplot()
     else:
         fig = ax.figure
     font = 16 if big else 9

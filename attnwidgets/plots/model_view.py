@@ -9,6 +9,7 @@ import numpy as np
 from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_kind, check_layer
 from ..viewdata.display import is_causal, mask_future
+from .style import colormap, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -20,7 +21,7 @@ def plot_model_view(
     result: AttentionResult,
     *,
     kind: str = "self",
-    theme: str = "light",
+    theme: str | None = None,
     cmap: str | None = None,
     highlight: tuple[int, int] | None = None,
     size: float = 1.1,
@@ -32,8 +33,8 @@ def plot_model_view(
     result : AttentionResult
     kind : str
         "self", or "encoder" / "decoder" / "cross" for encoder-decoder results.
-    theme : str
-        "light" (Blues) or "lecture" (viridis, larger fonts).
+    theme : str, optional
+        "light" (Blues) or "lecture" (viridis, larger fonts); default the one :func:`attnwidgets.set_theme` chose.
     cmap : str, optional
         Any matplotlib colour map name; overrides the theme's.
     highlight : (layer, head), optional
@@ -53,17 +54,17 @@ def plot_model_view(
     >>> len(aw.plot_model_view(r).axes)
     6
     """
-    import matplotlib.pyplot as plt
-
     kind = check_kind(result, kind)
+    theme = resolve_theme(theme)
     attention, _, _ = result.attention_of(kind)  # type: ignore[arg-type]
     n_layers, n_heads = attention.shape[:2]
     if highlight is not None:
         highlight = (check_layer(highlight[0], n_layers), check_head(highlight[1], n_heads, allow_mean=False))
     causal = is_causal(result, kind)
-    colours = plt.get_cmap(cmap or _CMAPS.get(theme, "Blues")).with_extremes(bad="#ebebeb")
+    colours = colormap(cmap or _CMAPS.get(theme, "Blues")).with_extremes(bad="#ebebeb")
     font = 14 if theme == "lecture" else 8
-    fig, axes = plt.subplots(n_layers, n_heads, figsize=(size * n_heads + 0.6, size * n_layers + 0.6), squeeze=False)
+    fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6))
+    axes = fig.subplots(n_layers, n_heads, squeeze=False)
     for layer in range(n_layers):
         for head in range(n_heads):
             ax = axes[layer, head]

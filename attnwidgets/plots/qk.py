@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..qk_result import QKCapture
+from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import check_head, check_query
 from ..viewdata.labels import token_label
+from .style import colormap, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -16,7 +19,8 @@ if TYPE_CHECKING:
 _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 
 
-def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "light") -> Figure:
+def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int = 0, *, layer: int | None = None,
+            theme: str | None = None) -> Figure:
     """Draw the QK step-through of ``head`` for query token ``query``: six panels sharing the key rows.
 
     Panels: ① q (top) and the keys k as colour strips, ② q ⊙ k, ③ q·k, ④ × scaling, ⑤ softmax, ⑥ the values
@@ -24,12 +28,16 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
 
     Parameters
     ----------
-    capture : QKCapture
-        From :func:`attnwidgets.capture_qk`.
+    capture : QKCapture or list of QKCapture
+        From :func:`attnwidgets.capture_qk` (one layer) or :func:`attnwidgets.capture_qk_layers` (several), as
+        :class:`attnwidgets.QKStepThrough` takes.
     head, query : int
         Query head and query token.
-    theme : str
-        "light" (RdBu) or "lecture" (PuOr, larger fonts); both colour-blind safe.
+    layer : int, optional
+        Which captured layer to draw (default: the first one given, as the widget starts with).
+    theme : str, optional
+        "light" (RdBu) or "lecture" (PuOr, larger fonts), both colour-blind safe; default the one
+        :func:`attnwidgets.set_theme` chose.
 
     Returns
     -------
@@ -46,8 +54,9 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
     >>> [ax.get_title() for ax in fig.axes[2:5]]
     ['③ q · k', '④ × 0.5', '⑤ softmax']
     """
-    import matplotlib.pyplot as plt
-
+    captures = captures_by_layer(capture, "plot_qk")
+    capture = captures[next(iter(captures)) if layer is None else check_captured(layer, captures)]
+    theme = resolve_theme(theme)
     head = check_head(head, capture.n_heads, allow_mean=False)
     a = capture.head(head)
     n, m = a["logits"].shape
@@ -61,8 +70,9 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
     w = a["weights"][query]
     rows = max(m, 1)
     height = min(24.0, 1.6 + 0.3 * rows) * (1.3 if big else 1.0)
-    fig, axes = plt.subplots(2, 6, figsize=(17 if big else 13, height), sharex="col",
-                             gridspec_kw={"height_ratios": [1, max(2, rows)], "hspace": 0.05, "wspace": 0.35})
+    fig = new_figure((17 if big else 13, height))
+    axes = fig.subplots(2, 6, sharex="col",
+                        gridspec_kw={"height_ratios": [1, max(2, rows)], "hspace": 0.05, "wspace": 0.35})
     top, body = axes[0], axes[1]
     qk_max = float(np.abs(np.concatenate([q[None], k])).max()) or 1.0
     prods = q[None] * k
@@ -75,7 +85,7 @@ def plot_qk(capture: QKCapture, head: int = 0, query: int = 0, *, theme: str = "
     body[1].imshow(np.where(allowed[:, None], prods, np.nan), vmin=-prod_max, vmax=prod_max, **strip)
     top[5].imshow(out[None], vmin=-v_max, vmax=v_max, **strip)
     top[5].set_yticks([0], ["Σ"], fontsize=font)
-    rgba = plt.get_cmap(cmap)((np.clip(v / v_max, -1, 1) + 1) / 2)
+    rgba = colormap(cmap)((np.clip(v / v_max, -1, 1) + 1) / 2)
     rgba[..., 3] = (0.08 + 0.92 * w / (w.max() or 1.0))[:, None]
     rgba[~allowed] = (0.85, 0.85, 0.85, 1.0)
     body[5].imshow(rgba, aspect="auto", interpolation="nearest")

@@ -15,10 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis import STATISTIC_LABELS, CorpusStats, surface_stats
+from ..analysis import (
+    STATISTIC_LABELS,
+    CorpusStats,
+    head_distances,
+    head_embedding,
+    surface_stats,
+    uniform_entropy,
+)
 from ..result import AttentionResult
 
-__all__ = ["HIDDEN", "STAT_ORDER", "HeadStats", "head_stats", "stat_labels", "takes_attention"]
+__all__ = ["HIDDEN", "STAT_ORDER", "HeadStats", "embedding_frame", "entropy_baseline", "head_points", "head_stats",
+           "stat_labels", "takes_attention"]
 
 STAT_ORDER = ("cls", "sep", "punct", "self", "prev", "next", "first", "entropy", "entropy_cls", "entropy_last",
               "sep_sep", "rest_sep")
@@ -119,7 +127,7 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
 
     Parameters
     ----------
-    source : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
+    source : AttentionResult, list of AttentionResult, CorpusStats, DataFrame, dict or HeadStats
         One result (:func:`attnwidgets.run`), several (averaged as a corpus), a
         :class:`~attnwidgets.analysis.CorpusStats` (from :func:`~attnwidgets.corpus_stats`), its tidy
         ``.frame()`` (columns layer, head, statistic, value) or a dict of (L, H) arrays.
@@ -141,6 +149,10 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
     """
     import pandas as pd
 
+    if isinstance(source, HeadStats):  # already a table (a widget's ``stats``): taken as it is
+        if words and not source.words:
+            raise ValueError(f"{who}: these statistics are not word-level; make them from attention with words=True")
+        return source
     if isinstance(source, AttentionResult):
         src = source
         values = surface_stats(src, words=words, smoothing=smoothing)
@@ -192,3 +204,80 @@ def stat_labels(names: Sequence[str]) -> dict[str, str]:
     {'sep': 'attention to [SEP]', 'my_stat': 'my stat'}
     """
     return {k: STATISTIC_LABELS.get(k, k.replace("_", " ")) for k in names}
+
+
+def embedding_frame(source: Any) -> Any:
+    """``source`` when it is an embedding DataFrame (columns layer, head, x, y), else None."""
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame) and {"layer", "head", "x", "y"} <= set(source.columns):
+        return source
+    return None
+
+
+def head_points(source: Any, *, words: bool = False, seed: int = 0, who: str = "this view") -> Any:
+    """The heads in 2-D (metric MDS of Jensen–Shannon distances): a DataFrame layer, head, x, y sorted by head, from
+    what HeadClusterMap and :func:`attnwidgets.plots.plot_head_clusters` take.
+
+    Parameters
+    ----------
+    source : AttentionResult, list of AttentionResult, CorpusStats or DataFrame
+        One result or several (distances averaged over them), CorpusStats made with ``distances=True``, or an
+        embedding DataFrame (taken as it is).
+    words : bool
+        Word-level distances (attention sources only).
+    seed : int
+        MDS random state.
+    who : str
+        Name of the caller for error messages.
+
+    Examples
+    --------
+    >>> r = AttentionResult.from_arrays(np.random.default_rng(0).dirichlet(np.ones(4), (1, 3, 4)), list("abcd"))
+    >>> head_points(r).shape
+    (3, 4)
+    """
+    frame = embedding_frame(source)
+    if frame is not None:
+        if words:
+            raise ValueError("an embedding DataFrame is fixed; pass attention (results) to switch to word level")
+        return frame.sort_values(["layer", "head"]).reset_index(drop=True)
+    if isinstance(source, AttentionResult):
+        results: Sequence[AttentionResult] = [source]
+    elif _is_results(source):
+        results = list(source)
+    elif isinstance(source, CorpusStats):
+        if words:
+            raise ValueError("CorpusStats are fixed at word or piece level; pass words=True to corpus_stats()")
+        try:
+            distances = source.distances()
+        except ValueError:
+            raise ValueError(f"{who} needs head distances: make the CorpusStats with "
+                             "corpus_stats(texts, distances=True)") from None
+        return head_embedding(distances, source.mean()["entropy"].shape[1], seed=seed)
+    else:
+        raise TypeError(f"{who} takes an AttentionResult, a list of them, CorpusStats made with "
+                        "distances=True, or an embedding DataFrame (layer, head, x, y); "
+                        f"got {type(source).__name__}")
+    return head_embedding(head_distances(results, words=words), results[0].n_heads, seed=seed)
+
+
+def entropy_baseline(stats: HeadStats, rows: str = "all") -> float | None:
+    """Entropy of uniform attention (nats) for the rows EntropyBars and
+    :func:`attnwidgets.plots.plot_entropy_by_layer` show ("all", "cls" or "last"), or None when the source does not
+    give it.
+
+    Examples
+    --------
+    >>> s = HeadStats({"entropy": np.ones((1, 2)), "entropy_uniform": np.full((1, 2), 1.5)}, "demo")
+    >>> entropy_baseline(s), entropy_baseline(HeadStats(s.values, "demo", causal=True), "cls")
+    (1.5, 0.0)
+    """
+    if stats.causal and rows == "cls":
+        return 0.0
+    if stats.causal and rows == "last":  # the last row sees all n keys
+        return float(uniform_entropy(stats.n_tokens)) if stats.n_tokens else None
+    uniform = stats.values.get("entropy_uniform")
+    if uniform is None or not np.isfinite(uniform).any():
+        return None
+    return float(np.nanmean(uniform))

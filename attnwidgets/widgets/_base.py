@@ -15,9 +15,8 @@ import anywidget
 import traitlets
 
 from ..viewdata.checks import COLORMAPS, THEMES, check_colormap, check_int, check_theme
+from ..viewdata.theme import current_theme, use_theme
 from ..viewdata.wire import bundle_text
-
-_DEFAULT_THEME = "light"
 
 __all__ = ["MISSING", "THEMES", "AttnWidget", "Colormap", "Index", "checked", "renamed_argument", "set_theme"]
 
@@ -34,9 +33,10 @@ _LIVE: weakref.WeakSet[AttnWidget] = weakref.WeakSet()
 def set_theme(name: str, *, existing: bool = True) -> None:
     """Set the theme of every view: "light" (notebooks) or "lecture" (projector: large, high contrast).
 
-    New widgets start with it, and (``existing=True``, the default) widgets already shown restyle at once, except
-    those given a theme of their own (``theme=`` when created, or ``w.theme = ...`` later). ``existing=False`` only
-    changes what new widgets start with.
+    New widgets and static figures (``aw.plot_*`` called without ``theme=``) start with it, and
+    (``existing=True``, the default) widgets already shown restyle at once, except those given a theme of their own
+    (``theme=`` when created, or ``w.theme = ...`` later). ``existing=False`` only changes what new widgets start
+    with.
 
     Examples
     --------
@@ -48,8 +48,7 @@ def set_theme(name: str, *, existing: bool = True) -> None:
     >>> aw.set_theme("light"); shown.theme
     'light'
     """
-    global _DEFAULT_THEME
-    _DEFAULT_THEME = check_theme(name)
+    name = use_theme(name)  # plots read it too (viewdata.theme), so they follow without importing widgets
     if existing:
         for widget in list(_LIVE):
             if not widget._own_theme:
@@ -139,7 +138,7 @@ class AttnWidget(anywidget.AnyWidget):
     _payload = traitlets.Dict().tag(sync=True)
     """dict: what the page draws, binary buffers inside (each view documents its layout where it redeclares it)."""
 
-    theme = traitlets.Unicode(_DEFAULT_THEME).tag(sync=True)
+    theme = traitlets.Unicode("light").tag(sync=True)
     """str, default "light" (or what :func:`set_theme` chose): "light" or "lecture" (large fonts, high contrast,
     colour-blind-safe colour map). The front end restyles at once when it changes. Follows later
     :func:`set_theme` calls unless given here or set on the widget."""
@@ -158,13 +157,31 @@ class AttnWidget(anywidget.AnyWidget):
             raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s) {unknown}; "
                             f"it takes {allowed}")
         own_theme = "theme" in kwargs
-        kwargs.setdefault("theme", _DEFAULT_THEME)
+        kwargs.setdefault("theme", current_theme())
         if type(self)._bundle:
             kwargs.setdefault("_esm", bundle_text(type(self)._bundle))
         super().__init__(**kwargs)
         self._own_theme = own_theme
         _LIVE.add(self)
         self.on_msg(self._on_msg)
+
+    # -- what shows where no front end runs (attnwidgets.fallback) ------------------------------------------------
+
+    def __repr__(self) -> str:
+        from ..fallback import describe
+
+        return describe(self)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget view, plus ``text/plain`` (a description) and ``image/png`` (the static twin) for
+        front ends without widgets (HTML exports, GitHub, nbviewer, a notebook reopened without its kernel)."""
+        shown = super()._repr_mimebundle_(**kwargs)
+        if shown is None:  # closed: no view to show
+            return None
+        from ..fallback import static_bundle
+
+        data, metadata = shown if isinstance(shown, tuple) else (shown, {})
+        return {**data, **static_bundle(self)}, metadata
 
     def _follow_theme(self, name: str) -> None:
         self._following = True

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import traitlets
 
-from ..analysis import uniform_entropy
+from ..viewdata.head_stats import entropy_baseline
 from ._base import MISSING
 from ._headstats import HeadWidget
 
@@ -96,16 +95,7 @@ class EntropyBars(HeadWidget):
 
     def baseline(self, rows: str | None = None) -> float | None:
         """Entropy of uniform attention for the rows shown (nats), or None when the source does not give it."""
-        rows = self.rows if rows is None else rows
-        stats = self.stats
-        uniform = stats.values.get("entropy_uniform")
-        if stats.causal and rows == "cls":
-            return 0.0
-        if stats.causal and rows == "last":  # the last row sees all n keys
-            return float(uniform_entropy(stats.n_tokens)) if stats.n_tokens else None
-        if uniform is None or not np.isfinite(uniform).any():
-            return None
-        return float(np.nanmean(uniform))
+        return entropy_baseline(self.stats, self.rows if rows is None else rows)
 
     def _names(self) -> list[str]:
         return [ROWS[r] for r in ROWS if ROWS[r] in self.stats.values]

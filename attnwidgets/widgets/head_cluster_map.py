@@ -3,28 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import traitlets
 
-from ..analysis import CorpusStats, head_distances, head_embedding
-from ..result import AttentionResult
-from ..viewdata.head_stats import HeadStats, head_stats, takes_attention
+from ..viewdata.head_stats import HeadStats, embedding_frame, head_points, head_stats
 from ..viewdata.wire import pack
 from ._base import MISSING, Colormap, renamed_argument
 from ._headstats import HeadWidget
 
 __all__ = ["HeadClusterMap"]
-
-
-def _embedding_frame(source: Any) -> Any:
-    import pandas as pd
-
-    if isinstance(source, pd.DataFrame) and {"layer", "head", "x", "y"} <= set(source.columns):
-        return source
-    return None
 
 
 class HeadClusterMap(HeadWidget):
@@ -95,33 +84,10 @@ class HeadClusterMap(HeadWidget):
     # -- where the points come from ------------------------------------------------------------------------------
 
     def _embed(self, source: Any, words: bool) -> Any:
-        frame = _embedding_frame(source)
-        if frame is not None:
-            if words:
-                raise ValueError("an embedding DataFrame is fixed; pass attention (results) to switch to word level")
-            return frame.sort_values(["layer", "head"]).reset_index(drop=True)
-        if isinstance(source, AttentionResult):
-            results: Sequence[AttentionResult] = [source]
-        elif takes_attention(source):
-            results = list(source)
-        elif isinstance(source, CorpusStats):
-            if words:
-                raise ValueError("CorpusStats are fixed at word or piece level; pass words=True to corpus_stats()")
-            try:
-                distances = source.distances()
-            except ValueError:
-                raise ValueError("HeadClusterMap needs head distances: make the CorpusStats with "
-                                 "corpus_stats(texts, distances=True)") from None
-            return head_embedding(distances, source.mean()["entropy"].shape[1], seed=self._seed)
-        else:
-            raise TypeError("HeadClusterMap takes an AttentionResult, a list of them, CorpusStats made with "
-                            "distances=True, or an embedding DataFrame (layer, head, x, y); "
-                            f"got {type(source).__name__}")
-        distances = head_distances(results, words=words)
-        return head_embedding(distances, results[0].n_heads, seed=self._seed)
+        return head_points(source, words=words, seed=self._seed, who="HeadClusterMap")
 
     def _load_stats(self, source: Any, words: bool) -> HeadStats:
-        frame = _embedding_frame(source)
+        frame = embedding_frame(source)
         if frame is None:
             return head_stats(source, words=words, smoothing=self._smoothing, who="HeadClusterMap")
         n_layers, n_heads = int(frame["layer"].max()) + 1, int(frame["head"].max()) + 1

@@ -14,6 +14,7 @@ import numpy as np
 import traitlets
 
 from ..qk_result import QKCapture
+from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
 from ..viewdata.wire import pack
 from ._base import MISSING, AttnWidget, Colormap, Index, checked, renamed_argument
@@ -85,12 +86,8 @@ class QKStepThrough(AttnWidget):
 
     def __init__(self, capture: QKCapture | Sequence[QKCapture] = MISSING, **kwargs: Any) -> None:
         capture = renamed_argument("QKStepThrough", "capture", capture, kwargs, "captures")
-        caps = [capture] if isinstance(capture, QKCapture) else list(capture) if isinstance(capture, Sequence) else []
-        if not caps or not all(isinstance(c, QKCapture) for c in caps):
-            raise TypeError("QKStepThrough takes a QKCapture or a list of them (from attnwidgets.capture_qk or "
-                            f"capture_qk_layers), got {type(capture).__name__}")
-        self._captures = {c.layer: c for c in caps}
-        first = caps[0]
+        self._captures = captures_by_layer(capture, "QKStepThrough")
+        first = next(iter(self._captures.values()))
         kwargs.setdefault("layer", first.layer)
         n = len(first.tokens)
         causal = n > 1 and not first.mask[0, 1:].any()
@@ -150,10 +147,7 @@ class QKStepThrough(AttnWidget):
         # Captured layers share heads and tokens; a layer being refused must not hide a head or query check.
         cap = next(iter(self._captures.values()))
         if name == "layer":
-            if value not in self._captures:
-                raise traitlets.TraitError(
-                    f"layer {value} was not captured; captured layers: {sorted(self._captures)}. "
-                    "Capture it with attnwidgets.capture_qk_layers(text, layers=[...])")
+            checked(check_captured, value, self._captures)
         elif name == "head":
             checked(check_head, value, cap.n_heads, allow_mean=False)
         elif not 0 <= value < len(cap.tokens):

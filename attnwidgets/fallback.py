@@ -1,0 +1,202 @@
+"""What a view shows where no widget can run: a picture (its static twin as a small PNG) and a description, next to
+the widget itself in the view's display bundle.
+
+A notebook exported to HTML, opened on GitHub or nbviewer, or reopened without a kernel has no widget front end: each
+widget cell was blank, and a widget whose front end was gone printed ``<...AttentionHeatmap object at 0x7f…>``.
+:class:`~attnwidgets.widgets.AttnWidget` now adds ``image/png`` (the matplotlib twin, :data:`DPI` dots per inch,
+a few tens of kB) and ``text/plain`` (view, model, tokens, layer and head, "re-run the cell to interact") to its
+bundle. Front ends that run widgets (JupyterLab, Notebook 7, VS Code, Colab) still show the live widget: they rank
+the widget mimetype first.
+
+Drawing the twin costs time and bytes on every display (``benchmarks/bench_fallback.py`` measures them); switch it
+off with :func:`set_static_fallback` or ``ATTNWIDGETS_STATIC_FALLBACK=0`` in the environment. The text stays.
+
+This module sits above both ``widgets/`` and ``plots/`` (like :mod:`attnwidgets.export`): widgets never import plots.
+
+>>> import numpy as np, attnwidgets as aw
+>>> r = aw.AttentionResult.from_arrays(np.eye(2, dtype=np.float32), ["hi", "there"])
+>>> describe(aw.AttentionHeatmap(r)).split(" (")[0]
+'AttentionHeatmap · arrays · 2 tokens: hi there · self attention · layer 0 · head 0'
+>>> static_bundle(aw.AttentionHeatmap(r))["image/png"][:8]   # base64 of the PNG signature
+'iVBORw0K'
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["DPI", "MAX_PIXELS", "describe", "set_static_fallback", "static_bundle", "static_fallback", "twin_figure",
+           "twin_png"]
+
+#: Dots per inch of the picture (a figure's inches times this, capped by :data:`MAX_PIXELS`).
+DPI = 72
+
+#: The longest side of the picture in pixels: a bigger figure is drawn at a lower dpi.
+MAX_PIXELS = 800
+
+_enabled = os.environ.get("ATTNWIDGETS_STATIC_FALLBACK", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def set_static_fallback(enabled: bool = True) -> None:
+    """Switch the picture in every view's display bundle on (the default) or off (only the text stays).
+
+    ``ATTNWIDGETS_STATIC_FALLBACK=0`` in the environment starts with it off. A view displayed while it is off keeps
+    no picture when the notebook is saved: switch it on and re-run the cell for one.
+
+    >>> set_static_fallback(False); static_fallback()
+    False
+    >>> set_static_fallback(True); static_fallback()
+    True
+    """
+    global _enabled
+    _enabled = bool(enabled)
+
+
+def static_fallback() -> bool:
+    """Whether views add their picture to their display bundle (see :func:`set_static_fallback`)."""
+    return _enabled
+
+
+# -- the description -------------------------------------------------------------------------------------------------
+
+def _tokens(tokens: Any, limit: int = 12) -> str:
+    words = [str(t) for t in tokens]
+    shown = " ".join(words[:limit]) + (" …" if len(words) > limit else "")
+    return f"{len(words)} tokens: {shown}"
+
+
+def _source(widget: Any) -> list[str]:
+    """Model and tokens of what the view shows, as far as it tells."""
+    from .result import AttentionResult
+
+    if hasattr(widget, "captures"):  # QKStepThrough
+        cap = widget.captures[0]
+        return [cap.model.name if cap.model is not None else "arrays", _tokens(cap.tokens)]
+    try:
+        source = widget.result
+    except Exception:  # a view without one (MaskExplorer, PositionalExplorer)
+        return []
+    if isinstance(source, AttentionResult):
+        return [source.model.name, _tokens(source.tokens)]
+    if isinstance(source, (list, tuple)) and source and all(isinstance(r, AttentionResult) for r in source):
+        return [source[0].model.name, f"{len(source)} inputs"]
+    stats = getattr(widget, "stats", None)
+    title = getattr(stats, "title", None)
+    return [str(title)] if title else []
+
+
+def _where(widget: Any) -> list[str]:
+    parts = []
+    kind = getattr(widget, "kind", None)
+    if isinstance(kind, str) and kind:
+        parts.append(f"{kind} attention")
+    for name in ("statistic", "color", "rows"):
+        value = getattr(widget, name, None)
+        if isinstance(value, str) and value and widget.has_trait(name):
+            parts.append(f"{name} {value}")
+    if widget.has_trait("layer"):
+        parts.append(f"layer {widget.layer}")
+    if widget.has_trait("head"):
+        parts.append("mean of heads" if widget.head == -1 else f"head {widget.head}")
+    if widget.has_trait("query"):
+        parts.append(f"query {widget.query}")
+    return parts
+
+
+def describe(widget: Any) -> str:
+    """One line saying what ``widget`` shows: view, model, tokens, layer and head; it never raises (it is the repr).
+    """
+    try:
+        parts = [type(widget).__name__, *_source(widget), *_where(widget)]
+    except Exception:  # a repr must not fail, even for a half-built widget
+        parts = [type(widget).__name__]
+    return " · ".join(parts) + " (interactive view: re-run the cell to interact)"
+
+
+# -- the picture -----------------------------------------------------------------------------------------------------
+
+#: The widget colour map names -> matplotlib's ("" is the theme's).
+_CMAPS = {"blues": "Blues", "viridis": "viridis", "cividis": "cividis", "greys": "Greys", "reds": "Reds"}
+
+
+def _twins() -> dict[str, Callable[[Any], Figure]]:
+    from . import plots
+
+    def heatmap(w: Any) -> Figure:
+        return plots.plot_heatmap(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
+                                  cmap=_CMAPS.get(w.colormap))
+
+    def model_view(w: Any) -> Figure:
+        return plots.plot_model_view(w.result, kind=w.kind, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                                     highlight=(w.layer, w.head))
+
+    def head_view(w: Any) -> Figure:
+        return plots.plot_head_view(w.result, w.layer, list(w.heads) or None, kind=w.kind, words=w.words,
+                                    sentence_filter=w.sentence_filter, queries=list(w.selected) or None,
+                                    min_weight=w.min_weight, theme=w.theme)
+
+    def qk(w: Any) -> Figure:
+        return plots.plot_qk(w.captures, w.head, w.query, layer=w.layer, theme=w.theme)
+
+    def head_stats(w: Any) -> Figure:
+        return plots.plot_head_stats(w.stats, w.statistic, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                                     selected=(w.layer, w.head))
+
+    def entropy(w: Any) -> Figure:
+        return plots.plot_entropy_by_layer(w.stats, rows=[w.rows], theme=w.theme)
+
+    def clusters(w: Any) -> Figure:
+        return plots.plot_head_clusters(w.embedding, color_by=w.color, stats=w.stats.values, theme=w.theme)
+
+    def ablation(w: Any) -> Figure:
+        return plots.plot_ablation_panel(w, theme=w.theme)
+
+    return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
+            "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
+            "AblationWidget": ablation}
+
+
+def twin_figure(widget: Any) -> Figure | None:
+    """The static twin of what ``widget`` shows now (its layer, head, theme...), or None for a view without one."""
+    for cls in type(widget).__mro__:
+        draw = _twins().get(cls.__name__)
+        if draw is not None:
+            return draw(widget)
+    return None
+
+
+def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:
+    """``widget``'s twin as PNG bytes (longest side at most :data:`MAX_PIXELS`), or None without a twin."""
+    fig = twin_figure(widget)
+    if fig is None:
+        return None
+    width, height = fig.get_size_inches()
+    dpi = min(float(dpi), MAX_PIXELS / max(width, height))
+    # Under the figure (the tight box takes it in), so that the picture says it stands for an interactive view:
+    # front ends without widgets show the picture alone, not the text/plain beside it.
+    fig.text(0.0, -0.01, f"Static picture of an interactive {type(widget).__name__}: re-run the cell to interact",
+             fontsize=9, color="#57606a", ha="left", va="top")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
+    return buffer.getvalue()
+
+
+def static_bundle(widget: Any) -> dict[str, str]:
+    """``text/plain`` (:func:`describe`) and, while :func:`static_fallback` is on and the view has a twin that can
+    draw its current state, ``image/png`` (base64), to sit beside the widget mimetype in the display bundle."""
+    bundle = {"text/plain": describe(widget)}
+    if _enabled:
+        try:
+            png = twin_png(widget)
+        except Exception:  # the live widget still shows; a picture that cannot be drawn is left out
+            png = None
+        if png is not None:
+            bundle["image/png"] = base64.b64encode(png).decode("ascii")
+    return bundle
