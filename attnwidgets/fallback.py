@@ -130,8 +130,9 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
     from . import plots
 
     def heatmap(w: Any) -> Figure:
+        # no numbers in the cells: at 72 dpi they are unreadable, and drawing them is most of a short input's cost
         return plots.plot_heatmap(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
-                                  cmap=_CMAPS.get(w.colormap))
+                                  cmap=_CMAPS.get(w.colormap), annotate=False)
 
     def model_view(w: Any) -> Figure:
         return plots.plot_model_view(w.result, kind=w.kind, theme=w.theme, cmap=_CMAPS.get(w.colormap),

@@ -35,7 +35,7 @@ def per_display(widget: aw.AttnWidget, repeat: int = 3) -> tuple[float, int]:
 def main() -> None:
     cases = {
         "heatmap, 128 tokens": lambda: aw.AttentionHeatmap(result(128), layer=2, head=3),
-        "heatmap, 16 tokens (annotated)": lambda: aw.AttentionHeatmap(result(16), layer=2, head=3),
+        "heatmap, 16 tokens": lambda: aw.AttentionHeatmap(result(16), layer=2, head=3),
         "model view, 6x12 heads, 32 tokens": lambda: aw.ModelView(result(32)),
         "model view, 6x12 heads, 128 tokens": lambda: aw.ModelView(result(128)),
     }
