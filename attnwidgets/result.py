@@ -45,6 +45,11 @@ class ModelInfo:
         Size of one head's query/key vectors.
     n_decoder_layers, n_decoder_heads : int
         For encoder-decoders: the decoder stack's shape (0 otherwise).
+    dtype : str
+        What the weights were loaded in ("float32", "float16", "bfloat16"); attention is computed in float32 anyway,
+        but the layers between differ in precision.
+    device : str
+        Where the model ran ("cpu", "cuda:0", "mps").
     """
 
     name: str
@@ -58,6 +63,8 @@ class ModelInfo:
     head_dim: int = 0
     n_decoder_layers: int = 0
     n_decoder_heads: int = 0
+    dtype: str = "float32"
+    device: str = "cpu"
 
 
 @dataclass(frozen=True, eq=False)

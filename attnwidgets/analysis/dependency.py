@@ -386,7 +386,7 @@ def score_dependencies(
     sentences: Sequence[Sentence],
     *,
     rows: RowMode = "mean",
-    progress: bool = False,
+    progress: bool = True,
     subtypes: bool = True,
 ) -> DependencyScores:
     """Score every head on every relation, from results already run on the sentences' ``text``, in order.
@@ -418,7 +418,7 @@ def score_dependencies(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(sentences), desc="dependency scores", unit="sentence")
+        bar = tqdm(total=len(sentences), desc="dependency scores", unit="sentence", delay=1.0)
     n = 0
     model = ""
     try:

@@ -423,7 +423,7 @@ def apply_edits(call: AttentionCall, weights: torch.Tensor, edits: Sequence[Head
 
 
 def mean_pattern(runner: Runner, texts: Sequence[str], *, max_tokens: int = 128, batch_size: int = 16,
-                 progress: bool = False) -> MeanPattern:
+                 progress: bool = True) -> MeanPattern:
     """Average every head's attention over ``texts`` by absolute position (see :class:`MeanPattern`).
 
     Parameters

@@ -63,12 +63,12 @@ def iter_padded(
         mask = enc.inputs.get("attention_mask")
         if mask is None:
             mask = torch.ones_like(enc.inputs["input_ids"])
-        valid_t = mask.bool()
+        valid_t = mask.bool().to(out.attentions[0].device)
         att_t = torch.stack(list(out.attentions), dim=1)  # (B, L, H, T, T)
         both = valid_t[:, None, None, :, None] & valid_t[:, None, None, None, :]
         att_t = torch.where(both, att_t, 0.0)  # not a product: NaN * 0 is NaN, and padding must be 0
-        att = att_t.float().numpy()
-        valid = valid_t.numpy()
+        att = att_t.float().cpu().numpy()
+        valid = valid_t.cpu().numpy()
         lead = np.argmax(valid, axis=1)  # left padding: move each row's tokens to the front
         for row in np.flatnonzero(lead):
             att[row] = np.roll(att[row], (-lead[row], -lead[row]), axis=(-2, -1))

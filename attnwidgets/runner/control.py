@@ -207,8 +207,21 @@ def attnwidgets_attention(
     dropout: float = 0.0,
     **kwargs: object,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The function registered as ``attn_implementation="attnwidgets"``: eager attention plus hooks."""
+    """The function registered as ``attn_implementation="attnwidgets"``: eager attention plus hooks.
+
+    Attention is computed in float32 whatever the model's dtype: for a float16 or bfloat16 model, query, key, value
+    and mask are upcast, so q·kᵀ, the softmax and the weights hooks see and the model returns are float32 (a bfloat16
+    softmax's rows sum to 1 only within about 1e-2); the head outputs go back to the model in its own dtype.
+    """
     site = _sites.get(id(module))
+    dtype = query.dtype
+    if dtype in (torch.float16, torch.bfloat16):
+        query, key, value = query.float(), key.float(), value.float()
+        if attention_mask is not None and attention_mask.is_floating_point():
+            attention_mask = attention_mask.float()  # finfo(bfloat16).min is a float32 number: still "masked"
+        out, weights = attnwidgets_attention(module, query, key, value, attention_mask, scaling=scaling,
+                                             dropout=dropout, **kwargs)
+        return out.to(dtype), weights
     given = _substitutes.get()
     if given is not None and site is not None and site in given:
         weights, out = given[site]  # the clean run's, for an input known to be unchanged

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,86 @@ class ModelLoadError(OSError):
 
 class AttentionUnavailableError(RuntimeError):
     """The model ran but returned no attention weights we can show."""
+
+
+class DeviceUnavailableError(RuntimeError):
+    """A device was asked for that torch cannot use on this machine."""
+
+
+DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
+    """The torch dtype the weights are loaded in: None is float32 (the default), else one of :data:`DTYPES`.
+
+    Examples
+    --------
+    >>> resolve_dtype("bfloat16"), resolve_dtype(None)
+    (torch.bfloat16, torch.float32)
+    """
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        if dtype in DTYPES.values():
+            return dtype
+    elif isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
+        return DTYPES[dtype.removeprefix("torch.")]
+    raise ValueError(f"unknown dtype {dtype!r}: pass one of {', '.join(map(repr, DTYPES))} (or the torch dtype); "
+                     "attention weights are computed in float32 whatever the weights are stored in")
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """The torch device to run on: None is the CPU (the default); "auto" is CUDA if torch sees it, else MPS, else
+    the CPU; "cuda" is the current CUDA device.
+
+    Raises
+    ------
+    ValueError
+        For a name torch does not know.
+    DeviceUnavailableError
+        For a device this machine does not have, saying what torch does see.
+
+    Examples
+    --------
+    >>> resolve_device(None), resolve_device("cpu")
+    (device(type='cpu'), device(type='cpu'))
+    """
+    if device is None:
+        return torch.device("cpu")
+    mps = getattr(torch.backends, "mps", None)
+    has_mps = bool(mps is not None and mps.is_available())
+    if isinstance(device, str) and device.strip().lower() == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda", torch.cuda.current_device())
+        return torch.device("mps") if has_mps else torch.device("cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"unknown device {device!r}: pass 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto'") from exc
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            cuda = torch.version.cuda
+            built = f"built with CUDA {cuda}" if cuda else "built without CUDA (a CPU-only wheel)"
+            raise DeviceUnavailableError(
+                f"{device} was asked for but torch sees no CUDA device: torch {torch.__version__} is {built}. Pass "
+                "device='cpu' (or 'auto', which takes a GPU only when there is one), or install a CUDA build of torch"
+            )
+        count = torch.cuda.device_count()
+        index = torch.cuda.current_device() if dev.index is None else dev.index
+        if index >= count:
+            raise DeviceUnavailableError(f"{device} was asked for but torch sees {count} CUDA device(s) "
+                                         f"(cuda:0 to cuda:{count - 1}): pass one of those, or 'auto'")
+        return torch.device("cuda", index)
+    if dev.type == "mps":
+        if not has_mps:
+            raise DeviceUnavailableError(
+                f"{device} was asked for but torch sees no MPS device: MPS needs Apple silicon and a torch built "
+                "with it. Pass device='cpu' or 'auto'"
+            )
+        return torch.device("mps")
+    if dev.type != "cpu":
+        raise ValueError(f"unsupported device {device!r}: pass 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto'")
+    return dev
 
 
 def default_model_path() -> str:
@@ -53,6 +133,8 @@ class LoadedModel:
     tokenizer: Any
     info: ModelInfo
     head: str  # "base", "masked-lm", "causal-lm", "seq2seq-lm", "classification"
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    dtype: torch.dtype = torch.float32
 
 
 def _kind(config: Any) -> ModelKind:
@@ -110,19 +192,27 @@ def _listing(folder: Path, most: int = 8) -> str:
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
+def load(name: str | None = None, revision: str | None = None, *, device: str | torch.device | None = None,
+         dtype: str | torch.dtype | None = None) -> LoadedModel:
     """Load ``name`` (hub id or local folder; the bundled model when None) for attention work.
 
-    The model is put in eval mode on the CPU, with the ``"attnwidgets"`` attention implementation: the model's own
-    eager attention, plus the hooks ablation and probing use.
+    The model is put in eval mode on ``device`` (the CPU by default; see :func:`resolve_device`) with its weights in
+    ``dtype`` (float32 by default; "float16" or "bfloat16" halve the memory), with the ``"attnwidgets"`` attention
+    implementation: the model's own eager attention, computed in float32 whatever the weights' dtype, plus the hooks
+    ablation and probing use.
 
     Raises
     ------
     ModelLoadError
         With what to do next, when the model is neither a local folder nor reachable on the hub.
+    DeviceUnavailableError
+        When ``device`` is not on this machine.
+    ValueError
+        For an unknown ``device`` or ``dtype``.
     """
     import transformers as tf
 
+    torch_device, torch_dtype = resolve_device(device), resolve_dtype(dtype)  # before anything slow
     control.register()
     if name is not None and not str(name).strip():
         raise ModelLoadError(f"the model name is empty ({name!r}): pass a hub id such as 'bert-base-uncased' or a "
@@ -176,7 +266,7 @@ def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            model = auto.from_pretrained(path, revision=revision, attn_implementation="eager")
+            model = auto.from_pretrained(path, revision=revision, attn_implementation="eager", dtype=torch_dtype)
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"could not load the weights of {display!r}: {exc}") from exc
         finally:
@@ -184,6 +274,7 @@ def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
                 hf_logging.enable_progress_bar()
     model.set_attn_implementation(control.ATTN_IMPLEMENTATION)
     model.eval()
+    model.to(torch_device)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
     base_config = config.get_text_config() if hasattr(config, "get_text_config") else config
@@ -210,6 +301,8 @@ def load(name: str | None = None, revision: str | None = None) -> LoadedModel:
                              or (n_layers if kind == "encoder-decoder" else 0)),
         n_decoder_heads=int(getattr(base_config, "decoder_attention_heads", 0)
                             or (n_heads if kind == "encoder-decoder" else 0)),
+        dtype=str(torch_dtype).removeprefix("torch."),
+        device=str(torch_device),
     )
     control.register_sites(model, kind)
-    return LoadedModel(model=model, tokenizer=tokenizer, info=info, head=head)
+    return LoadedModel(model=model, tokenizer=tokenizer, info=info, head=head, device=torch_device, dtype=torch_dtype)

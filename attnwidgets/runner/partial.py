@@ -263,7 +263,7 @@ def _pad_rows(rows: Sequence[torch.Tensor], valid: torch.Tensor) -> torch.Tensor
     first = rows[0]
     if len(rows) == 1 and first.shape[0] == valid.shape[1]:
         return first.unsqueeze(0)
-    x = torch.zeros(valid.shape[0], valid.shape[1], *first.shape[1:], dtype=first.dtype)
+    x = torch.zeros(valid.shape[0], valid.shape[1], *first.shape[1:], dtype=first.dtype, device=first.device)
     lengths = _prefix_lengths(valid)
     for row, t in enumerate(rows):
         if lengths is not None:
@@ -290,7 +290,7 @@ def _substitutes(runner: Runner, ready: Sequence[CleanState], enc: Encoded,
             continue
         weights = _pad_attention(ready, enc, group, start)
         heads = _pad_rows([st.heads[site] for st in ready], _valid(enc, group))
-        given[site] = (weights, heads)
+        given[site] = (weights.to(heads.device), heads)  # the weights come from a (CPU) result
     return given
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, Protocol
@@ -13,7 +14,7 @@ from ..result import AttentionResult, InvalidAttentionError, ModelInfo, check_at
 from . import control
 from .cache import ByteLRU
 from .encoding import Encoded, Tokenising, Truncation, check_text
-from .loading import AttentionUnavailableError, LoadedModel, load, model_key
+from .loading import AttentionUnavailableError, LoadedModel, load, model_key, resolve_device, resolve_dtype
 from .partial import ReplayState, forward_ablated
 
 __all__ = ["AblationLike", "Encoded", "Runner", "Truncation", "get_runner", "run", "run_batch"]
@@ -30,7 +31,8 @@ class AblationLike(Protocol):
 class Runner(Tokenising):
     """One loaded model, a result cache, and a count of forward passes.
 
-    Get one with :func:`get_runner` (shared per model id and revision) rather than building it yourself.
+    Get one with :func:`get_runner` (shared per model id, revision, device and dtype) rather than building it
+    yourself.
 
     Parameters
     ----------
@@ -38,6 +40,10 @@ class Runner(Tokenising):
         From :func:`attnwidgets.runner.loading.load`.
     cache_bytes : int
         Budget of the result cache (default 1 GiB).
+    device, dtype : optional
+        Move the loaded model to this device, or cast its weights to this dtype (see
+        :func:`~attnwidgets.runner.loading.resolve_device`); None keeps what :func:`load` gave it. Results are float32
+        numpy arrays on the CPU whatever these are.
 
     Examples
     --------
@@ -50,7 +56,16 @@ class Runner(Tokenising):
     0
     """
 
-    def __init__(self, loaded: LoadedModel, cache_bytes: int = 1 << 30) -> None:
+    def __init__(self, loaded: LoadedModel, cache_bytes: int = 1 << 30, *, device: str | torch.device | None = None,
+                 dtype: str | torch.dtype | None = None) -> None:
+        if device is not None or dtype is not None:
+            to_device = loaded.device if device is None else resolve_device(device)
+            to_dtype = loaded.dtype if dtype is None else resolve_dtype(dtype)
+            if (to_device, to_dtype) != (loaded.device, loaded.dtype):
+                loaded.model.to(device=to_device, dtype=to_dtype)
+                info = dataclasses.replace(loaded.info, device=str(to_device),
+                                           dtype=str(to_dtype).removeprefix("torch."))
+                loaded = dataclasses.replace(loaded, device=to_device, dtype=to_dtype, info=info)
         self._loaded = loaded
         self.info: ModelInfo = loaded.info
         self.tokenizer = loaded.tokenizer
@@ -64,6 +79,16 @@ class Runner(Tokenising):
     def model(self) -> torch.nn.Module:
         """The torch model. Analysis code should not need it; it is here for the runner's own modules."""
         return self._loaded.model
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model runs (the CPU unless asked otherwise)."""
+        return self._loaded.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """What the model's weights are stored in (attention itself is computed in float32)."""
+        return self._loaded.dtype
 
     @property
     def has_sinks(self) -> bool:
@@ -86,7 +111,9 @@ class Runner(Tokenising):
 
     def __repr__(self) -> str:
         i = self.info
-        return f"Runner({i.name!r}, {i.kind}, {i.n_layers} layers x {i.n_heads} heads, forward passes={self.n_forward})"
+        where = "" if (i.device, i.dtype) == ("cpu", "float32") else f", {i.device}, {i.dtype}"
+        return (f"Runner({i.name!r}, {i.kind}, {i.n_layers} layers x {i.n_heads} heads{where}, "
+                f"forward passes={self.n_forward})")
 
     # -- running -------------------------------------------------------------------------------------------------
 
@@ -97,12 +124,19 @@ class Runner(Tokenising):
         grad: bool = False,
         **kwargs: Any,
     ) -> Any:
-        """One forward pass with attention weights (and hidden states) returned; counted in ``n_forward``."""
+        """One forward pass with attention weights (and hidden states) returned; counted in ``n_forward``.
+
+        ``enc`` stays on the CPU; its tensors (and tensor ``kwargs``, such as labels) are moved to :attr:`device` for
+        the call, and the outputs stay there (callers take what they keep to the CPU).
+        """
         self.n_forward += 1
         context = torch.enable_grad() if grad else torch.inference_mode()
+        device = self.device
+        inputs = {k: v.to(device) for k, v in enc.inputs.items()}
+        kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
         with context, control.attention_hooks(hooks):
             return self.model(
-                **enc.inputs, output_attentions=True, output_hidden_states=True, return_dict=True, **kwargs
+                **inputs, output_attentions=True, output_hidden_states=True, return_dict=True, **kwargs
             )
 
     def run(
@@ -140,7 +174,8 @@ class Runner(Tokenising):
             if hit.truncated:  # say again what was dropped (or raise): tokenising costs little, no forward pass
                 self.encode([text], [text_pair], [target], truncation)
             return hit
-        return self.run_batch([text], [text_pair], targets=[target], ablation=ablation, truncation=truncation)[0]
+        return self.run_batch([text], [text_pair], targets=[target], ablation=ablation, truncation=truncation,
+                              progress=False)[0]
 
     def cache_key(self, text: str, pair: str | None = None, target: str | None = None,
                   ablation: Hashable | None = None, truncation: str = "warn") -> Hashable:
@@ -156,9 +191,12 @@ class Runner(Tokenising):
         ablation: AblationLike | None = None,
         batch_size: int = 16,
         truncation: Truncation = "warn",
-        progress: bool = False,
+        progress: bool = True,
     ) -> list[AttentionResult]:
-        """Run many texts in padded batches (padding masked out of every result); each result is cached."""
+        """Run many texts in padded batches (padding masked out of every result); each result is cached.
+
+        ``progress`` shows a ``tqdm.auto`` bar once the run has lasted a second (``False``: never).
+        """
         return list(self.iter_results(texts, text_pairs, targets=targets, ablation=ablation, batch_size=batch_size,
                                       truncation=truncation, progress=progress))
 
@@ -171,13 +209,13 @@ class Runner(Tokenising):
         ablation: AblationLike | None = None,
         batch_size: int = 16,
         truncation: Truncation = "warn",
-        progress: bool = False,
+        progress: bool = True,
         cache: bool = True,
     ) -> Iterator[AttentionResult]:
         """Yield one result per text, in order, running the model ``batch_size`` texts at a time.
 
         With ``cache=False`` results are neither looked up nor stored (corpus statistics use this to keep memory
-        bounded).
+        bounded). ``progress`` shows a ``tqdm.auto`` bar once the run has lasted a second (``False``: never).
         """
         if isinstance(texts, str):
             raise TypeError("run_batch takes a list of texts; use run() for a single text")
@@ -199,7 +237,7 @@ class Runner(Tokenising):
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=n, desc=f"running {self.info.name}", unit="text")
+            bar = tqdm(total=n, desc=f"running {self.info.name}", unit="text", delay=1.0)
         try:
             for start in range(0, n, batch_size):
                 idx = range(start, min(n, start + batch_size))
@@ -332,15 +370,15 @@ class Runner(Tokenising):
         if hidden is None and getattr(out, "hidden_states", None):
             hidden = out.hidden_states[-1]
         if hidden is not None:
-            h = hidden[row][valid].float()
-            outputs["embedding"] = h.mean(0).detach().numpy().astype(np.float32)
-            outputs["cls_embedding"] = h[0].detach().numpy().astype(np.float32)
+            h = hidden[row].detach().float().cpu()[valid]
+            outputs["embedding"] = h.mean(0).numpy().astype(np.float32)
+            outputs["cls_embedding"] = h[0].numpy().astype(np.float32)
         pooled = getattr(out, "pooler_output", None)
         if pooled is not None:
-            outputs["pooler_output"] = pooled[row].float().detach().numpy()
+            outputs["pooler_output"] = pooled[row].detach().float().cpu().numpy()
         logits = getattr(out, "logits", None)
         if logits is not None:
-            logits = logits[row].float().detach()
+            logits = logits[row].detach().float().cpu()
             if self.head == "classification":
                 outputs["logits"] = logits.numpy()
                 outputs["probs"] = torch.softmax(logits, -1).numpy()
@@ -368,25 +406,48 @@ def _stack(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvali
     for i, layer in enumerate(layers):
         a = layer[row].detach()
         a = a[:, :nq, :nk] if prefix else a[:, qvalid][:, :, kvalid]
-        out[i] = a.float().numpy()
+        out[i] = a.float().cpu().numpy()
     return out
 
 
-_runners: dict[tuple[str, str | None], Runner] = {}
+_runners: dict[tuple[str, str | None, str, str], Runner] = {}
 
 
-def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: str | None = None) -> Runner:
-    """The shared runner for a model id or local folder (the bundled model when None); loaded once.
+def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: str | None = None, *,
+               device: str | torch.device | None = None, dtype: str | torch.dtype | None = None) -> Runner:
+    """The shared runner for a model id or local folder (the bundled model when None); loaded once per (model,
+    revision, device, dtype).
 
     Runners are shared by what they load, not by how it was named: ``None`` and the bundled model's folder, or a
-    folder given as a relative and as an absolute path, get the same runner.
+    folder given as a relative and as an absolute path, get the same runner; so do ``device="auto"`` and the device
+    it picks.
+
+    Parameters
+    ----------
+    device : {"cpu", "cuda", "cuda:N", "mps", "auto"}, optional
+        Where the model runs (default the CPU); "auto" takes CUDA, else MPS, else the CPU.
+    dtype : {"float32", "float16", "bfloat16"} or torch.dtype, optional
+        What the weights are loaded in (default float32). Attention weights are computed and recorded in float32
+        either way, and results are float32 numpy arrays.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> aw.get_runner(device="cpu") is aw.get_runner()
+    True
     """
     if isinstance(model, Runner):
+        if (device is not None and resolve_device(device) != model.device) or \
+                (dtype is not None and resolve_dtype(dtype) != model.dtype):
+            raise ValueError(f"this runner holds {model.info.name!r} on {model.device} in {model.dtype}, not on "
+                             f"{device or model.device} in {dtype or model.dtype}: pass the model's name with "
+                             "device= and dtype= to get a runner for those")
         return model
-    key = (model_key(model), revision)
+    torch_device, torch_dtype = resolve_device(device), resolve_dtype(dtype)
+    key = (model_key(model), revision, str(torch_device), str(torch_dtype))
     runner = _runners.get(key)
     if runner is None:
-        runner = Runner(load(None if model is None else str(model), revision))
+        runner = Runner(load(None if model is None else str(model), revision, device=torch_device, dtype=torch_dtype))
         _runners[key] = runner
     return runner
 
@@ -400,8 +461,12 @@ def run(
     target: str | None = None,
     ablation: AblationLike | None = None,
     truncation: Truncation = "warn",
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
 ) -> AttentionResult:
     """Run ``text`` through ``model`` (the bundled all-MiniLM-L6-v2 by default) and return its attention.
+
+    ``device`` and ``dtype`` choose the shared runner (see :func:`get_runner`); the result is float32 numpy either way.
 
     Examples
     --------
@@ -410,7 +475,8 @@ def run(
     >>> res.tokens[:3], res.attention.shape[:2]
     (['[CLS]', 'the', 'cat'], (6, 12))
     """
-    return get_runner(model, revision).run(text, text_pair, target=target, ablation=ablation, truncation=truncation)
+    return get_runner(model, revision, device=device, dtype=dtype).run(text, text_pair, target=target,
+                                                                       ablation=ablation, truncation=truncation)
 
 
 def run_batch(
@@ -420,9 +486,12 @@ def run_batch(
     model: str | Runner | None = None,
     revision: str | None = None,
     batch_size: int = 16,
-    progress: bool = False,
+    progress: bool = True,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
     **kwargs: Any,
 ) -> list[AttentionResult]:
-    """Run many texts in batches with the shared runner; see :meth:`Runner.run_batch`."""
-    return get_runner(model, revision).run_batch(texts, text_pairs, batch_size=batch_size, progress=progress,
-                                                 **kwargs)
+    """Run many texts in batches with the shared runner (chosen by ``model``, ``revision``, ``device`` and ``dtype``;
+    see :func:`get_runner`); see :meth:`Runner.run_batch`."""
+    runner = get_runner(model, revision, device=device, dtype=dtype)
+    return runner.run_batch(texts, text_pairs, batch_size=batch_size, progress=progress, **kwargs)

@@ -122,7 +122,7 @@ def _run_texts(texts: Texts | None, pairs: Sequence[str | None] | None, *, model
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(firsts), desc="corpus statistics", unit="text")
+        bar = tqdm(total=len(firsts), desc="corpus statistics", unit="text", delay=1.0)
     try:
         for padded in batches.iter_padded(runner, firsts, seconds, batch_size=batch_size, truncation=truncation):
             batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens, padded.special_mask,

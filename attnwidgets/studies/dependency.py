@@ -70,5 +70,5 @@ def dependency_scores(
         raise ValueError("the treebank has no sentences")
     runner = get_runner(model)
     results = runner.iter_results([s.text for s in sentences], batch_size=batch_size, truncation=truncation,
-                                  cache=False)
+                                  cache=False, progress=False)  # score_dependencies' bar counts these
     return score_dependencies(results, sentences, rows=rows, progress=progress, subtypes=subtypes)

@@ -73,7 +73,7 @@ def finetune_classifier(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=epochs * steps_per_epoch, desc="fine-tuning", unit="step")
+        bar = tqdm(total=epochs * steps_per_epoch, desc="fine-tuning", unit="step", delay=1.0)
     model.train()
     try:
         for epoch in range(epochs):
@@ -151,8 +151,8 @@ def compare_finetuning(
     tuned, log = finetune_classifier(runner, list(train.text), list(train.label), epochs=epochs, lr=lr, seed=seed,
                                      progress=progress)
     texts = list(test.text)
-    before = runner.run_batch(texts)
-    after = tuned.run_batch(texts)
+    before = runner.run_batch(texts, progress=progress)
+    after = tuned.run_batch(texts, progress=progress)
     head = log["head"]
     with torch.no_grad():
         emb = torch.from_numpy(np.stack([r.outputs["embedding"] for r in after]))

@@ -100,7 +100,7 @@ def mean_pooled(outputs: Any, enc: Encoded) -> torch.Tensor:
     hidden = getattr(outputs, "last_hidden_state", None)
     if hidden is None:
         hidden = outputs.hidden_states[-1]
-    mask = enc.inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+    mask = enc.inputs["attention_mask"].unsqueeze(-1).to(hidden.device, hidden.dtype)
     return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
 
 
@@ -170,7 +170,7 @@ def attention_gradients(
     mask_rate: float = 0.15,
     seed: int = 0,
     batch_size: int = 8,
-    progress: bool = False,
+    progress: bool = True,
     words: bool = False,
 ) -> GradientStats:
     """Mean |∂L/∂A| per head, split by key kind, over ``texts``.
@@ -229,7 +229,7 @@ def attention_gradients(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(texts), desc="attention gradients", unit="text")
+        bar = tqdm(total=len(texts), desc="attention gradients", unit="text", delay=1.0)
     try:
         for start in range(0, len(texts), batch_size):
             enc = runner.encode(texts[start : start + batch_size], pair_list[start : start + batch_size])
@@ -252,7 +252,7 @@ def attention_gradients(
             loss.backward()
             # a layer the objective does not reach has no gradient: it is 0 there
             stacked = torch.stack([a.grad if a.grad is not None else torch.zeros_like(a) for a in attentions], dim=1)
-            grads = stacked.detach().float().numpy()  # (B, L, H, T, S), signed until the cells are final
+            grads = stacked.detach().float().cpu().numpy()  # (B, L, H, T, S), signed until the cells are final
             valid = enc.inputs.get("attention_mask", torch.ones_like(enc.inputs["input_ids"])).bool().numpy()
             for row, kind in enumerate(kinds_rows):
                 g: np.ndarray = grads[row][..., valid[row]][..., valid[row], :]  # (L, H, n, n), padding removed

@@ -83,7 +83,7 @@ def head_importance(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(task.texts), desc="head importance", unit="text")
+        bar = tqdm(total=len(task.texts), desc="head importance", unit="text", delay=1.0)
     try:
         for rows in batches:
             gates = base.unsqueeze(0).repeat(len(rows), 1, 1).requires_grad_(True)  # (B, L, H)
@@ -91,7 +91,7 @@ def head_importance(
             def hook(call: AttentionCall, weights: torch.Tensor, g: torch.Tensor = gates) -> torch.Tensor | None:
                 if call.site.stack != stack:
                     return None
-                return weights * g[:, call.site.layer].to(weights.dtype)[:, :, None, None]
+                return weights * g[:, call.site.layer].to(weights)[:, :, None, None]  # weights' device and dtype
 
             enc = runner.encode([task.texts[i] for i in rows])
             mask_t = enc.inputs.get("attention_mask", torch.ones_like(enc.inputs["input_ids"]))

@@ -44,7 +44,7 @@ def evaluate(runner: Runner, task: Task, ablation: Ablation | None = None, *, ba
     if task.score_embeddings is not None and not on_decoder:
         return float(task.score_embeddings(pooled_embeddings(runner, task.texts, ablation, batch_size=batch_size)))
     results = list(runner.iter_results(task.texts, ablation=ablation, batch_size=batch_size,
-                                       cache=ablation is None))
+                                       cache=ablation is None, progress=False))  # one step of a sweep's bar
     return float(task.score(results))
 
 
@@ -154,7 +154,7 @@ def sweep_heads(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(units), desc=f"sweep ({mode})", unit="ablation")
+        bar = tqdm(total=len(units), desc=f"sweep ({mode})", unit="ablation", delay=1.0)
     rows = []
     heads_arr = np.full((L, H), np.nan)
     layers_arr = np.full(L, np.nan)
@@ -229,7 +229,7 @@ def pruning_curve(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=n_steps, desc="pruning", unit="step")
+        bar = tqdm(total=n_steps, desc="pruning", unit="step", delay=1.0)
     try:
         for _ in range(n_steps):
             imp = head_importance(runner, task, mask=mask, batch_size=batch_size, progress=False, stack=stack)

@@ -114,14 +114,16 @@ class Task:
 
 
 def pooled_embedding(out: object, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of the last hidden state over valid tokens, (B, d) (what ``outputs["embedding"]`` holds), in torch."""
+    """Mean of the last hidden state over valid tokens, (B, d) (what ``outputs["embedding"]`` holds), in torch: float32
+    on the CPU, whatever the model's device and dtype, so that probes and losses built on the CPU apply (gradients
+    flow back through the move)."""
     hidden = getattr(out, "encoder_last_hidden_state", None)
     if hidden is None:
         hidden = getattr(out, "last_hidden_state", None)
     if hidden is None:
         hidden = out.hidden_states[-1]  # type: ignore[attr-defined]
-    m = mask.to(hidden.dtype).unsqueeze(-1)
-    return (hidden * m).sum(1) / m.sum(1).clamp_min(1.0)
+    m = mask.to(hidden.device, hidden.dtype).unsqueeze(-1)
+    return ((hidden * m).sum(1) / m.sum(1).clamp_min(1.0)).float().cpu()
 
 
 def _embeddings(results: Sequence[AttentionResult]) -> np.ndarray:
@@ -140,7 +142,7 @@ def sentiment_task(runner: Runner, *, test_size: float = 0.4, seed: int = 0, met
     if metric not in ("accuracy", "log_likelihood"):
         raise ValueError(f"metric must be 'accuracy' or 'log_likelihood', got {metric!r}")
     train, test = train_test_split_frame(load_sentiment(), test_size=test_size, seed=seed)
-    X = _embeddings(runner.run_batch(list(train.text), batch_size=batch_size))
+    X = _embeddings(runner.run_batch(list(train.text), batch_size=batch_size, progress=False))
     probe: Probe = fit_probe(X, train.label.to_numpy(), seed=seed)
     y = test.label.to_numpy()
     target = torch.from_numpy((y == probe.classes[1]).astype(np.float32))

@@ -97,6 +97,7 @@ def watch_ablation(
     query: str | None = None,
     k: int = 5,
     batch_size: int = 32,
+    progress: bool = True,
 ) -> WatchResult:
     """Run ``texts`` clean and with ``ablation`` and tabulate the watched outputs before and after.
 
@@ -115,6 +116,8 @@ def watch_ablation(
         The query, for ``"ranking"``.
     k : int
         Top-k for ``"mlm"``.
+    progress : bool
+        Show a ``tqdm.auto`` bar for each of the two runs once it has lasted a second.
     """
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings; wrap a single text in a list")
@@ -139,8 +142,9 @@ def watch_ablation(
         if query is None:
             raise ValueError("kind='ranking' needs query= (the sentence the texts are ranked against)")
         inputs.append(query)
-    before = runner.run_batch(inputs, batch_size=batch_size)
-    after = runner.run_batch(inputs, ablation=ablation, batch_size=batch_size) if ablation else before
+    before = runner.run_batch(inputs, batch_size=batch_size, progress=progress)
+    after = runner.run_batch(inputs, ablation=ablation, batch_size=batch_size, progress=progress) if ablation \
+        else before
     frames: list[pd.DataFrame] = []
     n = len(texts)
     if kind_s == "mlm":
