@@ -192,6 +192,65 @@ def _listing(folder: Path, most: int = 8) -> str:
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
+def _where(name: str | None) -> tuple[str, str, bool, Path]:
+    """(path or hub id, display name, is a local folder, the path) for ``name``; ModelLoadError for an empty name,
+    a file, a missing local path or a folder without config.json, before anything is loaded."""
+    if name is not None and not str(name).strip():
+        raise ModelLoadError(f"the model name is empty ({name!r}): pass a hub id such as 'bert-base-uncased' or a "
+                             "local folder, or call without `model=` to use the bundled default")
+    path = default_model_path() if name is None else str(name)
+    bundled = name is None or model_key(name) == model_key(None)
+    display = "all-MiniLM-L6-v2 (bundled)" if bundled else str(name)
+    where_path = Path(path).expanduser()
+    local = where_path.is_dir()
+    if where_path.is_file():
+        raise ModelLoadError(f"model path {path!r} is a file, not a folder: pass the folder that holds config.json "
+                             "and the tokenizer files (what `save_pretrained` writes), or a hub id")
+    if not local and path.startswith((".", "~", "/", "\\")):
+        raise ModelLoadError(f"model folder {path!r} does not exist: pass an existing folder or a hub id")
+    if local and not (where_path / "config.json").is_file():
+        raise ModelLoadError(
+            f"model folder {path!r} has no config.json (it holds {_listing(where_path)}): a model folder needs the "
+            "config.json, weights and tokenizer files that `model.save_pretrained(folder)` and "
+            "`tokenizer.save_pretrained(folder)` write"
+        )
+
+    return path, display, local, where_path
+
+
+def _model_info(config: Any, tokenizer: Any, kind: ModelKind, display: str, revision: str | None,
+                torch_dtype: torch.dtype, torch_device: torch.device) -> ModelInfo:
+    """The ModelInfo of a loaded model: its stacks' shapes read from the config, whatever the family names them."""
+    base_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    n_layers = int(getattr(base_config, "num_hidden_layers", 0) or getattr(base_config, "encoder_layers", 0)
+                   or getattr(base_config, "n_layer", 0) or getattr(base_config, "num_layers", 0))
+    n_heads = int(getattr(base_config, "num_attention_heads", 0) or getattr(base_config, "encoder_attention_heads", 0)
+                  or getattr(base_config, "n_head", 0) or getattr(base_config, "num_heads", 0))
+    hidden = int(getattr(base_config, "hidden_size", 0) or getattr(base_config, "d_model", 0)
+                 or getattr(base_config, "n_embd", 0))
+    head_dim = int(getattr(base_config, "head_dim", 0) or getattr(base_config, "d_kv", 0)
+                   or (hidden // n_heads if n_heads else 0))
+    n_kv = int(getattr(base_config, "num_key_value_heads", 0) or n_heads)
+    info = ModelInfo(
+        name=display,
+        kind=kind,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        max_length=_max_length(base_config, tokenizer),
+        revision=revision,
+        model_type=str(config.model_type),
+        n_kv_heads=n_kv,
+        head_dim=head_dim,
+        n_decoder_layers=int(getattr(base_config, "decoder_layers", 0) or getattr(base_config, "num_decoder_layers", 0)
+                             or (n_layers if kind == "encoder-decoder" else 0)),
+        n_decoder_heads=int(getattr(base_config, "decoder_attention_heads", 0)
+                            or (n_heads if kind == "encoder-decoder" else 0)),
+        dtype=str(torch_dtype).removeprefix("torch."),
+        device=str(torch_device),
+    )
+    return info
+
+
 def load(name: str | None = None, revision: str | None = None, *, device: str | torch.device | None = None,
          dtype: str | torch.dtype | None = None) -> LoadedModel:
     """Load ``name`` (hub id or local folder; the bundled model when None) for attention work.
@@ -214,25 +273,7 @@ def load(name: str | None = None, revision: str | None = None, *, device: str | 
 
     torch_device, torch_dtype = resolve_device(device), resolve_dtype(dtype)  # before anything slow
     control.register()
-    if name is not None and not str(name).strip():
-        raise ModelLoadError(f"the model name is empty ({name!r}): pass a hub id such as 'bert-base-uncased' or a "
-                             "local folder, or call without `model=` to use the bundled default")
-    path = default_model_path() if name is None else str(name)
-    bundled = name is None or model_key(name) == model_key(None)
-    display = "all-MiniLM-L6-v2 (bundled)" if bundled else str(name)
-    where_path = Path(path).expanduser()
-    local = where_path.is_dir()
-    if where_path.is_file():
-        raise ModelLoadError(f"model path {path!r} is a file, not a folder: pass the folder that holds config.json "
-                             "and the tokenizer files (what `save_pretrained` writes), or a hub id")
-    if not local and path.startswith((".", "~", "/", "\\")):
-        raise ModelLoadError(f"model folder {path!r} does not exist: pass an existing folder or a hub id")
-    if local and not (where_path / "config.json").is_file():
-        raise ModelLoadError(
-            f"model folder {path!r} has no config.json (it holds {_listing(where_path)}): a model folder needs the "
-            "config.json, weights and tokenizer files that `model.save_pretrained(folder)` and "
-            "`tokenizer.save_pretrained(folder)` write"
-        )
+    path, display, local, where_path = _where(name)
 
     def failed(where: str, exc: Exception) -> ModelLoadError:
         return ModelLoadError(
@@ -277,32 +318,6 @@ def load(name: str | None = None, revision: str | None = None, *, device: str | 
     model.to(torch_device)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
-    base_config = config.get_text_config() if hasattr(config, "get_text_config") else config
-    n_layers = int(getattr(base_config, "num_hidden_layers", 0) or getattr(base_config, "encoder_layers", 0)
-                   or getattr(base_config, "n_layer", 0) or getattr(base_config, "num_layers", 0))
-    n_heads = int(getattr(base_config, "num_attention_heads", 0) or getattr(base_config, "encoder_attention_heads", 0)
-                  or getattr(base_config, "n_head", 0) or getattr(base_config, "num_heads", 0))
-    hidden = int(getattr(base_config, "hidden_size", 0) or getattr(base_config, "d_model", 0)
-                 or getattr(base_config, "n_embd", 0))
-    head_dim = int(getattr(base_config, "head_dim", 0) or getattr(base_config, "d_kv", 0)
-                   or (hidden // n_heads if n_heads else 0))
-    n_kv = int(getattr(base_config, "num_key_value_heads", 0) or n_heads)
-    info = ModelInfo(
-        name=display,
-        kind=kind,
-        n_layers=n_layers,
-        n_heads=n_heads,
-        max_length=_max_length(base_config, tokenizer),
-        revision=revision,
-        model_type=str(config.model_type),
-        n_kv_heads=n_kv,
-        head_dim=head_dim,
-        n_decoder_layers=int(getattr(base_config, "decoder_layers", 0) or getattr(base_config, "num_decoder_layers", 0)
-                             or (n_layers if kind == "encoder-decoder" else 0)),
-        n_decoder_heads=int(getattr(base_config, "decoder_attention_heads", 0)
-                            or (n_heads if kind == "encoder-decoder" else 0)),
-        dtype=str(torch_dtype).removeprefix("torch."),
-        device=str(torch_device),
-    )
+    info = _model_info(config, tokenizer, kind, display, revision, torch_dtype, torch_device)
     control.register_sites(model, kind)
     return LoadedModel(model=model, tokenizer=tokenizer, info=info, head=head, device=torch_device, dtype=torch_dtype)
