@@ -69,7 +69,9 @@ def test_precision_and_scope_trade_size(tmp_path):
     sizes = {p: len(page_html(w, precision=p)) for p in ("float32", "float16", "uint8")}
     assert sizes["uint8"] < sizes["float16"] < sizes["float32"]
     view = page_html(w, scope="view")
-    assert len(view) < sizes["uint8"] / 3
+    saved = {"view": len(json.dumps(_data(view)["replies"])),  # the data each page carries (its JS is the same)
+             "all": len(json.dumps(_data(page_html(w, precision="uint8"))["replies"]))}
+    assert saved["view"] < saved["all"] / 10
     assert len(_data(view)["replies"]) == 1
     data = _data(page_html(w, precision="uint8"))
     reply = next(iter(data["replies"].values()))

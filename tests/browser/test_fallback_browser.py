@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ARTIFACTS, CHROMIUM_ARGS
+from conftest import ARTIFACTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,14 +61,12 @@ def test_executed_bundles_carry_picture_and_description(exported):
         assert 2_000 < len(data["image/png"]) < 400_000
 
 
-def test_offline_html_shows_the_pictures(exported, chromium_path):
-    from playwright.sync_api import sync_playwright
-
+def test_offline_html_shows_the_pictures(exported, browser):
+    """The session's one Chromium (a second sync Playwright in the same process fails inside its asyncio loop)."""
     html, _ = exported
     refused: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    try:
 
         def route(r):
             if r.request.url.startswith("file:"):
@@ -97,7 +95,8 @@ def test_offline_html_shows_the_pictures(exported, chromium_path):
             })""")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "fallback_offline_html.png"), full_page=True)
-        browser.close()
+    finally:
+        page.close()
     assert len(images) == 2, images
     for img in images:
         assert img["bytes"] > 5_000 and img["w"] > 200 and img["h"] > 150 and img["shown"] > 100, img
