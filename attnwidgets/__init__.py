@@ -12,9 +12,9 @@ imports neither torch nor the widgets; they load when first used.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from .lazy import attach
 from .result import AttentionResult, ModelInfo
 
 
@@ -93,17 +93,7 @@ _LAZY: dict[str, str] = {
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'attnwidgets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = attach("attnwidgets", _LAZY, ["AttentionResult", "ModelInfo", "__version__"])
 
 
 def load_ipython_extension(ipython: Any) -> None:

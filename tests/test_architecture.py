@@ -34,6 +34,8 @@ FORBIDDEN: dict[str, set[str]] = {
     "data": {"torch", "transformers", "anywidget", "traitlets", "matplotlib", "runner", "studies", "analysis",
              "viewdata", "widgets", "plots", "teaching", "export", "cli", "magics", "fallback"},
 }
+# lazy.py (a package's lazy names) imports nothing of ours, like result.
+FORBIDDEN["lazy"] = FORBIDDEN["result"]
 # qk_result is part of the result layer.
 FORBIDDEN["qk_result"] = FORBIDDEN["result"]
 

@@ -24,8 +24,8 @@ Importing this package imports none of them (and so neither torch) until a name 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+
+from ..lazy import attach
 
 # name -> module that defines it; resolved on first use.
 _LAZY: dict[str, str] = {
@@ -58,14 +58,4 @@ __all__ = [*_LAZY]
 _MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "sweeps", "tasks", "watch"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'attnwidgets.studies' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*__all__, *_MODULES])
+__getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -15,8 +15,8 @@ is used. ``positional`` and ``masks`` re-export :mod:`attnwidgets.viewdata.posit
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+
+from ..lazy import attach
 
 # name -> module that defines it; resolved on first use so that numpy-only submodules never pull in torch.
 _LAZY: dict[str, str] = {
@@ -35,14 +35,5 @@ _LAZY: dict[str, str] = {
 __all__ = [*_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'attnwidgets.teaching' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*__all__, "masks", "positional", "tasks", "training", "transformer"])
+_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer"]
+__getattr__, __dir__ = attach("attnwidgets.teaching", _LAZY, _SUBMODULES)
