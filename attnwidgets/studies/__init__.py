@@ -24,7 +24,6 @@ Importing this package imports none of them (and so neither torch) until a name 
 
 from __future__ import annotations
 
-
 from ..lazy import attach
 
 # name -> module that defines it; resolved on first use.

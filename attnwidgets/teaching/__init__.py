@@ -15,7 +15,6 @@ is used. ``positional`` and ``masks`` re-export :mod:`attnwidgets.viewdata.posit
 
 from __future__ import annotations
 
-
 from ..lazy import attach
 
 # name -> module that defines it; resolved on first use so that numpy-only submodules never pull in torch.
