@@ -88,6 +88,9 @@ _LAZY: dict[str, str] = {
     "plot_token_attention": "attnwidgets.plots",
     "plot_entropy_by_layer": "attnwidgets.plots",
     "plot_head_clusters": "attnwidgets.plots",
+    "set_dense_budget": "attnwidgets.attention_stack",
+    "dense_budget": "attnwidgets.attention_stack",
+    "AttentionTooLargeError": "attnwidgets.attention_stack",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

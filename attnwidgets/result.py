@@ -8,17 +8,21 @@ Notation used across the package: ``attention[layer, head, query, key]`` is the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
+from .attention_stack import AttentionTooLargeError, LazyStack, block_rows, stack_rows, stack_shape
+
 ModelKind = Literal["encoder", "decoder", "encoder-decoder"]
 AttentionKind = Literal["self", "encoder", "decoder", "cross"]
 
-__all__ = ["AttentionKind", "AttentionResult", "InvalidAttentionError", "ModelInfo", "ModelKind", "check_attention",
-           "head_matrix"]
+__all__ = ["AttentionKind", "AttentionResult", "AttentionTooLargeError", "InvalidAttentionError", "ModelInfo",
+           "ModelKind", "check_attention", "head_matrix"]
+
+_STACKS = ("attention", "decoder_attention", "cross_attention")
 
 
 @dataclass(frozen=True)
@@ -136,10 +140,11 @@ class AttentionResult:
 
     def __post_init__(self) -> None:
         n = len(self.tokens)
-        if self.attention.ndim != 4 or self.attention.shape[2:] != (n, n):
+        shape = tuple(self.stack("self").shape)
+        if len(shape) != 4 or shape[2:] != (n, n):
             raise ValueError(
                 f"attention must be [layer, head, query, key] with {n} queries and keys, "
-                f"got shape {self.attention.shape}"
+                f"got shape {shape}"
             )
         for name in ("token_ids", "word_ids", "segment_ids", "special_mask"):
             arr = getattr(self, name)
@@ -155,11 +160,94 @@ class AttentionResult:
 
     @property
     def n_layers(self) -> int:
-        return int(self.attention.shape[0])
+        return stack_shape(self.stack("self"))[0]
 
     @property
     def n_heads(self) -> int:
-        return int(self.attention.shape[1])
+        return stack_shape(self.stack("self"))[1]
+
+    # -- attention at any length -----------------------------------------------------------------------------------
+
+    def stack(self, kind: AttentionKind = "self") -> np.ndarray | LazyStack:
+        """The attention of ``kind`` as it is held: a dense array, or a :class:`~attnwidgets.attention_stack.LazyStack`
+        of queries and keys for a long input. Nothing is computed; use it to pass attention on without building it."""
+        name = {"self": "attention", "encoder": "attention", "decoder": "decoder_attention",
+                "cross": "cross_attention"}.get(kind)
+        if name is None:
+            raise ValueError(f"unknown attention kind {kind!r}; choose one of 'self', 'encoder', 'decoder', 'cross'")
+        held = self.__dict__[name]
+        if held is None:
+            raise ValueError(f"this result has no {kind!r} attention: it came from a {self.model.kind} model")
+        return held
+
+    @property
+    def is_lazy(self) -> bool:
+        """Whether attention is kept as queries and keys (a long input) rather than as a dense array."""
+        return isinstance(self.__dict__["attention"], LazyStack)
+
+    def attention_shape(self, kind: AttentionKind = "self") -> tuple[int, int, int, int]:
+        """(layers, heads, queries, keys) of one kind of attention, without building it."""
+        return stack_shape(self.stack(kind))
+
+    def dense_nbytes(self, kind: AttentionKind = "self") -> int:
+        """Bytes the dense float32 ``[layer, head, query, key]`` array of ``kind`` takes (or would take)."""
+        return int(np.prod(self.attention_shape(kind), dtype=np.int64)) * 4
+
+    def head(self, layer: int, head: int, kind: AttentionKind = "self") -> np.ndarray:
+        """One head's (query, key) weights, float32; ``head=-1`` is the mean over the layer's heads.
+
+        Works at any length: a long input's head is rebuilt from its queries and keys.
+
+        Examples
+        --------
+        >>> r = AttentionResult.from_arrays(np.full((1, 2, 2, 2), 0.5, np.float32), ["a", "b"])
+        >>> r.head(0, 1).tolist(), r.head(0, -1).shape
+        ([[0.5, 0.5], [0.5, 0.5]], (2, 2))
+        """
+        L, H, T, _S = self.attention_shape(kind)
+        _check_layer_head(layer, head, L, H)
+        return self.rows(layer, 0, T, kind=kind, head=head)
+
+    def rows(self, layer: int, start: int, stop: int, kind: AttentionKind = "self",
+             head: int | None = None) -> np.ndarray:
+        """Rows ``start..stop`` (queries) of a layer: (head, rows, key) for all heads, (rows, key) for one head, or
+        their mean with ``head=-1``. The way to read a long input's attention a block at a time.
+
+        Examples
+        --------
+        >>> r = AttentionResult.from_arrays(np.eye(3, dtype=np.float32)[None, None], ["a", "b", "c"])
+        >>> r.rows(0, 1, 3).shape, r.rows(0, 2, 3, head=0).tolist()
+        ((1, 2, 3), [[0.0, 0.0, 1.0]])
+        """
+        L, H, T, _S = self.attention_shape(kind)
+        _check_layer_head(layer, -1 if head is None else head, L, H)
+        if not (isinstance(start, (int, np.integer)) and isinstance(stop, (int, np.integer))) \
+                or not 0 <= start <= stop <= T:
+            raise IndexError(f"rows {start!r}..{stop!r} are outside the {T} queries (0 <= start <= stop <= {T})")
+        return stack_rows(self.stack(kind), layer, int(start), int(stop), head)
+
+    def iter_blocks(self, kind: AttentionKind = "self", rows: int | None = None,
+                    layers: Sequence[int] | None = None) -> Iterator[tuple[int, int, int, np.ndarray]]:
+        """``(layer, start, stop, block)`` through every layer in blocks of rows; ``block`` is (head, rows, key).
+
+        The block height defaults to what fits in 32 MB, so any statistic that is a sum or mean over rows can be
+        computed at any length with bounded memory.
+
+        Examples
+        --------
+        >>> r = AttentionResult.from_arrays(np.full((2, 1, 4, 4), 0.25, np.float32), list("abcd"))
+        >>> [(l, a, b) for l, a, b, _ in r.iter_blocks(rows=3)]
+        [(0, 0, 3), (0, 3, 4), (1, 0, 3), (1, 3, 4)]
+        """
+        L, H, T, S = self.attention_shape(kind)
+        step = rows or block_rows(H, S)
+        if step < 1:
+            raise ValueError(f"rows must be at least 1, got {rows}")
+        stack = self.stack(kind)
+        for layer in (range(L) if layers is None else layers):
+            for start in range(0, T, step):
+                stop = min(T, start + step)
+                yield layer, start, stop, stack_rows(stack, layer, start, stop)
 
     @property
     def kinds(self) -> list[AttentionKind]:
@@ -191,9 +279,16 @@ class AttentionResult:
             return self.cross_attention, self.target_tokens, self.tokens
         raise ValueError(f"unknown attention kind {kind!r}; choose one of 'self', 'encoder', 'decoder', 'cross'")
 
-    def with_attention(self, attention: np.ndarray, **changes: Any) -> AttentionResult:
+    def with_attention(self, attention: np.ndarray | LazyStack, **changes: Any) -> AttentionResult:
         """A copy with another attention array (e.g. a word-level or ablated one)."""
-        return replace(self, attention=attention, **changes)
+        return self.replace(attention=attention, **changes)
+
+    def replace(self, **changes: Any) -> AttentionResult:
+        """A copy with some fields changed (``dataclasses.replace``, but a long input's attention is passed on as
+        queries and keys rather than built)."""
+        fields_ = {f.name: self.__dict__[f.name] for f in self.__dataclass_fields__.values() if f.init}
+        fields_.update(changes)
+        return type(self)(**fields_)
 
     def freeze(self) -> AttentionResult:
         """Make every array of this result read-only, in place, and return it.
@@ -213,6 +308,9 @@ class AttentionResult:
         arrays += [v for v in self.outputs.values() if isinstance(v, np.ndarray)]
         for a in arrays:
             a.flags.writeable = False
+        for v in self.__dict__.values():
+            if isinstance(v, LazyStack):
+                v.freeze()
         return self
 
     @property
@@ -220,7 +318,7 @@ class AttentionResult:
         """Bytes held by the arrays (what the result cache counts)."""
         total = 0
         for value in self.__dict__.values():
-            if isinstance(value, np.ndarray):
+            if isinstance(value, (np.ndarray, LazyStack)):
                 total += value.nbytes
         total += sum(v.nbytes for v in self.outputs.values() if isinstance(v, np.ndarray))
         return total
@@ -336,6 +434,33 @@ layer 0, head 0, query 0's weights sum to 1.2 over the keys, and 2 of 2 rows do 
             f"AttentionResult({self.model.name!r}, {text!r}, {self.n_tokens} tokens, "
             f"{self.n_layers} layers x {self.n_heads} heads{extra}{abl})"
         )
+
+
+def _stack_property(name: str, what: str) -> property:
+    """``result.attention`` (and the decoder and cross stacks): the dense array, built from queries and keys when the
+    result holds them and it fits :func:`~attnwidgets.attention_stack.dense_budget`, else a clear error."""
+
+    def get(self: AttentionResult) -> Any:
+        held = self.__dict__[name]
+        if isinstance(held, LazyStack):
+            return held.dense(what)
+        return held
+
+    def set_(self: AttentionResult, value: Any) -> None:  # the dataclass __init__ only; frozen otherwise
+        self.__dict__[name] = value
+
+    return property(get, set_, doc=f"{what}, dense [layer, head, query, key] float32 (see AttentionResult.stack)")
+
+
+for _name, _what in zip(_STACKS, ("the attention", "the decoder attention", "the cross-attention"), strict=True):
+    setattr(AttentionResult, _name, _stack_property(_name, _what))
+
+
+def _check_layer_head(layer: Any, head: Any, n_layers: int, n_heads: int) -> None:
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n_layers:
+        raise IndexError(f"layer {layer!r} is out of range: the model has {n_layers} layers (0..{n_layers - 1})")
+    if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not -1 <= head < n_heads:
+        raise IndexError(f"head {head!r} is out of range: layers have {n_heads} heads (0..{n_heads - 1}, -1 = mean)")
 
 
 def _real_array(values: Any, what: str) -> np.ndarray:

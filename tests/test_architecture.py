@@ -36,7 +36,8 @@ FORBIDDEN: dict[str, set[str]] = {
 }
 # lazy.py (a package's lazy names) imports nothing of ours, like result.
 FORBIDDEN["lazy"] = FORBIDDEN["result"]
-# qk_result is part of the result layer.
+# qk_result and attention_stack are part of the result layer.
+FORBIDDEN["attention_stack"] = FORBIDDEN["result"]
 FORBIDDEN["qk_result"] = FORBIDDEN["result"]
 
 

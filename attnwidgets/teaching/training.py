@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -334,7 +334,7 @@ def train(
 
     def snapshot(step: int) -> None:
         result = attention_result(model, task, probe_tokens, probe_target)
-        run.checkpoints[step] = replace(result, outputs={**result.outputs, "step": np.array(step)})
+        run.checkpoints[step] = result.replace(outputs={**result.outputs, "step": np.array(step)})
         run.checkpoint_accuracy[step] = evaluate(model, task, held_out)
 
     with _torch_threads(threads):
