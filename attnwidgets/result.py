@@ -252,7 +252,7 @@ class AttentionResult:
     @property
     def kinds(self) -> list[AttentionKind]:
         """Attention kinds this result holds: ``["self"]``, or ``["encoder", "decoder", "cross"]``."""
-        if self.cross_attention is None:
+        if self.__dict__["cross_attention"] is None:
             return ["self"]
         return ["encoder", "decoder", "cross"]
 
@@ -271,12 +271,13 @@ class AttentionResult:
         """
         if kind in ("self", "encoder"):
             return self.attention, self.tokens, self.tokens
-        if self.cross_attention is None or self.decoder_attention is None or self.target_tokens is None:
+        if self.__dict__["cross_attention"] is None or self.__dict__["decoder_attention"] is None \
+                or self.target_tokens is None:
             raise ValueError(f"this result has no {kind!r} attention: it came from a {self.model.kind} model")
         if kind == "decoder":
-            return self.decoder_attention, self.target_tokens, self.target_tokens
+            return _dense(self.decoder_attention), self.target_tokens, self.target_tokens
         if kind == "cross":
-            return self.cross_attention, self.target_tokens, self.tokens
+            return _dense(self.cross_attention), self.target_tokens, self.tokens
         raise ValueError(f"unknown attention kind {kind!r}; choose one of 'self', 'encoder', 'decoder', 'cross'")
 
     def with_attention(self, attention: np.ndarray | LazyStack, **changes: Any) -> AttentionResult:
@@ -454,6 +455,12 @@ def _stack_property(name: str, what: str) -> property:
 
 for _name, _what in zip(_STACKS, ("the attention", "the decoder attention", "the cross-attention"), strict=True):
     setattr(AttentionResult, _name, _stack_property(_name, _what))
+
+
+def _dense(held: np.ndarray | None) -> np.ndarray:
+    if held is None:
+        raise ValueError("this result has no attention of that kind")
+    return held
 
 
 def _check_layer_head(layer: Any, head: Any, n_layers: int, n_heads: int) -> None:

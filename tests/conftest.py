@@ -217,3 +217,66 @@ def bundled():
     import attnwidgets as aw
 
     return aw.get_runner()
+
+
+@pytest.fixture(scope="session")
+def tiny_mistral(tmp_path_factory) -> str:
+    """Mistral-style decoder: RoPE, GQA (4 query heads, 2 key/value heads) and a sliding window of 4 keys."""
+    import torch
+    from transformers import MistralConfig, MistralForCausalLM
+
+    torch.manual_seed(7)
+    tok = _bpe_tokenizer()
+    cfg = MistralConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, hidden_size=32,
+                        intermediate_size=64, vocab_size=len(tok), max_position_embeddings=64, sliding_window=4,
+                        bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    return _save(MistralForCausalLM(cfg), tok, tmp_path_factory.mktemp("tiny_mistral"))
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma2(tmp_path_factory) -> str:
+    """Gemma-2-style decoder: attention-logit soft-capping (a small cap, so it bites), sliding and full layers."""
+    import torch
+    from transformers import Gemma2Config, Gemma2ForCausalLM
+
+    torch.manual_seed(8)
+    tok = _bpe_tokenizer()
+    cfg = Gemma2Config(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, hidden_size=32,
+                       intermediate_size=64, vocab_size=len(tok), max_position_embeddings=64, sliding_window=4,
+                       attn_logit_softcapping=0.5, query_pre_attn_scalar=8, bos_token_id=0, eos_token_id=0,
+                       pad_token_id=0)
+    return _save(Gemma2ForCausalLM(cfg), tok, tmp_path_factory.mktemp("tiny_gemma2"))
+
+
+@pytest.fixture(scope="session")
+def tiny_t5(tmp_path_factory) -> str:
+    """T5 encoder-decoder, 2 + 2 layers x 4 heads, relative-position bias buckets, WordPiece vocabulary."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(9)
+    tok = _bert_tokenizer()
+    cfg = T5Config(num_layers=2, num_decoder_layers=2, num_heads=4, d_model=32, d_kv=8, d_ff=64,
+                   vocab_size=tok.vocab_size, relative_attention_num_buckets=8, relative_attention_max_distance=16,
+                   pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id,
+                   decoder_start_token_id=tok.pad_token_id)
+    model = T5ForConditionalGeneration(cfg)
+    with torch.no_grad():  # a bias big enough to shape the maps
+        for stack in (model.encoder, model.decoder):
+            stack.block[0].layer[0].SelfAttention.relative_attention_bias.weight.normal_(0, 2.0)
+    return _save(model, tok, tmp_path_factory.mktemp("tiny_t5"))
+
+
+@pytest.fixture(scope="session")
+def tiny_marian(tmp_path_factory) -> str:
+    """Marian encoder-decoder (sinusoidal positions), 2 + 2 layers x 4 heads, WordPiece vocabulary."""
+    import torch
+    from transformers import MarianConfig, MarianMTModel
+
+    torch.manual_seed(10)
+    tok = _bert_tokenizer()
+    cfg = MarianConfig(encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+                       d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=tok.vocab_size,
+                       max_position_embeddings=64, pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id,
+                       decoder_start_token_id=tok.pad_token_id, forced_eos_token_id=None)
+    return _save(MarianMTModel(cfg), tok, tmp_path_factory.mktemp("tiny_marian"))

@@ -19,10 +19,12 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from torch import nn
+
+from . import capture
 
 Stack = Literal["self", "encoder", "decoder", "cross"]
 
@@ -206,7 +208,7 @@ def attnwidgets_attention(
     scaling: float | None = None,
     dropout: float = 0.0,
     **kwargs: object,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """The function registered as ``attn_implementation="attnwidgets"``: eager attention plus hooks.
 
     Attention is computed in float32 whatever the model's dtype: for a float16 or bfloat16 model, query, key, value
@@ -222,6 +224,9 @@ def attnwidgets_attention(
         out, weights = attnwidgets_attention(module, query, key, value, attention_mask, scaling=scaling,
                                              dropout=dropout, **kwargs)
         return out.to(dtype), weights
+    held = capture.current()
+    if held is not None and site is not None:  # capture mode: queries and keys kept, no n x n weights built
+        return capture.captured_attention(held, site, module, query, key, value, attention_mask, scaling, **kwargs)
     given = _substitutes.get()
     if given is not None and site is not None and site in given:
         weights, out = given[site]  # the clean run's, for an input known to be unchanged
@@ -268,7 +273,18 @@ def _recompute_heads(out: torch.Tensor, before: torch.Tensor, after: torch.Tenso
 def register() -> None:
     """Register the attention function and its mask builder with transformers (idempotent)."""
     from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+    from transformers.masking_utils import AttentionMaskInterface
 
     AttentionInterface.register(ATTN_IMPLEMENTATION, attnwidgets_attention)
-    AttentionMaskInterface.register(ATTN_IMPLEMENTATION, eager_mask)
+    AttentionMaskInterface.register(ATTN_IMPLEMENTATION, _mask)
+
+
+def _mask(*args: Any, **kwargs: Any) -> torch.Tensor | None:
+    """The mask builder of our attention: eager's float masks, or SDPA's while capturing (None for a plain causal or
+    unpadded input, a bool mask otherwise), so capture mode never builds an n x n float mask it does not need."""
+    from transformers.masking_utils import eager_mask, sdpa_mask
+
+    if capture.current() is not None:
+        kwargs.pop("dtype", None)
+        return sdpa_mask(*args, **kwargs)
+    return eager_mask(*args, **kwargs)

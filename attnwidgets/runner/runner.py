@@ -5,14 +5,16 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Hashable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
 
+from ..attention_stack import LazyStack, dense_budget, format_bytes
 from ..result import AttentionResult, InvalidAttentionError, ModelInfo, check_attention
 from . import control
 from .cache import ByteLRU
+from .capture import Capture, capturing
 from .encoding import Encoded, Tokenising, Truncation, check_text
 from .loading import AttentionUnavailableError, LoadedModel, load, model_key, resolve_device, resolve_dtype
 from .partial import ReplayState, forward_ablated
@@ -122,22 +124,52 @@ class Runner(Tokenising):
         enc: Encoded,
         hooks: Sequence[control.AttentionHook] = (),
         grad: bool = False,
+        capture: Capture | None = None,
         **kwargs: Any,
     ) -> Any:
         """One forward pass with attention weights (and hidden states) returned; counted in ``n_forward``.
 
         ``enc`` stays on the CPU; its tensors (and tensor ``kwargs``, such as labels) are moved to :attr:`device` for
         the call, and the outputs stay there (callers take what they keep to the CPU).
+
+        With a ``capture`` (:mod:`attnwidgets.runner.capture`), no attention weights are built: each layer's queries
+        and keys go into the capture, its output comes from a fused kernel, and the model returns no attentions.
         """
         self.n_forward += 1
         context = torch.enable_grad() if grad else torch.inference_mode()
         device = self.device
         inputs = {k: v.to(device) for k, v in enc.inputs.items()}
         kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        if capture is not None:
+            if hooks:
+                raise ValueError("hooks edit attention weights, and capture mode builds none: run them without it")
+            if self.head == "causal-lm" and inputs["input_ids"].shape[0] == 1:
+                kwargs.setdefault("logits_to_keep", 1)  # the next token's logits only, not n x vocab
+            with context, capturing(capture):
+                return self.model(**inputs, output_attentions=False, output_hidden_states=self.head == "causal-lm",
+                                  return_dict=True, **kwargs)
         with context, control.attention_hooks(hooks):
             return self.model(
                 **inputs, output_attentions=True, output_hidden_states=True, return_dict=True, **kwargs
             )
+
+    def dense_nbytes(self, n_source: int, n_target: int = 0) -> int:
+        """Bytes a result's dense float32 attention takes for ``n_source`` (and ``n_target``) tokens."""
+        i = self.info
+        total = i.n_layers * i.n_heads * n_source * n_source
+        if i.kind == "encoder-decoder":
+            total += i.n_decoder_layers * i.n_decoder_heads * (n_target * n_target + n_target * n_source)
+        return 4 * total
+
+    def keeps_lazy(self, enc: Encoded) -> bool:
+        """Whether the batch ``enc``'s attention is kept as queries and keys: some input's dense attention would be
+        bigger than :func:`~attnwidgets.attention_stack.dense_budget`."""
+        src = enc.inputs["attention_mask"].sum(1) if "attention_mask" in enc.inputs else \
+            torch.full((enc.inputs["input_ids"].shape[0],), enc.inputs["input_ids"].shape[1])
+        tgt = enc.inputs["decoder_attention_mask"].sum(1) if "decoder_attention_mask" in enc.inputs else \
+            torch.zeros_like(src)
+        need = max(self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True))
+        return need > dense_budget()
 
     def run(
         self,
@@ -252,13 +284,21 @@ class Runner(Tokenising):
                 if todo:
                     enc = self.encode([texts[i] for i in todo], [pairs[i] for i in todo],
                                       [tgts[i] for i in todo], truncation)
+                    held = Capture() if self.keeps_lazy(enc) else None
+                    if held is not None and hooks:
+                        longest = int(enc.inputs["input_ids"].shape[1])
+                        raise ValueError(
+                            f"an ablation edits dense attention weights, and {longest} tokens of {self.info.name!r} "
+                            f"would take {format_bytes(self.dense_nbytes(longest))} of them, more than the dense "
+                            f"budget ({format_bytes(dense_budget())}). Ablate a shorter text, or raise the budget "
+                            "with attnwidgets.set_dense_budget(nbytes)")
                     if hooks:  # ablated: replay the layers below the first edited one from the clean run
                         clean = [self.cache_key(texts[i], pairs[i], tgts[i], None, truncation) for i in todo]
                         out = forward_ablated(self, enc, hooks, ablation, clean)
                     else:
-                        out = self.forward(enc, hooks)
+                        out = self.forward(enc, hooks, capture=held)
                     for row, i in enumerate(todo):
-                        res = self.to_result(enc, out, row, ablation)
+                        res = self.to_result(enc, out, row, ablation, capture=held)
                         fresh[i] = res
                         if cache:
                             self.cache.put(keys[i - start], res, res.nbytes)
@@ -272,16 +312,20 @@ class Runner(Tokenising):
 
     # -- converting ----------------------------------------------------------------------------------------------
 
-    def to_result(self, enc: Encoded, out: Any, row: int, ablation: Any) -> AttentionResult:
+    def to_result(self, enc: Encoded, out: Any, row: int, ablation: Any,
+                  capture: Capture | None = None) -> AttentionResult:
         """Row ``row`` of a forward pass's output (:meth:`forward` of ``enc``) as a frozen, checked result.
 
         Padding is removed; the attention is checked to be one (head, query, key) map per layer whose rows sum to 1
         (not with an ``ablation``, which may zero or scale heads on purpose); the outputs the model's head gives are
-        added (embeddings, logits, masked-token logits).
+        added (embeddings, logits, masked-token logits). With the ``capture`` of a capture-mode forward, the result's
+        attention is a :class:`~attnwidgets.attention_stack.LazyStack` of queries and keys.
         """
         src = self.token_fields(enc, row)
         valid = src.pop("valid")
         kind = self.info.kind
+        if capture is not None:
+            return self._lazy_result(enc, out, row, capture, src, valid)
         self_att = getattr(out, "encoder_attentions" if kind == "encoder-decoder" else "attentions", None)
         if not self_att or any(a is None for a in self_att):
             raise AttentionUnavailableError(
@@ -315,6 +359,52 @@ class Runner(Tokenising):
             **src,
             **fields,
         ).freeze()  # cached and shared by every later run of this input: nobody may write into it
+
+    def _lazy_result(self, enc: Encoded, out: Any, row: int, capture: Capture, src: dict[str, Any],
+                     valid: torch.Tensor) -> AttentionResult:
+        """A capture-mode run's result: each stack as queries and keys, padding removed, a sample of rows checked."""
+        kind = self.info.kind
+        sidx = torch.nonzero(valid).flatten().numpy()
+        first = "encoder" if kind == "encoder-decoder" else "self"
+        attention = capture.stack(first, row, sidx, sidx)
+        if attention is None:
+            raise AttentionUnavailableError(
+                f"{self.info.name!r} made no attention call through attnwidgets' attention function. attnwidgets needs "
+                "a model whose attention layers go through transformers' attention interface (most models since "
+                "transformers 5); this one computes attention its own way. Try another checkpoint of a supported "
+                "architecture (BERT, GPT-2, BART, Llama)."
+            )
+        self._check_lazy(attention, "self-attention" if kind != "encoder-decoder" else "encoder self-attention")
+        fields: dict[str, Any] = {}
+        if kind == "encoder-decoder":
+            tgt = self.token_fields(enc, row, side="target")
+            tidx = torch.nonzero(tgt["valid"]).flatten().numpy()
+            decoder, cross = capture.stack("decoder", row, tidx, tidx), capture.stack("cross", row, tidx, sidx)
+            for stack, what in ((decoder, "decoder self-attention"), (cross, "cross-attention")):
+                if stack is None:
+                    raise AttentionUnavailableError(f"{self.info.name!r} made no {what} call through attnwidgets' "
+                                                    "attention function")
+                self._check_lazy(stack, what)
+            fields.update(target_text=enc.targets[row], target_tokens=tgt["tokens"],
+                          target_token_ids=tgt["token_ids"], decoder_attention=decoder, cross_attention=cross)
+        return AttentionResult(
+            attention=cast(np.ndarray, attention),  # a LazyStack: result.attention builds or refuses the array
+            model=self.info,
+            text=enc.texts[row],
+            text_pair=enc.pairs[row],
+            outputs=self._outputs(enc, out, row, valid),
+            truncated=enc.truncated[row] if enc.truncated else 0,
+            **src,
+            **fields,
+        ).freeze()
+
+    def _check_lazy(self, stack: LazyStack, what: str, sample: int = 16) -> None:
+        """:meth:`check_attention` on the first and last ``sample`` rows of every layer (rebuilt from queries and keys):
+        NaN in the model or weights that are not probabilities show there as they would anywhere."""
+        L, _H, T, _S = stack.shape
+        rows = sorted(set(range(min(T, sample))) | set(range(max(0, T - sample), T)))
+        block = np.stack([np.concatenate([stack.rows(layer, r, r + 1) for r in rows], axis=1) for layer in range(L)])
+        self.check_attention(block, what)
 
     def _attention(self, layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor,
                    what: str, rows: bool = True) -> np.ndarray:
@@ -388,7 +478,8 @@ class Runner(Tokenising):
                 outputs["mask_positions"] = positions.numpy().astype(np.int64)
                 outputs["mask_logits"] = logits[valid][positions].numpy()
             elif self.head == "causal-lm":
-                outputs["next_token_logits"] = logits[valid][-1].numpy()
+                kept = logits[valid] if logits.shape[0] == valid.shape[0] else logits  # logits_to_keep=1: the last
+                outputs["next_token_logits"] = kept[-1].numpy()
         return outputs
 
 
