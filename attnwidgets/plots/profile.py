@@ -23,7 +23,6 @@ from .style import colormap, lecture_fonts, new_figure, resolve_theme
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-_CMAPS = {"light": "Blues", "lecture": "viridis"}
 _ACCENT = {"light": "#d1242f", "lecture": "#d55e00"}
 
 
@@ -62,7 +61,8 @@ def plot_profile(
     theme : str, optional
         "light" or "lecture"; default the one :func:`attnwidgets.set_theme` chose.
     cmap : str, optional
-        A matplotlib colour map name; default the theme's.
+        A matplotlib colour map name; default "Blues" in both themes, as in the widget (text is read on its
+        colour, so the lowest weights must look like the white page).
     ax : matplotlib Axes, optional
         Draw the bars into it (no colour strip then).
 
@@ -92,7 +92,7 @@ def plot_profile(
     values = unit_sums(weights, starts)
     edges = np.append(starts, n_keys)
     vmax = float(values.max()) if len(values) and values.max() > 0 else 1.0
-    cm = colormap(cmap or _CMAPS.get(theme, "Blues"))
+    cm = colormap(cmap or "Blues")  # as in the widget: the lowest weights look like the page in both themes
     accent = _ACCENT.get(theme, "#d1242f")
     with lecture_fonts(theme):
         if ax is None:

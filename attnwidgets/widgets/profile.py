@@ -71,7 +71,7 @@ class AttentionProfile(ShowsResult, AttnWidget):
         "self", or "encoder" / "decoder" / "cross" for encoder-decoder results (cross: target queries over the
         source document).
     colormap : str
-        "blues", "viridis", "cividis", "greys" or "reds"; "" (default) the theme's.
+        "blues", "viridis", "cividis", "greys" or "reds"; "" (default) is blues in both themes.
     theme : str
         "light" or "lecture".
 
@@ -96,7 +96,8 @@ class AttentionProfile(ShowsResult, AttnWidget):
     """str, default "self": which attention; "encoder", "decoder" or "cross" for encoder-decoders."""
 
     colormap = Colormap().tag(sync=True)
-    """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
+    """str, default "" (blues in both themes: text is read on its colour, so the lowest weights look like the white
+    page): "blues", "viridis", "cividis", "greys" or "reds"."""
 
     query = Span().tag(sync=True)
     """list[int], [start, stop]: the query span (stop exclusive). Set it to an int ``i`` for the token ``i`` alone

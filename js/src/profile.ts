@@ -190,7 +190,9 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
     );
   }
 
-  const colormap = () => (model.get("colormap") || theme(model.get("theme")).colormap) as ColorMapName;
+  // "" is blues in both themes, not the theme's map: text is read on its colour, so the lowest weights must look
+  // like the page (white) and the highest stand out dark; viridis would turn a near-uniform profile into a dark wall.
+  const colormap = () => (model.get("colormap") || "blues") as ColorMapName;
 
   /** Colour every span by its unit's weight; mark the query span and the selected region. */
   function paint(): void {
@@ -198,6 +200,7 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
     applyTheme(root, t);
     const d = doc();
     if (!d || !weights) return;
+    const t0 = performance.now();
     if (docKind !== model.get("kind")) buildText();
     const st = starts();
     values = unitSums(weights, st);
@@ -227,12 +230,20 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
     title.textContent = `${userText(payload().title ?? "")} · ${model.get("kind")} attention · layer ${model.get(
       "layer",
     )} · ${head < 0 ? "mean of heads" : `head ${head}`} · ${d.pieces.length} tokens`;
-    Object.assign(text.dataset, { view: weightsKey, unit, vmax: String(vmax), units: String(values.length) });
+    // what is drawn, for tests: the profile's key, unit, colour-scale top, unit count, and the paint's milliseconds
+    Object.assign(text.dataset, {
+      view: weightsKey,
+      unit,
+      vmax: String(vmax),
+      units: String(values.length),
+      paintMs: (performance.now() - t0).toFixed(1),
+    });
   }
 
   function paintStrip(): void {
     const t = theme(model.get("theme"));
     const d = doc();
+    stripWidth = text.clientWidth;
     const width = Math.max(200, Math.floor(text.clientWidth || 600));
     const height = t.font + 14;
     const ctx = prepareCanvas(strip, width, height);
@@ -368,6 +379,14 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
       e.preventDefault();
     }),
   );
+
+  // The strip is as wide as the text box; it is drawn again when the box's width changes (the cell is resized).
+  let stripWidth = 0;
+  const resize = new ResizeObserver(() => {
+    if (text.clientWidth && text.clientWidth !== stripWidth && weights) paintStrip();
+  });
+  resize.observe(text);
+  cleanups.push(() => resize.disconnect());
 
   const rebuild = () => {
     hideTooltip(tooltip);
