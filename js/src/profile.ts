@@ -58,8 +58,8 @@ const CSS = `
 .aw-profile { display: block; }
 .aw-profile-text { white-space: pre-wrap; overflow-wrap: anywhere; overflow-y: auto; line-height: 1.7;
   max-height: min(52vh, 440px); border: 1px solid var(--aw-muted); border-radius: 3px; padding: 6px 8px;
-  margin-top: 6px; unicode-bidi: plaintext; }
-.aw-profile-text span { unicode-bidi: isolate; border-radius: 2px; cursor: pointer; padding: 1px 0; }
+  margin-top: 6px; unicode-bidi: isolate; contain: content; }
+.aw-profile-text span { border-radius: 2px; cursor: pointer; padding: 1px 0; }
 .aw-profile-text span.aw-q { outline: 2px solid var(--aw-accent); outline-offset: 0; font-weight: 700; }
 .aw-profile-text span.aw-sel { box-shadow: inset 0 -3px 0 var(--aw-accent); }
 .aw-profile-text span.aw-hover { outline: 1px dashed var(--aw-fg); }
@@ -88,6 +88,8 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
   );
   root.append(title, bar, errorBox, strip, legend, text, tooltip);
 
+  const born = performance.now(); // for data-first-paint-ms: render() to the first frame with the coloured text
+  let framed = false;
   const payload = () => model.get("_payload");
   let docKind = ""; // the kind whose document the text box holds
   let spans: HTMLSpanElement[] = [];
@@ -238,13 +240,20 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
       units: String(values.length),
       paintMs: (performance.now() - t0).toFixed(1),
     });
+    if (!framed) {
+      framed = true;
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          text.dataset.firstPaintMs = (performance.now() - born).toFixed(1);
+        }),
+      );
+    }
   }
 
   function paintStrip(): void {
     const t = theme(model.get("theme"));
     const d = doc();
-    stripWidth = text.clientWidth;
-    const width = Math.max(200, Math.floor(text.clientWidth || 600));
+    const width = Math.max(200, Math.floor(stripWidth || 600)); // measured by the ResizeObserver: no forced layout
     const height = t.font + 14;
     const ctx = prepareCanvas(strip, width, height);
     ctx.fillStyle = t.bg;
@@ -383,7 +392,9 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
   // The strip is as wide as the text box; it is drawn again when the box's width changes (the cell is resized).
   let stripWidth = 0;
   const resize = new ResizeObserver(() => {
-    if (text.clientWidth && text.clientWidth !== stripWidth && weights) paintStrip();
+    if (text.clientWidth === stripWidth) return;
+    stripWidth = text.clientWidth;
+    if (weights) paintStrip();
   });
   resize.observe(text);
   cleanups.push(() => resize.disconnect());
