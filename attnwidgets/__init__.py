@@ -46,6 +46,8 @@ _LAZY: dict[str, str] = {
     "ModelLoadError": "attnwidgets.runner",
     "AttentionUnavailableError": "attnwidgets.runner",
     "AttentionHeatmap": "attnwidgets.widgets",
+    "AttentionProfile": "attnwidgets.widgets",
+    "plot_profile": "attnwidgets.plots",
     "ModelView": "attnwidgets.widgets",
     "HeadView": "attnwidgets.widgets",
     "plot_model_view": "attnwidgets.plots",

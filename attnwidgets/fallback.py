@@ -156,12 +156,16 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
     def clusters(w: Any) -> Figure:
         return plots.plot_head_clusters(w.embedding, color_by=w.color, stats=w.stats.values, theme=w.theme)
 
+    def profile(w: Any) -> Figure:
+        return plots.plot_profile(w.result, w.layer, w.head, query=list(w.query), unit=w.unit, kind=w.kind,
+                                  theme=w.theme, cmap=_CMAPS.get(w.colormap))
+
     def ablation(w: Any) -> Figure:
         return plots.plot_ablation_panel(w, theme=w.theme)
 
     return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
             "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
-            "AblationWidget": ablation}
+            "AblationWidget": ablation, "AttentionProfile": profile}
 
 
 def twin_figure(widget: Any) -> Figure | None:

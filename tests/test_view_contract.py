@@ -103,6 +103,8 @@ VIEWS: list[ViewCase] = [
              ("head", "colormap", "theme"), (1, 8), head_mean=False),
     ViewCase(aw.MaskExplorer, "mask", lambda i, **kw: aw.MaskExplorer("sliding_window", length=6, **kw),
              ("theme",)),
+    ViewCase(aw.AttentionProfile, "result", lambda i, **kw: aw.AttentionProfile(i.encdec, kind="cross", **kw),
+             ("layer", "head", "kind", "colormap", "theme"), (2, 3), defaults={"head": -1}),
     # What an ablation shows is texts (every change re-runs the model); a result stands for its text and model.
     ViewCase(aw.AblationWidget, "texts", lambda i, **kw: aw.AblationWidget(i.bert, watch="drift", **kw),
              ("layer", "head", "kind", "colormap", "theme"), (2, 4), head_mean=False),

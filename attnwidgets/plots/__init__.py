@@ -7,6 +7,7 @@ from .head_stats import plot_head_stats
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
 from .model_view import plot_model_view
+from .profile import plot_profile
 from .qk import plot_qk
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "plot_head_view",
     "plot_heatmap",
     "plot_model_view",
+    "plot_profile",
     "plot_pruning_curve",
     "plot_qk",
     "plot_sweep",

@@ -13,11 +13,13 @@ from .linking import SelectionLink, link_selection
 from .mask_explorer import MaskExplorer
 from .model_view import ModelView
 from .positional import PositionalExplorer
+from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
 
 __all__ = [
     "AblationWidget",
     "AttentionHeatmap",
+    "AttentionProfile",
     "AttnWidget",
     "EntropyBars",
     "HeadClusterMap",
@@ -26,6 +28,7 @@ __all__ = [
     "MaskExplorer",
     "ModelView",
     "PositionalExplorer",
+    "ProfileLink",
     "QKStepThrough",
     "SelectionLink",
     "head_matrix",

@@ -67,6 +67,11 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
     colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
+    zoom = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int], default []: set it to [q0, q1, k0, k1] (query rows q0..q1, key columns k0..k1, stops exclusive) to
+    zoom the page onto that region (the whole of it in view, centred); [] is no request. The page's own zooming does
+    not write back. :meth:`AttentionProfile.link_heatmap` sets it when a region of the profile is clicked."""
+
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, attention kinds, [layers, heads] per kind and token-level labels per kind. Word-level labels come
     by "labels" request (and in ``_payload`` when it is word level), so a saved page can switch levels offline."""
@@ -144,6 +149,13 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         if hasattr(self, "_result"):
             self._check_view(*proposed_view(self, proposal))
         return proposal["value"]
+
+    @traitlets.validate("zoom")
+    def _valid_zoom(self, proposal: dict[str, Any]) -> list[int]:
+        value = list(proposal["value"])
+        if value and (len(value) != 4 or not (0 <= value[0] < value[1] and 0 <= value[2] < value[3])):
+            raise traitlets.TraitError(f"zoom must be [] or [q0, q1, k0, k1] with q0 < q1 and k0 < k1, got {value}")
+        return value
 
     def _display(self, kind: str, layer: int, head: int, words: bool) -> np.ndarray:
         """The matrix as drawn: float32, NaN where a causal mask hides the key (painted light grey)."""

@@ -32,6 +32,7 @@ import {
   tilesFor,
   visibleCells,
   zoomAt,
+  zoomTo,
 } from "./shared/zoom";
 
 /** Python traits of AttentionHeatmap (attnwidgets/widgets/heatmap.py). */
@@ -42,6 +43,7 @@ export interface HeatmapTraits {
   words: boolean;
   theme: string;
   colormap: string; // "" = the theme's
+  zoom: number[]; // [] or [q0, q1, k0, k1]: a region Python asks the page to zoom to
   _meta: {
     title: string;
     kinds: string[];
@@ -202,7 +204,8 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     });
     if (dims !== `${nq}x${nk}`) {
       dims = `${nq}x${nk}`;
-      zoom = NO_ZOOM;
+      const asked = model.get("zoom");
+      zoom = asked?.length === 4 ? zoomTo(layout, asked[0], asked[1], asked[2], asked[3]) : NO_ZOOM;
     }
     zoom = clampZoom(layout, zoom);
     const l = layout;
@@ -538,6 +541,11 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       rebuild();
     }),
   );
+  const zoomFromPython = () => {
+    const z = model.get("zoom");
+    if (layout && z?.length === 4) setZoom(zoomTo(layout, z[0], z[1], z[2], z[3]));
+  };
+  cleanups.push(onModel(model, "change:zoom", zoomFromPython));
   cleanups.push(onModel(model, "change:theme", paint));
   cleanups.push(onModel(model, "change:colormap", paint));
   rebuild();

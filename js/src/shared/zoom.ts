@@ -25,6 +25,14 @@ export function clampZoom(l: HeatmapLayout, v: Zoom): Zoom {
   return { z, q0: Math.max(0, q0), k0: Math.max(0, k0) };
 }
 
+/** The zoom that shows query rows [q0, q1) and key columns [k0, k1) whole, centred (a region asked for from Python:
+ * AttentionHeatmap.zoom). */
+export function zoomTo(l: HeatmapLayout, q0: number, q1: number, k0: number, k1: number): Zoom {
+  const z = Math.min(l.nq / Math.max(1, q1 - q0), l.nk / Math.max(1, k1 - k0));
+  const zc = Math.min(maxZoom(l), Math.max(1, z));
+  return clampZoom(l, { z: zc, q0: (q0 + q1) / 2 - l.nq / zc / 2, k0: (k0 + k1) / 2 - l.nk / zc / 2 });
+}
+
 /** Zoom by `factor` keeping the cell under CSS pixel (x, y) where it is (wheel zoom about the cursor). */
 export function zoomAt(l: HeatmapLayout, v: Zoom, factor: number, x: number, y: number): Zoom {
   const cz = l.cell * v.z;
