@@ -273,31 +273,60 @@ class LayerQK:
         return out
 
     def rows(self, start: int, stop: int, heads: np.ndarray | None = None) -> np.ndarray:
-        """(len(heads), stop - start, S) float32 weights of rows ``start..stop`` (all heads when ``heads`` is None)."""
-        heads = np.arange(self.n_heads) if heads is None else np.asarray(heads, np.int64)
+        """(len(heads), stop - start, S) float32 weights of rows ``start..stop`` (all heads when ``heads`` is None).
+
+        Only the keys some row of the block may see are computed (a causal block stops at its last row, a sliding
+        window spans its width), in place, in float32, as the model's eager attention does: logits = q·k * scaling
+        (+ bias; soft-capped), masked, softmax (with the sink's logit in the denominator). A row whose queries or keys
+        hold NaN stays NaN, so the checks downstream see it.
+        """
+        n_keys, r = self.n_keys, stop - start
         group = self.n_heads // self.n_kv_heads
-        q = self.query[heads, start:stop]  # (h, r, D)
-        k = self.key[heads // group]  # (h, S, D)
-        logits = np.matmul(q, k.transpose(0, 2, 1)) * np.float32(self.scaling)
+        if self.mask.allowed is not None or r == 0:
+            k0, k1 = 0, n_keys
+        else:
+            k0, k1 = int(self.mask.lo[start:stop].min()), int(self.mask.hi[start:stop].max())
+            k1 = max(k1, k0)
+        keys_t = self.key[:, k0:k1].transpose(0, 2, 1)  # (H_kv, D, w): a view
+        if heads is None:
+            heads = np.arange(self.n_heads)
+            q = self.query[:, start:stop].reshape(self.n_kv_heads, group * r, -1)  # query heads grouped by key head
+            logits = np.matmul(q, keys_t).reshape(self.n_heads, r, k1 - k0)
+        else:
+            heads = np.asarray(heads, np.int64)
+            logits = np.matmul(self.query[heads, start:stop], keys_t[heads // group])
+        logits *= np.float32(self.scaling)
         if self.bias is not None:
-            logits += self.bias.rows(start, stop, self.n_keys)[heads]
+            logits += self.bias.rows(start, stop, n_keys)[heads][..., k0:k1]
         if self.softcap is not None:
             c = np.float32(self.softcap)
-            logits = np.tanh(logits / c) * c
-        allowed = self.mask.rows(start, stop, self.n_keys)
-        logits = np.where(allowed[None], logits, np.float32(-np.inf))
-        top = logits.max(-1, keepdims=True)
+            logits /= c
+            np.tanh(logits, out=logits)
+            logits *= c
+        if self.mask.allowed is not None:
+            allowed = self.mask.allowed[start:stop, :n_keys]
+        else:
+            k = np.arange(k0, k1)
+            allowed = (k >= self.mask.lo[start:stop, None]) & (k < self.mask.hi[start:stop, None])
+        if not allowed.all():  # one (rows, keys) additive mask for every head: an add, not a masked copy
+            logits += np.where(allowed, np.float32(0), np.float32(-np.inf))[None]
+        top = logits.max(-1, keepdims=True) if k1 > k0 else np.full((len(heads), r, 1), -np.inf, np.float32)
         if self.sinks is not None:
             sink = self.sinks[heads].astype(np.float32)[:, None, None]
             top = np.maximum(top, sink)
-        top = np.where(np.isfinite(top), top, np.float32(0))
-        w = np.exp(logits - top)
-        total = w.sum(-1, keepdims=True)
+        top[top == -np.inf] = 0  # a row that sees no key: weights 0, not NaN
+        logits -= top
+        np.exp(logits, out=logits)
+        total = logits.sum(-1, keepdims=True)
         if self.sinks is not None:
-            total = total + np.exp(sink - top)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = np.where(total > 0, w / total, np.float32(0))
-        return w.astype(np.float32, copy=False)
+            total += np.exp(sink - top)
+        total[total == 0] = 1
+        logits /= total
+        if (k0, k1) == (0, n_keys):
+            return logits
+        out = np.zeros((len(heads), r, n_keys), np.float32)
+        out[:, :, k0:k1] = logits
+        return out
 
     def select(self, queries: np.ndarray, keys: np.ndarray) -> LayerQK:
         """This layer over some queries and keys only (index arrays, ascending): how padding is removed."""
