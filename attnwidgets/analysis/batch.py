@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..attention_stack import AttentionTooLargeError, dense_budget, format_bytes
 from ..result import AttentionResult
 from .tokens import token_kinds
 
@@ -163,13 +164,20 @@ class AttentionBatch:
             from .words import word_level
 
             results = [word_level(r) for r in results]
-        shapes = {r.attention.shape[:2] for r in results}
+        shapes = {r.attention_shape()[:2] for r in results}
         if len(shapes) > 1:
             raise ValueError(f"results come from models of different shapes {sorted(shapes)}: batch one model "
                              "at a time")
         n_layers, n_heads = shapes.pop()
         t = max(r.n_tokens for r in results)
         b = len(results)
+        need = b * n_layers * n_heads * t * t * 4
+        if any(r.is_lazy for r in results) and need > dense_budget():
+            raise AttentionTooLargeError(
+                f"a padded batch of {b} inputs of up to {t} tokens takes {format_bytes(need)}, more than the dense "
+                f"budget of {format_bytes(dense_budget())}: measure long inputs one at a time with the blockwise "
+                f"functions (surface_stats, pattern_features, CorpusStats.add, HeadDistances.add), or raise the "
+                f"budget with attnwidgets.set_dense_budget(nbytes)")
         attention = np.zeros((b, n_layers, n_heads, t, t), dtype=np.float32)
         valid = np.zeros((b, t), dtype=bool)
         segment = np.full((b, t), -1, dtype=np.int64)
@@ -177,7 +185,11 @@ class AttentionBatch:
         kinds = {k: np.zeros((b, t), dtype=bool) for k in names}
         for i, r in enumerate(results):
             n = r.n_tokens
-            attention[i, :, :, :n, :n] = r.attention
+            if r.is_lazy:  # copied block by block: result.attention would keep a dense copy inside the result
+                for layer, start, stop, block in r.iter_blocks():
+                    attention[i, layer, :, start:stop, :n] = block
+            else:
+                attention[i, :, :, :n, :n] = r.attention
             valid[i, :n] = True
             segment[i, :n] = r.segment_ids
             for k, mask in token_kinds(r.tokens, r.special_mask).items():

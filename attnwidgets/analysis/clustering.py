@@ -8,6 +8,9 @@ precomputed distances (their Figure 6).
 
 JS is in nats here: ``JS(p, q) = H((p + q) / 2) - (H(p) + H(q)) / 2``, which equals
 ``scipy.spatial.distance.jensenshannon(p, q) ** 2``.
+
+At any length: a long input's result (``result.is_lazy``) is compared a block of query rows at a time, the rows of
+every layer's heads for the same queries together, so memory stays bounded; the work is still K² · n² per input.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 
 from ..result import AttentionResult
 from .batch import AttentionBatch
+from .blocks import is_causal, visible_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,18 +84,50 @@ class HeadDistances:
         self.shape: tuple[int, int] | None = None
 
     def add(self, result: AttentionResult) -> None:
-        """Add one result."""
-        self.add_batch(AttentionBatch.from_results([result]))
+        """Add one result (a long input's, ``result.is_lazy``, a block of rows at a time)."""
+        if result.is_lazy:
+            self._add_blocks(result)
+        else:
+            self.add_batch(AttentionBatch.from_results([result]))
+
+    def _start(self, n_layers: int, n_heads: int) -> np.ndarray:
+        if self.total is None:
+            self.total = np.zeros((n_layers * n_heads,) * 2, dtype=np.float64)
+            self.shape = (n_layers, n_heads)
+        elif self.shape != (n_layers, n_heads):
+            raise ValueError(f"batch has {n_layers}x{n_heads} heads, earlier ones had {self.shape}")
+        return self.total
+
+    def _add_blocks(self, result: AttentionResult) -> None:
+        """One result, the query rows of every head a block at a time (the same numbers as :meth:`add_batch`)."""
+        n_layers, n_heads, n, _ = result.attention_shape()
+        total = self._start(n_layers, n_heads)
+        k = n_layers * n_heads
+        causal = is_causal(result)
+        step_rows = max(1, (1 << 22) // max(k * n, 1))  # about 4M numbers of rows at a time
+        js_sum = np.zeros((k, k))
+        for a in range(0, n, step_rows):
+            b = min(n, a + step_rows)
+            p = np.concatenate([result.rows(layer, a, b) for layer in range(n_layers)]).astype(np.float64)  # (K,r,n)
+            mk = visible_keys(causal, a, b, n)
+            if mk is None:
+                mk = np.ones((b - a, n), bool)
+            m = np.maximum(mk.sum(-1, keepdims=True), 1)  # (r, 1)
+            p = np.where(mk, (1 - self.smoothing) * p + self.smoothing / m, 0.0)
+            h = -_plogp(p).sum(-1)  # (K, r)
+            step = max(1, (1 << 22) // max(k * (b - a) * n, 1))
+            for h1 in range(0, k, step):
+                mix = 0.5 * (p[h1 : h1 + step, None] + p[None])  # (chunk, K, r, n)
+                js = -_plogp(mix).sum(-1) - 0.5 * (h[h1 : h1 + step, None] + h[None])
+                js_sum[h1 : h1 + step] += np.maximum(js, 0.0).sum(-1)
+        total += js_sum / n if self.reduce == "mean" else js_sum
+        self.n_docs += 1
 
     def add_batch(self, batch: AttentionBatch) -> None:
         """Add every input of a padded batch."""
         b, n_layers, n_heads = batch.attention.shape[:3]
         k = n_layers * n_heads
-        if self.total is None:
-            self.total = np.zeros((k, k), dtype=np.float64)
-            self.shape = (n_layers, n_heads)
-        elif self.shape != (n_layers, n_heads):
-            raise ValueError(f"batch has {n_layers}x{n_heads} heads, earlier ones had {self.shape}")
+        total = self._start(n_layers, n_heads)
         mask = batch.key_mask()[:, 0, 0]  # (B, T, T)
         rows = batch.valid.astype(np.float64)  # (B, T)
         m = np.maximum(mask.sum(-1, keepdims=True), 1)  # (B, T, 1)
@@ -108,9 +144,9 @@ class HeadDistances:
                 js[h1 : h1 + step] = -_plogp(mix).sum(-1) - 0.5 * (h[h1 : h1 + step, None] + h[None])
             js = np.maximum(js, 0.0)
             if self.reduce == "mean":
-                self.total += js.mean(-1)
+                total += js.mean(-1)
             else:
-                self.total += (js * rows[i, :n]).sum(-1)
+                total += (js * rows[i, :n]).sum(-1)
             self.n_docs += 1
 
     def distances(self) -> np.ndarray:
@@ -135,7 +171,12 @@ def head_distances(results: Iterable[AttentionResult], *, smoothing: float = 0.0
     """
     acc = HeadDistances(smoothing, reduce)
     for result in results:
-        acc.add_batch(AttentionBatch.from_results([result], words=words))
+        if result.is_lazy:
+            from .words import word_level
+
+            acc.add(word_level(result) if words else result)
+        else:
+            acc.add_batch(AttentionBatch.from_results([result], words=words))
     return acc.distances()
 
 

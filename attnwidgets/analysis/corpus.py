@@ -7,6 +7,10 @@ the plots and widgets take, and its ``.mean()`` a dict of (L, H) arrays.
 
 This module never runs a model: :func:`corpus_stats` takes results. Running texts through a model in padded batches
 is :func:`attnwidgets.studies.corpus.corpus_stats` (``aw.corpus_stats``), which feeds a :class:`CorpusStats`.
+
+At any length: a long input's result (``result.is_lazy``) is not padded into a batch; it is measured on its own, a
+block of rows at a time, surface statistics and pattern features in one pass over its attention
+(:mod:`~attnwidgets.analysis.blocks`), and added to the same running sums.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ import numpy as np
 
 from ..result import AttentionResult, check_attention
 from .batch import AttentionBatch
+from .blocks import BlockAccumulator, run_blocks
 from .clustering import HeadDistances
-from .patterns import PATTERNS, pattern_features_batch, pattern_frame, patterns_from_features
-from .surface import STATISTICS, stats_to_frame, surface_stats_batch
+from .patterns import PATTERNS, PatternBlocks, pattern_features_batch, pattern_frame, patterns_from_features
+from .surface import STATISTICS, SurfaceBlocks, stats_to_frame, surface_stats_batch
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,12 +86,18 @@ class CorpusStats:
         self.add_results([result])
 
     def add_results(self, results: Sequence[AttentionResult]) -> None:
-        """Add a few results as one padded batch (faster than one by one)."""
+        """Add a few results as one padded batch (faster than one by one); long inputs (lazy results) one at a time,
+        a block of rows at a time."""
         if not results:
             return
         if self.model is None:
             self.model = results[0].model
-        self.add_batch(AttentionBatch.from_results(results, words=self.words))
+        dense = [r for r in results if not r.is_lazy]
+        if dense:
+            self.add_batch(AttentionBatch.from_results(dense, words=self.words))
+        for result in results:
+            if result.is_lazy:
+                self._add_blocks(result)
 
     def add_batch(self, batch: AttentionBatch) -> None:
         """Add a padded batch (already at word level if ``words`` is wanted)."""
@@ -99,8 +110,33 @@ class CorpusStats:
         check_attention(batch.attention, "CorpusStats got attention", ablated=True,
                         query_mask=batch.valid[:, None, None])
         stats = surface_stats_batch(batch, self.smoothing)
-        if self._patterns:
-            features = pattern_features_batch(batch)
+        features = pattern_features_batch(batch) if self._patterns else None
+        self._accumulate(stats, features, int(batch.attention.shape[0]), int(batch.lengths.sum()))
+        if self._distances is not None:
+            self._distances.add_batch(batch)
+
+    def _add_blocks(self, result: AttentionResult) -> None:
+        """One long input, measured a block of rows at a time (one pass for statistics, patterns and the check)."""
+        if self.words:
+            from .words import word_level
+
+            result = word_level(result)
+        surface = SurfaceBlocks(result, self.smoothing)
+        patterns = PatternBlocks(result) if self._patterns else None
+        accs: list[BlockAccumulator] = [_Check(), surface]
+        if patterns is not None:
+            accs.append(patterns)
+        run_blocks(result, accs)
+        stats = {k: v[None] for k, v in surface.finish().items()}
+        features = None if patterns is None else {k: v[None] for k, v in patterns.finish().items()}
+        self._accumulate(stats, features, 1, result.n_tokens)
+        if self._distances is not None:
+            self._distances.add(result)
+
+    def _accumulate(self, stats: dict[str, np.ndarray], features: dict[str, np.ndarray] | None, n_docs: int,
+                    n_tokens: int) -> None:
+        """Add per-input statistics (each (B, L, H)) and pattern features to the running sums."""
+        if features is not None:
             stats.update({f"pattern_{k}": v for k, v in features.items()})
             classes = patterns_from_features(features)  # (B, L, H)
             counts = np.stack([(classes == p).sum(0) for p in PATTERNS], axis=-1)
@@ -115,10 +151,8 @@ class CorpusStats:
             else:
                 self._sums[name] = total.astype(np.float64)
                 self._counts[name] = count.astype(np.int64)
-        if self._distances is not None:
-            self._distances.add_batch(batch)
-        self.n_docs += int(batch.attention.shape[0])
-        self.n_tokens += int(batch.lengths.sum())
+        self.n_docs += n_docs
+        self.n_tokens += n_tokens
 
     def update(self, results: Iterable[AttentionResult], batch_size: int = 32) -> CorpusStats:
         """Add results from any iterable, ``batch_size`` at a time, keeping no more than one batch alive."""
@@ -224,6 +258,17 @@ def corpus_stats(
                         "texts through a model use attnwidgets.corpus_stats(texts)")
     acc = CorpusStats(words=words, smoothing=smoothing, distances=distances, patterns=patterns)
     return acc.update(itertools.chain([first], items) if first is not None else (), batch_size=batch_size)
+
+
+class _Check:
+    """:func:`~attnwidgets.result.check_attention` of each block (what :meth:`CorpusStats._add` does to a batch)."""
+
+    def add(self, layer: int, start: int, stop: int, block: np.ndarray) -> None:
+        check_attention(block[None], f"CorpusStats got attention (layer {layer}, rows {start}..{stop - 1}, "
+                                     "positions below counted from them)", ablated=True)
+
+    def finish(self) -> None:
+        return None
 
 
 STATISTIC_LABELS: dict[str, str] = {

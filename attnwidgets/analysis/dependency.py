@@ -16,6 +16,10 @@ Words whose pieces were truncated away are left out.
 
 This module scores results already run (:func:`score_dependencies`); running a treebank through a model is
 :func:`attnwidgets.studies.dependency.dependency_scores` (``aw.dependency_scores``).
+
+At any length: for a long input (``result.is_lazy``) each head's word-level rows are made a block at a time from the
+pieces' rows (:class:`~attnwidgets.analysis.words.WordMap`) and only their argmax is kept, so no
+``[layer, head, query, key]`` array, piece-level or word-level, is built.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..attention_stack import block_rows
 from ..result import AttentionResult
-from .words import RowMode
+from .words import RowMode, WordMap, WordStack
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -365,10 +370,13 @@ def _sentence_counts(result: AttentionResult, sentence: Sentence, rel_index: np.
         r = np.zeros((m, result.n_tokens), dtype=np.float32)
         first = np.argmax(c > 0, axis=0)
         r[np.flatnonzero(present), first[present]] = 1.0
-    w = np.matmul(np.matmul(r, result.attention), c)  # (L, H, m, m) word-level, specials dropped
-    w[..., np.arange(m), np.arange(m)] = -np.inf  # a word may not choose itself
-    w[..., ~present] = -np.inf
-    pred = w.argmax(-1)  # (L, H, m)
+    if result.is_lazy:
+        pred = _predictions_blocks(result, r, c, present)
+    else:
+        w = np.matmul(np.matmul(r, result.attention), c)  # (L, H, m, m) word-level, specials dropped
+        w[..., np.arange(m), np.arange(m)] = -np.inf  # a word may not choose itself
+        w[..., ~present] = -np.inf
+        pred = w.argmax(-1)  # (L, H, m)
     gold = sentence.heads
     dep = np.flatnonzero((gold >= 0) & present & present[np.maximum(gold, 0)])
     onehot = np.zeros((dep.size, n_rel), dtype=np.float64)
@@ -379,6 +387,22 @@ def _sentence_counts(result: AttentionResult, sentence: Sentence, rel_index: np.
     offsets = np.array(OFFSETS)[:, None]
     base = (gold[dep][None] == dep[None] + offsets).astype(np.float64) @ onehot  # (6, R)
     return correct, onehot.sum(0), base
+
+
+def _predictions_blocks(result: AttentionResult, r: np.ndarray, c: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """(L, H, m) argmax of each word's word-level row (itself and absent words excluded), a block of words at a time."""
+    words = WordStack(layers=(), source=result.stack("self"), word_map=WordMap(r, c))
+    n_layers, n_heads, m, _ = words.shape
+    pred = np.zeros((n_layers, n_heads, m), dtype=np.int64)
+    step = block_rows(n_heads, max(m, result.n_tokens))
+    for layer in range(n_layers):
+        for start in range(0, m, step):
+            stop = min(m, start + step)
+            w = words.rows(layer, start, stop)  # (H, rows, m)
+            w[:, np.arange(stop - start), np.arange(start, stop)] = -np.inf
+            w[..., ~present] = -np.inf
+            pred[layer, :, start:stop] = w.argmax(-1)
+    return pred
 
 
 def score_dependencies(

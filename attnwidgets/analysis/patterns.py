@@ -20,6 +20,10 @@ Thresholds (module constants, all tested on synthetic maps of each class):
 
 Uniform attention over n tokens gives vertical = n_special / n and diagonal ≈ 2 / n, so with n >= 8 tokens it lands
 in "heterogeneous"; its within-segment share is the segment's share of the words, about 0.5, so it is not "block".
+
+At any length: every feature is a sum over rows, so a long input (``result.is_lazy``) is measured a block of rows at a
+time (:class:`PatternBlocks`) on the full-resolution map, never building the ``[layer, head, query, key]`` array, nor
+a downsampled one.
 """
 
 from __future__ import annotations
@@ -30,13 +34,16 @@ import numpy as np
 
 from ..result import AttentionResult
 from .batch import AttentionBatch
+from .blocks import is_causal, run_blocks
 from .surface import key_share
+from .tokens import token_kinds
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
     "PATTERNS",
+    "PatternBlocks",
     "classify_patterns",
     "pattern_features",
     "pattern_features_batch",
@@ -112,8 +119,75 @@ def patterns_from_features(features: dict[str, np.ndarray]) -> np.ndarray:
 
 def pattern_features(result: AttentionResult, *, words: bool = False) -> dict[str, np.ndarray]:
     """The statistics the classes are read from, each (L, H); see the module docstring."""
-    batch = AttentionBatch.from_results([result], words=words)
+    if words:
+        from .words import word_level
+
+        result = word_level(result)
+    if result.is_lazy:  # a long input: a block of rows at a time
+        acc = PatternBlocks(result)
+        run_blocks(result, [acc])
+        return acc.finish()
+    batch = AttentionBatch.from_results([result])
     return {k: v[0] for k, v in pattern_features_batch(batch).items()}
+
+
+class PatternBlocks:
+    """:func:`pattern_features` of one result, accumulated over blocks of rows (as :func:`pattern_features_batch`).
+
+    Examples
+    --------
+    >>> toks = ["[CLS]", "a", "b", "[SEP]"]
+    >>> r = AttentionResult.from_arrays(np.tile([0.0, 0.0, 0.0, 1.0], (4, 1)), toks)
+    >>> acc = PatternBlocks(r)
+    >>> for block in r.iter_blocks(rows=3): acc.add(*block)
+    >>> float(acc.finish()["vertical"][0, 0])
+    1.0
+    """
+
+    def __init__(self, result: AttentionResult) -> None:
+        n_layers, n_heads, n, _ = result.attention_shape()
+        kinds = token_kinds(result.tokens, result.special_mask)
+        sink = kinds["special"] | (kinds["first"] if is_causal(result) else np.zeros_like(kinds["first"]))
+        self.n = n
+        self.words = ~sink  # (n,) non-special tokens
+        seg = np.asarray(result.segment_ids)
+        self.segment = seg
+        self.is_pair = bool((seg == 1).any())
+        # keys: special, non-special, non-special of segment 0, of segment 1
+        self.keys = np.stack([sink, self.words, self.words & (seg == 0), self.words & (seg == 1)],
+                             axis=-1).astype(np.float32)  # (n, 4)
+        shape = (n_layers, n_heads)
+        self.vertical = np.zeros(shape)
+        self.content = np.zeros(shape)
+        self.diagonal = np.zeros(shape)
+        self.block = np.zeros(shape)
+
+    def add(self, layer: int, start: int, stop: int, block: np.ndarray) -> None:
+        """Add rows ``start..stop`` of ``layer``: ``block`` (head, rows, key)."""
+        per_row = np.matmul(block, self.keys)  # (H, r, 4)
+        self.vertical[layer] += per_row[..., 0].sum(-1, dtype=np.float64)
+        self.content[layer] += per_row[..., 1].sum(-1, dtype=np.float64)
+        rows = np.arange(start, stop)
+        for offset in (-1, 1):  # A[i, i - 1] and A[i, i + 1], non-special keys only
+            keys = rows + offset
+            ok = (keys >= 0) & (keys < block.shape[-1])
+            ok[ok] &= self.words[keys[ok]]
+            self.diagonal[layer] += block[:, np.flatnonzero(ok), keys[ok]].sum(-1, dtype=np.float64)
+        if self.is_pair:
+            word_rows = self.words[start:stop]
+            own = np.where(self.segment[start:stop] == 1, per_row[..., 3], per_row[..., 2])  # (H, r)
+            mass = per_row[..., 1].astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = np.where(mass > 0, own / mass, np.nan)
+            self.block[layer] += np.nansum(share[:, word_rows], -1)
+
+    def finish(self) -> dict[str, np.ndarray]:
+        """``vertical``, ``diagonal``, ``block``, ``content``, each (L, H)."""
+        n = max(self.n, 1)
+        count = max(int(self.words.sum()), 1)
+        block = self.block / count if self.is_pair else np.full(self.block.shape, np.nan)
+        return {"vertical": self.vertical / n, "diagonal": self.diagonal / n, "block": block,
+                "content": self.content / n}
 
 
 def classify_patterns(result: AttentionResult, *, words: bool = False) -> np.ndarray:

@@ -20,6 +20,10 @@ Conventions (they follow Clark et al.'s released code, and are tested):
 - **Decoders**: ``first`` (attention to position 0, the "attention sink") plays the part of [CLS]/[SEP]; ``cls``,
   ``sep`` are 0 and ``sep_sep``/``rest_sep`` are NaN when the input has no such tokens.
 - Padding never counts: padded rows and keys are zero and every mean divides by valid counts.
+
+At any length: :func:`surface_stats` of a long input (``result.is_lazy``) goes through its attention a block of rows at
+a time (:class:`SurfaceBlocks`), never building the ``[layer, head, query, key]`` array; the numbers are those of the
+dense computation up to float32 summation order (about 1e-7).
 """
 
 from __future__ import annotations
@@ -31,12 +35,15 @@ import numpy as np
 
 from ..result import AttentionResult
 from .batch import AttentionBatch
+from .blocks import is_causal, run_blocks, visible_keys
+from .tokens import token_kinds
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
     "STATISTICS",
+    "SurfaceBlocks",
     "key_share",
     "mean_entropy",
     "offset_share",
@@ -321,8 +328,87 @@ def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: fl
     >>> round(float(s["sep"][0, 0]), 4), round(float(s["prev"][0, 0]), 4)
     (0.6667, 0.0)
     """
-    batch = AttentionBatch.from_results([result], words=words)
+    if words:
+        from .words import word_level
+
+        result = word_level(result)
+    if result.is_lazy:  # a long input: a block of rows at a time
+        acc = SurfaceBlocks(result, smoothing)
+        run_blocks(result, [acc])
+        return acc.finish()
+    batch = AttentionBatch.from_results([result])
     return {k: v[0] for k, v in surface_stats_batch(batch, smoothing).items()}
+
+
+class SurfaceBlocks:
+    """:func:`surface_stats` of one result, accumulated over blocks of rows (see :mod:`~attnwidgets.analysis.blocks`).
+
+    The same statistics and conventions as :func:`surface_stats_batch`; memory is one block and a few (L, H) sums.
+
+    Examples
+    --------
+    >>> from attnwidgets.result import AttentionResult
+    >>> r = AttentionResult.from_arrays(np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]),
+    ...                                 ["[CLS]", "hi", "[SEP]"])
+    >>> acc = SurfaceBlocks(r)
+    >>> for layer, start, stop, block in r.iter_blocks(rows=2): acc.add(layer, start, stop, block)
+    >>> round(float(acc.finish()["sep"][0, 0]), 4)
+    0.6667
+    """
+
+    _KEYS = ("cls", "sep", "punct", "first")
+
+    def __init__(self, result: AttentionResult, smoothing: float = 0.0) -> None:
+        n_layers, n_heads, n, _ = result.attention_shape()
+        kinds = token_kinds(result.tokens, result.special_mask)
+        self.n = n
+        self.smoothing = smoothing
+        self.causal = is_causal(result)
+        self.keys = np.stack([kinds[k] for k in self._KEYS], axis=-1).astype(np.float32)  # (n, 4)
+        self.sep_rows = kinds["sep"]  # (n,)
+        shape = (n_layers, n_heads)
+        self.totals = np.zeros((*shape, len(self._KEYS)))
+        self.sep_sep = np.zeros(shape)
+        self.offsets = {name: np.zeros(shape) for name in ("self", "prev", "next")}
+        self.entropy = np.zeros(shape)
+        self.entropy_cls = np.full(shape, np.nan)
+        self.entropy_last = np.full(shape, np.nan)
+
+    def add(self, layer: int, start: int, stop: int, block: np.ndarray) -> None:
+        """Add rows ``start..stop`` of ``layer``: ``block`` (head, rows, key)."""
+        per_row = np.matmul(block, self.keys)  # (H, r, 4): mass each row puts on each kind
+        self.totals[layer] += per_row.sum(-2, dtype=np.float64)
+        sep = self.sep_rows[start:stop]
+        self.sep_sep[layer] += per_row[..., sep, 1].sum(-1, dtype=np.float64)
+        rows = np.arange(start, stop)
+        for name, offset in (("self", 0), ("prev", -1), ("next", 1)):
+            keys = rows + offset
+            ok = (keys >= 0) & (keys < block.shape[-1])
+            self.offsets[name][layer] += block[:, np.flatnonzero(ok), keys[ok]].sum(-1, dtype=np.float64)
+        h = row_entropy(block, self.smoothing, visible_keys(self.causal, start, stop, block.shape[-1]))  # (H, r)
+        self.entropy[layer] += h.sum(-1)
+        if start == 0 and stop > 0:
+            self.entropy_cls[layer] = h[:, 0]
+        if stop == self.n and stop > start:
+            self.entropy_last[layer] = h[:, -1]
+
+    def finish(self) -> dict[str, np.ndarray]:
+        """Every statistic of :data:`STATISTICS`, each (L, H)."""
+        n = max(self.n, 1)
+        out = {name: self.totals[..., i] / n for i, name in enumerate(self._KEYS)}
+        n_sep = int(self.sep_rows.sum())
+        nan = np.full(self.sep_sep.shape, np.nan)
+        out["sep_sep"] = self.sep_sep / n_sep if n_sep else nan
+        rest = self.totals[..., 1] - self.sep_sep
+        out["rest_sep"] = rest / (self.n - n_sep) if self.n - n_sep else nan
+        for name, total in self.offsets.items():
+            out[name] = total / n
+        out["entropy"] = self.entropy / n
+        out["entropy_cls"] = self.entropy_cls
+        out["entropy_last"] = self.entropy_last
+        uniform = float(uniform_entropy(self.n, causal=self.causal))
+        out["entropy_uniform"] = np.full(self.entropy.shape, uniform)
+        return out  # the order of surface_stats_batch
 
 
 def stats_to_frame(stats: Mapping[str, np.ndarray]) -> pd.DataFrame:

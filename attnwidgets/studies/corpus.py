@@ -3,6 +3,11 @@
 The aggregation is :class:`attnwidgets.analysis.corpus.CorpusStats` (pure numpy); this module is the half that runs
 the model. Each padded batch comes straight from :func:`attnwidgets.runner.batches.iter_padded` (no per-input result
 is built), is added to the running sums and dropped, so only one batch of maps is alive at a time.
+
+Long texts: a padded batch is a dense (B, L, H, T, T) array, so texts whose share of it would break the dense budget
+(``L · H · n² · 4 · batch_size > aw.dense_budget()``) are run as results instead (:meth:`Runner.iter_results`, which
+keeps a long input's attention as queries and keys) and measured a block of rows at a time
+(:meth:`~attnwidgets.analysis.corpus.CorpusStats.add_results`).
 """
 
 from __future__ import annotations
@@ -11,9 +16,12 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
+import numpy as np
+
 from ..analysis.batch import AttentionBatch
 from ..analysis.corpus import CorpusStats
 from ..analysis.corpus import corpus_stats as corpus_stats_of_results
+from ..attention_stack import dense_budget
 from ..data import load_corpus
 from ..result import AttentionResult
 from ..runner import batches, get_runner
@@ -123,17 +131,52 @@ def _run_texts(texts: Texts | None, pairs: Sequence[str | None] | None, *, model
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(firsts), desc="corpus statistics", unit="text", delay=1.0)
+    long = _too_long_to_pad(runner, firsts, seconds, batch_size)
+    short = np.flatnonzero(~long)
     try:
-        for padded in batches.iter_padded(runner, firsts, seconds, batch_size=batch_size, truncation=truncation):
-            batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens, padded.special_mask,
-                                               padded.segment_ids, causal=causal)
-            if words:
-                batch = batch.to_words(padded.word_ids)
-            acc.add_batch(batch)
-            if bar is not None:
-                bar.update(batch.attention.shape[0])
-            del padded, batch  # only one batch of maps alive at a time
+        if short.size:
+            texts_short = [firsts[i] for i in short] if long.any() else firsts
+            pairs_short = None if seconds is None else [seconds[i] for i in short] if long.any() else seconds
+            for padded in batches.iter_padded(runner, texts_short, pairs_short, batch_size=batch_size,
+                                              truncation=truncation):
+                batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens,
+                                                   padded.special_mask, padded.segment_ids, causal=causal)
+                if words:
+                    batch = batch.to_words(padded.word_ids)
+                acc.add_batch(batch)
+                if bar is not None:
+                    bar.update(batch.attention.shape[0])
+                del padded, batch  # only one batch of maps alive at a time
+        if long.any():  # one at a time, as results (queries and keys above the dense budget)
+            idx = np.flatnonzero(long)
+            results = runner.iter_results([firsts[i] for i in idx],
+                                          None if seconds is None else [seconds[i] for i in idx],
+                                          batch_size=1, truncation=truncation, progress=False, cache=False)
+            for result in results:
+                acc.add_results([result])
+                if bar is not None:
+                    bar.update(1)
+                del result
     finally:
         if bar is not None:
             bar.close()
     return acc
+
+
+def _too_long_to_pad(runner: Any, firsts: list[str], seconds: list[str | None] | None, batch_size: int
+                     ) -> np.ndarray:
+    """(N,) bool: texts whose attention, times ``batch_size``, is more than the dense budget (counted in tokens
+    after truncation to the model's length)."""
+    info = runner.info
+    per_token2 = info.n_layers * info.n_heads * 4 * max(batch_size, 1)
+    tokenizer = getattr(runner, "tokenizer", None)
+    limit = int(info.max_length)
+    if tokenizer is None or per_token2 * limit * limit <= dense_budget():  # nothing can be too long
+        return np.zeros(len(firsts), bool)
+    out = np.zeros(len(firsts), bool)
+    for i, text in enumerate(firsts):
+        pair = None if seconds is None else seconds[i]
+        args = (text,) if pair is None else (text, pair)
+        n = len(tokenizer(*args, truncation=True, max_length=limit)["input_ids"])
+        out[i] = per_token2 * n * n > dense_budget()
+    return out
