@@ -58,8 +58,8 @@ class HeadView(ShowsResult, AttnWidget):
     sentence_filter : str
         "all", "AA", "AB", "BA" or "BB".
     window : list[int], optional
-        ``[start, stop]``: the token positions shown (default: all of an input of up to 512 tokens, else 64 from the start or
-        around ``selected``).
+        ``[start, stop]``: the token positions shown (default: all of an input of up to 512 tokens, else 64 from
+        the start or around ``selected``).
     theme : str
         "light" or "lecture".
 
@@ -187,8 +187,8 @@ class HeadView(ShowsResult, AttnWidget):
             if words and self.window and self.windowed():
                 raise traitlets.TraitError(
                     f"word level is not shown in windows: this input has {self._n_queries()} tokens (more than "
-                    f"{WINDOW_THRESHOLD}) or is a lazy result, or the window is narrower than the input; use "
-                    "aw.plot_head_view(result.word_level()...) on a shorter text")
+                    f"{WINDOW_THRESHOLD}) or is a lazy result, or the window is narrower than the input; word level "
+                    f"needs every token of a text of up to {WINDOW_THRESHOLD} tokens")
             return words
         return bool(proposal["value"])
 

@@ -331,7 +331,16 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     const wr = labelRoom(probe, keys, t, 180);
     const rowH = Math.max(4, Math.min(t.font + 6, Math.floor(30000 / 2 / n)));
     const gapW = t.name === "lecture" ? 320 : 240;
-    geo = { top: 8, rowH, xl: wl + 4, xr: wl + 4 + gapW, width: wl + gapW + wr + 12, height: 16 + n * rowH };
+    // A window labels each token with its position too (muted, outside the token column).
+    const posW = win ? Math.ceil(String(win.n[0]).length * t.font * 0.62) + 8 : 0;
+    geo = {
+      top: 8,
+      rowH,
+      xl: posW + wl + 4,
+      xr: posW + wl + 4 + gapW,
+      width: posW + wl + gapW + wr + posW + 12,
+      height: 16 + n * rowH,
+    };
     const ctx = prepareCanvas(canvas, geo.width, geo.height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, geo.width, geo.height);
@@ -396,7 +405,12 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
         if (hot) mark(2, yOf(i), geo.xl - 2, sel.has(i) ? "rgba(209,36,47,0.16)" : "rgba(0,0,0,0.08)");
         ctx.textAlign = "right";
         ctx.fillStyle = hot ? t.accent : qIn(i) ? t.fg : "#b8bec6";
-        ctx.fillText(fitToken(ctx, queries[i] ?? "", geo.xl - 4, 20), geo.xl, yOf(i));
+        ctx.fillText(fitToken(ctx, queries[i] ?? "", geo.xl - posW - 4, 20), geo.xl, yOf(i));
+        if (posW) {
+          ctx.textAlign = "left";
+          ctx.fillStyle = t.muted;
+          ctx.fillText(String(q0 + i), 2, yOf(i));
+        }
       }
       for (let j = 0; j < nk; j++) {
         const hot = hover?.side === "k" && hover.i === j;
@@ -404,11 +418,15 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
         ctx.textAlign = "left";
         ctx.fillStyle = hot ? t.accent : j >= nWin ? t.muted : kIn(j) ? t.fg : "#b8bec6";
         ctx.fillText(fitToken(ctx, keys[j] ?? "", wr, 24), geo.xr, yK(j));
+        if (posW && win && j < nWin) {
+          ctx.fillStyle = t.muted;
+          ctx.fillText(String(win.k[0] + j), geo.xr + wr + 8, yK(j));
+        }
       }
       if (gap) {
         ctx.fillStyle = t.muted;
         ctx.textAlign = "left";
-        ctx.fillText("far keys (outside the window):", geo.xr, yOf(nWin));
+        ctx.fillText("far keys:", geo.xr, yOf(nWin));
       }
     }
     const all = counts[0] + counts[1] + counts[2] + counts[3];
@@ -438,6 +456,24 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     const which = kind() === "cross" ? "target (left) → source (right)" : `${kind()} attention`;
     const where = win ? ` · tokens ${win.q[0]}–${win.q[1] - 1} of ${win.n[0]}` : "";
     title.textContent = `${userText(meta().title)} · ${which} · layer ${model.get("layer")}${model.get("words") ? " · words" : ""}${where}`;
+  }
+
+  /** Scroll the first selected query row into view (a window's selection may be below the fold). */
+  function revealSelection(tries = 20): void {
+    if (!scroll.isConnected || scroll.clientHeight === 0) {
+      // Not laid out yet (the first paint happens before the page shows the widget): try again shortly.
+      if (tries > 0) setTimeout(() => revealSelection(tries - 1), 100);
+      return;
+    }
+    const q0 = data?.win ? data.win.q[0] : 0;
+    const rows = model
+      .get("selected")
+      .map((p) => p - q0)
+      .filter((i) => i >= 0 && i < (data?.rows.nq ?? 0));
+    if (!rows.length) return;
+    const y = geo.top + (rows[0] + 0.5) * geo.rowH;
+    if (y < scroll.scrollTop + geo.rowH || y > scroll.scrollTop + scroll.clientHeight * 0.6)
+      scroll.scrollTop = Math.max(0, y - scroll.clientHeight / 2);
   }
 
   /** Does a payload with this floor hold every line the page may draw (all weights >= min_weight)? */
@@ -487,6 +523,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       return;
     }
     paint();
+    revealSelection();
   }
 
   function tokenAt(e: MouseEvent): { side: "q" | "k"; i: number } | null {
@@ -562,7 +599,10 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       buildControls();
       paint();
     }),
-    onModel(model, "change:selected", paint),
+    onModel(model, "change:selected", () => {
+      paint();
+      revealSelection();
+    }),
     onModel(model, "change:min_weight", () => {
       if (data && complete(data.rows.floor)) paint();
       else refresh(); // the payload lacks the weights between the new min_weight and its floor

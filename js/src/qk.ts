@@ -219,7 +219,15 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     refresh();
   }
 
-  function geometry(t: Theme, d: number, m: number): Geometry {
+  /** The label of row j: the key token, with its position in a window ("far #p" for a far key). */
+  function rowLabel(hd: HeadData, j: number, nWin: number): string {
+    const keys = meta().key_tokens;
+    const p = keyPos(hd, j);
+    if (!hd.pos) return keys[p] ?? "";
+    return `${j >= nWin ? "far #" : ""}${p} ${keys[p] ?? ""}`;
+  }
+
+  function geometry(t: Theme, d: number, m: number, labels: string[]): Geometry {
     const big = t.name === "lecture";
     const rh = m > 96 ? (big ? 18 : 12) : big ? 28 : 18;
     const probe = textMeasurer();
@@ -227,7 +235,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       rh,
       top: Math.round(rh * 1.9),
       cw: Math.max(1, Math.min(6, Math.floor(96 / d))), // d = 32: 3 px; the whole view fits a notebook column
-      label: labelRoom(probe, [...meta().key_tokens, "q · query"], t, big ? 150 : 110),
+      label: labelRoom(probe, [...labels, "q · query"], t, big ? 190 : 140),
       bar: big ? 76 : 70,
       num: big ? 62 : 46,
     };
@@ -257,11 +265,13 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     applyTheme(root, t);
     const map = (model.get("colormap") || (t.name === "lecture" ? "puor" : "rdbu")) as DivergingName;
     const m = meta();
-    const i = Math.min(model.get("query"), data.n - 1);
+    const i = data.pos ? model.get("query") : Math.min(model.get("query"), data.n - 1);
     const r = queryRow(data, i);
     const { d } = data;
     const keys = m.key_tokens;
-    const g = geometry(t, d, data.m);
+    const nWin = data.pos ? model.get("window")[1] - model.get("window")[0] : data.m;
+    const labels = Array.from({ length: data.m }, (_, j) => rowLabel(data as HeadData, j, nWin));
+    const g = geometry(t, d, data.m, labels);
     geo = g;
     const hgt = g.top + g.rh * data.m + 4;
     const font = Math.min(t.font, g.rh - 3);
@@ -304,14 +314,11 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       g.rh * 0.5 + 1,
     );
     strip(ctx, g.label, 0, g, r.q, qkMax, map);
-    const nWin = data.pos ? model.get("window")[1] - model.get("window")[0] : data.m;
     for (let j = 0; j < data.m; j++) {
       if (showLabels) {
         const p = keyPos(data, j);
         ctx.fillStyle = selfAttention() && p === i ? t.accent : j >= nWin ? t.muted : t.fg;
-        const text =
-          j >= nWin ? `far #${p} ${keys[p] ?? ""}` : data.pos ? `${p} ${keys[p] ?? ""}` : (keys[p] ?? "");
-        ctx.fillText(fitToken(ctx, text, g.label - 6, 28), g.label - 4, rowY(j) + g.rh / 2);
+        ctx.fillText(fitToken(ctx, labels[j], g.label - 6, 28), g.label - 4, rowY(j) + g.rh / 2);
       }
       if (j === nWin && j > 0) {
         ctx.fillStyle = t.muted;
@@ -478,7 +485,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   function tip(id: string, j: number, x: number): string {
     if (!data || !geo) return "";
     const m = meta();
-    const i = Math.min(model.get("query"), data.n - 1);
+    const i = data.pos ? model.get("query") : Math.min(model.get("query"), data.n - 1);
     const r = queryRow(data, i);
     const p = keyPos(data, j);
     const lines = [`key ${p} “${userText(m.key_tokens[p] ?? "")}” ← query “${userText(m.tokens[i] ?? "")}”`];
