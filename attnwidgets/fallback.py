@@ -141,10 +141,12 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
     def head_view(w: Any) -> Figure:
         return plots.plot_head_view(w.result, w.layer, list(w.heads) or None, kind=w.kind, words=w.words,
                                     sentence_filter=w.sentence_filter, queries=list(w.selected) or None,
-                                    min_weight=w.min_weight, theme=w.theme)
+                                    min_weight=w.min_weight, theme=w.theme,
+                                    window=list(w.window) if w.windowed() else None)
 
     def qk(w: Any) -> Figure:
-        return plots.plot_qk(w.captures, w.head, w.query, layer=w.layer, theme=w.theme)
+        return plots.plot_qk(w.captures, w.head, w.query, layer=w.layer, theme=w.theme,
+                             window=list(w.window) if w.windowed() else None)
 
     def head_stats(w: Any) -> Figure:
         return plots.plot_head_stats(w.stats, w.statistic, theme=w.theme, cmap=_CMAPS.get(w.colormap),

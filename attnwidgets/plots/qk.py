@@ -11,6 +11,7 @@ from ..qk_result import QKCapture
 from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import check_head, check_query
 from ..viewdata.labels import token_label
+from ..viewdata.windows import check_window, default_window, is_long, qk_window
 from .style import colormap, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 
 
 def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int = 0, *, layer: int | None = None,
-            theme: str | None = None) -> Figure:
+            window: tuple[int, int] | list[int] | None = None, theme: str | None = None) -> Figure:
     """Draw the QK step-through of ``head`` for query token ``query``: six panels sharing the key rows.
 
     Panels: ① q (top) and the keys k as colour strips, ② q ⊙ k, ③ q·k, ④ × scaling, ⑤ softmax, ⑥ the values
@@ -35,6 +36,9 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         Query head and query token.
     layer : int, optional
         Which captured layer to draw (default: the first one given, as the widget starts with).
+    window : (start, stop), optional
+        Draw only the keys ``start..stop-1`` and the strongest "far" keys outside them, as the widget's window does.
+        A capture of more than 512 keys is always drawn in a window (default: 64 keys around the query).
     theme : str, optional
         "light" (RdBu) or "lecture" (PuOr, larger fonts), both colour-blind safe; default the one
         :func:`attnwidgets.set_theme` chose.
@@ -59,15 +63,33 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     theme = resolve_theme(theme)
     head = check_head(head, capture.n_heads, allow_mean=False)
     a = capture.head(head)
-    n, m = a["logits"].shape
+    n, m_all = a["logits"].shape
     query = check_query(query, n)
     big = theme == "lecture"
     font = 15 if big else 9
     cmap = _DIVERGING.get(theme, "RdBu_r")
-    q, k, v = a["q"][query], a["k"], a["v"]
-    out = a["output"][query]
-    allowed = capture.mask[query]
-    w = a["weights"][query]
+    key_labels = [token_label(t) for t in capture.key_tokens]
+    if window is not None or is_long(m_all):
+        n_q = len(capture.tokens)
+        own = query if n_q == m_all else min(m_all - 1, query * m_all // max(n_q, 1))
+        win = check_window(window, m_all) if window is not None else default_window(m_all, around=[own])
+        cut = qk_window(capture, head, query, win)
+        q, k, v, out = cut["q"][0], cut["k"], cut["v"], cut["output"][0]
+        logits, scaled, w = cut["logits"][0], cut["scaled"][0], cut["weights"][0]
+        allowed = cut["mask"][0] > 0.5
+        positions = cut["keys"].tolist()
+        n_win = win[1] - win[0]
+        key_labels = [f"{'far #' if j >= n_win else ''}{p} {key_labels[p]}" for j, p in enumerate(positions)]
+        share = 100 * float(cut["outside"][0])
+        where = f" · keys {win[0]}–{win[1] - 1} of {m_all}, {share:.1f} % of the weight outside"
+    else:
+        q, k, v = a["q"][query], a["k"], a["v"]
+        out = a["output"][query]
+        logits, scaled = a["logits"][query], a["scaled"][query]
+        allowed = capture.mask[query]
+        w = a["weights"][query]
+        where = ""
+    m = len(w)
     rows = max(m, 1)
     height = min(24.0, 1.6 + 0.3 * rows) * (1.3 if big else 1.0)
     fig = new_figure((17 if big else 13, height))
@@ -90,7 +112,7 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     rgba[~allowed] = (0.85, 0.85, 0.85, 1.0)
     body[5].imshow(rgba, aspect="auto", interpolation="nearest")
     y = np.arange(m)
-    for ax, values in ((body[2], a["logits"][query]), (body[3], a["scaled"][query])):
+    for ax, values in ((body[2], logits), (body[3], scaled)):
         vals = np.where(allowed, values, 0.0)
         lim = float(np.abs(vals).max()) or 1.0
         ax.barh(y, vals, color=np.where(vals >= 0, "#b2182b", "#2166ac"), height=0.7)
@@ -110,7 +132,7 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         if i > 0:
             ax.set_yticks([])
         top[i].set_title(titles[i], fontsize=font + 1)
-    body[0].set_yticks(y, [token_label(t) for t in capture.key_tokens] if m <= 80 else [""] * m, fontsize=font)
+    body[0].set_yticks(y, key_labels if m <= 80 else [""] * m, fontsize=font)
     for i in (1, 2, 3, 4):
         top[i].axis("off")
     for i in (0, 5):
@@ -119,5 +141,5 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         body[i].set_xlabel("component", fontsize=font - 1)
     name = capture.model.name if capture.model is not None else "arrays"
     fig.suptitle(f"{name} · {capture.stack} attention · layer {capture.layer} · head {head} · query "
-                 f"{query} ({token_label(capture.tokens[query])})", fontsize=font + 2)
+                 f"{query} ({token_label(capture.tokens[query])}){where}", fontsize=font + 2)
     return fig

@@ -94,8 +94,12 @@ def axis_tokens(result: AttentionResult, kind: str) -> tuple[list[str], list[str
     >>> axis_tokens(r, "self")
     (['a', 'b'], ['a', 'b'])
     """
-    _, queries, keys = result.attention_of(kind)  # type: ignore[arg-type]
-    return list(queries), list(keys)
+    result.stack(kind)  # type: ignore[arg-type]  # the kind's error, without building a long input's attention
+    if kind in ("self", "encoder"):
+        return list(result.tokens), list(result.tokens)
+    if kind not in ("decoder", "cross") or result.target_tokens is None:
+        raise ValueError(f"unknown attention kind {kind!r}; choose one of 'self', 'encoder', 'decoder', 'cross'")
+    return list(result.target_tokens), list(result.target_tokens if kind == "decoder" else result.tokens)
 
 
 def kind_tokens(result: AttentionResult) -> dict[str, list[list[str]]]:
@@ -122,7 +126,7 @@ def axis_segments(result: AttentionResult, kind: str) -> tuple[list[int], list[i
     >>> axis_segments(r, "self")
     ([0, 0, 1], [0, 0, 1])
     """
-    _, queries, _ = result.attention_of(kind)  # type: ignore[arg-type]
+    queries, _ = axis_tokens(result, kind)
     source = [int(s) for s in result.segment_ids]
     if kind in ("self", "encoder"):
         return source, list(source)

@@ -13,6 +13,11 @@ A weight is kept when its float16 value is ``>= floor`` (the widget's ``min_weig
 draw is in the payload, at the same float16 value a dense layer would carry: hovering a token is exact with no
 round trip. When sparse rows would not be smaller (``min_weight`` near 0), the dense layer is sent instead
 (float16, or uint8 with 255 = weight 1 above 256 x 256 cells), as before.
+
+A long input (:mod:`attnwidgets.viewdata.windows`) crosses as a window instead: :func:`window_payload` reads only the
+window's query rows (``result.rows``), keeps the window's keys and the strongest "far" keys outside it, and adds
+``window = {"q": [start, stop], "k": [start, stop], "far": [positions], "n": [queries, keys]}`` so the page knows
+which token each row and column is.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from ..result import AttentionResult
+from .windows import FAR_KEYS, far_keys, key_window, window_columns
 
 #: Above this many query x key cells a dense layer crosses as uint8 (1/255 steps) instead of float16.
 FLOAT16_MAX_CELLS = 256 * 256
@@ -35,7 +43,7 @@ SENTENCE_FILTERS: dict[str, tuple[int | None, int | None]] = {
 }
 
 __all__ = ["FLOAT16_MAX_CELLS", "SENTENCE_FILTERS", "dense_layer", "filter_mask", "layer_payload", "payload_bytes",
-           "payload_reply", "unpack"]
+           "payload_reply", "unpack", "window_payload"]
 
 
 def filter_mask(query_segments: Sequence[int] | np.ndarray, key_segments: Sequence[int] | np.ndarray,
@@ -140,8 +148,45 @@ def payload_reply(payload: dict[str, Any]) -> tuple[dict[str, Any], list[memoryv
     if payload["format"] == "dense":
         return {k: v for k, v in payload.items() if k != "buffer"}, [payload["buffer"]]
     content = {"format": "sparse", "shape": payload["shape"], "floor": payload["floor"],
-               "parts": [{"name": p, "dtype": payload[p]["dtype"], "shape": payload[p]["shape"]} for p in PARTS]}
+               "parts": [{"name": p, "dtype": payload[p]["dtype"], "shape": payload[p]["shape"]} for p in PARTS],
+               **({"window": payload["window"]} if "window" in payload else {})}
     return content, [payload[p]["buffer"] for p in PARTS]
+
+
+def window_heads(result: AttentionResult, kind: str, layer: int, window: tuple[int, int], floor: float = 0.0,
+                 far: int = FAR_KEYS) -> tuple[np.ndarray, dict[str, Any]]:
+    """A window's lines: ``[head, window query, shown key]`` float32 (the window's keys, then the far keys) and the
+    ``window`` description (see the module docstring). Reads only the window's rows, at any input length.
+
+    Examples
+    --------
+    >>> r = AttentionResult.from_arrays(np.full((1, 1, 8, 8), 0.125, np.float32), list("abcdefgh"))
+    >>> a, w = window_heads(r, "self", 0, (2, 5), far=2)
+    >>> a.shape, w
+    ((1, 3, 5), {'q': [2, 5], 'k': [2, 5], 'far': [0, 1], 'n': [8, 8]})
+    """
+    _, _, nq, nk = result.attention_shape(kind)  # type: ignore[arg-type]
+    q0, q1 = window
+    keys = key_window(window, nq, nk)
+    rows = np.asarray(result.rows(layer, q0, q1, kind=kind), dtype=np.float32)  # type: ignore[arg-type]
+    picked = far_keys(rows, keys, far, floor)
+    info = {"q": [int(q0), int(q1)], "k": [int(keys[0]), int(keys[1])], "far": picked, "n": [int(nq), int(nk)]}
+    return window_columns(rows, keys, picked), info
+
+
+def window_payload(result: AttentionResult, kind: str, layer: int, window: tuple[int, int], floor: float,
+                   far: int = FAR_KEYS) -> dict[str, Any]:
+    """:func:`layer_payload` of a window's lines (:func:`window_heads`), with its ``window`` description.
+
+    Examples
+    --------
+    >>> r = AttentionResult.from_arrays(np.eye(6, dtype=np.float32)[None, None], list("abcdef"))
+    >>> p = window_payload(r, "self", 0, (1, 3), 0.02)
+    >>> p["shape"], p["window"]["k"], unpack(p)[0].tolist()
+    ([1, 2, 2], [1, 3], [[1.0, 0.0], [0.0, 1.0]])
+    """
+    heads, info = window_heads(result, kind, layer, window, floor, far)
+    return {**layer_payload(heads, floor), "window": info}
 
 
 def unpack(payload: dict[str, Any]) -> np.ndarray:

@@ -232,6 +232,8 @@ class AblationWidget(AttnWidget):
         self._static = {
             "title": info.name,
             "stacks": self._shapes,
+            # GQA: heads sharing a key/value head are grouped in the grid (decoder-only models; 0 = unknown).
+            "kv_heads": {} if encdec else {"self": int(getattr(info, "n_kv_heads", 0) or 0)},
             "items": [t if len(t) <= 48 else t[:45] + "..." for t in texts],
             "watch": self._describe(),
         }

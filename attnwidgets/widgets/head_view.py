@@ -10,7 +10,8 @@ import traitlets
 from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_view, check_words
 from ..viewdata.labels import axis_segments, kind_tokens
-from ..viewdata.lines import SENTENCE_FILTERS, filter_mask, layer_payload, payload_reply
+from ..viewdata.lines import SENTENCE_FILTERS, filter_mask, layer_payload, payload_reply, window_payload
+from ..viewdata.windows import WINDOW_THRESHOLD, check_window, default_window, is_long, window_around
 from ._base import AttnWidget, Index, checked
 from ._result import ShowsResult, take_result
 
@@ -36,6 +37,11 @@ class HeadView(ShowsResult, AttnWidget):
     3 MB); other layers are fetched when chosen. Lines lighter than ``min_weight`` are not drawn, and with more
     than 128 tokens and no token hovered or selected only lines of weight 0.1 or more are drawn.
 
+    A long input (more than 512 tokens, or any lazy result) is shown a ``window`` at a time: 64 tokens by default,
+    read with ``result.rows`` so its dense attention is never built, plus the 3 strongest keys outside the window as
+    labelled "far" keys (:mod:`attnwidgets.viewdata.windows`). The page's ◀ ▶ buttons (or Page Up / Page Down) move
+    the window; selecting tokens outside it from Python moves it to them. Word level is not offered in windows.
+
     Parameters
     ----------
     result : AttentionResult
@@ -51,6 +57,9 @@ class HeadView(ShowsResult, AttnWidget):
         Word-level attention (:func:`attnwidgets.analysis.word_level`).
     sentence_filter : str
         "all", "AA", "AB", "BA" or "BB".
+    window : list[int], optional
+        ``[start, stop]``: the token positions shown (default: all of an input of up to 512 tokens, else 64 from
+        the start or around ``selected``).
     theme : str
         "light" or "lecture".
 
@@ -102,6 +111,13 @@ class HeadView(ShowsResult, AttnWidget):
     """float, default 0.02: lines lighter than this are not drawn (they would be nearly invisible anyway). It is
     also the floor of what crosses: only weights of at least this are sent, so lowering it re-sends the layer."""
 
+    window = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int] ``[start, stop]``: the query positions drawn (keys too, for self-attention), at most 256 wide
+    (or all of an input of up to 512 tokens).
+    Default: every token of an input of up to 512 tokens; else 64 tokens from the start, or around ``selected``.
+    Two-way: the page's ◀ ▶ buttons set it; setting it here (or selecting tokens outside it) moves the page's
+    window. A window narrower than the input shows token-level lines with the strongest "far" keys outside it."""
+
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, token-level [query tokens, key tokens] and [query segments, key
     segments] per kind, and whether word level is available. Word-level labels come by "labels" request (and in
@@ -118,12 +134,30 @@ class HeadView(ShowsResult, AttnWidget):
         self._words_result: AttentionResult | None = None
         super().__init__(**kwargs)
         self._check(self.kind, self.layer)
+        if "window" not in kwargs:
+            self.window = list(self._default_window())
         if "heads" not in kwargs:
             self.heads = self._all_heads() if self.head == -1 else [self.head]
         self._refresh_meta()
 
     def _all_heads(self) -> list[int]:
-        return list(range(int(self._result.attention_of(self.kind)[0].shape[1])))  # type: ignore[arg-type]
+        return list(range(self._result.attention_shape(self.kind)[1]))  # type: ignore[arg-type]
+
+    def _n_queries(self, kind: str | None = None) -> int:
+        return self._result.attention_shape(kind or self.kind)[2]  # type: ignore[arg-type]
+
+    @property
+    def long(self) -> bool:
+        """Whether this input is shown in windows only: more than 512 tokens, or a lazy result."""
+        return is_long(self._n_queries(), self._result.is_lazy)
+
+    def windowed(self, window: list[int] | None = None) -> bool:
+        """Whether ``window`` (default: the current one) is drawn as a window: a long input, or narrower than it."""
+        window = self.window if window is None else window
+        return self.long or list(window) != [0, self._n_queries()]
+
+    def _default_window(self, kind: str | None = None) -> tuple[int, int]:
+        return default_window(self._n_queries(kind), self._result.is_lazy, self.selected)
 
     def _source(self, words: bool) -> AttentionResult:
         if not check_words(self._result, words):
@@ -149,14 +183,38 @@ class HeadView(ShowsResult, AttnWidget):
     def _valid_words(self, proposal: dict[str, Any]) -> bool:
         # An encoder-decoder has no word level: refused here, at construction or when set, as every view refuses it.
         if hasattr(self, "_result"):
-            return checked(check_words, self._result, proposal["value"])
+            words = checked(check_words, self._result, proposal["value"])
+            if words and self.window and self.windowed():
+                raise traitlets.TraitError(
+                    f"word level is not shown in windows: this input has {self._n_queries()} tokens (more than "
+                    f"{WINDOW_THRESHOLD}) or is a lazy result, or the window is narrower than the input; word level "
+                    f"needs every token of a text of up to {WINDOW_THRESHOLD} tokens")
+            return words
         return bool(proposal["value"])
+
+    @traitlets.validate("window")
+    def _valid_window(self, proposal: dict[str, Any]) -> list[int]:
+        if not hasattr(self, "_result"):
+            return list(proposal["value"])
+        window = list(checked(check_window, proposal["value"], self._n_queries()))
+        if self.words and self.windowed(window):
+            raise traitlets.TraitError("a window narrower than the input needs token level: set words=False first")
+        return window
+
+    @traitlets.observe("selected")
+    def _on_selected(self, change: dict[str, Any]) -> None:
+        # Tokens selected outside the window (from Python): move the window to them, keeping its width.
+        sel = list(change["new"])
+        if hasattr(self, "_result") and self.window and sel and self.windowed():
+            start, stop = self.window
+            if min(sel) < start or max(sel) >= stop:
+                self.window = list(window_around(sel, self._n_queries(), stop - start))
 
     @traitlets.validate("heads")
     def _valid_heads(self, proposal: dict[str, Any]) -> list[int]:
         heads = list(proposal["value"])
         if hasattr(self, "_result"):
-            n_heads = int(self._result.attention_of(self.kind)[0].shape[1])  # type: ignore[arg-type]
+            n_heads = self._result.attention_shape(self.kind)[1]  # type: ignore[arg-type]
             heads = [checked(check_head, h, n_heads, allow_mean=False) for h in heads]
         return heads
 
@@ -185,6 +243,7 @@ class HeadView(ShowsResult, AttnWidget):
             if change["new"] != change["old"]:
                 self.layer = 0
                 self.selected = []
+                self.window = list(self._default_window(change["new"]))
                 self.heads = self._all_heads()
             self._refresh_meta()
 
@@ -219,21 +278,42 @@ class HeadView(ShowsResult, AttnWidget):
         segments: dict[str, list[list[Any]]] = {kind: list(axis_segments(src, kind)) for kind in src.kinds}
         return {"tokens": kind_tokens(src), "segments": segments}
 
-    def _pack_layer(self, kind: str, layer: int, words: bool) -> dict[str, Any]:
-        return layer_payload(self.layer_heads(kind, layer, words), max(0.0, self.min_weight))
+    def _pack_layer(self, kind: str, layer: int, words: bool, window: list[int] | None = None) -> dict[str, Any]:
+        floor = max(0.0, self.min_weight)
+        if not words and window is not None and (self.long or list(window) != [0, self._n_queries(kind)]):
+            return window_payload(self._result, kind, layer, check_window(window, self._n_queries(kind)), floor)
+        return layer_payload(self.layer_heads(kind, layer, words), floor)
+
+    def window_heads(self, layer: int | None = None) -> np.ndarray:
+        """[head, query, key] float32 of the window on screen: its queries, its keys, then the far keys (see
+        :func:`attnwidgets.viewdata.lines.window_heads`); read with ``result.rows`` at any length."""
+        from ..viewdata.lines import window_heads
+
+        layer = self.layer if layer is None else layer
+        return window_heads(self._result, self.kind, layer, check_window(self.window, self._n_queries()),
+                            max(0.0, self.min_weight))[0]
+
+    def _view_key(self, kind: str, layer: int, words: bool, window: list[int]) -> str:
+        """The page's name for a view (js/src/head_view.ts viewKey): kind/layer/level, and /start-stop in a window."""
+        key = f"{kind}/{layer}/{'w' if words else 't'}"
+        return key + (f"/{window[0]}-{window[1]}" if not words and self.windowed(window) else "")
 
     def _refresh_meta(self) -> None:
         r = self._result
-        shapes = {kind: [int(s) for s in r.attention_of(kind)[0].shape[:2]] for kind in r.kinds}
+        shapes = {kind: [int(s) for s in r.attention_shape(kind)[:2]] for kind in r.kinds}  # type: ignore[arg-type]
+        long = self.long
         self._meta = {
             "title": r.model.name,
             "kinds": list(r.kinds),
             "shapes": shapes,
             **self.labels(False),
-            "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
+            "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None and not long,
+            "long": long,
+            "n_kv_heads": int(r.model.n_kv_heads or 0),
         }
-        key = f"{self.kind}/{self.layer}/{'w' if self.words else 't'}"
-        self._payload = {"key": key, "heads": self._pack_layer(self.kind, self.layer, self.words),
+        window = list(self.window) or list(self._default_window())
+        key = self._view_key(self.kind, self.layer, self.words, window)
+        self._payload = {"key": key, "heads": self._pack_layer(self.kind, self.layer, self.words, window),
                          **({"labels": self.labels(True)} if self.words else {})}
 
     def _handlers(self) -> dict[str, Any]:
@@ -251,13 +331,21 @@ class HeadView(ShowsResult, AttnWidget):
     def _layer_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind, layer, words = str(req["kind"]), int(req["layer"]), bool(req.get("words", False))
         self._check(kind, layer)
-        return payload_reply(self._pack_layer(kind, layer, words))
+        window = req.get("window")
+        if window is None and is_long(self._n_queries(kind), self._result.is_lazy):
+            window = self.window if kind == self.kind else list(self._default_window(kind))
+        return payload_reply(self._pack_layer(kind, layer, words, window))
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Requests a saved page answers without a kernel: every layer of every attention kind, token-level and
         (when it can) word-level with the word labels, or only the layer on screen. Each reply is the same sparse
         payload the notebook gets."""
         labels = [{"what": "labels", "words": True}]
+        if not self.words and self.windowed():
+            # A window: every layer of the kind on screen at that window (the page asks with it).
+            layers = [self.layer] if scope == "view" else range(self._meta["shapes"][self.kind][0])
+            return [{"what": "layer", "kind": self.kind, "layer": layer, "words": False, "window": list(self.window)}
+                    for layer in layers]
         if scope == "view":
             view = {"what": "layer", "kind": self.kind, "layer": self.layer, "words": self.words}
             return [view, *(labels if self.words else [])]

@@ -16,6 +16,7 @@ import traitlets
 from ..qk_result import QKCapture
 from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
+from ..viewdata.windows import check_window, default_window, is_long, qk_window, window_around
 from ..viewdata.wire import pack
 from ._base import MISSING, AttnWidget, Colormap, Index, checked, renamed_argument
 
@@ -28,6 +29,10 @@ class QKStepThrough(AttnWidget):
 
     Only the head on screen crosses when the widget appears; other heads and layers are fetched when chosen.
 
+    A long capture (more than 512 keys) shows a ``window`` of keys around the query (64 by default), plus the 3 keys
+    outside it with the largest weight as "far" rows, and only that query's numbers cross (the same trait and
+    rules as :class:`attnwidgets.HeadView`'s window; :mod:`attnwidgets.viewdata.windows`).
+
     Parameters
     ----------
     capture : QKCapture or sequence of QKCapture
@@ -38,6 +43,9 @@ class QKStepThrough(AttnWidget):
     layer, head, query : int
         What to show first: the layer (one of the captured ones), the query head (single heads only: there is no
         mean of q·k over heads) and the query token.
+    window : list[int], optional
+        ``[start, stop]``: the key positions shown (default: every key of a short capture, else 64 around the
+        query).
     colormap : str
         The diverging scale of the signed vectors: "rdbu" or "puor"; "" (default) the theme's.
     theme : str
@@ -73,8 +81,14 @@ class QKStepThrough(AttnWidget):
     """int, default: the first word (encoders) or the last token (decoders). The query token whose attention is
     stepped through; clicking a token in the page or choosing it in the menu sets it. Two-way."""
 
+    window = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int] ``[start, stop]``: the key positions shown, at most 256 wide (or all of up to
+    512 keys). Default: every key of a capture of up
+    to 512 keys; else 64 keys around the query. Two-way: the page's ◀ ▶ buttons set it; choosing a query outside it
+    moves it there. Keys outside it with the largest weight are shown as "far" rows."""
+
     _meta = traitlets.Dict().tag(sync=True)
-    """dict: title, stack, captured layers, heads, kv heads, head size, scaling, query and key tokens."""
+    """dict: title, stack, captured layers, heads, kv heads, head size, scaling, query and key tokens, ``long``."""
 
     colormap = Colormap(DIVERGING_COLORMAPS).tag(sync=True)
     """str, default "" (the theme's: "rdbu", "puor" in the lecture theme): the diverging scale of q, k, v and
@@ -92,7 +106,10 @@ class QKStepThrough(AttnWidget):
         n = len(first.tokens)
         causal = n > 1 and not first.mask[0, 1:].any()
         kwargs.setdefault("query", n - 1 if causal else min(1, n - 1))
+        window_given = "window" in kwargs
         super().__init__(**kwargs)
+        if not window_given:
+            self.window = list(self._window_for(self.query))
         name = first.model.name if first.model is not None else "arrays"
         self._meta = {
             "title": name,
@@ -104,8 +121,53 @@ class QKStepThrough(AttnWidget):
             "scaling": first.scaling,
             "tokens": list(first.tokens),
             "key_tokens": list(first.key_tokens),
+            "long": self.long,
         }
         self._refresh_payload()
+
+    @property
+    def long(self) -> bool:
+        """Whether the capture is shown in windows only (more than 512 keys)."""
+        return is_long(self._n_keys())
+
+    def _n_keys(self) -> int:
+        return len(next(iter(self._captures.values())).key_tokens)
+
+    def _key_of(self, query: int) -> int:
+        """The key position of a query: itself for self-attention, the same share of the source for cross."""
+        cap = next(iter(self._captures.values()))
+        n, m = len(cap.tokens), len(cap.key_tokens)
+        return query if n == m else min(m - 1, query * m // max(n, 1))
+
+    def _window_for(self, query: int) -> tuple[int, int]:
+        return default_window(self._n_keys(), around=[self._key_of(query)])
+
+    def windowed(self, window: list[int] | None = None) -> bool:
+        """Whether ``window`` (default: the current one) is drawn as a window: a long capture, or narrower."""
+        window = self.window if window is None else window
+        return self.long or list(window) != [0, self._n_keys()]
+
+    def window_values(self, layer: int | None = None, head: int | None = None, query: int | None = None
+                      ) -> dict[str, np.ndarray]:
+        """What the panels show in the window: :func:`attnwidgets.viewdata.windows.qk_window` of the current view."""
+        cap = self.capture(layer)
+        return qk_window(cap, self.head if head is None else head, self.query if query is None else query,
+                         check_window(self.window, self._n_keys()))
+
+    @traitlets.validate("window")
+    def _valid_window(self, proposal: dict[str, Any]) -> list[int]:
+        if not hasattr(self, "_captures"):
+            return list(proposal["value"])
+        return list(checked(check_window, proposal["value"], self._n_keys()))
+
+    @traitlets.observe("query")
+    def _on_query(self, change: dict[str, Any]) -> None:
+        # A query whose own key is outside the window: move the window to it, keeping its width.
+        if hasattr(self, "_captures") and self.window and self.windowed():
+            start, stop = self.window
+            key = self._key_of(int(change["new"]))
+            if not start <= key < stop:
+                self.window = list(window_around([key], self._n_keys(), stop - start))
 
     @property
     def captures(self) -> list[QKCapture]:
@@ -129,15 +191,30 @@ class QKStepThrough(AttnWidget):
                 "scaled": arr["scaled"][i], "weights": arr["weights"][i], "mask": cap.mask[i],
                 "output": arr["output"][i]}
 
-    def _packed(self, layer: int, head: int) -> list[tuple[str, dict[str, Any]]]:
+    def _packed(self, layer: int, head: int, query: int | None = None, window: list[int] | None = None
+                ) -> list[tuple[str, dict[str, Any]]]:
         cap = self.capture(layer)
+        if query is not None and window is not None:
+            # One query's row over the window's keys and the far keys; "keys" says which key each row is.
+            a = qk_window(cap, checked(check_head, head, cap.n_heads, allow_mean=False), int(query),
+                          check_window(window, self._n_keys()))
+            return [(name, pack(a[name])) for name in (*ARRAYS, "keys", "outside")]
         arr = cap.head(head)
         out = [(name, pack(arr[name])) for name in ARRAYS[:-1]]
         out.append(("mask", pack(cap.mask.astype(np.float32), "uint8")))
         return out
 
+    def _view_key(self) -> str:
+        """The page's name for the view (js/src/qk.ts viewKey): layer/head, and /query/start-stop in a window."""
+        key = f"{self.layer}/{self.head}"
+        return key + (f"/{self.query}/{self.window[0]}-{self.window[1]}" if self.windowed() else "")
+
     def _refresh_payload(self) -> None:
-        self._payload = {"key": f"{self.layer}/{self.head}", "arrays": dict(self._packed(self.layer, self.head))}
+        if not self.window:
+            return
+        windowed = self.windowed()
+        self._payload = {"key": self._view_key(), "arrays": dict(
+            self._packed(self.layer, self.head, self.query if windowed else None, self.window if windowed else None))}
 
     @traitlets.validate("layer", "head", "query")
     def _valid(self, proposal: dict[str, Any]) -> int:
@@ -159,13 +236,22 @@ class QKStepThrough(AttnWidget):
         return {"qk": self._qk_request}
 
     def _qk_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        packed = self._packed(int(req["layer"]), int(req["head"]))
+        window = req.get("window")
+        query = req.get("query")
+        if window is not None and query is None:
+            raise ValueError("a windowed qk request needs the query")
+        if query is not None and window is None:
+            window = self.window
+        if query is not None and not 0 <= int(query) < len(self.capture(int(req["layer"])).tokens):
+            raise ValueError(f"query {query} is out of range")
+        packed = self._packed(int(req["layer"]), int(req["head"]), query, window)
         arrays = [{k: v for k, v in p.items() if k != "buffer"} | {"name": name} for name, p in packed]
         return {"arrays": arrays}, [p["buffer"] for _, p in packed]
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Requests a saved page answers without a kernel: every captured layer x head, or the view on screen."""
+        win = ({"query": self.query, "window": list(self.window)} if self.windowed() else {})
         if scope == "view":
-            return [{"what": "qk", "layer": self.layer, "head": self.head}]
-        return [{"what": "qk", "layer": layer, "head": h} for layer in sorted(self._captures)
+            return [{"what": "qk", "layer": self.layer, "head": self.head, **win}]
+        return [{"what": "qk", "layer": layer, "head": h, **win} for layer in sorted(self._captures)
                 for h in range(self._captures[layer].n_heads)]

@@ -25,6 +25,7 @@ import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawMatrix, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
+import { kvGroups } from "./shared/heads";
 import { heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
 import { userText } from "./shared/text";
@@ -60,6 +61,7 @@ export interface Payload {
   title: string;
   watch: string; // what is watched, in words
   stacks: Record<string, [number, number]>; // [layers, heads] per stack
+  kv_heads?: Record<string, number>; // GQA: key/value heads per stack (absent or 0: none shared)
   items: string[]; // a short label per text
   output: string; // the watched kind: "pairs", "ranking", ...
   rows: OutputRow[];
@@ -79,6 +81,8 @@ const CSS = `
   border: 1px solid var(--aw-abl-line); border-radius: 3px; background: var(--aw-abl-on); color: #fff;
   font: inherit; font-size: .8em; font-weight: 600; cursor: pointer; }
 .aw-abl-cell:disabled { cursor: not-allowed; }
+.aw-abl-kv { text-align: center; color: var(--aw-muted); font-size: .8em; border-bottom: 2px solid var(--aw-muted);
+  white-space: nowrap; }
 .aw-abl-cell.aw-selected { outline: 2px solid var(--aw-accent); outline-offset: 1px; }
 .aw-ablation select, .aw-ablation button, .aw-ablation input { font: inherit; }
 .aw-abl-layer { font: inherit; font-size: .85em; padding: 1px 6px; min-width: 8.5ch; text-align: left; border: 1px solid var(--aw-abl-line);
@@ -310,9 +314,32 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     cells.length = 0;
     layerButtons.length = 0;
     grid.style.gridTemplateColumns = `max-content repeat(${nHeads}, max-content)`;
+    // GQA: heads that read one key/value head are grouped under a "KV head g" caption, with a gap between groups.
+    const groups = kvGroups(nHeads, payload().kv_heads?.[model.get("kind")] ?? 0);
+    const size = groups ? groups[0].length : nHeads;
+    const kvOf = (hd: number) => Math.floor(hd / size);
+    const groupStart = (hd: number) => groups !== null && hd > 0 && hd % size === 0;
+    if (groups) {
+      grid.append(h("span", {}));
+      for (const [g, heads] of groups.entries()) {
+        const cap = h("span", {
+          className: "aw-abl-kv",
+          "data-testid": "kv-group",
+          "data-kv": g,
+          title: `KV head ${g}: query heads ${heads[0]}–${heads[heads.length - 1]} share its keys and values`,
+          text: `KV head ${g}`,
+        });
+        cap.style.gridColumn = `span ${heads.length}`;
+        if (g > 0) cap.style.marginLeft = "8px";
+        grid.append(cap);
+      }
+    }
     grid.append(h("span", { className: "aw-abl-colhead", text: "head" }));
-    for (let hd = 0; hd < nHeads; hd++)
-      grid.append(h("span", { className: "aw-abl-colhead", text: String(hd) }));
+    for (let hd = 0; hd < nHeads; hd++) {
+      const col = h("span", { className: "aw-abl-colhead", text: String(hd) });
+      if (groupStart(hd)) col.style.marginLeft = "8px";
+      grid.append(col);
+    }
     for (let l = 0; l < nLayers; l++) {
       const lb = h("button", { type: "button", className: "aw-abl-layer", "data-testid": `layer-${l}` });
       gridListeners.push(listen(lb, "click", () => change(toggleLayer(want, model.get("kind"), l, mode), 0)));
@@ -321,6 +348,8 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
       const row: HTMLButtonElement[] = [];
       for (let hd = 0; hd < nHeads; hd++) {
         const c = h("button", { type: "button", className: "aw-abl-cell", "data-testid": `cell-${l}-${hd}` });
+        if (groups) c.dataset.kv = String(kvOf(hd));
+        if (groupStart(hd)) c.style.marginLeft = "8px";
         gridListeners.push(
           listen(c, "click", () => {
             select1({ layer: l, head: hd });
@@ -371,9 +400,10 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
         c.dataset.state = s.layerOff ? "layer-off" : s.mode ? s.mode : "on";
         c.setAttribute("aria-pressed", String(s.mode !== null));
         c.setAttribute("aria-label", `layer ${l} head ${hd}`);
+        const kv = c.dataset.kv !== undefined ? ` · KV head ${c.dataset.kv}` : "";
         c.title = s.layerOff
           ? `layer ${l} is disabled: enable the layer to edit head ${hd}`
-          : `layer ${l} · head ${hd}: ${s.mode === null ? "on (click to disable)" : s.mode === "scale" ? `scaled ×${s.scale}` : `disabled (${s.mode}); click to enable`}`;
+          : `layer ${l} · head ${hd}${kv}: ${s.mode === null ? "on (click to disable)" : s.mode === "scale" ? `scaled ×${s.scale}` : `disabled (${s.mode}); click to enable`}`;
       }
     }
     modeSel.value = mode;

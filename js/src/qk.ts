@@ -2,6 +2,8 @@
 // strips, q ⊙ k, q·k, the scaling by 1/√d, the softmax, and the weighted sum of the values.
 // Mirrors attnwidgets/widgets/qk.py. Only the (layer, head) on screen crosses from Python; others are fetched on
 // demand and kept in the page. Every number comes from the model (captured in attnwidgets/runner/qk.py).
+// A long capture (`_meta.long`, more than 512 keys) crosses one query at a time over a `window` of keys plus a few
+// "far" keys outside it (attnwidgets/viewdata/windows.py: qk_window); `keys` says which key each row is.
 
 import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
@@ -21,6 +23,7 @@ export interface QKTraits {
   layer: number;
   head: number;
   query: number;
+  window: number[]; // [start, stop]: the key positions shown
   colormap: string; // "" = the theme's diverging scale; "rdbu" | "puor"
   theme: string;
   _meta: {
@@ -33,6 +36,7 @@ export interface QKTraits {
     scaling: number;
     tokens: string[];
     key_tokens: string[];
+    long?: boolean; // shown in windows only (more than 512 keys)
   };
   _payload: { key: string; arrays: Record<string, Packed> } | Record<string, never>;
   _error: string;
@@ -45,17 +49,26 @@ export interface HeadData {
   m: number;
   d: number;
   arrays: Record<string, Float32Array>;
+  pos: number[] | null; // a window: the key position of each row (the window's keys, then the far keys)
+  outside: number; // a window: the weight on keys outside it
 }
 
 export function headData(key: string, arrays: Record<string, Packed>): HeadData {
   const out: Record<string, Float32Array> = {};
   for (const [name, p] of Object.entries(arrays)) out[name] = decode(p).data;
   const [n, m] = arrays.logits.shape;
-  return { key, n, m, d: arrays.q.shape[1], arrays: out };
+  const pos = out.keys ? Array.from(out.keys, (x) => Math.round(x)) : null;
+  return { key, n, m, d: arrays.q.shape[1], arrays: out, pos, outside: out.outside?.[0] ?? 0 };
 }
 
-/** What the panels show for query i: slices of a head's arrays. */
-export function queryRow(hd: HeadData, i: number) {
+/** The key position of row j (a window's rows are its keys, then the far keys). */
+export function keyPos(hd: HeadData, j: number): number {
+  return hd.pos ? hd.pos[j] : j;
+}
+
+/** What the panels show for query i: slices of a head's arrays (a window holds the one query's row). */
+export function queryRow(hd: HeadData, query: number) {
+  const i = hd.pos ? 0 : query;
   const { m, d, arrays: a } = hd;
   const row = (x: Float32Array, w: number) => x.subarray(i * w, (i + 1) * w);
   const mask = row(a.mask, m);
@@ -119,6 +132,17 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
 
   const meta = () => model.get("_meta");
   const selfAttention = () => meta().stack !== "cross";
+  /** Is the view a window (a long capture, or a window narrower than the keys)? */
+  const windowed = (): boolean => {
+    const w = model.get("window") ?? [];
+    return w.length === 2 && (Boolean(meta().long) || w[0] !== 0 || w[1] !== meta().key_tokens.length);
+  };
+  // The same key as QKStepThrough._view_key in Python, so the first payload is recognised.
+  const viewKey = (): string => {
+    const base = `${model.get("layer")}/${model.get("head")}`;
+    const w = model.get("window");
+    return windowed() ? `${base}/${model.get("query")}/${w[0]}-${w[1]}` : base;
+  };
 
   const controls = controlGroup(cleanups);
   function buildControls(): void {
@@ -143,10 +167,48 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     );
     querySel.dataset.testid = "query-select";
     controls.push(listen(querySel, "change", () => update({ query: Number(querySel.value) })));
+    const nav: HTMLElement[] = [];
+    if (windowed()) {
+      const nk = m.key_tokens.length;
+      const w = model.get("window");
+      const prev = h("button", {
+        type: "button",
+        "data-testid": "window-prev",
+        title: "previous keys",
+        text: "◀",
+      });
+      const next = h("button", {
+        type: "button",
+        "data-testid": "window-next",
+        title: "next keys",
+        text: "▶",
+      });
+      prev.disabled = w[0] <= 0;
+      next.disabled = w[1] >= nk;
+      const step = (dir: number) => {
+        const size = w[1] - w[0];
+        const start = Math.max(0, Math.min(nk - size, w[0] + dir * size));
+        saveTraits(model, { window: [start, start + size] });
+      };
+      controls.push(
+        listen(prev, "click", () => step(-1)),
+        listen(next, "click", () => step(1)),
+      );
+      nav.push(
+        h(
+          "span",
+          { className: "aw-window-nav" },
+          prev,
+          h("span", { "data-testid": "window-label", text: `keys ${w[0]}–${w[1] - 1} of ${nk}` }),
+          next,
+        ),
+      );
+    }
     bar.append(
       h("label", {}, "layer", layerSel),
       h("label", {}, "head", headSel),
       h("label", {}, "query", querySel),
+      ...nav,
       exportButtons(root, () => safeName(`qk_${model.get("layer")}_${model.get("head")}`), controls),
     );
   }
@@ -157,7 +219,15 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     refresh();
   }
 
-  function geometry(t: Theme, d: number, m: number): Geometry {
+  /** The label of row j: the key token, with its position in a window ("far #p" for a far key). */
+  function rowLabel(hd: HeadData, j: number, nWin: number): string {
+    const keys = meta().key_tokens;
+    const p = keyPos(hd, j);
+    if (!hd.pos) return keys[p] ?? "";
+    return `${j >= nWin ? "far #" : ""}${p} ${keys[p] ?? ""}`;
+  }
+
+  function geometry(t: Theme, d: number, m: number, labels: string[]): Geometry {
     const big = t.name === "lecture";
     const rh = m > 96 ? (big ? 18 : 12) : big ? 28 : 18;
     const probe = textMeasurer();
@@ -165,7 +235,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       rh,
       top: Math.round(rh * 1.9),
       cw: Math.max(1, Math.min(6, Math.floor(96 / d))), // d = 32: 3 px; the whole view fits a notebook column
-      label: labelRoom(probe, [...meta().key_tokens, "q · query"], t, big ? 150 : 110),
+      label: labelRoom(probe, [...labels, "q · query"], t, big ? 190 : 140),
       bar: big ? 76 : 70,
       num: big ? 62 : 46,
     };
@@ -195,11 +265,13 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     applyTheme(root, t);
     const map = (model.get("colormap") || (t.name === "lecture" ? "puor" : "rdbu")) as DivergingName;
     const m = meta();
-    const i = Math.min(model.get("query"), data.n - 1);
+    const i = data.pos ? model.get("query") : Math.min(model.get("query"), data.n - 1);
     const r = queryRow(data, i);
     const { d } = data;
     const keys = m.key_tokens;
-    const g = geometry(t, d, data.m);
+    const nWin = data.pos ? model.get("window")[1] - model.get("window")[0] : data.m;
+    const labels = Array.from({ length: data.m }, (_, j) => rowLabel(data as HeadData, j, nWin));
+    const g = geometry(t, d, data.m, labels);
     geo = g;
     const hgt = g.top + g.rh * data.m + 4;
     const font = Math.min(t.font, g.rh - 3);
@@ -244,8 +316,13 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     strip(ctx, g.label, 0, g, r.q, qkMax, map);
     for (let j = 0; j < data.m; j++) {
       if (showLabels) {
-        ctx.fillStyle = selfAttention() && j === i ? t.accent : t.fg;
-        ctx.fillText(fitToken(ctx, keys[j] ?? "", g.label - 6), g.label - 4, rowY(j) + g.rh / 2);
+        const p = keyPos(data, j);
+        ctx.fillStyle = selfAttention() && p === i ? t.accent : j >= nWin ? t.muted : t.fg;
+        ctx.fillText(fitToken(ctx, labels[j], g.label - 6, 28), g.label - 4, rowY(j) + g.rh / 2);
+      }
+      if (j === nWin && j > 0) {
+        ctx.fillStyle = t.muted;
+        ctx.fillRect(0, rowY(j), g.label + stripW, 1);
       }
       strip(ctx, g.label, rowY(j), g, kRow(j), qkMax, map, r.allowed[j] ? 1 : 0.25);
     }
@@ -327,6 +404,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       top: String(g.top),
       rh: String(g.rh),
       view: `${model.get("layer")}/${model.get("head")}/${i}`,
+      keys: data.pos ? data.pos.join(",") : "",
       argmax: String(best),
       weights: Array.from(r.weights, (x) => x.toFixed(6)).join(","),
     });
@@ -352,7 +430,11 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     title.textContent = `${userText(m.title)} · ${m.stack} attention · layer ${model.get("layer")} · head ${model.get("head")}`;
     caption.textContent = `query ${i} “${isolate(tokenLabel(m.tokens[i] ?? "", 24))}”${kv} · d = ${d} · scaling ${m.scaling.toPrecision(4)}${
       Math.abs(m.scaling - 1 / Math.sqrt(d)) < 1e-6 ? ` = 1/√${d}` : ""
-    } · strongest key: “${best >= 0 ? isolate(tokenLabel(keys[best] ?? "", 24)) : "none"}”`;
+    } · strongest key: “${best >= 0 ? isolate(tokenLabel(keys[keyPos(data, best)] ?? "", 24)) : "none"}”${
+      data.pos
+        ? ` · keys ${model.get("window")[0]}–${model.get("window")[1] - 1} of ${keys.length}, outside them ${(100 * data.outside).toFixed(1)} % of the weight`
+        : ""
+    }`;
   }
 
   function accept(hd: HeadData): void {
@@ -361,7 +443,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   }
 
   async function refresh(): Promise<void> {
-    const key = `${model.get("layer")}/${model.get("head")}`;
+    const key = viewKey();
     if (data && data.key === key) {
       paint();
       return;
@@ -376,8 +458,9 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
         what: "qk",
         layer: model.get("layer"),
         head: model.get("head"),
+        ...(windowed() ? { query: model.get("query"), window: [...model.get("window")] } : {}),
       });
-      if (`${model.get("layer")}/${model.get("head")}` !== key) return;
+      if (viewKey() !== key) return;
       const specs = (reply.content as { arrays: Array<Omit<Packed, "buffer"> & { name: string }> }).arrays;
       const arrays: Record<string, Packed> = {};
       specs.forEach((s, j) => {
@@ -402,9 +485,10 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   function tip(id: string, j: number, x: number): string {
     if (!data || !geo) return "";
     const m = meta();
-    const i = Math.min(model.get("query"), data.n - 1);
+    const i = data.pos ? model.get("query") : Math.min(model.get("query"), data.n - 1);
     const r = queryRow(data, i);
-    const lines = [`key ${j} “${userText(m.key_tokens[j] ?? "")}” ← query “${userText(m.tokens[i] ?? "")}”`];
+    const p = keyPos(data, j);
+    const lines = [`key ${p} “${userText(m.key_tokens[p] ?? "")}” ← query “${userText(m.tokens[i] ?? "")}”`];
     const off = id === "qk" ? geo.label : 4;
     const c = Math.floor((x - off) / geo.cw);
     const d = data.d;
@@ -456,7 +540,8 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   cleanups.push(
     listen(canvases.qk, "click", (e: MouseEvent) => {
       const hit = rowAt(canvases.qk, e);
-      if (hit && selfAttention() && hit.j < meta().tokens.length) update({ query: hit.j });
+      const p = hit && data ? keyPos(data, hit.j) : -1;
+      if (hit && selfAttention() && p < meta().tokens.length) update({ query: p });
     }),
   );
   cleanups.push(
@@ -479,7 +564,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     buildControls();
     refresh();
   };
-  for (const ev of ["change:layer", "change:head", "change:query"])
+  for (const ev of ["change:layer", "change:head", "change:query", "change:window"])
     cleanups.push(onModel(model, ev, rebuild));
   cleanups.push(
     onModel(model, "change:_meta", () => {
@@ -504,6 +589,7 @@ const QK_CSS = `
 .aw-qk-panel { border: 1px solid var(--aw-muted); border-radius: 4px; padding: 4px; flex: none; }
 .aw-qk-head { font-weight: 600; margin-bottom: 4px; white-space: nowrap; }
 .aw-qk-caption { margin: 2px 0 6px; }
+.aw-window-nav { display: inline-flex; gap: 6px; align-items: center; font-variant-numeric: tabular-nums; }
 `;
 
 export default { render };

@@ -217,3 +217,12 @@ export function roomFor(el: HTMLElement): number {
   const w = el.clientWidth || el.parentElement?.clientWidth || 0;
   return w > 0 ? w : Number.POSITIVE_INFINITY;
 }
+
+/** Query heads grouped by the key/value head they read (GQA: query head h reads key/value head
+ * h // (heads / kv heads)): [[0, 1], [2, 3]] for 4 heads on 2; null when none are shared (nKv 0 = unknown, or one
+ * key/value head per query head). The head view's swatches and the ablation grid outline these groups. */
+export function kvGroups(nHeads: number, nKv: number): number[][] | null {
+  if (!(nKv > 0) || nKv >= nHeads || nHeads % nKv !== 0) return null;
+  const size = nHeads / nKv;
+  return Array.from({ length: nKv }, (_, g) => Array.from({ length: size }, (_, i) => g * size + i));
+}
