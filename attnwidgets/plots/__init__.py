@@ -2,8 +2,8 @@
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .ablation_panel import plot_ablation_panel
-from .generation import plot_generation
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
+from .generation import plot_generation
 from .head_stats import plot_head_stats
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap

@@ -204,9 +204,9 @@ def _attention_result(runner: Runner, held: Capture, prompt: str, src: dict[str,
                                             "while generating")
         fed = sequences[:-1].tolist()  # decoder start + generated[:-1]
         tgt = _fields(runner, fed, 0)
-        for stack, what in ((encoder, "encoder self-attention"), (decoder, "decoder self-attention"),
-                            (cross, "cross-attention")):
-            runner.check_lazy(stack, what)
+        for held_stack, what in ((encoder, "encoder self-attention"), (decoder, "decoder self-attention"),
+                                 (cross, "cross-attention")):
+            runner.check_lazy(held_stack, what)
         return AttentionResult(
             attention=cast(np.ndarray, encoder), model=info, text=prompt, target_text=None,
             target_tokens=tgt["tokens"], target_token_ids=tgt["token_ids"],

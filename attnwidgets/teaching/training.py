@@ -279,7 +279,7 @@ def generate_toy(model: ToyModel, task: Task | str, source: str | Sequence[str],
         raise ValueError(f"max_new_tokens={limit} does not fit the toy model's {model.cfg.max_len} positions "
                          f"(at most {room} here)")
     prompt_ids = torch.from_numpy(v.encode(prompt_tokens))[None]
-    if decoder_only:
+    if isinstance(model, DecoderOnlyTransformer):
         out = model.generate(prompt_ids, limit, v.eos_id)[0, len(prompt_tokens):]
     else:
         out = model.generate(prompt_ids, limit, v.bos_id, v.eos_id)[0, 1:]

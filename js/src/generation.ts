@@ -231,8 +231,9 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     const kind = model.get("kind");
     const weights = stepRow(step);
     const nPrompt = m.prompt.length;
+    // One colour scale with the heatmap below (the matrix's maximum), so a token's shade and its cell agree.
     let vmax = 0;
-    if (weights) for (const v of weights) if (Number.isFinite(v) && v > vmax) vmax = v;
+    if (weights && matrix) for (const v of matrix.data) if (Number.isFinite(v) && v > vmax) vmax = v;
     for (const line of spans)
       for (const s of line) {
         s.style.background = "";
@@ -355,13 +356,13 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
       slider.value = String(step);
       slider.max = String(Math.max(0, nSteps() - 1));
     }
-    title.textContent = `${userText(m.title)} · generating, step ${step + 1} of ${nSteps()}`;
+    title.textContent = `${userText(m.title)} · generated token ${step + 1} of ${nSteps()}`;
     paintText();
     paintMatrix();
     paintTopk();
     const what = kind === "cross" ? "cross-attention over the source" : "self-attention";
     caption.textContent =
-      `Step ${step}: the query that wrote ${userText(tokenLabel(m.generated[step] ?? ""))}, ` +
+      `step=${step}: the query that wrote ${userText(tokenLabel(m.generated[step] ?? ""))}, ` +
       `${what}, head ${headLabel(model.get("layer"), model.get("head"))}` +
       `${model.get("head") < 0 ? " (mean over heads)" : ""}. Grey: tokens not written yet.`;
   }
