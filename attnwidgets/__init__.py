@@ -93,6 +93,10 @@ _LAZY: dict[str, str] = {
     "set_dense_budget": "attnwidgets.attention_stack",
     "dense_budget": "attnwidgets.attention_stack",
     "AttentionTooLargeError": "attnwidgets.attention_stack",
+    "generate": "attnwidgets.runner.generation",
+    "GenerationResult": "attnwidgets.generation_result",
+    "GenerationView": "attnwidgets.widgets",
+    "plot_generation": "attnwidgets.plots",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

@@ -165,9 +165,13 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
     def ablation(w: Any) -> Figure:
         return plots.plot_ablation_panel(w, theme=w.theme)
 
+    def generation(w: Any) -> Figure:
+        return plots.plot_generation(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
+                                     cmap=_CMAPS.get(w.colormap))
+
     return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
             "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
-            "AblationWidget": ablation, "AttentionProfile": profile}
+            "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation}
 
 
 def twin_figure(widget: Any) -> Figure | None:

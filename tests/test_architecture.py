@@ -39,6 +39,7 @@ FORBIDDEN["lazy"] = FORBIDDEN["result"]
 # qk_result and attention_stack are part of the result layer.
 FORBIDDEN["attention_stack"] = FORBIDDEN["result"]
 FORBIDDEN["qk_result"] = FORBIDDEN["result"]
+FORBIDDEN["generation_result"] = FORBIDDEN["result"]
 
 
 def modules() -> list[Path]:

@@ -20,6 +20,7 @@ import traitlets
 
 import attnwidgets as aw
 from attnwidgets.analysis import CorpusStats
+from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import AttentionResult
 from attnwidgets.viewdata.checks import (
@@ -59,6 +60,7 @@ class Inputs:
     results: list[AttentionResult]  # two 2 x 3 results with word ids
     corpus: CorpusStats
     capture: QKCapture  # 2 heads, 5 queries x 7 keys (grouped: 1 kv head)
+    generation: GenerationResult  # a decoder's 2 layers x 3 heads: prompt of 3 tokens, 4 generated
 
 
 @dataclass
@@ -106,6 +108,8 @@ VIEWS: list[ViewCase] = [
     ViewCase(aw.AttentionProfile, "result", lambda i, **kw: aw.AttentionProfile(i.encdec, kind="cross", **kw),
              ("layer", "head", "kind", "colormap", "theme"), (2, 3), defaults={"head": -1}),
     # What an ablation shows is texts (every change re-runs the model); a result stands for its text and model.
+    ViewCase(aw.GenerationView, "generation", lambda i, **kw: aw.GenerationView(i.generation, **kw),
+             ("layer", "head", "kind", "colormap", "theme"), (2, 3), defaults={"head": -1}),
     ViewCase(aw.AblationWidget, "texts", lambda i, **kw: aw.AblationWidget(i.bert, watch="drift", **kw),
              ("layer", "head", "kind", "colormap", "theme"), (2, 4), head_mean=False),
 ]
@@ -129,7 +133,18 @@ def inputs(tiny_bert: str) -> Inputs:
     corpus.update(results)
     capture = _capture(rng, n, m)
     bert = aw.run("The cat sat on the mat.", model=tiny_bert)
-    return Inputs(encdec, bert, results, corpus, capture)
+    return Inputs(encdec, bert, results, corpus, capture, _generation(rng))
+
+
+def _generation(rng: np.random.Generator) -> GenerationResult:
+    """A decoder's generation by hand: prompt a b c, generated D E F G (fed: a b c D E F)."""
+    att = np.tril(rng.random((2, 3, 6, 6))).astype(np.float32) + np.eye(6, dtype=np.float32)
+    att /= att.sum(-1, keepdims=True)
+    r = AttentionResult.from_arrays(att, list("abcDEF"), kind="decoder")
+    probs = np.sort(rng.dirichlet(np.ones(3), size=4).astype(np.float32), 1)[:, ::-1].copy()
+    return GenerationResult(r, "a b c", list("abc"), np.arange(3), list("DEFG"), np.arange(3, 7),
+                            np.arange(12).reshape(4, 3), probs, [["D", "x", "y"], ["E", "x", "y"], ["F", "x", "y"],
+                                                                  ["G", "x", "y"]], text="DEFG")
 
 
 def _capture(rng: np.random.Generator, n: int, m: int) -> QKCapture:

@@ -398,6 +398,11 @@ class Runner(Tokenising):
             **fields,
         ).freeze()
 
+    def check_lazy(self, stack: LazyStack, what: str, sample: int = 16) -> None:
+        """:meth:`check_attention` on a captured stack's first and last rows (what capture-mode runs and
+        :func:`attnwidgets.runner.generation.generate` check)."""
+        self._check_lazy(stack, what, sample)
+
     def _check_lazy(self, stack: LazyStack, what: str, sample: int = 16) -> None:
         """:meth:`check_attention` on the first and last ``sample`` rows of every layer (rebuilt from queries and keys):
         NaN in the model or weights that are not probabilities show there as they would anywhere."""

@@ -23,6 +23,7 @@ _LAZY: dict[str, str] = {
     "TrainingRun": "attnwidgets.teaching.training",
     "attention_result": "attnwidgets.teaching.training",
     "evaluate": "attnwidgets.teaching.training",
+    "generate_toy": "attnwidgets.teaching.training",
     "checkpoint_attention": "attnwidgets.teaching.training",
     "TransformerConfig": "attnwidgets.teaching.transformer",
     "EncoderDecoderTransformer": "attnwidgets.teaching.transformer",

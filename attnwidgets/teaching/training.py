@@ -31,11 +31,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..generation_result import GenerationResult
 from ..result import AttentionResult, ModelInfo
 from .tasks import BOS, EOS, SEP, SPECIALS, Task, encode_batch, get_task, held_out_sources, sample_pairs
 from .transformer import DecoderOnlyTransformer, EncoderDecoderTransformer, TransformerConfig
 
-__all__ = ["TrainingRun", "attention_result", "checkpoint_attention", "evaluate", "predict", "train"]
+__all__ = ["TrainingRun", "attention_result", "checkpoint_attention", "evaluate", "generate_toy", "predict", "train"]
 
 Architecture = Literal["encoder-decoder", "decoder"]
 ToyModel = EncoderDecoderTransformer | DecoderOnlyTransformer
@@ -91,6 +92,11 @@ class TrainingRun:
     def result(self, source: str | Sequence[str], target: str | Sequence[str] | None = None) -> AttentionResult:
         """Attention of the trained model on ``source`` (see :func:`attention_result`)."""
         return attention_result(self.model, self.task, source, target)
+
+    def generate(self, source: str | Sequence[str], max_new_tokens: int | None = None,
+                 top_k: int = 5) -> GenerationResult:
+        """:func:`generate_toy` with this run's model and task."""
+        return generate_toy(self.model, self.task, source, max_new_tokens, top_k=top_k)
 
     def predict(self, source: str | Sequence[str]) -> list[str]:
         """The model's greedy output for ``source``."""
@@ -227,6 +233,73 @@ def attention_result(
         model=info, text=" ".join(src), target_text=" ".join(tgt), target_tokens=tgt_tokens,
         target_token_ids=v.encode(tgt_tokens), decoder_attention=stack(att["decoder"]),
         cross_attention=stack(att["cross"]), outputs={"decoder_logits": logits.numpy().astype(np.float32)},
+    )
+
+
+@torch.no_grad()
+def generate_toy(model: ToyModel, task: Task | str, source: str | Sequence[str], max_new_tokens: int | None = None,
+                 *, top_k: int = 5) -> GenerationResult:
+    """Let the toy model write its answer to ``source`` greedily and record, per step, its attention and top-k tokens.
+
+    The same :class:`~attnwidgets.generation_result.GenerationResult` as :func:`attnwidgets.generate`. The toy model
+    has no key/value cache: each step reruns the whole (causal) sequence, so one forward over the fed positions
+    gives every step's row exactly (dense: the toy is small).
+
+    Parameters
+    ----------
+    model : EncoderDecoderTransformer | DecoderOnlyTransformer
+    task : Task | str
+    source : str | Sequence[str]
+        ``"3 1 4"`` or ``"314"``. The decoder-only prompt is ``<bos> source <sep>``; the encoder-decoder reads
+        ``source <eos>`` and its decoder starts from ``<bos>``.
+    max_new_tokens : int, optional
+        Default: the task's longest target + 1 (for ``<eos>``).
+    top_k : int
+
+    Examples
+    --------
+    >>> run = train("reverse", steps=2, n_held_out=5, architecture="decoder")
+    >>> g = generate_toy(run.model, run.task, "3 1 4", max_new_tokens=4)
+    >>> g.prompt_tokens, g.n_steps, g.steps_matrix(0).shape
+    (['<bos>', '3', '1', '4', '<sep>'], 4, (4, 8))
+    """
+    task = get_task(task)
+    v = task.vocab
+    src = task.parse(source)
+    limit = task.max_target_len + 1 if max_new_tokens is None else max_new_tokens
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"max_new_tokens must be a positive integer, got {type(limit).__name__} {limit!r}")
+    if limit < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {limit}")
+    model.eval()
+    decoder_only = isinstance(model, DecoderOnlyTransformer)
+    prompt_tokens = [BOS, *src, SEP] if decoder_only else [*src, EOS]
+    room = model.cfg.max_len - (len(prompt_tokens) if decoder_only else 1)
+    if limit > room:
+        raise ValueError(f"max_new_tokens={limit} does not fit the toy model's {model.cfg.max_len} positions "
+                         f"(at most {room} here)")
+    prompt_ids = torch.from_numpy(v.encode(prompt_tokens))[None]
+    if isinstance(model, DecoderOnlyTransformer):
+        out = model.generate(prompt_ids, limit, v.eos_id)[0, len(prompt_tokens):]
+    else:
+        out = model.generate(prompt_ids, limit, v.bos_id, v.eos_id)[0, 1:]
+    ids = out.tolist()
+    if v.eos_id in ids:
+        ids = ids[: ids.index(v.eos_id) + 1]
+    generated = [v.tokens[i] for i in ids]
+    res = attention_result(model, task, src, target=generated[:-1])
+    logits = torch.from_numpy(np.array(res.outputs["logits_per_position" if decoder_only else "decoder_logits"]))
+    first = len(prompt_tokens) - 1 if decoder_only else 0
+    probs = torch.softmax(logits[first:first + len(ids)].float(), -1)
+    k = min(top_k, probs.shape[-1])
+    top = torch.topk(probs, k, dim=-1)
+    topk_ids = top.indices.numpy().astype(np.int64)
+    return GenerationResult(
+        result=res, prompt=" ".join(src), prompt_tokens=prompt_tokens, prompt_ids=v.encode(prompt_tokens),
+        generated_tokens=generated, generated_ids=np.array(ids, np.int64), topk_ids=topk_ids,
+        topk_probs=top.values.numpy().astype(np.float32),
+        topk_tokens=[[v.tokens[i] for i in row] for row in topk_ids.tolist()],
+        text=" ".join(v.decode(ids)), settings={"max_new_tokens": limit, "do_sample": False, "top_k": top_k},
     )
 
 

@@ -5,6 +5,7 @@ from ..viewdata.wire import pack
 from ._base import AttnWidget, set_theme
 from .ablation import AblationWidget
 from .entropy_bars import EntropyBars
+from .generation import GenerationView
 from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid
 from .head_view import HeadView
@@ -22,6 +23,7 @@ __all__ = [
     "AttentionProfile",
     "AttnWidget",
     "EntropyBars",
+    "GenerationView",
     "HeadClusterMap",
     "HeadStatsGrid",
     "HeadView",

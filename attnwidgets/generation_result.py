@@ -1,0 +1,244 @@
+"""What a generation leaves behind: the tokens a model wrote, its top-k choices at every step, and its attention.
+
+No torch in here (the result layer): :func:`attnwidgets.generate` (``runner/generation.py``) and the teaching kit's
+:func:`~attnwidgets.teaching.training.generate_toy` build a :class:`GenerationResult`; views and plots read it.
+
+Notation. The prompt has ``P`` tokens and the model wrote ``N`` (``generated_ids``). The model was *fed* the prompt
+and the first ``N - 1`` generated tokens (the last one is never fed back), so ``result`` (an
+:class:`~attnwidgets.result.AttentionResult`) holds the attention of those fed positions: for a decoder, ``tokens``
+are ``prompt + generated[:-1]`` and step ``t`` (0-based) is query row ``P - 1 + t``, the position that predicted
+generated token ``t``; for an encoder-decoder, ``tokens`` are the source (encoder self-attention, once), the decoder
+was fed ``decoder start + generated[:-1]`` (``result.target_tokens``) and step ``t`` is decoder row ``t`` of the
+``"decoder"`` (self) and ``"cross"`` (over the source) attention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .attention_stack import LazyStack
+from .result import AttentionKind, AttentionResult, ModelInfo
+
+__all__ = ["GenerationResult"]
+
+
+def _prefix(stack: np.ndarray | LazyStack, n_q: int, n_k: int) -> np.ndarray | LazyStack:
+    if isinstance(stack, LazyStack):
+        return stack.prefix(n_q, n_k)
+    return stack[:, :, :n_q, :n_k]
+
+
+@dataclass(frozen=True, eq=False)
+class GenerationResult:
+    """Tokens, top-k predictions and attention of one generation (numpy; see the module notes for the rows).
+
+    Attributes
+    ----------
+    result : AttentionResult
+        Attention over the fed positions (its stacks may be queries and keys: read it with ``head``/``rows``; within
+        the dense budget ``result.attention`` is built as usual).
+    prompt : str
+        The prompt (the source text of an encoder-decoder).
+    prompt_tokens : list[str]
+        Display text of the prompt's tokens (special tokens included), (P,).
+    prompt_ids : np.ndarray
+        (P,) int64.
+    generated_tokens : list[str]
+        Display text of each generated token, (N,).
+    generated_ids : np.ndarray
+        (N,) int64.
+    topk_ids, topk_probs : np.ndarray
+        (N, k) int64 and float32: the k most probable next tokens at each step and their probabilities (softmax of
+        the model's raw logits, before any temperature, top-p or other logits processor), most probable first.
+    topk_tokens : list[list[str]]
+        (N, k) display text of ``topk_ids``.
+    text : str
+        The generated text, decoded by the tokenizer (special tokens left out).
+    settings : dict
+        How it was generated (``do_sample``, ``seed``, ``max_new_tokens``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> att = np.tril(np.ones((4, 4), np.float32)); att /= att.sum(1, keepdims=True)
+    >>> r = AttentionResult.from_arrays(att, ["a", "b", "c", "d"], kind="decoder")
+    >>> g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d", "e"], np.array([2, 3, 4]),
+    ...                      np.array([[2], [3], [4]]), np.array([[0.9], [0.8], [0.7]], np.float32),
+    ...                      [["c"], ["d"], ["e"]], text="c d e")
+    >>> g.n_steps, g.step_row(0), g.step_attention(2, 0, 0).tolist()
+    (3, 1, [0.25, 0.25, 0.25, 0.25])
+    >>> g.steps_matrix(0, 0)[0].tolist()
+    [0.5, 0.5, nan, nan]
+    >>> g.at_step(1).tokens
+    ['a', 'b', 'c']
+    """
+
+    result: AttentionResult
+    prompt: str
+    prompt_tokens: list[str]
+    prompt_ids: np.ndarray
+    generated_tokens: list[str]
+    generated_ids: np.ndarray
+    topk_ids: np.ndarray
+    topk_probs: np.ndarray
+    topk_tokens: list[list[str]]
+    text: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.generated_tokens)
+        if n < 1:
+            raise ValueError("a generation result needs at least one generated token")
+        if self.generated_ids.shape != (n,):
+            raise ValueError(f"generated_ids must have shape ({n},), got {self.generated_ids.shape}")
+        if self.topk_ids.ndim != 2 or self.topk_ids.shape[0] != n or self.topk_probs.shape != self.topk_ids.shape:
+            raise ValueError(f"topk_ids and topk_probs must both be ({n}, k); got {self.topk_ids.shape} and "
+                             f"{self.topk_probs.shape}")
+        if len(self.topk_tokens) != n or any(len(row) != self.topk_ids.shape[1] for row in self.topk_tokens):
+            raise ValueError(f"topk_tokens must be {n} rows of {self.topk_ids.shape[1]} strings")
+        if len(self.prompt_tokens) != self.prompt_ids.shape[0]:
+            raise ValueError("prompt_tokens and prompt_ids differ in length")
+        fed = self._fed()
+        if fed != self.first_row + n:
+            raise ValueError(f"the attention holds {fed} fed positions; {n} steps from row {self.first_row} need "
+                             f"{self.first_row + n}")
+        for a in (self.prompt_ids, self.generated_ids, self.topk_ids, self.topk_probs):
+            a.flags.writeable = False
+
+    def _fed(self) -> int:
+        r = self.result
+        if self.is_encoder_decoder:
+            return len(r.target_tokens or [])
+        return r.n_tokens
+
+    # -- shape ------------------------------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> ModelInfo:
+        return self.result.model
+
+    @property
+    def is_encoder_decoder(self) -> bool:
+        return self.result.cross_attention is not None
+
+    @property
+    def n_steps(self) -> int:
+        """How many tokens were generated (N)."""
+        return len(self.generated_tokens)
+
+    @property
+    def prompt_length(self) -> int:
+        """Tokens of the prompt (P; the source of an encoder-decoder)."""
+        return len(self.prompt_tokens)
+
+    @property
+    def first_row(self) -> int:
+        """The query row of step 0: ``P - 1`` for a decoder, 0 for an encoder-decoder's decoder."""
+        return 0 if self.is_encoder_decoder else self.prompt_length - 1
+
+    @property
+    def k(self) -> int:
+        return int(self.topk_ids.shape[1])
+
+    @property
+    def kinds(self) -> list[AttentionKind]:
+        """The attention a step has: ``["self"]``, or ``["decoder", "cross"]`` (the encoder's is not per step)."""
+        return ["decoder", "cross"] if self.is_encoder_decoder else ["self"]
+
+    @property
+    def default_kind(self) -> AttentionKind:
+        """What a view shows first: ``"self"``, or ``"cross"`` (the alignment with the source) for an
+        encoder-decoder."""
+        return "cross" if self.is_encoder_decoder else "self"
+
+    def key_tokens(self, kind: str | None = None) -> list[str]:
+        """Display text of the keys of ``kind``: the fed tokens, or the source for ``"cross"``."""
+        kind = self._kind(kind)
+        r = self.result
+        if kind == "cross":
+            return list(r.tokens)
+        return list(r.target_tokens or []) if self.is_encoder_decoder else list(r.tokens)
+
+    def _kind(self, kind: str | None) -> str:
+        kind = self.default_kind if kind is None else kind
+        if kind == "self" and self.is_encoder_decoder:
+            kind = "decoder"
+        if kind not in self.kinds:
+            raise ValueError(f"a generation of this {self.model.kind} model has attention {self.kinds} per step, "
+                             f"not {kind!r}")
+        return kind
+
+    def _step(self, step: Any) -> int:
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
+            raise TypeError(f"step must be an integer, got {type(step).__name__} {step!r}")
+        s = int(step)
+        if s < 0:
+            s += self.n_steps
+        if not 0 <= s < self.n_steps:
+            raise IndexError(f"step {step} is out of range: {self.n_steps} tokens were generated (steps 0.."
+                             f"{self.n_steps - 1})")
+        return s
+
+    def step_row(self, step: int) -> int:
+        """The query row (of ``result``'s self, or decoder and cross, attention) that predicted token ``step``."""
+        return self.first_row + self._step(step)
+
+    # -- attention per step -------------------------------------------------------------------------------------------
+
+    def step_attention(self, step: int, layer: int, head: int = -1, kind: str | None = None) -> np.ndarray:
+        """The weights the query of ``step`` puts on the keys that existed then, float32 (keys,).
+
+        Self-attention: the ``P + step`` fed positions up to and including its own (``step_row(step) + 1``);
+        cross-attention: every source token. ``head=-1`` is the mean over heads.
+        """
+        kind = self._kind(kind)
+        row = self.step_row(step)
+        out = self.result.rows(layer, row, row + 1, kind=kind, head=head)[0]  # type: ignore[arg-type]
+        return out if kind == "cross" else out[: row + 1]
+
+    def steps_matrix(self, layer: int, head: int = -1, kind: str | None = None) -> np.ndarray:
+        """(N, keys) float32: row ``t`` is step ``t``'s attention; keys that did not exist yet at that step are NaN
+        (not 0, which would read as "looked at it and gave it nothing"; views draw NaN as masked, and
+        ``np.nansum``/``np.nanmax`` skip it). Cross-attention has no NaN: the source exists from the start."""
+        kind = self._kind(kind)
+        first = self.first_row
+        m = np.array(self.result.rows(layer, first, first + self.n_steps, kind=kind, head=head),  # type: ignore
+                     dtype=np.float32)
+        if kind != "cross":
+            rows = np.arange(first, first + self.n_steps)[:, None]
+            m[np.arange(m.shape[1])[None, :] > rows] = np.nan
+        return m
+
+    def at_step(self, step: int) -> AttentionResult:
+        """The :class:`AttentionResult` of the generation up to ``step``: every fed position up to the query that
+        predicted token ``step`` (its last row), so any attention view can show the state at that step."""
+        row = self.step_row(step)
+        r = self.result
+        n = row + 1
+        if self.is_encoder_decoder:
+            src = r.n_tokens
+            ids = r.target_token_ids
+            return r.replace(
+                target_tokens=list(r.target_tokens or [])[:n],
+                target_token_ids=None if ids is None else ids[:n],
+                decoder_attention=_prefix(r.stack("decoder"), n, n),
+                cross_attention=_prefix(r.stack("cross"), n, src),
+            )
+        return r.replace(
+            tokens=list(r.tokens)[:n], token_ids=r.token_ids[:n], word_ids=r.word_ids[:n],
+            segment_ids=r.segment_ids[:n], special_mask=r.special_mask[:n],
+            attention=_prefix(r.stack("self"), n, n), outputs={},
+        )
+
+    def step_topk(self, step: int) -> list[tuple[str, float]]:
+        """``[(token, probability), ...]`` of step ``step``, most probable first."""
+        s = self._step(step)
+        return [(t, float(p)) for t, p in zip(self.topk_tokens[s], self.topk_probs[s], strict=True)]
+
+    def __repr__(self) -> str:
+        shown = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        return (f"GenerationResult({self.model.name!r}, {self.model.kind}, prompt of {self.prompt_length} tokens, "
+                f"{self.n_steps} generated: {shown!r})")

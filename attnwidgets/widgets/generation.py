@@ -1,0 +1,153 @@
+"""GenerationView: a model's attention while it writes, step by step (front end: js/src/generation.ts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import traitlets
+
+from ..generation_result import GenerationResult
+from ..viewdata.checks import check_head, check_layer
+from ..viewdata.wire import pack
+from ._base import AttnWidget, Colormap, Index, checked
+
+
+def _check_step(step: int, n_steps: int) -> int:
+    if not 0 <= step < n_steps:
+        raise traitlets.TraitError(f"step {step} is out of range: {n_steps} tokens were generated (0..{n_steps - 1})")
+    return step
+
+
+class GenerationView(AttnWidget):
+    """The prompt and the generated text with a step scrubber: at each step, the attention of the query that chose
+    the token, drawn on the text itself and as a steps x keys heatmap, with the step's top-k predictions.
+
+    The slider, the arrow keys (left/right: one step; Home/End) and the play button move ``step``. Only the selected
+    (kind, layer, head)'s steps x keys matrix is sent first (float16); other layers and heads are fetched when chosen.
+
+    Parameters
+    ----------
+    generation : GenerationResult
+        From :func:`attnwidgets.generate` or :func:`attnwidgets.teaching.generate_toy`.
+    step : int
+        The step shown (0-based; -1 is the last).
+    layer, head : int
+        ``head=-1`` shows the mean over the layer's heads (the default).
+    kind : str
+        "self" for a decoder; "decoder" or "cross" (default) for an encoder-decoder.
+    colormap, theme : str
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> w = aw.GenerationView(aw.generate("The cat", model="gpt2"), step=2)  # doctest: +SKIP
+    """
+
+    _bundle = "generation"
+
+    step = Index(0).tag(sync=True)
+    """int, default 0: the step shown. Two-way: scrubbing in the page sets it; setting it here moves the page."""
+
+    layer = Index(0).tag(sync=True)
+    """int, default 0: the layer shown."""
+
+    head = Index(-1).tag(sync=True)
+    """int, default -1 (mean over heads): the head shown."""
+
+    kind = traitlets.Unicode("self").tag(sync=True)
+    """str: "self" (decoders) or "decoder" / "cross" (encoder-decoders; "cross" first)."""
+
+    colormap = Colormap().tag(sync=True)
+    """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
+
+    _meta = traitlets.Dict().tag(sync=True)
+    """dict: title, kinds, [layers, heads] per kind, prompt/generated/key token texts, first_row, top-k tokens."""
+
+    _payload = traitlets.Dict().tag(sync=True)
+    """dict: {key, matrix (N, keys) float16 with NaN for keys not yet written, topk_probs (N, k) float32}: the first
+    view's steps x keys matrix; other (kind, layer, head) come by "matrix" request."""
+
+    def __init__(self, generation: GenerationResult, **kwargs: Any) -> None:
+        if not isinstance(generation, GenerationResult):
+            raise TypeError(f"GenerationView takes a GenerationResult (from attnwidgets.generate), got "
+                            f"{type(generation).__name__}")
+        self._gen = generation
+        kwargs.setdefault("kind", generation.default_kind)
+        if isinstance(kwargs.get("step"), int) and not isinstance(kwargs["step"], bool) and kwargs["step"] < 0:
+            kwargs["step"] += generation.n_steps
+        super().__init__(**kwargs)
+        self._check(self.kind, self.layer, self.head)
+        _check_step(self.step, generation.n_steps)
+        self._refresh()
+
+    @property
+    def generation(self) -> GenerationResult:
+        """The generation shown (read-only)."""
+        return self._gen
+
+    def _shape(self, kind: str) -> tuple[int, int]:
+        return self._gen.result.attention_shape(kind)[:2]  # type: ignore[arg-type,return-value]
+
+    def _check(self, kind: str, layer: int, head: int) -> None:
+        g = self._gen
+        if kind not in g.kinds:
+            raise traitlets.TraitError(f"this generation has {g.kinds} attention per step, not {kind!r}")
+        n_layers, n_heads = self._shape(kind)
+        checked(check_layer, layer, n_layers)
+        checked(check_head, head, n_heads)
+
+    @traitlets.validate("layer", "head", "kind", "step")
+    def _valid(self, proposal: dict[str, Any]) -> Any:
+        value = proposal["value"]
+        if not hasattr(self, "_gen"):
+            return value
+        name = proposal["trait"].name
+        if name == "step":
+            if value < 0:
+                value += self._gen.n_steps
+            return _check_step(value, self._gen.n_steps)
+        view = {"kind": self.kind, "layer": self.layer, "head": self.head, name: value}
+        self._check(view["kind"], view["layer"], view["head"])
+        return value
+
+    def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None) -> Any:
+        """The (steps, keys) matrix the view draws (NaN: keys not yet written); current selection unless given."""
+        return self._gen.steps_matrix(self.layer if layer is None else layer, self.head if head is None else head,
+                                      self.kind if kind is None else kind)
+
+    def _refresh(self) -> None:
+        g = self._gen
+        self._meta = {
+            "title": g.model.name,
+            "kinds": list(g.kinds),
+            "shapes": {kind: list(self._shape(kind)) for kind in g.kinds},
+            "prompt": list(g.prompt_tokens),
+            "generated": list(g.generated_tokens),
+            "keys": {kind: g.key_tokens(kind) for kind in g.kinds},
+            "first_row": g.first_row,
+            "encoder_decoder": g.is_encoder_decoder,
+            "topk_tokens": [list(row) for row in g.topk_tokens],
+            "text": g.text,
+        }
+        self._payload = {
+            "key": f"{self.kind}/{self.layer}/{self.head}",
+            "matrix": pack(self.matrix(), "float16"),
+            "topk_probs": pack(g.topk_probs),
+        }
+
+    def _handlers(self) -> dict[str, Any]:
+        return {"matrix": self._matrix_request}
+
+    def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        kind, layer, head = str(req["kind"]), int(req["layer"]), int(req["head"])
+        self._check(kind, layer, head)
+        packed = pack(self.matrix(kind, layer, head), "float16")
+        return {"shape": packed["shape"], "dtype": packed["dtype"]}, [packed["buffer"]]
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]:
+        """Every (kind, layer, head or mean) a saved page can switch to, or only the one on screen."""
+        if scope == "view":
+            return [{"what": "matrix", "kind": self.kind, "layer": self.layer, "head": self.head}]
+        return [{"what": "matrix", "kind": kind, "layer": layer, "head": head}
+                for kind in self._gen.kinds for layer in range(self._shape(kind)[0])
+                for head in range(-1, self._shape(kind)[1])]
