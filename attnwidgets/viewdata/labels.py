@@ -94,8 +94,11 @@ def axis_tokens(result: AttentionResult, kind: str) -> tuple[list[str], list[str
     >>> axis_tokens(r, "self")
     (['a', 'b'], ['a', 'b'])
     """
-    _, queries, keys = result.attention_of(kind)  # type: ignore[arg-type]
-    return list(queries), list(keys)
+    result.attention_shape(kind)  # type: ignore[arg-type]  # the error for a kind it lacks; builds nothing
+    target = list(result.target_tokens or [])
+    if kind in ("self", "encoder"):
+        return list(result.tokens), list(result.tokens)
+    return target, (list(result.tokens) if kind == "cross" else list(target))
 
 
 def kind_tokens(result: AttentionResult) -> dict[str, list[list[str]]]:
@@ -122,7 +125,7 @@ def axis_segments(result: AttentionResult, kind: str) -> tuple[list[int], list[i
     >>> axis_segments(r, "self")
     ([0, 0, 1], [0, 0, 1])
     """
-    _, queries, _ = result.attention_of(kind)  # type: ignore[arg-type]
+    queries, _ = axis_tokens(result, kind)
     source = [int(s) for s in result.segment_ids]
     if kind in ("self", "encoder"):
         return source, list(source)
