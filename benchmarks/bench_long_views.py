@@ -12,8 +12,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import attnwidgets as aw  # noqa: E402
-from tests.lazy_helpers import lazy_result  # noqa: E402
+import attnwidgets as aw
+from tests.lazy_helpers import lazy_result
 
 
 def timed(fn):
