@@ -31,9 +31,11 @@ m = aw.ModelView(r, layer=1, head=2)
 """
 
 
-def wait(nb, cond: str, target: str = "heatmap-canvas") -> None:
+def wait(nb, cond: str, target: str = "heatmap-canvas", index: int = 0) -> None:
+    """Wait until the ``index``-th element with data-testid ``target`` publishes data that meets ``cond``."""
     nb.page.wait_for_function(
-        f"() => {{ const d = document.querySelector('[data-testid={target}]')?.dataset; return d && ({cond}); }}",
+        f"() => {{ const d = document.querySelectorAll('[data-testid={target}]')[{index}]?.dataset; "
+        f"return d && ({cond}); }}",
         timeout=30_000,
     )
 
@@ -95,7 +97,7 @@ def test_long_lazy_heatmap_head_switch_sinks_and_tiles(lab):
     slot, gap, x0, y0 = (float(g[key]) for key in ("slot", "gap", "x0", "y0"))
     mv.locator("[data-testid=thumb-grid]").first.click(position={"x": x0 + 1 * (slot + gap) + slot / 2,
                                                                  "y": y0 + slot / 2})  # layer 0, head 1
-    wait(nb, "d.view === 'self/0/1'")
+    wait(nb, "d.view === 'self/0/1'", "heatmap-canvas", 1)  # the model view's detail (the heatmap's is 0)
     assert "head 1 · KV head 0" in unisolate(mv.locator("[data-testid=detail-title]").first.inner_text())
     assert nb.python("print(m.layer, m.head)").strip() == "0 1"
     nb.screenshot("long-lazy-model-view-lecture-1280", mv)
@@ -109,6 +111,6 @@ def test_long_lazy_views_light_1920(lab):
     nb.screenshot("long-lazy-heatmap-light-1920", nb.page)
     nb.widget(1).scroll_into_view_if_needed()
     wait(nb, "d.kvGroups === '0-1,2-3'", "thumb-grid")
-    wait(nb, "d.view === 'self/1/2'")
+    wait(nb, "d.view === 'self/1/2'", "heatmap-canvas", 1)
     nb.screenshot("long-lazy-model-view-light-1920", nb.page)
     assert not nb.errors(), nb.errors()
