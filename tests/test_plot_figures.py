@@ -55,6 +55,7 @@ CALLS = {
     "plot_model_view": lambda theme: plots.plot_model_view(R, theme=theme),
     "plot_head_view": lambda theme: plots.plot_head_view(R, 1, theme=theme),
     "plot_head_stats": lambda theme: plots.plot_head_stats(R, "sep", theme=theme),
+    "plot_sinks": lambda theme: plots.plot_sinks(R, keys=[0, 1], theme=theme),
     "plot_qk": lambda theme: plots.plot_qk(_captures(), 1, 2, theme=theme),
     "plot_token_attention": lambda theme: plots.plot_token_attention(STATS, theme=theme),
     "plot_entropy_by_layer": lambda theme: plots.plot_entropy_by_layer(STATS, theme=theme),

@@ -22,6 +22,7 @@ from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
 from .dependency import DependencyScores, Sentence, align_words, read_conllu, score_dependencies
 from .patterns import PATTERNS, classify_patterns, pattern_features, pattern_frame, patterns_from_features
 from .rollout import attention_flow, attention_rollout
+from .sinks import sink_frame, sink_shares
 from .surface import (
     STATISTICS,
     key_share,
@@ -63,6 +64,8 @@ __all__ = [
     "read_conllu",
     "row_entropy",
     "score_dependencies",
+    "sink_frame",
+    "sink_shares",
     "stats_to_frame",
     "surface_stats",
     "token_kinds",

@@ -4,7 +4,7 @@ from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .ablation_panel import plot_ablation_panel
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
 from .generation import plot_generation
-from .head_stats import plot_head_stats
+from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
 from .model_view import plot_model_view
@@ -24,6 +24,7 @@ __all__ = [
     "plot_profile",
     "plot_pruning_curve",
     "plot_qk",
+    "plot_sinks",
     "plot_sweep",
     "plot_token_attention",
 ]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..result import AttentionResult, head_matrix
+from ..result import AttentionResult
 from ..viewdata.checks import check_view
-from ..viewdata.labels import token_label
+from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
+from ..viewdata.labels import axis_tokens, token_label
 from .style import new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ def plot_heatmap(
     ax: Any = None,
     annotate: bool | None = None,
     vmax: float | None = None,
+    reduce: str = "max",
+    discount_sinks: bool | list[int] = False,
 ) -> Figure:
     """Draw one head (``head=-1``: the mean over the layer's heads) as a query x key heatmap.
 
@@ -50,6 +53,10 @@ def plot_heatmap(
         Write each weight in its cell (default: when there are at most 16 tokens).
     vmax : float, optional
         Top of the colour scale (default: the map's maximum, as in the widget).
+    reduce : str
+        "max" or "mean": how an input over 1024 tokens is reduced to its overview (as the widget draws it).
+    discount_sinks : bool or list of int
+        Top the colour scale at the largest weight on other keys (True: key 0), clipping the sink to the top colour.
 
     Returns
     -------
@@ -71,8 +78,18 @@ def plot_heatmap(
         from ..analysis.words import word_level
 
         result = word_level(result)
-    attention, queries, keys = result.attention_of(kind)  # type: ignore[arg-type]
-    matrix = head_matrix(attention, layer, head)
+    check_reduce(reduce)
+    queries, keys = axis_tokens(result, kind)
+    sinks = sink_keys(discount_sinks, len(keys))
+    shown = head_overview(result, kind, layer, head, reduce, discount=sinks)
+    # Up to 1024 tokens the map itself (a causal head's future as its zeros); past it the widget's overview.
+    matrix = result.head(layer, head, kind=kind) if shown.factor == 1 else shown.matrix  # type: ignore[arg-type]
+    top = vmax if vmax is not None else (shown.vmax if sinks or shown.factor > 1 else float(matrix.max())) or 1.0
+    label = "attention weight"
+    if sinks:
+        label += f" (sink key{'s' if len(sinks) > 1 else ''} {', '.join(map(str, sinks[:4]))} clipped)"
+    if shown.factor > 1:
+        label += f"\n{reduce} of {shown.factor}x{shown.factor} blocks"
     big = theme == "lecture"
     n = max(len(queries), len(keys))
     if annotate is None:
@@ -89,14 +106,14 @@ def plot_heatmap(
         ax=ax,
         cmap=cmap or _CMAPS.get(theme, "Blues"),
         vmin=0.0,
-        vmax=vmax if vmax is not None else float(matrix.max()) or 1.0,
+        vmax=top,
         square=True,
         xticklabels=[token_label(k) for k in keys] if n <= 80 else False,
         yticklabels=[token_label(q) for q in queries] if n <= 80 else False,
         annot=annotate,
         fmt=".2f",
         annot_kws={"fontsize": font - 2},
-        cbar_kws={"shrink": 0.7, "label": "attention weight"},
+        cbar_kws={"shrink": 0.7, "label": label},
     )
     ax.xaxis.tick_top()
     ax.tick_params(axis="x", rotation=90, labelsize=font)
@@ -104,6 +121,8 @@ def plot_heatmap(
     ax.set_xlabel("key (attended to)", fontsize=font)
     ax.set_ylabel("query (attending)", fontsize=font)
     which = "mean of heads" if head == -1 else f"head {head}"
+    group = kv_group(result, head, kind)
+    which += "" if group is None else f" · KV head {group}"
     ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}", fontsize=font + 1, pad=12)
     fig.tight_layout()
     return fig

@@ -8,8 +8,9 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from ..result import AttentionResult
+from ..viewdata import display
 from ..viewdata.checks import check_head, check_kind, check_layer
-from ..viewdata.display import block_reduce, is_causal, mask_future
+from ..viewdata.display import check_reduce, kv_group_size, reduce_head
 from .style import colormap, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ def plot_model_view(
     cmap: str | None = None,
     highlight: tuple[int, int] | None = None,
     size: float = 1.1,
+    reduce: str = "max",
 ) -> Figure:
     """Draw every head of ``kind`` attention: layers as rows, heads as columns, each map scaled to its own maximum.
 
@@ -42,6 +44,8 @@ def plot_model_view(
         Outline one head, as the widget outlines the selected one.
     size : float
         Inches per thumbnail.
+    reduce : str
+        "max" (default) or "mean": how a thumbnail merges a block of cells (as the widget's ``reduce``).
 
     Returns
     -------
@@ -57,14 +61,13 @@ def plot_model_view(
     """
     kind = check_kind(result, kind)
     theme = resolve_theme(theme)
-    attention, _, _ = result.attention_of(kind)  # type: ignore[arg-type]
-    n_layers, n_heads = attention.shape[:2]
+    check_reduce(reduce)
+    n_layers, n_heads = result.attention_shape(kind)[:2]  # type: ignore[arg-type]
     if highlight is not None:
         highlight = (check_layer(highlight[0], n_layers), check_head(highlight[1], n_heads, allow_mean=False))
-    causal = is_causal(result, kind)
     colours = colormap(cmap or _CMAPS.get(theme, "Blues")).with_extremes(bad="#ebebeb")
     font = 14 if theme == "lecture" else 8
-    mosaic, (tq, tk) = _mosaic(attention, causal)
+    mosaic, (tq, tk), used, factor = _mosaic(result, kind, reduce)
     fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6))
     ax = fig.add_subplot()
     # One image of every head (each scaled to its own maximum, as the widget's thumbnails are): one axes instead of
@@ -78,22 +81,34 @@ def plot_model_view(
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
+    group = kv_group_size(result, kind)
+    if group > 1:  # grouped-query attention: one outline around the heads that share a key/value head
+        for g in range(n_heads // group):
+            ax.add_patch(Rectangle((g * group * (tk + 1) - 0.9, -0.9), group * (tk + 1) - 0.2,
+                                   n_layers * (tq + 1) - 0.2, fill=False, edgecolor="#8c959f", linewidth=1.2,
+                                   linestyle="--"))
+            ax.text((g * group + group / 2) * (tk + 1) - 1, n_layers * (tq + 1) - 0.2, f"KV head {g}",
+                    ha="center", va="top", fontsize=font)
     if highlight is not None:
         layer, head = highlight
         ax.add_patch(Rectangle((head * (tk + 1) - 0.5, layer * (tq + 1) - 0.5), tk, tq, fill=False,
                                edgecolor="#d1242f", linewidth=2.5))
-    fig.suptitle(f"{result.model.name} · {kind} attention · rows: layers, columns: heads", fontsize=font + 2)
+    note = f" · {used} of every {factor} query rows read" if used < factor else ""
+    fig.suptitle(f"{result.model.name} · {kind} attention · rows: layers, columns: heads{note}", fontsize=font + 2)
     fig.tight_layout()
     return fig
 
 
-def _mosaic(attention: np.ndarray, causal: bool, side: int = 32) -> tuple[np.ndarray, tuple[int, int]]:
-    """Every head's map, block-max reduced to at most ``side`` cells a side and scaled to its own maximum, tiled
-    layers x heads with a one-cell NaN gap (drawn as the background): ``(mosaic, (rows, cols) of one tile)``."""
-    n_layers, n_heads, n_q, n_k = attention.shape
+def _mosaic(result: AttentionResult, kind: str, how: str = "max",
+            side: int = 32) -> tuple[np.ndarray, tuple[int, int], int, int]:
+    """Every head's map, block reduced (read a block of rows at a time, as the widget's thumbnails are) to at most
+    ``side`` cells a side and scaled to its own maximum, tiled layers x heads with a one-cell NaN gap (drawn as the
+    background): ``(mosaic, (rows, cols) of one tile, rows read per block, factor)``."""
+    n_layers, n_heads, n_q, n_k = result.attention_shape(kind)  # type: ignore[arg-type]
     factor = max(1, -(-max(n_q, n_k) // side))
-    maps = mask_future(attention) if causal else np.asarray(attention, dtype=np.float32)
-    small = block_reduce(maps, factor, "max") if factor > 1 else maps
+    budget = max(1, display.THUMB_BUDGET // n_layers)  # the widget's thumbnails read the same rows
+    parts = [reduce_head(result, kind, layer, None, factor, how, budget=budget) for layer in range(n_layers)]
+    small = np.stack([p.matrix for p in parts])
     top = np.nanmax(np.where(np.isfinite(small), small, -np.inf), axis=(-2, -1), keepdims=True)
     scaled = small / np.where(top > 0, top, 1.0)
     tq, tk = scaled.shape[-2:]
@@ -101,4 +116,4 @@ def _mosaic(attention: np.ndarray, causal: bool, side: int = 32) -> tuple[np.nda
     for layer in range(n_layers):
         for head in range(n_heads):
             mosaic[layer * (tq + 1): layer * (tq + 1) + tq, head * (tk + 1): head * (tk + 1) + tk] = scaled[layer, head]
-    return mosaic, (tq, tk)
+    return mosaic, (tq, tk), min(p.rows_used for p in parts), factor

@@ -106,7 +106,7 @@ def check_view(result: AttentionResult, kind: Any, layer: Any, head: Any = 0, *,
     ('self', 1, -1)
     """
     kind = check_kind(result, kind)
-    n_layers, n_heads = result.attention_shape(kind)[:2]  # type: ignore[arg-type]  # no dense build (long inputs)
+    n_layers, n_heads = result.attention_shape(kind)[:2]  # type: ignore[arg-type]  # no dense build at any length
     return kind, check_layer(layer, n_layers), check_head(head, n_heads, allow_mean=allow_mean)
 
 

@@ -20,13 +20,14 @@ from ..analysis import (
     CorpusStats,
     head_distances,
     head_embedding,
+    sink_shares,
     surface_stats,
     uniform_entropy,
 )
 from ..result import AttentionResult
 
 __all__ = ["HIDDEN", "STAT_ORDER", "HeadStats", "embedding_frame", "entropy_baseline", "head_points", "head_stats",
-           "stat_labels", "takes_attention"]
+           "sink_stats", "stat_labels", "takes_attention"]
 
 STAT_ORDER = ("cls", "sep", "punct", "self", "prev", "next", "first", "entropy", "entropy_cls", "entropy_last",
               "sep_sep", "rest_sep")
@@ -203,7 +204,32 @@ def stat_labels(names: Sequence[str]) -> dict[str, str]:
     >>> stat_labels(["sep", "my_stat"])
     {'sep': 'attention to [SEP]', 'my_stat': 'my stat'}
     """
-    return {k: STATISTIC_LABELS.get(k, k.replace("_", " ")) for k in names}
+    return {k: {**STATISTIC_LABELS, **_MORE_LABELS}.get(k, k.replace("_", " ")) for k in names}
+
+
+_MORE_LABELS = {"sink": "share of attention on the sink"}
+
+
+def sink_stats(result: AttentionResult, keys: Any = (0,), kind: str = "self") -> HeadStats:
+    """The sink share of every head (:func:`~attnwidgets.analysis.sink_shares`) as a one-statistic table, named
+    "sink", for HeadStatsGrid and plot_head_stats.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.array([[1, 0, 0], [.8, .2, 0], [.5, .25, .25]], np.float32)
+    >>> s = sink_stats(AttentionResult.from_arrays(a, ["<s>", "a", "b"], kind="decoder"))
+    >>> s.names(), round(float(s.values["sink"][0, 0]), 3), s.title
+    (['sink'], 0.65, 'arrays · share of attention on key 0 (<s>)')
+    """
+    shares = sink_shares(result, keys, kind)
+    marked = sorted({int(k) for k in ([keys] if isinstance(keys, (int, np.integer)) else keys)})
+    names = result.target_tokens if kind in ("decoder", "cross") and result.target_tokens else result.tokens
+    named = ", ".join(f"{k} ({names[k]})" if kind != "cross" and k < len(names) else str(k) for k in marked[:4])
+    more = ", …" if len(marked) > 4 else ""
+    title = f"{result.model.name} · share of attention on key{'s' if len(marked) > 1 else ''} {named}{more}"
+    causal = kind == "decoder" or (kind == "self" and result.model.kind == "decoder")
+    return HeadStats({"sink": shares}, title, False, causal, result.n_tokens)
 
 
 def embedding_frame(source: Any) -> Any:

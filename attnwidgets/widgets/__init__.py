@@ -7,7 +7,7 @@ from .ablation import AblationWidget
 from .entropy_bars import EntropyBars
 from .generation import GenerationView
 from .head_cluster_map import HeadClusterMap
-from .head_stats_grid import HeadStatsGrid
+from .head_stats_grid import HeadStatsGrid, sink_grid
 from .head_view import HeadView
 from .heatmap import AttentionHeatmap
 from .linking import SelectionLink, link_selection
@@ -37,4 +37,5 @@ __all__ = [
     "link_selection",
     "pack",
     "set_theme",
+    "sink_grid",
 ]

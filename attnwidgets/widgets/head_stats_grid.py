@@ -14,7 +14,7 @@ import traitlets
 from ._base import MISSING, Colormap
 from ._headstats import HeadWidget
 
-__all__ = ["HeadStatsGrid"]
+__all__ = ["HeadStatsGrid", "sink_grid"]
 
 
 class HeadStatsGrid(HeadWidget):
@@ -84,3 +84,23 @@ class HeadStatsGrid(HeadWidget):
         super()._recompute(words)
         if self.statistic and self.statistic not in self.stats.names():
             self.statistic = self._default_statistic()
+
+
+def sink_grid(result: Any, keys: Any = (0,), *, kind: str = "self", **kwargs: Any) -> HeadStatsGrid:
+    """Attention sinks as a layers x heads grid: each head's mean share of attention on ``keys`` (default the
+    first token; :func:`attnwidgets.analysis.sink_shares`), read a block of rows at a time, so any length works.
+
+    Keyword arguments go to :class:`HeadStatsGrid` (``theme``, ``colormap``, ``layer``, ``head``). Its static twin
+    is :func:`attnwidgets.plots.plot_sinks`.
+
+    Examples
+    --------
+    >>> import numpy as np, attnwidgets as aw
+    >>> a = np.array([[1, 0, 0], [.8, .2, 0], [.5, .25, .25]], np.float32)
+    >>> g = aw.sink_grid(aw.AttentionResult.from_arrays(a, ["<s>", "a", "b"], kind="decoder"))
+    >>> g.statistic, round(float(g.values("sink")[0, 0]), 3)
+    ('sink', 0.65)
+    """
+    from ..viewdata.head_stats import sink_stats
+
+    return HeadStatsGrid(sink_stats(result, keys, kind), statistic="sink", **kwargs)

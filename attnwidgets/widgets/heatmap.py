@@ -8,9 +8,19 @@ import numpy as np
 import traitlets
 
 from ..analysis.words import word_level
-from ..result import AttentionResult, head_matrix
+from ..result import AttentionResult
 from ..viewdata.checks import check_view, check_words
-from ..viewdata.display import is_causal, mask_future, overview, region
+from ..viewdata.display import (
+    Reduced,
+    check_reduce,
+    head_overview,
+    is_causal,
+    kv_group,
+    kv_group_size,
+    mask_future,
+    region_of,
+    sink_keys,
+)
 from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
@@ -24,8 +34,11 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
     float32 buffers, and kept in the page.
 
     Wheel or the +/- buttons zoom, dragging pans. Inputs longer than 1024 tokens (a decoder's 4,096-token context)
-    are sent as a block-max overview; once zoomed in, the page fetches the visible region at full detail, so hover
-    always reports exact weights there. A decoder's causal mask (future keys) is drawn light grey.
+    are sent as a block-max (or block-mean, ``reduce="mean"``) overview, computed a block of rows at a time from the
+    result (a long input's attention is never built whole); once zoomed in, the page fetches the visible region at
+    full detail, so hover always reports exact weights there. Past about 4,096 x 4,096 weights the overview reads a
+    run of rows in the middle of each block instead of all of them (the caption says so), so switching heads stays
+    fast at 8k tokens. A decoder's causal mask (future keys) is drawn light grey.
 
     Parameters
     ----------
@@ -37,6 +50,12 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         "self" (encoders/decoders), or "encoder" / "decoder" / "cross" for encoder-decoder results.
     words : bool
         Word-level attention (to a word: sum over its pieces; from a word: mean over its pieces).
+    reduce : str
+        "max" (default: one sharp weight stays visible) or "mean" (mass) for the overview of a long input.
+    discount_sinks : bool or list of int
+        Top the colour scale at the largest weight on other keys than these (``True``: key 0, the usual attention
+        sink), so the rest of the pattern becomes visible; the sink's cells are clipped to the top colour and the
+        colour bar says so.
     colormap : str
         "blues", "viridis", "cividis", "greys" or "reds"; "" (default) the theme's.
     theme : str
@@ -72,6 +91,13 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
     zoom the page onto that region (the whole of it in view, centred); [] is no request. The page's own zooming does
     not write back. :meth:`AttentionProfile.link_heatmap` sets it when a region of the profile is clicked."""
 
+    reduce = traitlets.Unicode("max").tag(sync=True)
+    """str, default "max": how a long input's overview merges a block of cells, "max" or "mean". Two-way."""
+
+    discount_sinks = traitlets.Union([traitlets.Bool(), traitlets.List(traitlets.Int())], default_value=False).tag(
+        sync=True)
+    """bool or list of int, default False: keys left out of the colour scale's top (True: key 0). Two-way."""
+
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, attention kinds, [layers, heads] per kind and token-level labels per kind. Word-level labels come
     by "labels" request (and in ``_payload`` when it is word level), so a saved page can switch levels offline."""
@@ -103,8 +129,8 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         """The (query, key) matrix the widget shows (for the current selection unless given)."""
         kind = self.kind if kind is None else kind
         words = self.words if words is None else words
-        attention, _, _ = self._source(words).attention_of(kind)  # type: ignore[arg-type]
-        return head_matrix(attention, self.layer if layer is None else layer, self.head if head is None else head)
+        return self._source(words).head(self.layer if layer is None else layer,
+                                        self.head if head is None else head, kind=kind)  # type: ignore[arg-type]
 
     def labels(self, words: bool | None = None) -> dict[str, list[list[str]]]:
         """{kind: [query labels, key labels]} at token level, or at word level (``words=True``)."""
@@ -112,12 +138,12 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
 
     def _refresh_meta(self) -> None:
         r = self._result
-        shapes = {kind: [int(s) for s in r.attention_of(kind)[0].shape[:2]] for kind in r.kinds}
-        shown, factor = overview(self._display(self.kind, self.layer, self.head, self.words))
+        shapes = {kind: [int(s) for s in r.attention_shape(kind)[:2]] for kind in r.kinds}
+        shown = self.overview()
         self._payload = {
             "key": f"{self.kind}/{self.layer}/{self.head}/{'w' if self.words else 't'}",
-            "matrix": pack(shown),
-            "factor": factor,
+            "matrix": pack(shown.matrix),
+            **self._about(shown),
             **({"labels": {"tokens": self.labels(True)}} if self.words else {}),  # as a "labels" request answers
         }
         self._meta = {
@@ -126,7 +152,44 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
             "shapes": shapes,
             "tokens": self.labels(False),
             "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
+            "reduce": self.reduce,
+            "sinks": list(self._sinks(self.kind)),
+            "kv_group_size": {kind: kv_group_size(r, kind) for kind in r.kinds},
         }
+
+    def _sinks(self, kind: str, words: bool | None = None) -> tuple[int, ...]:
+        src = self._source(self.words if words is None else words)
+        return sink_keys(self.discount_sinks, src.attention_shape(kind)[3])  # type: ignore[arg-type]
+
+    def overview(self, kind: str | None = None, layer: int | None = None, head: int | None = None,
+                 words: bool | None = None) -> Reduced:
+        """What the page draws for a view (the current one unless given): the map itself up to 1024 tokens, else
+        its block max or mean (``reduce``), computed from the result a block of rows at a time."""
+        kind = self.kind if kind is None else kind
+        words = self.words if words is None else words
+        return head_overview(self._source(words), kind, self.layer if layer is None else layer,
+                             self.head if head is None else head, self.reduce, discount=self._sinks(kind, words))
+
+    @staticmethod
+    def _about(shown: Reduced) -> dict[str, Any]:
+        """What travels with a matrix besides its numbers: factor, rows read per block, colour-scale top."""
+        return {"factor": shown.factor, "rows_used": shown.rows_used, "vmax": shown.vmax}
+
+    @traitlets.validate("reduce")
+    def _valid_reduce(self, proposal: dict[str, Any]) -> str:
+        return checked(check_reduce, str(proposal["value"]))
+
+    @traitlets.validate("discount_sinks")
+    def _valid_sinks(self, proposal: dict[str, Any]) -> Any:
+        if hasattr(self, "_result"):
+            n_keys = self._result.attention_shape(self.kind)[3]  # type: ignore[arg-type]
+            checked(sink_keys, proposal["value"], n_keys)
+        return proposal["value"]
+
+    @traitlets.observe("reduce", "discount_sinks")
+    def _on_scale(self, change: dict[str, Any]) -> None:
+        if hasattr(self, "_result") and self._meta:
+            self._refresh_meta()
 
     @traitlets.observe("words")
     def _on_words(self, change: dict[str, Any]) -> None:
@@ -162,6 +225,10 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         m = self.matrix(kind, layer, head, words)
         return mask_future(m) if is_causal(self._result, kind) else np.asarray(m, dtype=np.float32)
 
+    def kv_head(self, head: int | None = None, kind: str | None = None) -> int | None:
+        """The key/value head a query head reads under grouped-query attention (None without GQA or for a mean)."""
+        return kv_group(self._result, self.head if head is None else head, self.kind if kind is None else kind)
+
     def _handlers(self) -> dict[str, Any]:
         return {"matrix": self._matrix_request, "region": self._region_request, "labels": self._labels_request}
 
@@ -185,18 +252,16 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
 
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         # Long inputs (> 1024 tokens) come as a block-max overview; zooming in fetches exact "region" tiles.
-        m, factor = overview(self._display(str(req["kind"]), int(req["layer"]), int(req["head"]),
-                                           bool(req.get("words", False))))
-        packed = pack(m)
-        return {"shape": packed["shape"], "dtype": packed["dtype"], "factor": factor}, [packed["buffer"]]
+        kind, layer, head, words = str(req["kind"]), int(req["layer"]), int(req["head"]), bool(req.get("words", False))
+        self._check_view(kind, layer, head)
+        shown = self.overview(kind, layer, head, words)
+        packed = pack(shown.matrix)
+        return {"shape": packed["shape"], "dtype": packed["dtype"], **self._about(shown)}, [packed["buffer"]]
 
     def _region_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         q0, q1, k0, k1 = (int(req[k]) for k in ("q0", "q1", "k0", "k1"))
-        m = self.matrix(str(req["kind"]), int(req["layer"]), int(req["head"]), bool(req.get("words", False)))
-        block = region(m, q0, q1, k0, k1)
-        if is_causal(self._result, str(req["kind"])):
-            block = mask_future(block, max(0, q0), max(0, k0))
+        kind, layer, head, words = str(req["kind"]), int(req["layer"]), int(req["head"]), bool(req.get("words", False))
+        self._check_view(kind, layer, head)
+        block, a0, b0 = region_of(self._source(words), kind, layer, head, q0, q1, k0, k1)
         packed = pack(block)
-        return {"shape": packed["shape"], "dtype": packed["dtype"], "q0": max(0, q0), "k0": max(0, k0)}, [
-            packed["buffer"]
-        ]
+        return {"shape": packed["shape"], "dtype": packed["dtype"], "q0": a0, "k0": b0}, [packed["buffer"]]

@@ -7,9 +7,18 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from ..result import AttentionResult, head_matrix
+from ..result import AttentionResult
 from ..viewdata.checks import check_view
-from ..viewdata.display import is_causal, mask_future, overview, thumbnails
+from ..viewdata.display import (
+    Reduced,
+    check_reduce,
+    head_overview,
+    is_causal,
+    kv_group_size,
+    mask_future,
+    result_thumbnails,
+)
+from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
 from ._result import ShowsResult, proposed_view, take_result
@@ -19,9 +28,12 @@ class ModelView(ShowsResult, AttnWidget):
     """The whole model at a glance: a grid of small pictures, one per layer (rows) and head (columns).
 
     Only the thumbnails cross when the widget appears: each head block-reduced on the Python side to at most
-    ``thumb_size`` x ``thumb_size`` uint8 (12 x 12 heads at 512 tokens is about 150 kB instead of 50 MB). Clicking a
+    ``thumb_size`` x ``thumb_size`` uint8 (12 x 12 heads at 512 tokens is about 150 kB instead of 50 MB), read from
+    the result a block of rows at a time (a long input's attention is never built whole; past about 32M weights in
+    all, each block of rows is represented by a run of rows at its middle, and the caption says so). Clicking a
     thumbnail fetches that head at full resolution by message; the page keeps what it fetched. Decoder self-attention
-    shows its causal mask (future keys) in light grey.
+    shows its causal mask (future keys) in light grey. Under grouped-query attention (``model.n_kv_heads`` below the
+    heads), the heads that share a key/value head are shaded as one group and the tooltip names it ("KV head g").
 
     Parameters
     ----------
@@ -34,7 +46,8 @@ class ModelView(ShowsResult, AttnWidget):
     thumb_size : int
         Longest side of a thumbnail in cells (default 32); longer inputs are reduced by block max.
     reduce : str
-        "max" (default: a single sharp weight stays visible) or "mean" for the thumbnails.
+        "max" (default: a single sharp weight stays visible) or "mean" for the thumbnails and a long head's overview.
+        A trait: the page's menu sets it.
     colormap : str
         "blues", "viridis", "cividis", "greys" or "reds"; "" (default) the theme's.
     theme : str
@@ -69,6 +82,9 @@ class ModelView(ShowsResult, AttnWidget):
     colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
+    reduce = traitlets.Unicode("max").tag(sync=True)
+    """str, default "max": how thumbnails (and a long head's overview) merge a block of cells, "max" or "mean"."""
+
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] per kind, and which kinds are causal."""
 
@@ -77,31 +93,39 @@ class ModelView(ShowsResult, AttnWidget):
     scaled to its own maximum. The page draws the grid from it; full heads come by "matrix" request. A saved page
     (no kernel to update this when the kind changes) asks for another kind's by "thumbs" request."""
 
-    def __init__(self, result: AttentionResult, *, thumb_size: int = 32, reduce: str = "max", **kwargs: Any) -> None:
+    def __init__(self, result: AttentionResult, *, thumb_size: int = 32, **kwargs: Any) -> None:
         take_result("ModelView", result, kwargs)
         if thumb_size < 4:
             raise ValueError(f"thumb_size must be at least 4 cells, got {thumb_size}")
-        if reduce not in ("max", "mean"):
-            raise ValueError(f"reduce must be 'max' or 'mean', got {reduce!r}")
+        check_reduce(kwargs.get("reduce", "max"))
         self._result = result
         self._thumb_size = int(thumb_size)
-        self._reduce = reduce
         super().__init__(**kwargs)
         self._check(self.kind, self.layer, self.head)
-        shapes: dict[str, list[int]] = {}
-        tokens: dict[str, list[list[str]]] = {}
-        for kind in result.kinds:
-            attention, queries, keys = result.attention_of(kind)
-            shapes[kind] = [int(attention.shape[0]), int(attention.shape[1])]
-            tokens[kind] = [list(queries), list(keys)]
+        self._refresh_meta()
+        self._refresh_thumbs()
+
+    def _refresh_meta(self) -> None:
+        result = self._result
         self._meta = {
             "title": result.model.name,
             "kinds": list(result.kinds),
-            "shapes": shapes,
-            "tokens": tokens,
+            "shapes": {kind: [int(s) for s in result.attention_shape(kind)[:2]] for kind in result.kinds},
+            "tokens": {kind: [list(q), list(k)] for kind, (q, k) in kind_tokens(result).items()},
             "causal": {kind: is_causal(result, kind) for kind in result.kinds},
+            "kv_group_size": {kind: kv_group_size(result, kind) for kind in result.kinds},
+            "reduce": self.reduce,
         }
-        self._refresh_thumbs()
+
+    @traitlets.validate("reduce")
+    def _valid_reduce(self, proposal: dict[str, Any]) -> str:
+        return checked(check_reduce, str(proposal["value"]))
+
+    @traitlets.observe("reduce")
+    def _on_reduce(self, change: dict[str, Any]) -> None:
+        if hasattr(self, "_result") and self._meta:
+            self._refresh_meta()
+            self._refresh_thumbs()
 
     def _kind(self, kind: str) -> str:
         return "self" if kind == "encoder" and self._result.cross_attention is None else kind
@@ -118,26 +142,36 @@ class ModelView(ShowsResult, AttnWidget):
     @traitlets.observe("kind")
     def _on_kind(self, change: dict[str, Any]) -> None:
         if hasattr(self, "_result") and self._meta:
-            attention, _, _ = self._result.attention_of(self._kind(self.kind))  # type: ignore[arg-type]
-            if self.layer >= attention.shape[0] or self.head >= attention.shape[1]:
+            n_layers, n_heads = self._result.attention_shape(self._kind(self.kind))[:2]  # type: ignore[arg-type]
+            if self.layer >= n_layers or self.head >= n_heads:
                 self.layer, self.head = 0, 0
             self._refresh_thumbs()
 
     def thumbnails(self, kind: str | None = None) -> tuple[np.ndarray, int]:
         """``(uint8 [layer, head, tq, tk], factor)``: what the grid draws for ``kind`` (default: the current one)."""
-        attention, _, _ = self._result.attention_of(self._kind(kind or self.kind))  # type: ignore[arg-type]
-        return thumbnails(attention, self._thumb_size, self._reduce)
+        thumbs, factor, _used = self._thumbs(kind)
+        return thumbs, factor
+
+    def _thumbs(self, kind: str | None = None) -> tuple[np.ndarray, int, int]:
+        return result_thumbnails(self._result, self._kind(kind or self.kind), self._thumb_size, self.reduce)
 
     def _refresh_thumbs(self) -> None:
-        thumbs, factor = self.thumbnails()
-        self._payload = {"kind": self.kind, "factor": factor, "thumbs": pack(thumbs, "uint8")}
+        thumbs, factor, used = self._thumbs()
+        self._payload = {"kind": self.kind, "factor": factor, "rows_used": used, "reduce": self.reduce,
+                         "thumbs": pack(thumbs, "uint8")}
 
     def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None) -> np.ndarray:
-        """The full (query, key) map of one head, NaN where a causal mask hides the key."""
+        """The full (query, key) map of one head, NaN where a causal mask hides the key (built for this head only)."""
         kind = self._kind(kind or self.kind)
-        attention, _, _ = self._result.attention_of(kind)  # type: ignore[arg-type]
-        m = head_matrix(attention, self.layer if layer is None else layer, self.head if head is None else head)
+        m = self._result.head(self.layer if layer is None else layer, self.head if head is None else head,
+                              kind=kind)  # type: ignore[arg-type]
         return mask_future(m) if is_causal(self._result, kind) else np.asarray(m, dtype=np.float32)
+
+    def overview(self, kind: str | None = None, layer: int | None = None, head: int | None = None) -> Reduced:
+        """What the detail pane draws for a head: its map up to 1024 tokens, else its block max or mean."""
+        kind = self._kind(kind or self.kind)
+        return head_overview(self._result, kind, self.layer if layer is None else layer,
+                             self.head if head is None else head, self.reduce)
 
     def _handlers(self) -> dict[str, Any]:
         return {"matrix": self._matrix_request, "thumbs": self._thumbs_request}
@@ -145,11 +179,10 @@ class ModelView(ShowsResult, AttnWidget):
     def _thumbs_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind = str(req["kind"])
         self._check(kind, 0, 0)
-        thumbs, factor = self.thumbnails(kind)
+        thumbs, factor, used = self._thumbs(kind)
         packed = pack(thumbs, "uint8")
-        return {"shape": packed["shape"], "dtype": "uint8", "scale": packed["scale"], "factor": factor}, [
-            packed["buffer"]
-        ]
+        return {"shape": packed["shape"], "dtype": "uint8", "scale": packed["scale"], "factor": factor,
+                "rows_used": used}, [packed["buffer"]]
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Requests a saved page answers without a kernel: every head's full map of every attention kind (and the
@@ -168,6 +201,7 @@ class ModelView(ShowsResult, AttnWidget):
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind, layer, head = str(req["kind"]), int(req["layer"]), int(req["head"])
         self._check(kind, layer, head)
-        m, factor = overview(self.matrix(kind, layer, head))
-        packed = pack(m)
-        return {"shape": packed["shape"], "dtype": packed["dtype"], "factor": factor}, [packed["buffer"]]
+        shown = self.overview(kind, layer, head)
+        packed = pack(shown.matrix)
+        return {"shape": packed["shape"], "dtype": packed["dtype"], "factor": shown.factor,
+                "rows_used": shown.rows_used, "vmax": shown.vmax}, [packed["buffer"]]

@@ -16,6 +16,7 @@ import {
   textMeasurer,
 } from "./shared/draw";
 import { type HeatmapLayout, heatmapLayout } from "./shared/layout";
+import { kvHeadNote, overviewNote } from "./shared/long_context";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
@@ -44,16 +45,29 @@ export interface HeatmapTraits {
   theme: string;
   colormap: string; // "" = the theme's
   zoom: number[]; // [] or [q0, q1, k0, k1]: a region Python asks the page to zoom to
+  reduce: string; // "max" | "mean": how a long input's overview merges a block
+  discount_sinks: boolean | number[]; // keys left out of the colour scale's top
   _meta: {
     title: string;
     kinds: string[];
     shapes: Record<string, [number, number]>; // kind -> [layers, heads]
     tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens], token level
     can_words: boolean;
+    reduce?: string;
+    sinks?: number[]; // keys discounted from the colour scale (clipped to its top colour)
+    kv_group_size?: Record<string, number>; // query heads per key/value head (1: no GQA)
   };
   // labels: word-level labels per kind, when the first view is word level (else they come by "labels" request)
+  // vmax: top of the colour scale (the largest weight, or over non-sink keys); rows_used: query rows read per block
   _payload:
-    | { key: string; matrix: Packed; factor?: number; labels?: { tokens: Labels } }
+    | {
+        key: string;
+        matrix: Packed;
+        factor?: number;
+        rows_used?: number;
+        vmax?: number;
+        labels?: { tokens: Labels };
+      }
     | Record<string, never>;
   _error: string;
 }
@@ -91,6 +105,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     data: Float32Array;
     vmax: number;
     factor: number;
+    rowsUsed: number;
     image: HTMLCanvasElement | null;
     map: string; // the colour map `image` was drawn with: a new theme or colormap draws it again
   } | null = null;
@@ -167,6 +182,31 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         zoomButton("+", "zoom-in", "zoom in (or wheel, +)", () => zoomCentre(1.6)),
         zoomButton("−", "zoom-out", "zoom out (or wheel, -)", () => zoomCentre(1 / 1.6)),
         zoomButton("1:1", "zoom-reset", "whole matrix (0)", () => setZoom(NO_ZOOM)),
+      ),
+    );
+    const reduceSel = select(
+      [
+        ["max", "block max"],
+        ["mean", "block mean"],
+      ],
+      model.get("reduce") || "max",
+      "overview reduction",
+    );
+    reduceSel.dataset.testid = "reduce-select";
+    reduceSel.title = "how an overview of a long input merges a block of cells";
+    controls.push(listen(reduceSel, "change", () => saveTraits(model, { reduce: reduceSel.value })));
+    bar.append(h("label", {}, "overview", reduceSel));
+    const sinkBox = h("input", { type: "checkbox", "aria-label": "discount attention sinks" });
+    sinkBox.dataset.testid = "discount-sinks";
+    const discount = model.get("discount_sinks");
+    sinkBox.checked = Array.isArray(discount) ? discount.length > 0 : Boolean(discount);
+    controls.push(listen(sinkBox, "change", () => saveTraits(model, { discount_sinks: sinkBox.checked })));
+    bar.append(
+      h(
+        "label",
+        { title: "top the colour scale at the largest weight on other keys than the sink (key 0)" },
+        sinkBox,
+        "discount sink",
       ),
     );
     if (m.can_words) {
@@ -283,14 +323,21 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       gridH: String(gh),
     });
     drawLegend(legendCanvas, map);
-    legendMax.textContent = current.vmax.toFixed(3);
+    const sinks = meta().sinks ?? [];
+    legendMax.textContent = sinks.length
+      ? `${current.vmax.toFixed(3)} · sink key${sinks.length > 1 ? "s" : ""} ${sinks.slice(0, 5).join(", ")}${
+          sinks.length > 5 ? ", …" : ""
+        } discounted (clipped to the top colour)`
+      : current.vmax.toFixed(3);
+    legendMax.dataset.sinks = sinks.join(",");
     const kind = model.get("kind");
     const head = model.get("head");
     const zoomText = zoom.z > 1 ? ` · zoom ×${zoom.z.toFixed(1)}` : "";
-    const overview = f > 1 && zoom.z === 1 ? ` · overview (max of ${f}×${f} blocks; zoom for detail)` : "";
+    const overview = zoom.z === 1 ? overviewNote(f, meta().reduce ?? "max", current.rowsUsed) : "";
+    const kv = kvHeadNote(head, meta().kv_group_size?.[kind] ?? 1);
     title.textContent = `${userText(meta().title)} · ${kind} attention · layer ${model.get("layer")} · ${
       head < 0 ? "mean of heads" : `head ${head}`
-    }${model.get("words") ? " · words" : ""}${zoomText}${overview}`;
+    }${kv}${model.get("words") ? " · words" : ""}${zoomText}${overview}`;
     if (wanted.length > shown) fetchTiles(wanted);
   }
 
@@ -381,7 +428,14 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     return { v: current.data[Math.floor(q / f) * cols + Math.floor(k / f)], exact: f === 1 };
   }
 
-  function accept(key: string, packed: Packed, factor: number, labels: [string[], string[]]): void {
+  function accept(
+    key: string,
+    packed: Packed,
+    factor: number,
+    labels: [string[], string[]],
+    vmax?: number,
+    rowsUsed?: number,
+  ): void {
     const m = decode(packed);
     const [rows, cols] = m.shape;
     if (rows !== Math.ceil(labels[0].length / factor) || cols !== Math.ceil(labels[1].length / factor))
@@ -389,7 +443,17 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         `a ${rows} x ${cols} matrix does not fit ${labels[0].length} x ${labels[1].length} labels`,
       );
     if (current?.key !== key) tiles = new Map();
-    current = { key, labels, data: m.data, vmax: maxOf(m.data) || 1, factor, image: null, map: "" };
+    const top = vmax !== undefined && Number.isFinite(vmax) && vmax > 0 ? vmax : maxOf(m.data) || 1;
+    current = {
+      key,
+      labels,
+      data: m.data,
+      vmax: top,
+      factor,
+      rowsUsed: rowsUsed ?? factor,
+      image: null,
+      map: "",
+    };
     paint();
   }
 
@@ -405,7 +469,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       if (first) {
         // Token-level labels are at hand, so the first paint needs no round trip.
         const labels = await labelsFor(kind, words);
-        if (now() === key) accept(key, first.matrix, first.factor ?? 1, labels);
+        if (now() === key) accept(key, first.matrix, first.factor ?? 1, labels, first.vmax, first.rows_used);
         return;
       }
       const [labels, reply] = await Promise.all([
@@ -419,7 +483,15 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         }),
       ]);
       if (now() !== key) return; // the user moved on while we waited
-      accept(key, replyPacked(reply.content, reply.buffers[0]), Number(reply.content.factor ?? 1), labels);
+      const c = reply.content;
+      accept(
+        key,
+        replyPacked(c, reply.buffers[0]),
+        Number(c.factor ?? 1),
+        labels,
+        c.vmax === undefined ? undefined : Number(c.vmax),
+        c.rows_used === undefined ? undefined : Number(c.rows_used),
+      );
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));

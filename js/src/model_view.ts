@@ -15,6 +15,7 @@ import {
   textMeasurer,
 } from "./shared/draw";
 import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
+import { kvHeadNote, overviewNote } from "./shared/long_context";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { arrowKeysSelect, clickToSelect } from "./shared/selection";
@@ -30,15 +31,34 @@ export interface ModelViewTraits {
   kind: string; // "self" | "encoder" | "decoder" | "cross"
   theme: string;
   colormap: string; // "" = the theme's
+  reduce: string; // "max" | "mean": how thumbnails merge a block of cells
   _meta: {
     title: string;
     kinds: string[];
     shapes: Record<string, [number, number]>; // kind -> [layers, heads]
     tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens]
     causal: Record<string, boolean>;
+    kv_group_size?: Record<string, number>; // query heads per key/value head (1: no GQA)
+    reduce?: string;
   };
-  _payload: { kind: string; factor: number; thumbs: Packed } | Record<string, never>;
+  // rows_used: query rows read per block of `factor` (fewer than factor: a run of rows stands for the block)
+  _payload: Thumbs | Record<string, never>;
   _error: string;
+}
+
+interface Thumbs {
+  kind: string;
+  factor: number;
+  rows_used?: number;
+  thumbs: Packed;
+}
+
+/** The heads of each key/value group as [first, last] ranges (one range per head without GQA). */
+export function kvGroups(heads: number, groupSize: number): Array<[number, number]> {
+  const size = Math.max(1, groupSize);
+  const out: Array<[number, number]> = [];
+  for (let g = 0; g * size < heads; g++) out.push([g * size, Math.min(heads, (g + 1) * size) - 1]);
+  return out;
 }
 
 /** Where the thumbnail of (layer, head) sits in the grid canvas, in CSS pixels. */
@@ -111,7 +131,8 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
   let thumbImage: HTMLCanvasElement | null = null;
   let thumbShape: number[] = [0, 0, 0, 0];
   let layout: HeatmapLayout | null = null;
-  let current: { key: string; data: Float32Array; vmax: number; factor: number } | null = null;
+  let current: { key: string; data: Float32Array; vmax: number; factor: number; rowsUsed: number } | null =
+    null;
   let hoverThumb: { layer: number; head: number } | null = null;
   let hoverCell: { q: number; k: number } | null = null;
 
@@ -139,6 +160,22 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       );
       bar.append(h("label", {}, "attention", kindSel));
     }
+    const reduceSel = select(
+      [
+        ["max", "block max"],
+        ["mean", "block mean"],
+      ],
+      model.get("reduce") || "max",
+      "thumbnail reduction",
+    );
+    reduceSel.dataset.testid = "reduce-select";
+    controls.push(
+      listen(reduceSel, "change", () => {
+        model.set("reduce", reduceSel.value);
+        model.save_changes();
+      }),
+    );
+    bar.append(h("label", {}, "thumbnails", reduceSel));
     bar.append(
       h("span", { className: "aw-muted", text: "click a thumbnail to open that head · arrow keys move" }),
     );
@@ -147,10 +184,10 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
 
   /** The thumbnails of the kind on screen: the synced trait, or (in a saved page, where no kernel updates the
    *  trait when the kind changes) a "thumbs" request answered from the page's saved replies. */
-  let fetchedThumbs: { kind: string; factor: number; thumbs: Packed } | null = null;
-  function thumbsNow(): { kind: string; factor: number; thumbs: Packed } | null {
+  let fetchedThumbs: Thumbs | null = null;
+  function thumbsNow(): Thumbs | null {
     const t = model.get("_payload");
-    if (t && "thumbs" in t && t.kind === kind()) return t as { kind: string; factor: number; thumbs: Packed };
+    if (t && "thumbs" in t && t.kind === kind()) return t as Thumbs;
     if (fetchedThumbs && fetchedThumbs.kind === kind()) return fetchedThumbs;
     return null;
   }
@@ -163,6 +200,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       fetchedThumbs = {
         kind: k,
         factor: Number(reply.content.factor ?? 1),
+        rows_used: Number(reply.content.rows_used ?? reply.content.factor ?? 1),
         thumbs: replyPacked(reply.content, reply.buffers[0]),
       };
       all();
@@ -228,6 +266,24 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       const side = Math.max(tq, tk);
       const w = (g.slot * tk) / side;
       const hgt = (g.slot * tq) / side;
+      // Grouped-query attention: the heads that share a key/value head sit on one shaded band, every other group
+      // darker, with the group's number above it ("KV g").
+      const size = meta().kv_group_size?.[kind()] ?? 1;
+      if (size > 1) {
+        const groups = kvGroups(H, size);
+        groups.forEach(([a, b], gi) => {
+          const x = g.x0 + a * (g.slot + g.gap) - g.gap / 2;
+          const width = (b - a + 1) * (g.slot + g.gap);
+          ctx.fillStyle = gi % 2 === 0 ? t.grid : t.bg;
+          ctx.globalAlpha = 0.55;
+          ctx.fillRect(x, g.y0 - g.gap / 2, width, L * (g.slot + g.gap));
+          ctx.globalAlpha = 1;
+          ctx.strokeStyle = t.muted;
+          ctx.lineWidth = 1;
+          ctx.strokeRect(x + 0.5, g.y0 - g.gap / 2 + 0.5, width - 1, L * (g.slot + g.gap) - 1);
+        });
+        grid.dataset.kvGroups = groups.map(([a, b]) => `${a}-${b}`).join(",");
+      } else delete grid.dataset.kvGroups;
       for (let l = 0; l < L; l++) {
         for (let hd = 0; hd < H; hd++) {
           const x = g.x0 + hd * (g.slot + g.gap);
@@ -314,9 +370,12 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     drawLegend(legendCanvas, map);
     legendMax.textContent = current.vmax.toFixed(3);
     const [l, hd] = current.key.split("/").slice(1);
-    detailTitle.textContent = `${kind()} attention · layer ${l} · head ${hd}${
-      full ? "" : ` · overview, block max of ${current.factor} × ${current.factor} (zoom in AttentionHeatmap)`
-    }`;
+    const kv = kvHeadNote(Number(hd), meta().kv_group_size?.[kind()] ?? 1);
+    const note = overviewNote(current.factor, meta().reduce ?? "max", current.rowsUsed).replace(
+      "zoom for detail",
+      "zoom in AttentionHeatmap",
+    );
+    detailTitle.textContent = `${kind()} attention · layer ${l} · head ${hd}${kv}${full ? "" : note}`;
   }
 
   async function fetchDetail(): Promise<void> {
@@ -328,7 +387,16 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       const reply = await requester.get(key, { what: "matrix", kind: k, layer, head });
       if (key !== `${kind()}/${model.get("layer")}/${model.get("head")}`) return; // moved on meanwhile
       const m = decode(replyPacked(reply.content, reply.buffers[0]));
-      current = { key, data: m.data, vmax: maxOf(m.data) || 1, factor: Number(reply.content.factor ?? 1) };
+      const c = reply.content;
+      const factor = Number(c.factor ?? 1);
+      const vmax = Number(c.vmax);
+      current = {
+        key,
+        data: m.data,
+        vmax: Number.isFinite(vmax) && vmax > 0 ? vmax : maxOf(m.data) || 1,
+        factor,
+        rowsUsed: Number(c.rows_used ?? factor),
+      };
       paintDetail();
       showError(model.get("_error"));
     } catch (e) {
@@ -361,7 +429,8 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
         hideTooltip(tooltip);
         return;
       }
-      showTooltip(tooltip, root, e, `layer ${at.layer} · head ${at.head}`, {}, false);
+      const kv = kvHeadNote(at.head, meta().kv_group_size?.[kind()] ?? 1);
+      showTooltip(tooltip, root, e, `layer ${at.layer} · head ${at.head}${kv}`, {}, false);
     }),
     listen(grid, "mouseleave", () => {
       hoverThumb = null;
@@ -383,7 +452,9 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       const label =
         f === 1
           ? `${userText(queries[cell.q] ?? "")} → ${userText(keys[cell.k] ?? "")}`
-          : `queries ${cell.q * f}–${cell.q * f + f - 1} → keys ${cell.k * f}–${cell.k * f + f - 1} (max)`;
+          : `queries ${cell.q * f}–${cell.q * f + f - 1} → keys ${cell.k * f}–${cell.k * f + f - 1} (${
+              meta().reduce ?? "max"
+            })`;
       const text = `${label}\n${Number.isNaN(v) ? "masked (future key)" : v.toFixed(4)}`;
       showTooltip(tooltip, root, e, text, { value: String(v) }, false);
       if (!hoverCell || hoverCell.q !== cell.q || hoverCell.k !== cell.k) {
@@ -410,12 +481,23 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     buildControls();
     buildThumbs();
     paintGrid();
-    title.textContent = `${userText(meta().title)} · ${kind()} attention · ${thumbShape[0]} layers × ${thumbShape[1]} heads`;
+    const tn = thumbsNow();
+    const size = meta().kv_group_size?.[kind()] ?? 1;
+    const groups = size > 1 ? ` · shaded: heads sharing a KV head (${size} per group)` : "";
+    const used = tn?.rows_used ?? tn?.factor ?? 1;
+    const sampled =
+      tn && used < tn.factor ? ` · thumbnails read ${used} of every ${tn.factor} query rows` : "";
+    title.textContent = `${userText(meta().title)} · ${kind()} attention · ${thumbShape[0]} layers × ${thumbShape[1]} heads${groups}${sampled}`;
     fetchDetail();
   }
 
   cleanups.push(
     onModel(model, "change:_payload", all),
+    onModel(model, "change:_meta", () => {
+      requester.clear(); // a new reduction: full heads are fetched again
+      current = null;
+      all();
+    }),
     onModel(model, "change:kind", () => {
       // With a kernel the new thumbnails follow as a trait; without one (a saved page) they are fetched.
       // A short wait lets the trait win in a notebook, so the kernel is not asked twice.
