@@ -1,4 +1,4 @@
-"""Long inputs: memory and time of capture mode (queries and keys kept) against a plain SDPA forward and dense attention.
+"""Long inputs: memory and time of capture mode (queries and keys kept) vs a plain SDPA forward and dense attention.
 
 Usage::
 
@@ -114,7 +114,7 @@ def child(setup: str, n: int, repeat: int) -> dict:
     first = time.perf_counter() - t0
     peak = _peak() - base
     captured, plain_times = [first], []
-    for i in range(repeat - 1):
+    for _ in range(repeat - 1):
         runner.cache.clear()
         t0 = time.perf_counter()
         runner.run(text, truncation="error")
