@@ -294,7 +294,11 @@ class LayerQK:
             logits = np.matmul(q, keys_t).reshape(self.n_heads, r, k1 - k0)
         else:
             heads = np.asarray(heads, np.int64)
-            logits = np.matmul(self.query[heads, start:stop], keys_t[heads // group])
+            if heads.size == 1:  # one head: slices (views), no copy of its keys
+                h = int(heads[0])
+                logits = np.matmul(self.query[h:h + 1, start:stop], keys_t[h // group:h // group + 1])
+            else:
+                logits = np.matmul(self.query[heads, start:stop], keys_t[heads // group])
         logits *= np.float32(self.scaling)
         if self.bias is not None:
             logits += self.bias.rows(start, stop, n_keys)[heads][..., k0:k1]
@@ -389,15 +393,25 @@ class LazyStack:
         x = self.layers[layer]
         if self._dense:
             block = self._dense[0][layer, :, start:stop]
-        elif head is None or head == -1:
-            block = x.rows(start, stop)
-        else:
-            return x.rows(start, stop, np.array([head]))[0]
-        if head is None:
-            return block
-        if head == -1:
-            return block.mean(0)
-        return block[head]
+            return block if head is None else block.mean(0) if head == -1 else block[head]
+        heads = None if head is None or head == -1 else np.array([head])
+        n_heads = x.n_heads if heads is None else 1
+        step = block_rows(n_heads, x.n_keys)
+        if stop - start <= step:  # one block: as computed
+            block = x.rows(start, stop, heads)
+            return block if head is None else block.mean(0) if head == -1 else block[0]
+        shape = (stop - start, x.n_keys) if head is not None else (n_heads, stop - start, x.n_keys)
+        out = np.empty(shape, np.float32)  # many rows: computed a block at a time into the answer
+        for a in range(start, stop, step):
+            b = min(stop, a + step)
+            block = x.rows(a, b, heads)
+            if head is None:
+                out[:, a - start:b - start] = block
+            elif head == -1:
+                block.mean(0, out=out[a - start:b - start])
+            else:
+                out[a - start:b - start] = block[0]
+        return out
 
     def dense(self, what: str = "attention") -> np.ndarray:
         """The whole ``[layer, head, query, key]`` array (built once, kept), or :class:`AttentionTooLargeError`."""
@@ -441,13 +455,13 @@ def stack_shape(stack: np.ndarray | LazyStack) -> tuple[int, int, int, int]:
     return tuple(int(x) for x in stack.shape)  # type: ignore[return-value]
 
 
-def block_rows(n_heads: int, n_keys: int, budget: int = BLOCK_BYTES) -> int:
-    """How many rows of all heads fit in one block of ``budget`` bytes (at least 1).
+def block_rows(n_heads: int, n_keys: int, budget: int | None = None) -> int:
+    """How many rows of all heads fit in one block of ``budget`` bytes (default ``BLOCK_BYTES``, 32 MiB; at least 1).
 
     >>> block_rows(12, 8192)
     85
     """
-    return max(1, budget // max(1, n_heads * n_keys * 4))
+    return max(1, (BLOCK_BYTES if budget is None else budget) // max(1, n_heads * n_keys * 4))
 
 
 def stack_rows(stack: np.ndarray | LazyStack, layer: int, start: int, stop: int, head: int | None = None) -> np.ndarray:

@@ -190,3 +190,21 @@ def test_rebuild_by_hand_softcap_bias_sinks() -> None:
     e = np.exp(logits)
     want = e / (e.sum(1, keepdims=True) + np.exp(0.3))
     np.testing.assert_allclose(layer.rows(0, 2)[0], want, rtol=1e-6)
+
+
+def test_many_rows_are_built_a_block_at_a_time_and_equal_one_block(monkeypatch) -> None:
+    """A request taller than one block is cut into blocks; every head form gives the numbers of a single block."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from lazy_helpers import lazy_result
+
+    import attnwidgets.attention_stack as stack_module
+
+    r = lazy_result(200, layers=1, heads=4, kv_heads=2)
+    whole = {h: r.rows(0, 0, 200, head=h) for h in (None, -1, 3)}
+    monkeypatch.setattr(stack_module, "BLOCK_BYTES", 4 * 4 * 200 * 7)  # 7 rows of all heads per block
+    for h, want in whole.items():
+        got = r.rows(0, 0, 200, head=h)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, atol=1e-7)
