@@ -109,14 +109,15 @@ def _segment_sizes(enc: Any, row: int, words: int) -> tuple[int, int]:
 
 
 def _spelling(tok: Any) -> tuple[bool, bool]:
-    """(byte-level BPE, SentencePiece byte fallback) for a tokenizer, from its decoder and model."""
+    """(byte-level BPE, SentencePiece byte fallback) for a tokenizer: ByteLevel anywhere in its decoder,
+    pre-tokenizer or normalizer (nested in a Sequence too), and its model's ``byte_fallback``."""
     if getattr(tok, "byte_decoder", None) is not None:  # a slow GPT-2 / RoBERTa tokenizer
         return True, False
     backend = getattr(tok, "backend_tokenizer", None)
     if backend is None:
         return False, getattr(tok, "sp_model", None) is not None
-    byte_level = any(b'"ByteLevel"' in part.__getstate__() for part in (backend.decoder, backend.pre_tokenizer)
-                     if part is not None)
+    parts = (backend.decoder, backend.pre_tokenizer, backend.normalizer)
+    byte_level = any(b'"ByteLevel"' in part.__getstate__() for part in parts if part is not None)
     return byte_level, bool(getattr(backend.model, "byte_fallback", False))
 
 
