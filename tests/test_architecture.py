@@ -36,8 +36,9 @@ FORBIDDEN: dict[str, set[str]] = {
 }
 # lazy.py (a package's lazy names) imports nothing of ours, like result.
 FORBIDDEN["lazy"] = FORBIDDEN["result"]
-# qk_result and attention_stack are part of the result layer.
+# qk_result, attention_stack and token_text (what a token reads as) are part of the result layer.
 FORBIDDEN["attention_stack"] = FORBIDDEN["result"]
+FORBIDDEN["token_text"] = FORBIDDEN["result"]
 FORBIDDEN["qk_result"] = FORBIDDEN["result"]
 FORBIDDEN["generation_result"] = FORBIDDEN["result"]
 

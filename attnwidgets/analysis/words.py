@@ -26,6 +26,7 @@ from scipy import sparse
 
 from ..attention_stack import LazyStack, block_rows, stack_rows, stack_shape
 from ..result import AttentionResult
+from ..token_text import merge_partials
 
 __all__ = ["WordMap", "WordStack", "word_groups", "word_level", "word_matrices"]
 
@@ -226,8 +227,9 @@ class WordStack(LazyStack):
 
 
 def _join(pieces: list[str]) -> str:
+    """A word's text from its pieces: "##" dropped, a character split across byte-level pieces whole again."""
     text = "".join(p[2:] if k and p.startswith("##") else p for k, p in enumerate(pieces))
-    return text.strip()
+    return merge_partials(text).strip()
 
 
 def word_level(result: AttentionResult, *, rows: RowMode = "mean", word_ids: np.ndarray | None = None
@@ -247,7 +249,8 @@ def word_level(result: AttentionResult, *, rows: RowMode = "mean", word_ids: np.
     Returns
     -------
     AttentionResult
-        Tokens are the words' text (pieces joined, "##" dropped) and the special tokens; ``word_ids`` number the words
+        Tokens are the words' text (pieces joined, "##" dropped, a character split across byte-level pieces
+        whole: :func:`attnwidgets.token_text.merge_partials`) and the special tokens; ``word_ids`` number the words
         0.. (-1 for specials); ``token_ids``/``segment_ids`` are those of each word's first piece. Decoder and cross
         attention of encoder-decoders are dropped (they have their own tokens). A dense result gives a dense
         word-level array; a lazy one (a long input) a lazy :class:`WordStack`, whose rows are made from the pieces'

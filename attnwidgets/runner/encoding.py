@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from ..result import ModelInfo
+from ..token_text import byte_level_bytes, display_tokens, fallback_byte
 
 Truncation = Literal["warn", "error"]
 
@@ -107,10 +108,39 @@ def _segment_sizes(enc: Any, row: int, words: int) -> tuple[int, int]:
     return seq.count(0), seq.count(1)
 
 
-def _display(token: str, special: bool) -> str:
-    if special:
-        return token
-    return token.replace("Ġ", " ").replace("▁", " ").replace("Ċ", "\n").replace("ĉ", "\t")
+def _spelling(tok: Any) -> tuple[bool, bool]:
+    """(byte-level BPE, SentencePiece byte fallback) for a tokenizer: ByteLevel anywhere in its decoder,
+    pre-tokenizer or normalizer (nested in a Sequence too), and its model's ``byte_fallback``."""
+    if getattr(tok, "byte_decoder", None) is not None:  # a slow GPT-2 / RoBERTa tokenizer
+        return True, False
+    backend = getattr(tok, "backend_tokenizer", None)
+    if backend is None:
+        return False, getattr(tok, "sp_model", None) is not None
+    parts = (backend.decoder, backend.pre_tokenizer, backend.normalizer)
+    byte_level = any(b'"ByteLevel"' in part.__getstate__() for part in parts if part is not None)
+    return byte_level, bool(getattr(backend.model, "byte_fallback", False))
+
+
+def token_texts(tok: Any, ids: Sequence[int], special: Sequence[bool]) -> list[str]:
+    """Display text of a row of token ids: the text each token stands for (see :mod:`attnwidgets.token_text`).
+
+    Byte-level BPE tokens (``ĠcafÃ©``) are mapped back to their bytes, SentencePiece byte-fallback tokens (``<0xE6>``)
+    to their byte and other pieces (``▁the``, ``##ing``) to their UTF-8 with "▁" as a space; the row's bytes are then
+    decoded, a character shown on the token that completes it and the bytes of an unfinished one as ``⟨E6 9D⟩``.
+    Special and added tokens are their own text.
+    """
+    byte_level, fallback = _spelling(tok)
+    added = set(getattr(tok, "added_tokens_decoder", {}) or {})
+    pieces: list[str | bytes] = []
+    for i, t, s in zip(ids, tok.convert_ids_to_tokens(list(ids)), special, strict=True):
+        data: bytes | None = None
+        if not s and i not in added:
+            byte = fallback_byte(t) if fallback else None
+            data = bytes([byte]) if byte is not None else byte_level_bytes(t) if byte_level else None
+            if data is None:
+                data = t.replace("▁", " ").encode("utf-8")
+        pieces.append(t if data is None else data)
+    return display_tokens(pieces)
 
 
 class Tokenising:
@@ -293,8 +323,7 @@ class Tokenising:
             ids = ids_t[valid].tolist()
             special_ids = set(tok.all_special_ids)
             special = np.array([i in special_ids for i in ids], dtype=bool)
-            raw = tok.convert_ids_to_tokens(ids)
-            tokens = [_display(t, s) for t, s in zip(raw, special, strict=True)]
+            tokens = token_texts(tok, ids, special.tolist())
             word = np.where(special, -1, np.cumsum(~special) - 1)
             return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word)
         ids_t = enc.inputs["input_ids"][row]
@@ -302,7 +331,6 @@ class Tokenising:
             torch.ones_like(ids_t, dtype=torch.bool)
         positions = torch.nonzero(valid).flatten().tolist()
         ids = ids_t[valid].tolist()
-        raw = tok.convert_ids_to_tokens(ids)
         encoding = enc.encodings.encodings[row] if getattr(enc.encodings, "encodings", None) else None
         n = len(ids)
         if encoding is not None:
@@ -330,6 +358,6 @@ class Tokenising:
         for k, (w, s) in enumerate(zip(words, segment, strict=True)):
             if w is not None and not special[k]:
                 word_ids[k] = w + (offset if s == 1 else 0)
-        tokens = [_display(t, bool(s)) for t, s in zip(raw, special, strict=True)]
+        tokens = token_texts(tok, ids, special.tolist())
         return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word_ids,
                     segment_ids=segment, special_mask=special)

@@ -36,6 +36,7 @@ import pandas as pd
 from ..analysis.outputs import as_values, compare_values, cosine, mask_values, pair_similarities, rank_candidates
 from ..result import AttentionResult
 from ..runner import Runner
+from ..runner.encoding import token_texts
 
 __all__ = ["WatchResult", "watch_ablation"]
 
@@ -149,9 +150,10 @@ def watch_ablation(
     n = len(texts)
     if kind_s == "mlm":
         tok = runner.tokenizer
+        special_ids = set(tok.all_special_ids)
 
-        def decode(i: int) -> str:
-            return str(tok.convert_ids_to_tokens(i))
+        def decode(i: int) -> str:  # a predicted token as the text it stands for (" café", not "ĠcafÃ©")
+            return token_texts(tok, [i], [i in special_ids])[0]
 
         for t, (b, a) in enumerate(zip(before, after)):
             ids_b = np.argsort(-b.outputs.get("mask_logits", np.zeros((0, 1))), axis=-1)[:, :k]
