@@ -185,7 +185,10 @@ def twin_figure(widget: Any) -> Figure | None:
 
 def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:
     """``widget``'s twin as PNG bytes (longest side at most :data:`MAX_PIXELS`), or None without a twin."""
-    fig = twin_figure(widget)
+    from .plots.style import missing_glyphs_quiet
+
+    with missing_glyphs_quiet():  # a CJK or emoji token draws as a box where no font has it: no warning per glyph
+        fig = twin_figure(widget)
     if fig is None:
         return None
     width, height = fig.get_size_inches()
@@ -195,7 +198,8 @@ def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:
     fig.text(0.0, -0.01, f"Static picture of an interactive {type(widget).__name__}: re-run the cell to interact",
              fontsize=9, color="#57606a", ha="left", va="top")
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
+    with missing_glyphs_quiet():
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
     return buffer.getvalue()
 
 

@@ -11,6 +11,7 @@ returning one does not also display it, and a last-line call shows it once), and
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -38,6 +39,15 @@ def new_figure(figsize: tuple[float, float], **kwargs: Any) -> Figure:
 def colormap(name: str) -> Colormap:
     """The registered matplotlib colour map ``name`` (what ``pyplot.get_cmap`` gives, without pyplot)."""
     return colormaps[name]
+
+
+@contextmanager
+def missing_glyphs_quiet() -> Iterator[None]:
+    """Inside it, drawing text whose characters the font lacks (CJK, emoji where no such font is installed) does not
+    warn once per character: the token's text is right, only the machine's fonts cannot draw it (boxes)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font")
+        yield
 
 
 @contextmanager
