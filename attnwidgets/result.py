@@ -82,7 +82,8 @@ class AttentionResult:
     Attributes
     ----------
     tokens : list[str]
-        Display text of each token, (n,). Byte-level BPE markers ("Ġ", "▁") become a leading space.
+        Display text of each token, (n,): the text it stands for (see :mod:`attnwidgets.token_text`; a byte-level
+        BPE "ĠcafÃ©" is " café", a character cut between tokens is whole on the token that completes it).
     token_ids : np.ndarray
         (n,) int64 vocabulary ids.
     word_ids : np.ndarray
@@ -94,7 +95,10 @@ class AttentionResult:
     special_mask : np.ndarray
         (n,) bool: True for tokens the tokenizer added ([CLS], [SEP], BOS, EOS).
     attention : np.ndarray
-        [layer, head, query, key] float32, (L, H, n, n). Padding is never included.
+        [layer, head, query, key] float32, (L, H, n, n). Padding is never included. A long input's attention is held
+        as queries and keys (``is_lazy``; :mod:`attnwidgets.attention_stack`): this array is built on first access
+        when it fits :func:`~attnwidgets.attention_stack.dense_budget`, else :class:`AttentionTooLargeError` is raised;
+        :meth:`head`, :meth:`rows` and :meth:`iter_blocks` read any length.
     model : ModelInfo
         Which model made this.
     text : str
