@@ -333,7 +333,12 @@ class LayerQK:
         return out
 
     def select(self, queries: np.ndarray, keys: np.ndarray) -> LayerQK:
-        """This layer over some queries and keys only (index arrays, ascending): how padding is removed."""
+        """This layer over some queries and keys only (index arrays, ascending): how padding is removed.
+
+        Selecting everything (an input without padding) returns this layer itself: nothing is copied, so a long input's
+        queries and keys exist once, not twice, while its result is built."""
+        if np.array_equal(queries, np.arange(self.n_queries)) and np.array_equal(keys, np.arange(self.n_keys)):
+            return self
         bias = None if self.bias is None else self.bias.select(queries, keys)
         return LayerQK(np.ascontiguousarray(self.query[:, queries]), np.ascontiguousarray(self.key[:, keys]),
                        self.scaling, self.mask.select(queries, keys), bias, self.softcap, self.sinks)

@@ -235,7 +235,9 @@ class AttentionResult:
         """``(layer, start, stop, block)`` through every layer in blocks of rows; ``block`` is (head, rows, key).
 
         The block height defaults to what fits in 32 MB, so any statistic that is a sum or mean over rows can be
-        computed at any length with bounded memory.
+        computed at any length with bounded memory. A long input's next block is rebuilt in a second thread while the
+        caller works on the current one (numpy releases the GIL), so rebuilding and measuring share two cores; at most
+        two blocks are alive.
 
         Examples
         --------
@@ -248,10 +250,24 @@ class AttentionResult:
         if step < 1:
             raise ValueError(f"rows must be at least 1, got {rows}")
         stack = self.stack(kind)
-        for layer in (range(L) if layers is None else layers):
-            for start in range(0, T, step):
-                stop = min(T, start + step)
+        spans = [(layer, start, min(T, start + step))
+                 for layer in (range(L) if layers is None else layers) for start in range(0, T, step)]
+        if not isinstance(stack, LazyStack) or len(spans) < 2:
+            for layer, start, stop in spans:
                 yield layer, start, stop, stack_rows(stack, layer, start, stop)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnwidgets-blocks")
+        try:
+            ahead = pool.submit(stack_rows, stack, *spans[0])
+            for i, (layer, start, stop) in enumerate(spans):
+                block = ahead.result()
+                if i + 1 < len(spans):
+                    ahead = pool.submit(stack_rows, stack, *spans[i + 1])
+                yield layer, start, stop, block
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     @property
     def kinds(self) -> list[AttentionKind]:

@@ -109,6 +109,10 @@ def child(setup: str, n: int, repeat: int) -> dict:
     plain_forward()
     base = _rss()
     _reset_peak()
+    plain_forward()
+    plain_peak = _peak() - base
+    base = _rss()
+    _reset_peak()
     t0 = time.perf_counter()
     result = runner.run(text, truncation="error")
     first = time.perf_counter() - t0
@@ -133,7 +137,7 @@ def child(setup: str, n: int, repeat: int) -> dict:
     t0 = time.perf_counter()
     result.rows(0, tokens // 2, tokens // 2 + 64)
     rows_ms = (time.perf_counter() - t0) * 1000
-    return dict(setup=setup, tokens=tokens, lazy=result.is_lazy, peak=peak, held=result.nbytes,
+    return dict(setup=setup, tokens=tokens, lazy=result.is_lazy, peak=peak, plain_peak=plain_peak, held=result.nbytes,
                 dense=result.dense_nbytes(), run=statistics.median(captured), plain=statistics.median(plain_times),
                 stats=stats, head_ms=head_ms, rows_ms=rows_ms)
 
@@ -143,6 +147,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--child", nargs=2, metavar=("SETUP", "N"))
+    parser.add_argument("--only", help="run one setup (e.g. bert-12x12) at its sizes")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child[0], int(args.child[1]), args.repeat)))
@@ -150,6 +155,8 @@ def main() -> None:
     plan = [("bert-12x12", 2048), ("bert-12x12", 4096)]
     if not args.quick:
         plan += [("bert-12x12", 8192), ("llama-8x16-kv4", 8192), ("llama-2x16-kv4", 32768)]
+    if args.only:
+        plan = [(s_, n) for s_, n in plan if s_ == args.only]
     rows = []
     for setup, n in plan:
         repeat = 1 if n > 8192 else args.repeat
@@ -163,10 +170,11 @@ def main() -> None:
         print(f"done {setup} {r['tokens']} tokens", file=sys.stderr)
     gb = 1e9
     print(f"\n{'setup':<16} {'tokens':>6} {'dense attn':>11} {'held':>8} {'peak RSS over model':>20} "
-          f"{'run / SDPA fwd':>15} {'stats / fwd':>12} {'head (ms)':>10} {'64 rows (ms)':>13}")
+          f"{'(SDPA fwd)':>10} {'run / SDPA fwd':>15} {'stats / fwd':>12} {'head (ms)':>10} {'64 rows (ms)':>13}")
     for r in rows:
         print(f"{r['setup']:<16} {r['tokens']:>6} {r['dense'] / gb:>9.2f}GB {r['held'] / gb:>6.2f}GB "
-              f"{r['peak'] / gb:>18.2f}GB {r['run'] / r['plain']:>14.2f}x {r['stats'] / r['plain']:>11.2f}x "
+              f"{r['peak'] / gb:>18.2f}GB {r['plain_peak'] / gb:>8.2f}GB "
+              f"{r['run'] / r['plain']:>14.2f}x {r['stats'] / r['plain']:>11.2f}x "
               f"{r['head_ms']:>10.0f} {r['rows_ms']:>13.1f}")
     print("\nrun = runner.run (forward with capture + result); SDPA fwd = the same model, attn_implementation='sdpa'.")
 

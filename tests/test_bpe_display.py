@@ -163,7 +163,8 @@ def bpe_inputs(models) -> Inputs:
     corpus = CorpusStats(patterns=False)
     corpus.update([merged, split])
     capture = aw.capture_qk(TEXT, model=models["split"])
-    return Inputs(encdec, merged, [merged, split], corpus, capture)
+    generation = aw.generate(TEXT, model=models["split"], max_new_tokens=3)
+    return Inputs(encdec, merged, [merged, split], corpus, capture, generation)
 
 
 #: What each view's page must carry, beyond no byte-alphabet spelling anywhere (views without tokens carry none).
@@ -172,6 +173,7 @@ SHOWN = {
     "ModelView": SPLIT[1:-1],
     "HeadView": MERGED,
     "QKStepThrough": SPLIT,
+    "GenerationView": SPLIT,  # the prompt, as the page lists it
     "AblationWidget": [" café", " 東京"],  # the watched text's tokens, as the drift table names them
 }
 #: Static twins that label tokens (the model view's thumbnails have none).

@@ -23,6 +23,7 @@ from matplotlib.text import Text
 import attnwidgets as aw
 from attnwidgets import plots
 from attnwidgets.analysis import CorpusStats, head_distances, head_embedding, surface_stats
+from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 
 matplotlib.use("Agg")
@@ -35,6 +36,15 @@ def _result(seed: int = 0) -> aw.AttentionResult:
     return aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), TOKENS)
 
 
+def _generation(rng: np.random.Generator) -> GenerationResult:
+    """Prompt a b c, generated D E F G (fed: a b c D E F), attention by hand."""
+    att = np.tril(rng.random((2, 3, 6, 6))).astype(np.float32) + np.eye(6, dtype=np.float32)
+    r = aw.AttentionResult.from_arrays(att / att.sum(-1, keepdims=True), list("abcDEF"), kind="decoder")
+    probs = np.sort(rng.dirichlet(np.ones(3), size=4).astype(np.float32), 1)[:, ::-1].copy()
+    return GenerationResult(r, "a b c", list("abc"), np.arange(3), list("DEFG"), np.arange(3, 7),
+                            np.arange(12).reshape(4, 3), probs, [[t, "x", "y"] for t in "DEFG"], text="DEFG")
+
+
 def _captures() -> list[QKCapture]:
     rng = np.random.default_rng(1)
     return [QKCapture.from_vectors(*(rng.normal(size=(3, len(TOKENS), 4)) for _ in range(3)), TOKENS, layer=layer)
@@ -42,6 +52,7 @@ def _captures() -> list[QKCapture]:
 
 
 R = _result()
+GENERATION = _generation(np.random.default_rng(2))
 STATS = surface_stats(R)
 EMBEDDING = head_embedding(head_distances([R]), n_heads=3)
 SWEEP = SimpleNamespace(heads=np.arange(6.0).reshape(2, 3), layers=np.array([1.0, 2.0]), baseline=2.5,
@@ -64,6 +75,8 @@ CALLS = {
     "plot_sweep": lambda theme: plots.plot_sweep(SWEEP, theme=theme),
     "plot_pruning_curve": lambda theme: plots.plot_pruning_curve(CURVE, theme=theme),
     "plot_ablation_panel": lambda theme: plots.plot_ablation_panel(PANEL, theme=theme),
+    "plot_profile": lambda theme: plots.plot_profile(R, 1, -1, query=2, theme=theme),
+    "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
 }
 
 

@@ -43,6 +43,9 @@ class CapturedCall:
     ``masks[b]`` says which of this call's S keys each of input b's T queries may see. ``bias`` is the additive
     (1 or B, H, T, S) position bias the model passed (T5), if any. ``new_keys`` is how many of the S keys this call
     added at the end (T for self-attention, 0 for cross-attention, whose keys are the encoder's every time).
+    ``n_keys`` is S. ``key`` holds all S keys for a site's first call and only the ``new_keys`` last ones for the
+    calls after it (a generation step's cache holds the earlier ones already), so a long generation stores each key
+    once.
     """
 
     query: np.ndarray
@@ -53,6 +56,7 @@ class CapturedCall:
     softcap: float | None = None
     sinks: np.ndarray | None = None
     new_keys: int = 0
+    n_keys: int = 0
 
 
 @dataclass
@@ -119,11 +123,11 @@ def _join(calls: list[CapturedCall], row: int, cross: bool) -> LayerQK:
         key = first.key[row]
         offsets = [0] * len(calls)
     else:  # each call appended its own keys at the end of the cache (which may have been cropped at the front)
-        key = np.concatenate([c.key[row][:, c.key.shape[2] - c.new_keys:] for c in calls], axis=1)
+        key = np.concatenate([c.key[row][:, c.key.shape[2] - c.new_keys:] for c in calls], axis=1)  # new keys
         seen, offsets = 0, []
         for c in calls:
             seen += c.new_keys
-            offsets.append(seen - c.key.shape[2])  # absolute position of this call's key 0
+            offsets.append(seen - c.n_keys)  # absolute position of this call's key 0
     lo = np.concatenate([c.masks[row].lo + off for c, off in zip(calls, offsets, strict=True)])
     hi = np.concatenate([c.masks[row].hi + off for c, off in zip(calls, offsets, strict=True)])
     n_k = key.shape[1]
@@ -132,7 +136,7 @@ def _join(calls: list[CapturedCall], row: int, cross: bool) -> LayerQK:
         allowed = np.zeros((lo.size, n_k), bool)
         r = 0
         for c, off in zip(calls, offsets, strict=True):
-            t, s = c.query.shape[2], c.key.shape[2]
+            t, s = c.query.shape[2], c.n_keys
             allowed[r:r + t, off:off + s] = c.masks[row].rows(0, t, s)
             r += t
         mask = KeyMask.from_allowed(allowed)
@@ -141,7 +145,7 @@ def _join(calls: list[CapturedCall], row: int, cross: bool) -> LayerQK:
         dense = np.zeros((query.shape[0], lo.size, n_k), np.float32)
         r = 0
         for c, off in zip(calls, offsets, strict=True):
-            t, s = c.query.shape[2], c.key.shape[2]
+            t, s = c.query.shape[2], c.n_keys
             assert c.bias is not None
             dense[:, r:r + t, off:off + s] = c.bias[min(row, c.bias.shape[0] - 1)]
             r += t
@@ -171,7 +175,9 @@ def capturing(capture: Capture | None = None) -> Iterator[Capture]:
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    return t.detach().to(device="cpu", dtype=torch.float32).numpy()
+    """A contiguous float32 copy on the CPU (never a view: the model's buffers, such as GPT-2's fused q/k/v, are
+    freed as usual, and what a result holds is what it counts)."""
+    return np.ascontiguousarray(t.detach().to(device="cpu", dtype=torch.float32).numpy())
 
 
 def captured_attention(capture: Capture, site: AttentionSite, module: nn.Module, query: torch.Tensor,
@@ -203,10 +209,13 @@ def captured_attention(capture: Capture, site: AttentionSite, module: nn.Module,
         else:
             bias_np = _numpy(bias[..., :t, :s])
             capture.biases[id(bias)] = (bias, bias_np)
+    new = 0 if site.stack == "cross" else t
+    first_call = site not in capture.calls
+    kept = key if first_call or new >= s else key[:, :, s - new:]  # later calls: only the keys they added
     capture.add(site, CapturedCall(
-        query=_numpy(query), key=_numpy(key), scaling=scaling, masks=masks, bias=bias_np,
+        query=_numpy(query), key=_numpy(kept), scaling=scaling, masks=masks, bias=bias_np,
         softcap=None if softcap is None else float(softcap),  # type: ignore[arg-type]
-        sinks=None if sinks is None else _numpy(sinks), new_keys=0 if site.stack == "cross" else t,
+        sinks=None if sinks is None else _numpy(sinks), new_keys=new, n_keys=s,
     ))
     if bias is None and softcap is None and sinks is None:
         out = _sdpa(query, key, value, attention_mask, scaling, causal and attention_mask is None and t == s and t > 1)
