@@ -29,8 +29,8 @@ import attnwidgets as aw
 merged = aw.run({TEXT!r}, model={merged!r})
 split = aw.run({TEXT!r}, model={split!r})
 """
-    nb = lab.open([setup, "aw.AttentionHeatmap(merged, layer=1, head=0)", "aw.AttentionHeatmap(split, layer=1, head=0)"],
-                  viewport=(1280, 720))
+    nb = lab.open([setup, "aw.AttentionHeatmap(merged, layer=1, head=0)",
+                   "aw.AttentionHeatmap(split, layer=1, head=0)"], viewport=(1280, 720))
     nb.widget(0)
     nb.widget(1)
     return nb
