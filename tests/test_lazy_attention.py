@@ -17,16 +17,6 @@ TEXT = "The cat sat on the mat because it was tired, and the dog barked at it."
 OTHER = "A dog barked."
 
 
-@pytest.fixture
-def lazy_runs():
-    """Every run inside keeps queries and keys (budget 0); the budget and the caches are restored after."""
-    old = set_dense_budget(0)
-    try:
-        yield
-    finally:
-        set_dense_budget(old)
-
-
 def _eager(path: str, result: aw.AttentionResult):
     """The same token ids through the model loaded with transformers' own eager attention."""
     from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
@@ -56,7 +46,7 @@ FAMILIES = ["tiny_bert", "tiny_gpt2", "tiny_llama", "tiny_mistral", "tiny_gemma2
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_lazy_rows_equal_eager_attention(family, request, lazy_runs) -> None:
+def test_lazy_rows_equal_eager_attention(family, request, no_dense) -> None:
     path = request.getfixturevalue(family)
     result = get_runner(path).run(TEXT, truncation="error")
     assert result.is_lazy
@@ -73,7 +63,7 @@ def test_lazy_rows_equal_eager_attention(family, request, lazy_runs) -> None:
         assert np.abs(mine - want).max() <= 1e-5, (family, kind, float(np.abs(mine - want).max()))
 
 
-def test_sliding_window_and_gqa_are_kept_compact(tiny_mistral, lazy_runs) -> None:
+def test_sliding_window_and_gqa_are_kept_compact(tiny_mistral, no_dense) -> None:
     """Mistral's window of 4 keys is two integers per row, not a (query, key) array; keys keep their 2 heads."""
     result = get_runner(tiny_mistral).run(TEXT, truncation="error")
     layer = result.stack("self").layers[0]
@@ -82,21 +72,21 @@ def test_sliding_window_and_gqa_are_kept_compact(tiny_mistral, lazy_runs) -> Non
     assert ((layer.mask.hi - layer.mask.lo) <= 4).all() and (layer.mask.hi - layer.mask.lo).max() == 4
 
 
-def test_t5_bias_is_kept_by_distance(tiny_t5, lazy_runs) -> None:
+def test_t5_bias_is_kept_by_distance(tiny_t5, no_dense) -> None:
     result = get_runner(tiny_t5).run(TEXT, truncation="error")
     bias = result.stack("encoder").layers[1].bias
     n = result.n_tokens
     assert bias is not None and bias.dense is None and bias.values.shape == (4, 2 * n - 1)
 
 
-def test_sinks_leave_rows_below_one(tiny_gpt_oss, lazy_runs) -> None:
+def test_sinks_leave_rows_below_one(tiny_gpt_oss, no_dense) -> None:
     result = get_runner(tiny_gpt_oss).run(TEXT, truncation="error")
     sums = result.rows(0, 0, result.n_tokens).sum(-1)
     assert (sums < 0.999).all() and (sums > 0).all()
 
 
 @pytest.mark.parametrize("family", ["tiny_gpt2", "tiny_llama", "tiny_bert", "tiny_bart"])
-def test_padded_batches_give_each_input_its_own_attention(family, request, lazy_runs) -> None:
+def test_padded_batches_give_each_input_its_own_attention(family, request, no_dense) -> None:
     path = request.getfixturevalue(family)
     runner = get_runner(path)
     short, long_ = runner.run_batch([OTHER, TEXT], progress=False, truncation="error")
@@ -108,7 +98,7 @@ def test_padded_batches_give_each_input_its_own_attention(family, request, lazy_
         assert np.abs(_dense(result.stack(kind)) - _eager_stack(layers)).max() <= 1e-5
 
 
-def test_capture_changes_no_output(tiny_llama, lazy_runs) -> None:
+def test_capture_changes_no_output(tiny_llama, no_dense) -> None:
     """The fused-kernel forward gives the model's outputs (next-token logits) to float rounding."""
     lazy = get_runner(tiny_llama).run(TEXT, truncation="error")
     set_dense_budget(1 << 40)
@@ -120,7 +110,7 @@ def test_capture_changes_no_output(tiny_llama, lazy_runs) -> None:
     np.testing.assert_allclose(lazy.attention, again.attention, atol=1e-5)
 
 
-def test_dense_access_past_the_budget_says_what_to_call(tiny_gpt2, lazy_runs) -> None:
+def test_dense_access_past_the_budget_says_what_to_call(tiny_gpt2, no_dense) -> None:
     result = get_runner(tiny_gpt2).run(TEXT, truncation="error")
     with pytest.raises(aw.AttentionTooLargeError, match=r"result\.head\(layer, head\)"):
         _ = result.attention
@@ -131,12 +121,12 @@ def test_dense_access_past_the_budget_says_what_to_call(tiny_gpt2, lazy_runs) ->
         result.rows(0, 3, result.n_tokens + 1)
 
 
-def test_ablation_past_the_budget_is_refused_clearly(tiny_gpt2, lazy_runs) -> None:
+def test_ablation_past_the_budget_is_refused_clearly(tiny_gpt2, no_dense) -> None:
     with pytest.raises(ValueError, match="dense budget"):
         get_runner(tiny_gpt2).run(TEXT, ablation=aw.Ablation.heads([(0, 1)]), truncation="error")
 
 
-def test_an_interrupted_run_leaves_nothing_in_the_cache(tiny_gpt2, lazy_runs, monkeypatch) -> None:
+def test_an_interrupted_run_leaves_nothing_in_the_cache(tiny_gpt2, no_dense, monkeypatch) -> None:
     runner = get_runner(tiny_gpt2)
     text = TEXT + " interrupted"
     key = runner.cache_key(text, truncation="error")
@@ -160,7 +150,7 @@ def test_an_interrupted_run_leaves_nothing_in_the_cache(tiny_gpt2, lazy_runs, mo
     assert runner.run(text, truncation="error").is_lazy
 
 
-def test_nbytes_counts_queries_and_keys_not_the_dense_array(tiny_gpt2, lazy_runs) -> None:
+def test_nbytes_counts_queries_and_keys_not_the_dense_array(tiny_gpt2, no_dense) -> None:
     result = get_runner(tiny_gpt2).run(TEXT, truncation="error")
     L, H, T, S = result.attention_shape()
     qk = sum(x.query.nbytes + x.key.nbytes for x in result.stack().layers)

@@ -13,16 +13,6 @@ from attnwidgets.viewdata.display import block_reduce, mask_future, reduce_head,
 from tests.lazy_helpers import dense_twin, lazy_result
 
 
-@pytest.fixture
-def no_dense():
-    """Any use of result.attention raises: what is built must come from rows."""
-    old = aw.set_dense_budget(0)
-    try:
-        yield
-    finally:
-        aw.set_dense_budget(old)
-
-
 @pytest.fixture(scope="module")
 def long_pair():
     r = lazy_result(3000, sink=4.0)

@@ -32,16 +32,6 @@ def small() -> AttentionResult:
     return AttentionResult.from_arrays(a, TOKENS)
 
 
-@pytest.fixture
-def no_dense():
-    """Any read of a dense attention array raises (the budget is 0 bytes) while the test runs."""
-    before = aw.dense_budget()
-    aw.set_dense_budget(0)
-    try:
-        yield
-    finally:
-        aw.set_dense_budget(before)
-
 
 def test_profile_is_the_mean_over_span_rows_and_heads_by_hand(small):
     a = small.attention

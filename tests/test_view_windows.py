@@ -15,17 +15,6 @@ from attnwidgets.viewdata.lines import unpack, window_heads
 from attnwidgets.viewdata.windows import check_window, far_keys, window_around
 
 
-@pytest.fixture
-def no_dense():
-    """Any dense build raises AttentionTooLargeError while the test runs."""
-    old = aw.dense_budget()
-    aw.set_dense_budget(0)
-    try:
-        yield
-    finally:
-        aw.set_dense_budget(old)
-
-
 def _reply_payload(content, buffers):
     out = dict(content)
     for part, buf in zip(content["parts"], buffers):
