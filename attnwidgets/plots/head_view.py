@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -95,15 +95,7 @@ def plot_head_view(
         rows[[check_query(q, len(qtok)) for q in queries]] = True
         keep &= rows[:, None]
     n = max(len(qtok), len(ktok))
-    font = 15 if theme == "lecture" else 9
-    scale = LECTURE_SCALE if theme == "lecture" else 1.0
-    fig = new_figure((5.5 * scale, max(2.5, 0.22 * n + 1) * scale))
-    ax = fig.add_subplot()
-    for hd in heads:
-        colour = HEAD_COLOURS[hd % len(HEAD_COLOURS)]
-        qs, ks = np.nonzero((a[hd] >= min_weight) & keep)
-        for q, k in zip(qs.tolist(), ks.tolist()):
-            ax.plot([0, 1], [q, k], color=colour, alpha=float(min(1.0, a[hd, q, k])), linewidth=1.5)
+    fig, ax, font = _lines(a, heads, keep, min_weight, list(range(len(ktok))), n, theme)
     for i, t in enumerate(qtok):
         ax.text(-0.03, i, token_label(t, 20), ha="right", va="center", fontsize=font,
                 color="#1f2328" if keep[i].any() or sentence_filter == "all" else "#b8bec6")
@@ -117,6 +109,22 @@ def plot_head_view(
     ax.set_title(f"{result.model.name} · {kind} · layer {layer} · heads {shown}", fontsize=font + 1)
     fig.tight_layout()
     return fig
+
+
+def _lines(a: np.ndarray, heads: list[int], keep: np.ndarray, min_weight: float, y_key: list[int], n: int,
+           theme: str) -> tuple[Figure, Any, int]:
+    """The figure, its axes and font size, with one line per (head, query, key) kept: query ``q`` at height ``q`` on
+    the left, key ``k`` at height ``y_key[k]`` on the right, as opaque as its weight."""
+    font = 15 if theme == "lecture" else 9
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
+    fig = new_figure((5.5 * scale, max(2.5, 0.22 * n + 1) * scale))
+    ax = fig.add_subplot()
+    for hd in heads:
+        colour = HEAD_COLOURS[hd % len(HEAD_COLOURS)]
+        qs, ks = np.nonzero((a[hd] >= min_weight) & keep)
+        for q, k in zip(qs.tolist(), ks.tolist()):
+            ax.plot([0, 1], [q, y_key[k]], color=colour, alpha=float(min(1.0, a[hd, q, k])), linewidth=1.5)
+    return fig, ax, font
 
 
 def _plot_window(result: AttentionResult, kind: str, layer: int, heads: list[int], window: tuple[int, int],
@@ -140,15 +148,7 @@ def _plot_window(result: AttentionResult, kind: str, layer: int, heads: list[int
     gap = 1 if far else 0
     y_key = [j if j < n_win else j + gap for j in range(len(cols))]
     n = max(len(qtok), len(cols) + gap)
-    font = 15 if theme == "lecture" else 9
-    scale = LECTURE_SCALE if theme == "lecture" else 1.0
-    fig = new_figure((5.5 * scale, max(2.5, 0.22 * n + 1) * scale))
-    ax = fig.add_subplot()
-    for hd in heads:
-        colour = HEAD_COLOURS[hd % len(HEAD_COLOURS)]
-        qs, ks = np.nonzero((a[hd] >= min_weight) & keep)
-        for q, k in zip(qs.tolist(), ks.tolist()):
-            ax.plot([0, 1], [q, y_key[k]], color=colour, alpha=float(min(1.0, a[hd, q, k])), linewidth=1.5)
+    fig, ax, font = _lines(a, heads, keep, min_weight, y_key, n, theme)
     for i, t in enumerate(qtok):
         ax.text(-0.03, i, f"{q0 + i} {token_label(t, 20)}", ha="right", va="center", fontsize=font, color="#1f2328")
     for j, k in enumerate(cols):
