@@ -1,4 +1,5 @@
-"""The command line: ``attnwidgets show "TEXT" --model NAME --out page.html`` writes a self-contained page.
+"""The command line: ``attnwidgets show "TEXT" --model NAME --out page.html`` writes a self-contained page;
+``attnwidgets lab [--lecture]`` opens JupyterLab on a copy of the tutorials (:mod:`attnwidgets.lab`).
 
 Handy for slides and paper-club handouts: the page has the view's JS and data inlined and renders offline.
 :func:`build_view` (text + options -> widget) is shared with the IPython magics.
@@ -157,6 +158,19 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                       help="all: every layer/head works offline; view: only the first view (smaller); auto (default): "
                            "all unless the page would pass 20 MB")
     show.add_argument("--title", default=None, help="page title")
+    lab = sub.add_parser(
+        "lab", help="open JupyterLab on a copy of the tutorials", allow_abbrev=False,
+        description="Copy the tutorial notebooks into a folder of yours (files already there are kept) and open "
+                    "JupyterLab on them, offline, with its news pop-up off.",
+    )
+    lab.add_argument("--dir", default=None, metavar="FOLDER",
+                     help="where the copy lives (default: ~/attnwidgets-tutorials)")
+    lab.add_argument("--lecture", action="store_true",
+                     help="lecture theme for every view, and open notebook 05 (the lecture quick start)")
+    lab.add_argument("--fresh", action="store_true", help="copy the tutorials again, over your edits")
+    lab.add_argument("--port", type=int, default=None, help="JupyterLab's port (default: its own choice)")
+    lab.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    lab.add_argument("--dry-run", action="store_true", help="copy the tutorials and print the command, start nothing")
     return parser, show
 
 
@@ -164,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``attnwidgets`` command. Returns the exit status (0 ok, 1 failure, 2 bad arguments)."""
     parser, show = _parsers()
     args = parser.parse_args(argv)  # exits 2 with the usage line on bad arguments
+    if args.command == "lab":
+        return _lab(args)
     try:
         widget = build_view(args.text, view=args.view, model=args.model, pair=args.pair, layer=args.layer,
                             head=args.head, theme=args.theme, query=args.query)
@@ -175,6 +191,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print("open it in any browser, no network needed")  # save_html printed what it wrote and its size
     return 0
+
+
+def _lab(args: argparse.Namespace) -> int:
+    import os
+    import shlex
+    import subprocess
+
+    from .lab import prepare_lab
+
+    try:
+        launch = prepare_lab(args.dir, lecture=args.lecture, fresh=args.fresh, port=args.port,
+                             browser=not args.no_browser)
+    except OSError as exc:
+        print(f"attnwidgets: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"tutorials in {launch.folder}: {len(launch.copied)} copied, {len(launch.kept)} kept as you left them"
+          + (" (--fresh copies them again)" if launch.kept else ""))
+    env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in launch.env.items())
+    if args.dry_run:
+        print(f"{env_words} {shlex.join(launch.command)}")
+        return 0
+    try:
+        return subprocess.call(launch.command, cwd=launch.folder, env={**os.environ, **launch.env})
+    except KeyboardInterrupt:  # Ctrl-C stops JupyterLab; not an error
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -55,6 +55,9 @@ def test_wheel_build_hook_builds_every_bundle(tmp_path):
         assert any(n.startswith("attnwidgets/data/") for n in names), "bundled data files must ship"
         assert "attnwidgets/py.typed" in names, "the PEP 561 marker must ship, or type checkers ignore our hints"
         assert "attnwidgets/__main__.py" in names
+        tutorials = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+        assert tutorials and all(f"attnwidgets/tutorials/{t}" in names for t in tutorials), \
+            "`attnwidgets lab` copies the tutorials from the wheel"
         assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "the license must ship"
         metadata = next(zf.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
         entry_points = next(zf.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -17,11 +17,29 @@ from .checks import check_theme
 
 __all__ = ["current_theme", "resolve_theme", "use_theme"]
 
-_current = "light"
+def _from_environment() -> str:
+    """``ATTNWIDGETS_THEME`` (set by ``attnwidgets lab --lecture``), or "light"; a value that is not a theme is
+    ignored with a warning rather than breaking the import."""
+    import os
+    import warnings
+
+    name = os.environ.get("ATTNWIDGETS_THEME", "").strip().lower()
+    if not name:
+        return "light"
+    try:
+        return check_theme(name)
+    except (ValueError, TypeError):
+        warnings.warn(f"ATTNWIDGETS_THEME={name!r} is not a theme (light or lecture); starting with light",
+                      stacklevel=2)
+        return "light"
+
+
+_current = _from_environment()
 
 
 def current_theme() -> str:
-    """The theme new views and plots start with: "light" until :func:`attnwidgets.set_theme` chose another."""
+    """The theme new views and plots start with: "light" (or ``ATTNWIDGETS_THEME`` from the environment) until
+    :func:`attnwidgets.set_theme` chose another."""
     return _current
 
 

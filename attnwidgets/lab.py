@@ -1,0 +1,98 @@
+"""``attnwidgets lab``: JupyterLab on a copy of the tutorials, ready for a class.
+
+The installed notebooks stay pristine: they are copied into a folder of the user's (``~/attnwidgets-tutorials`` by
+default; files already there are kept, so a lecturer's edits survive a second launch, unless ``fresh``). JupyterLab
+starts on loopback with its own settings folder inside that copy, so the "news" pop-up (which covers the bottom-right
+corner of every widget) and the update check are off without touching the user's own JupyterLab settings.
+``lecture=True`` opens notebook 05 with every view in the lecture theme (``ATTNWIDGETS_THEME=lecture``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["LECTURE_NOTEBOOK", "LabLaunch", "prepare_lab", "tutorials_source"]
+
+#: The notebook ``--lecture`` opens.
+LECTURE_NOTEBOOK = "05_lecture_quick_start.ipynb"
+
+#: What JupyterLab is told, in its own settings folder: no news, no update check.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
+                                                                        "checkForUpdates": False},
+}
+
+
+def tutorials_source() -> Path:
+    """The folder holding the tutorial notebooks: ``attnwidgets/tutorials`` in an installed wheel, the repository's
+    ``notebooks/`` in a source checkout (an editable install)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "tutorials", here.parent / "notebooks"):
+        if candidate.is_dir() and any(candidate.glob("*.ipynb")):
+            return candidate
+    raise FileNotFoundError("the tutorial notebooks are not installed with this copy of attnwidgets: reinstall it "
+                            "(pip install --force-reinstall attnwidgets) or clone the repository and "
+                            "pip install -e . there")
+
+
+@dataclass
+class LabLaunch:
+    """What :func:`prepare_lab` set up: the folder, the notebooks copied (and kept), and the command and environment
+    that start JupyterLab there."""
+
+    folder: Path
+    copied: list[str]
+    kept: list[str]
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def prepare_lab(folder: str | Path | None = None, *, lecture: bool = False, fresh: bool = False,
+                port: int | None = None, browser: bool = True) -> LabLaunch:
+    """Copy the tutorials into ``folder`` and build the JupyterLab command (nothing is started).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> launch = prepare_lab(tempfile.mkdtemp(), lecture=True, browser=False)
+    >>> sorted(launch.copied)[:2], launch.env["ATTNWIDGETS_THEME"], launch.command[-1]
+    (['01_attention_is_all_you_need.ipynb', '02_bert.ipynb'], 'lecture', '05_lecture_quick_start.ipynb')
+    >>> len(prepare_lab(launch.folder, browser=False).kept) == len(launch.copied)   # a second launch keeps edits
+    True
+    """
+    source = tutorials_source()
+    target = Path(folder).expanduser() if folder is not None else Path.home() / "attnwidgets-tutorials"
+    if target.exists() and not target.is_dir():
+        raise NotADirectoryError(f"{target} exists and is not a folder: give --dir another place for the tutorials")
+    target.mkdir(parents=True, exist_ok=True)
+    copied, kept = [], []
+    for notebook in sorted(source.glob("*.ipynb")):
+        dest = target / notebook.name
+        if dest.exists() and not fresh:
+            kept.append(notebook.name)
+            continue
+        shutil.copyfile(notebook, dest)
+        copied.append(notebook.name)
+    settings = target / ".jupyterlab-settings"
+    for name, values in LAB_SETTINGS.items():
+        path = settings / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values, indent=2))
+    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={target}", "--ServerApp.ip=127.0.0.1",
+               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    if port is not None:
+        command.append(f"--port={port}")
+    if not browser:
+        command.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")  # containers: JupyterLab refuses root without it
+    env = {"JUPYTERLAB_SETTINGS_DIR": str(settings)}
+    if lecture:
+        env["ATTNWIDGETS_THEME"] = "lecture"
+        command.append(LECTURE_NOTEBOOK)  # a path relative to root_dir: JupyterLab opens it
+    return LabLaunch(target, copied, kept, command, env)
