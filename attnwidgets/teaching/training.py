@@ -339,6 +339,7 @@ def train(
     config: dict[str, Any] | None = None,
     callback: Callable[[int, float], None] | None = None,
     threads: int | None = 1,
+    progress: bool = True,
 ) -> TrainingRun:
     """Train a toy Transformer from scratch on a synthetic task; seeded, deterministic, seconds on a CPU.
 
@@ -371,6 +372,8 @@ def train(
     threads : int | None
         torch CPU threads while training, restored afterwards. 1 is fastest for a model this small (more threads
         spend longer synchronising than computing, badly so on a busy machine); None leaves torch's setting.
+    progress : bool
+        Show a ``tqdm.auto`` bar (steps, with the current loss) once training has taken more than two seconds.
 
     Returns
     -------
@@ -410,6 +413,11 @@ def train(
         run.checkpoints[step] = result.replace(outputs={**result.outputs, "step": np.array(step)})
         run.checkpoint_accuracy[step] = evaluate(model, task, held_out)
 
+    bar: Any = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=steps, desc=f"training ({architecture})", unit="step", delay=2.0)
     with _torch_threads(threads):
         for step in range(steps):
             if step in marks:
@@ -425,6 +433,12 @@ def train(
             run.losses[step] = loss.item()
             if callback is not None:
                 callback(step + 1, run.losses[step])
+            if bar is not None:
+                bar.update(1)
+                if step % 25 == 0:
+                    bar.set_postfix(loss=f"{run.losses[step]:.3f}", refresh=False)
+        if bar is not None:
+            bar.close()
         if steps in marks:
             snapshot(steps)
         model.eval()

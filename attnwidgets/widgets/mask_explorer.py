@@ -25,7 +25,8 @@ CAPTIONS = {
     "causal": "Decoder self-attention (GPT): query i sees keys j ≤ i, so a token never peeks at the future. "
               "Still about T²/2 pairs.",
     "sliding_window": "Local attention (Mistral, Longformer): each query sees only the last w keys (causal) or "
-                      "w/2 on each side. Cost T·w instead of T²; stacking L layers still reaches L·w tokens back.",
+                      "w/2 on each side. Cost T·w instead of T²; stacking L layers still reaches L·(w − 1) tokens back "
+                      "(each layer adds w − 1).",
     "global_local": "Global + local (Longformer, BigBird): a sliding window, plus a few global tokens (e.g. [CLS]) "
                     "that see everything and that everything sees, so information can cross the whole input in "
                     "two hops.",

@@ -43,7 +43,8 @@ CAPTIONS = {
     "alibi": (
         "ALiBi (Press et al. 2022): no position vectors at all; each head adds −slope·|i − j| to its logits, with "
         "slopes 1/2, 1/4, ... 1/256 for 8 heads. Steep heads look nearby, shallow heads far. Left: the penalty by "
-        "distance for every head; right: the chosen head's bias (grey: hidden by the causal mask)."
+        "distance for every head; right: the chosen head's bias (tick \"causal\" for a decoder: grey cells are then "
+        "hidden by the mask)."
     ),
     "t5": (
         "T5 (Raffel et al. 2020): one learned scalar per (distance bucket, head) added to the logits. Half the "
