@@ -83,6 +83,7 @@ _LAZY: dict[str, str] = {
     "PositionalExplorer": "attnwidgets.widgets",
     "MaskExplorer": "attnwidgets.widgets",
     "position_embeddings": "attnwidgets.runner.positions",
+    "padding_check": "attnwidgets.studies.padding",
     "corpus_stats": "attnwidgets.studies.corpus",
     "surface_stats": "attnwidgets.analysis",
     "word_level": "attnwidgets.analysis",

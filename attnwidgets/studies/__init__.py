@@ -14,6 +14,7 @@ gradients   mean |∂L/∂A| per head by key kind (Clark et al.)
 watch       what an ablation does to a model's outputs (masked-token predictions, classes, similarities)
 corpus      corpus statistics from texts, one padded batch alive at a time
 dependency  heads as dependency parsers, from a CoNLL-U treebank
+padding     the padding mask, live: a padded batch with the mask and with it forgotten
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -32,6 +33,7 @@ _LAZY: dict[str, str] = {
     "sentiment_task": "attnwidgets.studies.tasks",
     "sts_task": "attnwidgets.studies.tasks",
     "pooled_embedding": "attnwidgets.studies.tasks",
+    "padding_check": "attnwidgets.studies.padding",
     "evaluate": "attnwidgets.studies.sweeps",
     "pooled_embeddings": "attnwidgets.studies.sweeps",
     "sweep_heads": "attnwidgets.studies.sweeps",
@@ -54,7 +56,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [*_LAZY]
 
-_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "sweeps", "tasks", "watch"]
+_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "padding", "sweeps", "tasks", "watch"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

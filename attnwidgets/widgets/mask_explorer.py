@@ -32,10 +32,18 @@ CAPTIONS = {
                     "two hops.",
 }
 
+PADDING_CAPTION = (" Padding: the last {p} positions are [PAD] (a short input in a batch of longer ones). Their key "
+                   "columns are masked for every query, so padded keys get weight exactly 0; their own rows (hatched) "
+                   "are computed and thrown away. Forget the mask and real tokens attend to [PAD].")
+
 
 def build_mask(mask: str, length: int, *, window: int = 4, causal: bool = True,
-               global_tokens: tuple[int, ...] | list[int] = (0,)) -> np.ndarray:
+               global_tokens: tuple[int, ...] | list[int] = (0,), padding: int = 0) -> np.ndarray:
     """The mask :class:`MaskExplorer` draws, ``[query_pos, key_pos]`` (length, length) bool (True: may attend).
+
+    ``padding`` last positions are [PAD] (a short input in a batch of longer ones): their key columns are masked for
+    every query, so a padded key gets weight exactly 0. Their query rows are left as the mask has them: the model
+    computes them and the caller throws them away.
 
     Examples
     --------
@@ -43,16 +51,25 @@ def build_mask(mask: str, length: int, *, window: int = 4, causal: bool = True,
     [0, 0, 0, 1, 1]
     >>> build_mask("global_local", 4, window=1, causal=False, global_tokens=[0]).astype(int).tolist()[2]
     [1, 0, 1, 0]
+    >>> build_mask("full", 4, padding=1).astype(int).tolist()[0]      # the last key is [PAD]: nobody attends to it
+    [1, 1, 1, 0]
     """
+    if not 0 <= padding < length:
+        raise ValueError(f"padding must be 0 .. length - 1 = {length - 1} (at least one real token), got {padding}")
     if mask == "full":
-        return M.full_mask(length)
-    if mask == "causal":
-        return M.causal_mask(length)
-    if mask == "sliding_window":
-        return M.sliding_window_mask(length, window, causal=causal)
-    if mask == "global_local":
-        return M.global_local_mask(length, window, [g for g in global_tokens if 0 <= g < length], causal=causal)
-    raise ValueError(f"unknown mask {mask!r}; choose one of {MASKS}")
+        m = M.full_mask(length)
+    elif mask == "causal":
+        m = M.causal_mask(length)
+    elif mask == "sliding_window":
+        m = M.sliding_window_mask(length, window, causal=causal)
+    elif mask == "global_local":
+        m = M.global_local_mask(length, window, [g for g in global_tokens if 0 <= g < length], causal=causal)
+    else:
+        raise ValueError(f"unknown mask {mask!r}; choose one of {MASKS}")
+    if padding:
+        m = m.copy()
+        m[:, length - padding:] = False
+    return m
 
 
 class MaskExplorer(AttnWidget):
@@ -105,6 +122,10 @@ class MaskExplorer(AttnWidget):
     """list of int, default [0]: positions of the global tokens of "global_local" (their rows and columns are full).
     A text box in the page ("0, 8"); two-way."""
 
+    padding = traitlets.Int(0).tag(sync=True)
+    """int, default 0: how many of the last positions are [PAD] (0 .. length − 1), as for a short input padded to a
+    batch's longest: the padding mask hides their key columns from every query. A slider in the page; two-way."""
+
     n_heads = traitlets.Int(8).tag(sync=True)
     """int, default 8: query heads of the GQA panel. A menu in the page; two-way."""
 
@@ -139,7 +160,7 @@ class MaskExplorer(AttnWidget):
     def mask_array(self) -> np.ndarray:
         """The mask drawn, ``[query_pos, key_pos]`` (length, length) bool."""
         return build_mask(self.mask, self.length, window=self.window, causal=self.causal,
-                          global_tokens=self.global_tokens)
+                          global_tokens=self.global_tokens, padding=self.padding)
 
     def kv_heads(self) -> np.ndarray:
         """The key/value head each query head reads, (n_heads,) int64."""
@@ -165,6 +186,16 @@ class MaskExplorer(AttnWidget):
                                        + f", got {v}")
         if name == "n_heads" and v % self.n_kv_heads:
             self.set_trait("n_kv_heads", 1)  # keep the pair valid; the menu then offers the new divisors
+        if name == "length" and self.padding >= v:
+            self.set_trait("padding", v - 1)  # a shorter input keeps at least one real token
+        return v
+
+    @traitlets.validate("padding")
+    def _valid_padding(self, proposal: dict[str, Any]) -> int:
+        v = int(proposal["value"])
+        if not 0 <= v < self.length:
+            raise traitlets.TraitError(f"padding must be 0 .. length - 1 = {self.length - 1} (at least one real "
+                                       f"token), got {v}")
         return v
 
     @traitlets.validate("n_kv_heads")
@@ -175,8 +206,8 @@ class MaskExplorer(AttnWidget):
             raise traitlets.TraitError(f"n_kv_heads ({v}) must divide n_heads ({self.n_heads}); try one of {divisors}")
         return v
 
-    @traitlets.observe("mask", "length", "window", "causal", "global_tokens", "n_heads", "n_kv_heads", "n_layers",
-                       "head_dim", "seq_len", "bytes_per_value")
+    @traitlets.observe("mask", "length", "window", "causal", "global_tokens", "padding", "n_heads", "n_kv_heads",
+                       "n_layers", "head_dim", "seq_len", "bytes_per_value")
     def _on_change(self, _change: dict[str, Any]) -> None:
         self._refresh()
 
@@ -186,7 +217,8 @@ class MaskExplorer(AttnWidget):
         with self.hold_sync():
             self._payload = {"mask": pack(m.astype(np.uint8), "uint8")}
             self._meta = {
-                "caption": CAPTIONS[self.mask],
+                "caption": CAPTIONS[self.mask] + (PADDING_CAPTION.format(p=self.padding) if self.padding else ""),
+                "padding": int(self.padding),
                 "allowed": int(m.sum()),
                 "total": int(m.size),
                 "keys_min": int(per_query.min()),

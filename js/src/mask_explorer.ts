@@ -29,6 +29,7 @@ export interface MaskExplorerTraits {
   window: number;
   causal: boolean;
   global_tokens: number[];
+  padding: number;
   n_heads: number;
   n_kv_heads: number;
   n_layers: number;
@@ -46,13 +47,14 @@ export interface MaskExplorerTraits {
     kv_heads: number[]; // kv head of every query head
     variant: string; // "MHA" | "GQA" | "MQA"
     cache: Record<string, number>; // variant -> bytes
+    padding?: number; // the last `padding` positions are [PAD]
   };
   _error: string;
 }
 
 type Editable = Pick<
   MaskExplorerTraits,
-  "mask" | "length" | "window" | "causal" | "global_tokens" | "n_heads" | "n_kv_heads" | "seq_len"
+  "mask" | "length" | "window" | "causal" | "global_tokens" | "padding" | "n_heads" | "n_kv_heads" | "seq_len"
 >;
 
 const MASKS: Array<[string, string]> = [
@@ -106,7 +108,20 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
       slider(
         "length",
         { min: 2, max: Math.max(64, n), value: n, testid: "length-slider" },
-        (v) => update({ length: v, window: Math.min(model.get("window"), v) }),
+        (v) =>
+          update({
+            length: v,
+            window: Math.min(model.get("window"), v),
+            padding: Math.min(model.get("padding"), v - 1),
+          }),
+        controls,
+      ).wrap,
+    );
+    bar.append(
+      slider(
+        "padding",
+        { min: 0, max: n - 1, value: Math.min(model.get("padding"), n - 1), testid: "padding-slider" },
+        (v) => update({ padding: v }),
         controls,
       ).wrap,
     );
@@ -183,6 +198,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
     const globals = new Set(model.get("mask") === "global_local" ? model.get("global_tokens") : []);
+    const padFrom = n - (model.get("_meta").padding ?? 0); // rows and columns from here on are [PAD]
     const on = big ? "#0072b2" : "#2b6cb0";
     const viaGlobal = big ? "#e69f00" : "#dd8452";
     let allowed = 0;
@@ -204,6 +220,25 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
           g.ch - (g.ch > 6 ? 1 : 0),
         );
       }
+    }
+    if (padFrom < n) {
+      // [PAD] query rows are computed and thrown away: hatch them; label the padded key columns
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(g.x0, g.y0 + padFrom * g.ch, g.w, (n - padFrom) * g.ch);
+      ctx.clip();
+      ctx.strokeStyle = t.bg;
+      ctx.lineWidth = big ? 3 : 2;
+      for (let x = -g.h; x < g.w; x += big ? 10 : 8) {
+        ctx.beginPath();
+        ctx.moveTo(g.x0 + x, g.y0 + g.h);
+        ctx.lineTo(g.x0 + x + g.h, g.y0);
+        ctx.stroke();
+      }
+      ctx.restore();
+      ctx.strokeStyle = big ? "#d55e00" : "#c05621";
+      ctx.lineWidth = 2;
+      ctx.strokeRect(g.x0 + padFrom * g.cw, g.y0, (n - padFrom) * g.cw, g.h);
     }
     const font = big ? 16 : 11;
     ctx.font = `${font}px ${t.fontFamily}`;
@@ -230,6 +265,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
       ch: String(g.ch),
       allowed: String(allowed),
       mask: model.get("mask"),
+      padding: String(n - padFrom),
     });
     const meta = model.get("_meta");
     const share = meta.total ? (100 * meta.allowed) / meta.total : 0;
@@ -237,6 +273,8 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
       `${meta.allowed} of ${meta.total} query–key pairs computed (${share.toFixed(0)} %); ` +
       `each query sees ${meta.keys_min === meta.keys_max ? meta.keys_max : `${meta.keys_min}–${meta.keys_max}`} keys`;
     if (globals.size) stats.textContent += "; blue: the local window, orange: through a global token";
+    if (padFrom < n)
+      stats.textContent += `; keys ${padFrom}–${n - 1} are [PAD] (outlined): weight 0 for every query`;
     caption.textContent = meta.caption;
     const label = MASKS.find(([k]) => k === model.get("mask"))?.[1] ?? model.get("mask");
     const w = model.get("mask") === "sliding_window" || model.get("mask") === "global_local";
@@ -336,6 +374,13 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
       }
       const n = geom.cols;
       const ok = data[cell.row * n + cell.col] > 0.5;
+      const padFrom = n - (model.get("_meta").padding ?? 0);
+      const padNote =
+        cell.col >= padFrom
+          ? `\nkey ${cell.col} is [PAD]: masked for every query`
+          : cell.row >= padFrom
+            ? `\nquery ${cell.row} is [PAD]: computed, then thrown away`
+            : "";
       const seen: number[] = [];
       for (let k = 0; k < n; k++) if (data[cell.row * n + k] > 0.5) seen.push(k);
       showTooltip(
@@ -343,7 +388,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
         root,
         e,
         `query ${cell.row} → key ${cell.col}: ${ok ? "attends" : "masked"}\n` +
-          `query ${cell.row} sees ${seen.length} key${seen.length === 1 ? "" : "s"}`,
+          `query ${cell.row} sees ${seen.length} key${seen.length === 1 ? "" : "s"}${padNote}`,
         { allowed: String(ok) },
       );
     }),
@@ -358,6 +403,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     "window",
     "causal",
     "global_tokens",
+    "padding",
     "n_heads",
     "n_kv_heads",
     "seq_len",

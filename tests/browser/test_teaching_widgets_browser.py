@@ -186,3 +186,18 @@ def test_rebuilding_the_controls_drops_the_old_controls_listeners(nb):
         net = control_listener_balance(nb.page)
     assert nb.widget(MASK).locator("[data-testid=length-slider]").input_value() == "22"
     assert net == 0, f"{net} control listeners left behind by 6 rebuilds of two widgets"
+
+
+def test_padding_slider_masks_pad_keys_for_every_query(nb):
+    """The padding mask: the last keys are [PAD], no query may attend to them (outlined, their rows hatched)."""
+    root = nb.widget(LECTURE)
+    before = int(canvas_stats(root, "mask-canvas")["allowed"])
+    set_range(nb, LECTURE, "padding-slider", 3)
+    eventually(nb, "print(lecture.padding)", "3")
+    info = wait_dataset(root, "mask-canvas", "padding", "3")
+    assert int(info["allowed"]) == int(nb.python("print(int(lecture.mask_array().sum()))")) < before
+    assert "[PAD]: masked for every query" in hover_cell(root, "mask-canvas", 0, 10)   # global token 0 too
+    assert "computed, then thrown away" in hover_cell(root, "mask-canvas", 10, 1)
+    assert "are [PAD]" in root.locator("[data-testid=mask-stats]").inner_text()
+    nb.screenshot("mask_padding_lecture", root)
+    assert nb.errors() == []
