@@ -20,6 +20,8 @@ from ..lazy import attach
 # name -> module that defines it; resolved on first use so that numpy-only submodules never pull in torch.
 _LAZY: dict[str, str] = {
     "train": "attnwidgets.teaching.training",
+    "span_corruption": "attnwidgets.teaching.objectives",
+    "random_spans_noise_mask": "attnwidgets.teaching.objectives",
     "TrainingRun": "attnwidgets.teaching.training",
     "attention_result": "attnwidgets.teaching.training",
     "evaluate": "attnwidgets.teaching.training",
