@@ -50,6 +50,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -102,7 +103,8 @@ def provenance(model: Any) -> dict[str, Any] | None:
     ``revision`` asked for, ``n_layers``, ``n_heads``, ...) plus ``path``, the absolute folder for a model loaded from
     a local folder (else None). None for ``model=None``.
 
-    ``model`` is a runner, a ModelInfo, or an object holding one (a result, CorpusStats).
+    ``model`` is a runner, a ModelInfo, or an object holding one (a result, CorpusStats); a bare name (str) gives
+    only ``name`` and ``path``.
 
     Examples
     --------
@@ -110,6 +112,9 @@ def provenance(model: Any) -> dict[str, Any] | None:
     >>> tags["name"], tags["commit"], tags["n_heads"], tags["path"]
     ('tiny', 'abc', 2, None)
     """
+    if isinstance(model, str):  # only the name is known
+        folder = Path(model).expanduser()
+        return {"name": model, "path": str(folder.resolve()) if folder.is_dir() else None}
     info = model_info(model)
     if info is None:
         return None
@@ -254,17 +259,17 @@ def _open(path: Path, names: bool = True) -> tuple[dict[str, Any], dict[str, np.
         raise FileNotFoundError(f"no saved file at {str(path)!r}")
     damaged = (f"{str(path)!r} is not a file attnwidgets saved, or it is damaged (cut short while copying?); save the "
                "object again")
+    if not zipfile.is_zipfile(path):  # checked first: np.load would read a bare .npy as an array
+        raise SavedFileError(f"{damaged} (it is not an .npz archive)")
     try:
         with np.load(path, allow_pickle=False) as archive:
-            if not isinstance(archive, np.lib.npyio.NpzFile):
-                raise SavedFileError(f"{damaged} (a bare array, not an archive)")
             if TAGS not in archive.files:
                 raise SavedFileError(f"{damaged} (it has no {TAGS} entry)")
             tags = json.loads(str(archive[TAGS]))
             arrays = {name: archive[name] for name in archive.files if name != TAGS} if names else {}
     except SavedFileError:
         raise
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
         raise SavedFileError(f"{damaged} ({type(exc).__name__}: {exc})") from exc
     if not isinstance(tags, dict) or "attnwidgets_file" not in tags or "kind" not in tags:
         raise SavedFileError(f"{damaged} (its tags are not attnwidgets tags)")
@@ -299,15 +304,18 @@ def read(path: str | os.PathLike[str], kind: str | None = None, *, model: Any = 
 def frame_arrays(frame: pd.DataFrame, prefix: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """A DataFrame as arrays (one per column, ``<prefix>.<i>``) and the attrs to rebuild it (names, dtypes); text
     columns become fixed-width text. A column of other Python objects (lists, tuples) raises TypeError."""
+    import pandas as pd
+
     arrays: dict[str, np.ndarray] = {}
     kinds: list[str] = []
     for i, name in enumerate(frame.columns):
         col = frame[name]
-        if col.dtype == object:
+        if col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
             if not all(isinstance(v, str) for v in col):
-                raise TypeError(f"column {name!r} holds Python objects other than text; it cannot be saved as is")
+                raise TypeError(f"column {name!r} holds Python objects other than text (or missing text); it cannot "
+                                "be saved as is")
             arrays[f"{prefix}.{i}"] = np.asarray(col.tolist(), dtype=str).reshape(len(col))
-            kinds.append("text")
+            kinds.append(f"text:{col.dtype}")  # object, or pandas' own string dtype
         else:
             arrays[f"{prefix}.{i}"] = col.to_numpy()
             kinds.append(str(col.dtype))
@@ -321,7 +329,8 @@ def frame_from_arrays(saved: Saved, prefix: str, spec: Mapping[str, Any]) -> pd.
     data = {}
     for i, (name, kind) in enumerate(zip(spec["columns"], spec["dtypes"])):
         arr = saved.array(f"{prefix}.{i}")
-        data[name] = pd.Series(arr.tolist(), dtype=object) if kind == "text" else pd.Series(arr, dtype=kind)
+        text = kind.startswith("text:")
+        data[name] = pd.Series(arr.tolist() if text else arr, dtype=kind.removeprefix("text:"))
     return pd.DataFrame(data, columns=list(spec["columns"]))
 
 
@@ -374,9 +383,10 @@ def save_result(result: AttentionResult, path: str | os.PathLike[str]) -> Path:
 def info_from_tags(tags: Mapping[str, Any] | None) -> ModelInfo | None:
     """The :class:`ModelInfo` a file's ``"model"`` tags describe (None for None); tags it does not know (a newer
     package's) are left out."""
-    if not tags:
-        return None
     names = {f.name for f in dataclasses.fields(ModelInfo)}
+    if not tags or not all(f.name in tags for f in dataclasses.fields(ModelInfo)
+                           if f.default is dataclasses.MISSING):  # a file that knew only the model's name
+        return None
     return ModelInfo(**{k: v for k, v in tags.items() if k in names})
 
 
