@@ -141,8 +141,9 @@ def check_provenance(tags: Mapping[str, Any], model: Any, *, what: str = "this f
     ``"model"`` entry) came from; ``model=None`` checks nothing.
 
     ``model`` may be a runner or a :class:`ModelInfo` (the name, the commit when both know it, and the number of
-    layers and heads must agree), or a model id or folder (the name, or the folder, must agree). Whether a model
-    saved in float16 is read against the same model in float32, or on another device, is not checked.
+    layers and heads must agree; two names of one hub commit count as the same model), or a model id or folder (the
+    name, or the folder, must agree). The bundled model is named ``"all-MiniLM-L6-v2 (bundled)"``; pass its runner.
+    Whether a model saved in float16 is read against the same model in float32, or on another device, is not checked.
 
     Examples
     --------
@@ -165,7 +166,10 @@ def check_provenance(tags: Mapping[str, Any], model: Any, *, what: str = "this f
         raise ModelMismatchError(f"{what} does not say which model it came from (it was saved without one), so it "
                                  f"cannot be checked against {_describe(other)}: pass model=None to load it anyway")
     advice = "load it with that model, or pass model=None to load it without the check"
-    if not _same_name(saved, other["name"]) and not (other.get("path") and other.get("path") == saved.get("path")):
+    same_files = bool(other.get("commit")) and other.get("commit") == saved.get("commit") \
+        and not str(other["commit"]).startswith("config-sha256:")  # one hub commit under two names (an alias)
+    if not _same_name(saved, other["name"]) and not same_files \
+            and not (other.get("path") and other.get("path") == saved.get("path")):
         raise ModelMismatchError(f"{what} was saved from model {_describe(saved)}, not from {_describe(other)}: "
                                  f"{advice}")
     if other.get("commit") and saved.get("commit") and other["commit"] != saved["commit"]:
@@ -217,6 +221,13 @@ def _version() -> str:
     return __version__
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars and tuples in tags as JSON numbers and lists; anything else is not JSON."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} {value!r} is not JSON")
+
+
 def write(path: str | os.PathLike[str], kind: str, arrays: Mapping[str, np.ndarray], *, model: Any = None,
           settings: Mapping[str, Any] | None = None, attrs: Mapping[str, Any] | None = None) -> Path:
     """Write ``arrays`` and their tags to ``path`` (an ``.npz`` archive; written to a temporary file first and
@@ -238,7 +249,7 @@ def write(path: str | os.PathLike[str], kind: str, arrays: Mapping[str, np.ndarr
             raise ValueError(f"{TAGS!r} is reserved for the tags")
         out[name] = arr
     try:
-        text = json.dumps(tags)
+        text = json.dumps(tags, default=_plain)
     except TypeError as exc:
         raise TypeError(f"the tags of this {kind} are not JSON: {exc}") from exc
     out[TAGS] = np.array(text)

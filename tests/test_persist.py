@@ -402,3 +402,20 @@ def test_the_commit_of_a_local_folder_follows_its_config(tmp_path) -> None:
 
     assert model_commit(HubConfig()) == HubConfig._commit_hash
     assert model_commit(object()) is None
+
+
+def test_one_hub_commit_under_two_names_is_the_same_model_but_one_config_is_not() -> None:
+    commit = "86b5e0934494bd15c9632b12f734a8a67f723594"
+    saved = provenance(ModelInfo("bert-base-uncased", "encoder", 12, 12, 512, commit=commit))
+    check_provenance(saved, ModelInfo("google-bert/bert-base-uncased", "encoder", 12, 12, 512, commit=commit))
+    config = provenance(ModelInfo("./finetuned-a", "encoder", 12, 12, 512, commit="config-sha256:1234"))
+    with pytest.raises(ModelMismatchError, match="finetuned-a"):
+        check_provenance(config, ModelInfo("./finetuned-b", "encoder", 12, 12, 512, commit="config-sha256:1234"))
+
+
+def test_numpy_numbers_in_settings_are_saved_as_numbers(tmp_path) -> None:
+    write(tmp_path / "x.npz", "Example", {}, settings={"step": np.float32(0.25), "n": np.int64(3)})
+    assert read_tags(tmp_path / "x.npz")["settings"] == {"step": 0.25, "n": 3}
+    with pytest.raises(TypeError, match="not JSON"):
+        write(tmp_path / "y.npz", "Example", {}, settings={"bad": object()})
+    assert not (tmp_path / "y.npz").exists()
