@@ -112,9 +112,9 @@ def provenance(model: Any) -> dict[str, Any] | None:
     >>> tags["name"], tags["commit"], tags["n_heads"], tags["path"]
     ('tiny', 'abc', 2, None)
     """
-    if isinstance(model, str):  # only the name is known
+    if isinstance(model, (str, os.PathLike)):  # only the name is known
         folder = Path(model).expanduser()
-        return {"name": model, "path": str(folder.resolve()) if folder.is_dir() else None}
+        return {"name": str(model), "path": str(folder.resolve()) if folder.is_dir() else None}
     info = model_info(model)
     if info is None:
         return None
