@@ -101,6 +101,8 @@ _LAZY: dict[str, str] = {
     "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
     "plot_generation": "attnwidgets.plots",
+    "save": "attnwidgets.studies.saved",
+    "load": "attnwidgets.studies.saved",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

@@ -54,6 +54,10 @@ class ModelInfo:
         but the layers between differ in precision.
     device : str
         Where the model ran ("cpu", "cuda:0", "mps").
+    commit : str | None
+        What exactly was loaded: the hub commit hash of the files, or ``"config-sha256:<hex>"`` (a hash of
+        ``config.json``) for a local folder; None when unknown. Saved files are tagged with it
+        (:mod:`attnwidgets.persist`).
     """
 
     name: str
@@ -69,6 +73,7 @@ class ModelInfo:
     n_decoder_heads: int = 0
     dtype: str = "float32"
     device: str = "cpu"
+    commit: str | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -41,6 +41,8 @@ FORBIDDEN["attention_stack"] = FORBIDDEN["result"]
 FORBIDDEN["token_text"] = FORBIDDEN["result"]
 FORBIDDEN["qk_result"] = FORBIDDEN["result"]
 FORBIDDEN["generation_result"] = FORBIDDEN["result"]
+# persist (the saved-file format and its model tags) sits in the result layer, so every layer above can save with it.
+FORBIDDEN["persist"] = FORBIDDEN["result"]
 
 
 def modules() -> list[Path]:

@@ -16,7 +16,9 @@ block of rows at a time, surface statistics and pattern features in one pass ove
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -209,6 +211,63 @@ class CorpusStats:
     def __repr__(self) -> str:
         name = self.model.name if self.model is not None else "no model yet"
         return f"CorpusStats({name!r}, {self.n_docs} inputs, {self.n_tokens} tokens, words={self.words})"
+
+    # -- saving --------------------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Save the running sums (and head distances, pattern counts) to ``path``, an ``.npz`` archive tagged with the
+        model and the settings (:mod:`attnwidgets.persist`); :meth:`load` reads it back, and more inputs can then be
+        added to it. Returns the path.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from attnwidgets.result import AttentionResult
+        >>> r = AttentionResult.from_arrays(np.array([[0.5, 0.5], [0.0, 1.0]]), ["[CLS]", "[SEP]"])
+        >>> stats = corpus_stats([r] * 3)
+        >>> path = stats.save(tempfile.mkdtemp() + "/stats.npz")
+        >>> back = CorpusStats.load(path, model=r.model)
+        >>> back.n_docs, back.frame().equals(stats.frame())
+        (3, True)
+        """
+        from ..persist import write
+
+        arrays = {f"sum.{k}": v for k, v in self._sums.items()} | {f"count.{k}": v for k, v in self._counts.items()}
+        if self.pattern_counts is not None:
+            arrays["pattern_counts"] = self.pattern_counts
+        distances = self._distances
+        if distances is not None and distances.total is not None:
+            arrays["distances.total"] = distances.total
+        settings = {"words": self.words, "smoothing": float(self.smoothing), "distances": distances is not None,
+                    "patterns": self._patterns}
+        attrs = {"n_docs": self.n_docs, "n_tokens": self.n_tokens, "statistics": list(self._sums)}
+        if distances is not None:
+            attrs["head_distances"] = {"smoothing": distances.smoothing, "reduce": distances.reduce,
+                                       "n_docs": distances.n_docs,
+                                       "shape": None if distances.shape is None else list(distances.shape)}
+        return write(path, "CorpusStats", arrays, model=self.model, settings=settings, attrs=attrs)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], model: Any = None) -> CorpusStats:
+        """Load what :meth:`save` wrote. ``model`` (a runner, a ModelInfo, a model id or folder; None: no check) must
+        be the model the statistics came from, else :class:`~attnwidgets.persist.ModelMismatchError` names both."""
+        from ..persist import info_from_tags, read
+
+        saved = read(path, "CorpusStats", model=model)
+        s, attrs = saved.settings, saved.attrs
+        stats = cls(words=s["words"], smoothing=s["smoothing"], distances=s["distances"], patterns=s["patterns"])
+        stats.n_docs, stats.n_tokens = int(attrs["n_docs"]), int(attrs["n_tokens"])
+        stats._sums = {k: saved.array(f"sum.{k}") for k in attrs["statistics"]}
+        stats._counts = {k: saved.array(f"count.{k}") for k in attrs["statistics"]}
+        stats.pattern_counts = saved.arrays.get("pattern_counts")
+        if stats._distances is not None:
+            hd = attrs["head_distances"]
+            stats._distances = HeadDistances(hd["smoothing"], hd["reduce"])
+            stats._distances.n_docs = int(hd["n_docs"])
+            stats._distances.shape = None if hd["shape"] is None else (int(hd["shape"][0]), int(hd["shape"][1]))
+            stats._distances.total = saved.arrays.get("distances.total")
+        stats.model = info_from_tags(saved.model)
+        return stats
 
 
 def corpus_stats(

@@ -24,6 +24,7 @@ pieces' rows (:class:`~attnwidgets.analysis.words.WordMap`) and only their argma
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..attention_stack import block_rows
-from ..result import AttentionResult
+from ..result import AttentionResult, ModelInfo
 from .words import RowMode, WordMap, WordStack
 
 if TYPE_CHECKING:
@@ -257,6 +258,10 @@ class DependencyScores:
     n_sentences : int
     model : str
         Name of the model that was scored ("" when unknown).
+    model_info : ModelInfo | None
+        The model that was scored, in full (what a saved file is tagged with); None when unknown.
+    settings : dict
+        How the heads were scored (``rows``, ``subtypes``).
     """
 
     relations: list[str]
@@ -265,6 +270,8 @@ class DependencyScores:
     baseline_correct: np.ndarray
     n_sentences: int = 0
     model: str = ""
+    model_info: ModelInfo | None = field(default=None, repr=False)
+    settings: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         _, n_layers, n_heads, n_rel = self.correct.shape
@@ -356,6 +363,40 @@ class DependencyScores:
             "accuracy": acc.ravel(), "count": self.counts[r.ravel()],
         })
 
+    # -- saving --------------------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Save the counts to ``path``, an ``.npz`` archive tagged with the model and the settings
+        (:mod:`attnwidgets.persist`); :meth:`load` reads them back. Returns the path.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> correct = np.zeros((2, 1, 2, 1)); correct[0, 0, :, 0] = 3
+        >>> s = DependencyScores(["det"], np.array([4]), correct, np.zeros((6, 1)), 1, "tiny")
+        >>> back = DependencyScores.load(s.save(tempfile.mkdtemp() + "/deps.npz"), model="tiny")
+        >>> back.table().equals(s.table()), back.model
+        (True, 'tiny')
+        """
+        from ..persist import write
+
+        arrays = {"relations": np.asarray(self.relations, dtype=str).reshape(len(self.relations)),
+                  "counts": self.counts, "correct": self.correct, "baseline_correct": self.baseline_correct}
+        model = self.model_info if self.model_info is not None else (self.model or None)
+        return write(path, "DependencyScores", arrays, model=model, settings=self.settings,
+                     attrs={"n_sentences": int(self.n_sentences), "model": self.model})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], model: Any = None) -> DependencyScores:
+        """Load what :meth:`save` wrote. ``model`` (a runner, a ModelInfo, a model id or folder; None: no check) must
+        be the model that was scored, else :class:`~attnwidgets.persist.ModelMismatchError` names both."""
+        from ..persist import info_from_tags, read
+
+        saved = read(path, "DependencyScores", model=model)
+        return cls(saved.array("relations").tolist(), saved.array("counts"), saved.array("correct"),
+                   saved.array("baseline_correct"), int(saved.attrs["n_sentences"]), str(saved.attrs["model"]),
+                   info_from_tags(saved.model), saved.settings)
+
 
 def _sentence_counts(result: AttentionResult, sentence: Sentence, rel_index: np.ndarray, n_rel: int,
                      rows: RowMode) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -445,9 +486,11 @@ def score_dependencies(
         bar = tqdm(total=len(sentences), desc="dependency scores", unit="sentence", delay=1.0)
     n = 0
     model = ""
+    info = None
     try:
         for result, sentence in zip(results, sentences):
             model = model or result.model.name
+            info = info or result.model
             rel_index = np.array([index.get(rel, 0) for rel in labels(sentence)], dtype=np.int64)
             c, k, b = _sentence_counts(result, sentence, rel_index, n_rel, rows)
             correct = c if correct is None else correct + c
@@ -461,4 +504,5 @@ def score_dependencies(
             bar.close()
     if correct is None:
         raise ValueError("no sentences were scored")
-    return DependencyScores(relations, counts.astype(np.int64), correct, base, n, model)
+    return DependencyScores(relations, counts.astype(np.int64), correct, base, n, model, info,
+                            {"rows": rows, "subtypes": subtypes})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -123,6 +124,18 @@ def model_key(name: str | os.PathLike[str] | None) -> str:
         return str(Path(default_model_path()).resolve())
     path = Path(name).expanduser()
     return str(path.resolve()) if path.is_dir() else str(name)
+
+
+def model_commit(config: Any, folder: Path | None = None) -> str | None:
+    """What exactly a model's files are, as one string: for a local ``folder``, ``"config-sha256:<hex>"`` (a hash of
+    its ``config.json``; a folder whose weights were overwritten under the same config reads the same); else the hub
+    commit hash transformers read the config from; None when neither is known."""
+    if folder is not None:
+        import hashlib
+
+        return "config-sha256:" + hashlib.sha256((folder / "config.json").read_bytes()).hexdigest()[:16]
+    commit = getattr(config, "_commit_hash", None)  # transformers' record of the hub commit it resolved
+    return str(commit) if commit else None
 
 
 @dataclass
@@ -319,5 +332,6 @@ def load(name: str | None = None, revision: str | None = None, *, device: str | 
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
     info = _model_info(config, tokenizer, kind, display, revision, torch_dtype, torch_device)
+    info = dataclasses.replace(info, commit=model_commit(config, where_path if local else None))
     control.register_sites(model, kind)
     return LoadedModel(model=model, tokenizer=tokenizer, info=info, head=head, device=torch_device, dtype=torch_dtype)

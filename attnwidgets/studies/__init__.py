@@ -15,6 +15,7 @@ watch       what an ablation does to a model's outputs (masked-token predictions
 corpus      corpus statistics from texts, one padded batch alive at a time
 dependency  heads as dependency parsers, from a CoNLL-U treebank
 padding     the padding mask, live: a padded batch with the mask and with it forgotten
+saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -52,11 +53,14 @@ _LAZY: dict[str, str] = {
     "WatchResult": "attnwidgets.studies.watch",
     "corpus_stats": "attnwidgets.studies.corpus",
     "dependency_scores": "attnwidgets.studies.dependency",
+    "save": "attnwidgets.studies.saved",
+    "load": "attnwidgets.studies.saved",
 }
 
 __all__ = [*_LAZY]
 
-_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "padding", "sweeps", "tasks", "watch"]
+_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "padding", "saved", "sweeps", "tasks",
+            "watch"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -15,15 +15,18 @@ Examples
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
+from ..result import ModelInfo
 from ..runner import Runner
 from ..runner.ablation import Ablation, MeanPattern
 from ..runner.partial import forward_ablated
@@ -92,6 +95,10 @@ class SweepResult:
         The task's metric name and how heads were disabled.
     seconds : float
         Wall time of the sweep.
+    model : ModelInfo | None
+        The model that was swept (what a saved file is tagged with).
+    settings : dict
+        The task's name, the stack, whether layers were swept, the batch size.
     """
 
     frame: pd.DataFrame
@@ -101,6 +108,8 @@ class SweepResult:
     metric: str
     mode: str
     seconds: float
+    model: ModelInfo | None = field(default=None, repr=False)
+    settings: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def delta(self) -> np.ndarray:
@@ -115,6 +124,43 @@ class SweepResult:
     @property
     def seconds_per_head(self) -> float:
         return self.seconds / max(1, self.heads.size + int(np.isfinite(self.layers).sum()))
+
+    # -- saving --------------------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Save the sweep to ``path``, an ``.npz`` archive tagged with the model and the settings
+        (:mod:`attnwidgets.persist`); :meth:`load` reads it back. Returns the path.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from attnwidgets.result import ModelInfo
+        >>> frame = pd.DataFrame(dict(unit=["head"], layer=[0], head=[0], metric=[0.5], delta=[-0.25],
+        ...                           improves=[False]))
+        >>> sweep = SweepResult(frame, np.array([[0.5]]), np.array([np.nan]), 0.75, "spearman", "zero", 1.0,
+        ...                     ModelInfo("tiny", "encoder", 1, 1, 8))
+        >>> back = SweepResult.load(sweep.save(tempfile.mkdtemp() + "/sweep.npz"), model=sweep.model)
+        >>> back.frame.equals(sweep.frame), back.baseline, back.delta.tolist()
+        (True, 0.75, [[-0.25]])
+        """
+        from ..persist import frame_arrays, write
+
+        arrays, spec = frame_arrays(self.frame, "frame")
+        arrays |= {"heads": self.heads, "layers": self.layers}
+        attrs = {"frame": spec, "baseline": float(self.baseline), "metric": self.metric, "mode": self.mode,
+                 "seconds": float(self.seconds)}
+        return write(path, "SweepResult", arrays, model=self.model, settings=self.settings, attrs=attrs)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], model: Any = None) -> SweepResult:
+        """Load what :meth:`save` wrote; ``model`` (a runner, a ModelInfo, a model id or folder; None: no check) must
+        be the model that was swept, else :class:`~attnwidgets.persist.ModelMismatchError` names both."""
+        from ..persist import frame_from_arrays, info_from_tags, read
+
+        saved = read(path, "SweepResult", model=model)
+        a = saved.attrs
+        return cls(frame_from_arrays(saved, "frame", a["frame"]), saved.array("heads"), saved.array("layers"),
+                   a["baseline"], a["metric"], a["mode"], a["seconds"], info_from_tags(saved.model), saved.settings)
 
 
 def sweep_heads(
@@ -176,7 +222,8 @@ def sweep_heads(
             bar.close()
     frame = pd.DataFrame(rows, columns=["unit", "layer", "head", "metric", "delta", "improves"])
     return SweepResult(frame, heads_arr, layers_arr, baseline, task.metric, str(mode),
-                       time.perf_counter() - start)
+                       time.perf_counter() - start, runner.info,
+                       {"task": task.name, "stack": stack, "layers": bool(layers), "batch_size": batch_size})
 
 
 @dataclass
@@ -190,11 +237,63 @@ class PruningCurve:
     metric : str
     importance : list[np.ndarray]
         The (L, H) normalised importance used at each step (NaN for heads already pruned).
+    model : ModelInfo | None
+        The model that was pruned (what a saved file is tagged with).
+    settings : dict
+        The task's name, step, max_share, mode, stack and batch size.
     """
 
     frame: pd.DataFrame
     metric: str
     importance: list[np.ndarray]
+    model: ModelInfo | None = field(default=None, repr=False)
+    settings: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # -- saving --------------------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Save the curve to ``path``, an ``.npz`` archive tagged with the model and the settings
+        (:mod:`attnwidgets.persist`); :meth:`load` reads it back (``pruned`` as lists of (layer, head) tuples).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> frame = pd.DataFrame(dict(share=[0.0, 0.5], n_pruned=[0, 1], metric=[0.8, 0.7], pruned=[[], [(0, 1)]]))
+        >>> curve = PruningCurve(frame, "accuracy", [np.array([[0.6, 0.8]])])
+        >>> back = PruningCurve.load(curve.save(tempfile.mkdtemp() + "/curve.npz"))
+        >>> back.frame.equals(curve.frame), back.frame["pruned"].tolist()
+        (True, [[], [(0, 1)]])
+        """
+        from ..persist import frame_arrays, write
+
+        pruned = [list(p) for p in self.frame["pruned"]] if "pruned" in self.frame else None
+        arrays, spec = frame_arrays(self.frame.drop(columns="pruned") if pruned is not None else self.frame, "frame")
+        if pruned is not None:
+            arrays["pruned"] = np.array([lh for step in pruned for lh in step], dtype=np.int64).reshape(-1, 2)
+            arrays["pruned_lengths"] = np.array([len(step) for step in pruned], dtype=np.int64)
+            spec["pruned_at"] = list(self.frame.columns).index("pruned")
+        for i, imp in enumerate(self.importance):
+            arrays[f"importance.{i}"] = imp
+        attrs = {"frame": spec, "metric": self.metric, "n_importance": len(self.importance)}
+        return write(path, "PruningCurve", arrays, model=self.model, settings=self.settings, attrs=attrs)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], model: Any = None) -> PruningCurve:
+        """Load what :meth:`save` wrote; ``model`` (a runner, a ModelInfo, a model id or folder; None: no check) must
+        be the model that was pruned, else :class:`~attnwidgets.persist.ModelMismatchError` names both."""
+        from ..persist import frame_from_arrays, info_from_tags, read
+
+        saved = read(path, "PruningCurve", model=model)
+        a = saved.attrs
+        frame = frame_from_arrays(saved, "frame", a["frame"])
+        if "pruned_at" in a["frame"]:
+            flat = saved.array("pruned")
+            ends = np.cumsum(saved.array("pruned_lengths"))
+            steps = [[(int(lay), int(h)) for lay, h in flat[end - n:end]]
+                     for n, end in zip(saved.array("pruned_lengths"), ends)]
+            frame.insert(int(a["frame"]["pruned_at"]), "pruned", pd.Series(steps, dtype=object, index=frame.index))
+        return cls(frame, a["metric"], [saved.array(f"importance.{i}") for i in range(int(a["n_importance"]))],
+                   info_from_tags(saved.model), saved.settings)
 
 
 def pruning_curve(
@@ -247,4 +346,6 @@ def pruning_curve(
     finally:
         if bar is not None:
             bar.close()
-    return PruningCurve(pd.DataFrame(rows), task.metric, importances)
+    return PruningCurve(pd.DataFrame(rows), task.metric, importances, runner.info,
+                        {"task": task.name, "step": step, "max_share": max_share, "mode": mode, "stack": stack,
+                         "batch_size": batch_size})
