@@ -100,6 +100,10 @@ _LAZY: dict[str, str] = {
     "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
     "plot_generation": "attnwidgets.plots",
+    "AttentionCompare": "attnwidgets.widgets",
+    "plot_compare": "attnwidgets.plots",
+    "compare_attention": "attnwidgets.analysis.compare",
+    "align_tokens": "attnwidgets.analysis.compare",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

@@ -10,6 +10,7 @@ from .heatmap import plot_heatmap
 from .model_view import plot_model_view
 from .profile import plot_profile
 from .qk import plot_qk
+from .compare import plot_compare
 
 __all__ = [
     "plot_ablation_panel",
@@ -27,4 +28,5 @@ __all__ = [
     "plot_sinks",
     "plot_sweep",
     "plot_token_attention",
+    "plot_compare",
 ]

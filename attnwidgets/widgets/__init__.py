@@ -16,6 +16,7 @@ from .model_view import ModelView
 from .positional import PositionalExplorer
 from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
+from .compare import AttentionCompare
 
 __all__ = [
     "AblationWidget",
@@ -38,4 +39,5 @@ __all__ = [
     "pack",
     "set_theme",
     "sink_grid",
+    "AttentionCompare",
 ]
