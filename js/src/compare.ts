@@ -108,23 +108,26 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
   const mapLegend = h("canvas");
   const mapLo = h("span", { className: "aw-muted", "data-export-text": "" });
   const mapHi = h("span", { className: "aw-muted", "data-export-text": "" });
-  const mapLabel = h("span", { className: "aw-muted", "data-export-text": "" });
+  const mapLabel = h("div", { className: "aw-muted", "data-export-text": "" });
   const gridLegend = h("canvas");
   const gridLo = h("span", { className: "aw-muted", "data-export-text": "" });
   const gridHi = h("span", { className: "aw-muted", "data-export-text": "" });
   const caption = h("div", { className: "aw-muted aw-compare-caption", "data-export-text": "" });
   const tooltip = tooltipBox();
+  const gridLabel = h("div", { className: "aw-muted", "data-export-text": "" });
   const left = h(
     "div",
-    { className: "aw-compare-maps" },
+    { className: "aw-compare-col" },
     h("div", { className: "aw-scroll" }, maps),
-    h("div", { className: "aw-legend" }, mapLo, mapLegend, mapHi, mapLabel),
+    h("div", { className: "aw-legend" }, mapLo, mapLegend, mapHi),
+    mapLabel,
   );
   const right = h(
     "div",
-    { className: "aw-compare-grid" },
+    { className: "aw-compare-col" },
     grid,
     h("div", { className: "aw-legend" }, gridLo, gridLegend, gridHi),
+    gridLabel,
   );
   root.append(title, bar, errorBox, h("div", { className: "aw-compare-row" }, left, right), caption, tooltip);
 
@@ -228,8 +231,9 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const div = (model.get("diverging") || (t.name === "lecture" ? "puor" : "rdbu")) as DivergingName;
     const probe = textMeasurer();
     const heading = t.font * 1.6;
-    const avail = Math.max(240, Math.min(roomFor(el), 1600) - (gridL ? gridL.width : 0) - 40);
-    const maxSide = t.name === "lecture" ? 300 : 340;
+    const same = m.a_name === m.b_name; // the title names the model once; the panels say A and B
+    const avail = Math.max(240, Math.min(roomFor(el), 1600) - (gridL ? Math.max(gridL.width, 200) : 0) - 44);
+    const maxSide = t.name === "lecture" ? 270 : 340;
     const sides: Array<{
       q: string[];
       k: string[];
@@ -247,7 +251,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
               qOk: L.a_matched[0],
               kOk: L.a_matched[1],
               which: "a",
-              name: `A · ${m.a_name}`,
+              name: same ? "A" : `A · ${m.a_name}`,
             },
             {
               q: L.b[0],
@@ -255,7 +259,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
               qOk: L.b_matched[0],
               kOk: L.b_matched[1],
               which: "b",
-              name: `B · ${m.b_name}`,
+              name: same ? "B" : `B · ${m.b_name}`,
             },
           ];
     const rooms = sides.map((s) => labelRoom(probe, [...s.q, ...s.k], t, t.font * 7));
@@ -275,6 +279,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
       x += s.k.length * cell + 16;
     });
     const width = Math.ceil(x);
+    left.style.width = `${Math.max(width, 200)}px`;
     const height = Math.ceil(top + rowsMax * cell + 4);
     const ctx = prepareCanvas(maps, width, height);
     ctx.fillStyle = t.bg;
@@ -328,7 +333,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
       mapLo.textContent = `−${fmt(p.dmax, 3)}`;
       mapHi.textContent = `+${fmt(p.dmax, 3)}`;
       mapLabel.textContent =
-        p.dmax > 0 ? "B − A (0 = white: no change)" : "B − A: zero everywhere (A and B agree on this head)";
+        p.dmax > 0 ? "B − A (white: 0, no change)" : "B − A is zero everywhere: A and B agree here";
     } else {
       drawLegend(mapLegend, map);
       mapLo.textContent = "0";
@@ -371,7 +376,8 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const leftPad = Math.ceil(probe.measureText(String(nLayers - 1)).width) + t.font * 2 + 8;
     const top = t.font * 2 + 10;
     const room = Math.min(roomFor(el), 1600);
-    const maxW = Math.min(room * (t.name === "lecture" ? 0.34 : 0.36), t.maxGrid * 0.6);
+    const share = model.get("mode") === "side" ? 0.27 : 0.36; // two maps need more room than one
+    const maxW = Math.min(room * share, t.maxGrid * 0.6);
     gridL = gridLayout(nLayers, nHeads, Math.round(maxW), leftPad, top, t.maxCell, 6);
     const g = gridL;
     const ctx = prepareCanvas(grid, g.width, g.height);
@@ -440,7 +446,9 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     }
     const label = m.summary_labels[name] ?? name;
     gridLo.textContent = name === "js" ? `${fmt(lo, 2)}` : `${fmt(hi, 2)}`;
-    gridHi.textContent = `${name === "js" ? fmt(hi, 2) : fmt(lo, 2)} · ${label}`;
+    gridHi.textContent = name === "js" ? fmt(hi, 2) : fmt(lo, 2);
+    gridLabel.textContent = `${label} per head (right end: most changed)`;
+    right.style.width = `${Math.max(g.width, 200)}px`;
   }
 
   function paint(): void {
@@ -451,12 +459,16 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     paintMaps(t);
     syncMenus();
     const sel = `${model.get("layer")}/${model.get("head") < 0 ? "mean" : model.get("head")}`;
-    title.textContent = `${userText(m.a_name)} (A) vs ${userText(m.b_name)} (B) · head ${sel}`;
+    const names =
+      m.a_name === m.b_name
+        ? `${userText(m.a_name)}: A vs B`
+        : `A: ${userText(m.a_name)} · B: ${userText(m.b_name)}`;
+    title.textContent = `${names} · head ${sel}`;
     const qa = m.labels.a_matched[0].filter((x) => !x).length;
     const qb = m.labels.b_matched[0].filter((x) => !x).length;
     caption.textContent = m.identity
       ? "A and B have the same tokens: every position compared."
-      : `Tokens aligned by ${m.method}; unaligned (grey): ${qa} in A, ${qb} in B. The difference covers aligned tokens.`;
+      : `Tokens matched by text (difflib); grey tokens have no partner (${qa} in A, ${qb} in B) and are left out of B − A.`;
     showError(model.get("_error"));
   }
 
@@ -542,7 +554,9 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
 }
 
 const CSS = `
-.aw-compare-row { display: flex; gap: 24px; align-items: flex-start; flex-wrap: wrap; }
+.aw-compare-row { display: flex; gap: 20px; align-items: flex-start; flex-wrap: wrap; }
+.aw-compare-col { display: flex; flex-direction: column; max-width: 100%; }
+.aw-compare-col .aw-legend { flex-wrap: wrap; }
 .aw-compare-caption { margin-top: 4px; max-width: 100%; }
 `;
 
