@@ -156,7 +156,7 @@ def test_different_layer_and_head_counts_are_refused_naming_both():
 def test_no_shared_token_is_a_clear_error():
     a = _random(["<s>", "Hello", "world"], name="model-a")
     b = _random(["[CLS]", "Bonjour", "monde", "[SEP]"], name="model-b")
-    with pytest.raises(ValueError, match="no token of A .*'model-a'.* matches a token of B .*'model-b'"):
+    with pytest.raises(ValueError, match=r"no token of A .*'model-a'.* matches a token of B .*'model-b'"):
         compare_attention(a, b)
     with pytest.raises(ValueError, match="no token of A"):
         aw.plot_compare(a, b)

@@ -3,6 +3,7 @@
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .ablation_panel import plot_ablation_panel
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
+from .compare import plot_compare
 from .generation import plot_generation
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
@@ -10,10 +11,10 @@ from .heatmap import plot_heatmap
 from .model_view import plot_model_view
 from .profile import plot_profile
 from .qk import plot_qk
-from .compare import plot_compare
 
 __all__ = [
     "plot_ablation_panel",
+    "plot_compare",
     "plot_entropy_by_layer",
     "plot_generation",
     "plot_head_clusters",
@@ -28,5 +29,4 @@ __all__ = [
     "plot_sinks",
     "plot_sweep",
     "plot_token_attention",
-    "plot_compare",
 ]

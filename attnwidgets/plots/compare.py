@@ -10,7 +10,7 @@ import numpy as np
 from ..analysis.compare import SUMMARIES
 from ..viewdata.compare import COMPARE_MODES, compare_head, compare_labels, make_comparison
 from ..viewdata.labels import token_label
-from .style import new_figure, resolve_theme
+from .style import lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -54,9 +54,16 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     if summary not in SUMMARIES:
         raise ValueError(f"summary must be one of {list(SUMMARIES)}, got {summary!r}")
     c = make_comparison(a, b, kind, who="plot_compare")
+    theme = resolve_theme(theme)
+    with lecture_fonts(theme):
+        return _draw(c, layer, head, mode, summary, theme, cmap, diverging)
+
+
+def _draw(c: Any, layer: int, head: int, mode: str, summary: str, theme: str, cmap: str | None,
+          diverging: str | None) -> Figure:
     shown = compare_head(c, layer, head)
     labels = compare_labels(c)
-    theme = resolve_theme(theme)
+    kind = c.kind
     big = theme == "lecture"
     font = 15 if big else 9
     values = c.summary(summary)
@@ -65,7 +72,7 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     panels = 1 if mode == "diff" else 2
     L, H = c.shape
     grid_w = min(6.0, max(2.5, 0.3 * H + 1.0)) * (1.25 if big else 1.0)
-    fig = new_figure((side * panels + grid_w + 1.0, max(side, grid_w * L / max(H, 1)) + 0.8))
+    fig = new_figure((side * panels + grid_w + 1.6, max(side, grid_w * L / max(H, 1)) + 1.0), layout="constrained")
     widths = [side] * panels + [grid_w]
     axes = fig.subplots(1, panels + 1, gridspec_kw={"width_ratios": widths})
     if mode == "diff":
@@ -85,7 +92,7 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
             who = c.a if name == "A" else c.b
             ax.set_title(f"{name} · {who.model.name}" + (" · ablated" if who.ablation is not None else ""),
                          fontsize=font + 1)
-        fig.colorbar(im, ax=axes[1], shrink=0.7).set_label("attention weight", fontsize=font)
+        fig.colorbar(im, ax=list(axes[:2]), shrink=0.7).set_label("attention weight", fontsize=font)
     g = axes[-1]
     gcmap = (cmap or _CMAPS[theme]) + ("" if summary == "js" else "_r")
     img = g.imshow(np.ma.masked_invalid(values), cmap=gcmap, aspect="equal")

@@ -4,6 +4,7 @@ from ..result import head_matrix
 from ..viewdata.wire import pack
 from ._base import AttnWidget, set_theme
 from .ablation import AblationWidget
+from .compare import AttentionCompare
 from .entropy_bars import EntropyBars
 from .generation import GenerationView
 from .head_cluster_map import HeadClusterMap
@@ -16,10 +17,10 @@ from .model_view import ModelView
 from .positional import PositionalExplorer
 from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
-from .compare import AttentionCompare
 
 __all__ = [
     "AblationWidget",
+    "AttentionCompare",
     "AttentionHeatmap",
     "AttentionProfile",
     "AttnWidget",
@@ -39,5 +40,4 @@ __all__ = [
     "pack",
     "set_theme",
     "sink_grid",
-    "AttentionCompare",
 ]
