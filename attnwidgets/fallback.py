@@ -170,7 +170,8 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
                                      cmap=_CMAPS.get(w.colormap))
 
     def compare(w: Any) -> Figure:
-        return plots.plot_compare(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, mode=w.mode,
+        return plots.plot_compare(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, words=w.words,
+                                  mode=w.mode,
                                   summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap))
 
     return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,

@@ -177,7 +177,7 @@ def test_view_payload_follows_the_head_and_labels_mark_unaligned_tokens():
     a = _random(["[CLS]", "The", "cat", "sat", "[SEP]"], seed=0)
     b = _random(["[CLS]", "The", "cats", "sat", "on", "[SEP]"], seed=1)
     w = aw.AttentionCompare(a, b, layer=1, head=2, mode="diff")
-    assert w._payload["key"] == "1/2"
+    assert w._payload["key"] == "1/2/t"
     assert w._payload["diff"]["shape"] == [4, 4] and w._payload["b"]["shape"] == [6, 6]
     diff = np.frombuffer(w._payload["diff"]["buffer"], np.float32).reshape(4, 4)
     np.testing.assert_allclose(diff, w.comparison.diff[1, 2], atol=1e-7)
@@ -187,7 +187,7 @@ def test_view_payload_follows_the_head_and_labels_mark_unaligned_tokens():
     assert labels["b_matched"][0] == [True, True, False, True, False, True]
     assert labels["aligned"][0] == ["[CLS]", "The", "sat", "[SEP]"]
     w.layer, w.head = 0, -1  # the grid's click sets these; the kernel answers with that head's maps
-    assert w._payload["key"] == "0/-1"
+    assert w._payload["key"] == "0/-1/t"
     mean_a = np.frombuffer(w._payload["a"]["buffer"], np.float32).reshape(5, 5)
     np.testing.assert_allclose(mean_a, a.attention[0].mean(0), atol=1e-6)
     summary = np.frombuffer(w._payload["summary"]["buffer"], np.float32).reshape(2, 2, 3)
@@ -248,3 +248,29 @@ def test_clean_vs_ablated_on_a_model(tiny_bert):
     w = aw.AttentionCompare(clean, ablated, mode="diff")
     assert w._meta["identity"] and "ablated" in w._meta["b_name"]
     assert aw.AttentionCompare(clean, clean)._payload["dmax"] == 0.0
+
+
+def test_two_models_with_different_tokenizers_align_by_word(tiny_bert, tiny_gpt2):
+    text = "The cat sat on the mat."
+    bert = aw.run(text, model=tiny_bert)  # WordPiece, uncased: [CLS] the cat ... [SEP]
+    gpt2 = aw.run(text, model=tiny_gpt2)  # byte-level BPE: The, " cat", ...
+    pieces = compare_attention(bert, gpt2)  # the tiny GPT-2 cuts " cat" into " c" + "at": no piece "cat"
+    assert "cat" not in [bert.tokens[i] for i in pieces.queries.a_index]
+    c = compare_attention(bert, gpt2, words=True)
+    a_words = [c.a.tokens[i] for i in c.queries.a_index]
+    b_words = [c.b.tokens[i].strip() for i in c.queries.b_index]
+    assert [w.lower() for w in a_words] == [w.lower() for w in b_words]
+    assert {"the", "cat", "sat", "on", "mat", "."} <= set(a_words) and "[CLS]" not in a_words, (c.a.tokens, c.b.tokens)
+    assert np.isfinite(c.js).all() and c.js.shape == (2, 4)
+    # The word-level maps are word_level's: rows from a word average its pieces, columns to a word sum them.
+    from attnwidgets.analysis.words import word_level
+
+    wb = word_level(gpt2)
+    cat = wb.tokens.index(" cat") if " cat" in wb.tokens else [t.strip() for t in wb.tokens].index("cat")
+    j = int(np.flatnonzero(c.queries.b_index == cat)[0])
+    np.testing.assert_allclose(c.b_maps[1, 2, j], wb.attention[1, 2, cat][c.keys.b_index], atol=1e-6)
+    w = aw.AttentionCompare(bert, gpt2, words=True, mode="diff")
+    aligned = w._meta["labels"]["aligned"][0]
+    assert aligned[0] == "the/The" and "cat" in aligned  # A's text, and B's where it differs beyond case and space
+    with pytest.raises(ValueError, match=r"words=True aligns whole words"):
+        compare_attention(_random(["[CLS]", "x", "[SEP]"]), _random(["<s>", "y"]))

@@ -307,12 +307,18 @@ class AttentionComparison:
 SUMMARIES: dict[str, str] = {"js": "Jensen–Shannon divergence (bits)", "cosine": "cosine similarity"}
 
 
-def compare_attention(a: AttentionResult, b: AttentionResult, kind: AttentionKind = "self") -> AttentionComparison:
+def compare_attention(a: AttentionResult, b: AttentionResult, kind: AttentionKind = "self", *,
+                      words: bool = False) -> AttentionComparison:
     """Compare two results' attention over the tokens they share (:func:`align_tokens`).
 
     Three uses, one function: two inputs on one model (different lengths: "The cat sat" vs "The cats sat" compare
     at The, sat and the special tokens), two models on one input (base vs fine-tuned; different tokenizers meet
-    where their pieces agree), and a clean vs an ablated run (the same tokens: every position aligned).
+    where their pieces agree, or with ``words=True`` where their words agree), and a clean vs an ablated run (the
+    same tokens: every position aligned).
+
+    With ``words=True`` both results are first made word level (:func:`~attnwidgets.analysis.words.word_level`: to
+    a word, the sum over its pieces; from a word, the mean), so two tokenizers that cut "cat" differently ("cat" vs
+    " c" + "at") still meet at "cat". Self-attention (or an encoder's) only.
 
     Raises
     ------
@@ -332,6 +338,12 @@ def compare_attention(a: AttentionResult, b: AttentionResult, kind: AttentionKin
     >>> round(float(c.js[0, 0]), 4), round(float(c.cosine[0, 0]), 4)
     (0.3113, 0.7071)
     """
+    if words:
+        from .words import word_level
+
+        if kind not in ("self", "encoder"):
+            raise ValueError(f"words=True compares self-attention (an encoder's); {kind!r} attention has no words")
+        a, b = word_level(a), word_level(b)
     La, Ha = a.attention_shape(kind)[:2]
     Lb, Hb = b.attention_shape(kind)[:2]
     if (La, Ha) != (Lb, Hb):
@@ -343,7 +355,8 @@ def compare_attention(a: AttentionResult, b: AttentionResult, kind: AttentionKin
     keys = queries if (qa, qb) == (ka, kb) else align_tokens(ka, kb)
     if not len(queries) or not len(keys):
         raise ValueError(f"no token of A ({_described(a)}: {_preview(qa)}) matches a token of B ({_described(b)}: "
-                         f"{_preview(qb)}); compare inputs that share words, or models whose tokenizers share pieces")
+                         f"{_preview(qb)}); compare inputs that share words, or models whose tokenizers share pieces"
+                         + ("" if words else " (words=True aligns whole words)"))
     need = 2 * La * Ha * len(queries) * len(keys) * 4
     if need > dense_budget():
         raise AttentionTooLargeError(

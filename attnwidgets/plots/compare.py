@@ -20,8 +20,8 @@ _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 _UNALIGNED = "#a8a8a8"
 
 
-def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "self", mode: str = "side",
-                 summary: str = "js", theme: str | None = None, cmap: str | None = None,
+def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "self", words: bool = False,
+                 mode: str = "side", summary: str = "js", theme: str | None = None, cmap: str | None = None,
                  diverging: str | None = None) -> Figure:
     """Compare two results' attention for one head (``head=-1``: the layer's mean), with every head's summary.
 
@@ -32,6 +32,8 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
         difference).
     layer, head : int
     kind : str
+    words : bool
+        Word level (pieces merged), as the widget's ``words``.
     mode : {"side", "diff"}
         Both maps whole (unaligned token labels grey), or B − A over the aligned tokens on a symmetric diverging
         scale (blue below 0, red above in the light theme; purple/orange in the lecture theme).
@@ -53,7 +55,7 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
         raise ValueError(f"mode must be one of {list(COMPARE_MODES)}, got {mode!r}")
     if summary not in SUMMARIES:
         raise ValueError(f"summary must be one of {list(SUMMARIES)}, got {summary!r}")
-    c = make_comparison(a, b, kind, who="plot_compare")
+    c = make_comparison(a, b, kind, words=words, who="plot_compare")
     theme = resolve_theme(theme)
     with lecture_fonts(theme):
         return _draw(c, layer, head, mode, summary, theme, cmap, diverging)

@@ -27,7 +27,8 @@ COMPARE_MAX_TOKENS = 1024
 COMPARE_MODES = ("side", "diff")
 
 
-def make_comparison(a: Any, b: Any, kind: str = "self", *, who: str = "AttentionCompare") -> AttentionComparison:
+def make_comparison(a: Any, b: Any, kind: str = "self", *, words: bool = False,
+                    who: str = "AttentionCompare") -> AttentionComparison:
     """Check the two results and compare them (:func:`~attnwidgets.analysis.compare.compare_attention`); the
     view and its twin call this, so their errors read the same.
 
@@ -49,7 +50,7 @@ def make_comparison(a: Any, b: Any, kind: str = "self", *, who: str = "Attention
             raise ValueError(f"{who} draws up to {COMPARE_MAX_TOKENS} tokens a side; {side} has {n}: compare a "
                              "shorter passage (aw.compare_attention gives the numbers at any length within the "
                              "dense budget)")
-    return compare_attention(a, b, kind)  # type: ignore[arg-type]
+    return compare_attention(a, b, kind, words=bool(words))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ class AttentionCompare(AttnWidget):
         The head shown first (``head=-1``: the mean of the layer's heads).
     kind : str
         "self", or "encoder" / "decoder" / "cross" for encoder-decoders.
+    words : bool
+        Compare word-level attention (pieces merged), so that two tokenizers meet at whole words.
     mode : str
         "side" (both maps) or "diff" (B − A).
     summary : str
@@ -70,6 +72,10 @@ class AttentionCompare(AttnWidget):
     kind = traitlets.Unicode("self").tag(sync=True)
     """str, default "self": the attention compared (fixed when the widget is made)."""
 
+    words = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: compare at word level (to a word: sum over its pieces; from a word: mean), so two
+    tokenizers that cut a word differently meet at it. Setting it recomputes the comparison."""
+
     mode = traitlets.Unicode("side").tag(sync=True)
     """str, default "side": "side" draws A and B whole, side by side; "diff" draws B − A over the aligned tokens
     on a symmetric diverging scale. The page's menu sets it."""
@@ -88,7 +94,7 @@ class AttentionCompare(AttnWidget):
     tokens were aligned."""
 
     _payload = traitlets.Dict().tag(sync=True)
-    """dict: {key, a, b, diff, vmax, dmax, summary}: the shown head's two whole maps and their aligned difference
+    """dict: {key, a, b, diff, vmax, dmax, summary}: key "layer/head/t" (or "/w" at word level), the shown head's two whole maps and their aligned difference
     as float32 buffers, the maps' colour-scale top and the difference's half-width, and every head's summaries as
     one (2, L, H) float32 buffer (js, cosine). A head chosen in the page sets ``layer``/``head``; the kernel answers
     with a new payload."""
@@ -96,7 +102,8 @@ class AttentionCompare(AttnWidget):
     def __init__(self, a: AttentionResult, b: AttentionResult, **kwargs: Any) -> None:
         kind = kwargs.get("kind", "self" if getattr(a, "cross_attention", None) is None else "encoder")
         kwargs["kind"] = kind
-        self._comparison = make_comparison(a, b, kind)
+        self._inputs = (a, b)
+        self._comparison = make_comparison(a, b, kind, words=bool(kwargs.get("words", False)))
         super().__init__(**kwargs)
         self._check(self.layer, self.head)
         self._publish_meta()
@@ -165,6 +172,20 @@ class AttentionCompare(AttnWidget):
         if self._meta:
             self._publish()
 
+    @traitlets.observe("words")
+    def _on_words(self, change: dict[str, Any]) -> None:
+        if not self._meta:
+            return
+        try:
+            self._comparison = make_comparison(*self._inputs, self.kind, words=bool(change["new"]))
+        except ValueError as exc:  # shown in the page's red box; the view keeps the comparison it had
+            self._error = str(exc)
+            return
+        self._error = ""
+        with self.hold_sync():
+            self._publish_meta()
+            self._publish()
+
     def _publish_meta(self) -> None:
         c = self._comparison
         self._meta = {
@@ -177,6 +198,8 @@ class AttentionCompare(AttnWidget):
             "summary_labels": dict(SUMMARIES),
             "method": c.queries.method,
             "identity": c.queries.identity and c.keys.identity,
+            "can_words": self.kind in ("self", "encoder") and all(
+                bool((r.word_ids >= 0).any()) and r.cross_attention is None for r in self._inputs),
         }
 
     def _publish(self) -> None:
@@ -184,7 +207,7 @@ class AttentionCompare(AttnWidget):
         c = self._comparison
         stacked = np.stack([c.js, c.cosine]).astype(np.float32)
         self._payload = {
-            "key": f"{self.layer}/{self.head}",
+            "key": f"{self.layer}/{self.head}/{'w' if self.words else 't'}",
             "a": pack(v.a),
             "b": pack(v.b),
             "diff": pack(v.diff),

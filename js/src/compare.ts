@@ -10,7 +10,7 @@ import { rgbAt } from "./shared/colors";
 import { type DivergingName, divergingRgb } from "./shared/diverging";
 import { h, listen, resetControls, select } from "./shared/dom";
 import { drawLegend, fitToken, labelRoom, matrixCanvas, prepareCanvas, textMeasurer } from "./shared/draw";
-import { traitMenu } from "./shared/head_stats";
+import { traitMenu, wordsToggle } from "./shared/head_stats";
 import {
   type GridLayout,
   fmt,
@@ -33,6 +33,7 @@ export interface CompareTraits {
   layer: number;
   head: number;
   kind: string;
+  words: boolean;
   mode: string; // "side" | "diff"
   summary: string; // "js" | "cosine"
   colormap: string;
@@ -59,6 +60,7 @@ interface CompareMeta {
   summary_labels: Record<string, string>;
   method: string;
   identity: boolean;
+  can_words: boolean;
 }
 
 interface ComparePayload {
@@ -178,6 +180,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     bar.append(h("label", {}, "layer", layers), h("label", {}, "head", heads));
     const opts = m.summaries.map((s): [string, string] => [s, s === "js" ? "JS divergence" : "cosine"]);
     bar.append(h("label", {}, "grid", traitMenu(model, "summary", opts, "summary", controls)));
+    if (m.can_words) bar.append(wordsToggle(model, controls));
     bar.append(shell.exportControls(controls));
   }
 

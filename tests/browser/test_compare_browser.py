@@ -39,7 +39,7 @@ def test_compare_view_diff_colours_click_and_fit(lab):
     nb = lab.open([SETUP, "w"], viewport=(1280, 720))
     root = nb.widget(0)
     maps = wait_dataset(nb.page, "compare-maps", "mode", "diff")
-    assert maps["shown"] == "2/3"
+    assert maps["shown"] == "2/3/t"
     px = signed(nb)
     # B − A at the aligned tokens has both signs: red cells (B attends more) and blue cells (A attends more).
     assert px["red"] > 200 and px["blue"] > 200, px
@@ -53,9 +53,16 @@ def test_compare_view_diff_colours_click_and_fit(lab):
     x, y = float(grid["x0"]) + 7.5 * cell, float(grid["y0"]) + 4.5 * cell
     nb.page.mouse.click(*page_point(nb.page, "compare-grid", x, y))
     eventually(nb, "print(w.layer, w.head)", "4 7")
-    wait_dataset(nb.page, "compare-maps", "shown", "4/7")
+    wait_dataset(nb.page, "compare-maps", "shown", "4/7/t")
     assert canvas_stats(nb.page, "compare-grid")["selected"] == "4/7"
     nb.screenshot("compare-diff-light", root)
+
+    # The words box recomputes the comparison at word level in the kernel; the page redraws from it.
+    root.locator("[data-testid=words]").check()
+    eventually(nb, "print(w.words)", "True")
+    wait_dataset(nb.page, "compare-maps", "shown", "4/7/w")
+    root.locator("[data-testid=words]").uncheck()
+    wait_dataset(nb.page, "compare-maps", "shown", "4/7/t")
 
     # Side by side: two panels, the unaligned "cat"/"cats" labels in grey.
     root.locator("[data-testid=mode-select]").select_option("side")
@@ -85,7 +92,7 @@ def test_compare_view_diff_colours_click_and_fit(lab):
     nb.page.set_viewport_size({"width": 1920, "height": 1200})
     nb.page.wait_for_timeout(500)
     nb.python("w.head = 0")
-    wait_dataset(nb.page, "compare-maps", "shown", "4/0")
+    wait_dataset(nb.page, "compare-maps", "shown", "4/0/t")
     nb.screenshot("compare-side-lecture-1920x1200", root)
     nb.python("aw.set_theme('light')")
     assert not nb.errors(), nb.errors()
