@@ -275,15 +275,15 @@ class AttentionComparison:
     @property
     def mass_a(self) -> np.ndarray:
         """[layer, head]: mean share of A's aligned rows on the aligned keys."""
-        return self._mass(self.a, self.a_maps)
+        return self._mass(self.a_maps)
 
     @property
     def mass_b(self) -> np.ndarray:
         """[layer, head]: mean share of B's aligned rows on the aligned keys."""
-        return self._mass(self.b, self.b_maps)
+        return self._mass(self.b_maps)
 
     @staticmethod
-    def _mass(result: AttentionResult, maps: np.ndarray) -> np.ndarray:
+    def _mass(maps: np.ndarray) -> np.ndarray:
         if maps.shape[2] == 0:
             return np.zeros(maps.shape[:2])
         return maps.astype(np.float64).sum(-1).mean(-1)

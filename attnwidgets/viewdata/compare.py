@@ -11,14 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.compare import SUMMARIES, AttentionComparison, compare_attention
+from ..analysis.compare import AttentionComparison, compare_attention
 from ..result import AttentionResult
 from .checks import check_head, check_layer
 from .display import is_causal, mask_future
 from .labels import axis_tokens
 
-__all__ = ["COMPARE_MAX_TOKENS", "COMPARE_MODES", "CompareHead", "compare_head", "compare_labels", "make_comparison",
-           "summary_labels"]
+__all__ = ["COMPARE_MAX_TOKENS", "COMPARE_MODES", "CompareHead", "compare_head", "compare_labels", "make_comparison"]
 
 #: Most tokens a side the compare view draws (two whole maps travel for every head shown).
 COMPARE_MAX_TOKENS = 1024
@@ -125,7 +124,3 @@ def compare_labels(c: AttentionComparison) -> dict[str, Any]:
         "aligned": [joined(qa, qb, q.a_index, q.b_index), joined(ka, kb, k.a_index, k.b_index)],
     }
 
-
-def summary_labels() -> dict[str, str]:
-    """What each per-head summary is called on screen."""
-    return dict(SUMMARIES)

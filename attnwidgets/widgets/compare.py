@@ -94,10 +94,10 @@ class AttentionCompare(AttnWidget):
     tokens were aligned."""
 
     _payload = traitlets.Dict().tag(sync=True)
-    """dict: {key, a, b, diff, vmax, dmax, summary}: key "layer/head/t" (or "/w" at word level), the shown head's two whole maps and their aligned difference
-    as float32 buffers, the maps' colour-scale top and the difference's half-width, and every head's summaries as
-    one (2, L, H) float32 buffer (js, cosine). A head chosen in the page sets ``layer``/``head``; the kernel answers
-    with a new payload."""
+    """dict: {key, a, b, diff, vmax, dmax, summary}: key "layer/head/t" ("/w" at word level); the shown head's two
+    whole maps and their aligned difference as float32 buffers, the maps' colour-scale top and the difference's
+    half-width, and every head's summaries as one (2, L, H) float32 buffer (js, cosine). A head chosen in the page
+    sets ``layer``/``head``; the kernel answers with a new payload."""
 
     def __init__(self, a: AttentionResult, b: AttentionResult, **kwargs: Any) -> None:
         kind = kwargs.get("kind", "self" if getattr(a, "cross_attention", None) is None else "encoder")
