@@ -103,6 +103,10 @@ _LAZY: dict[str, str] = {
     "plot_generation": "attnwidgets.plots",
     "save": "attnwidgets.studies.saved",
     "load": "attnwidgets.studies.saved",
+    "AttentionCompare": "attnwidgets.widgets",
+    "plot_compare": "attnwidgets.plots",
+    "compare_attention": "attnwidgets.analysis.compare",
+    "align_tokens": "attnwidgets.analysis.compare",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

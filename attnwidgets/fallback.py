@@ -169,9 +169,15 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
         return plots.plot_generation(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
                                      cmap=_CMAPS.get(w.colormap))
 
+    def compare(w: Any) -> Figure:
+        return plots.plot_compare(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, words=w.words,
+                                  mode=w.mode,
+                                  summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap))
+
     return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
             "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
-            "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation}
+            "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation,
+            "AttentionCompare": compare}
 
 
 def twin_figure(widget: Any) -> Figure | None:

@@ -112,6 +112,8 @@ VIEWS: list[ViewCase] = [
              ("layer", "head", "kind", "colormap", "theme"), (2, 3), defaults={"head": -1}),
     ViewCase(aw.AblationWidget, "texts", lambda i, **kw: aw.AblationWidget(i.bert, watch="drift", **kw),
              ("layer", "head", "kind", "colormap", "theme"), (2, 4), head_mean=False),
+    ViewCase(aw.AttentionCompare, "a", lambda i, **kw: aw.AttentionCompare(i.results[0], i.results[1], **kw),
+             ("layer", "head", "kind", "words", "colormap", "theme"), (2, 3)),
 ]
 
 IDS = [v.id for v in VIEWS]

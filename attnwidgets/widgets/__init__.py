@@ -4,6 +4,7 @@ from ..result import head_matrix
 from ..viewdata.wire import pack
 from ._base import AttnWidget, set_theme
 from .ablation import AblationWidget
+from .compare import AttentionCompare
 from .entropy_bars import EntropyBars
 from .generation import GenerationView
 from .head_cluster_map import HeadClusterMap
@@ -19,6 +20,7 @@ from .qk import QKStepThrough
 
 __all__ = [
     "AblationWidget",
+    "AttentionCompare",
     "AttentionHeatmap",
     "AttentionProfile",
     "AttnWidget",
