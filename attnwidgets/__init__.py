@@ -100,6 +100,11 @@ _LAZY: dict[str, str] = {
     "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
     "plot_generation": "attnwidgets.plots",
+    "coref_scores": "attnwidgets.studies.coref",
+    "read_coref": "attnwidgets.analysis.coref",
+    "CorefScores": "attnwidgets.analysis.coref",
+    "coref_grid": "attnwidgets.widgets",
+    "plot_coref": "attnwidgets.plots",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

@@ -4,6 +4,7 @@ from ..result import head_matrix
 from ..viewdata.wire import pack
 from ._base import AttnWidget, set_theme
 from .ablation import AblationWidget
+from .coref import coref_grid
 from .entropy_bars import EntropyBars
 from .generation import GenerationView
 from .head_cluster_map import HeadClusterMap
@@ -33,6 +34,7 @@ __all__ = [
     "ProfileLink",
     "QKStepThrough",
     "SelectionLink",
+    "coref_grid",
     "head_matrix",
     "link_selection",
     "pack",
