@@ -151,11 +151,9 @@ def to_conll2012(path) -> str:
             c = line.split("\t")
             ent = next((x[7:] for x in c[9].split("|") if x.startswith("Entity=")), "")
 
-            def num(e: str) -> str:
-                return str(ids.setdefault(e, len(ids) + 1))
-
-            parts = [f"({num(m[0])})" if m[0] else f"({num(m[1])}" if m[1] else f"{num(m[2])})"
-                     for m in re.findall(r"\((e\d+)[^()]*\)|\((e\d+)[^()]*|(e\d+)\)", ent)]
+            found = re.findall(r"\((e\d+)[^()]*\)|\((e\d+)[^()]*|(e\d+)\)", ent)
+            num = {e: str(ids.setdefault(e, len(ids) + 1)) for m in found for e in m if e}
+            parts = [f"({num[m[0]]})" if m[0] else f"({num[m[1]]}" if m[1] else f"{num[m[2]]})" for m in found]
             out.append(" ".join([doc, "0", str(int(c[0]) - 1), c[1], c[3], "*", "-", "-", "-", "-", "*",
                                  "|".join(parts) or "-"]))
     return "\n".join([*out, "#end document"]) + "\n"
@@ -170,9 +168,11 @@ def test_both_formats_read_the_same_mentions():
         assert a.words == b.words
         assert [(m.start, m.end) for m in a.mentions] == [(m.start, m.end) for m in b.mentions]
         # the same partition into entities (ids differ: e1 vs 1)
-        part_a = {frozenset((m.start, m.end) for m in a.mentions if m.entity == e) for e in {m.entity for m in a.mentions}}
-        part_b = {frozenset((m.start, m.end) for m in b.mentions if m.entity == e) for e in {m.entity for m in b.mentions}}
-        assert part_a == part_b
+        def partition(doc):
+            return {frozenset((m.start, m.end) for m in doc.mentions if m.entity == e)
+                    for e in {m.entity for m in doc.mentions}}
+
+        assert partition(a) == partition(b)
         same_heads += sum(x.head == y.head for x, y in zip(a.mentions, b.mentions))
         total += len(a.mentions)
     # heads: dependencies in CorefUD, the documented POS rule in CoNLL-2012; they differ only where UD heads a name
@@ -238,7 +238,7 @@ met VERB 0 root
 Bob PROPN 2 obj (e2-person-1)
 """)
     segs = coref_segments(read_coref(text))
-    with pytest.raises(ValueError, match="no mention has an antecedent.*singletons"):
+    with pytest.raises(ValueError, match=r"no mention has an antecedent.*singletons"):
         score_coref([word_result(segs[0])], segs)
 
 
@@ -281,7 +281,7 @@ def test_truncated_words_are_not_scored():
     seg = coref_segments(read_coref(ANN_BOB))[0]
     r = word_result(seg)
     # keep only [CLS] Ann met Bob . She [SEP]: "him" was cut, so only "She" is scored
-    cut = AttentionResult.from_arrays(np.full((1, 1, 7, 7), 1 / 7, np.float32), r.tokens[:6] + ["[SEP]"],
+    cut = AttentionResult.from_arrays(np.full((1, 1, 7, 7), 1 / 7, np.float32), [*r.tokens[:6], "[SEP]"],
                                       special_mask=np.array([1, 0, 0, 0, 0, 0, 1], bool))
     s = score_coref([cut], [seg])
     assert [m["mention"] for m in s.mentions] == ["She"]
