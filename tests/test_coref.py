@@ -96,7 +96,7 @@ def test_baselines_by_hand_pronouns():
 
 
 def test_baselines_by_hand_same_head():
-    seg = coref_segments(read_coref(DOGS))[0]
+    seg = coref_segments(read_coref(DOGS), singletons=True)[0]  # "A cat", mentioned once, stays a candidate
     # words: The 0 dog 1 barked 2 . 3 A 4 cat 5 hissed 6 . 7 The 8 dog 9 ran 10 . 11; scored: the second "The dog"
     s = score_coref([word_result(seg, {9: 5})], [seg])  # the head sends dog -> cat: wrong
     assert [m["mention"] for m in s.mentions] == ["The dog"]
@@ -193,8 +193,10 @@ def test_rule_heads_without_dependencies():
         "#begin document (t); part 000",
         "t 0 0 The DT * - - - - * (1", "t 0 1 president NN * - - - - * -", "t 0 2 of IN * - - - - * -",
         "t 0 3 the DT * - - - - * (2", "t 0 4 company NN * - - - - * 1)|2)", "t 0 5 spoke VBD * - - - - * -",
-        "", "t 0 0 She PRP * - - - - * (1)", "t 0 1 left VBD * - - - - * -", "#end document", ""])
+        "", "t 0 0 She PRP * - - - - * (1)", "t 0 1 left VBD * - - - - * -", "t 0 2 -LRB- -LRB- * - - - - * -",
+        "t 0 3 /. . * - - - - * -", "#end document", ""])
     doc = read_coref(text)[0]
+    assert doc.sentences[1].text == "She left ( ."
     assert [(m.entity, doc.words[m.head]) for m in doc.mentions] == [("1", "president"), ("2", "company"),
                                                                      ("1", "She")]
 
@@ -229,6 +231,24 @@ left VERB 0 root e2)
     with pytest.warns(UserWarning, match="1 mention.*spanning sentences"):
         doc = read_coref(text)[0]
     assert [m.entity for m in doc.mentions] == ["e1", "e1"] and doc.dropped == 1
+
+
+def test_singletons_are_candidates_only_when_asked():
+    text = conllu("""
+Ann PROPN 2 nsubj (e1-person-1)
+met VERB 0 root
+Bob PROPN 2 obj (e2-person-1)
+""", """
+She PRON 2 nsubj (e1-person-1)
+left VERB 0 root
+""")
+    docs = read_coref(text)
+    paper = coref_segments(docs)[0]  # Bob is mentioned once: no candidate, as in the paper's data
+    assert [m.entity for m in paper.mentions] == ["e1", "e1"]
+    assert score_coref([word_result(paper)], [paper]).baselines["nearest"].tolist() == [True]  # She -> Ann
+    kept = coref_segments(docs, singletons=True)[0]
+    assert [m.entity for m in kept.mentions] == ["e1", "e2", "e1"]
+    assert score_coref([word_result(kept)], [kept]).baselines["nearest"].tolist() == [False]  # She -> Bob
 
 
 def test_singletons_only_is_a_clear_error():
@@ -340,7 +360,7 @@ def test_study_on_the_bundled_model():
 
 
 def test_views_of_the_scores():
-    seg = coref_segments(read_coref(DOGS))[0]
+    seg = coref_segments(read_coref(DOGS), singletons=True)[0]  # "A cat", mentioned once, stays a candidate
     s = score_coref([word_result(seg, {9: 1}, n_heads=3)], [seg])
     g = aw.coref_grid(s)
     assert g.statistic == "antecedent_selection" and (g.layer, g.head) == (0, 0)

@@ -13,8 +13,9 @@ Definitions (as in the paper, with every choice it leaves open stated here):
   choose itself); mentions of the same entity with the same span are one mention.
 - **Input segments.** BERT reads at most a fixed number of word pieces (Clark et al. ran their coreference analysis
   on inputs of at most 128 tokens). Each document is cut into segments of consecutive *whole sentences*, as many as fit
-  ``max_tokens`` pieces with the special tokens; a sentence that does not fit alone is its own segment and is
-  truncated by the runner (mentions whose head word was cut are not scored, and cut words are no one's antecedent).
+  ``max_tokens`` pieces with the special tokens; a sentence that does not fit alone is its own segment, read whole up
+  to the model's maximum length (beyond it the runner truncates with a warning; mentions whose head word was cut are
+  not scored, and cut words are no one's antecedent).
   Antecedents are looked for only inside the segment the mention is in; ``window="truncate"`` keeps only each
   document's first segment (a document cut to its start, the other reading of "truncated documents").
 - **Mention head word.** Where the file has a dependency annotation (CoNLL-U): the word of the mention whose
@@ -36,12 +37,15 @@ Definitions (as in the paper, with every choice it leaves open stated here):
     person 3, gender from ``Gender=`` if given; an attribute unknown on either side agrees), (4) any mention.
 
   Candidates are the mentions before the mention in its segment whose head word is in the input and differs from the
-  mention's own.
+  mention's own. Singletons (entities mentioned once in the document) are left out by default, since the paper's
+  CoNLL-2012 data annotates none: its candidates are coreferent mentions only (``singletons=True`` keeps them as
+  candidates, as a corpus with singletons, such as many CorefUD ones, would offer them).
 - **Mention type** (Table 2's columns): pronoun (``PRON``, PTB ``PRP PRP$ WP WP$`` or an English pronoun), proper
   (``PROPN``, ``NNP NNPS``) or nominal, by the head word.
 
 Input formats: :func:`read_coref` reads CorefUD (CoNLL-U with ``Entity=`` in MISC) and CoNLL-2012 (``#begin
-document`` ... ``#end document``, coreference in the last column) files. What they do with unusual annotation:
+document`` ... ``#end document``, coreference in the last column; the words, joined by spaces, are what the model
+reads, with OntoNotes' ``-LRB-`` etc. read as brackets) files. What they do with unusual annotation:
 
 - nested and crossing mentions are read (brackets close by entity id, the innermost open one first);
 - a discontinuous mention (CorefUD ``e1[1/2]`` ... ``e1[2/2]``) is one mention over its parts: it spans from the first
@@ -49,8 +53,8 @@ document`` ... ``#end document``, coreference in the last column) files. What th
 - a mention spanning sentences is dropped (neither scored nor anyone's antecedent), with a warning giving the count;
 - brackets on an empty node (CorefUD ``8.1``) open at the next word and close at the previous one; a mention of
   empty nodes only is dropped;
-- singletons are read (they count as candidates for the baselines, never as scored mentions); a file whose entities
-  are all singletons can be read, but scoring it raises ``ValueError`` (nothing has an antecedent);
+- singletons are read (never scored; candidates for the baselines only with ``singletons=True``); a file whose
+  entities are all singletons can be read, but scoring it raises ``ValueError`` (nothing has an antecedent);
 - a file with no coreference annotation at all, an unclosed bracket, a bracket closing an entity that is not open and
   any other bracket syntax raise ``ValueError`` naming the line.
 """
@@ -59,6 +63,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -458,6 +463,10 @@ def _read_corefud(lines: Iterable[str]) -> Iterator[CorefDocument]:
                          "files mark mentions as Entity=(e1-... / e1)")
 
 
+_PTB_WORDS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "/.": ".",
+              "/?": "?", "/-": "-"}
+"""OntoNotes' escaped brackets and conversational punctuation, read as the characters the model should see."""
+
 _CONLL_PART = re.compile(r"\(([^()|\s]+)\)|\(([^()|\s]+)|([^()|\s]+)\)")
 
 
@@ -520,7 +529,7 @@ def _read_conll2012(lines: Iterable[str]) -> Iterator[CorefDocument]:
                     doc.opened(single or opening, single or opening, index, number)
                 if single or closing:
                     doc.closed(single or closing, index, number, f"coreference {coref!r}")
-        words.append(cols[3])
+        words.append(_PTB_WORDS.get(cols[3], cols[3]))
         tags.append(cols[4] if len(cols) >= 6 else "_")
     if doc is not None:
         raise ValueError(f"document {doc.doc_id!r} has no #end document")
@@ -594,7 +603,8 @@ def _join(sentences: Sequence[Sentence]) -> Sentence:
 
 def coref_segments(documents: Sequence[CorefDocument], count: Callable[[str], int] | None = None,
                    max_tokens: int = 128, *, special: int = 2,
-                   window: Literal["segments", "truncate", "document"] = "segments") -> list[CorefSegment]:
+                   window: Literal["segments", "truncate", "document"] = "segments",
+                   singletons: bool = False) -> list[CorefSegment]:
     """Cut documents into what the model reads: consecutive whole sentences within ``max_tokens`` pieces.
 
     Parameters
@@ -609,6 +619,9 @@ def coref_segments(documents: Sequence[CorefDocument], count: Callable[[str], in
     window : {"segments", "truncate", "document"}
         "segments": every segment; "truncate": only each document's first; "document": the whole document as one
         input (the runner keeps long inputs lazily; a model with a maximum length truncates it).
+    singletons : bool
+        Keep mentions of entities mentioned once in their document (as baseline candidates; they are never scored).
+        Default False, as the paper's data has none.
 
     Examples
     --------
@@ -642,10 +655,12 @@ def coref_segments(documents: Sequence[CorefDocument], count: Callable[[str], in
         if window == "truncate":
             groups = groups[:1]
         offsets = [*doc.offsets, len(doc.feats)]
+        size_of = Counter(m.entity for m in doc.mentions)
+        kept = [m for m in doc.mentions if singletons or size_of[m.entity] > 1]
         for k, group in enumerate(groups):
             lo, hi = offsets[group[0]], offsets[group[-1] + 1]
             mentions = [Mention(m.entity, m.start - lo, m.end - lo, m.head - lo, tuple(w - lo for w in m.words))
-                        for m in doc.mentions if lo <= m.start and m.end < hi]
+                        for m in kept if lo <= m.start and m.end < hi]
             out.append(CorefSegment(doc.doc_id, k, _join([doc.sentences[i] for i in group]), mentions,
                                     doc.feats[lo:hi]))
     return out
