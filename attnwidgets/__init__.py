@@ -107,6 +107,11 @@ _LAZY: dict[str, str] = {
     "plot_compare": "attnwidgets.plots",
     "compare_attention": "attnwidgets.analysis.compare",
     "align_tokens": "attnwidgets.analysis.compare",
+    "coref_scores": "attnwidgets.studies.coref",
+    "read_coref": "attnwidgets.analysis.coref",
+    "CorefScores": "attnwidgets.analysis.coref",
+    "coref_grid": "attnwidgets.widgets",
+    "plot_coref": "attnwidgets.plots",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

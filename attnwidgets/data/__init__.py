@@ -4,7 +4,9 @@ Everything here was written by the attnwidgets team for this package (nothing is
 
 - ``corpus.txt``: short paragraphs on mixed topics, one sentence per line, paragraphs separated by blank lines;
 - ``sentences.txt``: single sentences of varied structure;
-- ``ud_sample.conllu``: 45 sentences annotated by hand in Universal Dependencies (v2) style.
+- ``ud_sample.conllu``: 45 sentences annotated by hand in Universal Dependencies (v2) style;
+- ``coref_sample.conllu``: 6 short documents (29 sentences) annotated by hand with dependencies and coreference in
+  CorefUD style (``Entity=`` brackets in MISC).
 
 Examples
 --------
@@ -19,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["data_path", "load_corpus", "load_pairs", "load_paragraphs", "ud_sample_path"]
+__all__ = ["coref_sample_path", "data_path", "load_corpus", "load_pairs", "load_paragraphs", "ud_sample_path"]
 
 Kind = Literal["all", "sentences", "paragraph_sentences"]
 
@@ -28,8 +30,8 @@ def data_path(name: str) -> Path:
     """Path of a bundled data file (``"corpus.txt"``, ``"sentences.txt"``, ``"ud_sample.conllu"``)."""
     path = resources.files(__name__).joinpath(name)
     if not path.is_file():
-        raise FileNotFoundError(f"no bundled data file {name!r}; the package ships corpus.txt, sentences.txt and "
-                                "ud_sample.conllu")
+        raise FileNotFoundError(f"no bundled data file {name!r}; the package ships corpus.txt, sentences.txt, "
+                                "ud_sample.conllu and coref_sample.conllu")
     return Path(str(path))
 
 
@@ -95,3 +97,15 @@ def load_pairs() -> list[tuple[str, str]]:
 def ud_sample_path() -> Path:
     """Path of the hand-annotated CoNLL-U sample (45 sentences), for :func:`attnwidgets.analysis.read_conllu`."""
     return data_path("ud_sample.conllu")
+
+
+def coref_sample_path() -> Path:
+    """Path of the hand-annotated coreference sample (CorefUD CoNLL-U: 6 documents, 29 sentences, 80 mentions), for
+    :func:`attnwidgets.coref_scores` and :func:`attnwidgets.read_coref`.
+
+    Examples
+    --------
+    >>> coref_sample_path().name
+    'coref_sample.conllu'
+    """
+    return data_path("coref_sample.conllu")

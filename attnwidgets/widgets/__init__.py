@@ -5,6 +5,7 @@ from ..viewdata.wire import pack
 from ._base import AttnWidget, set_theme
 from .ablation import AblationWidget
 from .compare import AttentionCompare
+from .coref import coref_grid
 from .entropy_bars import EntropyBars
 from .generation import GenerationView
 from .head_cluster_map import HeadClusterMap
@@ -35,6 +36,7 @@ __all__ = [
     "ProfileLink",
     "QKStepThrough",
     "SelectionLink",
+    "coref_grid",
     "head_matrix",
     "link_selection",
     "pack",

@@ -1,0 +1,938 @@
+"""Attention heads as coreference resolvers (Clark et al. 2019, section 5 "Coreference Resolution" and Table 2).
+
+Definitions (as in the paper, with every choice it leaves open stated here):
+
+- **Antecedent selection accuracy** of a head: the share of coreferent mentions whose *head word* attends most to
+  the head word of one of that mention's antecedents. "Attends most" is the argmax of the head's word-level attention
+  row of the mention's head word over the other words of the input ([CLS], [SEP] and the word itself excluded).
+  Word-level attention is :mod:`attnwidgets.analysis.words`'s, as for the dependency scores: to a word, the sum over
+  its pieces; from a word, the mean of its pieces' rows (``rows="first"``: the first piece's row).
+- **Mentions, order, antecedents.** Mentions are ordered by (start, end) in the document. The antecedents of a
+  mention are the mentions of the same entity that come before it in that order *and lie in the same input segment*
+  (see below). A mention is scored when at least one antecedent has a head word other than its own (a word cannot
+  choose itself); mentions of the same entity with the same span are one mention.
+- **Input segments.** BERT reads at most a fixed number of word pieces (Clark et al. ran their coreference analysis
+  on inputs of at most 128 tokens). Each document is cut into segments of consecutive *whole sentences*, as many as fit
+  ``max_tokens`` pieces with the special tokens; a sentence that does not fit alone is its own segment, read whole up
+  to the model's maximum length (beyond it the runner truncates with a warning; mentions whose head word was cut are
+  not scored, and cut words are no one's antecedent).
+  Antecedents are looked for only inside the segment the mention is in; ``window="truncate"`` keeps only each
+  document's first segment (a document cut to its start, the other reading of "truncated documents").
+- **Mention head word.** Where the file has a dependency annotation (CoNLL-U): the word of the mention whose
+  dependency head lies outside the mention, punctuation skipped; when several do (a span that is not one subtree),
+  the one closest to the root, then the leftmost. Without dependencies (CoNLL-2012 files, CoNLL-U with ``_`` heads):
+  cut the mention before its first preposition, subordinator, wh-word, verb or punctuation after its first word
+  (PTB ``IN TO WDT WP WP$ WRB MD VB* , : -LRB-``; UD ``ADP SCONJ VERB AUX PUNCT``) and take the last noun, pronoun or
+  number of what is left (PTB ``NN* PRP* CD``; UD ``NOUN PROPN PRON NUM``), else its last word; with no tags at all,
+  the last word of the mention. So "the president of the company" is headed by "president" either way.
+- **Baselines** (the paper's first three rows of Table 2; the same candidates, the same "correct" test — the chosen
+  word is the head word of an antecedent):
+
+  - ``nearest``: the nearest preceding mention (the last before it in the order above);
+  - ``same_head``: the nearest preceding mention whose head word is the same word (case-insensitive); when there is
+    none, the nearest preceding mention;
+  - ``rules``: a sieve system after Lee et al. (2011), as the paper's: the nearest preceding mention passing the
+    first sieve that any passes, of (1) the same full text, (2) the same head word, (3) agreeing in number, gender
+    and person (pronouns from a small English lexicon; other mentions: number from ``Number=`` or the PTB tag,
+    person 3, gender from ``Gender=`` if given; an attribute unknown on either side agrees), (4) any mention.
+
+  Candidates are the mentions before the mention in its segment whose head word is in the input and differs from the
+  mention's own. Singletons (entities mentioned once in the document) are left out by default, since the paper's
+  CoNLL-2012 data annotates none: its candidates are coreferent mentions only (``singletons=True`` keeps them as
+  candidates, as a corpus with singletons, such as many CorefUD ones, would offer them).
+- **Mention type** (Table 2's columns): pronoun (``PRON``, PTB ``PRP PRP$ WP WP$`` or an English pronoun), proper
+  (``PROPN``, ``NNP NNPS``) or nominal, by the head word.
+
+Input formats: :func:`read_coref` reads CorefUD (CoNLL-U with ``Entity=`` in MISC) and CoNLL-2012 (``#begin
+document`` ... ``#end document``, coreference in the last column; the words, joined by spaces, are what the model
+reads, with OntoNotes' ``-LRB-`` etc. read as brackets) files. What they do with unusual annotation:
+
+- nested and crossing mentions are read (brackets close by entity id, the innermost open one first);
+- a discontinuous mention (CorefUD ``e1[1/2]`` ... ``e1[2/2]``) is one mention over its parts: it spans from the first
+  part's start to the last part's end, and its head word is found among the parts' words only;
+- a mention spanning sentences is dropped (neither scored nor anyone's antecedent), with a warning giving the count;
+- brackets on an empty node (CorefUD ``8.1``) open at the next word and close at the previous one; a mention of
+  empty nodes only is dropped;
+- singletons are read (never scored; candidates for the baselines only with ``singletons=True``); a file whose
+  entities are all singletons can be read, but scoring it raises ``ValueError`` (nothing has an antecedent);
+- a file with no coreference annotation at all, an unclosed bracket, a bracket closing an entity that is not open and
+  any other bracket syntax raise ``ValueError`` naming the line.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ..result import AttentionResult
+from .dependency import Sentence, piece_word_matrix
+from .words import RowMode, WordMap, WordStack
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["BASELINES", "CorefDocument", "CorefScores", "CorefSegment", "Mention", "coref_segments", "read_coref",
+           "score_coref"]
+
+BASELINES = ("nearest", "same_head", "rules")
+"""The baselines of Clark et al.'s Table 2 that need only the file, in its row order."""
+
+BASELINE_LABELS = {"nearest": "nearest mention", "same_head": "same head word", "rules": "rule-based sieves"}
+_SHORT = {"nearest": "nearest", "same_head": "same head", "rules": "rules"}
+KINDS = ("pronoun", "proper", "nominal")
+
+# person, number, gender of English pronouns (None: unknown)
+_PRONOUNS: dict[str, tuple[int | None, str | None, str | None]] = {}
+for _forms, _agreement in (
+    ("i me my mine myself", (1, "sing", None)), ("we us our ours ourselves", (1, "plur", None)),
+    ("you your yours yourself yourselves", (2, None, None)), ("he him his himself", (3, "sing", "masc")),
+    ("she her hers herself", (3, "sing", "fem")), ("it its itself", (3, "sing", "neut")),
+    ("they them their theirs themselves", (3, "plur", None)), ("this that", (3, "sing", None)),
+    ("these those", (3, "plur", None)), ("who whom whose which", (None, None, None)),
+):
+    for _w in _forms.split():
+        _PRONOUNS[_w] = _agreement
+
+_PTB_NOUN = re.compile(r"^(NN|NNS|NNP|NNPS|PRP|PRP\$|CD)$")
+_PTB_CUT = re.compile(r"^(IN|TO|WDT|WP|WP\$|WRB|MD|VB.?|,|:|-LRB-)$")
+_UD_NOUN = {"NOUN", "PROPN", "PRON", "NUM"}
+_UD_CUT = {"ADP", "SCONJ", "VERB", "AUX", "PUNCT"}
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One mention: word indices in its document (or segment), inclusive.
+
+    Attributes
+    ----------
+    entity : str
+        The entity (cluster) id as the file spells it.
+    start, end : int
+        First and last word (0-based, inclusive).
+    head : int
+        The head word (see the module docstring for the rule).
+    words : tuple[int, ...]
+        The words of the mention (all of start..end, except for a discontinuous mention).
+    """
+
+    entity: str
+    start: int
+    end: int
+    head: int
+    words: tuple[int, ...] = ()
+
+
+@dataclass
+class CorefDocument:
+    """A document of a coreference file: its sentences (for the text the model reads) and its mentions.
+
+    Attributes
+    ----------
+    doc_id : str
+    sentences : list[Sentence]
+        The sentences (words, dependency heads within the sentence, relations, text, tags).
+    mentions : list[Mention]
+        Sorted by (start, end); word indices count over the whole document.
+    feats : list[str]
+        The FEATS column of each word ("_" when absent), for the rule-based baseline.
+    dropped : int
+        Mentions left out (spanning sentences, or of empty nodes only).
+    """
+
+    doc_id: str
+    sentences: list[Sentence]
+    mentions: list[Mention]
+    feats: list[str] = field(default_factory=list)
+    dropped: int = 0
+
+    @property
+    def words(self) -> list[str]:
+        return [w for s in self.sentences for w in s.words]
+
+    @property
+    def offsets(self) -> list[int]:
+        """The document index of each sentence's first word."""
+        return [int(x) for x in np.cumsum([0] + [len(s.words) for s in self.sentences])[:-1]]
+
+    @property
+    def n_entities(self) -> int:
+        return len({m.entity for m in self.mentions})
+
+    def __repr__(self) -> str:
+        return (f"CorefDocument({self.doc_id!r}, {len(self.sentences)} sentences, {len(self.mentions)} mentions, "
+                f"{self.n_entities} entities)")
+
+
+@dataclass
+class CorefSegment:
+    """What the model reads at once: consecutive whole sentences of one document, and their mentions.
+
+    Attributes
+    ----------
+    doc_id : str
+    index : int
+        The segment's number within its document (0, 1, ...).
+    sentence : Sentence
+        The segment's sentences as one (words, text, tags), what :func:`piece_word_matrix` aligns to the pieces.
+    mentions : list[Mention]
+        The mentions inside the segment, word indices counted from its first word.
+    feats : list[str]
+    """
+
+    doc_id: str
+    index: int
+    sentence: Sentence
+    mentions: list[Mention]
+    feats: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.sentence.text
+
+
+# -- head words ------------------------------------------------------------------------------------------------------
+
+
+def _depths(heads: Sequence[int]) -> list[int]:
+    out = []
+    for i in range(len(heads)):
+        d, j, seen = 0, i, set()
+        while 0 <= heads[j] < len(heads) and j not in seen:
+            seen.add(j)
+            j = heads[j]
+            d += 1
+        out.append(d)
+    return out
+
+
+def _rule_head(words: Sequence[int], tags: Sequence[str]) -> int:
+    """The head word of a mention without dependencies (see the module docstring)."""
+    if not any(t not in ("", "_", "-") for t in (tags[w] for w in words)):
+        return words[-1]
+    prefix = [words[0]]
+    for w in words[1:]:
+        t = tags[w]
+        if _PTB_CUT.match(t) or t in _UD_CUT:
+            break
+        prefix.append(w)
+    nouns = [w for w in prefix if _PTB_NOUN.match(tags[w]) or tags[w] in _UD_NOUN]
+    return nouns[-1] if nouns else prefix[-1]
+
+
+def _mention_head(words: Sequence[int], heads: Sequence[int], deprels: Sequence[str], tags: Sequence[str],
+                  depth: Sequence[int], has_deps: bool) -> int:
+    if not has_deps:
+        return _rule_head(words, tags)
+    inside = set(words)
+    tops = [w for w in words if heads[w] not in inside]
+    if not tops:  # a cycle in the annotation: no word leaves the mention
+        return _rule_head(words, tags)
+    plain = [w for w in tops if deprels[w].split(":")[0] != "punct"] or tops
+    return min(plain, key=lambda w: (depth[w], w))
+
+
+# -- reading ---------------------------------------------------------------------------------------------------------
+
+_ENTITY_PART = re.compile(r"\(([^()]+)\)|\(([^()]+)|([^()]+)\)")
+
+
+@dataclass
+class _Open:
+    key: str
+    entity: str
+    start: int
+    sentence: int
+    line: int
+
+
+@dataclass
+class _Builder:
+    """Collects one document's sentences and brackets."""
+
+    doc_id: str
+    sentences: list[Sentence] = field(default_factory=list)
+    feats: list[str] = field(default_factory=list)
+    deprels: list[str] = field(default_factory=list)
+    heads: list[int] = field(default_factory=list)  # document-level, -1 for a root
+    has_deps: list[bool] = field(default_factory=list)
+    open: list[_Open] = field(default_factory=list)
+    parts: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # discontinuous: (entity, id/total)
+    spans: list[tuple[str, list[int], bool]] = field(default_factory=list)  # entity, words, spans sentences
+    n_words: int = 0
+    empty_only: int = 0
+
+    def add_sentence(self, s: Sentence, feats: list[str], has_deps: bool) -> None:
+        offset = self.n_words
+        self.sentences.append(s)
+        self.feats += feats
+        self.deprels += s.relations
+        self.heads += [offset + int(h) if h >= 0 else -1 for h in s.heads]
+        self.has_deps += [has_deps] * len(s.words)
+        self.n_words += len(s.words)
+
+    def opened(self, key: str, entity: str, start: int, line: int) -> None:
+        self.open.append(_Open(key, entity, start, len(self.sentences), line))
+
+    def closed(self, key: str, end: int, line: int, what: str) -> None:
+        for k in range(len(self.open) - 1, -1, -1):
+            if self.open[k].key == key:
+                o = self.open.pop(k)
+                break
+        else:
+            raise ValueError(f"line {line}: {what} closes {key!r}, which is not open")
+        if end < o.start:
+            self.empty_only += 1
+            return
+        base, part = _split_part(key)
+        words = list(range(o.start, end + 1))
+        if part is not None:  # one part of a discontinuous mention: collect until its last part closes
+            slot = (o.entity, f"{base}/{part[1]}")
+            self.parts.setdefault(slot, []).extend(words)
+            if part[0] != part[1]:
+                return
+            words = sorted(set(self.parts.pop(slot)))
+        sentences = {self._sentence_of(w) for w in (words[0], words[-1])}
+        self.spans.append((o.entity, words, len(sentences) > 1))
+
+    def _sentence_of(self, w: int) -> int:
+        total = 0
+        for i, s in enumerate(self.sentences):
+            total += len(s.words)
+            if w < total:
+                return i
+        return len(self.sentences)
+
+    def finish(self, line: int) -> CorefDocument:
+        if self.open:
+            o = self.open[0]
+            raise ValueError(f"line {o.line}: mention of {o.key!r} opened here is never closed (document "
+                             f"{self.doc_id!r} ends at line {line})")
+        if self.parts:
+            (entity, key), _ = next(iter(self.parts.items()))
+            raise ValueError(f"document {self.doc_id!r}: discontinuous mention of {entity!r} ({key}) lacks its "
+                             "last part")
+        tags = [t for s in self.sentences for t in (s.upos or ["_"] * len(s.words))]
+        depth = _depths(self.heads)
+        mentions: dict[tuple[str, int, int, tuple[int, ...]], Mention] = {}
+        spanning = 0
+        for entity, words, crosses in self.spans:
+            if crosses:
+                spanning += 1
+                continue
+            has_deps = all(self.has_deps[w] for w in words)
+            head = _mention_head(words, self.heads, self.deprels, tags, depth, has_deps)
+            m = Mention(entity, words[0], words[-1], head, tuple(words))
+            mentions[(entity, m.start, m.end, m.words)] = m
+        if spanning:
+            warnings.warn(f"document {self.doc_id!r}: {spanning} mention(s) spanning sentences left out (a head word "
+                          "is found within one sentence)", stacklevel=4)
+        ordered = sorted(mentions.values(), key=lambda m: (m.start, m.end, m.entity))
+        return CorefDocument(self.doc_id, self.sentences, ordered, self.feats, spanning + self.empty_only)
+
+
+def _split_part(key: str) -> tuple[str, tuple[int, int] | None]:
+    m = re.fullmatch(r"(.+?)\[(\d+)/(\d+)\]", key)
+    if not m:
+        return key, None
+    return m.group(1), (int(m.group(2)), int(m.group(3)))
+
+
+def _entity_brackets(value: str, line: int) -> list[tuple[str, str]]:
+    """('open' | 'close' | 'single', content) of a CorefUD ``Entity=`` value, in order."""
+    out: list[tuple[str, str]] = []
+    pos = 0
+    for m in _ENTITY_PART.finditer(value):
+        if m.start() != pos:
+            break
+        single, opening, closing = m.groups()
+        out.append(("single", single) if single else ("open", opening) if opening else ("close", closing))
+        pos = m.end()
+    if pos != len(value) or not out:
+        raise ValueError(f"line {line}: malformed Entity={value!r} (expected brackets like '(e1-person-1', 'e1)' or "
+                         "'(e2-place-1)')")
+    return out
+
+
+def _eid(content: str) -> tuple[str, str]:
+    """(key with any [i/n] part marker, entity id) from an opening bracket's content ``e1[1/2]-person-1-...``."""
+    key = content.split("-", 1)[0]
+    return key, _split_part(key)[0]
+
+
+def _read_corefud(lines: Iterable[str]) -> Iterator[CorefDocument]:
+    doc: _Builder | None = None
+    words: list[str] = []
+    heads: list[int] = []
+    rels: list[str] = []
+    tags: list[str] = []
+    feats: list[str] = []
+    surface: list[tuple[str, tuple[int, ...]]] = []
+    built = ""
+    own_text: str | None = None
+    sent_id: str | None = None
+    span_end = 0
+    has_deps = True
+    number = 0
+    seen_entity = False
+    n_docs = 0
+
+    def flush() -> None:
+        nonlocal doc, n_docs
+        if doc is None:
+            doc = _Builder(f"doc{n_docs}")
+            n_docs += 1
+        text = own_text if own_text is not None else built.strip()
+        doc.add_sentence(Sentence(words, np.array(heads, dtype=np.int64) - 1, rels, text, sent_id, tags, surface),
+                         feats, has_deps)
+
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\n").rstrip("\r")
+        if not line.strip():
+            if words:
+                flush()
+            words, heads, rels, tags, feats, surface, built, own_text, sent_id = [], [], [], [], [], [], "", None, None
+            span_end, has_deps = 0, True
+            continue
+        if line.startswith("#"):
+            key, eq, value = line[1:].partition("=")
+            key = key.strip()
+            if key in ("newdoc id", "newdoc"):
+                if doc is not None:
+                    yield doc.finish(number)
+                doc = _Builder(value.strip() or f"doc{n_docs}")
+                n_docs += 1
+            elif eq and key == "sent_id":
+                sent_id = value.strip()
+            elif eq and key == "text":
+                own_text = value.strip()
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise ValueError(f"CoNLL-U line {number} has {len(cols)} tab-separated columns, expected 10: {line[:60]!r}")
+        if doc is None:
+            doc = _Builder(f"doc{n_docs}")
+            n_docs += 1
+        misc = cols[9]
+        space = "" if "SpaceAfter=No" in misc else " "
+        empty = "." in cols[0]
+        if "-" in cols[0]:
+            first, last = (int(x) for x in cols[0].split("-"))
+            surface.append((cols[1], tuple(range(first - 1, last))))
+            built += cols[1] + space
+            span_end = last
+            continue
+        index = doc.n_words + len(words)  # this word's document index (the next word's, for an empty node)
+        for item in misc.split("|"):
+            if not item.startswith("Entity="):
+                continue
+            seen_entity = True
+            for kind, content in _entity_brackets(item[len("Entity="):], number):
+                if kind in ("open", "single"):
+                    key, entity = _eid(content)
+                    doc.opened(key, entity, index, number)
+                if kind in ("close", "single"):
+                    key = content.strip() if kind == "close" else _eid(content)[0]
+                    doc.closed(key, index - 1 if empty else index, number, f"Entity={item[7:]!r}")
+        if empty:
+            continue
+        if int(cols[0]) != len(words) + 1:
+            raise ValueError(f"CoNLL-U line {number}: word ids must run 1, 2, 3...; got {cols[0]}")
+        words.append(cols[1])
+        if cols[6] == "_":
+            has_deps = False
+        heads.append(int(cols[6]) if cols[6] not in ("_", "") else 0)
+        rels.append(cols[7])
+        tags.append(cols[3])
+        feats.append(cols[5])
+        if len(words) > span_end:
+            surface.append((cols[1], (len(words) - 1,)))
+            built += cols[1] + space
+    if words:
+        flush()
+    if doc is not None:
+        yield doc.finish(number)
+    if not seen_entity:
+        raise ValueError("this CoNLL-U file has no coreference annotation (no Entity= in any MISC column); CorefUD "
+                         "files mark mentions as Entity=(e1-... / e1)")
+
+
+_PTB_WORDS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "/.": ".",
+              "/?": "?", "/-": "-"}
+"""OntoNotes' escaped brackets and conversational punctuation, read as the characters the model should see."""
+
+_CONLL_PART = re.compile(r"\(([^()|\s]+)\)|\(([^()|\s]+)|([^()|\s]+)\)")
+
+
+def _read_conll2012(lines: Iterable[str]) -> Iterator[CorefDocument]:
+    doc: _Builder | None = None
+    words: list[str] = []
+    tags: list[str] = []
+    seen = False
+    number = 0
+
+    def flush() -> None:
+        assert doc is not None
+        n = len(words)
+        s = Sentence(list(words), np.full(n, -1, dtype=np.int64), ["_"] * n, " ".join(words), None, list(tags), [])
+        doc.add_sentence(s, ["_"] * n, False)
+
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\n").rstrip("\r")
+        if line.startswith("#begin document"):
+            if doc is not None:
+                raise ValueError(f"line {number}: #begin document before the previous #end document")
+            name = line[len("#begin document"):].strip()
+            m = re.match(r"\((.*)\);\s*part\s*(\S+)", name)
+            doc = _Builder(f"{m.group(1)}/{m.group(2)}" if m else name)
+            continue
+        if line.startswith("#end document"):
+            if doc is None:
+                raise ValueError(f"line {number}: #end document without #begin document")
+            if words:
+                flush()
+                words, tags = [], []
+            yield doc.finish(number)
+            doc = None
+            continue
+        if not line.strip():
+            if words and doc is not None:
+                flush()
+            words, tags = [], []
+            continue
+        if line.startswith("#"):
+            continue
+        if doc is None:
+            raise ValueError(f"line {number}: a token outside #begin document ... #end document")
+        cols = line.split()
+        if len(cols) < 4:
+            raise ValueError(f"CoNLL-2012 line {number} has {len(cols)} columns; expected document, part, word number, "
+                             "word, ..., coreference")
+        index = doc.n_words + len(words)
+        coref = cols[-1]
+        if coref not in ("-", "_"):
+            items = coref.split("|")
+            for item in items:
+                m = _CONLL_PART.fullmatch(item)
+                if m is None:
+                    raise ValueError(f"line {number}: malformed coreference {coref!r} (expected '-', '(1', '1)', '(1)' "
+                                     "joined by '|')")
+                seen = True
+                single, opening, closing = m.groups()
+                if single or opening:
+                    doc.opened(single or opening, single or opening, index, number)
+                if single or closing:
+                    doc.closed(single or closing, index, number, f"coreference {coref!r}")
+        words.append(_PTB_WORDS.get(cols[3], cols[3]))
+        tags.append(cols[4] if len(cols) >= 6 else "_")
+    if doc is not None:
+        raise ValueError(f"document {doc.doc_id!r} has no #end document")
+    if not seen:
+        raise ValueError("this CoNLL-2012 file has no coreference annotation (every coreference column is '-')")
+
+
+def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "corefud", "conll2012"] = "auto"
+               ) -> list[CorefDocument]:
+    """Read the documents of a coreference file: CorefUD's CoNLL-U (``Entity=`` in MISC) or CoNLL-2012.
+
+    Parameters
+    ----------
+    source : path, file text (a string with newlines) or iterable of lines
+    format : {"auto", "corefud", "conll2012"}
+        "auto" takes CoNLL-2012 when a line starts with ``#begin document``, else CorefUD.
+
+    Returns
+    -------
+    list[CorefDocument]
+        Documents in file order, each with its mentions sorted by (start, end) and their head words. See the module
+        docstring for nested, discontinuous and sentence-spanning mentions.
+
+    Examples
+    --------
+    >>> rows = ["# newdoc id = d", "1 Ann Ann PROPN _ _ 2 nsubj _ Entity=(e1-person-1)",
+    ...         "2 said say VERB _ _ 0 root _ _", "3 she she PRON _ _ 2 obj _ Entity=(e1-person-1)"]
+    >>> doc = read_coref([r.replace(" ", "\\t") if r[0] != "#" else r for r in rows])[0]
+    >>> doc, [(m.entity, m.start, m.head) for m in doc.mentions]
+    (CorefDocument('d', 1 sentences, 2 mentions, 1 entities), [('e1', 0, 0), ('e1', 2, 2)])
+    """
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"no coreference file at {str(path)!r}")
+        lines = path.read_text(encoding="utf-8").splitlines()
+    elif isinstance(source, str):
+        lines = source.splitlines()
+    else:
+        lines = list(source)
+    if format not in ("auto", "corefud", "conll2012"):
+        raise ValueError(f"format must be 'auto', 'corefud' or 'conll2012', got {format!r}")
+    if format == "auto":
+        format = "conll2012" if any(line.startswith("#begin document") for line in lines) else "corefud"
+    docs = list(_read_conll2012(lines) if format == "conll2012" else _read_corefud(lines))
+    if not docs or not any(d.sentences for d in docs):
+        raise ValueError("the coreference file has no sentences")
+    return docs
+
+
+# -- segments --------------------------------------------------------------------------------------------------------
+
+
+def _join(sentences: Sequence[Sentence]) -> Sentence:
+    words: list[str] = []
+    heads: list[int] = []
+    rels: list[str] = []
+    tags: list[str] = []
+    surface: list[tuple[str, tuple[int, ...]]] = []
+    for s in sentences:
+        off = len(words)
+        words += s.words
+        heads += [off + int(h) if h >= 0 else -1 for h in s.heads]
+        rels += s.relations
+        tags += s.upos or ["_"] * len(s.words)
+        units = s.surface or [(w, (i,)) for i, w in enumerate(s.words)]
+        surface += [(form, tuple(off + i for i in ids)) for form, ids in units]
+    text = " ".join(s.text for s in sentences)
+    return Sentence(words, np.array(heads, dtype=np.int64), rels, text, sentences[0].sent_id, tags, surface)
+
+
+def coref_segments(documents: Sequence[CorefDocument], count: Callable[[str], int] | None = None,
+                   max_tokens: int = 128, *, special: int = 2,
+                   window: Literal["segments", "truncate", "document"] = "segments",
+                   singletons: bool = False) -> list[CorefSegment]:
+    """Cut documents into what the model reads: consecutive whole sentences within ``max_tokens`` pieces.
+
+    Parameters
+    ----------
+    documents : sequence of CorefDocument
+    count : callable, optional
+        Word pieces of a text without special tokens (the tokenizer's); None counts words.
+    max_tokens : int
+        Pieces per input with the special tokens (128: Clark et al.'s inputs).
+    special : int
+        Special tokens the model adds ([CLS] and [SEP]: 2).
+    window : {"segments", "truncate", "document"}
+        "segments": every segment; "truncate": only each document's first; "document": the whole document as one
+        input (the runner keeps long inputs lazily; a model with a maximum length truncates it).
+    singletons : bool
+        Keep mentions of entities mentioned once in their document (as baseline candidates; they are never scored).
+        Default False, as the paper's data has none.
+
+    Examples
+    --------
+    >>> rows = ["1 Ann Ann PROPN _ _ 0 root _ Entity=(e1-person-1)", "", "1 She she PRON _ _ 0 root _ Entity=(e1)"]
+    >>> doc = read_coref([r.replace(" ", "\\t") for r in rows])
+    >>> [len(s.mentions) for s in coref_segments(doc, max_tokens=3)], len(coref_segments(doc)[0].mentions)
+    ([1, 1], 2)
+    """
+    if window not in ("segments", "truncate", "document"):
+        raise ValueError(f"window must be 'segments', 'truncate' or 'document', got {window!r}")
+    budget = max_tokens - special
+    if budget < 1:
+        raise ValueError(f"max_tokens={max_tokens} leaves no room for words after {special} special tokens")
+    size = count if count is not None else (lambda text: len(text.split()))
+    out: list[CorefSegment] = []
+    for doc in documents:
+        if not doc.sentences:
+            continue
+        groups: list[list[int]] = []
+        used = 0
+        for i, s in enumerate(doc.sentences):
+            n = size(s.text)
+            if window != "document" and groups and used + n <= budget:
+                groups[-1].append(i)
+                used += n
+            elif window == "document" and groups:
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+                used = n
+        if window == "truncate":
+            groups = groups[:1]
+        offsets = [*doc.offsets, len(doc.feats)]
+        size_of = Counter(m.entity for m in doc.mentions)
+        kept = [m for m in doc.mentions if singletons or size_of[m.entity] > 1]
+        for k, group in enumerate(groups):
+            lo, hi = offsets[group[0]], offsets[group[-1] + 1]
+            mentions = [Mention(m.entity, m.start - lo, m.end - lo, m.head - lo, tuple(w - lo for w in m.words))
+                        for m in kept if lo <= m.start and m.end < hi]
+            out.append(CorefSegment(doc.doc_id, k, _join([doc.sentences[i] for i in group]), mentions,
+                                    doc.feats[lo:hi]))
+    return out
+
+
+# -- scoring ---------------------------------------------------------------------------------------------------------
+
+
+def _kind(word: str, tag: str) -> str:
+    if tag in ("PRON", "PRP", "PRP$", "WP", "WP$") or word.lower() in _PRONOUNS:
+        return "pronoun"
+    if tag in ("PROPN", "NNP", "NNPS"):
+        return "proper"
+    return "nominal"
+
+
+def _attrs(word: str, tag: str, feats: str) -> tuple[int | None, str | None, str | None]:
+    lower = word.lower()
+    if lower in _PRONOUNS and tag not in ("NOUN", "PROPN", "NN", "NNS", "NNP", "NNPS"):
+        return _PRONOUNS[lower]
+    fs = dict(f.split("=", 1) for f in feats.split("|") if "=" in f)
+    number = {"Sing": "sing", "Plur": "plur"}.get(fs.get("Number", ""))
+    if number is None and tag in ("NNS", "NNPS"):
+        number = "plur"
+    elif number is None and tag in ("NN", "NNP"):
+        number = "sing"
+    gender = {"Masc": "masc", "Fem": "fem", "Neut": "neut"}.get(fs.get("Gender", ""))
+    return 3, number, gender
+
+
+def _agree(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
+@dataclass
+class _Scored:
+    """What one segment contributes."""
+
+    index: list[int]  # scored mentions (positions in the segment's mention list)
+    antecedents: list[set[int]]  # their antecedents' head words
+    baselines: dict[str, list[bool]]
+    info: list[dict[str, Any]]
+
+
+def _score_segment_mentions(seg: CorefSegment, present: np.ndarray) -> _Scored:
+    words = seg.sentence.words
+    tags = seg.sentence.upos or ["_"] * len(words)
+    feats = seg.feats or ["_"] * len(words)
+    kept = [i for i, m in enumerate(seg.mentions) if present[m.head]]
+    mentions = [seg.mentions[i] for i in kept]
+    text = [" ".join(words[w] for w in m.words).lower() for m in mentions]
+    heads_lower = [words[m.head].lower() for m in mentions]
+    attrs = [_attrs(words[m.head], tags[m.head], feats[m.head]) for m in mentions]
+    out = _Scored([], [], {b: [] for b in BASELINES}, [])
+    for i, m in enumerate(mentions):
+        before = [j for j in range(i) if mentions[j].head != m.head]
+        ante = {mentions[j].head for j in before if mentions[j].entity == m.entity}
+        if not ante:
+            continue
+        nearest = mentions[before[-1]].head
+        same = [j for j in before if heads_lower[j] == heads_lower[i]]
+        same_head = mentions[same[-1]].head if same else nearest
+        rule = nearest
+        for hits in ([j for j in before if text[j] == text[i]], [j for j in before if heads_lower[j] == heads_lower[i]],
+                     [j for j in before if _agree(attrs[j], attrs[i])]):
+            if hits:
+                rule = mentions[hits[-1]].head
+                break
+        out.index.append(kept[i])
+        out.antecedents.append(ante)
+        out.baselines["nearest"].append(nearest in ante)
+        out.baselines["same_head"].append(same_head in ante)
+        out.baselines["rules"].append(rule in ante)
+        out.info.append(dict(document=seg.doc_id, segment=seg.index, entity=m.entity,
+                             mention=" ".join(words[w] for w in m.words), head_word=words[m.head], head_index=m.head,
+                             kind=_kind(words[m.head], tags[m.head]), n_antecedents=len(ante)))
+    return out
+
+
+def _head_predictions(result: AttentionResult, seg: CorefSegment, rows: RowMode, queries: Sequence[int]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """((L, H, q) argmax word of each query word's row, (m,) words present in the input)."""
+    c = piece_word_matrix(seg.sentence, result.tokens, result.special_mask)  # (n, m)
+    sizes = c.sum(0)
+    present = sizes > 0
+    m = c.shape[1]
+    if rows == "mean":
+        r = (c / np.maximum(sizes, 1)).T
+    elif rows == "first":
+        r = np.zeros((m, result.n_tokens), dtype=np.float32)
+        first = np.argmax(c > 0, axis=0)
+        r[np.flatnonzero(present), first[present]] = 1.0
+    else:
+        raise ValueError(f"rows must be 'mean' or 'first', got {rows!r}")
+    q = np.asarray(list(queries), dtype=np.int64)
+    n_layers, n_heads = result.n_layers, result.n_heads
+    pred = np.zeros((n_layers, n_heads, q.size), dtype=np.int64)
+    if not q.size:
+        return pred, present
+    words = WordStack(layers=(), source=result.stack("self"), word_map=WordMap(r[q], c))
+    for layer in range(n_layers):
+        w = np.array(words.rows(layer, 0, q.size), dtype=np.float32)  # (H, q, m)
+        w[:, np.arange(q.size), q] = -np.inf  # a word may not choose itself
+        w[..., ~present] = -np.inf
+        pred[layer] = w.argmax(-1)
+    return pred, present
+
+
+@dataclass
+class CorefScores:
+    """Antecedent selection accuracy of every head, beside Clark et al.'s baselines (module docstring: definitions).
+
+    Attributes
+    ----------
+    correct : np.ndarray
+        (L, H, M) bool: head (layer, head) chose an antecedent's head word for scored mention M.
+    baselines : dict[str, np.ndarray]
+        Baseline name (:data:`BASELINES`) -> (M,) bool.
+    mentions : list[dict]
+        One per scored mention: document, segment, entity, mention, head_word, head_index, kind, n_antecedents.
+    n_documents, n_segments : int
+    model : str
+    max_tokens : int
+    """
+
+    correct: np.ndarray
+    baselines: dict[str, np.ndarray]
+    mentions: list[dict[str, Any]]
+    n_documents: int = 0
+    n_segments: int = 0
+    model: str = ""
+    max_tokens: int = 128
+
+    @property
+    def n_mentions(self) -> int:
+        return int(self.correct.shape[-1])
+
+    @property
+    def accuracy(self) -> np.ndarray:
+        """(L, H) antecedent selection accuracy of each head."""
+        return self.correct.mean(-1)
+
+    @property
+    def kinds(self) -> np.ndarray:
+        return np.array([m["kind"] for m in self.mentions], dtype=object)
+
+    def baseline_accuracy(self) -> dict[str, float]:
+        """Accuracy of each baseline, in :data:`BASELINES` order."""
+        return {k: float(self.baselines[k].mean()) for k in BASELINES}
+
+    def best_heads(self, k: int = 5) -> pd.DataFrame:
+        """The ``k`` best heads: layer, head (0-based), label ("layer-head", 1-based as in the paper), accuracy,
+        correct, count; sorted by accuracy, then layer and head."""
+        table = self.table()
+        return table.sort_values(["accuracy", "layer", "head"], ascending=[False, True, True], kind="stable"
+                                 ).head(k).reset_index(drop=True)
+
+    def table(self) -> pd.DataFrame:
+        """Every head: layer, head, label, accuracy, correct, count (and the accuracy on pronoun, proper and nominal
+        mentions), in layer-head order."""
+        import pandas as pd
+
+        n_layers, n_heads, _ = self.correct.shape
+        layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
+        frame = pd.DataFrame({
+            "layer": layer.ravel(), "head": head.ravel(),
+            "label": [f"{a + 1}-{b + 1}" for a, b in zip(layer.ravel(), head.ravel())],
+            "accuracy": self.accuracy.ravel(), "correct": self.correct.sum(-1).ravel(),
+            "count": self.n_mentions,
+        })
+        kinds = self.kinds
+        for kind in KINDS:
+            sel = kinds == kind
+            with np.errstate(invalid="ignore"):
+                frame[kind] = (self.correct[..., sel].mean(-1) if sel.any() else np.full((n_layers, n_heads), np.nan)
+                               ).ravel()
+        return frame
+
+    def summary(self) -> pd.DataFrame:
+        """Clark et al.'s Table 2: the three baselines and the best head, accuracy on all mentions and by type
+        (pronoun, proper, nominal), with the number of mentions in the last row."""
+        import pandas as pd
+
+        kinds = self.kinds
+        best = self.best_heads(1).iloc[0]
+        rows: dict[str, np.ndarray] = {BASELINE_LABELS[b]: self.baselines[b] for b in BASELINES}
+        rows[f"head {best['label']}"] = self.correct[int(best["layer"]), int(best["head"])]
+
+        def acc(x: np.ndarray, sel: np.ndarray) -> float:
+            return float(x[sel].mean()) if sel.any() else float("nan")
+
+        data = {name: {"all": acc(x, np.ones(len(x), bool)), **{k: acc(x, kinds == k) for k in KINDS}}
+                for name, x in rows.items()}
+        frame = pd.DataFrame(data).T
+        frame.loc["mentions"] = [float(len(kinds))] + [float((kinds == k).sum()) for k in KINDS]
+        return frame
+
+    def caption(self) -> str:
+        """One line: what was scored and the baselines (the grid's and the figure's title)."""
+        base = ", ".join(f"{_SHORT[k]} {v:.2f}" for k, v in self.baseline_accuracy().items())
+        model = f"{self.model} · " if self.model else ""
+        return f"{model}{self.n_mentions} coreferent mentions · baselines: {base}"
+
+    def __repr__(self) -> str:
+        n_layers, n_heads, _ = self.correct.shape
+        best = self.best_heads(1).iloc[0]
+        base = ", ".join(f"{k} {v:.2f}" for k, v in self.baseline_accuracy().items())
+        model = f"{self.model!r}, " if self.model else ""
+        return (f"CorefScores({model}{self.n_documents} documents, {self.n_segments} segments, {self.n_mentions} "
+                f"mentions, {n_layers} layers x {n_heads} heads; best head {best['label']} {best['accuracy']:.2f}; "
+                f"baselines {base})")
+
+
+def score_coref(results: Iterable[AttentionResult], segments: Sequence[CorefSegment], *, rows: RowMode = "mean",
+                max_tokens: int = 128) -> CorefScores:
+    """Score every head's antecedent selection on segments already run (``results[i]`` is ``segments[i].text``).
+
+    Parameters
+    ----------
+    results : iterable of AttentionResult
+        One per segment, in order (a generator is fine).
+    segments : sequence of CorefSegment
+        From :func:`coref_segments`.
+    rows : {"mean", "first"}
+        A word's row: the mean of its pieces' rows (paper) or its first piece's (Clark et al.'s code).
+
+    Examples
+    --------
+    "Ann said she" with "Ann" and "she" one entity; a head that sends "she" to "Ann" is right, one that sends it to
+    "said" is wrong:
+
+    >>> rows = ["1 Ann Ann PROPN _ _ 2 nsubj _ Entity=(e1-person-1)", "2 said say VERB _ _ 0 root _ _",
+    ...         "3 she she PRON _ _ 2 obj _ Entity=(e1-person-1)"]
+    >>> segs = coref_segments(read_coref([r.replace(" ", "\\t") for r in rows]))
+    >>> a = np.full((1, 2, 5, 5), 0.2, np.float32)
+    >>> a[0, 0, 3], a[0, 1, 3] = [.1, .6, .1, .1, .1], [.1, .1, .6, .1, .1]   # "she": head 0 -> Ann, 1 -> said
+    >>> r = AttentionResult.from_arrays(a, ["[CLS]", "ann", "said", "she", "[SEP]"],
+    ...                                 special_mask=np.array([1, 0, 0, 0, 1], bool))
+    >>> s = score_coref([r], segs)
+    >>> s.accuracy.tolist(), s.baseline_accuracy()
+    ([[1.0, 0.0]], {'nearest': 1.0, 'same_head': 1.0, 'rules': 1.0})
+    """
+    correct: list[np.ndarray] = []
+    baselines: dict[str, list[bool]] = {b: [] for b in BASELINES}
+    info: list[dict[str, Any]] = []
+    model = ""
+    shape: tuple[int, int] | None = None
+    n_segments = 0
+    docs: set[str] = set()
+    total_mentions = 0
+    for result, seg in zip(results, segments):
+        model = model or result.model.name
+        n_segments += 1
+        docs.add(seg.doc_id)
+        total_mentions += len(seg.mentions)
+        if shape is None:
+            shape = (result.n_layers, result.n_heads)
+        present = piece_word_matrix(seg.sentence, result.tokens, result.special_mask).sum(0) > 0
+        scored = _score_segment_mentions(seg, present)
+        if not scored.index:
+            continue
+        pred, _ = _head_predictions(result, seg, rows, [seg.mentions[i].head for i in scored.index])
+        for k, ante in enumerate(scored.antecedents):
+            correct.append(np.isin(pred[..., k], list(ante)))
+        for b in BASELINES:
+            baselines[b] += scored.baselines[b]
+        info += scored.info
+    if n_segments == 0:
+        raise ValueError("no segments were scored (no results, or no segments)")
+    if not correct:
+        raise ValueError(f"no mention has an antecedent in its segment ({total_mentions} mentions in {n_segments} "
+                         "segments): the file holds singletons only, or its coreferent mentions fall in different "
+                         "segments (raise max_tokens)")
+    return CorefScores(np.stack(correct, -1), {b: np.array(v, dtype=bool) for b, v in baselines.items()}, info,
+                       len(docs), n_segments, model, max_tokens)
