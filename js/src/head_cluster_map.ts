@@ -19,6 +19,7 @@ import {
   fmt,
   headLabel,
   nearestPoint,
+  repaintOnResize,
   roomFor,
   scatterLayout,
   statRange,
@@ -242,6 +243,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
     load,
   });
 
+  cleanups.push(repaintOnResize(el, paint));
   return shell.close;
 }
 

@@ -20,6 +20,7 @@ import {
   gridCellAt,
   gridLayout,
   headLabel,
+  repaintOnResize,
   roomFor,
   statRange,
   textOn,
@@ -227,6 +228,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
     load,
   });
 
+  cleanups.push(repaintOnResize(el, paint));
   return shell.close;
 }
 

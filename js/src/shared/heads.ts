@@ -218,6 +218,27 @@ export function roomFor(el: HTMLElement): number {
   return w > 0 ? w : Number.POSITIVE_INFINITY;
 }
 
+/** Repaint a view that sizes itself by {@link roomFor} whenever the room it has changes: the first paint can come
+ * before the output area is laid out (room unknown, so the view drew at full size and was clipped), and a resized
+ * window or side panel changes it later. Returns the cleanup. */
+export function repaintOnResize(el: HTMLElement, paint: () => void): () => void {
+  if (typeof ResizeObserver === "undefined") return () => {};
+  let room = roomFor(el);
+  let frame = 0;
+  const observer = new ResizeObserver(() => {
+    const now = roomFor(el);
+    if (now === room) return;
+    room = now;
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => paint());
+  });
+  observer.observe(el);
+  return () => {
+    cancelAnimationFrame(frame);
+    observer.disconnect();
+  };
+}
+
 /** Query heads grouped by the key/value head they read (GQA: query head h reads key/value head
  * h // (heads / kv heads)): [[0, 1], [2, 3]] for 4 heads on 2; null when none are shared (nKv 0 = unknown, or one
  * key/value head per query head). The head view's swatches and the ablation grid outline these groups. */
