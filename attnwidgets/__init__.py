@@ -100,6 +100,14 @@ _LAZY: dict[str, str] = {
     "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
     "plot_generation": "attnwidgets.plots",
+    "head_roles": "attnwidgets.studies.roles",
+    "confirm_role": "attnwidgets.studies.roles",
+    "induction_loss": "attnwidgets.studies.roles",
+    "HeadRoles": "attnwidgets.analysis.roles",
+    "role_scores": "attnwidgets.analysis.roles",
+    "head_roles_view": "attnwidgets.widgets.roles",
+    "plot_head_roles": "attnwidgets.plots.roles",
+    "plot_role_check": "attnwidgets.plots.roles",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]
