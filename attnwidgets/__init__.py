@@ -108,6 +108,9 @@ _LAZY: dict[str, str] = {
     "head_roles_view": "attnwidgets.widgets.roles",
     "plot_head_roles": "attnwidgets.plots.roles",
     "plot_role_check": "attnwidgets.plots.roles",
+    "plot_induction_curve": "attnwidgets.plots.roles",
+    "LiveInductionCurve": "attnwidgets.plots.roles",
+    "HeadRolesView": "attnwidgets.widgets.roles",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

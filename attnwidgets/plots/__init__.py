@@ -10,6 +10,7 @@ from .heatmap import plot_heatmap
 from .model_view import plot_model_view
 from .profile import plot_profile
 from .qk import plot_qk
+from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
 
 __all__ = [
     "plot_ablation_panel",
@@ -27,4 +28,8 @@ __all__ = [
     "plot_sinks",
     "plot_sweep",
     "plot_token_attention",
+    "LiveInductionCurve",
+    "plot_head_roles",
+    "plot_induction_curve",
+    "plot_role_check",
 ]

@@ -16,6 +16,7 @@ from .model_view import ModelView
 from .positional import PositionalExplorer
 from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
+from .roles import HeadRolesView, head_roles_view
 
 __all__ = [
     "AblationWidget",
@@ -38,4 +39,6 @@ __all__ = [
     "pack",
     "set_theme",
     "sink_grid",
+    "HeadRolesView",
+    "head_roles_view",
 ]
