@@ -129,16 +129,17 @@ def test_random_decoders_shapes_and_sanity(fixture, request):
     assert roles.extra["induction_loss"].shape == (4,)
     frame = roles.frame()
     assert list(frame.columns) == ["layer", "head", *ROLES] and len(frame) == 8
-    assert frame.loc[(frame["layer"] == 1) & (frame["head"] == 3), "induction"].item() == roles.scores["induction"][1, 3]
+    row = frame[(frame["layer"] == 1) & (frame["head"] == 3)]
+    assert row["induction"].item() == roles.scores["induction"][1, 3]
     # seeded
     np.testing.assert_array_equal(aw.head_roles(path, seq_len=8, n_seqs=4, seed=1).scores["induction"],
                                   roles.scores["induction"])
 
 
 def test_encoders_and_encoder_decoders_are_refused(tiny_bert, tiny_bart):
-    with pytest.raises(ValueError, match="needs a decoder.*is an encoder"):
+    with pytest.raises(ValueError, match=r"needs a decoder.*is an encoder"):
         aw.head_roles(tiny_bert)
-    with pytest.raises(ValueError, match="needs a decoder.*is an encoder-decoder"):
+    with pytest.raises(ValueError, match=r"needs a decoder.*is an encoder-decoder"):
         aw.head_roles(tiny_bart)
     with pytest.raises(ValueError, match="needs a decoder"):
         aw.confirm_role(None)
@@ -165,3 +166,52 @@ def test_confirm_role_ablates_the_top_heads(tiny_gpt2):
     f = check.frame()
     assert len(f) == 5 and f["rise"].iloc[0] == 0.0
     assert "raises the induction loss" in repr(check)
+
+
+def _toy_roles():
+    from attnwidgets.analysis.roles import HeadRoles
+
+    n = 3
+    ex = np.stack([_pattern("previous_token", n), _pattern("induction", n)])[None].astype(np.float32)
+    result = aw.AttentionResult.from_arrays(ex, ["<s>", "a", "b", "c", "a", "b", "c"], kind="decoder")
+    scores = role_scores(ex, n)
+    return HeadRoles(scores, result, n, 1, 1, 0, "toy")
+
+
+def test_view_opens_the_best_head():
+    roles = _toy_roles()
+    view = aw.head_roles_view(roles)
+    assert (view.grid.layer, view.grid.head, view.heatmap.head) == (0, 1, 1)
+    assert view.grid.values("induction").tolist() == [[0.0, 1.0]]
+    assert view.grid._meta["labels"]["induction"] == "induction score"
+    assert aw.head_roles_view(roles, "previous_token").heatmap.head == 0
+    with pytest.raises(ValueError, match="unknown role"):
+        aw.head_roles_view(roles, "copying")
+    with pytest.raises(TypeError, match="takes the HeadRoles"):
+        aw.head_roles_view({"induction": np.zeros((1, 2))})
+    with pytest.raises(ValueError, match="layer 3 is out of range"):
+        aw.head_roles_view(roles, layer=3)
+
+
+def test_static_twins():
+    roles = _toy_roles()
+    fig = aw.plot_head_roles(roles, "previous_token")
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles[1] == "head 0.0 on the repeated tokens" and "previous-token score" in titles[0]
+    # the drawn map is the head's attention (the induction stripe for head 1)
+    fig = aw.plot_head_roles(roles, "induction")
+    drawn = next(ax for ax in fig.axes if ax.get_title().startswith("head 0.1"))
+    data = drawn.collections[0].get_array() if drawn.collections else drawn.images[0].get_array()
+    matrix = np.ma.filled(np.ma.asarray(data, dtype=float), np.nan).reshape(7, 7)
+    np.testing.assert_allclose(np.nan_to_num(matrix), _pattern("induction", 3), atol=1e-6)
+    from attnwidgets.plots.roles import LiveInductionCurve
+
+    live = LiveInductionCurve(total=10, display=False)
+    live.update(0, 3.4, np.array([[0.05, 0.1]]))
+    live.update(10, 1.0, np.array([[0.1, 0.9]]))
+    ax = live.figure().axes
+    assert ax[0].get_title() == "step 10: loss 1.00, max induction 0.90"
+    lines = ax[1].get_lines()
+    assert [round(v, 2) for v in lines[1].get_ydata()] == [0.1, 0.9] and lines[1].get_linewidth() == 2.5
+    with pytest.raises(ValueError, match="one entry per evaluation"):
+        aw.plot_induction_curve([0, 1], [1.0], np.zeros((2, 1, 1)))

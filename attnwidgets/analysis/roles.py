@@ -36,7 +36,7 @@ import numpy as np
 
 from ..result import AttentionResult
 
-__all__ = ["ROLE_LABELS", "ROLES", "HeadRoles", "role_positions", "role_scores"]
+__all__ = ["ROLES", "ROLE_LABELS", "HeadRoles", "RoleCheck", "role_positions", "role_scores"]
 
 ROLES = ("previous_token", "duplicate_token", "induction")
 """The role names, in the order the grid's menu lists them."""
@@ -198,3 +198,57 @@ class HeadRoles:
         return (f"HeadRoles({self.model!r}, {L} layers x {H} heads, {self.n_seqs} sequences of "
                 f"{'[BOS] + ' if self.prefix else ''}2 x {self.seq_len} tokens; best induction head {best} = "
                 f"{self.scores['induction'][best]:.2f})")
+
+
+@dataclass(eq=False)
+class RoleCheck:
+    """What :func:`confirm_role` measured.
+
+    Attributes
+    ----------
+    role : str
+    heads : list[tuple[int, int]]
+        The ablated best heads of the role.
+    clean : float
+        Induction loss with nothing ablated.
+    ablated : float
+        Induction loss with ``heads`` ablated.
+    random_heads : list[list[tuple[int, int]]]
+        The random head sets (same size, drawn from the other heads).
+    random : np.ndarray
+        Induction loss with each random set ablated.
+    """
+
+    role: str
+    heads: list[tuple[int, int]]
+    clean: float
+    ablated: float
+    random_heads: list[list[tuple[int, int]]] = field(default_factory=list)
+    random: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def rise(self) -> float:
+        """Loss rise from ablating the role's best heads."""
+        return self.ablated - self.clean
+
+    @property
+    def random_rise(self) -> float:
+        """Mean loss rise from ablating random heads (NaN when there were none)."""
+        return float(np.mean(self.random) - self.clean) if len(self.random) else float("nan")
+
+    def frame(self) -> Any:
+        """One row per run: what was ablated, which heads, the induction loss and its rise over the clean run."""
+        import pandas as pd
+
+        rows = [{"ablated": "nothing", "heads": [], "induction_loss": self.clean},
+                {"ablated": f"top {len(self.heads)} {self.role}", "heads": self.heads, "induction_loss": self.ablated}]
+        rows += [{"ablated": f"random {len(h)} #{i + 1}", "heads": h, "induction_loss": float(v)}
+                 for i, (h, v) in enumerate(zip(self.random_heads, self.random))]
+        frame = pd.DataFrame(rows)
+        frame["rise"] = frame["induction_loss"] - self.clean
+        return frame
+
+    def __repr__(self) -> str:
+        return (f"RoleCheck({self.role!r}: ablating {self.heads} raises the induction loss by {self.rise:+.3f} "
+                f"(from {self.clean:.3f}); {len(self.random)} random sets of {len(self.heads)}: "
+                f"{self.random_rise:+.3f} on average)")

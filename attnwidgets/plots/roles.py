@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..analysis.roles import ROLE_LABELS, ROLES
+from ..analysis.roles import ROLES
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.roles import check_roles, role_stats
 from .head_stats import plot_head_stats
@@ -64,13 +64,14 @@ def plot_role_check(check: Any, *, theme: str | None = None) -> Figure:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnwidgets.studies.roles import RoleCheck
+    >>> from attnwidgets.analysis.roles import RoleCheck
     >>> fig = plot_role_check(RoleCheck("induction", [(1, 2)], 0.5, 3.0, [[(0, 0)], [(1, 1)]], np.array([0.6, 0.5])))
     >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
     ['clean', 'top 1\\ninduction', 'random\\n#1', 'random\\n#2']
     """
     theme = resolve_theme(theme)
-    labels = ["clean", f"top {len(check.heads)}\n{check.role}", *[f"random\n#{i + 1}" for i in range(len(check.random))]]
+    labels = ["clean", f"top {len(check.heads)}\n{check.role}",
+              *[f"random\n#{i + 1}" for i in range(len(check.random))]]
     values = [check.clean, check.ablated, *np.asarray(check.random, dtype=float).tolist()]
     colors = ["#8c8c8c", "#d1242f", *["#4c78a8"] * len(check.random)]
     scale = LECTURE_SCALE if theme == "lecture" else 1.0

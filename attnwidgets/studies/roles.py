@@ -12,20 +12,19 @@ encoder-decoder splits the sequence over two stacks; both are refused with a mes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..analysis.roles import ROLES, HeadRoles, role_scores
+from ..analysis.roles import ROLES, HeadRoles, RoleCheck, role_scores
 from ..result import AttentionResult
 from ..runner import Encoded, Runner, get_runner
 from ..runner.ablation import Ablation
 from ..runner.encoding import token_texts
 
-__all__ = ["RoleCheck", "confirm_role", "head_roles", "induction_loss", "repeated_tokens"]
+__all__ = ["confirm_role", "head_roles", "induction_loss", "repeated_tokens"]
 
 
 def _decoder_runner(model: Any, what: str) -> Runner:
@@ -195,60 +194,6 @@ def induction_loss(model: Any = None, *, heads: Any = (), mode: str | float = "z
     losses = [_second_copy_loss(logits, torch.from_numpy(ids[s:s + batch_size]), seq_len, prefix)
               for s, (_, logits) in zip(range(0, len(ids), batch_size), _forward(runner, ids, ablation, batch_size))]
     return float(np.concatenate(losses).mean())
-
-
-@dataclass(eq=False)
-class RoleCheck:
-    """What :func:`confirm_role` measured.
-
-    Attributes
-    ----------
-    role : str
-    heads : list[tuple[int, int]]
-        The ablated best heads of the role.
-    clean : float
-        Induction loss with nothing ablated.
-    ablated : float
-        Induction loss with ``heads`` ablated.
-    random_heads : list[list[tuple[int, int]]]
-        The random head sets (same size, drawn from the other heads).
-    random : np.ndarray
-        Induction loss with each random set ablated.
-    """
-
-    role: str
-    heads: list[tuple[int, int]]
-    clean: float
-    ablated: float
-    random_heads: list[list[tuple[int, int]]] = field(default_factory=list)
-    random: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    @property
-    def rise(self) -> float:
-        """Loss rise from ablating the role's best heads."""
-        return self.ablated - self.clean
-
-    @property
-    def random_rise(self) -> float:
-        """Mean loss rise from ablating random heads (NaN when there were none)."""
-        return float(np.mean(self.random) - self.clean) if len(self.random) else float("nan")
-
-    def frame(self) -> Any:
-        """One row per run: what was ablated, which heads, the induction loss and its rise over the clean run."""
-        import pandas as pd
-
-        rows = [{"ablated": "nothing", "heads": [], "induction_loss": self.clean},
-                {"ablated": f"top {len(self.heads)} {self.role}", "heads": self.heads, "induction_loss": self.ablated}]
-        rows += [{"ablated": f"random {len(h)} #{i + 1}", "heads": h, "induction_loss": float(v)}
-                 for i, (h, v) in enumerate(zip(self.random_heads, self.random))]
-        frame = pd.DataFrame(rows)
-        frame["rise"] = frame["induction_loss"] - self.clean
-        return frame
-
-    def __repr__(self) -> str:
-        return (f"RoleCheck({self.role!r}: ablating {self.heads} raises the induction loss by {self.rise:+.3f} "
-                f"(from {self.clean:.3f}); {len(self.random)} random sets of {len(self.heads)}: "
-                f"{self.random_rise:+.3f} on average)")
 
 
 def confirm_role(

@@ -1,10 +1,19 @@
 """Watch an induction head form: train the toy decoder on repeated random tokens and record every head's scores.
 
 Olsson et al. 2022 saw induction heads appear in a sudden "phase change": the loss sits on a plateau, then drops in
-a bump at the moment a head in the second layer starts attending from each token to the token that followed its
-earlier occurrence (helped by a previous-token head in the first layer). This module reproduces that in seconds on a
-CPU. The data is ``<bos> r r`` with ``r`` a fresh random block of tokens for every sequence: the first copy
-cannot be predicted at all (loss ``log(vocab)``), the second can only be predicted by copying in context.
+a bump at the moment a head starts attending from each token to the token that followed its earlier occurrence. This
+module reproduces that in seconds on a CPU. The data is ``<bos> r r`` with ``r`` a fresh random block for every
+batch: the first copy cannot be predicted at all (loss ``log(vocab)``), the second only by copying in context.
+
+Two choices make it an induction head and make it quick:
+
+- the block's length varies from batch to batch (``seq_len // 2`` to ``seq_len``), so "copy the token a fixed
+  distance back" (a purely positional head, which a fixed length lets layer 0 learn) does not solve the task: the
+  head has to find the earlier occurrence by its content;
+- the keys are *smeared* (Olsson et al.'s "smeared key" models, :class:`SmearedKeys`): each key mixes in the previous
+  position's key, so a key says which token came before it. A plain 2-layer model needs a previous-token head in
+  layer 0 composed with a head in layer 1 for that, and learns it only after thousands of steps; with smeared keys one
+  head can do it alone, and it forms in a few hundred. ``smeared_keys=False`` trains the plain model.
 
 Torch, like the rest of the teaching kit's models. The scores are :func:`attnwidgets.analysis.roles.role_scores`,
 the same definitions :func:`attnwidgets.head_roles` uses on a Hugging Face decoder.
@@ -16,8 +25,8 @@ A few steps only (the default, 500 steps, forms the head: ``tests/test_teaching_
 >>> run = train_induction(steps=20, eval_every=10, progress=False)
 >>> run.eval_steps.tolist(), run.induction.shape          # evaluations x layers x heads
 ([0, 10, 20], (3, 2, 4))
->>> run.result().tokens[:3], run.result().attention.shape  # <bos> + 2 x 12 tokens
-(['<bos>', 'Q', 'P'], (2, 4, 25, 25))
+>>> run.result().tokens[:2], run.result().attention.shape  # <bos> + 2 x 10 tokens
+(['<bos>', 'H'], (2, 4, 21, 21))
 """
 
 from __future__ import annotations
@@ -27,15 +36,16 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from ..analysis.roles import HeadRoles, role_scores
+from ..analysis.roles import HeadRoles, RoleCheck, role_scores
 from ..result import AttentionResult, ModelInfo
-from .transformer import DecoderOnlyTransformer, TransformerConfig
+from .transformer import DecoderOnlyTransformer, EncoderLayer, TransformerConfig
 
 __all__ = ["InductionRun", "random_repeats", "train_induction"]
 
@@ -164,21 +174,66 @@ class InductionRun:
         zeroing their attention weights)."""
         return _probe_eval(self.model, torch.from_numpy(self.probe), self.seq_len, list(heads))[0]
 
+    def confirm_role(self, k: int = 1, n_random: int = 5, seed: int = 0) -> RoleCheck:
+        """Ablate the ``k`` heads with the highest final induction score and, for comparison, ``n_random`` random sets
+        of ``k`` other heads; the second-copy loss of each (as :func:`attnwidgets.confirm_role` does on a Hugging
+        Face decoder)."""
+        roles = self.roles()
+        top = roles.top("induction", k)
+        n_layers, n_heads = roles.shape
+        others = [(la, h) for la in range(n_layers) for h in range(n_heads) if (la, h) not in top]
+        if not 1 <= len(top) <= len(others):
+            raise ValueError(f"k={k} must leave at least as many other heads to compare with ({n_layers * n_heads} "
+                             "heads in all)")
+        rng = np.random.default_rng(seed)
+        sets = [[others[i] for i in sorted(rng.choice(len(others), len(top), replace=False))] for _ in range(n_random)]
+        return RoleCheck("induction", top, self.induction_loss(), self.induction_loss(top), sets,
+                         np.array([self.induction_loss(s) for s in sets]))
+
     def __repr__(self) -> str:
         best = self.max_induction
         return (f"InductionRun({self.steps} steps, {self.seconds:.1f} s; max induction score {best[0]:.2f} -> "
                 f"{best[-1]:.2f}, second-copy loss {self.eval_loss[0]:.2f} -> {self.eval_loss[-1]:.2f})")
 
 
+class SmearedKeys(nn.Module):
+    """A key projection whose key at position j mixes in the key of j - 1: ``σ(a_h) k_j + (1 − σ(a_h)) k_{j−1}``, one
+    learned ``a_h`` per head (Olsson et al. 2022's "smeared key" architecture). A key then says what token came
+    before it, which an induction head otherwise needs a previous-token head in an earlier layer for; so a head can
+    find "the token after an earlier X" on its own, and the model learns it in a few hundred steps instead of
+    thousands."""
+
+    def __init__(self, proj: nn.Linear, n_heads: int) -> None:
+        super().__init__()
+        self.proj = proj
+        self.n_heads = n_heads
+        self.alpha = nn.Parameter(torch.zeros(n_heads))  # σ(0) = 0.5: half this key, half the previous one
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        k = self.proj(x)  # (B, S, nkv * hs)
+        B, S, D = k.shape
+        k = k.view(B, S, self.n_heads, D // self.n_heads)
+        mix = torch.sigmoid(self.alpha).view(1, 1, -1, 1)
+        prev = torch.cat([k[:, :1], k[:, :-1]], dim=1)  # the first position has no previous key: itself
+        return (mix * k + (1 - mix) * prev).view(B, S, D)
+
+
+def _smear_keys(model: DecoderOnlyTransformer) -> None:
+    for block in model.blocks:
+        attn = cast(EncoderLayer, block).self_attn
+        attn.k_proj = SmearedKeys(cast(nn.Linear, attn.k_proj), attn.n_kv_heads)  # type: ignore[assignment]
+
+
 @contextmanager
 def _ablated(model: DecoderOnlyTransformer, heads: list[tuple[int, int]]) -> Iterator[None]:
     """Zero the out-projection columns of ``heads`` inside the block (a head's output, and so its weights, off)."""
-    saved = []
+    saved: list[tuple[torch.Tensor, torch.Tensor, int]] = []
     hs = model.cfg.head_dim
     for layer, head in heads:
         if not (0 <= layer < len(model.blocks) and 0 <= head < model.cfg.n_heads):
             raise ValueError(f"no head ({layer}, {head}) in a {len(model.blocks)} x {model.cfg.n_heads} model")
-        w = model.blocks[layer].self_attn.out_proj.weight  # type: ignore[union-attr]
+        block = cast(EncoderLayer, model.blocks[layer])
+        w = block.self_attn.out_proj.weight
         saved.append((w, w[:, head * hs:(head + 1) * hs].clone(), head))
     try:
         with torch.no_grad():
@@ -215,8 +270,8 @@ def _check(value: Any, what: str, least: int = 1) -> int:
 def train_induction(
     *,
     steps: int = 500,
-    seq_len: int = 16,
-    vocab: int = 32,
+    seq_len: int = 10,
+    vocab: int = 16,
     batch_size: int = 32,
     lr: float = 3e-3,
     seed: int = 0,
@@ -226,16 +281,18 @@ def train_induction(
     callback: Callable[[int, float, np.ndarray], None] | None = None,
     progress: bool = True,
     threads: int | None = 1,
+    smeared_keys: bool = True,
 ) -> InductionRun:
     """Train a 2-layer toy decoder on ``<bos> r r`` (fresh random ``r`` each time) and record the heads' scores.
 
     Parameters
     ----------
     steps : int
-        Optimizer steps (AdamW, constant learning rate). 500 takes about 10 s on one CPU core; the induction head
-        forms around step 250-350 with the defaults.
+        Optimizer steps (AdamW, constant learning rate). 500 take about 10 s of one CPU core; with the defaults the
+        induction head forms around step 250-350.
     seq_len : int
-        Length of the random block ``r`` (distinct tokens).
+        Longest random block ``r`` in training (each batch draws its length from ``seq_len // 2`` .. ``seq_len``) and
+        the length of the probe's blocks (distinct tokens).
     vocab : int
         Ordinary tokens (ids 1..vocab); ``<bos>`` is id 0. Must be at least ``seq_len``.
     batch_size : int
@@ -250,7 +307,7 @@ def train_induction(
         Probe sequences the scores are averaged over.
     config : dict, optional
         Overrides for :class:`~attnwidgets.teaching.transformer.TransformerConfig` (default: 2 layers, 4 heads,
-        d_model 64, d_ff 128, sinusoidal positions, pre-norm).
+        d_model 32, d_ff 32, sinusoidal positions, pre-norm).
     callback : Callable[[int, float, np.ndarray], None], optional
         Called after each evaluation as ``callback(step, second_copy_loss, induction)`` with the (layers, heads)
         induction scores, for live plots (:class:`attnwidgets.plots.LiveInductionCurve`).
@@ -258,6 +315,8 @@ def train_induction(
         Show a ``tqdm.auto`` progress bar.
     threads : int | None
         torch CPU threads while training (restored afterwards); 1 is fastest for a model this small.
+    smeared_keys : bool
+        Smear every attention layer's keys (see the module docstring); False trains the plain toy decoder.
 
     Returns
     -------
@@ -269,15 +328,18 @@ def train_induction(
                                        _check(n_probe, "n_probe"))
     if vocab < seq_len:
         raise ValueError(f"vocab={vocab} tokens cannot make a block of seq_len={seq_len} distinct tokens")
-    settings = dict(d_model=64, n_heads=4, n_decoder_layers=2, d_ff=128, max_len=1 + 2 * seq_len, pad_id=-1)
+    settings = dict(d_model=32, n_heads=4, n_decoder_layers=2, d_ff=32, max_len=1 + 2 * seq_len, pad_id=-1)
     settings.update(config or {})
     settings["max_len"] = max(int(settings["max_len"]), 1 + 2 * seq_len)
+    shortest = max(2, seq_len // 2)
     previous_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
     try:
         torch.manual_seed(seed)
         model = DecoderOnlyTransformer(TransformerConfig(vocab_size=vocab + 1, **settings))  # type: ignore[arg-type]
+        if smeared_keys:
+            _smear_keys(model)
         opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=0.01)
         data = torch.Generator().manual_seed(int(seed) * 2 + 1)
         probe = random_repeats(n_probe, seq_len, vocab, torch.Generator().manual_seed(int(seed) * 2 + 2))
@@ -297,7 +359,8 @@ def train_induction(
                 if step == steps:
                     break
                 model.train()
-                x = random_repeats(batch_size, seq_len, vocab, data, distinct=False)
+                n = int(torch.randint(shortest, seq_len + 1, (1,), generator=data))  # the period varies by step
+                x = random_repeats(batch_size, n, vocab, data, distinct=False)
                 logits = model(x[:, :-1])
                 loss = F.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten())
                 opt.zero_grad(set_to_none=True)

@@ -13,7 +13,6 @@ import ipywidgets
 from ..analysis.roles import ROLES
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.roles import check_roles, role_stats
-from ._base import checked
 from .head_stats_grid import HeadStatsGrid
 from .heatmap import AttentionHeatmap
 from .linking import link_selection
@@ -45,8 +44,8 @@ class HeadRolesView(ipywidgets.HBox):
             raise ValueError(f"unknown role {role!r}; choose one of {list(ROLES)}")
         n_layers, n_heads = roles.shape
         best = roles.top(role, 1)[0]
-        layer = best[0] if layer is None else checked(check_layer, layer, n_layers)
-        head = best[1] if head is None else checked(check_head, head, n_heads)
+        layer = best[0] if layer is None else check_layer(layer, n_layers)
+        head = best[1] if head is None else check_head(head, n_heads)
         self.roles = roles
         self.grid = HeadStatsGrid(role_stats(roles, "head_roles_view"), statistic=role, layer=layer, head=head,
                                   **kwargs)
