@@ -207,6 +207,7 @@ def test_static_twins():
     from attnwidgets.plots.roles import LiveInductionCurve
 
     live = LiveInductionCurve(total=10, display=False)
+    assert live.figure().axes[0].get_title() == ""  # what is displayed before the first evaluation
     live.update(0, 3.4, np.array([[0.05, 0.1]]))
     live.update(10, 1.0, np.array([[0.1, 0.9]]))
     ax = live.figure().axes

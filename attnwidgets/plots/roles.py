@@ -103,7 +103,7 @@ def plot_induction_curve(steps: Sequence[int], loss: Sequence[float], induction:
     steps_a = np.asarray(steps, dtype=float)
     loss_a = np.asarray(loss, dtype=float)
     ind = np.asarray(induction, dtype=float)
-    ind = ind.reshape(len(ind), -1) if ind.ndim > 1 else ind[:, None]
+    ind = ind.reshape(len(ind), int(np.prod(ind.shape[1:]))) if ind.ndim > 1 else ind[:, None]
     if not (len(steps_a) == len(loss_a) == len(ind)):
         raise ValueError(f"steps, loss and induction need one entry per evaluation, got {len(steps_a)}, "
                          f"{len(loss_a)} and {len(ind)}")

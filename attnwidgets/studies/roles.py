@@ -12,7 +12,7 @@ encoder-decoder splits the sequence over two stacks; both are refused with a mes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -54,7 +54,7 @@ def repeated_tokens(model: Any = None, *, seq_len: int = 20, n_seqs: int = 8, se
     runner = _decoder_runner(model, "repeated_tokens")
     seq_len, n_seqs = _count(seq_len, "seq_len"), _count(n_seqs, "n_seqs")
     tok = runner.tokenizer
-    embeddings = runner.model.get_input_embeddings()
+    embeddings = cast(Any, runner.model).get_input_embeddings()
     vocab = min(len(tok), int(getattr(embeddings, "num_embeddings", len(tok))))
     special = set(tok.all_special_ids) | set(getattr(tok, "added_tokens_decoder", {}) or {})
     eligible = np.array([i for i in range(vocab) if i not in special], dtype=np.int64)
