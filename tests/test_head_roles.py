@@ -197,7 +197,8 @@ def test_static_twins():
     roles = _toy_roles()
     fig = aw.plot_head_roles(roles, "previous_token")
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert titles[1] == "head 0.0 on the repeated tokens" and "previous-token score" in titles[0]
+    assert titles == ["previous-token score", "head 0.0 on the repeated tokens"]
+    assert fig._suptitle.get_text() == "toy · 1 x [BOS] + 2 x 3 random tokens"
     # the drawn map is the head's attention (the induction stripe for head 1)
     fig = aw.plot_head_roles(roles, "induction")
     drawn = next(ax for ax in fig.axes if ax.get_title().startswith("head 0.1"))

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..analysis.roles import ROLES
+from ..analysis.roles import ROLE_LABELS, ROLES
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.roles import check_roles, role_stats
 from .head_stats import plot_head_stats
@@ -49,10 +49,13 @@ def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = 
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
     fig = new_figure((scale * (max(4.0, 0.55 * n_heads + 2) + 6.0), scale * max(4.5, 0.45 * n_layers + 1.5)))
     grid_ax, map_ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(4.0, 0.55 * n_heads + 2), 6.0]})
-    plot_head_stats(role_stats(roles), role, theme=theme, cmap=cmap, ax=grid_ax, selected=(layer, head))
+    stats = role_stats(roles)
+    plot_head_stats(stats, role, theme=theme, cmap=cmap, ax=grid_ax, selected=(layer, head))
     plot_heatmap(roles.example, layer, head, theme=theme, cmap=cmap, ax=map_ax, annotate=False)
     with lecture_fonts(theme):
+        grid_ax.set_title(ROLE_LABELS[role])  # the grid's own title (source · label) is too long beside a map
         map_ax.set_title(f"head {layer}.{head} on the repeated tokens")
+        fig.suptitle(stats.title)
     fig.tight_layout()
     return fig
 
