@@ -26,7 +26,7 @@ A few steps only (the default, 500 steps, forms the head: ``tests/test_teaching_
 >>> run.eval_steps.tolist(), run.induction.shape          # evaluations x layers x heads
 ([0, 10, 20], (3, 2, 4))
 >>> run.result().tokens[:2], run.result().attention.shape  # <bos> + 2 x 10 tokens
-(['<bos>', 'H'], (2, 4, 21, 21))
+(['<bos>', 'J'], (2, 4, 21, 21))
 """
 
 from __future__ import annotations
