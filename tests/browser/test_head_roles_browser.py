@@ -49,7 +49,8 @@ def test_role_grid_opens_the_best_head_and_a_click_opens_another(nb):
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/1/1/t")
     assert canvas_stats(nb.page, "heatmap-canvas")["ink"] > 2000
     nb.screenshot("head-roles-lecture-1280x720")
-    nb.screenshot("head-roles-induction-head-pattern", nb.widget(HEAT))
+    nb.widget(HEAT).scroll_into_view_if_needed()
+    nb.screenshot("head-roles-induction-head-pattern-1280x720")
 
     # The menu lists the three roles; previous-token colours the grid by that score.
     options = nb.widget(GRID).locator("[data-testid=statistic-select] option").all_inner_texts()
