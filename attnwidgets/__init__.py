@@ -112,6 +112,17 @@ _LAZY: dict[str, str] = {
     "CorefScores": "attnwidgets.analysis.coref",
     "coref_grid": "attnwidgets.widgets",
     "plot_coref": "attnwidgets.plots",
+    "head_roles": "attnwidgets.studies.roles",
+    "confirm_role": "attnwidgets.studies.roles",
+    "induction_loss": "attnwidgets.studies.roles",
+    "HeadRoles": "attnwidgets.analysis.roles",
+    "role_scores": "attnwidgets.analysis.roles",
+    "head_roles_view": "attnwidgets.widgets.roles",
+    "plot_head_roles": "attnwidgets.plots.roles",
+    "plot_role_check": "attnwidgets.plots.roles",
+    "plot_induction_curve": "attnwidgets.plots.roles",
+    "LiveInductionCurve": "attnwidgets.plots.roles",
+    "HeadRolesView": "attnwidgets.widgets.roles",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

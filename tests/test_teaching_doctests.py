@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["positional", "masks", "tasks", "transformer", "training", "__init__"]
+MODULES = ["positional", "masks", "tasks", "transformer", "training", "__init__", "induction"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -12,8 +12,10 @@ from .heatmap import plot_heatmap
 from .model_view import plot_model_view
 from .profile import plot_profile
 from .qk import plot_qk
+from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
 
 __all__ = [
+    "LiveInductionCurve",
     "plot_ablation_panel",
     "plot_compare",
     "plot_coref",
@@ -21,13 +23,16 @@ __all__ = [
     "plot_generation",
     "plot_head_clusters",
     "plot_head_grid",
+    "plot_head_roles",
     "plot_head_stats",
     "plot_head_view",
     "plot_heatmap",
+    "plot_induction_curve",
     "plot_model_view",
     "plot_profile",
     "plot_pruning_curve",
     "plot_qk",
+    "plot_role_check",
     "plot_sinks",
     "plot_sweep",
     "plot_token_attention",

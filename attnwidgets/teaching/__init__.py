@@ -32,10 +32,12 @@ _LAZY: dict[str, str] = {
     "DecoderOnlyTransformer": "attnwidgets.teaching.transformer",
     "Task": "attnwidgets.teaching.tasks",
     "get_task": "attnwidgets.teaching.tasks",
+    "train_induction": "attnwidgets.teaching.induction",
+    "InductionRun": "attnwidgets.teaching.induction",
 }
 
 __all__ = [*_LAZY]
 
 
-_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer"]
+_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction"]
 __getattr__, __dir__ = attach("attnwidgets.teaching", _LAZY, _SUBMODULES)

@@ -24,6 +24,7 @@ from ..analysis import (
     surface_stats,
     uniform_entropy,
 )
+from ..analysis.roles import ROLE_LABELS
 from ..result import AttentionResult
 
 __all__ = ["HIDDEN", "STAT_ORDER", "HeadStats", "embedding_frame", "entropy_baseline", "head_points", "head_stats",
@@ -207,7 +208,7 @@ def stat_labels(names: Sequence[str]) -> dict[str, str]:
     return {k: {**STATISTIC_LABELS, **_MORE_LABELS}.get(k, k.replace("_", " ")) for k in names}
 
 
-_MORE_LABELS = {"sink": "share of attention on the sink"}
+_MORE_LABELS = {"sink": "share of attention on the sink", **ROLE_LABELS}
 
 
 def sink_stats(result: AttentionResult, keys: Any = (0,), kind: str = "self") -> HeadStats:

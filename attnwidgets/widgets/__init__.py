@@ -18,6 +18,7 @@ from .model_view import ModelView
 from .positional import PositionalExplorer
 from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
+from .roles import HeadRolesView, head_roles_view
 
 __all__ = [
     "AblationWidget",
@@ -28,6 +29,7 @@ __all__ = [
     "EntropyBars",
     "GenerationView",
     "HeadClusterMap",
+    "HeadRolesView",
     "HeadStatsGrid",
     "HeadView",
     "MaskExplorer",
@@ -38,6 +40,7 @@ __all__ = [
     "SelectionLink",
     "coref_grid",
     "head_matrix",
+    "head_roles_view",
     "link_selection",
     "pack",
     "set_theme",

@@ -1,0 +1,39 @@
+"""What the head-roles grid and its static twin both show: a :class:`~attnwidgets.analysis.roles.HeadRoles` as the
+per-head statistics table the grid widgets take (one statistic per role), and its checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..analysis.roles import ROLES, HeadRoles
+from .head_stats import HeadStats
+
+__all__ = ["check_roles", "role_stats"]
+
+
+def check_roles(roles: Any, who: str) -> HeadRoles:
+    """``roles`` if it is a :class:`HeadRoles`, else a TypeError saying where one comes from."""
+    if not isinstance(roles, HeadRoles):
+        raise TypeError(f"{who} takes the HeadRoles that aw.head_roles(model) (or an InductionRun's .roles()) "
+                        f"returns, got {type(roles).__name__}")
+    return roles
+
+
+def role_stats(roles: HeadRoles, who: str = "this view") -> HeadStats:
+    """The role scores as a :class:`HeadStats` (statistics ``previous_token``, ``duplicate_token``, ``induction``).
+
+    Examples
+    --------
+    >>> r = HeadRoles({k: np.full((1, 2), 0.5) for k in ROLES}, None, 4, 1, 3, 0, "m")
+    >>> s = role_stats(r)
+    >>> s.names(), s.causal, s.title
+    (['previous_token', 'duplicate_token', 'induction'], True, 'm · 3 x [BOS] + 2 x 4 random tokens')
+    """
+    roles = check_roles(roles, who)
+    name = roles.model.rsplit("/", 1)[-1] if "/" in roles.model and len(roles.model) > 40 else roles.model
+    bos = "[BOS] + " if roles.prefix else ""
+    return HeadStats({k: np.asarray(roles.scores[k], dtype=np.float64) for k in ROLES},
+                     f"{name} · {roles.n_seqs} x {bos}2 x {roles.seq_len} random tokens", causal=True,
+                     n_tokens=roles.prefix + 2 * roles.seq_len)
