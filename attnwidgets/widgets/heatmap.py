@@ -216,13 +216,14 @@ class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
         except ValueError as exc:
             self._error = str(exc)
             return
-        self.selection = []  # positions of token rows do not name word rows
+        if self._meta:  # built: positions of token rows do not name word rows
+            self.selection = []
         self._refresh_meta()
 
     @traitlets.observe("kind")
     def _on_kind_selection(self, change: dict[str, Any]) -> None:
-        if change["new"] != change["old"]:
-            self.selection = []  # another kind has other query rows
+        if self._meta and change["new"] != change["old"]:
+            self.selection = []  # another kind has other query rows (kept while the widget is built)
 
     @traitlets.validate("words")
     def _valid_words(self, proposal: dict[str, Any]) -> bool:
