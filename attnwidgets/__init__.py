@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
     "plot_generation": "attnwidgets.plots",
+    "link_span": "attnwidgets.widgets",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

@@ -10,7 +10,7 @@ from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid, sink_grid
 from .head_view import HeadView
 from .heatmap import AttentionHeatmap
-from .linking import SelectionLink, link_selection
+from .linking import SelectionLink, link_selection, link_span
 from .mask_explorer import MaskExplorer
 from .model_view import ModelView
 from .positional import PositionalExplorer
@@ -35,6 +35,7 @@ __all__ = [
     "SelectionLink",
     "head_matrix",
     "link_selection",
+    "link_span",
     "pack",
     "set_theme",
     "sink_grid",

@@ -60,7 +60,8 @@ def test_shift_click_selects_a_span_in_every_view(lab):
     assert float(d["spanY"]) > grid_bottom
     assert band_ink(hm, "heatmap-canvas", float(d["spanY"]) + 3, 4) > 50, "no combined row under the map"
     # Python's numbers are the hand mean of the two rows of the mean of heads.
-    assert nb.python("print(np.allclose(h.span_weights(), r.attention[2].mean(0)[ny].mean(0), atol=1e-6))").strip() == "True"
+    check = "print(np.allclose(h.span_weights(), r.attention[2].mean(0)[ny].mean(0), atol=1e-6))"
+    assert nb.python(check).strip() == "True"
     assert "mean of 2 rows: new york" in hm.inner_text().replace("\u2068", "").replace("\u2069", "")
     nb.screenshot("span-heatmap-new-york", hm)
 
