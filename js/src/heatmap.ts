@@ -660,6 +660,11 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       const [nLayers, nHeads] = meta().shapes[model.get("kind")] ?? [0, 0];
       const layer = model.get("layer");
       const head = model.get("head");
+      if (e.shiftKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+        spans.step(e.key === "ArrowDown" ? 1 : -1, tokens()[0].length); // grow or shrink the selected span
+        e.preventDefault();
+        return;
+      }
       if (e.key === "ArrowRight") update({ head: Math.min(nHeads - 1, head + 1) });
       else if (e.key === "ArrowLeft") update({ head: Math.max(-1, head - 1) });
       else if (e.key === "ArrowDown") update({ layer: Math.min(nLayers - 1, layer + 1) });

@@ -539,9 +539,13 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       if (q >= 0 && q < layout.nq && x <= layout.x0 + layout.cell * layout.nk) spans.click(q, e);
     }),
     listen(root, "keydown", (e: KeyboardEvent) => {
-      if (e.key !== "Escape" || typedInControl(e) || !(model.get("selection") ?? []).length) return;
+      if (typedInControl(e)) return;
+      if (e.shiftKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+        spans.step(e.key === "ArrowDown" ? 1 : -1, meta().tokens[kind()]?.[0].length ?? 0);
+        e.stopImmediatePropagation(); // not a layer step
+      } else if (e.key === "Escape" && (model.get("selection") ?? []).length) spans.clear();
+      else return;
       e.preventDefault();
-      spans.clear();
     }),
     listen(detail, "mouseleave", () => {
       hoverCell = null;

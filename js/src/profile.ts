@@ -407,7 +407,9 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
       const [nLayers, nHeads] = payload().shapes?.[model.get("kind")] ?? [0, 0];
       const layer = model.get("layer");
       const head = model.get("head");
-      if (e.key === "ArrowRight") saveTraits(model, { head: Math.min(nHeads - 1, head + 1) });
+      if (e.shiftKey && (e.key === "ArrowDown" || e.key === "ArrowUp") && selfQueries())
+        picker.step(e.key === "ArrowDown" ? 1 : -1, doc()?.queries.length ?? 0); // grow or shrink the query span
+      else if (e.key === "ArrowRight") saveTraits(model, { head: Math.min(nHeads - 1, head + 1) });
       else if (e.key === "ArrowLeft") saveTraits(model, { head: Math.max(-1, head - 1) });
       else if (e.key === "ArrowDown") saveTraits(model, { layer: Math.min(nLayers - 1, layer + 1) });
       else if (e.key === "ArrowUp") saveTraits(model, { layer: Math.max(0, layer - 1) });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { SpanSelector, nextSpan, selectionKey, spanCaption, spanRuns, spanTop } from "../src/shared/span";
+import {
+  SpanSelector,
+  nextSpan,
+  selectionKey,
+  spanCaption,
+  spanRuns,
+  spanTop,
+  stepSpan,
+} from "../src/shared/span";
 
 const plain = { shiftKey: false, ctrlKey: false, metaKey: false };
 const shift = { ...plain, shiftKey: true };
@@ -25,6 +33,17 @@ describe("nextSpan", () => {
     expect(nextSpan([5], 2, ctrl, 5)).toEqual({ selection: [2, 5], anchor: 2 });
     expect(nextSpan([2, 5], 5, cmd, 2)).toEqual({ selection: [2], anchor: 2 });
     expect(nextSpan([2, 5, 9], 7, ctrl, 2).selection).toEqual([2, 5, 7, 9]);
+  });
+});
+
+describe("stepSpan (Shift+ArrowDown / Shift+ArrowUp)", () => {
+  it("starts at the first or last row, then grows and shrinks the span at its far end", () => {
+    expect(stepSpan([], null, 1, 5)).toEqual({ selection: [0], anchor: 0 });
+    expect(stepSpan([], null, -1, 5)).toEqual({ selection: [4], anchor: 4 });
+    expect(stepSpan([2], 2, 1, 5)).toEqual({ selection: [2, 3], anchor: 2 });
+    expect(stepSpan([2, 3], 2, -1, 5)).toEqual({ selection: [2], anchor: 2 });
+    expect(stepSpan([2], 2, -1, 5)).toEqual({ selection: [1, 2], anchor: 2 });
+    expect(stepSpan([3, 4], 3, 1, 5).selection).toEqual([3, 4]); // stays inside the rows
   });
 });
 

@@ -53,7 +53,7 @@ def test_profile_colours_hover_click_and_link(lab):
     nb.page.wait_for_function(
         "() => document.querySelector('[data-testid=profile-text]')?.dataset.view === 'self/2/-1/' + "
         "document.querySelector('[data-testid=query-from]').value + ':' + "
-        "document.querySelector('[data-testid=query-to]').value", timeout=30_000)
+        "document.querySelector('[data-testid=query-to]').value + '/mean'", timeout=30_000)
     n = int(nb.python("print(len(r.tokens))"))
     spans = text.locator("span")
     assert spans.count() == n

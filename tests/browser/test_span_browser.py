@@ -86,6 +86,11 @@ def test_shift_click_selects_a_span_in_every_view(lab):
     wait_dataset(hm, "heatmap-canvas", "selection", "")
     eventually(nb, "print(h.selection)", "[]")
     assert canvas_stats(hm, "heatmap-canvas")["span"] == ""
+    # From the keyboard: Shift+ArrowDown selects the first row, then grows the span.
+    nb.page.keyboard.press("Shift+ArrowDown")
+    nb.page.keyboard.press("Shift+ArrowDown")
+    wait_dataset(hm, "heatmap-canvas", "span", "span/self/2/-1/t/0:2/sum")
+    eventually(nb, "print(h.selection, h.layer)", "[0, 1] 2")
 
     # Model view: the same clicks in the large head.
     mv = nb.widget(1)

@@ -6,7 +6,8 @@
 //
 // Click rules: a click selects a token alone (a click on the only selected token clears); shift-click selects the
 // contiguous span from the anchor (the last token clicked without shift) to it; ctrl-click (cmd-click on a Mac)
-// adds or removes one token and makes it the anchor. Escape clears.
+// adds or removes one token and makes it the anchor. Escape clears; Shift+ArrowDown / Shift+ArrowUp grow or shrink
+// the span from the keyboard (stepSpan).
 
 import type { ColorMapName } from "./colors";
 import { h, listen, select } from "./dom";
@@ -40,6 +41,20 @@ export function nextSpan(selected: number[], i: number, mods: Mods, anchor: numb
   }
   if (selected.length === 1 && selected[0] === i) return { selection: [], anchor: null };
   return { selection: [i], anchor: i };
+}
+
+/** The selection after Shift+ArrowDown (step 1) or Shift+ArrowUp (-1) over `n` rows: the span from the anchor grows
+ * or shrinks by one row at its far end; with nothing selected, the first (or last) row. */
+export function stepSpan(selected: number[], anchor: number | null, step: number, n: number): SpanPick {
+  if (n <= 0) return { selection: selected, anchor };
+  if (!selected.length) {
+    const i = step > 0 ? 0 : n - 1;
+    return { selection: [i], anchor: i };
+  }
+  const from = anchor ?? selected[0];
+  const far = from === selected[0] ? selected[selected.length - 1] : selected[0];
+  const to = Math.max(0, Math.min(n - 1, far + step));
+  return nextSpan(selected, to, { shiftKey: true, ctrlKey: false, metaKey: false }, from);
 }
 
 /** The contiguous runs [start, stop) of a sorted selection. */
@@ -92,6 +107,14 @@ export class SpanSelector {
   /** Apply a click on query token `i`. */
   click(i: number, mods: Mods): void {
     const pick = nextSpan(this.model.get("selection") ?? [], i, mods, this.anchor);
+    this.anchor = pick.anchor;
+    this.model.set("selection", pick.selection);
+    this.model.save_changes();
+  }
+
+  /** Apply Shift+ArrowDown (1) or Shift+ArrowUp (-1) over `n` rows (stepSpan). */
+  step(step: number, n: number): void {
+    const pick = stepSpan(this.model.get("selection") ?? [], this.anchor, step, n);
     this.anchor = pick.anchor;
     this.model.set("selection", pick.selection);
     this.model.save_changes();
