@@ -307,7 +307,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       ctx.lineWidth = 2;
       ctx.strokeRect(l.x0 + (hover.k - zoom.k0) * cz, l.y0 + (hover.q - zoom.q0) * cz, cz, cz);
     }
-    span.outlineRows(ctx, selection, (q) => l.y0 + (q - zoom.q0) * cz, cz, l.x0, gw, t.accent);
+    span.outlineRows(ctx, selection, (q) => l.y0 + (q - zoom.q0) * cz, cz, l.x0, gw, t);
     ctx.restore();
     if (row) {
       const top = span.spanTop(row, model.get("combine"), current.vmax);

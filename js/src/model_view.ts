@@ -370,7 +370,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     const lay = layout;
     const f = current.factor;
     const blocks = [...new Set(selection.map((q) => Math.floor(q / f)))];
-    span.outlineRows(ctx, blocks, (q) => lay.y0 + q * lay.cell, lay.cell, lay.x0, lay.cell * nk, t.accent);
+    span.outlineRows(ctx, blocks, (q) => lay.y0 + q * lay.cell, lay.cell, lay.x0, lay.cell * nk, t);
     if (row) {
       const b = {
         x: lay.x0,

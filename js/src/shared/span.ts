@@ -208,16 +208,16 @@ export function drawSpanRow(
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(img, band.k0, 0, band.kn, 1, band.x, band.y, band.w, band.h);
   ctx.strokeStyle = t.accent;
-  ctx.lineWidth = 2;
+  ctx.lineWidth = t.name === "lecture" ? 3 : 2;
   ctx.strokeRect(band.x - 1, band.y - 1, band.w + 2, band.h + 2);
-  ctx.font = `${Math.min(t.font, 14)}px ${t.fontFamily}`;
+  ctx.font = `${t.font}px ${t.fontFamily}`;
   ctx.fillStyle = t.accent;
   ctx.textAlign = "right";
   ctx.textBaseline = "middle";
   ctx.fillText(label, band.x - 6, band.y + band.h / 2);
 }
 
-/** Outline each run of selected rows across a map: row q spans [yOf(q), yOf(q) + rowH). */
+/** Outline each run of selected rows across a map in the theme's accent: row q spans [yOf(q), yOf(q) + rowH). */
 export function outlineRows(
   ctx: CanvasRenderingContext2D,
   selection: number[],
@@ -225,9 +225,9 @@ export function outlineRows(
   rowH: number,
   x: number,
   w: number,
-  colour: string,
+  t: Theme,
 ): void {
-  ctx.strokeStyle = colour;
-  ctx.lineWidth = 2;
+  ctx.strokeStyle = t.accent;
+  ctx.lineWidth = t.name === "lecture" ? 3 : 2;
   for (const [a, b] of spanRuns(selection)) ctx.strokeRect(x + 1, yOf(a) + 1, w - 2, (b - a) * rowH - 2);
 }
