@@ -123,6 +123,7 @@ _LAZY: dict[str, str] = {
     "plot_induction_curve": "attnwidgets.plots.roles",
     "LiveInductionCurve": "attnwidgets.plots.roles",
     "HeadRolesView": "attnwidgets.widgets.roles",
+    "link_span": "attnwidgets.widgets",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

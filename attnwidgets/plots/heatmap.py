@@ -8,6 +8,7 @@ from ..result import AttentionResult
 from ..viewdata.checks import check_view
 from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
 from ..viewdata.labels import axis_tokens, token_label
+from ..viewdata.selection import check_combine, check_selection, span_label, span_row
 from .style import new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ def plot_heatmap(
     vmax: float | None = None,
     reduce: str = "max",
     discount_sinks: bool | list[int] = False,
+    selection: list[int] | None = None,
+    combine: str = "mean",
 ) -> Figure:
     """Draw one head (``head=-1``: the mean over the layer's heads) as a query x key heatmap.
 
@@ -57,6 +60,11 @@ def plot_heatmap(
         "max" or "mean": how an input over 1024 tokens is reduced to its overview (as the widget draws it).
     discount_sinks : bool or list of int
         Top the colour scale at the largest weight on other keys (True: key 0), clipping the sink to the top colour.
+    selection : list of int, optional
+        Query rows to outline, with their ``combine`` drawn as one more row under the map (as the widget's
+        ``selection``; :func:`attnwidgets.viewdata.selection.span_row`).
+    combine : str
+        "mean" (default, on the map's colour scale) or "sum" (on its own scale) of the selected rows.
 
     Returns
     -------
@@ -80,6 +88,8 @@ def plot_heatmap(
         result = word_level(result)
     check_reduce(reduce)
     queries, keys = axis_tokens(result, kind)
+    combine = check_combine(combine)
+    selection = check_selection([] if selection is None else selection, len(queries))
     sinks = sink_keys(discount_sinks, len(keys))
     shown = head_overview(result, kind, layer, head, reduce, discount=sinks)
     # Up to 1024 tokens the map itself (a causal head's future as its zeros); past it the widget's overview.
@@ -124,5 +134,37 @@ def plot_heatmap(
     group = kv_group(result, head, kind)
     which += "" if group is None else f" · KV head {group}"
     ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}", fontsize=font + 1, pad=12)
+    if selection:
+        _draw_span(ax, result, kind, layer, head, selection, combine, queries, top, cmap or _CMAPS.get(theme, "Blues"),
+                   font, annotate)
     fig.tight_layout()
     return fig
+
+
+def _draw_span(ax: Any, result: AttentionResult, kind: str, layer: int, head: int, selection: list[int],
+               combine: str, queries: list[str], top: float, cmap: str, font: int, annotate: bool) -> None:
+    """Outline the selected rows and draw their combined row under the map, as the widget does."""
+    from matplotlib.patches import Rectangle
+
+    from ..viewdata.selection import runs
+
+    n_q, n_k = len(queries), result.attention_shape(kind)[3]  # type: ignore[arg-type]
+    for a, b in runs(selection):
+        ax.add_patch(Rectangle((0, a), n_k, b - a, fill=False, edgecolor="#d1242f", linewidth=2.5, clip_on=False))
+    row = span_row(result, layer, selection, head, kind, combine)
+    row_top = top if combine == "mean" else float(row.max()) or 1.0
+    # one row high, 1.8 rows under the map (the key axis label moves above the map, beside the key labels)
+    inset = ax.inset_axes((0, -1.8 / n_q, 1, 1 / n_q))
+    inset.imshow(row[None, :], cmap=cmap, vmin=0, vmax=row_top, aspect="auto", interpolation="nearest",
+                 extent=(0, n_k, 1, 0))
+    if annotate:
+        for k, v in enumerate(row):
+            inset.text(k + 0.5, 0.5, f"{v:.2f}", ha="center", va="center", fontsize=font - 2,
+                       color="white" if v > 0.6 * row_top else "black")
+    inset.set_xticks([])
+    inset.set_yticks([0.5], [combine], fontsize=font, color="#d1242f")
+    for spine in inset.spines.values():
+        spine.set_edgecolor("#d1242f")
+        spine.set_linewidth(2)
+    inset.set_xlabel(span_label([token_label(q) for q in queries], selection, combine), fontsize=font)
+    ax.xaxis.set_label_position("top")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.patches import Rectangle
@@ -11,6 +11,8 @@ from ..result import AttentionResult
 from ..viewdata import display
 from ..viewdata.checks import check_head, check_kind, check_layer
 from ..viewdata.display import check_reduce, kv_group_size, reduce_head
+from ..viewdata.labels import axis_tokens, token_label
+from ..viewdata.selection import check_combine, check_selection, span_label, span_row
 from .style import colormap, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -28,6 +30,8 @@ def plot_model_view(
     highlight: tuple[int, int] | None = None,
     size: float = 1.1,
     reduce: str = "max",
+    selection: list[int] | None = None,
+    combine: str = "mean",
 ) -> Figure:
     """Draw every head of ``kind`` attention: layers as rows, heads as columns, each map scaled to its own maximum.
 
@@ -46,6 +50,11 @@ def plot_model_view(
         Inches per thumbnail.
     reduce : str
         "max" (default) or "mean": how a thumbnail merges a block of cells (as the widget's ``reduce``).
+    selection : list of int, optional
+        Query tokens selected, as the widget's ``selection``: their ``combine`` ("mean" or "sum") row of the
+        highlighted head (default layer 0, head 0) is drawn under the grid, with the key tokens.
+    combine : str
+        "mean" (default) or "sum" of the selected rows.
 
     Returns
     -------
@@ -62,14 +71,20 @@ def plot_model_view(
     kind = check_kind(result, kind)
     theme = resolve_theme(theme)
     check_reduce(reduce)
-    n_layers, n_heads = result.attention_shape(kind)[:2]  # type: ignore[arg-type]
+    n_layers, n_heads, n_queries = result.attention_shape(kind)[:3]  # type: ignore[arg-type]
+    combine = check_combine(combine)
+    selection = check_selection([] if selection is None else selection, n_queries)
     if highlight is not None:
         highlight = (check_layer(highlight[0], n_layers), check_head(highlight[1], n_heads, allow_mean=False))
     colours = colormap(cmap or _CMAPS.get(theme, "Blues")).with_extremes(bad="#ebebeb")
     font = 14 if theme == "lecture" else 8
     mosaic, (tq, tk), used, factor = _mosaic(result, kind, reduce)
-    fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6))
-    ax = fig.add_subplot()
+    extra = 1.4 if selection else 0.0  # room for the selection's row under the grid
+    fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6 + extra))
+    if selection:
+        ax, row_ax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [size * n_layers, 0.45], "hspace": 0.35})
+    else:
+        ax = fig.add_subplot()
     # One image of every head (each scaled to its own maximum, as the widget's thumbnails are): one axes instead of
     # layers x heads of them, so drawing it costs about what one heatmap costs.
     ax.imshow(np.ma.masked_invalid(mosaic), cmap=colours, vmin=0, vmax=1, interpolation="nearest", aspect="auto")
@@ -93,10 +108,32 @@ def plot_model_view(
         layer, head = highlight
         ax.add_patch(Rectangle((head * (tk + 1) - 0.5, layer * (tq + 1) - 0.5), tk, tq, fill=False,
                                edgecolor="#d1242f", linewidth=2.5))
+    if selection:
+        _span_panel(row_ax, result, kind, highlight or (0, 0), selection, combine, colours, font)
     note = f" · {used} of every {factor} query rows read" if used < factor else ""
     fig.suptitle(f"{result.model.name} · {kind} attention · rows: layers, columns: heads{note}", fontsize=font + 2)
-    fig.tight_layout()
+    if selection:
+        fig.subplots_adjust(left=0.06, right=0.98, top=0.9, bottom=0.16)  # tight_layout cannot place two image rows
+    else:
+        fig.tight_layout()
     return fig
+
+
+def _span_panel(ax: Any, result: AttentionResult, kind: str, head_at: tuple[int, int], selection: list[int],
+                combine: str, colours: Any, font: int) -> None:
+    """The combined row of the selected query rows of one head, with the key tokens under it."""
+    layer, head = head_at
+    row = span_row(result, layer, selection, head, kind, combine)
+    queries, keys = axis_tokens(result, kind)
+    ax.imshow(row[None, :], cmap=colours, vmin=0, vmax=float(row.max()) or 1.0, aspect="auto",
+              interpolation="nearest")
+    ax.set_yticks([0], [combine], fontsize=font)
+    if len(keys) <= 80:
+        ax.set_xticks(range(len(keys)), [token_label(k) for k in keys], rotation=90, fontsize=font)
+    else:
+        ax.set_xticks([])
+    ax.set_title(f"layer {layer} · head {head} · {span_label([token_label(q) for q in queries], selection, combine)}",
+                 fontsize=font + 1)
 
 
 def _mosaic(result: AttentionResult, kind: str, how: str = "max",

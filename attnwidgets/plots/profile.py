@@ -18,6 +18,7 @@ from ..viewdata.profile import (
     unit_sums,
     view_shape,
 )
+from ..viewdata.selection import check_combine, check_selection, runs, span_row
 from .style import colormap, lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ def plot_profile(
     theme: str | None = None,
     cmap: str | None = None,
     ax: Any = None,
+    selection: list[int] | None = None,
+    combine: str = "mean",
 ) -> Figure:
     """The attention each key token (or sentence, or paragraph) receives from a query span, along the document:
     bars of the weight per unit over key positions, a colour strip under them (the widget's colours), sentence
@@ -65,6 +68,10 @@ def plot_profile(
         colour, so the lowest weights must look like the white page).
     ax : matplotlib Axes, optional
         Draw the bars into it (no colour strip then).
+    selection : list of int, optional
+        Query tokens, any set (as the widget's ``selection``); overrides ``query``.
+    combine : str
+        "mean" (default) or "sum" of the query rows (a ``query`` span is always their mean).
 
     Returns
     -------
@@ -82,12 +89,17 @@ def plot_profile(
     kind, layer, heads = view_shape(result, kind, layer, head)
     unit = check_unit(unit)
     n_queries, n_keys = result.attention_shape(kind)[2:]  # type: ignore[arg-type]
-    q0, q1 = check_span(default_query(result, kind) if query is None else query, n_queries)
+    combine = check_combine(combine)
+    picked = check_selection([] if selection is None else selection, n_queries)
+    if not picked:
+        q0, q1 = check_span(default_query(result, kind) if query is None else query, n_queries)
+        picked = list(range(q0, q1))
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
         raise ValueError(f"top_k must be a non-negative integer, got {top_k!r}")
     theme = resolve_theme(theme)
     keys, special, _ = key_side(result, kind)
-    weights = query_profile(result, layer, (q0, q1), heads, kind)
+    weights = span_row(result, layer, picked, heads, kind, combine) if selection or combine != "mean" else \
+        query_profile(result, layer, (picked[0], picked[-1] + 1), heads, kind)
     starts = unit_starts(keys, unit, special)
     values = unit_sums(weights, starts)
     edges = np.append(starts, n_keys)
@@ -103,7 +115,8 @@ def plot_profile(
         ax.stairs(values, edges, fill=True, color=cm(0.75), linewidth=0)
         ax.stairs(values, edges, color=cm(1.0), linewidth=0.8)
         if kind != "cross":  # the query span is among the keys
-            ax.axvspan(q0, q1, color=accent, alpha=0.25, linewidth=0, label="query")
+            for i, (a, b) in enumerate(runs(picked)):
+                ax.axvspan(a, b, color=accent, alpha=0.25, linewidth=0, label="query" if i == 0 else None)
         sentences = unit_starts(keys, "sentence", special)
         if 1 < len(sentences) <= 300:
             ax.vlines(sentences[1:], 0, vmax * 1.12, colors="#8c959f", linewidth=0.5, alpha=0.7)
@@ -120,7 +133,14 @@ def plot_profile(
         ax.set_ylabel(f"attention per {unit}")
         which = "mean of heads" if heads == -1 else (f"heads {list(heads)}" if isinstance(heads, tuple)
                                                      else f"head {heads}")
-        span = f"query token {q0}" if q1 - q0 == 1 else f"query tokens {q0}–{q1 - 1}"
+        spans = runs(picked)
+        if len(picked) == 1:
+            span = f"query token {picked[0]}"
+        elif len(spans) == 1:
+            span = f"query tokens {picked[0]}–{picked[-1]}"
+        else:
+            span = f"{len(picked)} query tokens"
+        span += f" ({combine})" if combine != "mean" or len(spans) > 1 else ""
         ax.set_title(f"{result.model.name} · {'self' if kind == 'self' else kind} attention · layer {layer} · "
                      f"{which} · {span} · per {unit}")
         if strip is not None:

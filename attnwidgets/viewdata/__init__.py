@@ -9,6 +9,8 @@
   the built front-end bundles, shared by the live widgets and the saved HTML pages;
 - :mod:`~attnwidgets.viewdata.positional` and :mod:`~attnwidgets.viewdata.masks`: the positional encodings and
   attention masks PositionalExplorer and MaskExplorer draw (the teaching kit re-exports them).
+- :mod:`~attnwidgets.viewdata.selection`: a selection of query tokens (a span or any set) and its combined row, the
+  mean or sum of their attention rows, read a block of rows at a time.
 
 It imports numpy, :mod:`attnwidgets.result` and :mod:`attnwidgets.analysis` only: no widget, no matplotlib, no
 torch, no anywidget or traitlets, so widgets and plots both build on it and never on each other.

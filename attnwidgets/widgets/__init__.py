@@ -12,7 +12,7 @@ from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid, sink_grid
 from .head_view import HeadView
 from .heatmap import AttentionHeatmap
-from .linking import SelectionLink, link_selection
+from .linking import SelectionLink, link_selection, link_span
 from .mask_explorer import MaskExplorer
 from .model_view import ModelView
 from .positional import PositionalExplorer
@@ -42,6 +42,7 @@ __all__ = [
     "head_matrix",
     "head_roles_view",
     "link_selection",
+    "link_span",
     "pack",
     "set_theme",
     "sink_grid",

@@ -29,8 +29,9 @@ class HeadView(ShowsResult, AttnWidget):
 
     A line's opacity is its attention weight; each head has its own colour. Click a head's swatch to hide or show
     it, double-click to show it alone. Hover a left token for where it looks, a right token for who looks at it;
-    click left tokens (shift-click for several) to keep only their lines. For a sentence pair, the filter keeps
-    A→A, A→B, B→A or B→B lines. For cross-attention the left column is the target and the right the source.
+    click left tokens (shift-click a span, ctrl/cmd-click several) to keep only their lines. For a sentence pair,
+    the filter keeps A→A, A→B, B→A or B→B lines. For cross-attention the left column is the target and the right
+    the source.
 
     Only the layer on screen is sent, and of it only the weights of at least ``min_weight`` (the lines the page can
     draw), as sparse float16 rows (:mod:`attnwidgets.viewdata.lines`; 12 heads at 512 tokens: tens of kB instead of
@@ -105,7 +106,8 @@ class HeadView(ShowsResult, AttnWidget):
 
     selected = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default []: query (left) positions whose lines alone are drawn. Click a left token to select it,
-    shift-click to add or remove one, click it again (or Escape) to clear."""
+    shift-click to select the span up to another, ctrl/cmd-click to add or remove one, click it again (or Escape) to
+    clear: the click rules of every view's ``selection`` (:func:`attnwidgets.link_span` links them)."""
 
     min_weight = traitlets.Float(0.02).tag(sync=True)
     """float, default 0.02: lines lighter than this are not drawn (they would be nearly invisible anyway). It is

@@ -25,9 +25,10 @@ from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
 from ._result import ShowsResult, proposed_view, take_result
+from ._span import SpanSelection
 
 
-class AttentionHeatmap(ShowsResult, AttnWidget):
+class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
     """One head of one layer as a heatmap: query rows x key columns, token labels, hover for exact weights.
 
     Only the head on screen is sent when the widget appears; other heads are fetched when chosen, as binary
@@ -39,6 +40,11 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
     full detail, so hover always reports exact weights there. Past about 4,096 x 4,096 weights the overview reads a
     run of rows in the middle of each block instead of all of them (the caption says so), so switching heads stays
     fast at 8k tokens. A decoder's causal mask (future keys) is drawn light grey.
+
+    Select query tokens to read their attention together: click a row (its label or a cell) to select it,
+    shift-click to extend to a contiguous span ("New York"), ctrl/cmd-click to add or remove one, Escape or "clear"
+    to reset. The selected rows are outlined and their mean (or sum, ``combine``) is drawn as one extra row under
+    the map, computed in Python by :func:`attnwidgets.viewdata.selection.span_row` (any length).
 
     Parameters
     ----------
@@ -58,6 +64,10 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         colour bar says so.
     colormap : str
         "blues", "viridis", "cividis", "greys" or "reds"; "" (default) the theme's.
+    selection : list of int
+        Query rows selected (positions of the rows on screen); [] (default) none.
+    combine : str
+        "mean" (default) or "sum" of the selected rows.
     theme : str
         "light" or "lecture".
 
@@ -67,6 +77,8 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
     >>> w = aw.AttentionHeatmap(aw.run("The cat sat."), layer=2, head=-1)
     >>> w.layer, w.head
     (2, -1)
+    >>> w.selection = [1, 2]; round(float(w.span_weights().sum()), 4)
+    1.0
     """
 
     _bundle = "heatmap"
@@ -123,6 +135,12 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
 
     def _check_view(self, kind: str, layer: int, head: int) -> None:
         checked(check_view, self._result, kind, layer, head)
+
+    def _span_source(self, words: bool | None = None) -> AttentionResult:
+        return self._source(self.words if words is None else words)
+
+    def _span_view(self) -> tuple[str, int, int]:
+        return self.kind, self.layer, self.head
 
     def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None,
                words: bool | None = None) -> np.ndarray:
@@ -198,7 +216,14 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         except ValueError as exc:
             self._error = str(exc)
             return
+        if self._meta:  # built: positions of token rows do not name word rows
+            self.selection = []
         self._refresh_meta()
+
+    @traitlets.observe("kind")
+    def _on_kind_selection(self, change: dict[str, Any]) -> None:
+        if self._meta and change["new"] != change["old"]:
+            self.selection = []  # another kind has other query rows (kept while the widget is built)
 
     @traitlets.validate("words")
     def _valid_words(self, proposal: dict[str, Any]) -> bool:
@@ -230,7 +255,8 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         return kv_group(self._result, self.head if head is None else head, self.kind if kind is None else kind)
 
     def _handlers(self) -> dict[str, Any]:
-        return {"matrix": self._matrix_request, "region": self._region_request, "labels": self._labels_request}
+        return {"matrix": self._matrix_request, "region": self._region_request, "labels": self._labels_request,
+                "span": self._span_request}
 
     def _labels_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         return {"tokens": self.labels(bool(req.get("words", False)))}, []
@@ -241,14 +267,15 @@ class AttentionHeatmap(ShowsResult, AttnWidget):
         labels = [{"what": "labels", "words": True}]
         if scope == "view":
             view = {"what": "matrix", "kind": self.kind, "layer": self.layer, "head": self.head, "words": self.words}
-            return [view, *(labels if self.words else [])]
+            return [view, *(labels if self.words else []), *self._span_export(view)]
         # Word level doubles the file; it is saved for short inputs (<= 256 tokens) or when it is the view on screen.
         short = max((len(q) for q, _ in self._meta["tokens"].values()), default=0) <= 256
         levels = [False, True] if self._meta.get("can_words") and (short or self.words) else [bool(self.words)]
         out = [{"what": "matrix", "kind": kind, "layer": layer, "head": head, "words": words}
                for words in levels for kind, (n_layers, n_heads) in self._meta["shapes"].items()
                for layer in range(n_layers) for head in range(-1, n_heads)]
-        return out + (labels if True in levels else [])
+        view = {"kind": self.kind, "layer": self.layer, "head": self.head, "words": self.words}
+        return out + (labels if True in levels else []) + self._span_export(view)
 
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         # Long inputs (> 1024 tokens) come as a block-max overview; zooming in fetches exact "region" tiles.

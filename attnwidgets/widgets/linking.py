@@ -6,7 +6,7 @@ from typing import Any
 
 import ipywidgets
 
-__all__ = ["SelectionLink", "link_selection"]
+__all__ = ["SelectionLink", "link_selection", "link_span"]
 
 TRAITS = ("layer", "head")
 """The selection traits every head-selecting widget has (AttentionHeatmap, EntropyBars, HeadStatsGrid,
@@ -118,4 +118,85 @@ def link_selection(*widgets: Any, js: bool = True) -> SelectionLink:
         for trait in TRAITS:
             make = ipywidgets.jslink if js else ipywidgets.link
             links.append(make((source, trait), (target, trait)))
+    return SelectionLink(tuple(widgets), links, js)
+
+
+def _selection_trait(widget: Any) -> str:
+    """The trait that holds a widget's selected query tokens: ``selection``, or the head view's ``selected``."""
+    if isinstance(widget, ipywidgets.Widget) and widget.has_trait("selection"):
+        return "selection"
+    if type(widget).__name__ == "HeadView":
+        return "selected"
+    raise TypeError(f"link_span links widgets that select query tokens (AttentionHeatmap, ModelView, "
+                    f"AttentionProfile, HeadView); got {type(widget).__name__}")
+
+
+def _n_queries(widget: Any) -> int | None:
+    """How many query tokens a widget's selection indexes, when it can tell."""
+    for name in ("_n_selectable", "_n_queries"):
+        count = getattr(widget, name, None)
+        if callable(count):
+            return int(count())
+    return None
+
+
+def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
+    """Keep the selected query tokens of several views the same: select "New York" in one heatmap and every linked
+    heatmap, model view, profile and head view shows that span (``selection``; the head view's ``selected``),
+    with the same ``combine`` ("mean" or "sum") where both views have one. The first widget's selection is copied
+    to the others when linking.
+
+    Parameters
+    ----------
+    *widgets
+        Two or more of :class:`AttentionHeatmap`, :class:`ModelView`, :class:`AttentionProfile` and
+        :class:`HeadView`, over the same query tokens.
+    js : bool
+        True (default): linked in the page (``ipywidgets.jslink``), as :func:`link_selection`; False: in the kernel.
+
+    Returns
+    -------
+    SelectionLink
+        Holds the links; ``.unlink()`` removes them.
+
+    Raises
+    ------
+    TypeError
+        Fewer than two widgets, or one that does not select query tokens.
+    ValueError
+        Widgets over different numbers of query tokens (word level in one view, token level in another, say).
+
+    Notes
+    -----
+    A profile always has a query, so an empty selection linked into it becomes its default query (the last
+    token that is not a special token), and that goes back to the others.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> r = aw.run("I flew from New York to Paris.")
+    >>> heat, model = aw.AttentionHeatmap(r, layer=2), aw.ModelView(r, layer=2)
+    >>> link = aw.link_span(heat, model, js=False)
+    >>> heat.selection = [4, 5]; heat.combine = "sum"
+    >>> model.selection, model.combine
+    ([4, 5], 'sum')
+    >>> link.unlink()
+    """
+    if len(widgets) < 2:
+        raise TypeError(f"link_span needs two or more widgets to link, got {len(widgets)}")
+    traits = [_selection_trait(w) for w in widgets]
+    counts = {f"{type(w).__name__}#{i}": n for i, w in enumerate(widgets) if (n := _n_queries(w)) is not None}
+    if len(set(counts.values())) > 1:
+        detail = ", ".join(f"{k}: {v} query tokens" for k, v in counts.items())
+        raise ValueError(f"these widgets select among different query tokens ({detail}); link views of one input "
+                         "at one level (tokens or words)")
+    source, trait = widgets[0], traits[0]
+    make = ipywidgets.jslink if js else ipywidgets.link
+    links: list[Any] = []
+    for target, their in zip(widgets[1:], traits[1:]):
+        setattr(target, their, list(getattr(source, trait)))
+        links.append(make((source, trait), (target, their)))
+        if source.has_trait("combine") and target.has_trait("combine"):
+            target.combine = source.combine
+            links.append(make((source, "combine"), (target, "combine")))
     return SelectionLink(tuple(widgets), links, js)

@@ -22,9 +22,10 @@ from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
 from ._result import ShowsResult, proposed_view, take_result
+from ._span import SpanSelection
 
 
-class ModelView(ShowsResult, AttnWidget):
+class ModelView(SpanSelection, ShowsResult, AttnWidget):
     """The whole model at a glance: a grid of small pictures, one per layer (rows) and head (columns).
 
     Only the thumbnails cross when the widget appears: each head block-reduced on the Python side to at most
@@ -34,6 +35,10 @@ class ModelView(ShowsResult, AttnWidget):
     thumbnail fetches that head at full resolution by message; the page keeps what it fetched. Decoder self-attention
     shows its causal mask (future keys) in light grey. Under grouped-query attention (``model.n_kv_heads`` below the
     heads), the heads that share a key/value head are shaded as one group and the tooltip names it ("KV head g").
+
+    Select query tokens in the large head (click a row label or a cell; shift-click extends to a contiguous span,
+    ctrl/cmd-click adds or removes one, Escape or "clear" resets): their rows are outlined and their mean (or sum,
+    ``combine``) is drawn as one row under it, for whichever head is opened; ``selection`` is two-way.
 
     Parameters
     ----------
@@ -48,6 +53,10 @@ class ModelView(ShowsResult, AttnWidget):
     reduce : str
         "max" (default: a single sharp weight stays visible) or "mean" for the thumbnails and a long head's overview.
         A trait: the page's menu sets it.
+    selection : list of int
+        Query tokens selected; [] (default) none.
+    combine : str
+        "mean" (default) or "sum" of the selected rows.
     colormap : str
         "blues", "viridis", "cividis", "greys" or "reds"; "" (default) the theme's.
     theme : str
@@ -133,6 +142,12 @@ class ModelView(ShowsResult, AttnWidget):
     def _check(self, kind: str, layer: int, head: int) -> None:
         checked(check_view, self._result, self._kind(kind), layer, head, allow_mean=False)
 
+    def _span_view(self) -> tuple[str, int, int]:
+        return self._kind(self.kind), self.layer, self.head
+
+    def _span_kind(self, kind: str) -> str:
+        return self._kind(kind)
+
     @traitlets.validate("layer", "head", "kind")
     def _valid(self, proposal: dict[str, Any]) -> Any:
         if hasattr(self, "_result"):
@@ -145,6 +160,8 @@ class ModelView(ShowsResult, AttnWidget):
             n_layers, n_heads = self._result.attention_shape(self._kind(self.kind))[:2]  # type: ignore[arg-type]
             if self.layer >= n_layers or self.head >= n_heads:
                 self.layer, self.head = 0, 0
+            if change["new"] != change["old"]:
+                self.selection = []  # another kind has other query rows
             self._refresh_thumbs()
 
     def thumbnails(self, kind: str | None = None) -> tuple[np.ndarray, int]:
@@ -174,7 +191,7 @@ class ModelView(ShowsResult, AttnWidget):
                              self.head if head is None else head, self.reduce)
 
     def _handlers(self) -> dict[str, Any]:
-        return {"matrix": self._matrix_request, "thumbs": self._thumbs_request}
+        return {"matrix": self._matrix_request, "thumbs": self._thumbs_request, "span": self._span_request}
 
     def _thumbs_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind = str(req["kind"])
@@ -188,15 +205,16 @@ class ModelView(ShowsResult, AttnWidget):
         """Requests a saved page answers without a kernel: every head's full map of every attention kind (and the
         other kinds' thumbnails, for the kind selector), or only the head on screen. Maps are stored at the page's
         precision (float16 by default); over 1,024 tokens, as the block-max overview the notebook shows."""
+        view = {"kind": self.kind, "layer": self.layer, "head": self.head}
         if scope == "view":
-            return [{"what": "matrix", "kind": self.kind, "layer": self.layer, "head": self.head}]
+            return [{"what": "matrix", **view}, *self._span_export(view)]
         out: list[dict[str, Any]] = []
         for kind, (n_layers, n_heads) in self._meta["shapes"].items():
             if kind != self.kind:
                 out.append({"what": "thumbs", "kind": kind})
             out += [{"what": "matrix", "kind": kind, "layer": layer, "head": head}
                      for layer in range(n_layers) for head in range(n_heads)]
-        return out
+        return out + self._span_export(view)
 
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind, layer, head = str(req["kind"]), int(req["layer"]), int(req["head"])

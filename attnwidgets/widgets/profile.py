@@ -23,9 +23,11 @@ from ..viewdata.profile import (
     unit_sums,
     view_shape,
 )
+from ..viewdata.selection import runs, span_row
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
 from ._result import ShowsResult, proposed_view, take_result
+from ._span import SpanSelection
 
 __all__ = ["AttentionProfile", "ProfileLink", "Span", "zoom_window"]
 
@@ -43,7 +45,7 @@ class Span(traitlets.List):  # type: ignore[type-arg]
         return [checked(check_int, value[0], "query start"), checked(check_int, value[1], "query stop")]
 
 
-class AttentionProfile(ShowsResult, AttnWidget):
+class AttentionProfile(SpanSelection, ShowsResult, AttnWidget):
     """The document itself, each key token (or sentence, or paragraph) coloured by the attention it receives from
     a query token or span: "where in this long document is the model looking?".
 
@@ -54,7 +56,15 @@ class AttentionProfile(ShowsResult, AttnWidget):
     fetched when chosen.
 
     In the page: hover a token for its exact weight; click a token, sentence or paragraph (by ``unit``) to select it
-    (``selected``); shift-click a token to make it the query, shift-click another to extend the query span to it.
+    (``selected``, the keys :meth:`link_heatmap` zooms to). The query tokens are chosen with a modifier, since a plain
+    click picks keys here: alt-click a token to make it the query alone, shift-click another to extend the query to
+    a contiguous span, ctrl/cmd-click to add or remove one token (the query may then have gaps); Escape goes back
+    to the default query.
+
+    ``selection`` is the query tokens, the same trait as in :class:`AttentionHeatmap` and :class:`ModelView`, and
+    ``combine`` ("mean", default, or "sum") how their rows are combined; ``query`` is the span ``[min, max + 1]``
+    that covers them (setting it selects every token of the span). The selection is never empty: ``[]`` goes back
+    to the default query.
 
     Parameters
     ----------
@@ -72,6 +82,10 @@ class AttentionProfile(ShowsResult, AttnWidget):
         source document).
     colormap : str
         "blues", "viridis", "cividis", "greys" or "reds"; "" (default) is blues in both themes.
+    selection : list of int, optional
+        Query tokens (any set, not only a span); overrides ``query``.
+    combine : str
+        "mean" (default) or "sum" of the query rows.
     theme : str
         "light" or "lecture".
 
@@ -123,9 +137,15 @@ class AttentionProfile(ShowsResult, AttnWidget):
             query = default_query(self._result, kind)
         self._docs: dict[str, dict[str, Any]] = {}
         self._ready = False
+        self._syncing = False
+        selection = kwargs.pop("selection", None)
         super().__init__(query=query, **kwargs)
         self._ready = True
         checked(view_shape, self._result, self.kind, self.layer, self.head)
+        if selection:
+            self.selection = selection  # sets query to the span that covers it
+        else:
+            self.selection = list(range(*self.query))
         self._refresh()
 
     # -- what it shows -----------------------------------------------------------------------------------------------
@@ -138,11 +158,18 @@ class AttentionProfile(ShowsResult, AttnWidget):
 
     def weights(self, layer: int | None = None, head: Any = None, query: Any = None,
                 kind: str | None = None) -> np.ndarray:
-        """(key,) float32: the attention each key token receives from the query span (the current view unless
-        given; ``head`` may also be a list of heads, averaged)."""
-        return query_profile(self._result, self.layer if layer is None else layer,
-                             list(self.query) if query is None else query,
-                             self.head if head is None else head, self.kind if kind is None else kind)
+        """(key,) float32: the attention each key token receives from the query tokens, combined by ``combine``
+        (the current view unless given; ``query`` a token or (start, stop) span, always their mean; ``head`` may also
+        be a list of heads, averaged)."""
+        layer = self.layer if layer is None else layer
+        head = self.head if head is None else head
+        kind = self.kind if kind is None else kind
+        if query is None and self.selection:
+            return span_row(self._result, layer, list(self.selection), head, kind, self.combine)
+        return query_profile(self._result, layer, list(self.query) if query is None else query, head, kind)
+
+    def _span_view(self) -> tuple[str, int, int]:
+        return self.kind, self.layer, self.head
 
     def unit_starts(self, unit: str | None = None) -> np.ndarray:
         """(units,) the first key token of each unit (``unit`` or the current one)."""
@@ -165,18 +192,20 @@ class AttentionProfile(ShowsResult, AttnWidget):
             }
         return self._docs[kind]
 
-    def _key(self, kind: str, layer: int, head: int, q0: int, q1: int) -> str:
-        return f"{kind}/{layer}/{head}/{q0}:{q1}"
+    def _key(self, kind: str, layer: int, head: int, selection: list[int], combine: str) -> str:
+        """The page's name for a profile (js/src/profile.ts profileKey): the selection as runs "a:b,c:d"."""
+        return f"{kind}/{layer}/{head}/{','.join(f'{a}:{b}' for a, b in runs(selection))}/{combine}"
 
     def _refresh(self) -> None:
         r = self._result
-        q0, q1 = self.query
+        if not self._ready or not self.selection:
+            return  # the selection is set at the end of __init__, which refreshes then
         self._payload = {
             "title": r.model.name,
             "kinds": list(r.kinds),
             "shapes": {k: list(r.attention_shape(k)[:2]) for k in r.kinds},  # type: ignore[arg-type]
             "docs": {k: self._doc(k) for k in r.kinds},
-            "key": self._key(self.kind, self.layer, self.head, q0, q1),
+            "key": self._key(self.kind, self.layer, self.head, list(self.selection), self.combine),
             "weights": pack(self.weights()),
         }
 
@@ -193,6 +222,35 @@ class AttentionProfile(ShowsResult, AttnWidget):
     def _valid_query(self, proposal: dict[str, Any]) -> list[int]:
         n = self._result.attention_shape(self.kind)[2]  # type: ignore[arg-type]
         return list(checked(check_span, proposal["value"], n))
+
+    @traitlets.validate("selection")
+    def _valid_selection(self, proposal: dict[str, Any]) -> list[int]:
+        if not hasattr(self, "_result"):
+            return list(proposal["value"])
+        value = super()._valid_selection(proposal)
+        return value or list(range(*default_query(self._result, self.kind)))
+
+    @traitlets.observe("selection")
+    def _on_selection(self, change: dict[str, Any]) -> None:
+        # the query span follows: the span that covers the selection
+        if not self._ready or self._syncing or not change["new"]:
+            return
+        self._syncing = True
+        try:
+            self.query = [change["new"][0], change["new"][-1] + 1]
+        finally:
+            self._syncing = False
+
+    @traitlets.observe("query")
+    def _on_query(self, change: dict[str, Any]) -> None:
+        # a query span set here (or in the page's boxes) selects every token of it
+        if not self._ready or self._syncing:
+            return
+        self._syncing = True
+        try:
+            self.selection = list(range(*change["new"]))
+        finally:
+            self._syncing = False
 
     @traitlets.validate("unit")
     def _valid_unit(self, proposal: dict[str, Any]) -> str:
@@ -225,18 +283,22 @@ class AttentionProfile(ShowsResult, AttnWidget):
         return {"profile": self._profile_request}
 
     def _profile_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        w = self.weights(int(req["layer"]), int(req["head"]), (int(req["q0"]), int(req["q1"])), str(req["kind"]))
+        if "selection" in req:  # any set of query tokens, combined by mean or sum
+            w = span_row(self._result, int(req["layer"]), list(req["selection"]), int(req["head"]), str(req["kind"]),
+                         str(req.get("combine", "mean")))
+        else:
+            w = self.weights(int(req["layer"]), int(req["head"]), (int(req["q0"]), int(req["q1"])), str(req["kind"]))
         packed = pack(w)
         return {"shape": packed["shape"], "dtype": packed["dtype"]}, [packed["buffer"]]
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Requests a saved page answers without a kernel: the current query's profile for every layer and head (and
         the mean) of the kind shown, or only the view on screen (``scope="view"``). Another query needs a kernel."""
-        q0, q1 = self.query
+        sel = {"selection": list(self.selection), "combine": self.combine}
         if scope == "view":
-            return [{"what": "profile", "kind": self.kind, "layer": self.layer, "head": self.head, "q0": q0, "q1": q1}]
+            return [{"what": "profile", "kind": self.kind, "layer": self.layer, "head": self.head, **sel}]
         n_layers, n_heads = self.selection_shape
-        return [{"what": "profile", "kind": self.kind, "layer": layer, "head": head, "q0": q0, "q1": q1}
+        return [{"what": "profile", "kind": self.kind, "layer": layer, "head": head, **sel}
                 for layer in range(n_layers) for head in range(-1, n_heads)]
 
     # -- linking -------------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows 
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
+import { nextSpan } from "./shared/span";
 import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
@@ -111,13 +112,6 @@ export function lineThreshold(n: number, minWeight: number, focused: boolean): n
   return !focused && n > 128 ? Math.max(minWeight, 0.1) : minWeight;
 }
 
-/** A new selection after clicking query `i` (shift: add or remove; plain: only it, or nothing if it alone was). */
-export function nextSelection(selected: number[], i: number, shift: boolean): number[] {
-  if (shift)
-    return selected.includes(i) ? selected.filter((s) => s !== i) : [...selected, i].sort((a, b) => a - b);
-  return selected.length === 1 && selected[0] === i ? [] : [i];
-}
-
 /** Heads after an arrow key: the next (step 1) or previous (-1) head shown alone, wrapping around. */
 export function stepHead(heads: number[], nHeads: number, step: number): number[] {
   if (nHeads <= 0) return heads;
@@ -137,7 +131,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   const hint = h("div", {
     className: "aw-muted",
     text:
-      "hover a token · click (shift-click) left tokens to select · click a swatch to toggle a head, double-click to " +
+      "hover a token · click left tokens to select (shift: a span, ctrl/cmd: add or remove) · click a swatch to toggle a head, double-click to " +
       "isolate · keys: ↑ ↓ layer, ← → one head at a time",
   });
   root.append(title, bar, swatches, errorBox, scroll, hint);
@@ -145,6 +139,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   // labels travel with the layer they name, so word-level lines are never drawn between token labels.
   let data: { key: string; rows: LineRows; labels: Columns; win: WindowInfo | null } | null = null;
   let hover: { side: "q" | "k"; i: number } | null = null;
+  let anchor: number | null = null; // where a shift-click's span starts (shared/span.ts nextSpan)
   let geo = { top: 8, rowH: 16, xl: 100, xr: 360, width: 460, height: 100 };
 
   const meta = () => model.get("_meta");
@@ -557,7 +552,9 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       const at = tokenAt(e);
       if (at?.side !== "q") return;
       const q0 = data?.win ? data.win.q[0] : 0; // a row of a window is token q0 + row
-      save({ selected: nextSelection(model.get("selected"), q0 + at.i, e.shiftKey) });
+      const pick = nextSpan(model.get("selected"), q0 + at.i, e, anchor);
+      anchor = pick.anchor;
+      save({ selected: pick.selection });
     }),
     listen(root, "keydown", (e: KeyboardEvent) => {
       if (typedInControl(e)) return;

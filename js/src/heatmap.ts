@@ -20,6 +20,7 @@ import { kvHeadNote, overviewNote } from "./shared/long_context";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
+import * as span from "./shared/span";
 import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
@@ -47,6 +48,8 @@ export interface HeatmapTraits {
   zoom: number[]; // [] or [q0, q1, k0, k1]: a region Python asks the page to zoom to
   reduce: string; // "max" | "mean": how a long input's overview merges a block
   discount_sinks: boolean | number[]; // keys left out of the colour scale's top
+  selection: number[]; // selected query rows (shared/span.ts), [] none
+  combine: string; // "mean" | "sum" of the selected rows
   _meta: {
     title: string;
     kinds: string[];
@@ -126,6 +129,9 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     }
   >();
   let drag: { x: number; y: number; at: Zoom; moved: boolean } | null = null;
+  let dragged = false; // the last press panned: its click selects nothing
+  const spans = new span.SpanSelector(model);
+  let spanRow: { key: string; data: Float32Array } | null = null; // the selection's combined row (from Python)
 
   const meta = () => model.get("_meta");
   const tokens = (): [string[], string[]] => current?.labels ?? [[], []];
@@ -215,7 +221,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       controls.push(listen(box, "change", () => update({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
-    bar.append(shell.exportControls(controls));
+    bar.append(span.spanControls(model, spans, controls), shell.exportControls(controls));
   }
 
   function update(changes: Partial<Pick<HeatmapTraits, "layer" | "head" | "kind" | "words">>): void {
@@ -252,9 +258,13 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const cz = l.cell * zoom.z;
     const gw = l.cell * nk;
     const gh = l.cell * nq;
-    const ctx = prepareCanvas(canvas, l.width, l.height);
+    const selection = model.get("selection") ?? [];
+    const row = selection.length && spanRow?.key === spanKey() ? spanRow.data : null;
+    const band = span.spanBand(cz, t);
+    const height = l.height + (row ? band.gap + band.height + 4 : 0);
+    const ctx = prepareCanvas(canvas, l.width, height);
     ctx.fillStyle = t.bg;
-    ctx.fillRect(0, 0, l.width, l.height);
+    ctx.fillRect(0, 0, l.width, height);
     const f = current.factor;
     const rows = Math.ceil(nq / f);
     const cols = Math.ceil(nk / f);
@@ -297,7 +307,15 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       ctx.lineWidth = 2;
       ctx.strokeRect(l.x0 + (hover.k - zoom.k0) * cz, l.y0 + (hover.q - zoom.q0) * cz, cz, cz);
     }
+    span.outlineRows(ctx, selection, (q) => l.y0 + (q - zoom.q0) * cz, cz, l.x0, gw, t);
     ctx.restore();
+    if (row) {
+      const top = span.spanTop(row, model.get("combine"), current.vmax);
+      const b = { x: l.x0, y: l.y0 + gh + band.gap, w: gw, h: band.height, k0: zoom.k0, kn: nk / zoom.z };
+      span.drawSpanRow(ctx, row, b, top, map, model.get("combine") || "mean", t);
+      canvas.dataset.spanY = String(b.y);
+      canvas.dataset.spanTop = String(top);
+    }
     if (zoom.z === 1 && cz >= Math.min(t.font, 12) - 2) drawLabels(ctx, l, queries, keys, t, hover);
     else drawWindowLabels(ctx, l, queries, keys, cz); // nothing while cells are too small to read
     ctx.strokeStyle = t.grid;
@@ -321,6 +339,8 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       gridY0: String(l.y0),
       gridW: String(gw),
       gridH: String(gh),
+      selection: selection.join(","),
+      span: row ? spanRow?.key : "",
     });
     drawLegend(legendCanvas, map);
     const sinks = meta().sinks ?? [];
@@ -337,7 +357,11 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const kv = kvHeadNote(head, meta().kv_group_size?.[kind] ?? 1);
     title.textContent = `${userText(meta().title)} · ${kind} attention · layer ${model.get("layer")} · ${
       head < 0 ? "mean of heads" : `head ${head}`
-    }${kv}${model.get("words") ? " · words" : ""}${zoomText}${overview}`;
+    }${kv}${model.get("words") ? " · words" : ""}${zoomText}${overview}${
+      selection.length
+        ? ` · ${userText(span.spanCaption(queries, selection, model.get("combine") || "mean"))}`
+        : ""
+    }`;
     if (wanted.length > shown) fetchTiles(wanted);
   }
 
@@ -414,6 +438,51 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
         })
         .catch((e: Error) => showError(String(e.message ?? e)));
     }
+  }
+
+  /** The page's name for the combined row of the selection on screen. */
+  const spanKey = () =>
+    `span/${viewKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("words"))}/${span.selectionKey(
+      model.get("selection") ?? [],
+    )}/${model.get("combine")}`;
+
+  /** Fetch the selection's combined row (Python computes it: viewdata/selection.py span_row), then paint. */
+  async function fetchSpan(): Promise<void> {
+    const selection = model.get("selection") ?? [];
+    const key = spanKey();
+    if (!selection.length || spanRow?.key === key) {
+      paint();
+      return;
+    }
+    try {
+      const reply = await requester.get(key, {
+        what: "span",
+        kind: model.get("kind"),
+        layer: model.get("layer"),
+        head: model.get("head"),
+        words: model.get("words"),
+        selection,
+        combine: model.get("combine"),
+      });
+      if (key !== spanKey()) return; // moved on meanwhile
+      spanRow = { key, data: decode(replyPacked(reply.content, reply.buffers[0])).data };
+      paint();
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+  }
+
+  /** The query row under a click on a cell or a row label, or null. */
+  function rowAt(e: MouseEvent): number | null {
+    if (!layout) return null;
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left;
+    const y = e.clientY - r.top;
+    const cz = layout.cell * zoom.z;
+    if (y < layout.y0 || y >= layout.y0 + layout.cell * layout.nq || x > layout.x0 + layout.cell * layout.nk)
+      return null;
+    const q = Math.floor(zoom.q0 + (y - layout.y0) / cz);
+    return q >= 0 && q < layout.nq ? q : null;
   }
 
   /** The weight of full-detail cell (q, k) and whether it is exact (false: an overview block's max). */
@@ -569,7 +638,13 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       setZoom(panBy(layout, drag.at, dx, dy));
     }),
     listen(window, "mouseup", () => {
+      dragged = drag?.moved ?? false;
       drag = null;
+    }),
+    listen(canvas, "click", (e: MouseEvent) => {
+      const q = dragged ? null : rowAt(e);
+      dragged = false;
+      if (q !== null) spans.click(q, e);
     }),
   );
   cleanups.push(
@@ -585,6 +660,11 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       const [nLayers, nHeads] = meta().shapes[model.get("kind")] ?? [0, 0];
       const layer = model.get("layer");
       const head = model.get("head");
+      if (e.shiftKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+        spans.step(e.key === "ArrowDown" ? 1 : -1, tokens()[0].length); // grow or shrink the selected span
+        e.preventDefault();
+        return;
+      }
       if (e.key === "ArrowRight") update({ head: Math.min(nHeads - 1, head + 1) });
       else if (e.key === "ArrowLeft") update({ head: Math.max(-1, head - 1) });
       else if (e.key === "ArrowDown") update({ layer: Math.min(nLayers - 1, layer + 1) });
@@ -592,6 +672,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       else if (e.key === "+" || e.key === "=") zoomCentre(1.6);
       else if (e.key === "-") zoomCentre(1 / 1.6);
       else if (e.key === "0") setZoom(NO_ZOOM);
+      else if (e.key === "Escape" && (model.get("selection") ?? []).length) spans.clear();
       else return;
       e.preventDefault();
       buildControls();
@@ -601,7 +682,7 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
   const rebuild = () => {
     hideTooltip(tooltip); // it described the old map
     buildControls();
-    refresh();
+    refresh().then(fetchSpan);
   };
   for (const ev of ["change:layer", "change:head", "change:kind", "change:words"]) {
     cleanups.push(onModel(model as WidgetModel<HeatmapTraits>, ev, rebuild));
@@ -618,6 +699,14 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     if (layout && z?.length === 4) setZoom(zoomTo(layout, z[0], z[1], z[2], z[3]));
   };
   cleanups.push(onModel(model, "change:zoom", zoomFromPython));
+  const spanChanged = () => {
+    buildControls();
+    fetchSpan();
+  };
+  cleanups.push(
+    onModel(model, "change:selection", spanChanged),
+    onModel(model, "change:combine", spanChanged),
+  );
   cleanups.push(onModel(model, "change:theme", paint));
   cleanups.push(onModel(model, "change:colormap", paint));
   rebuild();

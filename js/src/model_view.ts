@@ -18,7 +18,8 @@ import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import { kvHeadNote, overviewNote } from "./shared/long_context";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
-import { arrowKeysSelect, clickToSelect } from "./shared/selection";
+import { arrowKeysSelect, clickToSelect, typedInControl } from "./shared/selection";
+import * as span from "./shared/span";
 import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
@@ -32,6 +33,8 @@ export interface ModelViewTraits {
   theme: string;
   colormap: string; // "" = the theme's
   reduce: string; // "max" | "mean": how thumbnails merge a block of cells
+  selection: number[]; // selected query rows (shared/span.ts), [] none
+  combine: string; // "mean" | "sum" of the selected rows
   _meta: {
     title: string;
     kinds: string[];
@@ -135,6 +138,8 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     null;
   let hoverThumb: { layer: number; head: number } | null = null;
   let hoverCell: { q: number; k: number } | null = null;
+  const spans = new span.SpanSelector(model);
+  let spanRow: { key: string; data: Float32Array } | null = null; // the selection's combined row (from Python)
 
   const meta = () => model.get("_meta");
   const kind = () => model.get("kind");
@@ -179,7 +184,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     bar.append(
       h("span", { className: "aw-muted", text: "click a thumbnail to open that head · arrow keys move" }),
     );
-    bar.append(shell.exportControls(controls));
+    bar.append(span.spanControls(model, spans, controls), shell.exportControls(controls));
   }
 
   /** The thumbnails of the kind on screen: the synced trait, or (in a saved page, where no kernel updates the
@@ -332,9 +337,13 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       labelHeight: full ? labelRoom(probe, keys, t) : 4,
       minLabelCell: full ? Math.min(t.font, 12) - 2 : 1e9,
     });
-    const ctx = prepareCanvas(detail, layout.width, layout.height);
+    const selection = model.get("selection") ?? [];
+    const row = selection.length && spanRow?.key === spanKey() ? spanRow.data : null;
+    const band = span.spanBand(layout.cell, t);
+    const height = layout.height + (row ? band.gap + band.height + 4 : 0);
+    const ctx = prepareCanvas(detail, layout.width, height);
     ctx.fillStyle = t.bg;
-    ctx.fillRect(0, 0, layout.width, layout.height);
+    ctx.fillRect(0, 0, layout.width, height);
     drawMatrix(
       ctx,
       current.data,
@@ -358,7 +367,33 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
         layout.cell,
       );
     }
+    const lay = layout;
+    const f = current.factor;
+    const blocks = [...new Set(selection.map((q) => Math.floor(q / f)))];
+    span.outlineRows(ctx, blocks, (q) => lay.y0 + q * lay.cell, lay.cell, lay.x0, lay.cell * nk, t);
+    if (row) {
+      const b = {
+        x: lay.x0,
+        y: lay.y0 + lay.cell * nq + band.gap,
+        w: lay.cell * nk,
+        h: band.height,
+        k0: 0,
+        kn: row.length,
+      };
+      span.drawSpanRow(
+        ctx,
+        row,
+        b,
+        span.spanTop(row, model.get("combine"), current.vmax),
+        map,
+        model.get("combine"),
+        t,
+      );
+      detail.dataset.spanY = String(b.y);
+    }
     Object.assign(detail.dataset, {
+      selection: selection.join(","),
+      span: row ? (spanRow?.key ?? "") : "",
       x0: String(layout.x0),
       y0: String(layout.y0),
       cell: String(layout.cell),
@@ -375,7 +410,10 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       "zoom for detail",
       "zoom in AttentionHeatmap",
     );
-    detailTitle.textContent = `${kind()} attention · layer ${l} · head ${hd}${kv}${full ? "" : note}`;
+    const cap = span.spanCaption(queries, selection, model.get("combine") || "mean");
+    detailTitle.textContent = `${kind()} attention · layer ${l} · head ${hd}${kv}${full ? "" : note}${
+      cap ? ` · ${userText(cap)}` : ""
+    }`;
   }
 
   async function fetchDetail(): Promise<void> {
@@ -404,10 +442,39 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     }
   }
 
+  /** The page's name for the combined row of the selection in the head on screen. */
+  const spanKey = () =>
+    `span/${kind()}/${model.get("layer")}/${model.get("head")}/${span.selectionKey(model.get("selection") ?? [])}/${model.get("combine")}`;
+
+  /** Fetch the selection's combined row for the head on screen (computed in Python), then paint the detail. */
+  async function fetchSpan(): Promise<void> {
+    const selection = model.get("selection") ?? [];
+    const key = spanKey();
+    if (!selection.length || spanRow?.key === key) {
+      paintDetail();
+      return;
+    }
+    try {
+      const reply = await requester.get(key, {
+        what: "span",
+        kind: kind(),
+        layer: model.get("layer"),
+        head: model.get("head"),
+        selection,
+        combine: model.get("combine"),
+      });
+      if (key !== spanKey()) return;
+      spanRow = { key, data: decode(replyPacked(reply.content, reply.buffers[0])).data };
+      paintDetail();
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+  }
+
   /** After a click or an arrow key chose a head: show it (the traits are set and synced by then). */
   function chosen(): void {
     paintGrid();
-    fetchDetail();
+    fetchDetail().then(fetchSpan);
   }
 
   function thumbFor(e: MouseEvent): { layer: number; head: number } | null {
@@ -462,6 +529,24 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
         paintDetail();
       }
     }),
+    listen(detail, "click", (e: MouseEvent) => {
+      // A query row (a cell or its label) of a full-resolution head; an overview's rows are blocks of tokens.
+      if (!layout || !current || current.factor !== 1) return;
+      const rect = detail.getBoundingClientRect();
+      const y = e.clientY - rect.top;
+      const x = e.clientX - rect.left;
+      const q = Math.floor((y - layout.y0) / layout.cell);
+      if (q >= 0 && q < layout.nq && x <= layout.x0 + layout.cell * layout.nk) spans.click(q, e);
+    }),
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (typedInControl(e)) return;
+      if (e.shiftKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+        spans.step(e.key === "ArrowDown" ? 1 : -1, meta().tokens[kind()]?.[0].length ?? 0);
+        e.stopImmediatePropagation(); // not a layer step
+      } else if (e.key === "Escape" && (model.get("selection") ?? []).length) spans.clear();
+      else return;
+      e.preventDefault();
+    }),
     listen(detail, "mouseleave", () => {
       hoverCell = null;
       hideTooltip(tooltip);
@@ -488,7 +573,7 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     const sampled =
       tn && used < tn.factor ? ` · thumbnails read ${used} of every ${tn.factor} query rows` : "";
     title.textContent = `${userText(meta().title)} · ${kind()} attention · ${thumbShape[0]} layers × ${thumbShape[1]} heads${groups}${sampled}`;
-    fetchDetail();
+    fetchDetail().then(fetchSpan);
   }
 
   cleanups.push(
@@ -510,6 +595,11 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     onModel(model, "change:head", chosen),
     onModel(model, "change:theme", repaint),
     onModel(model, "change:colormap", repaint),
+    onModel(model, "change:selection", () => {
+      buildControls();
+      fetchSpan();
+    }),
+    onModel(model, "change:combine", fetchSpan),
   );
   all();
 

@@ -12,6 +12,7 @@ import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./share
 import { docText, inkFor, stripColumns, unitIndex, unitRange, unitSums } from "./shared/profile";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
+import * as span from "./shared/span";
 import { userText } from "./shared/text";
 import { applyTheme, theme } from "./shared/theme";
 import { hideTooltip, showTooltip, tooltipBox } from "./shared/tooltip";
@@ -35,6 +36,8 @@ export interface ProfileTraits {
   query: [number, number]; // [start, stop) of the query span
   unit: Unit;
   selected: number[]; // [] or [k0, k1)
+  selection: number[]; // the query tokens (sorted, never empty; `query` is the span that covers them)
+  combine: string; // "mean" | "sum" of their rows
   theme: string;
   colormap: string;
   _payload:
@@ -50,8 +53,15 @@ export interface ProfileTraits {
   _error: string;
 }
 
-export function profileKey(kind: string, layer: number, head: number, query: [number, number]): string {
-  return `${kind}/${layer}/${head}/${query[0]}:${query[1]}`;
+/** The name of a profile, the same as AttentionProfile._key: the query tokens as runs "a:b,c:d" and the combine. */
+export function profileKey(
+  kind: string,
+  layer: number,
+  head: number,
+  selection: number[],
+  combine: string,
+): string {
+  return `${kind}/${layer}/${head}/${span.selectionKey(selection)}/${combine}`;
 }
 
 const CSS = `
@@ -99,6 +109,7 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
   let unitOf: Int32Array = new Int32Array(0);
   let vmax = 1;
   let hovered: [number, number] | null = null;
+  const picker = new span.SpanSelector(model);
 
   const doc = (): Doc | undefined => payload().docs?.[model.get("kind")];
   const starts = (): number[] => {
@@ -182,12 +193,16 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
       h("label", {}, "unit", unitSel),
       h(
         "label",
-        { title: "query tokens [from, to); or shift-click a token, alt-click to extend" },
+        {
+          title:
+            "query tokens [from, to); or alt-click a token, shift-click to extend, ctrl/cmd-click to add or remove",
+        },
         "query",
         from,
         "–",
         to,
       ),
+      span.spanControls(model, picker, controls),
       shell.exportControls(controls),
     );
   }
@@ -211,23 +226,24 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
     for (const v of values) if (v > vmax) vmax = v;
     vmax ||= 1;
     const table = lut(colormap());
-    const [q0, q1] = model.get("query");
     const sel = model.get("selected");
+    const picked = new Set(model.get("selection") ?? []);
     const showQuery = selfQueries();
     for (let k = 0; k < spans.length; k++) {
       const i = lutIndex(values[unitOf[k]], vmax) * 3;
       const s = spans[k];
       s.style.backgroundColor = `rgb(${table[i]},${table[i + 1]},${table[i + 2]})`;
       s.style.color = inkFor(table[i], table[i + 1], table[i + 2]);
-      s.classList.toggle("aw-q", showQuery && k >= q0 && k < q1);
+      s.classList.toggle("aw-q", showQuery && picked.has(k));
       s.classList.toggle("aw-sel", sel.length === 2 && k >= sel[0] && k < sel[1]);
     }
     paintStrip();
     drawLegend(legendCanvas, colormap());
     legendMax.textContent = vmax.toFixed(4);
     const unit = model.get("unit");
-    const qText = d.queries.slice(q0, Math.min(q1, q0 + 6)).join("") + (q1 - q0 > 6 ? "…" : "");
-    caption.textContent = `attention per ${unit} from query ${q1 - q0 > 1 ? `tokens ${q0}–${q1 - 1}` : `token ${q0}`} ${userText(qText)}`;
+    const queries = d.queries.map((q) => q.trim());
+    const from = span.spanCaption(queries, model.get("selection") ?? [], model.get("combine") || "mean");
+    caption.textContent = `attention per ${unit} from the ${userText(from)}`;
     const head = model.get("head");
     title.textContent = `${userText(payload().title ?? "")} · ${model.get("kind")} attention · layer ${model.get(
       "layer",
@@ -267,9 +283,10 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
       ctx.fillRect(x, 0, 1, height - 6);
     }
     const at = (k: number) => (k / Math.max(1, n)) * width;
-    const [q0, q1] = model.get("query");
     ctx.fillStyle = t.accent;
-    if (selfQueries()) ctx.fillRect(at(q0), height - 5, Math.max(2, at(q1) - at(q0)), 5);
+    if (selfQueries())
+      for (const [q0, q1] of span.spanRuns(model.get("selection") ?? []))
+        ctx.fillRect(at(q0), height - 5, Math.max(2, at(q1) - at(q0)), 5);
     const sel = model.get("selected");
     if (sel.length === 2) {
       ctx.strokeStyle = t.accent;
@@ -282,8 +299,17 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
   /** The profile for the view the traits name: from the payload, or fetched (a saved page answers offline). */
   async function refresh(): Promise<void> {
     const kind = model.get("kind");
-    const query = model.get("query");
-    const key = profileKey(kind, model.get("layer"), model.get("head"), query);
+    const selection = model.get("selection") ?? [];
+    const combine = model.get("combine") || "mean";
+    const now = () =>
+      profileKey(
+        model.get("kind"),
+        model.get("layer"),
+        model.get("head"),
+        model.get("selection") ?? [],
+        combine,
+      );
+    const key = now();
     const p = payload();
     try {
       let packed: Packed;
@@ -294,13 +320,12 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
           kind,
           layer: model.get("layer"),
           head: model.get("head"),
-          q0: query[0],
-          q1: query[1],
+          selection,
+          combine,
         });
         packed = replyPacked(reply.content, reply.buffers[0]);
       }
-      const now = profileKey(model.get("kind"), model.get("layer"), model.get("head"), model.get("query"));
-      if (now !== key) return; // the user moved on while we waited
+      if (now() !== key || combine !== (model.get("combine") || "mean")) return; // the user moved on meanwhile
       weights = decode(packed).data;
       weightsKey = key;
       showError(model.get("_error"));
@@ -357,11 +382,13 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
       const k = keyAt(e);
       const d = doc();
       if (k === null || !d) return;
-      if ((e.shiftKey || e.altKey) && selfQueries()) {
-        const [q0] = model.get("query");
-        // shift: this token is the query; alt: extend the query span from its start to this token
-        const query: [number, number] = e.altKey ? [Math.min(q0, k), Math.max(q0, k) + 1] : [k, k + 1];
-        saveTraits(model, { query });
+      if ((e.shiftKey || e.altKey || e.ctrlKey || e.metaKey) && selfQueries()) {
+        // The query tokens (a plain click picks keys here): alt: this token alone; shift: the span from the anchor
+        // to it; ctrl/cmd: add or remove it (shared/span.ts)
+        if (e.altKey) {
+          picker.anchor = k;
+          saveTraits(model, { selection: [k] });
+        } else picker.click(k, e);
         return;
       }
       const range = unitRange(starts(), unitOf[k], d.pieces.length);
@@ -380,10 +407,14 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
       const [nLayers, nHeads] = payload().shapes?.[model.get("kind")] ?? [0, 0];
       const layer = model.get("layer");
       const head = model.get("head");
-      if (e.key === "ArrowRight") saveTraits(model, { head: Math.min(nHeads - 1, head + 1) });
+      if (e.shiftKey && (e.key === "ArrowDown" || e.key === "ArrowUp") && selfQueries())
+        picker.step(e.key === "ArrowDown" ? 1 : -1, doc()?.queries.length ?? 0); // grow or shrink the query span
+      else if (e.key === "ArrowRight") saveTraits(model, { head: Math.min(nHeads - 1, head + 1) });
       else if (e.key === "ArrowLeft") saveTraits(model, { head: Math.max(-1, head - 1) });
       else if (e.key === "ArrowDown") saveTraits(model, { layer: Math.min(nLayers - 1, layer + 1) });
       else if (e.key === "ArrowUp") saveTraits(model, { layer: Math.max(0, layer - 1) });
+      else if (e.key === "Escape")
+        picker.clear(); // back to the default query ([] is it in Python)
       else return;
       e.preventDefault();
     }),
@@ -404,7 +435,14 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
     buildControls();
     refresh();
   };
-  for (const ev of ["change:layer", "change:head", "change:kind", "change:query"])
+  for (const ev of [
+    "change:layer",
+    "change:head",
+    "change:kind",
+    "change:query",
+    "change:selection",
+    "change:combine",
+  ])
     cleanups.push(onModel(model as WidgetModel<ProfileTraits>, ev, rebuild));
   cleanups.push(
     onModel(model, "change:_payload", () => {

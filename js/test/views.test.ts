@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { keeps, lineThreshold, nextSelection } from "../src/head_view";
+import { keeps, lineThreshold } from "../src/head_view";
 import { gridGeometry, thumbAt } from "../src/model_view";
 
 describe("HeadView helpers", () => {
@@ -15,14 +15,6 @@ describe("HeadView helpers", () => {
     expect(lineThreshold(20, 0.02, false)).toBe(0.02);
     expect(lineThreshold(512, 0.02, false)).toBe(0.1);
     expect(lineThreshold(512, 0.02, true)).toBe(0.02);
-  });
-
-  it("click selects one token, shift-click adds and removes", () => {
-    expect(nextSelection([], 3, false)).toEqual([3]);
-    expect(nextSelection([3], 3, false)).toEqual([]);
-    expect(nextSelection([3], 1, true)).toEqual([1, 3]);
-    expect(nextSelection([1, 3], 3, true)).toEqual([1]);
-    expect(nextSelection([1, 3], 5, false)).toEqual([5]);
   });
 });
 

@@ -1,6 +1,6 @@
 """AttentionProfile in JupyterLab: the text is drawn as coloured token spans whose colours are Python's numbers on
 the colour map, hover shows the exact weight, a click selects a sentence in Python and zooms a linked heatmap,
-shift-click picks the query; a 3,000-token lazy result renders in the lecture theme at 1280 x 720."""
+alt-click picks the query; a 3,000-token lazy result renders in the lecture theme at 1280 x 720."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_profile_colours_hover_click_and_link(lab):
     nb.page.wait_for_function(
         "() => document.querySelector('[data-testid=profile-text]')?.dataset.view === 'self/2/-1/' + "
         "document.querySelector('[data-testid=query-from]').value + ':' + "
-        "document.querySelector('[data-testid=query-to]').value", timeout=30_000)
+        "document.querySelector('[data-testid=query-to]').value + '/mean'", timeout=30_000)
     n = int(nb.python("print(len(r.tokens))"))
     spans = text.locator("span")
     assert spans.count() == n
@@ -84,10 +84,10 @@ def test_profile_colours_hover_click_and_link(lab):
     eventually(nb, "print(h.zoom[2:])", f"[{starts[1]}, {starts[2]}]")
     assert spans.nth(starts[1]).evaluate("s => s.classList.contains('aw-sel')")
 
-    # Shift-click picks the query; the page fetches that profile and redraws.
-    spans.nth(2).click(modifiers=["Shift"])
+    # Alt-click makes a token the query (a plain click picks keys); the page fetches that profile and redraws.
+    spans.nth(2).click(modifiers=["Alt"])
     nb.page.wait_for_function(
-        "() => document.querySelector('[data-testid=profile-text]').dataset.view === 'self/2/-1/2:3'",
+        "() => document.querySelector('[data-testid=profile-text]').dataset.view === 'self/2/-1/2:3/mean'",
         timeout=20_000)
     eventually(nb, "print(w.query)", "[2, 3]")
     assert spans.nth(2).evaluate("s => s.classList.contains('aw-q')")
@@ -100,7 +100,7 @@ def test_long_lazy_profile_in_the_lecture_theme(lab):
     root = nb.widget()
     text = nb.page.locator("[data-testid=profile-text]").first
     nb.page.wait_for_function(
-        "() => document.querySelector('[data-testid=profile-text]')?.dataset.view === 'self/3/-1/2999:3000'",
+        "() => document.querySelector('[data-testid=profile-text]')?.dataset.view === 'self/3/-1/2999:3000/mean'",
         timeout=60_000)
     assert text.locator("span").count() == 3000
     box = text.bounding_box()

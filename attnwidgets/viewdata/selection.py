@@ -1,0 +1,160 @@
+"""A selection of query tokens (a span, or any set) and their combined attention row: what the heatmap, the model
+view and the attention profile show when several tokens are selected, and what their static twins draw.
+
+A selection is a sorted list of distinct query positions (``[]``: nothing selected). Its combined row is, for each
+key, the ``"mean"`` (default) or the ``"sum"`` over the selected rows of the attention they give that key. The mean
+of softmax rows sums to 1 over the keys; the sum is the total attention the selected tokens give each key (it sums
+to the number of selected tokens). Keys cannot be selected: a selection always picks query rows.
+
+Rows are read with ``result.rows`` a run of contiguous positions at a time (through
+:func:`~attnwidgets.viewdata.profile.query_profile`), so a selection in an 8,000-token result held as queries and
+keys never builds its dense attention.
+
+>>> import numpy as np
+>>> from attnwidgets.result import AttentionResult
+>>> a = np.zeros((1, 1, 3, 3), np.float32); a[0, 0] = [[1, 0, 0], [.5, .5, 0], [.2, .3, .5]]
+>>> r = AttentionResult.from_arrays(a, list("abc"))
+>>> [round(float(v), 2) for v in span_row(r, 0, [1, 2], head=0)]
+[0.35, 0.4, 0.25]
+>>> [round(float(v), 2) for v in span_row(r, 0, [1, 2], head=0, combine="sum")]
+[0.7, 0.8, 0.5]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..result import AttentionResult
+from .checks import check_int
+from .profile import query_profile
+
+__all__ = ["COMBINE", "check_combine", "check_selection", "runs", "span_label", "span_row", "span_rows"]
+
+#: How the rows of a selection are combined: their mean (default) or their sum.
+COMBINE = ("mean", "sum")
+
+
+def check_combine(combine: Any) -> str:
+    """One of :data:`COMBINE`.
+
+    >>> check_combine("max")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown combine 'max'; choose one of ('mean', 'sum')
+    """
+    if not isinstance(combine, str) or combine not in COMBINE:
+        raise ValueError(f"unknown combine {combine!r}; choose one of {COMBINE}")
+    return combine
+
+
+def check_selection(selection: Any, n_queries: int) -> list[int]:
+    """A selection of query positions, sorted: a list (or tuple) of distinct ints in 0..n_queries-1; ``[]`` is none.
+
+    >>> check_selection((4, 2, 3), 5)
+    [2, 3, 4]
+    >>> check_selection([1, 1], 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: selection [1, 1] repeats a position; list each token once
+    >>> check_selection([0, 5], 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: selection position 5 is out of range: there are 5 query tokens (0..4)
+    >>> check_selection(3, 5)
+    Traceback (most recent call last):
+    ...
+    TypeError: selection must be a list of token positions, got int 3
+    """
+    if not isinstance(selection, (list, tuple)):
+        raise TypeError(f"selection must be a list of token positions, got {type(selection).__name__} {selection!r}")
+    values = [check_int(p, "selection position") for p in selection]
+    if len(set(values)) != len(values):
+        raise ValueError(f"selection {values} repeats a position; list each token once")
+    for p in values:
+        if not 0 <= p < n_queries:
+            raise ValueError(f"selection position {p} is out of range: there are {n_queries} query tokens "
+                             f"(0..{n_queries - 1})")
+    return sorted(values)
+
+
+def runs(selection: list[int]) -> list[tuple[int, int]]:
+    """The contiguous runs ``(start, stop)`` (stop exclusive) of a sorted selection.
+
+    >>> runs([1, 2, 3, 7, 9, 10])
+    [(1, 4), (7, 8), (9, 11)]
+    """
+    out: list[tuple[int, int]] = []
+    for p in selection:
+        if out and out[-1][1] == p:
+            out[-1] = (out[-1][0], p + 1)
+        else:
+            out.append((p, p + 1))
+    return out
+
+
+def span_row(result: AttentionResult, layer: int, selection: Any, head: Any = -1, kind: str = "self",
+             combine: str = "mean") -> np.ndarray:
+    """(key,) float32: the ``combine`` ("mean" or "sum") over the selected query rows of one head (``-1``: the mean
+    of the layer's heads; a list: those heads' mean). An empty selection is refused (nothing to combine).
+
+    >>> a = np.zeros((1, 2, 2, 2), np.float32); a[0, 0] = [[1, 0], [0, 1]]; a[0, 1] = .5
+    >>> span_row(AttentionResult.from_arrays(a, list("ab")), 0, [0, 1]).tolist()
+    [0.5, 0.5]
+    """
+    combine = check_combine(combine)
+    n_queries = result.attention_shape(kind)[2]  # type: ignore[arg-type]
+    sel = check_selection(selection, n_queries)
+    if not sel:
+        raise ValueError("selection is empty: select one or more query tokens to combine their rows")
+    total = np.zeros(result.attention_shape(kind)[3], np.float64)  # type: ignore[arg-type]
+    for start, stop in runs(sel):
+        total += query_profile(result, layer, (start, stop), head, kind).astype(np.float64) * (stop - start)
+    if combine == "mean":
+        total /= len(sel)
+    return total.astype(np.float32)
+
+
+def span_rows(result: AttentionResult, selection: Any, kind: str = "self", combine: str = "mean") -> np.ndarray:
+    """[layer, head, key] float32: :func:`span_row` of every head of every layer (what the model view's thumbnails
+    show in span mode).
+
+    >>> a = np.zeros((1, 2, 2, 2), np.float32); a[0, 0] = [[1, 0], [0, 1]]; a[0, 1] = .5
+    >>> span_rows(AttentionResult.from_arrays(a, list("ab")), [0, 1], combine="sum").tolist()
+    [[[1.0, 1.0], [1.0, 1.0]]]
+    """
+    n_layers, n_heads, n_queries, n_keys = result.attention_shape(kind)  # type: ignore[arg-type]
+    sel = check_selection(selection, n_queries)
+    combine = check_combine(combine)
+    if not sel:
+        raise ValueError("selection is empty: select one or more query tokens to combine their rows")
+    out = np.zeros((n_layers, n_heads, n_keys), np.float64)
+    for layer in range(n_layers):
+        for start, stop in runs(sel):
+            for a in range(start, stop, 256):  # a block of rows at a time: a long run never builds all its rows
+                block = result.rows(layer, a, min(stop, a + 256), kind=kind)  # type: ignore[arg-type]
+                out[layer] += block.sum(axis=1, dtype=np.float64)
+    if combine == "mean":
+        out /= len(sel)
+    return out.astype(np.float32)
+
+
+def span_label(tokens: list[str], selection: list[int], combine: str = "mean", limit: int = 6) -> str:
+    """A caption for a selection: its combine and its tokens (a contiguous span read as one phrase), at most
+    ``limit`` tokens shown.
+
+    >>> span_label(["[CLS]", "New", "York", "is", "big"], [1, 2])
+    'mean of 2 rows: New York (1–2)'
+    >>> span_label(list("abcdef"), [0, 2, 5], "sum")
+    'sum of 3 rows: a · c · f'
+    """
+    if not selection:
+        return ""
+    shown = [tokens[p] if 0 <= p < len(tokens) else "?" for p in selection[:limit]]
+    more = " …" if len(selection) > limit else ""
+    rows = "row" if len(selection) == 1 else "rows"
+    if len(runs(selection)) == 1:
+        where = f" ({selection[0]}–{selection[-1]})" if len(selection) > 1 else f" ({selection[0]})"
+        return f"{combine} of {len(selection)} {rows}: {' '.join(shown)}{more}{where}"
+    return f"{combine} of {len(selection)} {rows}: {' · '.join(shown)}{more}"

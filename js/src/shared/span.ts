@@ -1,0 +1,233 @@
+// Selecting query tokens (a span, or any set) and reading their attention together, the same way in every view:
+// the click rules (nextSpan; the head view's `selected` follows them too), Escape, the "mean | sum" menu and the
+// clear button, the request for the combined row (computed in Python: attnwidgets/viewdata/selection.py span_row,
+// so a long input's rows are read a block at a time) and drawing that row under a map. The heatmap, the model
+// view and the profile sync `selection` (sorted query positions) and `combine` ("mean" | "sum") with Python.
+//
+// Click rules: a click selects a token alone (a click on the only selected token clears); shift-click selects the
+// contiguous span from the anchor (the last token clicked without shift) to it; ctrl-click (cmd-click on a Mac)
+// adds or removes one token and makes it the anchor. Escape clears; Shift+ArrowDown / Shift+ArrowUp grow or shrink
+// the span from the keyboard (stepSpan).
+
+import type { ColorMapName } from "./colors";
+import { h, listen, select } from "./dom";
+import { matrixCanvas } from "./draw";
+import type { Theme } from "./theme";
+
+/** The modifier keys of a click. */
+export interface Mods {
+  shiftKey: boolean;
+  ctrlKey: boolean;
+  metaKey: boolean;
+}
+
+/** A selection after a click, and the anchor the next shift-click extends from (null: none). */
+export interface SpanPick {
+  selection: number[];
+  anchor: number | null;
+}
+
+/** The selection after clicking token `i` with `mods` (see the rules above); always sorted, no repeats. */
+export function nextSpan(selected: number[], i: number, mods: Mods, anchor: number | null): SpanPick {
+  if (mods.ctrlKey || mods.metaKey) {
+    const on = selected.includes(i);
+    const selection = on ? selected.filter((s) => s !== i) : [...selected, i].sort((a, b) => a - b);
+    return { selection, anchor: on ? (selection[0] ?? null) : i };
+  }
+  if (mods.shiftKey) {
+    const from = anchor ?? selected[0] ?? i;
+    const [a, b] = from <= i ? [from, i] : [i, from];
+    return { selection: Array.from({ length: b - a + 1 }, (_, j) => a + j), anchor: from };
+  }
+  if (selected.length === 1 && selected[0] === i) return { selection: [], anchor: null };
+  return { selection: [i], anchor: i };
+}
+
+/** The selection after Shift+ArrowDown (step 1) or Shift+ArrowUp (-1) over `n` rows: the span from the anchor grows
+ * or shrinks by one row at its far end; with nothing selected, the first (or last) row. */
+export function stepSpan(selected: number[], anchor: number | null, step: number, n: number): SpanPick {
+  if (n <= 0) return { selection: selected, anchor };
+  if (!selected.length) {
+    const i = step > 0 ? 0 : n - 1;
+    return { selection: [i], anchor: i };
+  }
+  const from = anchor ?? selected[0];
+  const far = from === selected[0] ? selected[selected.length - 1] : selected[0];
+  const to = Math.max(0, Math.min(n - 1, far + step));
+  return nextSpan(selected, to, { shiftKey: true, ctrlKey: false, metaKey: false }, from);
+}
+
+/** The contiguous runs [start, stop) of a sorted selection. */
+export function spanRuns(selection: number[]): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const p of selection) {
+    const last = out[out.length - 1];
+    if (last && last[1] === p) last[1] = p + 1;
+    else out.push([p, p + 1]);
+  }
+  return out;
+}
+
+/** A selection as runs "a:b,c:d": the page's cache key for it, and the profile's (AttentionProfile._key). */
+export function selectionKey(selection: number[]): string {
+  return spanRuns(selection)
+    .map(([a, b]) => `${a}:${b}`)
+    .join(",");
+}
+
+/** A caption for a selection, the same text as attnwidgets/viewdata/selection.py span_label (tokens as given:
+ * pass them through userText for display). */
+export function spanCaption(tokens: string[], selection: number[], combine: string, limit = 6): string {
+  if (!selection.length) return "";
+  const shown = selection.slice(0, limit).map((p) => tokens[p] ?? "?");
+  const more = selection.length > limit ? " …" : "";
+  const rows = selection.length === 1 ? "row" : "rows";
+  if (spanRuns(selection).length === 1) {
+    const where =
+      selection.length > 1 ? ` (${selection[0]}–${selection[selection.length - 1]})` : ` (${selection[0]})`;
+    return `${combine} of ${selection.length} ${rows}: ${shown.join(" ")}${more}${where}`;
+  }
+  return `${combine} of ${selection.length} ${rows}: ${shown.join(" · ")}${more}`;
+}
+
+/** The part of a widget's model the span helpers use: the synced `selection` and `combine` traits. */
+export interface SpanModel {
+  get(key: "selection"): number[];
+  get(key: "combine"): string;
+  set(key: "selection", value: number[]): void;
+  set(key: "combine", value: string): void;
+  save_changes(): void;
+}
+
+/** Clicks and Escape on one view: keeps the anchor of shift-clicks between clicks. */
+export class SpanSelector {
+  anchor: number | null = null;
+  constructor(private model: SpanModel) {}
+
+  /** Apply a click on query token `i`. */
+  click(i: number, mods: Mods): void {
+    const pick = nextSpan(this.model.get("selection") ?? [], i, mods, this.anchor);
+    this.anchor = pick.anchor;
+    this.model.set("selection", pick.selection);
+    this.model.save_changes();
+  }
+
+  /** Apply Shift+ArrowDown (1) or Shift+ArrowUp (-1) over `n` rows (stepSpan). */
+  step(step: number, n: number): void {
+    const pick = stepSpan(this.model.get("selection") ?? [], this.anchor, step, n);
+    this.anchor = pick.anchor;
+    this.model.set("selection", pick.selection);
+    this.model.save_changes();
+  }
+
+  /** Select nothing (Escape, the clear button). */
+  clear(): void {
+    this.anchor = null;
+    this.model.set("selection", []);
+    this.model.save_changes();
+  }
+}
+
+/** The bar's span controls: the "mean | sum" menu and a clear button, disabled while nothing is selected. */
+export function spanControls(
+  model: SpanModel,
+  selector: SpanSelector,
+  controls: Array<() => void>,
+): HTMLElement {
+  const combine = select(
+    [
+      ["mean", "mean"],
+      ["sum", "sum"],
+    ],
+    model.get("combine") || "mean",
+    "combine selected rows",
+  );
+  combine.dataset.testid = "span-combine";
+  const clear = h("button", {
+    type: "button",
+    text: "clear",
+    "data-testid": "span-clear",
+    title: "clear the selected tokens (Escape)",
+    disabled: !(model.get("selection") ?? []).length,
+  });
+  controls.push(
+    listen(combine, "change", () => {
+      model.set("combine", combine.value);
+      model.save_changes();
+    }),
+    listen(clear, "click", () => selector.clear()),
+  );
+  return h(
+    "label",
+    {
+      className: "aw-span",
+      title:
+        "selected rows: click a token, shift-click to extend, ctrl/cmd-click to add or remove, Escape clears",
+    },
+    "selection",
+    combine,
+    clear,
+  );
+}
+
+/** Where a combined row is drawn: a band `h` tall at y, columns k0 .. k0 + kn of the row across [x, x + w). */
+export interface RowBand {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  k0: number;
+  kn: number;
+}
+
+/** Height of the band for the combined row under a map of `cell`-sized cells, and the gap above it. */
+export function spanBand(cell: number, t: Theme): { gap: number; height: number } {
+  return { gap: Math.max(6, Math.round(t.font * 0.6)), height: Math.max(12, Math.min(28, Math.round(cell))) };
+}
+
+/** Colour-scale top of a combined row: the map's for a mean (it is a row like the ones above, on their scale),
+ * its own largest value for a sum (which can pass 1). */
+export function spanTop(row: Float32Array, combine: string, mapTop: number): number {
+  if (combine !== "sum") return mapTop;
+  let top = 0;
+  for (const v of row) if (v > top) top = v;
+  return top || 1;
+}
+
+/** Draw the combined row in `band`, framed in the accent colour, with its label left of it (right-aligned). */
+export function drawSpanRow(
+  ctx: CanvasRenderingContext2D,
+  row: Float32Array,
+  band: RowBand,
+  vmax: number,
+  map: ColorMapName,
+  label: string,
+  t: Theme,
+): void {
+  const img = matrixCanvas(row, 1, row.length, vmax, map);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(img, band.k0, 0, band.kn, 1, band.x, band.y, band.w, band.h);
+  ctx.strokeStyle = t.accent;
+  ctx.lineWidth = t.name === "lecture" ? 3 : 2;
+  ctx.strokeRect(band.x - 1, band.y - 1, band.w + 2, band.h + 2);
+  ctx.font = `${t.font}px ${t.fontFamily}`;
+  ctx.fillStyle = t.accent;
+  ctx.textAlign = "right";
+  ctx.textBaseline = "middle";
+  ctx.fillText(label, band.x - 6, band.y + band.h / 2);
+}
+
+/** Outline each run of selected rows across a map in the theme's accent: row q spans [yOf(q), yOf(q) + rowH). */
+export function outlineRows(
+  ctx: CanvasRenderingContext2D,
+  selection: number[],
+  yOf: (q: number) => number,
+  rowH: number,
+  x: number,
+  w: number,
+  t: Theme,
+): void {
+  ctx.strokeStyle = t.accent;
+  ctx.lineWidth = t.name === "lecture" ? 3 : 2;
+  for (const [a, b] of spanRuns(selection)) ctx.strokeRect(x + 1, yOf(a) + 1, w - 2, (b - a) * rowH - 2);
+}
