@@ -23,6 +23,8 @@ from matplotlib.text import Text
 import attnwidgets as aw
 from attnwidgets import plots
 from attnwidgets.analysis import CorpusStats, head_distances, head_embedding, surface_stats
+from attnwidgets.analysis.coref import CorefScores
+from attnwidgets.analysis.roles import HeadRoles, RoleCheck, role_scores
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 
@@ -58,6 +60,18 @@ EMBEDDING = head_embedding(head_distances([R]), n_heads=3)
 SWEEP = SimpleNamespace(heads=np.arange(6.0).reshape(2, 3), layers=np.array([1.0, 2.0]), baseline=2.5,
                         metric="accuracy", mode="zero")
 CURVE = pd.DataFrame({"share": [0.0, 0.5, 1.0], "metric": [0.9, 0.7, 0.2]})
+def _roles() -> HeadRoles:
+    """Head roles of a hand-made 2-layer, 2-head causal attention on [BOS] r r with len(r) = 3."""
+    rng = np.random.default_rng(3)
+    a = np.tril(rng.random((2, 2, 7, 7))).astype(np.float32)
+    a /= a.sum(-1, keepdims=True)
+    example = aw.AttentionResult.from_arrays(a, ["<s>", "x", "y", "z", "x", "y", "z"])
+    return HeadRoles(role_scores(a, 3), example, seq_len=3, prefix=1, n_seqs=1, seed=0)
+
+
+ROLES = _roles()
+COREF = CorefScores(np.array([[[True, False], [True, True]]]), {b: np.array([True, False])
+                    for b in ("nearest", "same_head", "rules")}, [{"kind": "pronoun"}] * 2)
 PANEL = pd.DataFrame({"item": ["a", "b"], "name": ["p", "p"], "before": [0.9, 0.2], "after": [0.7, 0.3]})
 
 #: One call per plot function, with the theme passed through (None: the current one).
@@ -78,6 +92,13 @@ CALLS = {
     "plot_profile": lambda theme: plots.plot_profile(R, 1, -1, query=2, theme=theme),
     "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
     "plot_compare": lambda theme: plots.plot_compare(R, R, 1, 0, mode="diff", theme=theme),
+    "plot_coref": lambda theme: plots.plot_coref(COREF, theme=theme),
+    "plot_head_roles": lambda theme: plots.plot_head_roles(ROLES, theme=theme),
+    "plot_role_check": lambda theme: plots.plot_role_check(
+        RoleCheck("induction", [(1, 0)], 0.5, 3.0, [[(0, 0)], [(1, 1)]], np.array([0.6, 0.5])), theme=theme),
+    "plot_induction_curve": lambda theme: plots.plot_induction_curve([0, 10], [3.4, 3.0], np.zeros((2, 2, 2)),
+                                                                     theme=theme),
+    "LiveInductionCurve": lambda theme: plots.LiveInductionCurve(total=10, theme=theme, display=False).figure(),
 }
 
 
