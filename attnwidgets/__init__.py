@@ -100,6 +100,10 @@ _LAZY: dict[str, str] = {
     "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
     "plot_generation": "attnwidgets.plots",
+    "norm_attention": "attnwidgets.studies.norms",
+    "value_norms": "attnwidgets.studies.norms",
+    "mixing_ratio": "attnwidgets.studies.norms",
+    "norm_result": "attnwidgets.studies.norms",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]
