@@ -177,3 +177,71 @@ def test_unsliceable_output_projection_is_refused():
     model.attn.o_proj = torch.nn.Linear(32, 16)
     assert output_projection(model, model.attn, 4, 8).shape == (32, 16)
     assert issubclass(NormInputsUnavailableError, NotImplementedError)
+
+
+# -- the views' "weights" / "norms" switch and the static twins -------------------------------------------------------
+
+
+def test_views_switch_to_norms(tiny_bert):
+    from attnwidgets.fallback import twin_figure
+
+    res = aw.run("The cat sat on the mat.", model=tiny_bert)
+    share = norm_share(aw.norm_attention(res))
+    heat = aw.AttentionHeatmap(res, layer=1, head=2)
+    np.testing.assert_allclose(heat.matrix(), res.attention[1, 2])
+    heat.measure = "norms"
+    np.testing.assert_allclose(heat.matrix(), share[1, 2], atol=1e-6)
+    assert heat._meta["measure"] == "norms" and heat._meta["can_norms"] and "norms" in heat._meta["title"]
+    assert heat.result is res and heat._error == ""
+    assert "norms" in twin_figure(heat).axes[0].get_title()
+    heat.measure = "weights"
+    np.testing.assert_allclose(heat.matrix(), res.attention[1, 2])
+
+    mv = aw.ModelView(res, measure="norms")
+    np.testing.assert_allclose(mv.matrix(layer=0, head=1), share[0, 1], atol=1e-6)
+    weights_thumbs = aw.ModelView(res).thumbnails()[0]
+    assert not np.array_equal(mv.thumbnails()[0], weights_thumbs)
+
+    bars = aw.EntropyBars(res)
+    before = bars.values("entropy")
+    bars.measure = "norms"
+    rows = share[0, 0]
+    by_hand = float(np.mean(-np.sum(np.where(rows > 0, rows * np.log(rows), 0.0), -1)))
+    assert bars.values("entropy")[0, 0] == pytest.approx(by_hand, abs=1e-5)
+    assert not np.allclose(bars.values("entropy"), before)
+    with pytest.raises(traitlets_error()):
+        bars.measure = "norm"
+
+
+def test_views_refuse_norms_they_cannot_compute(tiny_bert):
+    res = aw.run("The cat sat.", model=tiny_bert)
+    arrays = aw.AttentionResult.from_arrays(res.attention, res.tokens)
+    heat = aw.AttentionHeatmap(arrays)
+    assert heat._meta["can_norms"] is False
+    heat.measure = "norms"
+    assert heat.measure == "weights" and "aw.run" in heat._error
+    np.testing.assert_allclose(heat.matrix(), res.attention[0, 0])
+    bars = aw.EntropyBars(aw.corpus_stats(["The cat sat."], model=tiny_bert, progress=False))
+    bars.measure = "norms"
+    assert bars.measure == "weights" and "corpus statistics" in bars._error
+    with pytest.raises(ValueError, match="aw.run"):
+        aw.ModelView(arrays, measure="norms")
+
+
+def test_static_twins_take_measure(tiny_bert):
+    res = aw.run("The cat sat.", model=tiny_bert)
+    share = norm_share(aw.norm_attention(res))
+    fig = aw.plot_heatmap(res, 1, 0, measure="norms", annotate=False)
+    drawn = fig.axes[0].collections[0].get_array().reshape(share.shape[2:])
+    np.testing.assert_allclose(np.asarray(drawn), share[1, 0], atol=1e-6)
+    assert "norms" in fig.axes[0].get_title()
+    assert "norms" in aw.plot_model_view(res, measure="norms")._suptitle.get_text()
+    assert "norms" in aw.plot_entropy_by_layer(res, measure="norms").axes[0].get_title()
+    with pytest.raises(ValueError, match="measure"):
+        aw.plot_heatmap(res, measure="norm")
+
+
+def traitlets_error():
+    import traitlets
+
+    return traitlets.TraitError

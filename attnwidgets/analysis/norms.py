@@ -33,7 +33,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["layer_norm_map", "mixing_ratio", "norm_map", "norm_share", "weight_mixing_ratio"]
+from ..result import AttentionResult
+
+__all__ = ["MEASURES", "can_norms", "layer_norm_map", "mixing_ratio", "norm_map", "norm_share", "weight_mixing_ratio"]
+
+MEASURES = ("weights", "norms")
+"""What the views and their static twins can show: the attention weights, or the norm share of each row."""
 
 
 def norm_map(weights: np.ndarray, value_norms: np.ndarray) -> np.ndarray:
@@ -126,3 +131,19 @@ def weight_mixing_ratio(diagonal: np.ndarray) -> np.ndarray:
     [0.6000000238418579]
     """
     return (1.0 - np.asarray(diagonal, dtype=np.float32).mean(-1)).astype(np.float32)
+
+
+def can_norms(source: object) -> bool:
+    """Whether norms can be computed for ``source``: results of ``aw.run`` (one or a list), not ablated, not of an
+    encoder-decoder (what the views check before they offer their "norms" switch).
+
+    Examples
+    --------
+    >>> r = AttentionResult.from_arrays(np.full((1, 1, 2, 2), 0.5, np.float32), ["a", "b"])
+    >>> can_norms(r), can_norms("text"), can_norms([])
+    (False, False, False)
+    """
+    results = source if isinstance(source, (list, tuple)) else [source]
+    return bool(results) and all(
+        isinstance(r, AttentionResult) and bool(r.text) and r.ablation is None and r.model.kind != "encoder-decoder"
+        for r in results)

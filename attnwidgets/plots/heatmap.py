@@ -8,6 +8,7 @@ from ..result import AttentionResult
 from ..viewdata.checks import check_view
 from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
 from ..viewdata.labels import axis_tokens, token_label
+from ._measure import MEASURE_SUFFIX, measured
 from .style import new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def plot_heatmap(
     vmax: float | None = None,
     reduce: str = "max",
     discount_sinks: bool | list[int] = False,
+    measure: str = "weights",
 ) -> Figure:
     """Draw one head (``head=-1``: the mean over the layer's heads) as a query x key heatmap.
 
@@ -57,6 +59,9 @@ def plot_heatmap(
         "max" or "mean": how an input over 1024 tokens is reduced to its overview (as the widget draws it).
     discount_sinks : bool or list of int
         Top the colour scale at the largest weight on other keys (True: key 0), clipping the sink to the top colour.
+    measure : {"weights", "norms"}
+        As the widget's switch: the weights, or Kobayashi et al. 2020's ‖α_ij f(x_j)‖ as a share of each row (a
+        result of :func:`attnwidgets.run`; see :func:`attnwidgets.norm_attention`).
 
     Returns
     -------
@@ -74,6 +79,7 @@ def plot_heatmap(
 
     kind, layer, head = check_view(result, kind, layer, head)
     theme = resolve_theme(theme)
+    result = measured(result, measure)
     if words:
         from ..analysis.words import word_level
 
@@ -85,7 +91,7 @@ def plot_heatmap(
     # Up to 1024 tokens the map itself (a causal head's future as its zeros); past it the widget's overview.
     matrix = result.head(layer, head, kind=kind) if shown.factor == 1 else shown.matrix  # type: ignore[arg-type]
     top = vmax if vmax is not None else (shown.vmax if sinks or shown.factor > 1 else float(matrix.max())) or 1.0
-    label = "attention weight"
+    label = "attention weight" if measure == "weights" else "share of the row's ‖αf(x)‖"
     if sinks:
         label += f" (sink key{'s' if len(sinks) > 1 else ''} {', '.join(map(str, sinks[:4]))} clipped)"
     if shown.factor > 1:
@@ -123,6 +129,7 @@ def plot_heatmap(
     which = "mean of heads" if head == -1 else f"head {head}"
     group = kv_group(result, head, kind)
     which += "" if group is None else f" · KV head {group}"
-    ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}", fontsize=font + 1, pad=12)
+    ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}{MEASURE_SUFFIX[measure]}",
+                 fontsize=font + 1, pad=12)
     fig.tight_layout()
     return fig

@@ -11,6 +11,7 @@ from ..result import AttentionResult
 from ..viewdata import display
 from ..viewdata.checks import check_head, check_kind, check_layer
 from ..viewdata.display import check_reduce, kv_group_size, reduce_head
+from ._measure import MEASURE_SUFFIX, measured
 from .style import colormap, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ def plot_model_view(
     highlight: tuple[int, int] | None = None,
     size: float = 1.1,
     reduce: str = "max",
+    measure: str = "weights",
 ) -> Figure:
     """Draw every head of ``kind`` attention: layers as rows, heads as columns, each map scaled to its own maximum.
 
@@ -46,6 +48,8 @@ def plot_model_view(
         Inches per thumbnail.
     reduce : str
         "max" (default) or "mean": how a thumbnail merges a block of cells (as the widget's ``reduce``).
+    measure : {"weights", "norms"}
+        As the widget's switch: the weights, or the row share of ‖α_ij f(x_j)‖ (Kobayashi et al. 2020).
 
     Returns
     -------
@@ -62,6 +66,7 @@ def plot_model_view(
     kind = check_kind(result, kind)
     theme = resolve_theme(theme)
     check_reduce(reduce)
+    result = measured(result, measure)
     n_layers, n_heads = result.attention_shape(kind)[:2]  # type: ignore[arg-type]
     if highlight is not None:
         highlight = (check_layer(highlight[0], n_layers), check_head(highlight[1], n_heads, allow_mean=False))
@@ -94,7 +99,8 @@ def plot_model_view(
         ax.add_patch(Rectangle((head * (tk + 1) - 0.5, layer * (tq + 1) - 0.5), tk, tq, fill=False,
                                edgecolor="#d1242f", linewidth=2.5))
     note = f" · {used} of every {factor} query rows read" if used < factor else ""
-    fig.suptitle(f"{result.model.name} · {kind} attention · rows: layers, columns: heads{note}", fontsize=font + 2)
+    fig.suptitle(f"{result.model.name} · {kind} attention · rows: layers, columns: heads{note}"
+                 f"{MEASURE_SUFFIX[measure]}", fontsize=font + 2)
     fig.tight_layout()
     return fig
 

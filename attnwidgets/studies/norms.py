@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..analysis.norms import layer_norm_map, norm_map, norm_share, weight_mixing_ratio
+from ..analysis.norms import MEASURES, can_norms, layer_norm_map, norm_map, norm_share, weight_mixing_ratio
 from ..analysis.norms import mixing_ratio as _mixing
 from ..attention_stack import AttentionTooLargeError, dense_budget, format_bytes
 from ..result import AttentionResult
@@ -35,7 +35,8 @@ from ..runner import Runner, get_runner
 from ..runner.norms import NormInputsUnavailableError, norm_inputs
 from ..runner.runner import runner_for
 
-__all__ = ["NormInputsUnavailableError", "mixing_ratio", "norm_attention", "norm_result", "value_norms"]
+__all__ = ["MEASURES", "NormInputsUnavailableError", "can_norms", "measured", "mixing_ratio", "norm_attention",
+           "norm_result", "value_norms"]
 
 Source = AttentionResult | str
 Measure = Literal["weights", "norms"]
@@ -191,3 +192,19 @@ def norm_result(source: Source, text_pair: str | None = None, *,
     shared = norm_attention(result, model=runner, share=True)
     return result.replace(attention=shared)
 
+
+
+def measured(source: object, measure: str) -> object:
+    """What a view (and its static twin) shows for ``measure``: ``source`` itself for "weights"; for "norms" its
+    :func:`norm_result` (each of a list). ValueError for a measure or a source that cannot be shown so."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {list(MEASURES)}, got {measure!r}")
+    if measure == "weights":
+        return source
+    if not can_norms(source):
+        raise ValueError("norms need results of aw.run (not ablated, not an encoder-decoder, not corpus statistics): "
+                         "the model is run again on each text to read its value vectors")
+    if isinstance(source, (list, tuple)):
+        return [norm_result(r) for r in source]
+    assert isinstance(source, AttentionResult)
+    return norm_result(source)

@@ -17,6 +17,7 @@ import {
 } from "./shared/draw";
 import { type HeatmapLayout, heatmapLayout } from "./shared/layout";
 import { kvHeadNote, overviewNote } from "./shared/long_context";
+import { type MeasureMeta, measureToggle } from "./shared/measure";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
@@ -47,7 +48,8 @@ export interface HeatmapTraits {
   zoom: number[]; // [] or [q0, q1, k0, k1]: a region Python asks the page to zoom to
   reduce: string; // "max" | "mean": how a long input's overview merges a block
   discount_sinks: boolean | number[]; // keys left out of the colour scale's top
-  _meta: {
+  measure: string; // "weights" | "norms" (shared/measure.ts)
+  _meta: MeasureMeta & {
     title: string;
     kinds: string[];
     shapes: Record<string, [number, number]>; // kind -> [layers, heads]
@@ -215,6 +217,8 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       controls.push(listen(box, "change", () => update({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
+    const measure = measureToggle(model, m, controls);
+    if (measure) bar.append(measure);
     bar.append(shell.exportControls(controls));
   }
 
