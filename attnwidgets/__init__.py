@@ -104,6 +104,7 @@ _LAZY: dict[str, str] = {
     "value_norms": "attnwidgets.studies.norms",
     "mixing_ratio": "attnwidgets.studies.norms",
     "norm_result": "attnwidgets.studies.norms",
+    "norm_results": "attnwidgets.studies.norms",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

@@ -34,7 +34,7 @@ from .cache import ByteLRU
 from .capture import Capture
 from .encoding import Truncation, check_text
 
-__all__ = ["NormInputsUnavailableError", "norm_inputs", "output_projection"]
+__all__ = ["NormInputsUnavailableError", "norm_inputs", "norm_inputs_batch", "output_projection"]
 
 # Attribute of the attention module that holds its output projection, tried in order: Llama/Mistral/Qwen/Gemma
 # (o_proj), BART/Marian/Whisper (out_proj), T5 (o), GPT-2 (c_proj, a Conv1D: weight is (in, out)), GPT-NeoX (dense).
@@ -103,7 +103,7 @@ class _Watcher:
         self.model = model
         self.model_type = model_type
         self.stacks = stacks
-        self.found: dict[control.AttentionSite, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        self.found: dict[control.AttentionSite, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.projections: dict[int, torch.Tensor] = {}
 
     def __call__(self, site: control.AttentionSite, module: nn.Module, value: torch.Tensor,
@@ -135,7 +135,7 @@ class _Watcher:
                 gram[:, start:stop] = fx @ fx.transpose(-1, -2)
                 dot[:, start:stop] = torch.einsum("bshe,bse->bsh", fx, y[:, start:stop])
             out_sq = (y * y).sum(-1)
-            self.found[site] = (gram.cpu(), dot.cpu(), out_sq.cpu())
+            self.found[site] = (gram.cpu().numpy(), dot.cpu().numpy(), out_sq.cpu().numpy())
 
 
 _cache: ByteLRU[dict[str, np.ndarray]] = ByteLRU(256 << 20)
@@ -155,32 +155,55 @@ def norm_inputs(runner: Any, text: str, text_pair: str | None = None, *, target:
 
     Cached per runner and input (the attention-weight result is cached separately by ``runner.run``).
     """
-    check_text(text, "text")
-    key = (id(runner), runner.cache_key(text, text_pair, target, None, truncation))
-    hit = _cache.get(key)
-    if hit is not None:
-        return hit
+    return norm_inputs_batch(runner, [text], [text_pair], targets=[target], truncation=truncation)[0]
+
+
+def norm_inputs_batch(runner: Any, texts: list[str], text_pairs: list[str | None] | None = None, *,
+                      targets: list[str | None] | None = None, truncation: Truncation = "warn",
+                      batch_size: int = 16) -> list[dict[str, np.ndarray]]:
+    """:func:`norm_inputs` of many inputs, ``batch_size`` of them per forward pass (padding masked out)."""
+    n = len(texts)
+    pairs = list(text_pairs) if text_pairs is not None else [None] * n
+    tgts = list(targets) if targets is not None else [None] * n
+    for i, text in enumerate(texts):
+        check_text(text, f"texts[{i}]")
+    keys = [(id(runner), runner.cache_key(texts[i], pairs[i], tgts[i], None, truncation)) for i in range(n)]
+    out: list[dict[str, np.ndarray] | None] = [_cache.get(k) for k in keys]
+    todo = [i for i in range(n) if out[i] is None]
+    for start in range(0, len(todo), batch_size):
+        rows = todo[start:start + batch_size]
+        found = _forward(runner, [texts[i] for i in rows], [pairs[i] for i in rows], [tgts[i] for i in rows],
+                         truncation)
+        for i, f in zip(rows, found, strict=True):
+            out[i] = f
+            _cache.put(keys[i], f, sum(a.nbytes for a in f.values()))
+    return [f for f in out if f is not None]
+
+
+def _forward(runner: Any, texts: list[str], pairs: list[str | None], targets: list[str | None],
+             truncation: Truncation) -> list[dict[str, np.ndarray]]:
     info = runner.info
     stacks = ("encoder",) if info.kind == "encoder-decoder" else ("self",)
-    enc = runner.encode([text], [text_pair], [target], truncation)
+    enc = runner.encode(texts, pairs, targets, truncation)
     watcher = _Watcher(runner.model, info.model_type, stacks)
     held = Capture() if runner.keeps_lazy(enc) else None
     with control.watching_values(watcher):
         runner.forward(enc, capture=held)
-    valid = runner.token_fields(enc, 0)["valid"]
     sites = sorted(watcher.found, key=lambda s: s.layer)
     if len(sites) != info.n_layers:
         raise NormInputsUnavailableError(
             f"{info.name!r}: {len(sites)} of its {info.n_layers} attention layers went through attnwidgets' attention "
             "function with values we could read; norm-based attention needs all of them")
-    idx = torch.nonzero(valid).flatten()
-    gram = np.stack([watcher.found[s][0][0][idx].numpy() for s in sites])
-    dot = np.stack([watcher.found[s][1][0][idx].numpy() for s in sites])
-    out_sq = np.stack([watcher.found[s][2][0][idx].numpy() for s in sites])
-    diag = np.clip(np.diagonal(gram, axis1=-2, axis2=-1), 0.0, None)  # [L, n, H]
-    found = {"gram": gram, "dot": dot, "out_sq": out_sq,
-             "value_norms": np.ascontiguousarray(np.sqrt(diag).transpose(0, 2, 1), dtype=np.float32)}
-    for a in found.values():
-        a.setflags(write=False)
-    _cache.put(key, found, sum(a.nbytes for a in found.values()))
-    return found
+    results = []
+    for row in range(len(texts)):
+        idx = torch.nonzero(runner.token_fields(enc, row)["valid"]).flatten().numpy()
+        gram = np.stack([watcher.found[s][0][row, idx] for s in sites])
+        dot = np.stack([watcher.found[s][1][row, idx] for s in sites])
+        out_sq = np.stack([watcher.found[s][2][row, idx] for s in sites])
+        diag = np.clip(np.diagonal(gram, axis1=-2, axis2=-1), 0.0, None)  # [L, n, H]
+        found = {"gram": gram, "dot": dot, "out_sq": out_sq,
+                 "value_norms": np.ascontiguousarray(np.sqrt(diag).transpose(0, 2, 1), dtype=np.float32)}
+        for a in found.values():
+            a.setflags(write=False)
+        results.append(found)
+    return results

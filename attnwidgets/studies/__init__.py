@@ -55,6 +55,7 @@ _LAZY: dict[str, str] = {
     "value_norms": "attnwidgets.studies.norms",
     "mixing_ratio": "attnwidgets.studies.norms",
     "norm_result": "attnwidgets.studies.norms",
+    "norm_results": "attnwidgets.studies.norms",
 }
 
 __all__ = [*_LAZY]

@@ -32,11 +32,11 @@ from ..analysis.norms import mixing_ratio as _mixing
 from ..attention_stack import AttentionTooLargeError, dense_budget, format_bytes
 from ..result import AttentionResult
 from ..runner import Runner, get_runner
-from ..runner.norms import NormInputsUnavailableError, norm_inputs
+from ..runner.norms import NormInputsUnavailableError, norm_inputs, norm_inputs_batch
 from ..runner.runner import runner_for
 
 __all__ = ["MEASURES", "NormInputsUnavailableError", "can_norms", "measured", "mixing_ratio", "norm_attention",
-           "norm_result", "value_norms"]
+           "norm_result", "norm_results", "value_norms"]
 
 Source = AttentionResult | str
 Measure = Literal["weights", "norms"]
@@ -178,6 +178,27 @@ def mixing_ratio(source: Source, text_pair: str | None = None, *,
     return _mixing(diag, found["gram"], found["dot"], found["out_sq"])
 
 
+def norm_results(results: list[AttentionResult], *, model: str | os.PathLike[str] | Runner | None = None,
+                 batch_size: int = 16) -> list[AttentionResult]:
+    """:func:`norm_result` of many results of one model, their extra forward passes ``batch_size`` inputs at a time.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> rs = aw.run_batch(["The cat sat.", "A dog barked at the moon."], progress=False)
+    >>> [r.attention.shape for r in aw.norm_results(rs)] == [r.attention.shape for r in rs]
+    True
+    """
+    resolved = [_resolve(r, None, model) for r in results]
+    if resolved:
+        runner = resolved[0][1]
+        if any(rn is not runner for _, rn in resolved):
+            raise ValueError("norm_results takes results of one model; call it once per model")
+        norm_inputs_batch(runner, [r.text for r, _ in resolved], [r.text_pair for r, _ in resolved],
+                          batch_size=batch_size)  # fills the cache that norm_result reads
+    return [norm_result(r, model=rn) for r, rn in resolved]
+
+
 def norm_result(source: Source, text_pair: str | None = None, *,
                 model: str | os.PathLike[str] | Runner | None = None) -> AttentionResult:
     """The result with its weights replaced by the norm share N_ij / Σ_k N_ik (rows sum to 1): what the views show
@@ -205,6 +226,6 @@ def measured(source: object, measure: str) -> object:
         raise ValueError("norms need results of aw.run (not ablated, not an encoder-decoder, not corpus statistics): "
                          "the model is run again on each text to read its value vectors")
     if isinstance(source, (list, tuple)):
-        return [norm_result(r) for r in source]
+        return norm_results(list(source))
     assert isinstance(source, AttentionResult)
     return norm_result(source)
