@@ -224,7 +224,7 @@ def test_views_refuse_norms_they_cannot_compute(tiny_bert):
     bars = aw.EntropyBars(aw.corpus_stats(["The cat sat."], model=tiny_bert, progress=False))
     bars.measure = "norms"
     assert bars.measure == "weights" and "corpus statistics" in bars._error
-    with pytest.raises(ValueError, match="aw.run"):
+    with pytest.raises(ValueError, match=r"aw\.run"):
         aw.ModelView(arrays, measure="norms")
 
 
@@ -245,3 +245,21 @@ def traitlets_error():
     import traitlets
 
     return traitlets.TraitError
+
+
+def test_batched_extra_passes_match_one_at_a_time(tiny_gpt2, tiny_bert):
+    """norm_results runs the extra forward passes in padded batches: the same numbers as one input at a time."""
+    from attnwidgets.runner.norms import norm_inputs, norm_inputs_batch
+
+    for path in (tiny_gpt2, tiny_bert):
+        runner = aw.get_runner(path)
+        texts = ["A short one.", "A rather longer sentence, with a comma and more words in it.", "Hi"]
+        batched = norm_inputs_batch(runner, [t + " (batched)" for t in texts])
+        for text, got in zip(texts, batched, strict=True):
+            alone = norm_inputs(runner, text + " (batched)", truncation="error")  # another cache key: computed again
+            for name in ("gram", "dot", "out_sq", "value_norms"):
+                np.testing.assert_allclose(got[name], alone[name], rtol=1e-4, atol=1e-5)
+        results = runner.run_batch(texts, progress=False)
+        for r, nr in zip(results, aw.norm_results(results), strict=True):  # each result gets its own input's norms
+            np.testing.assert_allclose(nr.attention, norm_share(r.attention * aw.value_norms(r)[:, :, None]),
+                                       atol=1e-6)
