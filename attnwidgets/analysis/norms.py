@@ -49,8 +49,8 @@ def norm_map(weights: np.ndarray, value_norms: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> norm_map(np.array([[0.5, 0.5], [0.9, 0.1]]), np.array([2.0, 10.0])).tolist()
-    [[1.0, 5.0], [1.8, 1.0]]
+    >>> norm_map(np.array([[0.5, 0.5], [0.75, 0.25]]), np.array([2.0, 10.0])).tolist()
+    [[1.0, 5.0], [1.5, 2.5]]
     """
     w = np.asarray(weights, dtype=np.float32)
     v = np.asarray(value_norms, dtype=np.float32)
