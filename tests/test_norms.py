@@ -237,6 +237,10 @@ def test_static_twins_take_measure(tiny_bert):
     assert "norms" in fig.axes[0].get_title()
     assert "norms" in aw.plot_model_view(res, measure="norms")._suptitle.get_text()
     assert "norms" in aw.plot_entropy_by_layer(res, measure="norms").axes[0].get_title()
+    fig2 = aw.plot_token_attention(res, ("cls",), measure="norms")
+    cls = np.asarray(fig2.axes[0].get_lines()[0].get_ydata())  # the layer means of the [CLS] share of the norm
+    np.testing.assert_allclose(cls, share[..., 0].mean(-1).mean(-1), atol=1e-5)
+    assert "‖αf(x)‖" in fig2.axes[0].get_ylabel()
     with pytest.raises(ValueError, match="measure"):
         aw.plot_heatmap(res, measure="norm")
 

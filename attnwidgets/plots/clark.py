@@ -49,7 +49,8 @@ def _layer_dots(ax: Any, values: np.ndarray, color: str, first: int, seed: int =
 
 
 def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", "punct"), *,
-                         title: str | None = None, paper_numbers: bool = False, theme: str | None = None) -> Any:
+                         title: str | None = None, paper_numbers: bool = False, theme: str | None = None,
+                         measure: str = "weights") -> Any:
     """Figure 2: average attention to [CLS], [SEP] and punctuation by layer, one dot per head, layer mean as a line.
 
     Parameters
@@ -62,6 +63,9 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
         Number layers from 1, as the paper does (default: from 0, as the widgets do).
     theme : str, optional
         "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
+    measure : {"weights", "norms"}
+        The shares of the weights, or of each row's ‖α_ij f(x_j)‖ (Kobayashi et al. 2020; ``stats`` must then be
+        results of :func:`attnwidgets.run`, or pass their :func:`attnwidgets.norm_results` with "weights").
 
     Returns
     -------
@@ -81,7 +85,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     import seaborn as sns
 
     theme = resolve_theme(theme)
-    arrays = _table(stats, "plot_token_attention").values
+    arrays = _table(measured(stats, measure), "plot_token_attention").values
     _need(arrays, statistics)
     colors = sns.color_palette("colorblind", len(statistics))
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
@@ -92,7 +96,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
             _layer_dots(ax, arrays[name], color, int(paper_numbers))
             ax.set_title(_TITLES.get(name, name))
             ax.set_ylim(0, 1)
-        axes[0, 0].set_ylabel("avg. attention")
+        axes[0, 0].set_ylabel("avg. attention" if measure == "weights" else "avg. share of ‖αf(x)‖")
         if title:
             fig.suptitle(title)
         fig.tight_layout()
