@@ -124,6 +124,11 @@ _LAZY: dict[str, str] = {
     "LiveInductionCurve": "attnwidgets.plots.roles",
     "HeadRolesView": "attnwidgets.widgets.roles",
     "link_span": "attnwidgets.widgets",
+    "norm_attention": "attnwidgets.studies.norms",
+    "value_norms": "attnwidgets.studies.norms",
+    "mixing_ratio": "attnwidgets.studies.norms",
+    "norm_result": "attnwidgets.studies.norms",
+    "norm_results": "attnwidgets.studies.norms",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

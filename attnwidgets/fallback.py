@@ -133,11 +133,12 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
         # no numbers in the cells: at 72 dpi they are unreadable, and drawing them is most of a short input's cost
         return plots.plot_heatmap(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
                                   cmap=_CMAPS.get(w.colormap), annotate=False, selection=list(w.selection),
-                                  combine=w.combine)
+                                  combine=w.combine, measure=w.measure)
 
     def model_view(w: Any) -> Figure:
         return plots.plot_model_view(w.result, kind=w.kind, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                                     highlight=(w.layer, w.head), selection=list(w.selection), combine=w.combine)
+                                     highlight=(w.layer, w.head), selection=list(w.selection), combine=w.combine,
+                                     measure=w.measure)
 
     def head_view(w: Any) -> Figure:
         return plots.plot_head_view(w.result, w.layer, list(w.heads) or None, kind=w.kind, words=w.words,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..viewdata.head_stats import HeadStats, entropy_baseline, head_points, head_stats
+from ._measure import MEASURE_SUFFIX, measured
 from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["plot_entropy_by_layer", "plot_head_clusters", "plot_token_attention"]
@@ -48,7 +49,8 @@ def _layer_dots(ax: Any, values: np.ndarray, color: str, first: int, seed: int =
 
 
 def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", "punct"), *,
-                         title: str | None = None, paper_numbers: bool = False, theme: str | None = None) -> Any:
+                         title: str | None = None, paper_numbers: bool = False, theme: str | None = None,
+                         measure: str = "weights") -> Any:
     """Figure 2: average attention to [CLS], [SEP] and punctuation by layer, one dot per head, layer mean as a line.
 
     Parameters
@@ -61,6 +63,9 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
         Number layers from 1, as the paper does (default: from 0, as the widgets do).
     theme : str, optional
         "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
+    measure : {"weights", "norms"}
+        The shares of the weights, or of each row's ‖α_ij f(x_j)‖ (Kobayashi et al. 2020; ``stats`` must then be
+        results of :func:`attnwidgets.run`, or pass their :func:`attnwidgets.norm_results` with "weights").
 
     Returns
     -------
@@ -80,7 +85,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     import seaborn as sns
 
     theme = resolve_theme(theme)
-    arrays = _table(stats, "plot_token_attention").values
+    arrays = _table(measured(stats, measure), "plot_token_attention").values
     _need(arrays, statistics)
     colors = sns.color_palette("colorblind", len(statistics))
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
@@ -91,7 +96,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
             _layer_dots(ax, arrays[name], color, int(paper_numbers))
             ax.set_title(_TITLES.get(name, name))
             ax.set_ylim(0, 1)
-        axes[0, 0].set_ylabel("avg. attention")
+        axes[0, 0].set_ylabel("avg. attention" if measure == "weights" else "avg. share of ‖αf(x)‖")
         if title:
             fig.suptitle(title)
         fig.tight_layout()
@@ -99,7 +104,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
 
 
 def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, title: str | None = None,
-                          paper_numbers: bool = False, theme: str | None = None) -> Any:
+                          paper_numbers: bool = False, theme: str | None = None, measure: str = "weights") -> Any:
     """Figure 4: entropy of each head's attention by layer (left) and of the [CLS] row alone (right), in nats, with
     the entropy of uniform attention as a dashed line.
 
@@ -116,6 +121,9 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
         Number layers from 1, as the paper does (default: from 0, as the widgets do).
     theme : str, optional
         "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
+    measure : {"weights", "norms"}
+        As the widget's switch: entropy of the weights, or of each row's share of ‖α_ij f(x_j)‖ (Kobayashi et al.
+        2020; ``stats`` must then be results of :func:`attnwidgets.run`).
 
     Returns
     -------
@@ -132,7 +140,7 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
     import seaborn as sns
 
     theme = resolve_theme(theme)
-    table = _table(stats, "plot_entropy_by_layer")
+    table = _table(measured(stats, measure), "plot_entropy_by_layer")
     arrays = table.values
     rows = list(rows) if rows is not None else ["all", "last" if table.causal else "cls"]
     unknown = [r for r in rows if r not in _ROWS]
@@ -150,7 +158,7 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
             uniform = entropy_baseline(table, row)
             if uniform is not None:
                 ax.axhline(uniform, ls="--", color="0.4", lw=1, label="uniform attention")
-            ax.set_title(f"entropy, {label}")
+            ax.set_title(f"entropy, {label}{MEASURE_SUFFIX[measure]}")
         axes[0].set_ylabel("avg. attention entropy (nats)")
         if axes[-1].get_lines()[1:]:
             axes[-1].legend(loc="lower right", frameon=False)

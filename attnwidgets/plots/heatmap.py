@@ -9,6 +9,7 @@ from ..viewdata.checks import check_view
 from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
+from ._measure import MEASURE_SUFFIX, measured
 from .style import new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ def plot_heatmap(
     discount_sinks: bool | list[int] = False,
     selection: list[int] | None = None,
     combine: str = "mean",
+    measure: str = "weights",
 ) -> Figure:
     """Draw one head (``head=-1``: the mean over the layer's heads) as a query x key heatmap.
 
@@ -65,6 +67,9 @@ def plot_heatmap(
         ``selection``; :func:`attnwidgets.viewdata.selection.span_row`).
     combine : str
         "mean" (default, on the map's colour scale) or "sum" (on its own scale) of the selected rows.
+    measure : {"weights", "norms"}
+        As the widget's switch: the weights, or Kobayashi et al. 2020's ‖α_ij f(x_j)‖ as a share of each row (a
+        result of :func:`attnwidgets.run`; see :func:`attnwidgets.norm_attention`).
 
     Returns
     -------
@@ -82,6 +87,7 @@ def plot_heatmap(
 
     kind, layer, head = check_view(result, kind, layer, head)
     theme = resolve_theme(theme)
+    result = measured(result, measure)
     if words:
         from ..analysis.words import word_level
 
@@ -95,7 +101,7 @@ def plot_heatmap(
     # Up to 1024 tokens the map itself (a causal head's future as its zeros); past it the widget's overview.
     matrix = result.head(layer, head, kind=kind) if shown.factor == 1 else shown.matrix  # type: ignore[arg-type]
     top = vmax if vmax is not None else (shown.vmax if sinks or shown.factor > 1 else float(matrix.max())) or 1.0
-    label = "attention weight"
+    label = "attention weight" if measure == "weights" else "share of the row's ‖αf(x)‖"
     if sinks:
         label += f" (sink key{'s' if len(sinks) > 1 else ''} {', '.join(map(str, sinks[:4]))} clipped)"
     if shown.factor > 1:
@@ -133,7 +139,8 @@ def plot_heatmap(
     which = "mean of heads" if head == -1 else f"head {head}"
     group = kv_group(result, head, kind)
     which += "" if group is None else f" · KV head {group}"
-    ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}", fontsize=font + 1, pad=12)
+    ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}{MEASURE_SUFFIX[measure]}",
+                 fontsize=font + 1, pad=12)
     if selection:
         _draw_span(ax, result, kind, layer, head, selection, combine, queries, top, cmap or _CMAPS.get(theme, "Blues"),
                    font, annotate)

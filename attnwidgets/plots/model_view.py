@@ -13,6 +13,7 @@ from ..viewdata.checks import check_head, check_kind, check_layer
 from ..viewdata.display import check_reduce, kv_group_size, reduce_head
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
+from ._measure import MEASURE_SUFFIX, measured
 from .style import colormap, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def plot_model_view(
     reduce: str = "max",
     selection: list[int] | None = None,
     combine: str = "mean",
+    measure: str = "weights",
 ) -> Figure:
     """Draw every head of ``kind`` attention: layers as rows, heads as columns, each map scaled to its own maximum.
 
@@ -55,6 +57,8 @@ def plot_model_view(
         highlighted head (default layer 0, head 0) is drawn under the grid, with the key tokens.
     combine : str
         "mean" (default) or "sum" of the selected rows.
+    measure : {"weights", "norms"}
+        As the widget's switch: the weights, or the row share of ‖α_ij f(x_j)‖ (Kobayashi et al. 2020).
 
     Returns
     -------
@@ -71,6 +75,7 @@ def plot_model_view(
     kind = check_kind(result, kind)
     theme = resolve_theme(theme)
     check_reduce(reduce)
+    result = measured(result, measure)
     n_layers, n_heads, n_queries = result.attention_shape(kind)[:3]  # type: ignore[arg-type]
     combine = check_combine(combine)
     selection = check_selection([] if selection is None else selection, n_queries)
@@ -111,7 +116,8 @@ def plot_model_view(
     if selection:
         _span_panel(row_ax, result, kind, highlight or (0, 0), selection, combine, colours, font)
     note = f" · {used} of every {factor} query rows read" if used < factor else ""
-    fig.suptitle(f"{result.model.name} · {kind} attention · rows: layers, columns: heads{note}", fontsize=font + 2)
+    fig.suptitle(f"{result.model.name} · {kind} attention · rows: layers, columns: heads{note}"
+                 f"{MEASURE_SUFFIX[measure]}", fontsize=font + 2)
     if selection:
         fig.subplots_adjust(left=0.06, right=0.98, top=0.9, bottom=0.16)  # tight_layout cannot place two image rows
     else:

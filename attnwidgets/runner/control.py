@@ -94,6 +94,11 @@ _substitutes: contextvars.ContextVar[Substitutes | None] = contextvars.ContextVa
                                                                                   default=None)
 _recorder: contextvars.ContextVar[Callable[[AttentionSite, torch.Tensor], None] | None] = contextvars.ContextVar(
     "attnwidgets_recorder", default=None)
+# A value watcher (runner.norms) receives every labelled site's module, values (B, H_kv, S, D) and head outputs
+# (B, T, H, D) in float32: what norm-based attention needs, with no n x n tensor.
+ValueWatcher = Callable[[AttentionSite, nn.Module, torch.Tensor, torch.Tensor], None]
+_value_watcher: contextvars.ContextVar[ValueWatcher | None] = contextvars.ContextVar("attnwidgets_value_watcher",
+                                                                                    default=None)
 
 
 @contextlib.contextmanager
@@ -114,6 +119,16 @@ def substituted(substitutes: Substitutes) -> Iterator[None]:
         yield
     finally:
         _substitutes.reset(token)
+
+
+@contextlib.contextmanager
+def watching_values(watch: ValueWatcher) -> Iterator[None]:
+    """Inside the block, ``watch(site, module, value, out)`` gets every labelled site's values and head outputs."""
+    token = _value_watcher.set(watch)
+    try:
+        yield
+    finally:
+        _value_watcher.reset(token)
 
 
 @contextlib.contextmanager
@@ -225,8 +240,13 @@ def attnwidgets_attention(
                                              dropout=dropout, **kwargs)
         return out.to(dtype), weights
     held = capture.current()
+    watch = _value_watcher.get()
     if held is not None and site is not None:  # capture mode: queries and keys kept, no n x n weights built
-        return capture.captured_attention(held, site, module, query, key, value, attention_mask, scaling, **kwargs)
+        captured = capture.captured_attention(held, site, module, query, key, value, attention_mask, scaling,
+                                              **kwargs)
+        if watch is not None:
+            watch(site, module, value, captured[0])
+        return captured
     given = _substitutes.get()
     if given is not None and site is not None and site in given:
         weights, out = given[site]  # the clean run's, for an input known to be unchanged
@@ -238,6 +258,8 @@ def attnwidgets_attention(
     record = _recorder.get()
     if record is not None and site is not None:
         record(site, out)
+    if watch is not None and site is not None:
+        watch(site, module, value, out)
     hooks = _active_hooks.get()
     if not hooks or site is None:
         return out, weights

@@ -19,7 +19,7 @@ from .encoding import Encoded, Tokenising, Truncation, check_text
 from .loading import AttentionUnavailableError, LoadedModel, load, model_key, resolve_device, resolve_dtype
 from .partial import ReplayState, forward_ablated
 
-__all__ = ["AblationLike", "Encoded", "Runner", "Truncation", "get_runner", "run", "run_batch"]
+__all__ = ["AblationLike", "Encoded", "Runner", "Truncation", "get_runner", "run", "run_batch", "runner_for"]
 
 
 class AblationLike(Protocol):
@@ -546,6 +546,25 @@ def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: s
         runner = Runner(load(None if model is None else str(model), revision, device=torch_device, dtype=torch_dtype))
         _runners[key] = runner
     return runner
+
+
+def runner_for(info: ModelInfo) -> Runner:
+    """The runner that made results of model ``info`` (a result's ``.model``): a loaded one with equal info, else one
+    loaded by its name, revision, device and dtype (the bundled model when the name says so).
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> runner_for(aw.run("Hi.").model) is aw.get_runner()
+    True
+    """
+    for runner in _runners.values():
+        if runner.info == info:
+            return runner
+    bundled = get_runner()
+    if bundled.info.name == info.name:
+        return get_runner(None, device=info.device, dtype=info.dtype)
+    return get_runner(info.name, info.revision, device=info.device, dtype=info.dtype)
 
 
 def run(

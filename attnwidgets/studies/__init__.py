@@ -16,6 +16,7 @@ corpus      corpus statistics from texts, one padded batch alive at a time
 dependency  heads as dependency parsers, from a CoNLL-U treebank
 padding     the padding mask, live: a padded batch with the mask and with it forgotten
 saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
+norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -55,12 +56,17 @@ _LAZY: dict[str, str] = {
     "dependency_scores": "attnwidgets.studies.dependency",
     "save": "attnwidgets.studies.saved",
     "load": "attnwidgets.studies.saved",
+    "norm_attention": "attnwidgets.studies.norms",
+    "value_norms": "attnwidgets.studies.norms",
+    "mixing_ratio": "attnwidgets.studies.norms",
+    "norm_result": "attnwidgets.studies.norms",
+    "norm_results": "attnwidgets.studies.norms",
 }
 
 __all__ = [*_LAZY]
 
-_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "padding", "saved", "sweeps", "tasks",
-            "watch"]
+_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding", "saved", "sweeps",
+            "tasks", "watch"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -10,6 +10,7 @@ import traitlets
 from ..viewdata.head_stats import entropy_baseline
 from ._base import MISSING
 from ._headstats import HeadWidget
+from ._measure import MEASURE_LABELS, can_norms, check_measure, measure_trait, shown
 
 __all__ = ["EntropyBars"]
 
@@ -41,6 +42,9 @@ class EntropyBars(HeadWidget):
         Entropy smoothing, A <- (1 - ε) A + ε / n; 1e-4 reproduces Clark et al.'s code, 0 (default) is exact.
     layer, head : int
         The selected head (``head=-1``: the whole layer).
+    measure : {"weights", "norms"}
+        Entropy of the attention weights, or of Kobayashi et al. 2020's norms ‖α_ij f(x_j)‖ as a share of each row
+        (results of :func:`attnwidgets.run` only; the page's switch sets it).
     theme : str
         "light" or "lecture".
 
@@ -66,8 +70,14 @@ class EntropyBars(HeadWidget):
     """str, default "all": "all" (mean entropy over the query rows), "cls" (the [CLS] row) or "last" (the last row,
     for decoders). The page's switch sets it; the bars and the baseline redraw at once, without a round trip."""
 
+    measure = measure_trait()
+    """str, default "weights": the entropy of the weights, or of the norm share (Kobayashi et al. 2020) of each row.
+    Two-way: the page's switch sets it. A source that cannot give norms keeps the weights and the error box says why."""
+
     def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+        self._measure_now = check_measure(kwargs.pop("measure", "weights"))
         super().__init__(result, smoothing=smoothing, **kwargs)
+        self.measure = self._measure_now
         if "entropy" not in self.stats.values:
             raise ValueError("EntropyBars needs the statistic 'entropy' (mean row entropy per head); this source has "
                              f"{self.stats.names()}")
@@ -88,6 +98,28 @@ class EntropyBars(HeadWidget):
             raise ValueError(f"this source has no {ROWS[rows]!r} statistic, so rows={rows!r} cannot be shown; "
                              f"choose one of {self._available_rows()}")
 
+    def _load_stats(self, source: Any, words: bool) -> Any:
+        return super()._load_stats(shown(source, getattr(self, "_measure_now", "weights")), words)
+
+    @traitlets.validate("measure")
+    def _valid_measure(self, proposal: dict[str, Any]) -> str:
+        return check_measure(proposal["value"])
+
+    @traitlets.observe("measure")
+    def _on_measure(self, change: dict[str, Any]) -> None:
+        if not self._meta or change["new"] == self._measure_now:
+            return
+        old, self._measure_now = self._measure_now, change["new"]
+        try:
+            self.stats = self._load_stats(self._source, self.words)
+        except Exception as exc:  # the weights stay; the page's red box says why
+            self._measure_now = old
+            self.measure = old
+            self._error = f"{type(exc).__name__}: {exc}"
+            return
+        self._error = ""
+        self._publish()
+
     @traitlets.validate("rows")
     def _valid_rows(self, proposal: dict[str, Any]) -> str:
         self._check_rows(str(proposal["value"]))
@@ -103,6 +135,9 @@ class EntropyBars(HeadWidget):
     def _extra_meta(self) -> dict[str, Any]:
         rows = self._available_rows()
         return {
+            "title": self.stats.title + (" · words" if self.stats.words else "") + MEASURE_LABELS[self._measure_now],
+            "measure": self._measure_now,
+            "can_norms": can_norms(self._source),
             "rows": [[r, ROW_LABELS[r]] for r in rows],
             "row_stat": {r: ROWS[r] for r in rows},
             "baselines": {r: self.baseline(r) for r in rows},

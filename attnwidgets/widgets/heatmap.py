@@ -24,6 +24,7 @@ from ..viewdata.display import (
 from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
+from ._measure import MEASURE_LABELS, can_norms, check_measure, measure_trait, shown
 from ._result import ShowsResult, proposed_view, take_result
 from ._span import SpanSelection
 
@@ -68,6 +69,9 @@ class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
         Query rows selected (positions of the rows on screen); [] (default) none.
     combine : str
         "mean" (default) or "sum" of the selected rows.
+    measure : {"weights", "norms"}
+        Attention weights, or Kobayashi et al. 2020's norms ‖α_ij f(x_j)‖ as a share of each row (see
+        :mod:`attnwidgets.widgets._measure`); a switch in the page sets it.
     theme : str
         "light" or "lecture".
 
@@ -110,6 +114,10 @@ class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
         sync=True)
     """bool or list of int, default False: keys left out of the colour scale's top (True: key 0). Two-way."""
 
+    measure = measure_trait()
+    """str, default "weights": "weights" or "norms" (the row share of ‖α_ij f(x_j)‖). Two-way: the page's switch sets
+    it. Norms run the model once more; a result that cannot give them keeps the weights and the error box says why."""
+
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, attention kinds, [layers, heads] per kind and token-level labels per kind. Word-level labels come
     by "labels" request (and in ``_payload`` when it is word level), so a saved page can switch levels offline."""
@@ -121,8 +129,13 @@ class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
 
     def __init__(self, result: AttentionResult, **kwargs: Any) -> None:
         self._result = take_result("AttentionHeatmap", result, kwargs)
+        self._weights = self._result
         self._words_result: AttentionResult | None = None
+        measure = check_measure(kwargs.pop("measure", "weights"))
         super().__init__(**kwargs)
+        if measure != "weights":
+            self._result = shown(self._weights, measure)
+            self.measure = measure
         self._check_view(self.kind, self.layer, self.head)
         self._refresh_meta()
 
@@ -165,9 +178,11 @@ class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
             **({"labels": {"tokens": self.labels(True)}} if self.words else {}),  # as a "labels" request answers
         }
         self._meta = {
-            "title": r.model.name,
+            "title": r.model.name + MEASURE_LABELS[self.measure],
             "kinds": list(r.kinds),
             "shapes": shapes,
+            "measure": self.measure,
+            "can_norms": can_norms(self._weights),
             "tokens": self.labels(False),
             "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
             "reduce": self.reduce,
@@ -208,6 +223,29 @@ class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
     def _on_scale(self, change: dict[str, Any]) -> None:
         if hasattr(self, "_result") and self._meta:
             self._refresh_meta()
+
+    @property
+    def result(self) -> AttentionResult:
+        """The result given (its weights, whatever ``measure`` shows; read-only)."""
+        return self._weights
+
+    @traitlets.validate("measure")
+    def _valid_measure(self, proposal: dict[str, Any]) -> str:
+        return check_measure(proposal["value"])
+
+    @traitlets.observe("measure")
+    def _on_measure(self, change: dict[str, Any]) -> None:
+        if not (hasattr(self, "_weights") and self._meta):
+            return
+        try:
+            self._result = shown(self._weights, change["new"])
+        except Exception as exc:  # the weights stay; the page's red box says why
+            self.measure = "weights"
+            self._error = f"{type(exc).__name__}: {exc}"
+            return
+        self._error = ""
+        self._words_result = None
+        self._refresh_meta()
 
     @traitlets.observe("words")
     def _on_words(self, change: dict[str, Any]) -> None:

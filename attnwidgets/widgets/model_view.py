@@ -21,6 +21,7 @@ from ..viewdata.display import (
 from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
+from ._measure import MEASURE_LABELS, can_norms, check_measure, measure_trait, shown
 from ._result import ShowsResult, proposed_view, take_result
 from ._span import SpanSelection
 
@@ -94,6 +95,10 @@ class ModelView(SpanSelection, ShowsResult, AttnWidget):
     reduce = traitlets.Unicode("max").tag(sync=True)
     """str, default "max": how thumbnails (and a long head's overview) merge a block of cells, "max" or "mean"."""
 
+    measure = measure_trait()
+    """str, default "weights": "weights" or "norms" (the row share of ‖α_ij f(x_j)‖, Kobayashi et al. 2020). Two-way:
+    the page's switch sets it. A result that cannot give norms keeps the weights and the error box says why."""
+
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] per kind, and which kinds are causal."""
 
@@ -107,9 +112,13 @@ class ModelView(SpanSelection, ShowsResult, AttnWidget):
         if thumb_size < 4:
             raise ValueError(f"thumb_size must be at least 4 cells, got {thumb_size}")
         check_reduce(kwargs.get("reduce", "max"))
-        self._result = result
+        self._result = self._weights = result
         self._thumb_size = int(thumb_size)
+        measure = check_measure(kwargs.pop("measure", "weights"))
         super().__init__(**kwargs)
+        if measure != "weights":
+            self._result = shown(result, measure)
+            self.measure = measure
         self._check(self.kind, self.layer, self.head)
         self._refresh_meta()
         self._refresh_thumbs()
@@ -117,7 +126,9 @@ class ModelView(SpanSelection, ShowsResult, AttnWidget):
     def _refresh_meta(self) -> None:
         result = self._result
         self._meta = {
-            "title": result.model.name,
+            "title": result.model.name + MEASURE_LABELS[self.measure],
+            "measure": self.measure,
+            "can_norms": can_norms(self._weights),
             "kinds": list(result.kinds),
             "shapes": {kind: [int(s) for s in result.attention_shape(kind)[:2]] for kind in result.kinds},
             "tokens": {kind: [list(q), list(k)] for kind, (q, k) in kind_tokens(result).items()},
@@ -129,6 +140,30 @@ class ModelView(SpanSelection, ShowsResult, AttnWidget):
     @traitlets.validate("reduce")
     def _valid_reduce(self, proposal: dict[str, Any]) -> str:
         return checked(check_reduce, str(proposal["value"]))
+
+    @property
+    def result(self) -> AttentionResult:
+        """The result given (its weights, whatever ``measure`` shows; read-only)."""
+        return self._weights
+
+    @traitlets.validate("measure")
+    def _valid_measure(self, proposal: dict[str, Any]) -> str:
+        return check_measure(proposal["value"])
+
+    @traitlets.observe("measure")
+    def _on_measure(self, change: dict[str, Any]) -> None:
+        if not (hasattr(self, "_weights") and self._meta):
+            return
+        try:
+            self._result = shown(self._weights, change["new"])
+        except Exception as exc:  # the weights stay; the page's red box says why
+            self.measure = "weights"
+            self._error = f"{type(exc).__name__}: {exc}"
+            return
+        self._error = ""
+        with self.hold_sync():
+            self._refresh_meta()
+            self._refresh_thumbs()
 
     @traitlets.observe("reduce")
     def _on_reduce(self, change: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ import {
   wordsToggle,
 } from "./shared/head_stats";
 import { type BarLayout, barAt, barLayout, barX, fmt, headLabel, niceTicks, roomFor } from "./shared/heads";
+import { type MeasureMeta, measureToggle } from "./shared/measure";
 import type { RenderProps } from "./shared/model";
 import { arrowKeysSelect, clickToSelect, sameHead } from "./shared/selection";
 import { userText } from "./shared/text";
@@ -25,11 +26,13 @@ import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 /** Python traits of EntropyBars (attnwidgets/widgets/entropy_bars.py and its base, widgets/_headstats.py). */
 export interface EntropyBarsTraits extends HeadWidgetTraits {
   rows: string; // "all" | "cls" | "last"
-  _meta: HeadWidgetMeta & {
-    rows: Array<[string, string]>; // [value, label] of the row choices this source has
-    row_stat: Record<string, string>; // row choice -> statistic name
-    baselines: Record<string, number | null>; // row choice -> uniform entropy (nats)
-  };
+  measure: string; // "weights" | "norms" (shared/measure.ts)
+  _meta: HeadWidgetMeta &
+    MeasureMeta & {
+      rows: Array<[string, string]>; // [value, label] of the row choices this source has
+      row_stat: Record<string, string>; // row choice -> statistic name
+      baselines: Record<string, number | null>; // row choice -> uniform entropy (nats)
+    };
 }
 
 function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
@@ -60,6 +63,8 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
       bar.append(h("label", {}, "entropy of", traitMenu(model, "rows", m.rows, "rows", controls)));
     }
     if (m.can_words) bar.append(wordsToggle(model, controls));
+    const measure = measureToggle(model, m, controls);
+    if (measure) bar.append(measure);
     bar.append(shell.exportControls(controls));
   }
 

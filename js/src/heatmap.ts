@@ -17,6 +17,7 @@ import {
 } from "./shared/draw";
 import { type HeatmapLayout, heatmapLayout } from "./shared/layout";
 import { kvHeadNote, overviewNote } from "./shared/long_context";
+import { type MeasureMeta, measureToggle } from "./shared/measure";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
@@ -50,7 +51,8 @@ export interface HeatmapTraits {
   discount_sinks: boolean | number[]; // keys left out of the colour scale's top
   selection: number[]; // selected query rows (shared/span.ts), [] none
   combine: string; // "mean" | "sum" of the selected rows
-  _meta: {
+  measure: string; // "weights" | "norms" (shared/measure.ts)
+  _meta: MeasureMeta & {
     title: string;
     kinds: string[];
     shapes: Record<string, [number, number]>; // kind -> [layers, heads]
@@ -221,6 +223,8 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       controls.push(listen(box, "change", () => update({ words: box.checked })));
       bar.append(h("label", {}, box, "words"));
     }
+    const measure = measureToggle(model, m, controls);
+    if (measure) bar.append(measure);
     bar.append(span.spanControls(model, spans, controls), shell.exportControls(controls));
   }
 

@@ -16,6 +16,7 @@ import {
 } from "./shared/draw";
 import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import { kvHeadNote, overviewNote } from "./shared/long_context";
+import { type MeasureMeta, measureToggle } from "./shared/measure";
 import { type RenderProps, onModel } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { arrowKeysSelect, clickToSelect, typedInControl } from "./shared/selection";
@@ -35,7 +36,8 @@ export interface ModelViewTraits {
   reduce: string; // "max" | "mean": how thumbnails merge a block of cells
   selection: number[]; // selected query rows (shared/span.ts), [] none
   combine: string; // "mean" | "sum" of the selected rows
-  _meta: {
+  measure: string; // "weights" | "norms" (shared/measure.ts)
+  _meta: MeasureMeta & {
     title: string;
     kinds: string[];
     shapes: Record<string, [number, number]>; // kind -> [layers, heads]
@@ -181,6 +183,8 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       }),
     );
     bar.append(h("label", {}, "thumbnails", reduceSel));
+    const measure = measureToggle(model, m, controls);
+    if (measure) bar.append(measure);
     bar.append(
       h("span", { className: "aw-muted", text: "click a thumbnail to open that head · arrow keys move" }),
     );
