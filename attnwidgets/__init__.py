@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
     "plot_generation": "attnwidgets.plots",
+    "merge": "attnwidgets.studies.shards",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..attention_stack import block_rows
 from ..result import AttentionResult
+from .merging import check_same_model, check_same_settings
 from .words import RowMode, WordMap, WordStack
 
 if TYPE_CHECKING:
@@ -257,6 +258,10 @@ class DependencyScores:
     n_sentences : int
     model : str
         Name of the model that was scored ("" when unknown).
+    rows : str
+        How a word's row was read ("mean" or "first"; "" when unknown).
+    subtypes : bool or None
+        Whether relation subtypes were scored apart (None when unknown).
     """
 
     relations: list[str]
@@ -265,6 +270,65 @@ class DependencyScores:
     baseline_correct: np.ndarray
     n_sentences: int = 0
     model: str = ""
+    rows: str = ""
+    subtypes: bool | None = None
+
+    def merge(self, *others: DependencyScores) -> DependencyScores:
+        """The scores over this treebank's sentences and the others' together, as a new :class:`DependencyScores`.
+
+        Each part is counts (dependents per relation, right guesses per head and relation), so merging adds them:
+        associative and independent of the order. Parts may have seen different relations; the merged relations are
+        the sorted union, as :func:`score_dependencies` over all the sentences would list them.
+
+        Raises
+        ------
+        ValueError
+            When the parts come from different models, or were scored with different ``rows`` or ``subtypes``, or
+            their heads differ in shape.
+
+        Examples
+        --------
+        >>> a = DependencyScores(["det"], np.array([2]), np.ones((2, 1, 1, 1)), np.zeros((6, 1)), 1, "m")
+        >>> b = DependencyScores(["amod", "det"], np.array([1, 2]), np.ones((2, 1, 1, 2)), np.zeros((6, 2)), 1, "m")
+        >>> m = a.merge(b)
+        >>> m.relations, m.counts.tolist(), m.correct[0, 0, 0].tolist(), m.n_sentences
+        (['amod', 'det'], [1, 4], [1.0, 2.0], 2)
+        """
+        parts = [self, *others]
+        for part in parts:
+            if not isinstance(part, DependencyScores):
+                raise TypeError(f"DependencyScores.merge takes DependencyScores, got {type(part).__name__}")
+        check_same_settings("DependencyScores", [{"rows": p.rows, "subtypes": p.subtypes} for p in parts])
+        model = check_same_model("DependencyScores", [p.model for p in parts]) or ""
+        shapes = {p.correct.shape[:3] for p in parts}
+        if len(shapes) > 1:
+            raise ValueError(f"cannot merge DependencyScores of heads shaped {sorted(shapes)}: different models")
+        relations = sorted({r for p in parts for r in p.relations})
+        index = {r: i for i, r in enumerate(relations)}
+        counts = np.zeros(len(relations), np.int64)
+        correct = np.zeros((*self.correct.shape[:3], len(relations)))
+        base = np.zeros((self.baseline_correct.shape[0], len(relations)))
+        for p in parts:
+            at = np.array([index[r] for r in p.relations], dtype=np.int64)
+            counts[at] += p.counts.astype(np.int64)
+            correct[..., at] += p.correct
+            base[:, at] += p.baseline_correct
+        return DependencyScores(relations, counts, correct, base, sum(p.n_sentences for p in parts), model,
+                                self.rows, self.subtypes)
+
+    def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """(arrays, metadata) for a file; :meth:`from_state` builds the scores back."""
+        arrays = {"counts": self.counts, "correct": self.correct, "baseline_correct": self.baseline_correct}
+        meta = {"relations": list(self.relations), "n_sentences": self.n_sentences, "model": self.model,
+                "rows": self.rows, "subtypes": self.subtypes}
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> DependencyScores:
+        """The :class:`DependencyScores` that :meth:`to_state` described."""
+        return cls(list(meta["relations"]), np.asarray(arrays["counts"]), np.asarray(arrays["correct"]),
+                   np.asarray(arrays["baseline_correct"]), int(meta["n_sentences"]), str(meta["model"]),
+                   str(meta["rows"]), meta["subtypes"])
 
     def __repr__(self) -> str:
         _, n_layers, n_heads, n_rel = self.correct.shape
@@ -461,4 +525,4 @@ def score_dependencies(
             bar.close()
     if correct is None:
         raise ValueError("no sentences were scored")
-    return DependencyScores(relations, counts.astype(np.int64), correct, base, n, model)
+    return DependencyScores(relations, counts.astype(np.int64), correct, base, n, model, rows, subtypes)

@@ -14,6 +14,7 @@ gradients   mean |∂L/∂A| per head by key kind (Clark et al.)
 watch       what an ablation does to a model's outputs (masked-token predictions, classes, similarities)
 corpus      corpus statistics from texts, one padded batch alive at a time
 dependency  heads as dependency parsers, from a CoNLL-U treebank
+shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -50,11 +51,13 @@ _LAZY: dict[str, str] = {
     "WatchResult": "attnwidgets.studies.watch",
     "corpus_stats": "attnwidgets.studies.corpus",
     "dependency_scores": "attnwidgets.studies.dependency",
+    "ImportanceSums": "attnwidgets.studies.importance",
+    "merge": "attnwidgets.studies.shards",
 }
 
 __all__ = [*_LAZY]
 
-_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "sweeps", "tasks", "watch"]
+_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "shards", "sweeps", "tasks", "watch"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)
