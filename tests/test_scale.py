@@ -26,7 +26,7 @@ from attnwidgets.studies import shards
 from attnwidgets.studies.corpus import CorpusWork
 from attnwidgets.studies.importance import ImportanceSums, head_importance, importance_sums
 from attnwidgets.studies.sweeps import sweep_heads
-from attnwidgets.studies.tasks import Task, pooled_embedding
+from attnwidgets.studies.tasks import Task
 
 TEXTS = load_corpus()[:24]
 
@@ -48,7 +48,7 @@ def toy_task(runner) -> Task:
     """A task of 8 texts whose metric and loss are the first coordinate of the pooled embedding (as test_sweeps)."""
     import torch
 
-    texts = [t for t in TEXTS[:8]]
+    texts = list(TEXTS[:8])
 
     def score_embeddings(E: np.ndarray) -> float:
         return float(E[:, 0].mean())
@@ -86,7 +86,7 @@ def test_merging_different_models_or_settings_is_refused(tiny_bert, tiny_gpt2):
     a = CorpusWork()(bert, [(TEXTS[0], None)])
     with pytest.raises(ValueError, match="different models"):
         a.merge(CorpusWork()(gpt2, [(TEXTS[0], None)]))
-    with pytest.raises(ValueError, match="smoothing=0.0 in part 0 but smoothing=0.0001 in part 1"):
+    with pytest.raises(ValueError, match=r"smoothing=0\.0 in part 0 but smoothing=0\.0001 in part 1"):
         a.merge(CorpusWork(smoothing=1e-4)(bert, [(TEXTS[1], None)]))
     with pytest.raises(ValueError, match="words=False"):
         a.merge(CorpusWork(words=True)(bert, [(TEXTS[1], None)]))
@@ -115,7 +115,6 @@ def test_partial_sweeps_over_disjoint_heads_merge_into_the_whole(tiny_bert):
     runner = get_runner(tiny_bert)
     task = toy_task(runner)
     whole = sweep_heads(runner, task, mode="zero", progress=False)
-    work = shards.run  # the route itself, over two halves of the units
     from attnwidgets.studies.sweeps import SweepWork
 
     sw = SweepWork(task, (2, 4), "zero")
@@ -131,7 +130,6 @@ def test_partial_sweeps_over_disjoint_heads_merge_into_the_whole(tiny_bert):
     np.testing.assert_allclose(merged.frame["delta"], whole.frame["delta"], rtol=1e-5, atol=1e-9)
     with pytest.raises(ValueError, match="both swept head 0-2"):
         left.merge(sw(runner, units[3:5]))
-    assert callable(work)
 
 
 def test_importance_sums_merge_and_head_importance_is_derived_from_them(tiny_bert):
@@ -239,7 +237,7 @@ def ray_session():
            "OMP_NUM_THREADS": "1"}
     started = time.perf_counter()
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+        shards.start_local_ray(ray, 2, env)
     print(f"ray start-up {time.perf_counter() - started:.1f} s")
     yield ray
     ray.shutdown()

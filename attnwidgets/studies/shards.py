@@ -303,6 +303,8 @@ class Pool:
             else None
         self._actors: list[Any] = []
         self.startup_seconds = 0.0
+        if options.backend == "ray":
+            import_ray()  # fail now, with how to install it, not after the local work of a study
 
     def __enter__(self) -> Pool:
         return self
@@ -368,15 +370,17 @@ class Pool:
             for shard in shards:
                 yield shard, work(runner, shard.items)
             return
+        self.start_workers(len(shards))
         from ray.util import ActorPool
 
-        self._start_actors(len(shards))
         pool = ActorPool(self._actors)
         by_index = {s.index: s for s in shards}
         for index, partial in pool.map_unordered(lambda actor, s: actor.run.remote(work, s.index, s.items), shards):
             yield by_index[index], partial
 
-    def _start_actors(self, n_shards: int) -> None:
+    def start_workers(self, n_shards: int) -> None:
+        """Start Ray (locally, or connect to ``ray_address``) if it is not running, and enough actors for
+        ``n_shards`` shards, each loading the model; returns once every actor has it loaded."""
         ray = import_ray()
         start = time.perf_counter()
         opts = self.options
@@ -384,8 +388,7 @@ class Pool:
             if opts.ray_address is not None:
                 ray.init(address=opts.ray_address, log_to_driver=False)
             else:
-                ray.init(num_cpus=opts.num_workers or os.cpu_count() or 1, include_dashboard=False,
-                         log_to_driver=False, runtime_env={"env_vars": _worker_env()})
+                start_local_ray(ray, opts.num_workers or os.cpu_count() or 1, _worker_env())
         wanted = opts.num_workers
         if wanted is None:
             resources = ray.cluster_resources()
@@ -403,6 +406,28 @@ class Pool:
         import ray
 
         return [int(p) for p in ray.get([a.pid.remote() for a in self._actors])]
+
+
+def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int = 3) -> None:
+    """``ray.init`` of a local instance with ``num_cpus`` CPUs, tried ``attempts`` times.
+
+    On a machine so busy that Ray's own agents take longer to start than its raylet waits for them (a fixed 15 s,
+    ray-project/ray#65983), ``ray.init`` fails with "The current node timed out during startup"; a second try often
+    succeeds. After the last, the error says what happened.
+    """
+    for attempt in range(attempts):
+        try:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+            return
+        except Exception as err:  # Ray raises a bare Exception here
+            if "timed out during startup" not in str(err):
+                raise
+            ray.shutdown()
+            if attempt == attempts - 1:
+                raise RuntimeError(f"a local Ray did not start in {attempts} tries: its agents took longer than the "
+                                   "raylet waits for them, which happens on a machine whose CPUs are all busy "
+                                   "(ray-project/ray#65983). Try again when it is quieter, or start Ray yourself "
+                                   "(`ray start --head`) and pass ray_address='auto'.") from err
 
 
 def import_ray() -> Any:
