@@ -298,7 +298,11 @@ class DependencyScores:
         for part in parts:
             if not isinstance(part, DependencyScores):
                 raise TypeError(f"DependencyScores.merge takes DependencyScores, got {type(part).__name__}")
-        check_same_settings("DependencyScores", [{"rows": p.rows, "subtypes": p.subtypes} for p in parts])
+        # "" and None are "not recorded" (scores built by hand, or read from a file without them): they merge with any
+        check_same_settings("DependencyScores", [{k: v for k, v in (("rows", p.rows), ("subtypes", p.subtypes))
+                                                  if v not in ("", None)} for p in parts])
+        rows = next((p.rows for p in parts if p.rows), "")
+        subtypes = next((p.subtypes for p in parts if p.subtypes is not None), None)
         model = check_same_model("DependencyScores", [p.model for p in parts]) or ""
         shapes = {p.correct.shape[:3] for p in parts}
         if len(shapes) > 1:
@@ -313,8 +317,8 @@ class DependencyScores:
             counts[at] += p.counts.astype(np.int64)
             correct[..., at] += p.correct
             base[:, at] += p.baseline_correct
-        return DependencyScores(relations, counts, correct, base, sum(p.n_sentences for p in parts), model,
-                                self.rows, self.subtypes)
+        return DependencyScores(relations, counts, correct, base, sum(p.n_sentences for p in parts), model, rows,
+                                subtypes)
 
     def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """(arrays, metadata) for a file; :meth:`from_state` builds the scores back."""

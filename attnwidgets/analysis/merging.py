@@ -55,15 +55,17 @@ def check_same_model(kind: str, models: Sequence[Any]) -> Any:
 
 
 def check_same_settings(kind: str, settings: Sequence[dict[str, Any]]) -> None:
-    """ValueError naming the first setting whose value differs between two parts."""
-    if not settings:
-        return
-    ref = settings[0]
-    for i, other in enumerate(settings[1:], start=1):
-        for key in ref:
-            if other.get(key) != ref[key]:
-                raise ValueError(f"cannot merge {kind} measured with different settings: {key}={ref[key]!r} in part "
-                                 f"0 but {key}={other.get(key)!r} in part {i}")
+    """ValueError naming the first setting whose value differs between two parts (a part without a key did not
+    record that setting and merges with any value of it)."""
+    first: dict[str, tuple[int, Any]] = {}
+    for i, part in enumerate(settings):
+        for key, value in part.items():
+            if key not in first:
+                first[key] = (i, value)
+            elif value != first[key][1]:
+                j, ref = first[key]
+                raise ValueError(f"cannot merge {kind} measured with different settings: {key}={ref!r} in part {j} "
+                                 f"but {key}={value!r} in part {i}")
 
 
 def _describe(tag: tuple[str, str | None, int, int]) -> str:
