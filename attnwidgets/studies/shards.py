@@ -413,7 +413,9 @@ def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int 
 
     On a machine so busy that Ray's own agents take longer to start than its raylet waits for them (a fixed 15 s,
     ray-project/ray#65983), ``ray.init`` fails with "The current node timed out during startup"; a second try often
-    succeeds. After the last, the error says what happened.
+    succeeds. After the last, the error says what happened. (Where ``rfc3987-syntax`` is installed, as Jupyter's
+    jsonschema extras install it, every Ray process spends about 4 CPU-seconds importing it through jsonschema: most
+    of an agent's start.)
     """
     for attempt in range(attempts):
         try:
