@@ -129,6 +129,7 @@ _LAZY: dict[str, str] = {
     "mixing_ratio": "attnwidgets.studies.norms",
     "norm_result": "attnwidgets.studies.norms",
     "norm_results": "attnwidgets.studies.norms",
+    "merge": "attnwidgets.studies.shards",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

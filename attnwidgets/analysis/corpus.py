@@ -15,6 +15,7 @@ block of rows at a time, surface statistics and pattern features in one pass ove
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Iterable, Sequence
@@ -27,6 +28,7 @@ from ..result import AttentionResult, check_attention
 from .batch import AttentionBatch
 from .blocks import BlockAccumulator, run_blocks
 from .clustering import HeadDistances
+from .merging import check_same_model, check_same_settings
 from .patterns import PATTERNS, PatternBlocks, pattern_features_batch, pattern_frame, patterns_from_features
 from .surface import STATISTICS, SurfaceBlocks, stats_to_frame, surface_stats_batch
 
@@ -166,6 +168,122 @@ class CorpusStats:
                 chunk = []
         self.add_results(chunk)
         return self
+
+    # -- merging -------------------------------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        """What the statistics were measured with; parts that differ in any of these do not merge."""
+        return {"words": self.words, "smoothing": self.smoothing, "distances": self._distances is not None,
+                "patterns": self._patterns,
+                "distance_smoothing": None if self._distances is None else self._distances.smoothing,
+                "distance_reduce": None if self._distances is None else self._distances.reduce}
+
+    def merge(self, *others: CorpusStats) -> CorpusStats:
+        """The statistics over this corpus and the others' together, as a new :class:`CorpusStats`.
+
+        Every part is running sums and counts (of each statistic, of pattern classes, of head distances), so merging
+        adds them: associative and independent of the order up to float rounding. Statistics of a corpus split into
+        shards, merged, equal those of the whole corpus (this is how ``aw.corpus_stats`` runs, in one process or on
+        a Ray cluster). Neither part is changed.
+
+        Raises
+        ------
+        ValueError
+            When the parts come from different models, or were measured with different ``words``, ``smoothing``,
+            ``distances`` or ``patterns``.
+
+        Examples
+        --------
+        >>> from attnwidgets.result import AttentionResult
+        >>> a = AttentionResult.from_arrays(np.array([[0.5, 0.5], [0.0, 1.0]]), ["[CLS]", "[SEP]"])
+        >>> b = AttentionResult.from_arrays(np.array([[1.0, 0.0], [0.0, 1.0]]), ["[CLS]", "[SEP]"])
+        >>> left, right, whole = CorpusStats(), CorpusStats(), CorpusStats()
+        >>> left.add(a); right.add(b); whole.add_results([a, b])
+        >>> merged = left.merge(right)
+        >>> merged.n_docs, float(merged.mean()["sep"][0, 0]) == float(whole.mean()["sep"][0, 0])
+        (2, True)
+        """
+        parts = [self, *others]
+        for part in parts:
+            if not isinstance(part, CorpusStats):
+                raise TypeError(f"CorpusStats.merge takes CorpusStats, got {type(part).__name__}")
+        check_same_settings("CorpusStats", [p.settings() for p in parts])
+        model = check_same_model("CorpusStats", [p.model for p in parts])
+        out = CorpusStats(words=self.words, smoothing=self.smoothing, distances=self._distances is not None,
+                          patterns=self._patterns)
+        if out._distances is not None and self._distances is not None:
+            out._distances.smoothing = self._distances.smoothing
+            out._distances.reduce = self._distances.reduce
+        out.model = model
+        for part in parts:
+            out.n_docs += part.n_docs
+            out.n_tokens += part.n_tokens
+            for name, total in part._sums.items():
+                if name in out._sums:
+                    out._sums[name] = out._sums[name] + total
+                    out._counts[name] = out._counts[name] + part._counts[name]
+                else:
+                    out._sums[name] = total.astype(np.float64, copy=True)
+                    out._counts[name] = part._counts[name].astype(np.int64, copy=True)
+            if part.pattern_counts is not None:
+                out.pattern_counts = part.pattern_counts.copy() if out.pattern_counts is None else \
+                    out.pattern_counts + part.pattern_counts
+            theirs = part._distances
+            if out._distances is not None and theirs is not None and theirs.total is not None:
+                mine = out._distances
+                if mine.total is None:
+                    mine.total, mine.shape = theirs.total.copy(), theirs.shape
+                elif mine.shape != theirs.shape:
+                    raise ValueError(f"cannot merge head distances of {theirs.shape} and {mine.shape} heads")
+                else:
+                    mine.total = mine.total + theirs.total
+                mine.n_docs += theirs.n_docs
+        return out
+
+    def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """(arrays, metadata): everything this holds, as numpy arrays and JSON-able values, for a file.
+
+        :meth:`from_state` builds it back; ``merge`` of the rebuilt parts equals ``merge`` of the originals.
+        """
+        arrays: dict[str, np.ndarray] = {}
+        for name in self._sums:
+            arrays[f"sum/{name}"] = self._sums[name]
+            arrays[f"count/{name}"] = self._counts[name]
+        if self.pattern_counts is not None:
+            arrays["pattern_counts"] = self.pattern_counts
+        meta: dict[str, Any] = {"settings": self.settings(), "n_docs": self.n_docs, "n_tokens": self.n_tokens,
+                                "model": None if self.model is None else dataclasses.asdict(self.model)}
+        if self._distances is not None and self._distances.total is not None:
+            arrays["distances_total"] = self._distances.total
+            meta["distances_n_docs"] = self._distances.n_docs
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> CorpusStats:
+        """The :class:`CorpusStats` that :meth:`to_state` described."""
+        from ..result import ModelInfo
+
+        st = meta["settings"]
+        out = cls(words=st["words"], smoothing=st["smoothing"], distances=st["distances"], patterns=st["patterns"])
+        if out._distances is not None:
+            out._distances.smoothing = st["distance_smoothing"]
+            out._distances.reduce = st["distance_reduce"]
+            if "distances_total" in arrays:
+                total = np.asarray(arrays["distances_total"], np.float64)
+                out._distances.total = total.copy()
+                n_heads = int(meta["model"]["n_heads"])
+                out._distances.shape = (total.shape[0] // n_heads, n_heads)
+                out._distances.n_docs = int(meta["distances_n_docs"])
+        out.n_docs, out.n_tokens = int(meta["n_docs"]), int(meta["n_tokens"])
+        out.model = None if meta["model"] is None else ModelInfo(**meta["model"])
+        for key, value in arrays.items():
+            if key.startswith("sum/"):
+                out._sums[key[4:]] = np.asarray(value, np.float64)
+            elif key.startswith("count/"):
+                out._counts[key[6:]] = np.asarray(value, np.int64)
+        if "pattern_counts" in arrays:
+            out.pattern_counts = np.asarray(arrays["pattern_counts"])
+        return out
 
     # -- reading -------------------------------------------------------------------------------------------------
 

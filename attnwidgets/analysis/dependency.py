@@ -35,6 +35,7 @@ import numpy as np
 
 from ..attention_stack import block_rows
 from ..result import AttentionResult, ModelInfo
+from .merging import check_same_model, check_same_settings
 from .words import RowMode, WordMap, WordStack
 
 if TYPE_CHECKING:
@@ -262,6 +263,10 @@ class DependencyScores:
         The model that was scored, in full (what a saved file is tagged with); None when unknown.
     settings : dict
         How the heads were scored (``rows``, ``subtypes``).
+    rows : str
+        How a word's row was read ("mean" or "first"; "" when unknown).
+    subtypes : bool or None
+        Whether relation subtypes were scored apart (None when unknown).
     """
 
     relations: list[str]
@@ -272,6 +277,78 @@ class DependencyScores:
     model: str = ""
     model_info: ModelInfo | None = field(default=None, repr=False)
     settings: dict[str, Any] = field(default_factory=dict, repr=False)
+    rows: str = ""
+    subtypes: bool | None = None
+
+    def __post_init__(self) -> None:
+        # a saved file records rows and subtypes in its settings: merging checks them either way
+        if not self.rows and self.settings.get("rows"):
+            self.rows = str(self.settings["rows"])
+        if self.subtypes is None and self.settings.get("subtypes") is not None:
+            self.subtypes = bool(self.settings["subtypes"])
+
+    def merge(self, *others: DependencyScores) -> DependencyScores:
+        """The scores over this treebank's sentences and the others' together, as a new :class:`DependencyScores`.
+
+        Each part is counts (dependents per relation, right guesses per head and relation), so merging adds them:
+        associative and independent of the order. Parts may have seen different relations; the merged relations are
+        the sorted union, as :func:`score_dependencies` over all the sentences would list them.
+
+        Raises
+        ------
+        ValueError
+            When the parts come from different models, or were scored with different ``rows`` or ``subtypes``, or
+            their heads differ in shape.
+
+        Examples
+        --------
+        >>> a = DependencyScores(["det"], np.array([2]), np.ones((2, 1, 1, 1)), np.zeros((6, 1)), 1, "m")
+        >>> b = DependencyScores(["amod", "det"], np.array([1, 2]), np.ones((2, 1, 1, 2)), np.zeros((6, 2)), 1, "m")
+        >>> m = a.merge(b)
+        >>> m.relations, m.counts.tolist(), m.correct[0, 0, 0].tolist(), m.n_sentences
+        (['amod', 'det'], [1, 4], [1.0, 2.0], 2)
+        """
+        parts = [self, *others]
+        for part in parts:
+            if not isinstance(part, DependencyScores):
+                raise TypeError(f"DependencyScores.merge takes DependencyScores, got {type(part).__name__}")
+        # "" and None are "not recorded" (scores built by hand, or read from a file without them): they merge with any
+        check_same_settings("DependencyScores", [{k: v for k, v in (("rows", p.rows), ("subtypes", p.subtypes))
+                                                  if v not in ("", None)} for p in parts])
+        rows = next((p.rows for p in parts if p.rows), "")
+        subtypes = next((p.subtypes for p in parts if p.subtypes is not None), None)
+        model = check_same_model("DependencyScores", [p.model for p in parts]) or ""
+        shapes = {p.correct.shape[:3] for p in parts}
+        if len(shapes) > 1:
+            raise ValueError(f"cannot merge DependencyScores of heads shaped {sorted(shapes)}: different models")
+        relations = sorted({r for p in parts for r in p.relations})
+        index = {r: i for i, r in enumerate(relations)}
+        counts = np.zeros(len(relations), np.int64)
+        correct = np.zeros((*self.correct.shape[:3], len(relations)))
+        base = np.zeros((self.baseline_correct.shape[0], len(relations)))
+        for p in parts:
+            at = np.array([index[r] for r in p.relations], dtype=np.int64)
+            counts[at] += p.counts.astype(np.int64)
+            correct[..., at] += p.correct
+            base[:, at] += p.baseline_correct
+        info = next((p.model_info for p in parts if p.model_info is not None), None)
+        settings = next((p.settings for p in parts if p.settings), {})
+        return DependencyScores(relations, counts, correct, base, sum(p.n_sentences for p in parts), model,
+                                model_info=info, settings=dict(settings), rows=rows, subtypes=subtypes)
+
+    def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """(arrays, metadata) for a file; :meth:`from_state` builds the scores back."""
+        arrays = {"counts": self.counts, "correct": self.correct, "baseline_correct": self.baseline_correct}
+        meta = {"relations": list(self.relations), "n_sentences": self.n_sentences, "model": self.model,
+                "rows": self.rows, "subtypes": self.subtypes}
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> DependencyScores:
+        """The :class:`DependencyScores` that :meth:`to_state` described."""
+        return cls(list(meta["relations"]), np.asarray(arrays["counts"]), np.asarray(arrays["correct"]),
+                   np.asarray(arrays["baseline_correct"]), int(meta["n_sentences"]), str(meta["model"]),
+                   rows=str(meta["rows"]), subtypes=meta["subtypes"])
 
     def __repr__(self) -> str:
         _, n_layers, n_heads, n_rel = self.correct.shape
@@ -505,4 +582,4 @@ def score_dependencies(
     if correct is None:
         raise ValueError("no sentences were scored")
     return DependencyScores(relations, counts.astype(np.int64), correct, base, n, model, info,
-                            {"rows": rows, "subtypes": subtypes})
+                            {"rows": rows, "subtypes": subtypes}, rows, subtypes)

@@ -17,6 +17,7 @@ dependency  heads as dependency parsers, from a CoNLL-U treebank
 padding     the padding mask, live: a padded batch with the mask and with it forgotten
 saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
+shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -61,12 +62,14 @@ _LAZY: dict[str, str] = {
     "mixing_ratio": "attnwidgets.studies.norms",
     "norm_result": "attnwidgets.studies.norms",
     "norm_results": "attnwidgets.studies.norms",
+    "ImportanceSums": "attnwidgets.studies.importance",
+    "merge": "attnwidgets.studies.shards",
 }
 
 __all__ = [*_LAZY]
 
-_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding", "saved", "sweeps",
-            "tasks", "watch"]
+_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding", "saved", "shards",
+            "sweeps", "tasks", "watch"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -13,7 +13,9 @@ keeps a long input's attention as queries and keys) and measured a block of rows
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -24,9 +26,10 @@ from ..analysis.corpus import corpus_stats as corpus_stats_of_results
 from ..attention_stack import dense_budget
 from ..data import load_corpus
 from ..result import AttentionResult
-from ..runner import batches, get_runner
+from ..runner import batches
+from . import shards
 
-__all__ = ["corpus_stats"]
+__all__ = ["CorpusWork", "corpus_stats"]
 
 Texts = Sequence[str] | Sequence[tuple[str, str]]
 
@@ -57,6 +60,13 @@ def corpus_stats(
     distances: bool = False,
     patterns: bool = True,
     truncation: Literal["warn", "error"] = "warn",
+    backend: str = "local",
+    ray_address: str | None = None,
+    num_workers: int | None = None,
+    num_gpus: float = 0,
+    device: str | None = None,
+    dtype: str | None = None,
+    results_dir: str | os.PathLike[str] | None = None,
 ) -> CorpusStats:
     """Run texts (or sentence pairs) through a model and aggregate per-head statistics as they go.
 
@@ -83,6 +93,13 @@ def corpus_stats(
         See :class:`~attnwidgets.analysis.corpus.CorpusStats`.
     truncation : {"warn", "error"}
         What the runner does with texts longer than the model accepts.
+    backend, ray_address, num_workers, num_gpus, device, dtype, results_dir
+        Where it runs: the texts are sorted by length and cut into shards of ``batch_size``, each shard's statistics
+        are computed in this process (``backend="local"``) or by Ray workers that load the model once
+        (``backend="ray"``, ``ray_address=`` for an existing cluster, ``num_gpus=`` per worker, ``device=`` and
+        ``dtype=`` of each worker's model), and merged (:meth:`CorpusStats.merge`): the same numbers either way, to
+        float rounding. ``results_dir=`` keeps finished shards so that a rerun resumes. See
+        :mod:`attnwidgets.studies.shards`.
 
     Returns
     -------
@@ -114,52 +131,67 @@ def corpus_stats(
             return corpus_stats_of_results(itertools.chain([first], items), words=words, smoothing=smoothing,
                                            distances=distances, patterns=patterns, batch_size=batch_size)
         inputs = [] if first is None else [first, *items]
-    return _run_texts(inputs, pairs, model=model, words=words, batch_size=batch_size, progress=progress,
-                      smoothing=smoothing, distances=distances, patterns=patterns, truncation=truncation)
+    options = shards.Options(backend=backend, ray_address=ray_address, num_workers=num_workers, num_gpus=num_gpus,
+                             device=device, dtype=dtype, results_dir=results_dir, progress=progress)
+    firsts, seconds = _split(inputs, pairs)
+    todo: list[tuple[str, str | None]] = list(zip(firsts, seconds if seconds is not None else [None] * len(firsts)))
+    work = CorpusWork(words=words, smoothing=smoothing, distances=distances, patterns=patterns,
+                      batch_size=batch_size, truncation=truncation)
+    if not todo:
+        with shards.Pool(model, options) as pool:
+            return work(pool.runner(), [])
+    plan = shards.plan(todo, per_shard=max(1, batch_size), lengths=[len(a) + len(b or "") for a, b in todo])
+    settings = {"study": "corpus_stats", "words": words, "smoothing": smoothing, "distances": distances,
+                "patterns": patterns, "batch_size": batch_size, "truncation": truncation}
+    return shards.run(work, plan, model, options, settings=settings, desc="corpus statistics", unit="text")
 
 
-def _run_texts(texts: Texts | None, pairs: Sequence[str | None] | None, *, model: Any, words: bool,
-               batch_size: int, progress: bool, smoothing: float, distances: bool, patterns: bool,
-               truncation: Literal["warn", "error"]) -> CorpusStats:
-    runner = get_runner(model)
-    firsts, seconds = _split(texts, pairs)
+@dataclass
+class CorpusWork:
+    """One shard of :func:`corpus_stats`: the :class:`CorpusStats` of some (text, pair) items, a padded batch at a
+    time (texts too long to pad one at a time, as results)."""
+
+    words: bool = False
+    smoothing: float = 0.0
+    distances: bool = False
+    patterns: bool = True
+    batch_size: int = 32
+    truncation: Literal["warn", "error"] = "warn"
+
+    def __call__(self, runner: Any, items: list[tuple[str, str | None]]) -> CorpusStats:
+        firsts = [a for a, _ in items]
+        seconds = None if all(b is None for _, b in items) else [b for _, b in items]
+        return _run_texts(runner, firsts, seconds, words=self.words, batch_size=self.batch_size,
+                          smoothing=self.smoothing, distances=self.distances, patterns=self.patterns,
+                          truncation=self.truncation)
+
+
+def _run_texts(runner: Any, firsts: list[str], seconds: list[str | None] | None, *, words: bool, batch_size: int,
+               smoothing: float, distances: bool, patterns: bool, truncation: Literal["warn", "error"]) -> CorpusStats:
     acc = CorpusStats(words=words, smoothing=smoothing, distances=distances, patterns=patterns)
     acc.model = runner.info
     causal = runner.info.kind == "decoder"
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(firsts), desc="corpus statistics", unit="text", delay=1.0)
     long = _too_long_to_pad(runner, firsts, seconds, batch_size)
     short = np.flatnonzero(~long)
-    try:
-        if short.size:
-            texts_short = [firsts[i] for i in short] if long.any() else firsts
-            pairs_short = None if seconds is None else [seconds[i] for i in short] if long.any() else seconds
-            for padded in batches.iter_padded(runner, texts_short, pairs_short, batch_size=batch_size,
-                                              truncation=truncation):
-                batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens,
-                                                   padded.special_mask, padded.segment_ids, causal=causal)
-                if words:
-                    batch = batch.to_words(padded.word_ids)
-                acc.add_batch(batch)
-                if bar is not None:
-                    bar.update(batch.attention.shape[0])
-                del padded, batch  # only one batch of maps alive at a time
-        if long.any():  # one at a time, as results (queries and keys above the dense budget)
-            idx = np.flatnonzero(long)
-            results = runner.iter_results([firsts[i] for i in idx],
-                                          None if seconds is None else [seconds[i] for i in idx],
-                                          batch_size=1, truncation=truncation, progress=False, cache=False)
-            for result in results:
-                acc.add_results([result])
-                if bar is not None:
-                    bar.update(1)
-                del result
-    finally:
-        if bar is not None:
-            bar.close()
+    if short.size:
+        texts_short = [firsts[i] for i in short] if long.any() else firsts
+        pairs_short = None if seconds is None else [seconds[i] for i in short] if long.any() else seconds
+        for padded in batches.iter_padded(runner, texts_short, pairs_short, batch_size=batch_size,
+                                          truncation=truncation):
+            batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens,
+                                               padded.special_mask, padded.segment_ids, causal=causal)
+            if words:
+                batch = batch.to_words(padded.word_ids)
+            acc.add_batch(batch)
+            del padded, batch  # only one batch of maps alive at a time
+    if long.any():  # one at a time, as results (queries and keys above the dense budget)
+        idx = np.flatnonzero(long)
+        results = runner.iter_results([firsts[i] for i in idx],
+                                      None if seconds is None else [seconds[i] for i in idx],
+                                      batch_size=1, truncation=truncation, progress=False, cache=False)
+        for result in results:
+            acc.add_results([result])
+            del result
     return acc
 
 

@@ -7,15 +7,17 @@ maps are scored and dropped as they come.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from ..analysis.dependency import DependencyScores, Sentence, read_conllu, score_dependencies
 from ..analysis.words import RowMode
-from ..runner import get_runner
+from . import shards
 
-__all__ = ["dependency_scores"]
+__all__ = ["DependencyWork", "dependency_scores"]
 
 
 def dependency_scores(
@@ -27,6 +29,13 @@ def dependency_scores(
     batch_size: int = 32,
     progress: bool = True,
     truncation: Literal["warn", "error"] = "warn",
+    backend: str = "local",
+    ray_address: str | None = None,
+    num_workers: int | None = None,
+    num_gpus: float = 0,
+    device: str | None = None,
+    dtype: str | None = None,
+    results_dir: str | os.PathLike[str] | None = None,
 ) -> DependencyScores:
     """Run a CoNLL-U treebank through a model and score its heads as dependency parsers.
 
@@ -42,7 +51,11 @@ def dependency_scores(
     batch_size : int
         Sentences per forward pass.
     progress : bool
-        Show a ``tqdm.auto`` progress bar.
+        Show a ``tqdm.auto`` progress bar (it counts finished sentences).
+    backend, ray_address, num_workers, num_gpus, device, dtype, results_dir
+        Where it runs: sentences sorted by length, cut into shards of ``batch_size``, scored in this process
+        (``backend="local"``) or by Ray workers (``backend="ray"``) and merged (:meth:`DependencyScores.merge`);
+        ``results_dir=`` keeps finished shards so that a rerun resumes. See :mod:`attnwidgets.studies.shards`.
 
     Returns
     -------
@@ -68,7 +81,25 @@ def dependency_scores(
     sentences = list(source) if not isinstance(source, str | Path) else read_conllu(source, subtypes=subtypes)
     if not sentences:
         raise ValueError("the treebank has no sentences")
-    runner = get_runner(model)
-    results = runner.iter_results([s.text for s in sentences], batch_size=batch_size, truncation=truncation,
-                                  cache=False, progress=False)  # score_dependencies' bar counts these
-    return score_dependencies(results, sentences, rows=rows, progress=progress, subtypes=subtypes)
+    options = shards.Options(backend=backend, ray_address=ray_address, num_workers=num_workers, num_gpus=num_gpus,
+                             device=device, dtype=dtype, results_dir=results_dir, progress=progress)
+    plan = shards.plan(sentences, per_shard=max(1, batch_size), lengths=[len(s.words) for s in sentences])
+    settings = {"study": "dependency_scores", "rows": rows, "subtypes": subtypes, "batch_size": batch_size,
+                "truncation": truncation}
+    work = DependencyWork(rows=rows, subtypes=subtypes, batch_size=batch_size, truncation=truncation)
+    return shards.run(work, plan, model, options, settings=settings, desc="dependency scores", unit="sentence")
+
+
+@dataclass
+class DependencyWork:
+    """One shard of :func:`dependency_scores`: the :class:`DependencyScores` of some sentences."""
+
+    rows: RowMode = "mean"
+    subtypes: bool = True
+    batch_size: int = 32
+    truncation: Literal["warn", "error"] = "warn"
+
+    def __call__(self, runner: Any, sentences: list[Sentence]) -> DependencyScores:
+        results = runner.iter_results([s.text for s in sentences], batch_size=self.batch_size,
+                                      truncation=self.truncation, cache=False, progress=False)
+        return score_dependencies(results, sentences, rows=self.rows, progress=False, subtypes=self.subtypes)

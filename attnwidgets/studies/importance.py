@@ -15,15 +15,18 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from ..analysis.merging import check_same_model, check_same_settings
 from ..runner import Runner
 from ..runner.control import AttentionCall
 from .tasks import Task, pooled_embedding
 
-__all__ = ["head_importance", "normalize_importance"]
+__all__ = ["ImportanceSums", "ImportanceWork", "head_importance", "importance_sums", "normalize_importance"]
 
 
 def normalize_importance(imp: np.ndarray, how: str | None = "layer") -> np.ndarray:
@@ -42,6 +45,127 @@ def normalize_importance(imp: np.ndarray, how: str | None = "layer") -> np.ndarr
     return out
 
 
+@dataclass
+class ImportanceSums:
+    """Michel et al. importance before it is averaged and normalised: the sums and the count it comes from.
+
+    ``head_importance`` returns ``sums.importance(normalize)``; keeping the sums makes importance over shards of a
+    task's examples mergeable (:meth:`merge`), which is how it runs in one process or on a Ray cluster.
+
+    Attributes
+    ----------
+    total : np.ndarray
+        (L, H) float64 sum over examples of ``|∂L(x)/∂ξ_h|``.
+    n_examples : int
+        Examples summed (a sentence pair is one example).
+    mask : np.ndarray or None
+        (L, H) gate values the gradients were taken at (0 for heads already pruned), None for all ones.
+    model, task, stack : str
+        What was measured: the model's name, the task's name and the gated stack.
+
+    Examples
+    --------
+    >>> a = ImportanceSums(np.array([[3.0, 4.0]]), 1, None, "m", "t", "self")
+    >>> b = ImportanceSums(np.array([[3.0, 4.0]]), 3, None, "m", "t", "self")
+    >>> merged = a.merge(b)
+    >>> merged.n_examples, merged.importance(None).tolist(), merged.importance().tolist()
+    (4, [[1.5, 2.0]], [[0.6, 0.8]])
+    """
+
+    total: np.ndarray
+    n_examples: int
+    mask: np.ndarray | None = None
+    model: str = ""
+    task: str = ""
+    stack: str = "self"
+
+    def importance(self, normalize: str | None = "layer") -> np.ndarray:
+        """(L, H) mean importance per example, NaN for masked heads, normalised (see :func:`normalize_importance`)."""
+        imp = self.total / max(self.n_examples, 1)
+        if self.mask is not None:
+            imp = imp.copy()
+            imp[np.asarray(self.mask).reshape(imp.shape) == 0] = np.nan
+        return normalize_importance(imp, normalize)
+
+    def settings(self) -> dict[str, Any]:
+        """What the sums were measured with; parts that differ in any of these do not merge."""
+        return {"task": self.task, "stack": self.stack, "shape": tuple(self.total.shape),
+                "mask": None if self.mask is None else np.asarray(self.mask, np.float64).ravel().tolist()}
+
+    def merge(self, *others: ImportanceSums) -> ImportanceSums:
+        """The sums over this part's examples and the others' together (associative, order-independent up to float
+        rounding). ValueError when the parts come from different models, tasks, stacks or masks."""
+        parts = [self, *others]
+        for part in parts:
+            if not isinstance(part, ImportanceSums):
+                raise TypeError(f"ImportanceSums.merge takes ImportanceSums, got {type(part).__name__}")
+        check_same_settings("ImportanceSums", [p.settings() for p in parts])
+        model = check_same_model("ImportanceSums", [p.model for p in parts]) or ""
+        total = np.zeros_like(self.total, dtype=np.float64)
+        for p in parts:
+            total = total + p.total
+        return ImportanceSums(total, sum(p.n_examples for p in parts), self.mask, model, self.task, self.stack)
+
+    def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """(arrays, metadata) for a file; :meth:`from_state` builds the sums back."""
+        arrays = {"total": self.total} if self.mask is None else {"total": self.total, "mask": self.mask}
+        return arrays, {"n_examples": self.n_examples, "model": self.model, "task": self.task, "stack": self.stack}
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> ImportanceSums:
+        """The :class:`ImportanceSums` that :meth:`to_state` described."""
+        mask = np.asarray(arrays["mask"]) if "mask" in arrays else None
+        return cls(np.asarray(arrays["total"], np.float64), int(meta["n_examples"]), mask, str(meta["model"]),
+                   str(meta["task"]), str(meta["stack"]))
+
+
+def importance_sums(runner: Runner, task: Task, batches: Sequence[np.ndarray], *, mask: np.ndarray | None = None,
+                    stack: str = "self") -> ImportanceSums:
+    """The :class:`ImportanceSums` over some of a task's batches of rows (from :meth:`Task.batches`).
+
+    This is the work of one shard of :func:`head_importance`; merged over all the task's batches it is the whole.
+    """
+    if task.loss is None:
+        raise ValueError(f"task {task.name!r} has no differentiable loss; head importance needs one "
+                         "(use sentiment_task or sts_task, or give Task(loss=...))")
+    L, H = task.check_stack(runner.info, stack, needs_loss=True)
+    base = torch.ones(L, H) if mask is None else torch.as_tensor(np.asarray(mask, np.float32)).reshape(L, H)
+    total = np.zeros((L, H))
+    n_examples = 0
+    for rows in batches:
+        gates = base.unsqueeze(0).repeat(len(rows), 1, 1).requires_grad_(True)  # (B, L, H)
+
+        def hook(call: AttentionCall, weights: torch.Tensor, g: torch.Tensor = gates) -> torch.Tensor | None:
+            if call.site.stack != stack:
+                return None
+            return weights * g[:, call.site.layer].to(weights)[:, :, None, None]  # weights' device and dtype
+
+        enc = runner.encode([task.texts[i] for i in rows])
+        mask_t = enc.inputs.get("attention_mask", torch.ones_like(enc.inputs["input_ids"]))
+        out = runner.forward(enc, [hook], grad=True)
+        loss = task.loss(pooled_embedding(out, mask_t), rows)
+        (grad,) = torch.autograd.grad(loss, gates)
+        per_row = grad.detach().double().numpy()  # (B, L, H), float64 whatever the model's dtype
+        groups = task.groups[rows]
+        for g in np.unique(groups):
+            total += np.abs(per_row[groups == g].sum(0))
+            n_examples += 1
+    return ImportanceSums(total, n_examples, None if mask is None else np.asarray(mask, np.float32).reshape(L, H),
+                          runner.info.name, task.name, stack)
+
+
+@dataclass
+class ImportanceWork:
+    """One shard of :func:`head_importance`: the :class:`ImportanceSums` over some batches of the task's rows."""
+
+    task: Task
+    mask: np.ndarray | None
+    stack: str
+
+    def __call__(self, runner: Runner, batches: list[np.ndarray]) -> ImportanceSums:
+        return importance_sums(runner, self.task, batches, mask=self.mask, stack=self.stack)
+
+
 def head_importance(
     runner: Runner,
     task: Task,
@@ -51,6 +175,13 @@ def head_importance(
     batch_size: int = 32,
     progress: bool = True,
     stack: str = "self",
+    backend: str = "local",
+    ray_address: str | None = None,
+    num_workers: int | None = None,
+    num_gpus: float = 0,
+    device: str | None = None,
+    dtype: str | None = None,
+    results_dir: str | None = None,
 ) -> np.ndarray:
     """Michel et al. importance of every head for a task's loss, (L, H) float64.
 
@@ -70,48 +201,25 @@ def head_importance(
     stack : str
         Which attention stack to gate: "self" for encoders and decoders, "encoder" for encoder-decoders (the loss is
         on the pooled encoder embedding, so decoder and cross-attention heads have no importance for it).
+    backend, ray_address, num_workers, num_gpus, device, dtype, results_dir
+        Where the batches run: ``"local"`` (this process) or ``"ray"``; see :func:`attnwidgets.studies.shards.run`.
+        The sums behind the array are :class:`ImportanceSums` (:func:`importance_sums`), merged over the batches.
     """
+    from . import shards
+
     if task.loss is None:
         raise ValueError(f"task {task.name!r} has no differentiable loss; head importance needs one "
                          "(use sentiment_task or sts_task, or give Task(loss=...))")
-    L, H = task.check_stack(runner.info, stack, needs_loss=True)
-    base = torch.ones(L, H) if mask is None else torch.as_tensor(np.asarray(mask, np.float32)).reshape(L, H)
-    total = np.zeros((L, H))
-    n_examples = 0
+    task.check_stack(runner.info, stack, needs_loss=True)
     batches = task.batches(batch_size)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(task.texts), desc="head importance", unit="text", delay=1.0)
-    try:
-        for rows in batches:
-            gates = base.unsqueeze(0).repeat(len(rows), 1, 1).requires_grad_(True)  # (B, L, H)
-
-            def hook(call: AttentionCall, weights: torch.Tensor, g: torch.Tensor = gates) -> torch.Tensor | None:
-                if call.site.stack != stack:
-                    return None
-                return weights * g[:, call.site.layer].to(weights)[:, :, None, None]  # weights' device and dtype
-
-            enc = runner.encode([task.texts[i] for i in rows])
-            mask_t = enc.inputs.get("attention_mask", torch.ones_like(enc.inputs["input_ids"]))
-            out = runner.forward(enc, [hook], grad=True)
-            loss = task.loss(pooled_embedding(out, mask_t), rows)
-            (grad,) = torch.autograd.grad(loss, gates)
-            per_row = grad.detach().double().numpy()  # (B, L, H)
-            groups = task.groups[rows]
-            for g in np.unique(groups):
-                total += np.abs(per_row[groups == g].sum(0))
-                n_examples += 1
-            if bar is not None:
-                bar.update(len(rows))
-    finally:
-        if bar is not None:
-            bar.close()
-    imp = total / max(n_examples, 1)
-    if mask is not None:
-        imp[np.asarray(mask).reshape(L, H) == 0] = np.nan
-    return normalize_importance(imp, normalize)
+    plan = shards.plan(batches, sizes=[len(b) for b in batches])
+    options = shards.Options(backend=backend, ray_address=ray_address, num_workers=num_workers, num_gpus=num_gpus,
+                             device=device, dtype=dtype, results_dir=results_dir, progress=progress)
+    settings = {"study": "head_importance", "task": task.name, "stack": stack, "batch_size": batch_size,
+                "mask": None if mask is None else np.asarray(mask, np.float64).ravel().tolist()}
+    sums = shards.run(ImportanceWork(task, mask, stack), plan, runner, options, settings=settings,
+                      desc="head importance", unit="text")
+    return sums.importance(normalize)
 
 
 def least_important(imp: np.ndarray, n: int, exclude: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:

@@ -26,14 +26,16 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..analysis.merging import check_same_model, check_same_settings
 from ..result import ModelInfo
 from ..runner import Runner
 from ..runner.ablation import Ablation, MeanPattern
 from ..runner.partial import forward_ablated
-from .importance import head_importance, least_important
+from .importance import ImportanceWork, least_important
 from .tasks import Task, pooled_embedding
 
-__all__ = ["PruningCurve", "SweepResult", "evaluate", "pooled_embeddings", "pruning_curve", "sweep_heads"]
+__all__ = ["PrunedWork", "PruningCurve", "SweepResult", "SweepWork", "evaluate", "pooled_embeddings", "pruning_curve",
+           "sweep_heads"]
 
 
 def evaluate(runner: Runner, task: Task, ablation: Ablation | None = None, *, batch_size: int = 64) -> float:
@@ -94,11 +96,16 @@ class SweepResult:
     metric, mode : str
         The task's metric name and how heads were disabled.
     seconds : float
-        Wall time of the sweep.
-    model : ModelInfo | None
-        The model that was swept (what a saved file is tagged with).
+        Wall time of the sweep (of a merged sweep: the sum of its parts' times).
+    model : ModelInfo | str | None
+        The model that was swept (what a saved file is tagged with; a name, or None, when unknown).
     settings : dict
         The task's name, the stack, whether layers were swept, the batch size.
+    stack : str
+        The stack that was swept.
+
+    A sweep over some heads only (a shard of a bigger sweep) holds NaN for the others and only their rows in
+    ``frame``; :meth:`merge` puts sweeps over disjoint heads together.
     """
 
     frame: pd.DataFrame
@@ -108,8 +115,80 @@ class SweepResult:
     metric: str
     mode: str
     seconds: float
-    model: ModelInfo | None = field(default=None, repr=False)
+    model: ModelInfo | str | None = field(default=None, repr=False)
     settings: dict[str, Any] = field(default_factory=dict, repr=False)
+    stack: str = "self"
+
+    def merge(self, *others: SweepResult) -> SweepResult:
+        """The sweep over this part's heads and layers and the others' together (partial sweeps over disjoint units).
+
+        Raises
+        ------
+        ValueError
+            When the parts swept the same head or layer twice, come from different models, or differ in metric,
+            mode, stack or shape, or in their clean baseline.
+
+        Examples
+        --------
+        >>> def part(lay, value, baseline):
+        ...     heads = np.full((2, 1), np.nan); heads[lay, 0] = value
+        ...     rows = [dict(unit="head", layer=lay, head=0, metric=value, delta=np.nan, improves=False)]
+        ...     return SweepResult(pd.DataFrame(rows), heads, np.full(2, np.nan), baseline, "acc", "zero", 1.0, "m")
+        >>> whole = part(1, 0.7, np.nan).merge(part(0, 0.9, 0.8))
+        >>> whole.heads.ravel().tolist(), whole.baseline, whole.frame["delta"].round(2).tolist()
+        ([0.9, 0.7], 0.8, [0.1, -0.1])
+        """
+        parts = [self, *others]
+        for part in parts:
+            if not isinstance(part, SweepResult):
+                raise TypeError(f"SweepResult.merge takes SweepResult, got {type(part).__name__}")
+        check_same_settings("SweepResult", [{"metric": p.metric, "mode": p.mode, "stack": p.stack,
+                                             "shape": p.heads.shape} for p in parts])
+        model = check_same_model("SweepResult", [p.model for p in parts]) or ""
+        baselines = [float(p.baseline) for p in parts if np.isfinite(p.baseline)]
+        baseline = baselines[0] if baselines else float("nan")
+        if baselines and not np.allclose(baselines, baseline, rtol=1e-6, atol=1e-9):
+            raise ValueError(f"cannot merge SweepResult parts whose clean baselines differ ({min(baselines)} vs "
+                             f"{max(baselines)}): the model or the task differs between them")
+        heads = np.full(self.heads.shape, np.nan)
+        layers = np.full(self.layers.shape, np.nan)
+        seen: set[tuple[str, int, int]] = set()
+        for p in parts:
+            for unit, lay, h in zip(p.frame["unit"], p.frame["layer"], p.frame["head"]):
+                key = (str(unit), int(lay), int(h))
+                if key in seen:
+                    raise ValueError(f"cannot merge SweepResult parts that both swept {unit} {lay}" +
+                                     (f"-{h}" if unit == "head" else "") + ": partial sweeps must cover disjoint "
+                                     "heads and layers")
+                seen.add(key)
+                if unit == "head":
+                    heads[lay, h] = p.heads[lay, h]
+                else:
+                    layers[lay] = p.layers[lay]
+        return SweepResult(_sweep_frame(heads, layers, baseline, seen), heads, layers, baseline, self.metric,
+                           self.mode, float(sum(p.seconds for p in parts)), model,
+                           stack=self.stack)
+
+    def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """(arrays, metadata) for a file; :meth:`from_state` builds the sweep back."""
+        arrays = {"heads": self.heads, "layers": self.layers,
+                  "units": np.array([str(u) for u in self.frame["unit"]], dtype=str),
+                  "unit_layer": self.frame["layer"].to_numpy(np.int64),
+                  "unit_head": self.frame["head"].to_numpy(np.int64)}
+        meta = {"baseline": float(self.baseline), "metric": self.metric, "mode": self.mode,
+                "seconds": float(self.seconds), "model": self.model, "stack": self.stack}
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> SweepResult:
+        """The :class:`SweepResult` that :meth:`to_state` described."""
+        heads, layers = np.asarray(arrays["heads"], np.float64), np.asarray(arrays["layers"], np.float64)
+        units = {(str(u), int(lay), int(h)) for u, lay, h in
+                 zip(arrays["units"], arrays["unit_layer"], arrays["unit_head"])}
+        baseline = float(meta["baseline"])
+        return cls(_sweep_frame(heads, layers, baseline, units), heads, layers, baseline, str(meta["metric"]),
+                   str(meta["mode"]), float(meta["seconds"]), str(meta["model"]),
+                   stack=str(meta["stack"]))
 
     @property
     def delta(self) -> np.ndarray:
@@ -163,6 +242,74 @@ class SweepResult:
                    a["baseline"], a["metric"], a["mode"], a["seconds"], info_from_tags(saved.model), saved.settings)
 
 
+def _sweep_frame(heads: np.ndarray, layers: np.ndarray, baseline: float, units: set[tuple[str, int, int]]
+                 ) -> pd.DataFrame:
+    """The tidy frame of the units swept: heads in layer-major order, then layers."""
+    rows = []
+    for lay, h in np.ndindex(*heads.shape):
+        if ("head", lay, h) in units:
+            v = float(heads[lay, h])
+            rows.append(dict(unit="head", layer=lay, head=h, metric=v, delta=v - baseline, improves=v > baseline))
+    for lay in range(len(layers)):
+        if ("layer", lay, -1) in units:
+            v = float(layers[lay])
+            rows.append(dict(unit="layer", layer=lay, head=-1, metric=v, delta=v - baseline, improves=v > baseline))
+    return pd.DataFrame(rows, columns=["unit", "layer", "head", "metric", "delta", "improves"])
+
+
+@dataclass
+class SweepWork:
+    """One shard of :func:`sweep_heads`: the task's metric with each of some units disabled, as a partial
+    :class:`SweepResult` (the unit ``("baseline", -1, -1)`` measures the clean model)."""
+
+    task: Task
+    shape: tuple[int, int]
+    mode: str | float
+    stack: str = "self"
+    reference: MeanPattern | None = None
+    batch_size: int = 64
+
+    def __call__(self, runner: Runner, units: list[tuple[str, int, int]]) -> SweepResult:
+        start = time.perf_counter()
+        L, H = self.shape
+        heads, layers, baseline = np.full((L, H), np.nan), np.full(L, np.nan), float("nan")
+        swept: set[tuple[str, int, int]] = set()
+        for unit, lay, h in units:
+            if unit == "baseline":
+                baseline = evaluate(runner, self.task, None, batch_size=self.batch_size)
+                continue
+            ab = Ablation.heads({(self.stack, lay, h): self.mode}, reference=self.reference) if unit == "head" else \
+                Ablation.layers([(self.stack, lay)], self.mode, reference=self.reference)
+            value = evaluate(runner, self.task, ab, batch_size=self.batch_size)
+            if unit == "head":
+                heads[lay, h] = value
+            else:
+                layers[lay] = value
+            swept.add((unit, lay, h))
+        return SweepResult(_sweep_frame(heads, layers, baseline, swept), heads, layers, baseline, self.task.metric,
+                           str(self.mode), time.perf_counter() - start, runner.info.name,
+                           stack=self.stack)
+
+
+@dataclass
+class PrunedWork:
+    """One shard of :func:`pruning_curve`: the task's metric with some heads pruned, as a one-unit
+    :class:`SweepResult` whose baseline is that metric."""
+
+    task: Task
+    mode: str
+    stack: str
+    batch_size: int
+
+    def __call__(self, runner: Runner, pruned: list[list[tuple[int, int]]]) -> SweepResult:
+        ab = Ablation.heads(pruned[0], self.mode, stack=self.stack) if pruned[0] else None
+        value = evaluate(runner, self.task, ab, batch_size=self.batch_size)
+        L, H = self.task.check_stack(runner.info, self.stack)
+        return SweepResult(_sweep_frame(np.full((L, H), np.nan), np.full(L, np.nan), value, set()),
+                           np.full((L, H), np.nan), np.full(L, np.nan), value, self.task.metric, self.mode, 0.0,
+                           runner.info.name, stack=self.stack)
+
+
 def sweep_heads(
     runner: Runner,
     task: Task,
@@ -173,6 +320,13 @@ def sweep_heads(
     reference: MeanPattern | None = None,
     batch_size: int = 64,
     progress: bool = True,
+    backend: str = "local",
+    ray_address: str | None = None,
+    num_workers: int | None = None,
+    num_gpus: float = 0,
+    device: str | None = None,
+    dtype: str | None = None,
+    results_dir: str | os.PathLike[str] | None = None,
 ) -> SweepResult:
     """Disable every head on its own (and every layer), measuring the task each time.
 
@@ -189,41 +343,29 @@ def sweep_heads(
     stack : str
         Which attention to sweep ("self"; "encoder"/"decoder"/"cross" for encoder-decoders). The task must be able to
         see it (:attr:`Task.stacks`): the shipped tasks score the pooled encoder embedding, so "encoder" only.
+    backend, ray_address, num_workers, num_gpus, device, dtype, results_dir
+        Where the ablations run: in this process (``backend="local"``) or spread over Ray workers that load the model
+        once (``backend="ray"``); each head is a shard, merged with :meth:`SweepResult.merge`; ``results_dir=``
+        keeps finished heads so that a rerun resumes. See :mod:`attnwidgets.studies.shards`.
     """
+    from . import shards
+
     start = time.perf_counter()
     L, H = task.check_stack(runner.info, stack)
-    baseline = evaluate(runner, task, None, batch_size=batch_size)
-    units: list[tuple[str, int, int]] = [("head", lay, h) for lay in range(L) for h in range(H)]
+    units: list[tuple[str, int, int]] = [("baseline", -1, -1)]
+    units += [("head", lay, h) for lay in range(L) for h in range(H)]
     if layers:
         units += [("layer", lay, -1) for lay in range(L)]
-    bar: Any = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(units), desc=f"sweep ({mode})", unit="ablation", delay=1.0)
-    rows = []
-    heads_arr = np.full((L, H), np.nan)
-    layers_arr = np.full(L, np.nan)
-    try:
-        for unit, lay, h in units:
-            ab = Ablation.heads({(stack, lay, h): mode}, reference=reference) if unit == "head" else \
-                Ablation.layers([(stack, lay)], mode, reference=reference)
-            value = evaluate(runner, task, ab, batch_size=batch_size)
-            if unit == "head":
-                heads_arr[lay, h] = value
-            else:
-                layers_arr[lay] = value
-            rows.append(dict(unit=unit, layer=lay, head=h, metric=value, delta=value - baseline,
-                             improves=value > baseline))
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-    frame = pd.DataFrame(rows, columns=["unit", "layer", "head", "metric", "delta", "improves"])
-    return SweepResult(frame, heads_arr, layers_arr, baseline, task.metric, str(mode),
-                       time.perf_counter() - start, runner.info,
-                       {"task": task.name, "stack": stack, "layers": bool(layers), "batch_size": batch_size})
+    options = shards.Options(backend=backend, ray_address=ray_address, num_workers=num_workers, num_gpus=num_gpus,
+                             device=device, dtype=dtype, results_dir=results_dir, progress=progress)
+    settings = {"study": "sweep_heads", "task": task.name, "metric": task.metric, "mode": mode, "layers": layers,
+                "stack": stack, "batch_size": batch_size, "reference": reference is not None}
+    work = SweepWork(task, (L, H), mode, stack, reference, batch_size)
+    result: SweepResult = shards.run(work, shards.plan(units), runner, options, settings=settings,
+                                     desc=f"sweep ({mode})", unit="ablation")
+    result.seconds = time.perf_counter() - start
+    result.model, result.settings = runner.info, settings
+    return result
 
 
 @dataclass
@@ -306,6 +448,12 @@ def pruning_curve(
     batch_size: int = 32,
     progress: bool = True,
     stack: str = "self",
+    backend: str = "local",
+    ray_address: str | None = None,
+    num_workers: int | None = None,
+    num_gpus: float = 0,
+    device: str | None = None,
+    dtype: str | None = None,
 ) -> PruningCurve:
     """Iteratively prune the least important heads (``step`` of all heads at a time, recomputing importance).
 
@@ -313,7 +461,14 @@ def pruning_curve(
     are gated to 0 while the next importance is computed, and the metric is measured with them ``mode``-ablated
     (``"zero"`` is the same as a zero gate). ``stack`` is "self", or "encoder" for an encoder-decoder (see
     :func:`~attnwidgets.studies.importance.head_importance`).
+
+    ``backend="ray"`` (with ``ray_address``, ``num_workers``, ``num_gpus``, ``device``, ``dtype``; see
+    :mod:`attnwidgets.studies.shards`) spreads each step's importance over the workers, a batch of examples per
+    shard, merged as :class:`~attnwidgets.studies.importance.ImportanceSums`. A curve itself has no ``merge``:
+    each step depends on the heads the step before pruned, so the steps run one after another.
     """
+    from . import shards
+
     if not 0 < step <= 1 or not 0 < max_share <= 1:
         raise ValueError("step and max_share are shares of all heads, between 0 and 1")
     L, H = task.check_stack(runner.info, stack, needs_loss=True)
@@ -321,31 +476,45 @@ def pruning_curve(
     per_step = max(1, round(step * total))
     mask = np.ones((L, H), np.float32)
     pruned: list[tuple[int, int]] = []
-    rows = [dict(share=0.0, n_pruned=0, metric=evaluate(runner, task, None, batch_size=batch_size), pruned=[])]
+    options = shards.Options(backend=backend, ray_address=ray_address, num_workers=num_workers, num_gpus=num_gpus,
+                             device=device, dtype=dtype, progress=False)
+    batches = task.batches(batch_size)
+    importance_plan = shards.plan(batches, sizes=[len(b) for b in batches])
+    measure = PrunedWork(task, mode, stack, batch_size)
+    settings = {"study": "pruning_curve", "task": task.name, "mode": mode, "stack": stack}
     importances = []
     n_steps = int(np.floor(max_share * total / per_step + 1e-9))
     bar: Any = None
-    if progress:
-        from tqdm.auto import tqdm
+    with shards.Pool(runner, options) as pool:
 
-        bar = tqdm(total=n_steps, desc="pruning", unit="step", delay=1.0)
-    try:
-        for _ in range(n_steps):
-            imp = head_importance(runner, task, mask=mask, batch_size=batch_size, progress=False, stack=stack)
-            importances.append(imp)
-            chosen = least_important(imp, per_step, pruned)
-            if not chosen:
-                break
-            pruned += chosen
-            for lay, h in chosen:
-                mask[lay, h] = 0
-            value = evaluate(runner, task, Ablation.heads(pruned, mode, stack=stack), batch_size=batch_size)
-            rows.append(dict(share=len(pruned) / total, n_pruned=len(pruned), metric=value, pruned=list(pruned)))
+        def metric(heads: list[tuple[int, int]]) -> float:
+            (part,) = pool.map(measure, shards.plan([list(heads)]), settings=settings, desc="", unit="")
+            return float(part.baseline)
+
+        rows = [dict(share=0.0, n_pruned=0, metric=metric([]), pruned=[])]
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n_steps, desc="pruning", unit="step", delay=1.0)
+        try:
+            for _ in range(n_steps):
+                parts = pool.map(ImportanceWork(task, mask.copy(), stack), importance_plan, settings=settings,
+                                 desc="", unit="")
+                imp = shards.merge(parts).importance("layer")
+                importances.append(imp)
+                chosen = least_important(imp, per_step, pruned)
+                if not chosen:
+                    break
+                pruned += chosen
+                for lay, h in chosen:
+                    mask[lay, h] = 0
+                rows.append(dict(share=len(pruned) / total, n_pruned=len(pruned), metric=metric(pruned),
+                                 pruned=list(pruned)))
+                if bar is not None:
+                    bar.update(1)
+        finally:
             if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+                bar.close()
     return PruningCurve(pd.DataFrame(rows), task.metric, importances, runner.info,
                         {"task": task.name, "step": step, "max_share": max_share, "mode": mode, "stack": stack,
                          "batch_size": batch_size})

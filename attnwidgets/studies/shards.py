@@ -1,0 +1,475 @@
+"""One route for every study over many inputs: plan shards, run a work function on each, merge the partial results.
+
+A study (``corpus_stats``, ``dependency_scores``, ``sweep_heads``, ``head_importance``, ``pruning_curve``) cuts its
+work into shards (texts sorted by length and cut into batches; heads to disable; batches of a task's examples),
+hands each shard to a picklable work function ``work(runner, items) -> partial`` and merges the partials, which are
+sums and counts underneath (:class:`~attnwidgets.analysis.corpus.CorpusStats`,
+:class:`~attnwidgets.analysis.dependency.DependencyScores`, :class:`~attnwidgets.studies.sweeps.SweepResult`,
+:class:`~attnwidgets.studies.importance.ImportanceSums`; :func:`merge`). The same route runs in this process
+(``backend="local"``, the default) or on a Ray cluster (``backend="ray"``): there is one code path.
+
+On Ray, each worker is an actor that loads the model once (``device=``, ``dtype=``, ``num_gpus=`` per actor) and
+runs shards handed out by a :class:`ray.util.ActorPool` as workers free up; the driver merges and counts finished
+items on its progress bar. A killed worker is restarted and its shard retried (``max_restarts``,
+``max_task_retries``), so the result is the same. With ``results_dir=`` every finished shard is written to that
+folder (tagged with the model, its revision and the package version, beside a manifest of the plan) as it arrives,
+and a rerun with the same folder loads those shards instead of running them again.
+
+Why actors and not Ray Data's ``map_batches``: a shard's output is one small object of sums (not rows of a table),
+the driver must see each shard finish to write it to the results folder and to count it, and a sweep's items are
+heads, not data. Core actors in an ActorPool do exactly that with Ray's own retry of a dead actor's tasks; Ray Data
+would add a streaming executor, its own progress bars and a table round trip for each partial.
+
+Examples
+--------
+>>> shards = plan(["a long text", "short", "mid text"], lengths=[11, 5, 8], per_shard=2)
+>>> [s.items for s in shards], [s.size for s in shards]
+([['short', 'mid text'], ['a long text']], [2, 1])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ModelSpec", "Options", "Pool", "ResultsFolderError", "Shard", "merge", "plan", "run"]
+
+RAY_MISSING = 'backend="ray" needs Ray, which is not installed: pip install "attnwidgets[ray]"'
+
+
+class ResultsFolderError(ValueError):
+    """A ``results_dir`` holds shards of another run (another model, revision, package version or settings)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One piece of a study's work: its index in the plan, its items, how many items it counts for on the progress
+    bar, and a key (a hash of the items) that a results folder checks on resume."""
+
+    index: int
+    items: list[Any]
+    size: int
+    key: str
+
+
+def plan(items: Sequence[Any], *, per_shard: int = 1, lengths: Sequence[int] | None = None,
+         sizes: Sequence[int] | None = None) -> list[Shard]:
+    """Cut ``items`` into shards of ``per_shard`` items, shortest first when ``lengths`` are given (batching by
+    length: texts of similar length pad little); ``sizes`` are what each item counts for on the progress bar (1)."""
+    if per_shard < 1:
+        raise ValueError(f"per_shard must be at least 1, got {per_shard}")
+    order = np.argsort(np.asarray(lengths), kind="stable") if lengths is not None else np.arange(len(items))
+    out = []
+    for index, start in enumerate(range(0, len(order), per_shard)):
+        idx = [int(i) for i in order[start:start + per_shard]]
+        chunk = [items[i] for i in idx]
+        size = len(idx) if sizes is None else int(sum(sizes[i] for i in idx))
+        out.append(Shard(index, chunk, size, hashlib.sha1(pickle.dumps(chunk, protocol=4)).hexdigest()))
+    return out
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What a worker loads: a model name or folder (None: the bundled model), revision, device and dtype.
+
+    A worker process cannot be handed a loaded runner; it gets this and calls :meth:`load` once.
+    """
+
+    model: str | None = None
+    revision: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+
+    @classmethod
+    def of(cls, model: Any, device: Any = None, dtype: Any = None) -> ModelSpec:
+        """The spec of a runner, a model name or folder, or None; ``device``/``dtype`` override the runner's."""
+        from ..runner import Runner
+        from ..runner.loading import model_key
+
+        if isinstance(model, Runner):
+            info = model.info
+            bundled = model_key(None) == model_key(info.name) or info.name.endswith("(bundled)")
+            name = None if bundled else model_key(info.name)
+            return cls(name, info.revision, str(device or info.device), str(dtype or info.dtype))
+        if model is not None:
+            model = model_key(model)
+            if model == model_key(None):
+                model = None
+        return cls(model, None, None if device is None else str(device), None if dtype is None else str(dtype))
+
+    @property
+    def name(self) -> str:
+        """The model's name as results show it."""
+        return "all-MiniLM-L6-v2 (bundled)" if self.model is None else self.model
+
+    def load(self) -> Any:
+        """The runner (loaded once per process and kept, as :func:`attnwidgets.get_runner` does)."""
+        from ..runner import get_runner
+
+        return get_runner(self.model, self.revision, device=self.device, dtype=self.dtype)
+
+
+@dataclass
+class Options:
+    """Where and how shards run; every study takes these as keyword arguments.
+
+    Attributes
+    ----------
+    backend : {"local", "ray"}
+        This process, or Ray actors.
+    ray_address : str, optional
+        An existing Ray cluster ("auto", or "ray://head:10001"); implies ``backend="ray"``. Default: a local Ray
+        started with ``num_workers`` CPUs (or the one already running in this process).
+    num_workers : int, optional
+        Actors (each loads the model once). Default: every CPU of the cluster, or ``GPUs / num_gpus`` when
+        ``num_gpus`` is set; never more than there are shards.
+    num_gpus : float
+        GPUs per actor (0.5 puts two actors on one GPU).
+    device, dtype : str, optional
+        Where each worker runs its model and what it loads the weights in (see :func:`attnwidgets.get_runner`);
+        statistics are accumulated in float32/float64 whatever the dtype.
+    results_dir : str or Path, optional
+        Folder that keeps every finished shard; a rerun with the same folder resumes.
+    progress : bool
+        A tqdm bar on the driver counting finished items (texts, sentences, heads).
+    torch_threads : int
+        Torch threads per Ray worker (1: one worker per CPU does not oversubscribe it).
+    """
+
+    backend: str = "local"
+    ray_address: str | None = None
+    num_workers: int | None = None
+    num_gpus: float = 0
+    device: str | None = None
+    dtype: str | None = None
+    results_dir: str | os.PathLike[str] | None = None
+    progress: bool = True
+    torch_threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.ray_address is not None:
+            self.backend = "ray"
+        if self.backend not in ("local", "ray"):
+            raise ValueError(f"backend must be 'local' or 'ray', got {self.backend!r}")
+        if self.num_workers is not None and self.num_workers < 1:
+            raise ValueError(f"num_workers must be at least 1, got {self.num_workers}")
+        if self.num_gpus < 0:
+            raise ValueError(f"num_gpus must be 0 or more, got {self.num_gpus}")
+
+
+def merge(parts: Sequence[Any]) -> Any:
+    """Merge partial results of the same kind into the result over all their inputs.
+
+    Takes :class:`~attnwidgets.analysis.corpus.CorpusStats`, :class:`~attnwidgets.analysis.dependency.DependencyScores`,
+    :class:`~attnwidgets.studies.sweeps.SweepResult` (sweeps over disjoint heads) or
+    :class:`~attnwidgets.studies.importance.ImportanceSums`: each has a ``merge`` method; this is ``parts[0].merge(
+    *parts[1:])``. Associative and independent of the order up to float rounding; ValueError for parts of different
+    models or settings.
+
+    Examples
+    --------
+    >>> from attnwidgets.studies.importance import ImportanceSums
+    >>> parts = [ImportanceSums(np.ones((1, 2)), 1, None, "m", "t", "self") for _ in range(3)]
+    >>> merge(parts).n_examples
+    3
+    """
+    parts = list(parts)
+    if not parts:
+        raise ValueError("merge needs at least one part")
+    kinds = {type(p) for p in parts}
+    if len(kinds) > 1:
+        raise TypeError(f"merge takes parts of one kind, got {sorted(k.__name__ for k in kinds)}")
+    if not hasattr(parts[0], "merge"):
+        raise TypeError(f"{type(parts[0]).__name__} cannot be merged")
+    return parts[0].merge(*parts[1:])
+
+
+# -- the results folder ----------------------------------------------------------------------------------------
+
+
+def _package_version() -> str:
+    from .. import __version__
+
+    return str(__version__)
+
+
+def _mergeable_types() -> dict[str, Any]:
+    from ..analysis.corpus import CorpusStats
+    from ..analysis.dependency import DependencyScores
+    from .importance import ImportanceSums
+    from .sweeps import SweepResult
+
+    return {t.__name__: t for t in (CorpusStats, DependencyScores, SweepResult, ImportanceSums)}
+
+
+class _Folder:
+    """Finished shards on disk: ``manifest.json`` (tags and plan) and ``shard-NNNNN.npz`` + ``.json`` per shard.
+
+    The one place shard files are written and read. A shard's JSON is written last, so a shard counts as finished
+    only once both files are complete.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], tags: dict[str, Any], shards: Sequence[Shard]) -> None:
+        self.path = Path(path)
+        self.tags = tags
+        self.manifest = {**tags, "shards": [s.key for s in shards]}
+        self.path.mkdir(parents=True, exist_ok=True)
+        mf = self.path / "manifest.json"
+        if mf.exists():
+            old = json.loads(mf.read_text())
+            for key, value in self.manifest.items():
+                if old.get(key) != value:
+                    what = "the plan (the inputs or how they are cut into shards)" if key == "shards" else \
+                        f"{key}={old.get(key)!r}, this run {key}={value!r}"
+                    raise ResultsFolderError(f"results_dir {str(self.path)!r} holds shards of another run: it has "
+                                             f"{what}. Use another folder for this run, or empty this one.")
+        else:
+            _atomic_write(mf, json.dumps(self.manifest, indent=1).encode())
+
+    def _stem(self, shard: Shard) -> Path:
+        return self.path / f"shard-{shard.index:05d}"
+
+    def load(self, shard: Shard) -> Any | None:
+        """The shard's partial result if it was finished, else None."""
+        stem = self._stem(shard)
+        meta_path = stem.with_suffix(".json")
+        if not meta_path.exists():
+            return None
+        meta = json.loads(meta_path.read_text())
+        if meta.get("key") != shard.key or any(meta.get(k) != v for k, v in self.tags.items()):
+            return None
+        with np.load(stem.with_suffix(".npz"), allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+        return _mergeable_types()[meta["type"]].from_state(arrays, meta["state"])
+
+    def save(self, shard: Shard, partial: Any) -> None:
+        arrays, state = partial.to_state()
+        stem = self._stem(shard)
+        tmp = stem.with_name(stem.name + ".tmp.npz")
+        np.savez(tmp, **arrays)
+        os.replace(tmp, stem.with_suffix(".npz"))
+        meta = {**self.tags, "key": shard.key, "index": shard.index, "type": type(partial).__name__, "state": state}
+        _atomic_write(stem.with_suffix(".json"), json.dumps(meta, default=_json_default).encode())
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return list(value)
+    raise TypeError(f"cannot write {type(value).__name__} to a shard file")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+# -- running -----------------------------------------------------------------------------------------------------
+
+
+def run(work: Callable[[Any, list[Any]], Any], shards: Sequence[Shard], model: Any, options: Options, *,
+        settings: dict[str, Any], desc: str, unit: str) -> Any:
+    """Run ``work(runner, shard.items)`` on every shard and merge the partials (see the module docstring).
+
+    ``model`` is a runner, a model name or folder, or None (the bundled model); ``settings`` are what the partials
+    were measured with, written to a results folder's manifest so that a folder of another run is refused.
+    """
+    with Pool(model, options) as pool:
+        return merge(pool.map(work, shards, settings=settings, desc=desc, unit=unit))
+
+
+class Pool:
+    """Where shards run, kept across several :meth:`map` calls (a pruning curve's steps): this process, or Ray actors
+    that load the model once. Use it as a context manager; the actors are stopped on exit."""
+
+    def __init__(self, model: Any, options: Options) -> None:
+        from ..runner import Runner
+
+        self.options = options
+        self.spec = ModelSpec.of(model, options.device, options.dtype)
+        self._model = model
+        self._runner = model if isinstance(model, Runner) and options.device is None and options.dtype is None \
+            else None
+        self._actors: list[Any] = []
+        self.startup_seconds = 0.0
+        if options.backend == "ray":
+            import_ray()  # fail now, with how to install it, not after the local work of a study
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the actors (the Ray instance itself keeps running for the next call; ``ray.shutdown()`` stops it)."""
+        if self._actors:
+            import ray
+
+            for actor in self._actors:
+                ray.kill(actor)
+            self._actors = []
+
+    def runner(self) -> Any:
+        """The runner of the local backend (loaded on first use)."""
+        if self._runner is None:
+            self._runner = self.spec.load()
+        return self._runner
+
+    def tags(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """What a results folder's manifest and every shard file carry."""
+        return {"model": self.spec.name, "revision": self.spec.revision, "version": _package_version(),
+                "settings": json.loads(json.dumps(settings, default=_json_default))}
+
+    def map(self, work: Callable[[Any, list[Any]], Any], shards: Sequence[Shard], *, settings: dict[str, Any],
+            desc: str, unit: str) -> list[Any]:
+        """The partial result of every shard, in plan order (finished shards of a results folder loaded, not run)."""
+        folder = _Folder(self.options.results_dir, self.tags(settings), shards) \
+            if self.options.results_dir is not None else None
+        done: dict[int, Any] = {}
+        if folder is not None:
+            for shard in shards:
+                found = folder.load(shard)
+                if found is not None:
+                    done[shard.index] = found
+        todo = [s for s in shards if s.index not in done]
+        bar: Any = None
+        if self.options.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=sum(s.size for s in shards), initial=sum(s.size for s in shards if s.index in done),
+                       desc=desc, unit=unit, delay=1.0)
+        try:
+            for shard, partial in self._run(work, todo):
+                if folder is not None:
+                    folder.save(shard, partial)
+                done[shard.index] = partial
+                if bar is not None:
+                    bar.update(shard.size)
+        finally:
+            if bar is not None:
+                bar.close()
+        return [done[s.index] for s in shards]
+
+    def _run(self, work: Callable[[Any, list[Any]], Any], shards: list[Shard]) -> Iterator[tuple[Shard, Any]]:
+        if not shards:
+            return
+        if self.options.backend == "local":
+            runner = self.runner()
+            for shard in shards:
+                yield shard, work(runner, shard.items)
+            return
+        self.start_workers(len(shards))
+        from ray.util import ActorPool
+
+        pool = ActorPool(self._actors)
+        by_index = {s.index: s for s in shards}
+        for index, partial in pool.map_unordered(lambda actor, s: actor.run.remote(work, s.index, s.items), shards):
+            yield by_index[index], partial
+
+    def start_workers(self, n_shards: int) -> None:
+        """Start Ray (locally, or connect to ``ray_address``) if it is not running, and enough actors for
+        ``n_shards`` shards, each loading the model; returns once every actor has it loaded."""
+        ray = import_ray()
+        start = time.perf_counter()
+        opts = self.options
+        if not ray.is_initialized():
+            if opts.ray_address is not None:
+                ray.init(address=opts.ray_address, log_to_driver=False)
+            else:
+                start_local_ray(ray, opts.num_workers or os.cpu_count() or 1, _worker_env())
+        wanted = opts.num_workers
+        if wanted is None:
+            resources = ray.cluster_resources()
+            wanted = int(resources.get("GPU", 0) // opts.num_gpus) if opts.num_gpus else int(resources.get("CPU", 1))
+        wanted = max(1, min(wanted, n_shards))
+        if len(self._actors) < wanted:
+            cls = ray.remote(num_cpus=1 if not opts.num_gpus else 0, num_gpus=opts.num_gpus, max_restarts=3,
+                             max_task_retries=3)(ShardWorker)
+            self._actors += [cls.remote(self.spec, opts.torch_threads) for _ in range(wanted - len(self._actors))]
+            ray.get([a.ready.remote() for a in self._actors])  # the model is loaded: a load error shows here
+        self.startup_seconds += time.perf_counter() - start
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the Ray actors (for tests that kill one)."""
+        import ray
+
+        return [int(p) for p in ray.get([a.pid.remote() for a in self._actors])]
+
+
+def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int = 3) -> None:
+    """``ray.init`` of a local instance with ``num_cpus`` CPUs, tried ``attempts`` times.
+
+    On a machine so busy that Ray's own agents take longer to start than its raylet waits for them (a fixed 15 s,
+    ray-project/ray#65983), ``ray.init`` fails with "The current node timed out during startup"; a second try often
+    succeeds. After the last, the error says what happened. (Where ``rfc3987-syntax`` is installed, as Jupyter's
+    jsonschema extras install it, every Ray process spends about 4 CPU-seconds importing it through jsonschema: most
+    of an agent's start.)
+    """
+    for attempt in range(attempts):
+        try:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+            return
+        except Exception as err:  # Ray raises a bare Exception here
+            if "timed out during startup" not in str(err):
+                raise
+            ray.shutdown()
+            if attempt == attempts - 1:
+                raise RuntimeError(f"a local Ray did not start in {attempts} tries: its agents took longer than the "
+                                   "raylet waits for them, which happens on a machine whose CPUs are all busy "
+                                   "(ray-project/ray#65983). Try again when it is quieter, or start Ray yourself "
+                                   "(`ray start --head`) and pass ray_address='auto'.") from err
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or an ImportError that says how to install it."""
+    try:
+        import ray
+    except ImportError as err:
+        raise ImportError(RAY_MISSING) from err
+    return ray
+
+
+def _worker_env() -> dict[str, str]:
+    """Environment of a local Ray's workers: this package importable (also from a source checkout), one thread for
+    the numeric libraries (torch gets it in :class:`ShardWorker`), tokenizers quiet."""
+    here = str(Path(__file__).resolve().parents[2])
+    path = os.environ.get("PYTHONPATH", "")
+    return {"PYTHONPATH": here + (os.pathsep + path if path else ""), "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+            **{k: os.environ[k] for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_VERBOSITY", "HF_HOME") if k in os.environ}}
+
+
+@dataclass
+class ShardWorker:
+    """A Ray actor's state: the model, loaded once when the actor starts (again if Ray restarts it)."""
+
+    spec: ModelSpec
+    threads: int = 1
+    runner: Any = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        import torch
+
+        torch.set_num_threads(max(1, self.threads))
+        self.runner = self.spec.load()
+
+    def ready(self) -> bool:
+        return True
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, work: Callable[[Any, list[Any]], Any], index: int, items: list[Any]) -> tuple[int, Any]:
+        return index, work(self.runner, items)
