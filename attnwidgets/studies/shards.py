@@ -417,6 +417,8 @@ def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int 
     jsonschema extras install it, every Ray process spends about 4 CPU-seconds importing it through jsonschema: most
     of an agent's start.)
     """
+    # The raylet reads its config from RAY_<name> in its environment (inherited from here): give slow agents 2 min.
+    os.environ.setdefault("RAY_agent_register_timeout_ms", "120000")
     for attempt in range(attempts):
         try:
             ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
