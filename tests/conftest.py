@@ -16,11 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-SENTENCES = [
-    "The cat sat on the mat because it was tired.",
-    "A dog barked, and the children laughed.",
-    "She gave him the book that he wanted.",
-]
+from sample_texts import SENTENCES
 
 
 @pytest.fixture

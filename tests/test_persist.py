@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SENTENCES
 from lazy_helpers import lazy_result
 from pandas.testing import assert_frame_equal
+from sample_texts import SENTENCES
 
 import attnwidgets as aw
 from attnwidgets.analysis.corpus import CorpusStats
