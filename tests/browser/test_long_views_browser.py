@@ -75,6 +75,8 @@ def test_long_lazy_heatmap_head_switch_sinks_and_tiles(lab):
     d = dataset(heat, "heatmap-canvas")
     (q0, q1), (k0, k1) = (tuple(map(int, part.split(":"))) for part in d["visible"].split(","))
     q, k = (q0 + q1) // 2, (k0 + k1) // 2 - 2
+    # the control bar wraps at 1280 px and pushes the canvas's middle below the fold: bring it on screen first
+    heat.locator("[data-testid=heatmap-canvas]").first.evaluate("el => el.scrollIntoView({block: 'center'})")
     box = heat.locator("[data-testid=heatmap-canvas]").first.bounding_box()
     nb.page.mouse.move(box["x"] + float(d["x0"]) + (k + 0.5) * float(d["cell"]),
                        box["y"] + float(d["y0"]) + (q + 0.5) * float(d["cell"]))
