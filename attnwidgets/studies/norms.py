@@ -27,8 +27,8 @@ from typing import Literal
 
 import numpy as np
 
+from ..analysis import norms as norm_math
 from ..analysis.norms import MEASURES, can_norms, layer_norm_map, norm_map, norm_share, weight_mixing_ratio
-from ..analysis.norms import mixing_ratio as _mixing
 from ..attention_stack import AttentionTooLargeError, dense_budget, format_bytes
 from ..result import AttentionResult
 from ..runner import Runner, get_runner
@@ -175,7 +175,7 @@ def mixing_ratio(source: Source, text_pair: str | None = None, *,
         return weight_mixing_ratio(diag)
     assert runner is not None
     found = _inputs(result, runner)
-    return _mixing(diag, found["gram"], found["dot"], found["out_sq"])
+    return norm_math.mixing_ratio(diag, found["gram"], found["dot"], found["out_sq"])
 
 
 def norm_results(results: list[AttentionResult], *, model: str | os.PathLike[str] | Runner | None = None,

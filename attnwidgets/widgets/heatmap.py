@@ -24,12 +24,12 @@ from ..viewdata.display import (
 from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
-from ._measure import MEASURE_LABELS, can_norms, check_measure, measure_trait, shown
+from ._measure import MEASURE_LABELS, MeasureSwitch, can_norms, check_measure, shown
 from ._result import ShowsResult, proposed_view, take_result
 from ._span import SpanSelection
 
 
-class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
+class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     """One head of one layer as a heatmap: query rows x key columns, token labels, hover for exact weights.
 
     Only the head on screen is sent when the widget appears; other heads are fetched when chosen, as binary
@@ -114,7 +114,6 @@ class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
         sync=True)
     """bool or list of int, default False: keys left out of the colour scale's top (True: key 0). Two-way."""
 
-    measure = measure_trait()
     """str, default "weights": "weights" or "norms" (the row share of ‖α_ij f(x_j)‖). Two-way: the page's switch sets
     it. Norms run the model once more; a result that cannot give them keeps the weights and the error box says why."""
 
@@ -224,26 +223,7 @@ class AttentionHeatmap(SpanSelection, ShowsResult, AttnWidget):
         if hasattr(self, "_result") and self._meta:
             self._refresh_meta()
 
-    @property
-    def result(self) -> AttentionResult:
-        """The result given (its weights, whatever ``measure`` shows; read-only)."""
-        return self._weights
-
-    @traitlets.validate("measure")
-    def _valid_measure(self, proposal: dict[str, Any]) -> str:
-        return check_measure(proposal["value"])
-
-    @traitlets.observe("measure")
-    def _on_measure(self, change: dict[str, Any]) -> None:
-        if not (hasattr(self, "_weights") and self._meta):
-            return
-        try:
-            self._result = shown(self._weights, change["new"])
-        except Exception as exc:  # the weights stay; the page's red box says why
-            self.measure = "weights"
-            self._error = f"{type(exc).__name__}: {exc}"
-            return
-        self._error = ""
+    def _after_measure(self) -> None:
         self._words_result = None
         self._refresh_meta()
 

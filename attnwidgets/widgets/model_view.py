@@ -21,12 +21,12 @@ from ..viewdata.display import (
 from ..viewdata.labels import kind_tokens
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
-from ._measure import MEASURE_LABELS, can_norms, check_measure, measure_trait, shown
+from ._measure import MEASURE_LABELS, MeasureSwitch, can_norms, check_measure, shown
 from ._result import ShowsResult, proposed_view, take_result
 from ._span import SpanSelection
 
 
-class ModelView(SpanSelection, ShowsResult, AttnWidget):
+class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     """The whole model at a glance: a grid of small pictures, one per layer (rows) and head (columns).
 
     Only the thumbnails cross when the widget appears: each head block-reduced on the Python side to at most
@@ -95,7 +95,6 @@ class ModelView(SpanSelection, ShowsResult, AttnWidget):
     reduce = traitlets.Unicode("max").tag(sync=True)
     """str, default "max": how thumbnails (and a long head's overview) merge a block of cells, "max" or "mean"."""
 
-    measure = measure_trait()
     """str, default "weights": "weights" or "norms" (the row share of ‖α_ij f(x_j)‖, Kobayashi et al. 2020). Two-way:
     the page's switch sets it. A result that cannot give norms keeps the weights and the error box says why."""
 
@@ -141,26 +140,7 @@ class ModelView(SpanSelection, ShowsResult, AttnWidget):
     def _valid_reduce(self, proposal: dict[str, Any]) -> str:
         return checked(check_reduce, str(proposal["value"]))
 
-    @property
-    def result(self) -> AttentionResult:
-        """The result given (its weights, whatever ``measure`` shows; read-only)."""
-        return self._weights
-
-    @traitlets.validate("measure")
-    def _valid_measure(self, proposal: dict[str, Any]) -> str:
-        return check_measure(proposal["value"])
-
-    @traitlets.observe("measure")
-    def _on_measure(self, change: dict[str, Any]) -> None:
-        if not (hasattr(self, "_weights") and self._meta):
-            return
-        try:
-            self._result = shown(self._weights, change["new"])
-        except Exception as exc:  # the weights stay; the page's red box says why
-            self.measure = "weights"
-            self._error = f"{type(exc).__name__}: {exc}"
-            return
-        self._error = ""
+    def _after_measure(self) -> None:
         with self.hold_sync():
             self._refresh_meta()
             self._refresh_thumbs()
