@@ -10,14 +10,11 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
 from .dependency import Sentence
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["CorefDocument", "Mention", "read_coref"]
 
