@@ -64,3 +64,57 @@ def test_seeds_differ_and_repeat():
 def test_bad_input_is_a_clear_error(kwargs, match):
     with pytest.raises(ValueError, match=match):
         span_corruption(**kwargs)
+
+
+# -- BERT's 80/10/10 masking -----------------------------------------------------------------------------------------
+
+def test_bert_mask_counts_and_shares():
+    from attnwidgets.teaching.objectives import bert_mask
+
+    rng = np.random.default_rng(0)
+    ids = np.arange(100, 140)
+    special = np.zeros(40, bool)
+    special[[0, -1]] = True
+    actions: list[str] = []
+    for _ in range(2000):
+        m = bert_mask(ids, special, rng, mask_id=7, vocab_size=1000)
+        assert len(m.positions) == round(0.15 * 38) == 6       # 15 % of the 38 ordinary tokens
+        assert not special[m.positions].any()                    # [CLS] and [SEP] are never targets
+        assert (m.targets == ids[m.positions]).all()
+        for pos, action in zip(m.positions, m.actions, strict=True):
+            if action == "[MASK]":
+                assert m.ids[pos] == 7
+            elif action == "unchanged":
+                assert m.ids[pos] == ids[pos]
+        untouched = np.setdiff1d(np.arange(40), m.positions)
+        assert (m.ids[untouched] == ids[untouched]).all()
+        actions += m.actions
+    shares = {a: actions.count(a) / len(actions) for a in ("[MASK]", "random token", "unchanged")}
+    assert shares["[MASK]"] == pytest.approx(0.8, abs=0.015)
+    assert shares["random token"] == pytest.approx(0.1, abs=0.01)
+    assert shares["unchanged"] == pytest.approx(0.1, abs=0.01)
+
+
+def test_bert_mask_refuses_bad_input():
+    from attnwidgets.teaching.objectives import bert_mask
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="special tokens only"):
+        bert_mask([101, 102], [True, True], rng, mask_id=103, vocab_size=10)
+    with pytest.raises(ValueError, match="same length"):
+        bert_mask([101, 5, 102], [True, True], rng, mask_id=103, vocab_size=10)
+    with pytest.raises(ValueError, match="rate"):
+        bert_mask([101, 5, 102], [True, False, True], rng, mask_id=103, vocab_size=10, rate=1.5)
+
+
+def test_shipped_text_split_is_fixed_disjoint_and_about_a_tenth():
+    import zlib
+
+    from attnwidgets.data import documents, split_documents
+
+    docs = documents()
+    parts = split_documents()
+    assert sum(len(v) for v in parts.values()) == len(docs) == len(set(docs))
+    assert set(parts["held_out"]).isdisjoint(parts["train"]) and set(parts["validation"]).isdisjoint(parts["train"])
+    assert 0.05 < len(parts["held_out"]) / len(docs) < 0.15
+    assert all(zlib.crc32(d.encode()) % 10 == 0 for d in parts["held_out"])

@@ -17,11 +17,15 @@ Examples
 
 from __future__ import annotations
 
+import csv
+import zlib
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["coref_sample_path", "data_path", "load_corpus", "load_pairs", "load_paragraphs", "ud_sample_path"]
+__all__ = ["coref_sample_path", "data_path", "documents", "load_corpus", "load_pairs", "load_paragraphs",
+           "split_documents", "ud_sample_path"]
 
 Kind = Literal["all", "sentences", "paragraph_sentences"]
 
@@ -109,3 +113,46 @@ def coref_sample_path() -> Path:
     'coref_sample.conllu'
     """
     return data_path("coref_sample.conllu")
+
+
+def documents() -> list[str]:
+    """Every document the package ships, once each, in a fixed order: a paragraph of ``corpus.txt``, a line of
+    ``sentences.txt``, a review of ``sentiment.tsv``, a pair of ``sts_pairs.tsv`` (joined), a sentence of
+    ``ud_sample.conllu``."""
+    docs = [" ".join(p) for p in load_paragraphs()]
+    docs += load_corpus("sentences")
+    with open(data_path("sentiment.tsv"), encoding="utf-8") as f:
+        docs += [row["text"].strip() for row in csv.DictReader(f, delimiter="\t")]
+    with open(data_path("sts_pairs.tsv"), encoding="utf-8") as f:
+        docs += [f"{row['sentence_a'].strip()} {row['sentence_b'].strip()}"
+                 for row in csv.DictReader(f, delimiter="\t")]
+    for line in data_path("ud_sample.conllu").read_text(encoding="utf-8").splitlines():
+        if line.startswith("# text = "):
+            docs.append(line[len("# text = "):].strip())
+    seen: set[str] = set()
+    out = []
+    for d in docs:
+        if d and d not in seen:
+            seen.add(d)
+            out.append(d)
+    return out
+
+
+def split_documents(docs: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """``{"train", "validation", "held_out"}`` of :func:`documents`, fixed before anything is trained: a document
+    is held out when the CRC-32 of its UTF-8 text is 0 mod 10 (about 10 %), validation when it is 3 mod 10.
+
+    Every model trained on the shipped text (a masked-LM head, a tiny BERT) uses this split, so their held-out
+    scores are comparable.
+
+    Examples
+    --------
+    >>> parts = split_documents()
+    >>> sorted(parts), set(parts["held_out"]).isdisjoint(parts["train"])
+    (['held_out', 'train', 'validation'], True)
+    """
+    parts: dict[str, list[str]] = {"train": [], "validation": [], "held_out": []}
+    for d in documents() if docs is None else docs:
+        r = zlib.crc32(d.encode("utf-8")) % 10
+        parts["held_out" if r == 0 else "validation" if r == 3 else "train"].append(d)
+    return parts

@@ -1,4 +1,8 @@
-"""Pre-training objectives, as code a class can read: T5's span corruption (Raffel et al. 2020, §3.1.4).
+"""Pre-training objectives, as code a class can read: BERT's masking (Devlin et al. 2019, §3.1 and Appendix A.1) and
+T5's span corruption (Raffel et al. 2020, §3.1.4).
+
+BERT picks 15 % of the ordinary tokens as targets; of those, 80 % become ``[MASK]``, 10 % a random vocabulary entry and
+10 % stay unchanged (:func:`bert_mask`).
 
 T5 drops 15 % of the tokens in spans of mean length 3. Each dropped span becomes one sentinel in the input
 (``<extra_id_0>``, ``<extra_id_1>``, ...), and the target lists the dropped spans, each after its sentinel, ending with
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SpanCorruption", "random_spans_noise_mask", "sentinel", "span_corruption"]
+__all__ = ["Masked", "SpanCorruption", "bert_mask", "random_spans_noise_mask", "sentinel", "span_corruption"]
 
 
 def sentinel(k: int) -> str:
@@ -119,3 +123,55 @@ def span_corruption(text: str | Sequence[str], noise_density: float = 0.15, mean
             inputs.append(token)
     targets.append(sentinel(k))  # the target ends with one more sentinel
     return SpanCorruption(tokens, mask, inputs, targets)
+
+
+# -- BERT's masking rule ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Masked:
+    """One input after BERT's masking: the new ids, the target positions, their original ids and what happened to
+    each target ("[MASK]", "random token" or "unchanged")."""
+
+    ids: np.ndarray
+    positions: np.ndarray
+    targets: np.ndarray
+    actions: list[str]
+
+
+def bert_mask(ids: Sequence[int], special: Sequence[bool], rng: np.random.Generator, *, mask_id: int,
+              vocab_size: int, rate: float = 0.15) -> Masked:
+    """BERT's masking of one input: round(rate · ordinary tokens) targets (at least one), each replaced by
+    ``[MASK]`` with probability 0.8, by a random vocabulary entry with 0.1, kept with 0.1.
+
+    Special tokens ([CLS], [SEP], [PAD]) are never targets. Targets are single word pieces, as BERT was first trained.
+
+    Examples
+    --------
+    >>> m = bert_mask([101, 7, 8, 9, 10, 102], [True, False, False, False, False, True], np.random.default_rng(0),
+    ...               mask_id=103, vocab_size=50)
+    >>> len(m.positions), set(m.actions) <= {"[MASK]", "random token", "unchanged"}
+    (1, True)
+    """
+    ids_arr = np.asarray(ids, dtype=np.int64)
+    special_arr = np.asarray(special, dtype=bool)
+    if ids_arr.shape != special_arr.shape:
+        raise ValueError(f"ids and special must have the same length, got {ids_arr.shape} and {special_arr.shape}")
+    if not 0 < rate < 1:
+        raise ValueError(f"rate must be in (0, 1), got {rate}")
+    candidates = np.flatnonzero(~special_arr)
+    if len(candidates) == 0:
+        raise ValueError("no ordinary token to mask: the input holds special tokens only")
+    n_targets = max(1, round(rate * len(candidates)))
+    positions = np.sort(rng.choice(candidates, n_targets, replace=False))
+    new = ids_arr.copy()
+    actions = []
+    for pos in positions:
+        u = rng.random()
+        if u < 0.8:
+            new[pos], action = mask_id, "[MASK]"
+        elif u < 0.9:
+            new[pos], action = int(rng.integers(vocab_size)), "random token"
+        else:
+            action = "unchanged"
+        actions.append(action)
+    return Masked(new, positions.astype(np.int64), ids_arr[positions], actions)
