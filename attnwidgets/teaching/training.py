@@ -62,6 +62,8 @@ class TrainingRun:
         Wall-clock time of the whole call, checkpoints included.
     cpu_seconds : float
         CPU time of this process over the call: what the training itself cost, whatever else the machine was doing.
+    grad_norms : np.ndarray
+        (steps,) float32 global gradient norm per step, measured before clipping (a spike is what clipping hides).
     held_out : list[tuple[str, ...]]
         The held-out sources.
     probe : list[str]
@@ -84,6 +86,7 @@ class TrainingRun:
     checkpoints: dict[int, AttentionResult] = field(default_factory=dict)
     checkpoint_accuracy: dict[int, float] = field(default_factory=dict)
     cpu_seconds: float = 0.0
+    grad_norms: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
 
     @property
     def architecture(self) -> Architecture:
@@ -340,6 +343,7 @@ def train(
     callback: Callable[[int, float], None] | None = None,
     threads: int | None = 1,
     progress: bool = True,
+    clip: float | None = 1.0,
 ) -> TrainingRun:
     """Train a toy Transformer from scratch on a synthetic task; seeded, deterministic, seconds on a CPU.
 
@@ -374,6 +378,9 @@ def train(
         spend longer synchronising than computing, badly so on a busy machine); None leaves torch's setting.
     progress : bool
         Show a ``tqdm.auto`` bar (steps, with the current loss) once training has taken more than two seconds.
+    clip : float | None
+        Clip the global gradient norm to this value before each step (default 1.0); None: no clipping. The norm
+        before clipping is recorded either way in :attr:`TrainingRun.grad_norms`.
 
     Returns
     -------
@@ -391,6 +398,8 @@ def train(
         raise ValueError(f"checkpoints must lie in 0..steps={steps}, got {marks}")
     probe_tokens = task.parse(probe if probe is not None else "3141592"[: task.max_source_len])
     probe_target = task.target(probe_tokens)
+    if clip is not None and not (isinstance(clip, (int, float)) and not isinstance(clip, bool) and clip > 0):
+        raise ValueError(f"clip must be a positive number or None, got {clip!r}")
 
     torch.manual_seed(seed)
     cfg = TransformerConfig(vocab_size=len(task.vocab), pad_id=task.vocab.pad_id, **(config or {}))
@@ -406,7 +415,8 @@ def train(
         t = (step - warmup) / max(steps - warmup, 1)
         return lr * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * t)))
 
-    run = TrainingRun(model, task, steps, np.zeros(steps, np.float32), 0.0, 0.0, held_out, probe_tokens)
+    run = TrainingRun(model, task, steps, np.zeros(steps, np.float32), 0.0, 0.0, held_out, probe_tokens,
+                      grad_norms=np.zeros(steps, np.float32))
 
     def snapshot(step: int) -> None:
         result = attention_result(model, task, probe_tokens, probe_target)
@@ -428,9 +438,11 @@ def train(
             loss = _loss(model, task, sample_pairs(task, rng, batch_size, excluded))
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            params = [p for p in model.parameters() if p.grad is not None]
+            total = torch.nn.utils.clip_grad_norm_(params, clip if clip is not None else float("inf"))
             opt.step()
             run.losses[step] = loss.item()
+            run.grad_norms[step] = float(total)
             if callback is not None:
                 callback(step + 1, run.losses[step])
             if bar is not None:
