@@ -130,6 +130,11 @@ _LAZY: dict[str, str] = {
     "norm_result": "attnwidgets.studies.norms",
     "norm_results": "attnwidgets.studies.norms",
     "merge": "attnwidgets.studies.shards",
+    "residual_contributions": "attnwidgets.studies.residual",
+    "ResidualContributions": "attnwidgets.analysis.block",
+    "plot_norm_comparison": "attnwidgets.plots",
+    "plot_residual_contributions": "attnwidgets.plots",
+    "plot_attention_cost": "attnwidgets.plots",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

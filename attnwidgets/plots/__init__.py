@@ -2,6 +2,7 @@
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .ablation_panel import plot_ablation_panel
+from .block import plot_attention_cost, plot_norm_comparison, plot_residual_contributions
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
 from .compare import plot_compare
 from .coref import plot_coref
@@ -17,6 +18,7 @@ from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, pl
 __all__ = [
     "LiveInductionCurve",
     "plot_ablation_panel",
+    "plot_attention_cost",
     "plot_compare",
     "plot_coref",
     "plot_entropy_by_layer",
@@ -29,9 +31,11 @@ __all__ = [
     "plot_heatmap",
     "plot_induction_curve",
     "plot_model_view",
+    "plot_norm_comparison",
     "plot_profile",
     "plot_pruning_curve",
     "plot_qk",
+    "plot_residual_contributions",
     "plot_role_check",
     "plot_sinks",
     "plot_sweep",

@@ -147,6 +147,8 @@ def plot_attention_cost(cost: Any, *, theme: str | None = None) -> Figure:
                                                  (right, ds, td, slope_d, 1, "d", f"n = {cost.n_fixed}")):
             ax.loglog(x, t * 1e3, "o-", color="#1f77b4", linewidth=2, label="measured")
             ax.loglog(x, t[0] * 1e3 * (x / x[0]) ** ref, ":", color="#8c8c8c", label=f"slope {ref}")
+            ax.set_xticks(x, [str(int(v)) for v in x])
+            ax.minorticks_off()
             ax.set_xlabel(var)
             ax.set_ylabel("ms per call")
             ax.set_title(f"time ∝ {var}^{slope:.2f} ({fixed})")

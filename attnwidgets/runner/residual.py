@@ -15,7 +15,7 @@ Dropout is off in eval mode, which the runner's model is in.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -77,21 +77,23 @@ def residual_vectors(runner: Any, text: str, text_pair: str | None = None, *, tr
 
     for i, layer in enumerate(layers):
         if bert_style:
-            attn_out = layer.attention.output  # type: ignore[union-attr]
-            ff_out = layer.output  # type: ignore[union-attr]
+            attn_out = cast(nn.Module, layer.get_submodule("attention.output"))
+            ff_out = cast(nn.Module, layer.get_submodule("output"))
             for name, wrapper in (("attention", attn_out), ("feed-forward", ff_out)):
                 key = (i, name)
                 handles.append(wrapper.register_forward_pre_hook(  # (hidden, input_tensor): the stream is the 2nd
                     lambda _m, a, kw, key=key: keep(key, 1, _arg(a, kw, 1, "input_tensor")), with_kwargs=True))
-                handles.append(wrapper.dense.register_forward_hook(
+                handles.append(wrapper.get_submodule("dense").register_forward_hook(
                     lambda _m, _a, out, key=key: keep(key, 0, out)))
         else:
             attn, mlp = _child(layer, "attn", "self_attn"), _child(layer, "mlp")
             assert attn is not None and mlp is not None
             handles.append(layer.register_forward_pre_hook(
                 lambda _m, a, kw, i=i: keep((i, "attention"), 1, _arg(a, kw, 0, "hidden_states")), with_kwargs=True))
-            handles.append(attn.register_forward_hook(lambda _m, _a, out, i=i: keep((i, "attention"), 0, _first(out))))
-            handles.append(mlp.register_forward_hook(lambda _m, _a, out, i=i: keep((i, "feed-forward"), 0, _first(out))))
+            handles.append(attn.register_forward_hook(
+                lambda _m, _a, out, i=i: keep((i, "attention"), 0, _first(out))))
+            handles.append(mlp.register_forward_hook(
+                lambda _m, _a, out, i=i: keep((i, "feed-forward"), 0, _first(out))))
             handles.append(layer.register_forward_hook(
                 lambda _m, _a, out, i=i: ends.__setitem__(i, _first(out).detach().float().cpu())))
     try:
@@ -113,7 +115,8 @@ def residual_vectors(runner: Any, text: str, text_pair: str | None = None, *, tr
             x, a = seen[(i, "attention")][1], seen[(i, "attention")][0]
             seen[(i, "feed-forward")][1] = x + a  # pre-LN: the MLP reads (a norm of) and adds to x + attn
             m = seen[(i, "feed-forward")][0]
-            if i not in ends or not torch.allclose(ends[i], x + a + m, rtol=1e-3, atol=1e-3 * float(ends[i].abs().max())):
+            tol = 1e-3 * float(ends[i].abs().max()) if i in ends else 0.0
+            if i not in ends or not torch.allclose(ends[i], x + a + m, rtol=1e-3, atol=tol):
                 raise ResidualUnavailableError(
                     f"{info.name!r} ({type(layers[i]).__name__}): layer {i}'s output is not input + attention + MLP, "
                     "so it is not a plain pre-LN block (norms after the sublayers, or parallel sublayers?)")

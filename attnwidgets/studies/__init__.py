@@ -18,6 +18,7 @@ padding     the padding mask, live: a padded batch with the mask and with it for
 saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
 shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
+residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -64,12 +65,13 @@ _LAZY: dict[str, str] = {
     "norm_results": "attnwidgets.studies.norms",
     "ImportanceSums": "attnwidgets.studies.importance",
     "merge": "attnwidgets.studies.shards",
+    "residual_contributions": "attnwidgets.studies.residual",
 }
 
 __all__ = [*_LAZY]
 
 _MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding", "saved", "shards",
-            "sweeps", "tasks", "watch"]
+            "sweeps", "tasks", "watch", "residual"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

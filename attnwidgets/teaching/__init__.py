@@ -34,10 +34,15 @@ _LAZY: dict[str, str] = {
     "get_task": "attnwidgets.teaching.tasks",
     "train_induction": "attnwidgets.teaching.induction",
     "InductionRun": "attnwidgets.teaching.induction",
+    "compare_norms": "attnwidgets.teaching.block",
+    "NormComparison": "attnwidgets.teaching.block",
+    "toy_residual_contributions": "attnwidgets.teaching.block",
+    "attention_cost": "attnwidgets.teaching.block",
+    "AttentionCost": "attnwidgets.teaching.block",
 }
 
 __all__ = [*_LAZY]
 
 
-_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction"]
+_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block"]
 __getattr__, __dir__ = attach("attnwidgets.teaching", _LAZY, _SUBMODULES)

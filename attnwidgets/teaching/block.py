@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -38,8 +38,8 @@ from .training import TrainingRun, attention_result, train
 from .transformer import (
     DecoderLayer,
     DecoderOnlyTransformer,
+    EncoderDecoderTransformer,
     EncoderLayer,
-    TransformerConfig,
     scaled_dot_product_attention,
 )
 
@@ -104,7 +104,8 @@ class NormComparison:
     def __repr__(self) -> str:
         s = self.settings
         return (f"NormComparison({self.variants}, {s['steps']} steps, lr={s['lr']}, warmup={s['warmup']}, "
-                f"clip={s['clip']}, final loss={np.round(self.final_loss(), 3).tolist()}, {self.cpu_seconds:.1f} s CPU)")
+                f"clip={s['clip']}, final loss={np.round(self.final_loss(), 3).tolist()}, "
+                f"{self.cpu_seconds:.1f} s CPU)")
 
 
 def compare_norms(
@@ -189,15 +190,19 @@ def compare_norms(
 def _sublayers(model: nn.Module) -> list[tuple[str, str, nn.Module, nn.Module]]:
     """(row label, sublayer name, residual wrapper, sublayer module) for every sublayer of the toy model, in order."""
     out: list[tuple[str, str, nn.Module, nn.Module]] = []
+    if not isinstance(model, (DecoderOnlyTransformer, EncoderDecoderTransformer)):
+        raise TypeError(f"expected a toy Transformer, got {type(model).__name__}")
     if isinstance(model, DecoderOnlyTransformer):
-        for i, block in enumerate(model.blocks):
+        for i, block in enumerate(cast(nn.ModuleList, model.blocks)):
             assert isinstance(block, EncoderLayer)
-            out += [(f"L{i}", "attention", block.res1, block.self_attn), (f"L{i}", "feed-forward", block.res2, block.ff)]
+            out += [(f"L{i}", "attention", block.res1, block.self_attn),
+                    (f"L{i}", "feed-forward", block.res2, block.ff)]
         return out
-    for i, layer in enumerate(model.encoder):
+    for i, layer in enumerate(cast(nn.ModuleList, model.encoder)):
         assert isinstance(layer, EncoderLayer)
-        out += [(f"enc {i}", "attention", layer.res1, layer.self_attn), (f"enc {i}", "feed-forward", layer.res2, layer.ff)]
-    for i, layer in enumerate(model.decoder):
+        out += [(f"enc {i}", "attention", layer.res1, layer.self_attn),
+                (f"enc {i}", "feed-forward", layer.res2, layer.ff)]
+    for i, layer in enumerate(cast(nn.ModuleList, model.decoder)):
         assert isinstance(layer, DecoderLayer)
         out += [(f"dec {i}", "attention", layer.res1, layer.self_attn),
                 (f"dec {i}", "cross-attention", layer.res2, layer.cross_attn),
@@ -226,7 +231,7 @@ def toy_residual_contributions(
     if isinstance(run, TrainingRun):
         model, the_task = run.model, get_task(task) if task is not None else run.task
         source = run.probe if source is None else source
-    elif isinstance(run, nn.Module) and isinstance(getattr(run, "cfg", None), TransformerConfig):
+    elif isinstance(run, (DecoderOnlyTransformer, EncoderDecoderTransformer)):
         if task is None:
             raise ValueError("a bare model needs task= (for its vocabulary)")
         model, the_task = run, get_task(task)
@@ -258,8 +263,9 @@ def toy_residual_contributions(
         stream, write = seen[k][0][0].double().numpy(), seen[k][-1][0].double().numpy()  # batch of one
         writes[(rows.index(label), name)] = (write, stream)
     cfg = model.cfg
-    return ResidualContributions.from_vectors(writes, rows, names, model=f"toy {the_task.name} "
-                                              f"({'pre' if cfg.norm_first else 'post'}-{cfg.norm} norm)",
+    label = f"toy {the_task.name} ({'pre' if cfg.norm_first else 'post'}-LN, "\
+            f"{'RMSNorm' if cfg.norm == 'rms' else 'LayerNorm'})"
+    return ResidualContributions.from_vectors(writes, rows, names, model=label,
                                               norm_first=cfg.norm_first, tokens=tokens)
 
 
@@ -303,14 +309,18 @@ def _check_sizes(values: Sequence[int], what: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _best_time(n: int, d: int, repeats: int, gen: torch.Generator) -> float:
-    q, k, v = (torch.randn(1, 1, n, d, generator=gen) for _ in range(3))
-    scaled_dot_product_attention(q, k, v)  # warm-up (allocations, kernels)
-    best = float("inf")
+def _best_times(shapes: list[tuple[int, int]], repeats: int, gen: torch.Generator) -> np.ndarray:
+    """Best time per (n, d), the sizes taken in turn within each round, so a burst of load elsewhere on the machine
+    slows one round of every size rather than all rounds of one size (which would bend the slope)."""
+    inputs = [tuple(torch.randn(1, 1, n, d, generator=gen) for _ in range(3)) for n, d in shapes]
+    for q, k, v in inputs:
+        scaled_dot_product_attention(q, k, v)  # warm-up (allocations, kernels)
+    best = np.full(len(shapes), np.inf)
     for _ in range(repeats):
-        t = time.perf_counter()
-        scaled_dot_product_attention(q, k, v)
-        best = min(best, time.perf_counter() - t)
+        for j, (q, k, v) in enumerate(inputs):
+            t = time.perf_counter()
+            scaled_dot_product_attention(q, k, v)
+            best[j] = min(best[j], time.perf_counter() - t)
     return best
 
 
@@ -344,8 +354,8 @@ def attention_cost(
     previous = torch.get_num_threads()
     torch.set_num_threads(int(threads))
     try:
-        t_n = np.array([_best_time(int(n), d_fixed, repeats, gen) for n in n_arr])
-        t_d = np.array([_best_time(n_fixed, int(d), repeats, gen) for d in d_arr])
+        t_n = _best_times([(int(n), int(d_fixed)) for n in n_arr], repeats, gen)
+        t_d = _best_times([(int(n_fixed), int(d)) for d in d_arr], repeats, gen)
     finally:
         torch.set_num_threads(previous)
     return AttentionCost(n_arr, t_n, d_arr, t_d, n_arr**2 * 4, loglog_slope(n_arr, t_n), loglog_slope(d_arr, t_d),
