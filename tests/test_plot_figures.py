@@ -23,6 +23,7 @@ from matplotlib.text import Text
 import attnwidgets as aw
 from attnwidgets import plots
 from attnwidgets.analysis import CorpusStats, head_distances, head_embedding, surface_stats
+from attnwidgets.analysis.block import ResidualContributions
 from attnwidgets.analysis.coref import CorefScores
 from attnwidgets.analysis.roles import HeadRoles, RoleCheck, role_scores
 from attnwidgets.generation_result import GenerationResult
@@ -99,6 +100,15 @@ CALLS = {
     "plot_induction_curve": lambda theme: plots.plot_induction_curve([0, 10], [3.4, 3.0], np.zeros((2, 2, 2)),
                                                                      theme=theme),
     "LiveInductionCurve": lambda theme: plots.LiveInductionCurve(total=10, theme=theme, display=False).figure(),
+    "plot_norm_comparison": lambda theme: plots.plot_norm_comparison(SimpleNamespace(
+        variants=["pre-LN", "post-LN"], losses=np.ones((2, 8)), grad_norms=np.ones((2, 8)), settings={"lr": 0.01}),
+        theme=theme),
+    "plot_residual_contributions": lambda theme: plots.plot_residual_contributions(ResidualContributions(
+        np.array([[0.2, 0.5]]), np.ones((1, 2)), np.ones((1, 2)), ["L0"], ["attention", "feed-forward"], "toy", True,
+        ["a"]), theme=theme),
+    "plot_attention_cost": lambda theme: plots.plot_attention_cost(SimpleNamespace(
+        ns=np.array([64, 128]), seconds_n=np.array([1e-3, 4e-3]), ds=np.array([8, 16]),
+        seconds_d=np.array([1e-3, 2e-3]), n_fixed=64, d_fixed=8), theme=theme),
 }
 
 
