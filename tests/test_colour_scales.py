@@ -102,7 +102,8 @@ def test_alibi_every_head_shows():
     first, second = positional_panels("alibi", length=64, n_heads=8)
     old = first["matrix"] / np.abs(first["matrix"]).max()
     assert [near_white_share(r) for r in old][4:] == [1.0] * 4  # heads 4-7 blank on the shared ±31.5 scale
-    for row, slope_top in zip(first["shade"], first["row_vmax"]):
+    for row, raw, top in zip(first["shade"], first["matrix"], first["row_vmax"], strict=True):
+        assert np.allclose(row * top, raw, atol=1e-5)  # the shade is the row on its own scale
         assert near_white_share(row) < 0.15  # every head spans its colours: only the first few distances are pale
         assert row.min() == pytest.approx(-1.0)
     assert first["row_vmax"][0] == pytest.approx(31.5) and first["row_vmax"][-1] == pytest.approx(63 / 256)
