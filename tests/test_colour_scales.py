@@ -112,3 +112,30 @@ def test_alibi_every_head_shows():
     assert second["shade"].min() == pytest.approx(-1.0)
     sin, _ = positional_panels("sinusoidal", length=16, d_model=8)
     assert np.allclose(sin["shade"], sin["matrix"] / np.abs(sin["matrix"]).max())
+
+
+# -- the fine-tuning grid: an absolute axis, labelled ---------------------------------------------------------------
+
+def test_head_grid_says_its_range_and_takes_a_fixed_axis():
+    import matplotlib.pyplot as plt
+
+    from attnwidgets.plots.ablation import plot_head_grid
+    from attnwidgets.studies.finetune import FinetuneComparison
+
+    sim = np.array([[1.0, 0.999], [0.99, 0.979]])
+    fig = plot_head_grid(sim, label="cosine")
+    bar = fig.axes[1]
+    assert bar.get_ylim() == pytest.approx((0.979, 1.0))  # the grid's own range: a 2 % change fills every colour
+    assert "this grid's range 0.979–1" in bar.get_ylabel()
+    plt.close(fig)
+    cmp = FinetuneComparison(sim, None, None, {}, [])  # type: ignore[arg-type]
+    assert cmp.change_percent == pytest.approx(np.array([[0.0, 0.1], [1.0, 2.1]]))
+    fig = plot_head_grid(cmp.change_percent, label="1 − cosine (%)", limits=(0, 5))
+    bar = fig.axes[1]
+    assert bar.get_ylim() == pytest.approx((0.0, 5.0)) and "fixed axis 0–5" in bar.get_ylabel()
+    # the largest change (2.1 %) sits under half the colour axis, not at its top
+    image = fig.axes[0].images[0]
+    assert image.norm(2.1) == pytest.approx(0.42)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="limits"):
+        plot_head_grid(sim, limits=(1, 0))
