@@ -33,3 +33,35 @@ def test_demo5_shows_the_pair(lab):
     assert tokens == "[CLS] the chef cooked the meal . [SEP] it was delicious . [SEP]", tokens
     segs = nb.python("print(w._result.segment_ids.tolist())").strip()
     assert segs == str([0] * 8 + [1] * 5), segs
+
+
+def test_scales_are_labelled_on_screen(lab):
+    """The fixed heatmap scale and the position panels' clipped / per-head scales, as drawn and as labelled."""
+    nb = lab.open([SETUP, "import numpy as np\n"
+                   "u = np.full((1, 1, 7, 7), 1 / 7, dtype=np.float32)\n"
+                   "r = aw.AttentionResult.from_arrays(u, list('abcdefg'))\n"
+                   "heat = aw.AttentionHeatmap(r, vmax=1.0); heat",
+                   "pos = aw.PositionalExplorer.from_model(length=64); pos",
+                   "alibi = aw.PositionalExplorer('alibi', length=64); alibi"], viewport=(1280, 720))
+    heat = nb.widget(0)
+    legend = heat.locator(".aw-legend span[data-scale]")
+    legend.wait_for(state="attached", timeout=30_000)
+    assert legend.get_attribute("data-scale") == "fixed"
+    assert "fixed scale" in legend.inner_text()
+    nb.screenshot("scales_heatmap_fixed", heat)
+    # the page draws the uniform map pale: 1/7 of the way up a 0..1 scale
+    assert float(heat.locator("canvas[data-vmax]").first.get_attribute("data-vmax")) == 1.0
+    nb.python("heat.vmax = None")
+    heat.locator(".aw-legend span[data-scale='per-map']").wait_for(state="attached", timeout=20_000)
+    pos = nb.widget(1)
+    note = pos.locator("[data-testid='scale-note-0']")
+    note.wait_for(state="attached", timeout=30_000)
+    assert "clipped at the 99th percentile" in note.inner_text() and "1.87" in note.inner_text()
+    pos.scroll_into_view_if_needed()
+    nb.screenshot("scales_learned_clipped", pos)
+    alibi = nb.widget(2)
+    note = alibi.locator("[data-testid='scale-note-0']")
+    note.wait_for(state="attached", timeout=30_000)
+    assert "one scale per head" in note.inner_text()
+    alibi.scroll_into_view_if_needed()
+    nb.screenshot("scales_alibi_per_head", alibi)
