@@ -229,10 +229,10 @@ def scale_note(vmax: float | None, top: float) -> str:
     Examples
     --------
     >>> scale_note(1.0, 1.0)
-    'fixed scale 0–1 (same for every map)'
+    'fixed scale 0–1'
     >>> scale_note(None, 0.1934)
-    'per-map scale 0–0.193 (this map’s max)'
+    'per-map scale 0–0.193'
     """
     if vmax is not None:
-        return f"fixed scale 0–{vmax:g} (same for every map)"
-    return f"per-map scale 0–{top:.3f} (this map’s max)"
+        return f"fixed scale 0–{vmax:g}"
+    return f"per-map scale 0–{top:.3f}"
