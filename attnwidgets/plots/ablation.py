@@ -25,8 +25,12 @@ __all__ = ["plot_head_grid", "plot_pruning_curve", "plot_sweep"]
 
 def plot_head_grid(values: np.ndarray, *, title: str = "", cmap: str = "viridis", center: float | None = None,
                    marks: np.ndarray | None = None, label: str = "", annotate: bool = True,
-                   layer_values: np.ndarray | None = None, theme: str | None = None) -> Figure:
+                   layer_values: np.ndarray | None = None, theme: str | None = None,
+                   limits: tuple[float, float] | None = None) -> Figure:
     """A layers × heads heatmap (rows = layers, 0 at the top), optional marks on some cells and a per-layer column.
+
+    The colour bar's label says what its range is: the grid's own range (the default: a spread of 0.98–1.00 then
+    fills every colour, so a < 2 % change looks dramatic), centred on ``center``, or a fixed ``limits`` axis.
 
     Parameters
     ----------
@@ -40,14 +44,33 @@ def plot_head_grid(values: np.ndarray, *, title: str = "", cmap: str = "viridis"
         (L,) shown as an extra column "layer" on the right (e.g. the whole layer disabled).
     theme : str, optional
         "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
+    limits : (float, float), optional
+        A fixed colour axis (low, high), e.g. (0, 10) for a change in %: values outside take the end colours.
+
+    Examples
+    --------
+    >>> fig = plot_head_grid(np.array([[0.98, 1.0]]), label="cosine")
+    >>> print(fig.axes[1].get_ylabel())
+    cosine
+    colours span this grid's range 0.98–1
+    >>> fig = plot_head_grid(np.array([[2.0, 0.0]]), label="1 − cosine (%)", limits=(0, 10))
+    >>> print(fig.axes[1].get_ylabel()); fig.axes[1].get_ylim()
+    1 − cosine (%)
+    fixed axis 0–10
+    (np.float64(0.0), np.float64(10.0))
     """
     theme = resolve_theme(theme)
+    if limits is not None:
+        lo, hi = (float(x) for x in limits)
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+            raise ValueError(f"limits must be two finite numbers (low, high) with low < high, got {limits!r}")
     with lecture_fonts(theme):
-        return _head_grid(values, title, cmap, center, marks, label, annotate, layer_values, theme)
+        return _head_grid(values, title, cmap, center, marks, label, annotate, layer_values, theme, limits)
 
 
 def _head_grid(values: np.ndarray, title: str, cmap: str, center: float | None, marks: np.ndarray | None,
-               label: str, annotate: bool, layer_values: np.ndarray | None, theme: str) -> Figure:
+               label: str, annotate: bool, layer_values: np.ndarray | None, theme: str,
+               limits: tuple[float, float] | None = None) -> Figure:
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
     v = np.asarray(values, dtype=np.float64)
     L, H = v.shape
@@ -56,13 +79,19 @@ def _head_grid(values: np.ndarray, title: str, cmap: str, center: float | None, 
                      layout="constrained")
     ax = fig.add_subplot()
     finite = grid[np.isfinite(grid)]
-    if center is not None and finite.size:
+    if limits is not None:
+        vmin, vmax = (float(x) for x in limits)
+        cm = "RdBu" if center is not None else cmap
+        how = f"fixed axis {vmin:g}–{vmax:g}"
+    elif center is not None and finite.size:
         span = max(float(np.max(np.abs(finite - center))), 1e-12)
         vmin, vmax, cm = center - span, center + span, "RdBu"
+        how = f"centred on {center:g}, colours span ±{span:.2g}"
     else:
         vmin, vmax, cm = (float(finite.min()), float(finite.max()), cmap) if finite.size else (0.0, 1.0, cmap)
+        how = f"colours span this grid's range {vmin:.3g}–{vmax:.3g}"
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto")
-    fig.colorbar(im, ax=ax, label=label)
+    fig.colorbar(im, ax=ax, label=f"{label}\n{how}" if label else how)
     ax.set_yticks(range(L))
     ax.set_ylabel("layer")
     ticks = [str(h) for h in range(H)] + ([] if layer_values is None else ["", "layer"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..result import AttentionResult
-from ..viewdata.checks import check_view
+from ..viewdata.checks import check_view, check_vmax, scale_note
 from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
@@ -57,7 +57,8 @@ def plot_heatmap(
     annotate : bool, optional
         Write each weight in its cell (default: when there are at most 16 tokens).
     vmax : float, optional
-        Top of the colour scale (default: the map's maximum, as in the widget).
+        A fixed top of the colour scale (1.0 for weights: maps compare); default the map's maximum, as in the widget.
+        The colour bar's label says "fixed" or "per-map".
     reduce : str
         "max" or "mean": how an input over 1024 tokens is reduced to its overview (as the widget draws it).
     discount_sinks : bool or list of int
@@ -100,8 +101,10 @@ def plot_heatmap(
     shown = head_overview(result, kind, layer, head, reduce, discount=sinks)
     # Up to 1024 tokens the map itself (a causal head's future as its zeros); past it the widget's overview.
     matrix = result.head(layer, head, kind=kind) if shown.factor == 1 else shown.matrix  # type: ignore[arg-type]
+    vmax = check_vmax(vmax)
     top = vmax if vmax is not None else (shown.vmax if sinks or shown.factor > 1 else float(matrix.max())) or 1.0
     label = "attention weight" if measure == "weights" else "share of the row's ‖αf(x)‖"
+    label += f"\n{scale_note(vmax, top)}"
     if sinks:
         label += f" (sink key{'s' if len(sinks) > 1 else ''} {', '.join(map(str, sinks[:4]))} clipped)"
     if shown.factor > 1:

@@ -129,6 +129,15 @@ class FinetuneComparison:
     log: dict[str, Any]
     texts: list[str]
 
+    @property
+    def change_percent(self) -> np.ndarray:
+        """(L, H) how much each head's maps changed: ``100 · (1 − similarity)``, in % (0 = unchanged).
+
+        A cosine of 0.98 is a 2 % change: plot this on a fixed axis (``plot_head_grid(..., limits=(0, 10))``)
+        rather than the cosines on their own 0.98–1.00 range, where a 2 % change fills every colour.
+        """
+        return 100.0 * (1.0 - np.asarray(self.similarity, dtype=np.float64))
+
 
 def compare_finetuning(
     runner: Runner,

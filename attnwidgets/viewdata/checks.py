@@ -9,6 +9,7 @@ drew layer 5 under the title "layer -1".
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -193,3 +194,45 @@ def check_colormap(colormap: Any, allowed: tuple[str, ...] = COLORMAPS) -> str:
     if colormap and colormap not in allowed:
         raise ValueError(f"unknown colormap {colormap!r}; choose one of {allowed} or '' (the theme's)")
     return colormap
+
+
+def check_vmax(vmax: Any) -> float | None:
+    """A colour scale's fixed top: None (each map scaled to its own maximum) or a positive finite number.
+
+    A fixed top (1.0 for attention weights) makes maps comparable: a near-uniform map (every weight about 1/n) then
+    looks pale instead of as patterned as a sharp one. TypeError for a non-number, ValueError for 0, a negative
+    number, NaN or infinity.
+
+    Examples
+    --------
+    >>> check_vmax(None), check_vmax(1)
+    (None, 1.0)
+    >>> check_vmax(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: vmax must be None (each map scaled to its own maximum) or a positive finite number, got 0
+    """
+    if vmax is None:
+        return None
+    if isinstance(vmax, bool) or not isinstance(vmax, numbers.Real):
+        raise TypeError(f"vmax must be None or a number, got {type(vmax).__name__} {vmax!r}")
+    if not (math.isfinite(float(vmax)) and float(vmax) > 0):
+        raise ValueError("vmax must be None (each map scaled to its own maximum) or a positive finite number, "
+                         f"got {vmax!r}")
+    return float(vmax)
+
+
+def scale_note(vmax: float | None, top: float) -> str:
+    """How a colour scale was chosen, in words, for a colour bar or legend: fixed (the same for every map) or per
+    map (topped at this map's own maximum ``top``).
+
+    Examples
+    --------
+    >>> scale_note(1.0, 1.0)
+    'fixed scale 0–1'
+    >>> scale_note(None, 0.1934)
+    'per-map scale 0–0.193'
+    """
+    if vmax is not None:
+        return f"fixed scale 0–{vmax:g}"
+    return f"per-map scale 0–{top:.3f}"

@@ -9,7 +9,7 @@ import traitlets
 
 from ..analysis.words import word_level
 from ..result import AttentionResult
-from ..viewdata.checks import check_view, check_words
+from ..viewdata.checks import check_view, check_vmax, check_words
 from ..viewdata.display import (
     Reduced,
     check_reduce,
@@ -63,6 +63,10 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         Top the colour scale at the largest weight on other keys than these (``True``: key 0, the usual attention
         sink), so the rest of the pattern becomes visible; the sink's cells are clipped to the top colour and the
         colour bar says so.
+    vmax : float or None
+        None (default): each map's colour scale tops at its own maximum. A number: a fixed scale 0..vmax for every
+        map (1.0 for weights), so a near-uniform map looks pale and training or ablation steps compare; the colour
+        bar says "fixed" or "per map". Larger values are clipped to the top colour.
     colormap : str
         "blues", "viridis", "cividis", "greys" or "reds"; "" (default) the theme's.
     selection : list of int
@@ -113,6 +117,10 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     discount_sinks = traitlets.Union([traitlets.Bool(), traitlets.List(traitlets.Int())], default_value=False).tag(
         sync=True)
     """bool or list of int, default False: keys left out of the colour scale's top (True: key 0). Two-way."""
+
+    vmax = traitlets.Float(None, allow_none=True).tag(sync=True)
+    """float or None, default None: the colour scale's fixed top (e.g. 1.0), the same for every map; None tops each
+    map at its own maximum (or over non-sink keys, ``discount_sinks``). Validated: a positive finite number."""
 
     """str, default "weights": "weights" or "norms" (the row share of ‖α_ij f(x_j)‖). Two-way: the page's switch sets
     it. Norms run the model once more; a result that cannot give them keeps the weights and the error box says why."""
@@ -186,6 +194,7 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
             "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
             "reduce": self.reduce,
             "sinks": list(self._sinks(self.kind)),
+            "vmax": self.vmax,  # the fixed top, or None: per map (the legend says which)
             "kv_group_size": {kind: kv_group_size(r, kind) for kind in r.kinds},
         }
 
@@ -202,10 +211,15 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         return head_overview(self._source(words), kind, self.layer if layer is None else layer,
                              self.head if head is None else head, self.reduce, discount=self._sinks(kind, words))
 
-    @staticmethod
-    def _about(shown: Reduced) -> dict[str, Any]:
-        """What travels with a matrix besides its numbers: factor, rows read per block, colour-scale top."""
-        return {"factor": shown.factor, "rows_used": shown.rows_used, "vmax": shown.vmax}
+    def _about(self, shown: Reduced) -> dict[str, Any]:
+        """What travels with a matrix besides its numbers: factor, rows read per block, colour-scale top (the fixed
+        ``vmax`` when set, else the map's own)."""
+        top = shown.vmax if self.vmax is None else self.vmax
+        return {"factor": shown.factor, "rows_used": shown.rows_used, "vmax": top}
+
+    @traitlets.validate("vmax")
+    def _valid_vmax(self, proposal: dict[str, Any]) -> float | None:
+        return checked(check_vmax, proposal["value"])
 
     @traitlets.validate("reduce")
     def _valid_reduce(self, proposal: dict[str, Any]) -> str:
@@ -218,7 +232,7 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
             checked(sink_keys, proposal["value"], n_keys)
         return proposal["value"]
 
-    @traitlets.observe("reduce", "discount_sinks")
+    @traitlets.observe("reduce", "discount_sinks", "vmax")
     def _on_scale(self, change: dict[str, Any]) -> None:
         if hasattr(self, "_result") and self._meta:
             self._refresh_meta()

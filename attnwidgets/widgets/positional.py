@@ -16,6 +16,7 @@ import traitlets
 
 from ..viewdata import positional as P
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
+from ..viewdata.scales import clipped_scale, row_scale, symmetric_scale
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
 
@@ -97,7 +98,9 @@ def positional_panels(
     list of dict
         ``[encoding panel, position-to-position panel]``; each has ``matrix`` (rows, cols) float32 (NaN: masked),
         ``title``, ``rows`` / ``cols`` (axis names), ``col_start`` (the number of the first column), ``value``
-        (what a cell holds) and optionally ``extra`` (e.g. T5's bucket per cell) and ``note``.
+        (what a cell holds), the colour scale (:mod:`attnwidgets.viewdata.scales`: ``shade`` in −1..1 as drawn,
+        ``legend`` [low, high] texts, ``vmax``, ``scale_note``; a learned table clipped at the 99th percentile of
+        |value|, ALiBi's heads one scale each) and optionally ``extra`` (e.g. T5's bucket per cell) and ``note``.
 
     Examples
     --------
@@ -162,6 +165,12 @@ def positional_panels(
                       f"not a function of m − n alone: values along a diagonal differ by up to {spread:.0%} "
                       "of the range")
     second["spread"] = spread
+    # The colour scale, chosen here: a learned table's one outlier (1.87 in the bundled model, 99 % of |values| under
+    # 0.07) would leave the panel white, so it is clipped at the 99th percentile; ALiBi's heads differ 128-fold in
+    # slope, so each head (row) gets its own scale. The legend and note say so.
+    first.update(clipped_scale(first["matrix"]) if encoding == "learned" else
+                 row_scale(first["matrix"], "head") if encoding == "alibi" else symmetric_scale(first["matrix"]))
+    second.update(symmetric_scale(second["matrix"]))
     return [first, second]
 
 
@@ -319,8 +328,9 @@ class PositionalExplorer(AttnWidget):
             return
         out = []
         for p in panels:
-            q = {k: v for k, v in p.items() if k not in ("matrix", "extra", "spread")}
+            q = {k: v for k, v in p.items() if k not in ("matrix", "extra", "spread", "shade")}
             q["matrix"] = pack(p["matrix"])
+            q["shade"] = pack(p["shade"])
             if "extra" in p:
                 q["extra"] = pack(p["extra"])
             out.append(q)

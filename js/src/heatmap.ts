@@ -60,6 +60,7 @@ export interface HeatmapTraits {
     can_words: boolean;
     reduce?: string;
     sinks?: number[]; // keys discounted from the colour scale (clipped to its top colour)
+    vmax?: number | null; // the colour scale's fixed top (the same for every map); null: each map's own maximum
     kv_group_size?: Record<string, number>; // query heads per key/value head (1: no GQA)
   };
   // labels: word-level labels per kind, when the first view is word level (else they come by "labels" request)
@@ -79,6 +80,17 @@ export interface HeatmapTraits {
 
 /** kind -> [query labels, key labels] */
 export type Labels = Record<string, [string[], string[]]>;
+
+/** The fixed top of the colour scale, or null when each map is scaled to its own maximum. */
+export function fixedTop(vmax: number | null | undefined): number | null {
+  return typeof vmax === "number" && Number.isFinite(vmax) && vmax > 0 ? vmax : null;
+}
+
+/** The legend's words for the scale: fixed (comparable across maps) or per map (its own maximum). */
+export function scaleNote(vmax: number | null | undefined): string {
+  const top = fixedTop(vmax);
+  return top === null ? "per-map scale (this map’s max)" : "fixed scale (same for every map)";
+}
 
 export function viewKey(kind: string, layer: number, head: number, words: boolean): string {
   return `${kind}/${layer}/${head}/${words ? "w" : "t"}`;
@@ -348,12 +360,15 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     });
     drawLegend(legendCanvas, map);
     const sinks = meta().sinks ?? [];
-    legendMax.textContent = sinks.length
-      ? `${current.vmax.toFixed(3)} · sink key${sinks.length > 1 ? "s" : ""} ${sinks.slice(0, 5).join(", ")}${
-          sinks.length > 5 ? ", …" : ""
-        } discounted (clipped to the top colour)`
-      : current.vmax.toFixed(3);
+    legendMax.textContent = `${current.vmax.toFixed(3)} · ${scaleNote(meta().vmax)}${
+      sinks.length
+        ? ` · sink key${sinks.length > 1 ? "s" : ""} ${sinks.slice(0, 5).join(", ")}${
+            sinks.length > 5 ? ", …" : ""
+          } discounted (clipped to the top colour)`
+        : ""
+    }`;
     legendMax.dataset.sinks = sinks.join(",");
+    legendMax.dataset.scale = fixedTop(meta().vmax) === null ? "per-map" : "fixed";
     const kind = model.get("kind");
     const head = model.get("head");
     const zoomText = zoom.z > 1 ? ` · zoom ×${zoom.z.toFixed(1)}` : "";

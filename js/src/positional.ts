@@ -31,6 +31,12 @@ export interface PositionalPanel {
   matrix: Packed; // (rows, cols) float32, NaN where masked
   extra?: Packed; // same shape, e.g. T5 bucket
   extra_name?: string;
+  // The colour scale, chosen in Python (attnwidgets/viewdata/scales.py): the shade each cell is drawn with (-1..1,
+  // 0 white; clipped at a percentile, or one scale per row), the legend's end texts and what the scale is, in words.
+  shade?: Packed;
+  legend?: [string, string];
+  vmax?: number;
+  scale_note?: string;
 }
 
 /** Python traits of PositionalExplorer (attnwidgets/widgets/positional.py). */
@@ -93,9 +99,15 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     const lo = h("span", { className: "aw-muted", "data-export-text": true });
     const hi = h("span", { className: "aw-muted", "data-export-text": true });
     const legendRow = h("div", { className: "aw-legend" }, lo, legend, hi);
-    const box = h("div", {}, head, canvas, legendRow, note);
+    const scale = h("div", {
+      className: "aw-muted",
+      "data-testid": `scale-note-${i}`,
+      "data-export-text": true,
+    });
+    scale.style.maxWidth = "420px";
+    const box = h("div", {}, head, canvas, legendRow, scale, note);
     row.append(box);
-    return { head, canvas, note, legend, lo, hi };
+    return { head, canvas, note, legend, lo, hi, scale };
   });
   let drawn: Drawn[] = [];
 
@@ -188,13 +200,16 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
     const map = (model.get("colormap") || (big ? "puor" : "rdbu")) as DivergingName;
-    const vmax = absMax(m.data) || 1;
+    // Python's shade (-1..1) when sent; else the matrix on +-max |value| (an older payload)
+    const shade = panel.shade ? decode(panel.shade).data : null;
+    const vmax = panel.vmax ?? (absMax(m.data) || 1);
     const off = document.createElement("canvas");
     off.width = Math.max(cols, 1);
     off.height = Math.max(rows, 1);
-    off
-      .getContext("2d")!
-      .putImageData(new ImageData(divergingPixels(m.data, rows, cols, vmax, map), cols, rows), 0, 0);
+    const pixels = shade
+      ? divergingPixels(shade, rows, cols, 1, map)
+      : divergingPixels(m.data, rows, cols, vmax, map);
+    off.getContext("2d")!.putImageData(new ImageData(pixels, cols, rows), 0, 0);
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(off, geom.x0, geom.y0, geom.w, geom.h);
     ctx.strokeStyle = t.grid;
@@ -231,8 +246,9 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     const b = boxes[i];
     b.head.textContent = panel.title;
     b.note.textContent = panel.note ?? "";
-    b.lo.textContent = (-vmax).toPrecision(3);
-    b.hi.textContent = vmax.toPrecision(3);
+    b.lo.textContent = panel.legend ? panel.legend[0] : (-vmax).toPrecision(3);
+    b.hi.textContent = panel.legend ? panel.legend[1] : vmax.toPrecision(3);
+    b.scale.textContent = panel.scale_note ?? "";
     const lctx = b.legend.getContext("2d")!;
     b.legend.width = 140;
     b.legend.height = 12;
