@@ -6,6 +6,7 @@ import { type Packed, decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import {
   type PanelGeometry,
@@ -89,6 +90,8 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
   row.append(left, right);
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, caption, row, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   let data: Float32Array = new Float32Array(0);
   let geom: PanelGeometry | null = null;
@@ -188,8 +191,23 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     data = m.data;
     const n = m.shape[0];
     const big = t.name === "lecture";
-    const box = big ? 460 : 340;
     const pad = big ? 44 : 34;
+    // Fitted: the mask beside the KV panel, as tall as the box leaves under the caption and above the stats.
+    const room = fit.room(row);
+    row.style.flexWrap = room ? "nowrap" : "wrap";
+    const gapX = Number.parseFloat(row.style.gap) || 0;
+    const box = room
+      ? Math.max(
+          80,
+          Math.min(
+            big ? 460 : 340,
+            room.width - right.getBoundingClientRect().width - gapX - pad - 8,
+            room.height - stats.getBoundingClientRect().height - pad - 8,
+          ),
+        )
+      : big
+        ? 460
+        : 340;
     const g = panelGeometry(n, n, box, box, pad, pad, big ? 44 : 30);
     geom = g;
     const width = Math.ceil(pad + g.w + 8);
@@ -359,8 +377,8 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
   function paint(): void {
     hideTooltip(tooltip); // what it said was about the old picture
     applyTheme(root, theme(model.get("theme")));
+    paintKv(); // first: the mask takes the width the KV panel leaves
     paintMask();
-    paintKv();
   }
 
   cleanups.push(

@@ -22,6 +22,12 @@ cap = aw.capture_qk_layers(text)
 #: (variable, constructor, CSS selector of the legend / colour bar inside the view's root, or "" for none).
 VIEWS: list[tuple[str, str, str]] = [
     ("hm", "aw.AttentionHeatmap(r)", ".aw-legend"),
+    ("mv", "aw.ModelView(r)", ".aw-legend"),
+    ("hv", "aw.HeadView(r)", "[data-testid=head-swatches]"),
+    ("qk", "aw.QKStepThrough(cap)", ".aw-qk-panel:last-child"),
+    ("mask", "aw.MaskExplorer('causal', length=16, window=4)", "[data-testid=mask-stats], [data-testid=kv-cache]"),
+    ("pos", "aw.PositionalExplorer(length=32, d_model=32)", ".aw-legend"),
+    ("prof", "aw.AttentionProfile(r)", ".aw-legend"),
 ]
 #: Views drawn at their old size for comparison (not in the fit checks).
 OFF = [("hm_off", "aw.AttentionHeatmap(r, fit=False)", ".aw-legend")]
@@ -59,10 +65,10 @@ def measure(nb, i: int, legend: str) -> dict:
             const box = (e) => { if (!e) return null; const r = e.getBoundingClientRect();
                 return {left: r.left, top: r.top, right: r.right, bottom: r.bottom, width: r.width,
                         height: r.height}; };
-            const leg = legend ? root.querySelector(legend) : null;
-            return {root: box(root), legend: box(leg), area: box(document.querySelector(area)),
-                    legendShown: !!leg && getComputedStyle(leg).display !== 'none' &&
-                        leg.getBoundingClientRect().height > 0,
+            const legs = legend ? [...root.querySelectorAll(legend)] : [];
+            return {root: box(root), legends: legs.map(box), area: box(document.querySelector(area)),
+                    legendShown: legs.length > 0 && legs.every((l) => getComputedStyle(l).display !== 'none' &&
+                        l.getBoundingClientRect().height > 0),
                     fit: root.dataset.fit, fitBox: root.dataset.fitBox};
         }""",
         [i, legend, VISIBLE_AREA],
@@ -81,14 +87,16 @@ def assert_fits(nb, var: str, legend: str) -> dict:
     assert inside(m["root"], m["area"]), f"{var}: {m['root']} is not inside the visible area {m['area']}"
     if legend:
         assert m["legendShown"], f"{var}: its legend {legend} is not shown"
-        assert inside(m["legend"], m["area"]), f"{var}: legend {m['legend']} is outside {m['area']}"
+        for leg in m["legends"]:
+            assert inside(leg, m["area"]), f"{var}: legend {leg} is outside {m['area']}"
     return m
 
 
 @pytest.mark.parametrize(("var", "legend"), [(v, sel) for v, _, sel in VIEWS])
 def test_every_view_fits_at_1280x720(nb, var, legend):
-    m = assert_fits(nb, var, legend)
+    measure(nb, index(var), legend)
     nb.screenshot(f"fit-lecture-{var}")
+    m = assert_fits(nb, var, legend)
     print(var, "root", m["root"], "area", m["area"])
     assert not nb.errors(), nb.errors()
 
@@ -100,7 +108,8 @@ def test_fit_false_keeps_the_old_size(nb):
     assert off["root"]["height"] > off["area"]["height"], "unfitted, the 16-token lecture heatmap is taller than 720"
     assert not inside(off["root"], off["area"])
     canvas = nb.page.evaluate(
-        "() => [...document.querySelectorAll('[data-testid=heatmap-canvas]')].map(c => +c.dataset.cell)")
+        "(ix) => ix.map((i) => +document.querySelectorAll('.aw-root')[i]"
+        ".querySelector('[data-testid=heatmap-canvas]').dataset.cell)", [index("hm"), index("hm_off")])
     assert canvas[1] == 47, canvas  # the lecture theme's cell: 760 px / 16 tokens, floored
     assert canvas[0] < 30, canvas  # fitted: smaller cells
     assert on["root"]["height"] < off["root"]["height"]

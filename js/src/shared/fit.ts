@@ -102,9 +102,26 @@ export function fitWatcher<T extends { fit?: FitTrait; theme: string }>(
     return yes;
   };
   const box = (): Box | null => (on() ? (fixedBox(trait()) ?? screenBox(el)) : null);
+  // A paint can change what it measured (a title wraps once its panel is narrower): when the root still overflows
+  // the box after the frame, paint again (twice at most per box).
+  let settling = false;
+  let settles = 0;
+  const settle = (b: Box) => {
+    if (settling || settles >= 2) return;
+    settling = true;
+    requestAnimationFrame(() => {
+      settling = false;
+      const r = root.getBoundingClientRect();
+      if (r.height > b.height + 0.5 || r.width > b.width + 0.5) {
+        settles++;
+        paint();
+      }
+    });
+  };
   const room = (part: HTMLElement | HTMLElement[]): Box | null => {
     const b = box();
     if (!b) return null;
+    if (typeof requestAnimationFrame !== "undefined") settle(b);
     const parts = Array.isArray(part) ? part : [part];
     const r = root.getBoundingClientRect();
     const used = parts.reduce((s, p) => s + p.getBoundingClientRect().height, 0);
@@ -118,7 +135,12 @@ export function fitWatcher<T extends { fit?: FitTrait; theme: string }>(
     root.dataset.fitBox = `${b.width}x${b.height}`;
     return fitted;
   };
-  const cleanups: Array<() => void> = [onModel(model, "change:fit" as never, () => paint())];
+  const cleanups: Array<() => void> = [
+    onModel(model, "change:fit" as never, () => {
+      settles = 0;
+      paint();
+    }),
+  ];
   let last = "";
   let frame = 0;
   const check = () => {
@@ -127,6 +149,7 @@ export function fitWatcher<T extends { fit?: FitTrait; theme: string }>(
     const key = b ? `${b.width}x${b.height}` : "";
     if (key === last) return;
     last = key;
+    settles = 0;
     cancelAnimationFrame(frame);
     frame = requestAnimationFrame(() => paint());
   };

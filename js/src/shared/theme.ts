@@ -78,6 +78,9 @@ export const BASE_CSS = `
 .aw-fit .aw-bar label { gap: 2px; }
 .aw-fit .aw-bar select, .aw-fit .aw-bar button { padding: 0 3px; }
 .aw-fit .aw-legend { margin-top: 2px; }
+.aw-fit .aw-caption { font-size: calc(var(--aw-font) * 0.8); margin: 0 0 4px !important; }
+.aw-fit .aw-hint { font-size: calc(var(--aw-font) * 0.75); white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; max-width: 100%; }
 `;
 
 export function applyTheme(root: HTMLElement, t: Theme): void {
