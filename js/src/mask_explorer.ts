@@ -68,7 +68,7 @@ const HEADS = [1, 2, 4, 8, 12, 16, 32, 64];
 const SEQ = [512, 2048, 4096, 8192, 32768, 131072];
 
 function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
-  const shell = widgetShell(model, el, "aw-mask-explorer");
+  const shell = widgetShell(model, el, "aw-mask-explorer", MASK_CSS);
   const { root, title, bar, errorBox, cleanups } = shell;
   const { caption, row } = captionAndRow(24);
   const canvas = h("canvas", { "data-testid": "mask-canvas" });
@@ -195,6 +195,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     // Fitted: the mask beside the KV panel, as tall as the box leaves under the caption and above the stats.
     const room = fit.room(row);
     row.style.flexWrap = room ? "nowrap" : "wrap";
+    right.style.flex = room ? "none" : ""; // the KV panel keeps its width; the mask takes what is left
     const gapX = Number.parseFloat(row.style.gap) || 0;
     const box = room
       ? Math.max(
@@ -311,6 +312,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     const gap = Math.max(3, Math.min(big ? 14 : 10, (big ? 560 : 420) / Math.max(nh, 1) - size));
     const width = Math.max(big ? 420 : 320, 2 * size + 12 + nh * (size + gap));
     const height = big ? 170 : 130;
+    right.style.width = fit.on() ? `${width}px` : ""; // fitted: the KV panel's text wraps to its drawing's width
     const ctx = prepareCanvas(kvCanvas, width, height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
@@ -435,5 +437,11 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
 
   return shell.close;
 }
+
+/** Fitted (shared/fit.ts): the KV panel's text a step smaller, so the panel is not taller than the mask. */
+const MASK_CSS = `
+.aw-fit [data-testid=kv-text], .aw-fit [data-testid=kv-cache] { font-size: calc(var(--aw-font) * 0.8); }
+.aw-fit .aw-title { font-size: calc(var(--aw-font) * 1); }
+`;
 
 export default { render };

@@ -114,13 +114,20 @@ export function fitGeometry(
   room: { width: number; height: number },
 ): Geometry {
   const rh = Math.max(6, Math.min(g.rh, Math.floor((room.height - 4) / (m + 1.9))));
-  const natural = panelWidths(g, d).reduce((a, b) => a + b, 0);
-  const free = room.width - PANEL_CHROME * 6;
-  const s = Math.max(0.4, Math.min(1, free / natural));
+  // Strips keep their cell width while the labels, bars and numbers can give way (to 70 %); then strips narrow.
+  const free = room.width - PANEL_CHROME * 6 - 6 * 8;
+  const rest = g.label + 3 * (g.bar + g.num);
+  let cw = g.cw;
+  let s = 1;
+  for (; cw >= 1; cw--) {
+    s = Math.min(1, (free - 3 * d * cw) / rest);
+    if (s >= 0.7 || cw === 1) break;
+  }
+  s = Math.max(0.4, s);
   return {
     rh,
     top: Math.round(rh * 1.9),
-    cw: Math.max(1, Math.floor(g.cw * s)),
+    cw: Math.max(1, cw),
     label: Math.floor(g.label * s),
     bar: Math.floor(g.bar * s),
     num: Math.floor(g.num * s),

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { gridGeometry } from "../src/model_view";
+import { PANEL_CHROME, fitGeometry, panelWidths } from "../src/qk";
 import { fitOn, fitScale, fixedBox, roomInBox } from "../src/shared/fit";
 import { heatmapLayout } from "../src/shared/layout";
 
@@ -61,5 +63,35 @@ describe("heatmapLayout in a box", () => {
   });
   it("never grows past the theme's cell", () => {
     expect(heatmapLayout({ ...base, nq: 3, nk: 3, maxWidth: 5000, maxHeight: 5000 }).cell).toBe(48);
+  });
+});
+
+describe("QKStepThrough fitGeometry", () => {
+  const g = { rh: 28, top: 53, cw: 3, label: 110, bar: 76, num: 62 };
+  it("keeps the natural size when it fits", () => {
+    expect(fitGeometry(g, 32, 16, { width: 2000, height: 2000 })).toEqual(g);
+  });
+  it("shortens rows so every key row is inside the height", () => {
+    const f = fitGeometry(g, 32, 16, { width: 2000, height: 400 });
+    expect(f.rh).toBe(Math.floor(396 / 17.9)); // 22
+    expect(f.top + f.rh * 16 + 4).toBeLessThanOrEqual(400);
+  });
+  it("narrows labels, bars and numbers (then strips) until six panels fit the width", () => {
+    const f = fitGeometry(g, 32, 16, { width: 860, height: 2000 });
+    const total = panelWidths(f, 32).reduce((a, b) => a + b, 0) + 6 * PANEL_CHROME;
+    expect(total).toBeLessThanOrEqual(860);
+    expect(f.bar).toBeLessThan(g.bar);
+    const natural = panelWidths(g, 32).reduce((a, b) => a + b, 0) + 6 * PANEL_CHROME;
+    expect(natural).toBeGreaterThan(860); // so the case is a real one
+  });
+});
+
+describe("ModelView gridGeometry with a height", () => {
+  it("shrinks slots so every layer is inside the height", () => {
+    const free = gridGeometry(12, 12, 700, 20);
+    const fitted = gridGeometry(12, 12, 700, 20, 300);
+    expect(fitted.height).toBeLessThanOrEqual(300);
+    expect(fitted.slot).toBeLessThan(free.slot);
+    expect(gridGeometry(6, 12, 700, 20, 5000)).toEqual(gridGeometry(6, 12, 700, 20));
   });
 });

@@ -113,3 +113,18 @@ def test_fit_false_keeps_the_old_size(nb):
     assert canvas[1] == 47, canvas  # the lecture theme's cell: 760 px / 16 tokens, floored
     assert canvas[0] < 30, canvas  # fitted: smaller cells
     assert on["root"]["height"] < off["root"]["height"]
+
+
+def test_large_screen_light_theme_keeps_full_size(lab):
+    """At 1920 x 1080 in the light theme, "auto" does not fit: every view keeps its size (screenshots to look at)."""
+    cells_light = [c.replace('aw.set_theme("lecture")', 'aw.set_theme("light")') for c in cells()]
+    big = lab.open(cells_light, name="fit_light.ipynb", viewport=(1920, 1080))
+    for var, _, legend in VIEWS:
+        m = measure(big, index(var), legend)
+        assert m["fit"] == "off", var
+        big.screenshot(f"fit-light-1920-{var}")
+    cell = big.page.evaluate(
+        "(i) => +document.querySelectorAll('.aw-root')[i].querySelector('[data-testid=heatmap-canvas]').dataset.cell",
+        index("hm"))
+    assert cell == 28, cell  # the light theme's cell (maxCell 28; 560 / 16 = 35), not fitted
+    assert not big.errors(), big.errors()
