@@ -236,3 +236,33 @@ def scale_note(vmax: float | None, top: float) -> str:
     if vmax is not None:
         return f"fixed scale 0–{vmax:g}"
     return f"per-map scale 0–{top:.3f}"
+def check_fit(fit: Any) -> str | bool | list[float]:
+    """The ``fit`` of a view: ``"auto"`` (fit in the lecture theme only), ``True``, ``False``, or a
+    ``(width, height)`` box in CSS pixels (each at least 100), returned as a list (what the page gets).
+
+    Examples
+    --------
+    >>> check_fit("auto"), check_fit(False), check_fit((1200, 640))
+    ('auto', False, [1200.0, 640.0])
+    >>> check_fit((1200, 40))
+    Traceback (most recent call last):
+    ...
+    ValueError: fit height must be at least 100 CSS pixels, got 40
+    >>> check_fit("yes")
+    Traceback (most recent call last):
+    ...
+    ValueError: fit must be "auto", True, False or a (width, height) in CSS pixels, got str 'yes'
+    """
+    if fit == "auto" or isinstance(fit, bool):
+        return fit  # type: ignore[no-any-return]
+    if isinstance(fit, (tuple, list)) and len(fit) == 2:
+        box: list[float] = []
+        for name, v in zip(("width", "height"), fit, strict=True):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise TypeError(f"fit {name} must be a number of CSS pixels, got {type(v).__name__} {v!r}")
+            if not math.isfinite(float(v)) or v < 100:
+                raise ValueError(f"fit {name} must be at least 100 CSS pixels, got {v!r}")
+            box.append(float(v))
+        return box
+    raise ValueError(f'fit must be "auto", True, False or a (width, height) in CSS pixels, got '
+                     f"{type(fit).__name__} {fit!r}")

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, TypeVar
 import anywidget
 import traitlets
 
-from ..viewdata.checks import COLORMAPS, THEMES, check_colormap, check_int, check_theme
+from ..viewdata.checks import COLORMAPS, THEMES, check_colormap, check_fit, check_int, check_theme
 from ..viewdata.theme import current_theme, use_theme
 from ..viewdata.wire import bundle_text
 
@@ -93,6 +93,18 @@ class Colormap(traitlets.Unicode):  # type: ignore[type-arg]
         return checked(check_colormap, value, self.allowed)
 
 
+class Fit(traitlets.TraitType):  # type: ignore[type-arg]
+    """The ``fit`` trait: "auto", True, False or a (width, height) in CSS pixels (kept as a list, what the page
+    gets); anything else, None included, raises with :func:`~attnwidgets.viewdata.checks.check_fit`'s text."""
+
+    default_value = "auto"
+    allow_none = False
+    info_text = '"auto", True, False or a (width, height) in CSS pixels'
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        return checked(check_fit, value)
+
+
 def renamed_argument(widget: str, new: str, value: Any, kwargs: dict[str, Any], old: str) -> Any:
     """The first argument ``new`` of ``widget``, taken from the deprecated keyword ``old`` (with a
     DeprecationWarning) when that is how it was given; TypeError when it is missing or given twice."""
@@ -142,6 +154,12 @@ class AttnWidget(anywidget.AnyWidget):
     """str, default "light" (or what :func:`set_theme` chose): "light" or "lecture" (large fonts, high contrast,
     colour-blind-safe colour map). The front end restyles at once when it changes. Follows later
     :func:`set_theme` calls unless given here or set on the widget."""
+
+    fit = Fit().tag(sync=True)
+    """"auto" (default), True, False or (width, height) in CSS pixels: size the view so all of it, legend included,
+    is on screen at once. True fits the width of the output area and the height of the visible notebook area (less a
+    margin), again whenever either changes; a (width, height) fits that box; False keeps the theme's full size (the
+    page scrolls); "auto" fits in the lecture theme (a projector) and not in the light one."""
 
     _own_theme = False  # the widget was given a theme: set_theme leaves it alone
     _following = False  # set_theme is setting the theme right now

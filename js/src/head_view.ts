@@ -15,6 +15,7 @@
 import { categorical, hexToRgb } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { fitToken, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
 import { kvGroups } from "./shared/heads";
 import { type LinePayload, type LineRows, forEachLine, payloadFromReply, toRows } from "./shared/lines";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
@@ -129,12 +130,15 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   const { scroll, canvas } = scrolledCanvas("lines-canvas");
   scroll.style.maxHeight = "640px";
   const hint = h("div", {
-    className: "aw-muted",
+    className: "aw-muted aw-hint",
     text:
       "hover a token · click left tokens to select (shift: a span, ctrl/cmd: add or remove) · click a swatch to toggle a head, double-click to " +
       "isolate · keys: ↑ ↓ layer, ← → one head at a time",
   });
   root.append(title, bar, swatches, errorBox, scroll, hint);
+  hint.title = hint.textContent ?? ""; // fitted, the hint is one line: the whole of it on hover
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   // labels travel with the layer they name, so word-level lines are never drawn between token labels.
   let data: { key: string; rows: LineRows; labels: Columns; win: WindowInfo | null } | null = null;
@@ -324,10 +328,15 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     const probe = textMeasurer();
     const wl = labelRoom(probe, queries, t, 180);
     const wr = labelRoom(probe, keys, t, 180);
-    const rowH = Math.max(4, Math.min(t.font + 6, Math.floor(30000 / 2 / n)));
-    const gapW = t.name === "lecture" ? 320 : 240;
+    const room = fit.room(scroll); // fitted: every row on screen (smaller rows, labels follow), no scrolling
+    let rowH = Math.max(4, Math.min(t.font + 6, Math.floor(30000 / 2 / n)));
+    if (room) rowH = Math.max(3, Math.min(rowH, Math.floor((room.height - 16) / n)));
+    scroll.style.maxHeight = room ? "" : "640px";
     // A window labels each token with its position too (muted, outside the token column).
     const posW = win ? Math.ceil(String(win.n[0]).length * t.font * 0.62) + 8 : 0;
+    // Fitted: the gap between the columns gives way so the canvas is no wider than the box.
+    const natural = t.name === "lecture" ? 320 : 240;
+    const gapW = room ? Math.max(120, Math.min(natural, room.width - (2 * posW + wl + wr + 12))) : natural;
     geo = {
       top: 8,
       rowH,

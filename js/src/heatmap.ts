@@ -15,6 +15,7 @@ import {
   prepareCanvas,
   textMeasurer,
 } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
 import { type HeatmapLayout, heatmapLayout } from "./shared/layout";
 import { kvHeadNote, overviewNote } from "./shared/long_context";
 import { type MeasureMeta, measureToggle } from "./shared/measure";
@@ -52,6 +53,7 @@ export interface HeatmapTraits {
   selection: number[]; // selected query rows (shared/span.ts), [] none
   combine: string; // "mean" | "sum" of the selected rows
   measure: string; // "weights" | "norms" (shared/measure.ts)
+  fit: "auto" | boolean | number[]; // shared/fit.ts
   _meta: MeasureMeta & {
     title: string;
     kinds: string[];
@@ -112,6 +114,8 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     legendMax,
   );
   root.append(title, bar, errorBox, scroll, legend, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   let layout: HeatmapLayout | null = null;
   // data: the matrix as sent (an overview of factor x factor blocks when factor > 1); image: it as pixels.
@@ -254,6 +258,10 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const nq = queries.length;
     const nk = keys.length;
     const probe = textMeasurer();
+    const selection = model.get("selection") ?? [];
+    const row = selection.length && spanRow?.key === spanKey() ? spanRow.data : null;
+    const room = fit.room(scroll); // fitted: the canvas (and the selection's row under it) stays inside the box
+    const bandRoom = row ? span.spanBand(t.maxCell, t).gap + span.spanBand(t.maxCell, t).height + 4 : 0;
     // Label room is kept for long inputs too: labels appear once zooming makes cells tall enough to read.
     layout = heatmapLayout({
       nq,
@@ -263,6 +271,8 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
       labelWidth: labelRoom(probe, queries, t),
       labelHeight: labelRoom(probe, keys, t),
       minLabelCell: Math.max(nq, nk) > 48 ? 0 : Math.min(t.font, 12) - 2,
+      maxWidth: room?.width,
+      maxHeight: room ? room.height - bandRoom : undefined,
     });
     if (dims !== `${nq}x${nk}`) {
       dims = `${nq}x${nk}`;
@@ -274,8 +284,6 @@ function render({ model, el }: RenderProps<HeatmapTraits>): () => void {
     const cz = l.cell * zoom.z;
     const gw = l.cell * nk;
     const gh = l.cell * nq;
-    const selection = model.get("selection") ?? [];
-    const row = selection.length && spanRow?.key === spanKey() ? spanRow.data : null;
     const band = span.spanBand(cz, t);
     const height = l.height + (row ? band.gap + band.height + 4 : 0);
     const ctx = prepareCanvas(canvas, l.width, height);

@@ -6,6 +6,7 @@ import { type Packed, decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import {
   type PanelGeometry,
@@ -67,7 +68,7 @@ const HEADS = [1, 2, 4, 8, 12, 16, 32, 64];
 const SEQ = [512, 2048, 4096, 8192, 32768, 131072];
 
 function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
-  const shell = widgetShell(model, el, "aw-mask-explorer");
+  const shell = widgetShell(model, el, "aw-mask-explorer", MASK_CSS);
   const { root, title, bar, errorBox, cleanups } = shell;
   const { caption, row } = captionAndRow(24);
   const canvas = h("canvas", { "data-testid": "mask-canvas" });
@@ -89,6 +90,8 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
   row.append(left, right);
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, caption, row, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   let data: Float32Array = new Float32Array(0);
   let geom: PanelGeometry | null = null;
@@ -188,8 +191,24 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     data = m.data;
     const n = m.shape[0];
     const big = t.name === "lecture";
-    const box = big ? 460 : 340;
     const pad = big ? 44 : 34;
+    // Fitted: the mask beside the KV panel, as tall as the box leaves under the caption and above the stats.
+    const room = fit.room(row);
+    row.style.flexWrap = room ? "nowrap" : "wrap";
+    right.style.flex = room ? "none" : ""; // the KV panel keeps its width; the mask takes what is left
+    const gapX = Number.parseFloat(row.style.gap) || 0;
+    const box = room
+      ? Math.max(
+          80,
+          Math.min(
+            big ? 460 : 340,
+            room.width - right.getBoundingClientRect().width - gapX - pad - 8,
+            room.height - stats.getBoundingClientRect().height - pad - 8,
+          ),
+        )
+      : big
+        ? 460
+        : 340;
     const g = panelGeometry(n, n, box, box, pad, pad, big ? 44 : 30);
     geom = g;
     const width = Math.ceil(pad + g.w + 8);
@@ -293,6 +312,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
     const gap = Math.max(3, Math.min(big ? 14 : 10, (big ? 560 : 420) / Math.max(nh, 1) - size));
     const width = Math.max(big ? 420 : 320, 2 * size + 12 + nh * (size + gap));
     const height = big ? 170 : 130;
+    right.style.width = fit.on() ? `${width}px` : ""; // fitted: the KV panel's text wraps to its drawing's width
     const ctx = prepareCanvas(kvCanvas, width, height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
@@ -359,8 +379,8 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
   function paint(): void {
     hideTooltip(tooltip); // what it said was about the old picture
     applyTheme(root, theme(model.get("theme")));
+    paintKv(); // first: the mask takes the width the KV panel leaves
     paintMask();
-    paintKv();
   }
 
   cleanups.push(
@@ -417,5 +437,11 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
 
   return shell.close;
 }
+
+/** Fitted (shared/fit.ts): the KV panel's text a step smaller, so the panel is not taller than the mask. */
+const MASK_CSS = `
+.aw-fit [data-testid=kv-text], .aw-fit [data-testid=kv-cache] { font-size: calc(var(--aw-font) * 0.8); }
+.aw-fit .aw-title { font-size: calc(var(--aw-font) * 1); }
+`;
 
 export default { render };

@@ -14,6 +14,7 @@ import {
   prepareCanvas,
   textMeasurer,
 } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
 import { type HeatmapLayout, cellAt, heatmapLayout } from "./shared/layout";
 import { kvHeadNote, overviewNote } from "./shared/long_context";
 import { type MeasureMeta, measureToggle } from "./shared/measure";
@@ -37,6 +38,7 @@ export interface ModelViewTraits {
   selection: number[]; // selected query rows (shared/span.ts), [] none
   combine: string; // "mean" | "sum" of the selected rows
   measure: string; // "weights" | "norms" (shared/measure.ts)
+  fit: "auto" | boolean | number[]; // shared/fit.ts
   _meta: MeasureMeta & {
     title: string;
     kinds: string[];
@@ -78,11 +80,19 @@ export interface GridGeometry {
   height: number;
 }
 
-export function gridGeometry(layers: number, heads: number, maxWidth: number, font: number): GridGeometry {
+export function gridGeometry(
+  layers: number,
+  heads: number,
+  maxWidth: number,
+  font: number,
+  maxHeight?: number, // fit (shared/fit.ts): the whole grid at most this tall
+): GridGeometry {
   const x0 = Math.ceil(font * 2.6);
   const y0 = Math.ceil(font * 1.6);
   const gap = 4;
-  const slot = Math.max(20, Math.min(64, Math.floor((maxWidth - x0 - gap * heads) / Math.max(1, heads))));
+  let slot = Math.max(20, Math.min(64, Math.floor((maxWidth - x0 - gap * heads) / Math.max(1, heads))));
+  if (maxHeight !== undefined)
+    slot = Math.max(6, Math.min(slot, Math.floor((maxHeight - y0 - gap * layers) / Math.max(1, layers))));
   return {
     layers,
     heads,
@@ -131,6 +141,12 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
   const body = h("div", {}, h("div", { className: "aw-scroll" }, grid), detailBox);
   body.style.cssText = "display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap";
   root.append(title, bar, errorBox, body, tooltip);
+  // Fitted, the grid and the detail sit side by side inside the box (the detail was below the fold at 1280 x 720).
+  const fit = fitWatcher(model, el, root, () => {
+    paintGrid();
+    paintDetail();
+  });
+  cleanups.push(fit.cleanup);
 
   let geom: GridGeometry | null = null;
   let thumbImage: HTMLCanvasElement | null = null;
@@ -257,7 +273,10 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     const t = theme(model.get("theme"));
     applyTheme(root, t);
     const [L, H, tq, tk] = thumbShape;
-    geom = gridGeometry(L, H, Math.max(360, Math.min(820, t.maxGrid + 140)), t.font);
+    const room = fit.room(body);
+    body.style.flexWrap = room ? "nowrap" : "wrap";
+    const natural = Math.max(360, Math.min(820, t.maxGrid + 140));
+    geom = gridGeometry(L, H, room ? Math.min(natural, room.width * 0.55) : natural, t.font, room?.height);
     const g = geom;
     const ctx = prepareCanvas(grid, g.width, g.height);
     ctx.fillStyle = t.bg;
@@ -332,6 +351,12 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
     const nk = Math.ceil(keys.length / current.factor);
     const probe = textMeasurer();
     const full = current.factor === 1;
+    const room = fit.room(body);
+    const selection = model.get("selection") ?? [];
+    const row = selection.length && spanRow?.key === spanKey() ? spanRow.data : null;
+    // Beside the grid: the box's width less the grid's and the gap; its height less the detail's title and legend.
+    const chrome = detailBox.getBoundingClientRect().height - detail.getBoundingClientRect().height;
+    const bandRoom = row ? span.spanBand(t.maxCell, t).gap + span.spanBand(t.maxCell, t).height + 4 : 0;
     layout = heatmapLayout({
       nq,
       nk,
@@ -340,9 +365,9 @@ function render({ model, el }: RenderProps<ModelViewTraits>): () => void {
       labelWidth: full ? labelRoom(probe, queries, t) : 4,
       labelHeight: full ? labelRoom(probe, keys, t) : 4,
       minLabelCell: full ? Math.min(t.font, 12) - 2 : 1e9,
+      maxWidth: room ? room.width - (geom?.width ?? 0) - 16 : undefined,
+      maxHeight: room ? room.height - chrome - bandRoom : undefined,
     });
-    const selection = model.get("selection") ?? [];
-    const row = selection.length && spanRow?.key === spanKey() ? spanRow.data : null;
     const band = span.spanBand(layout.cell, t);
     const height = layout.height + (row ? band.gap + band.height + 4 : 0);
     const ctx = prepareCanvas(detail, layout.width, height);

@@ -6,6 +6,7 @@ import { type Packed, decode } from "./shared/buffers";
 import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { prepareCanvas } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import {
   type PanelGeometry,
@@ -89,6 +90,8 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
   const { caption, row } = captionAndRow(18);
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, caption, row, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   const boxes = [0, 1].map((i) => {
     const head = h("div", { className: "aw-title", "data-testid": `panel-title-${i}` });
@@ -107,7 +110,7 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     scale.style.maxWidth = "420px";
     const box = h("div", {}, head, canvas, legendRow, scale, note);
     row.append(box);
-    return { head, canvas, note, legend, lo, hi, scale };
+    return { head, canvas, note, legend, lo, hi, scale, box };
   });
   let drawn: Drawn[] = [];
 
@@ -184,14 +187,29 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     bar.append(shell.exportControls(controls));
   }
 
-  function drawPanel(i: number, panel: PositionalPanel): Drawn {
+  /** Fitted: the largest panel side (CSS px) that puts both panels side by side inside the box, with their titles,
+   * legends and notes; null when not fitting. */
+  function fittedSide(big: boolean, left: number): number | null {
+    const room = fit.room(row);
+    row.style.flexWrap = room ? "nowrap" : "wrap";
+    if (!room) return null;
+    const chrome = Math.max(
+      ...boxes.map((b) => b.box.getBoundingClientRect().height - b.canvas.getBoundingClientRect().height),
+    );
+    const gap = Number.parseFloat(row.style.gap) || 0;
+    const across = (room.width - gap) / 2 - left - 12;
+    const down = room.height - chrome - 8 - (big ? 56 : 42);
+    return Math.max(60, Math.min(big ? 440 : 340, across, down));
+  }
+
+  function drawPanel(i: number, panel: PositionalPanel, side: number | null): Drawn {
     const t = theme(model.get("theme"));
     const m = decode(panel.matrix);
     const [rows, cols] = m.shape;
     const extra = panel.extra ? decode(panel.extra).data : null;
     const big = t.name === "lecture";
-    const box = big ? 440 : 340;
     const left = big ? 70 : 52;
+    const box = side ?? (big ? 440 : 340);
     const geom = panelGeometry(rows, cols, box, box, left, 8, big ? 40 : 28);
     const width = Math.ceil(left + Math.max(geom.w, 120) + 12);
     const height = Math.ceil(8 + geom.h + (big ? 56 : 42));
@@ -271,7 +289,9 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     const which = enc === "learned" ? ` · ${meta.table_name}` : "";
     title.textContent = `Positional encodings · ${label}${which} · ${model.get("length")} positions`;
     root.dataset.encoding = enc;
-    drawn = panels.slice(0, 2).map((p, i) => drawPanel(i, p));
+    const side = fittedSide(t.name === "lecture", t.name === "lecture" ? 70 : 52);
+    for (const b of boxes) b.note.style.maxWidth = side ? `${side + 70}px` : "420px";
+    drawn = panels.slice(0, 2).map((p, i) => drawPanel(i, p, side));
   }
 
   for (const [i, b] of boxes.entries()) {

@@ -8,6 +8,7 @@ import { type Packed, decode, replyPacked } from "./shared/buffers";
 import { type ColorMapName, lut, lutIndex } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "./shared/model";
 import { docText, inkFor, stripColumns, unitIndex, unitRange, unitSums } from "./shared/profile";
 import { Requester } from "./shared/requests";
@@ -97,6 +98,8 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
     caption,
   );
   root.append(title, bar, errorBox, strip, legend, text, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   const born = performance.now(); // for data-first-paint-ms: render() to the first frame with the coloured text
   let framed = false;
@@ -215,6 +218,10 @@ function render({ model, el }: RenderProps<ProfileTraits>): () => void {
   function paint(): void {
     const t = theme(model.get("theme"));
     applyTheme(root, t);
+    // Fitted: the text box scrolls inside what the box leaves under the strip and legend (its border and padding
+    // are inside the room measured, so they come off the max-height).
+    const room = fit.room(text);
+    text.style.maxHeight = room ? `${Math.max(3 * t.font, room.height - 16)}px` : "";
     const d = doc();
     if (!d || !weights) return;
     const t0 = performance.now();

@@ -10,6 +10,7 @@ import { type DivergingName, absMax, divergingCss } from "./shared/diverging";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { fitLabel, fitToken, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { exportButtons, safeName } from "./shared/export";
+import { fitWatcher } from "./shared/fit";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
@@ -82,13 +83,60 @@ export function queryRow(hd: HeadData, query: number) {
   };
 }
 
-interface Geometry {
+export interface Geometry {
   rh: number; // row height
   top: number; // y of the first key row
   cw: number; // strip cell width
   label: number; // label column width (panel 1)
   bar: number; // bar width (panels 3-5)
   num: number; // number column width
+}
+
+/** Panel widths (CSS px, canvases only) of geometry `g` for head size `d`, in the order of PANELS. */
+export function panelWidths(g: Geometry, d: number): number[] {
+  const strip = d * g.cw + 8;
+  const bars = g.bar + g.num + 8;
+  return [g.label + strip, strip, bars, bars, bars, strip];
+}
+
+/** Each panel's border, padding and the gap after it (QK_CSS): what the row adds to the canvases' widths. */
+export const PANEL_CHROME = 10 + 8;
+
+/**
+ * Geometry `g` shrunk so that all six panels of `m` key rows fit `room` (the canvases' box: width of the row,
+ * height of a canvas), at most the natural size: rows get shorter, then bars, numbers, labels and strips narrower
+ * (font follows: `fontFor`). Pure, for tests.
+ */
+export function fitGeometry(
+  g: Geometry,
+  d: number,
+  m: number,
+  room: { width: number; height: number },
+): Geometry {
+  const rh = Math.max(6, Math.min(g.rh, Math.floor((room.height - 4) / (m + 1.9))));
+  // Strips keep their cell width while the labels, bars and numbers can give way (to 70 %); then strips narrow.
+  const free = room.width - PANEL_CHROME * 6 - 6 * 8;
+  const rest = g.label + 3 * (g.bar + g.num);
+  let cw = g.cw;
+  let s = 1;
+  for (; cw >= 1; cw--) {
+    s = Math.min(1, (free - 3 * d * cw) / rest);
+    if (s >= 0.7 || cw === 1) break;
+  }
+  s = Math.max(0.4, s);
+  return {
+    rh,
+    top: Math.round(rh * 1.9),
+    cw: Math.max(1, cw),
+    label: Math.floor(g.label * s),
+    bar: Math.floor(g.bar * s),
+    num: Math.floor(g.num * s),
+  };
+}
+
+/** Font size for geometry `g`: the theme's, smaller when rows are short or the number column narrow. */
+export function fontFor(t: Theme, g: Geometry): number {
+  return Math.max(8, Math.min(t.font, g.rh - 3, Math.floor(g.num / 3.1)));
 }
 
 const PANELS = [
@@ -125,6 +173,8 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   }
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, caption, row, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   let data: HeadData | null = null;
   let geo: Geometry | null = null;
@@ -271,10 +321,24 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     const keys = m.key_tokens;
     const nWin = data.pos ? model.get("window")[1] - model.get("window")[0] : data.m;
     const labels = Array.from({ length: data.m }, (_, j) => rowLabel(data as HeadData, j, nWin));
-    const g = geometry(t, d, data.m, labels);
+    const room = fit.room(row); // fitted: all six panels side by side, every key row on screen
+    const natural = geometry(t, d, data.m, labels);
+    const heads = row.querySelectorAll<HTMLElement>(".aw-qk-head");
+    const g = room
+      ? fitGeometry(natural, d, data.m, {
+          width: room.width,
+          height:
+            room.height - (row.getBoundingClientRect().height - canvases.qk.getBoundingClientRect().height),
+        })
+      : natural;
     geo = g;
     const hgt = g.top + g.rh * data.m + 4;
-    const font = Math.min(t.font, g.rh - 3);
+    const font = room ? fontFor(t, g) : Math.min(t.font, g.rh - 3);
+    // A panel's title wraps to its canvas's width when fitted (the titles made the panels wider than the canvases).
+    panelWidths(g, d).forEach((w, n) => {
+      if (heads[n]) heads[n].style.maxWidth = room ? `${w}px` : "";
+    });
+
     const k = data.arrays.k;
     const v = data.arrays.v;
     const kRow = (j: number) => k.subarray(j * d, (j + 1) * d);
@@ -590,6 +654,10 @@ const QK_CSS = `
 .aw-qk-head { font-weight: 600; margin-bottom: 4px; white-space: nowrap; }
 .aw-qk-caption { margin: 2px 0 6px; }
 .aw-window-nav { display: inline-flex; gap: 6px; align-items: center; font-variant-numeric: tabular-nums; }
+.aw-fit .aw-qk-panels { gap: 6px; }
+.aw-fit .aw-qk-panel { padding: 2px; }
+.aw-fit .aw-qk-head { white-space: normal; font-size: calc(var(--aw-font) * 0.8); margin-bottom: 2px; }
+.aw-fit .aw-qk-caption { margin: 0 0 2px; }
 `;
 
 export default { render };

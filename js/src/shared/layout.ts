@@ -19,17 +19,31 @@ export interface LayoutOptions {
   labelWidth: number; // room for query labels (left)
   labelHeight: number; // room for key labels (top)
   minLabelCell?: number; // below this cell size, labels are hidden (hover shows tokens)
+  maxWidth?: number; // fit (shared/fit.ts): the whole canvas, labels included, at most this wide
+  maxHeight?: number; // ... and this tall
 }
 
 export function heatmapLayout(o: LayoutOptions): HeatmapLayout {
   const maxGrid = o.maxGrid ?? 560;
   const maxCell = o.maxCell ?? 28;
   const n = Math.max(o.nq, o.nk, 1);
-  let cell = Math.min(maxCell, maxGrid / n);
-  if (cell >= 2) cell = Math.floor(cell);
+  const nq = Math.max(o.nq, 1);
+  const nk = Math.max(o.nk, 1);
+  // A fitted canvas keeps its labels' room inside the box: the grid gets what is left.
+  const inBox = (x0: number, y0: number) =>
+    Math.min(
+      o.maxWidth !== undefined ? (o.maxWidth - x0 - 4) / nk : Number.POSITIVE_INFINITY,
+      o.maxHeight !== undefined ? (o.maxHeight - y0 - 4) / nq : Number.POSITIVE_INFINITY,
+    );
+  const sized = (x0: number, y0: number) => {
+    const c = Math.max(Math.min(maxCell, maxGrid / n, inBox(x0, y0)), 0.05);
+    return c >= 2 ? Math.floor(c) : c;
+  };
+  let cell = sized(o.labelWidth, o.labelHeight);
   const showLabels = cell >= (o.minLabelCell ?? 9);
   const x0 = showLabels ? o.labelWidth : 4;
   const y0 = showLabels ? o.labelHeight : 4;
+  if (!showLabels) cell = Math.min(sized(x0, y0), o.minLabelCell ?? 9); // the labels' room goes to the grid
   return {
     nq: o.nq,
     nk: o.nk,

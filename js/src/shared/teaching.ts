@@ -132,7 +132,7 @@ export function slider(
 
 /** The explorers' caption (what the picture shows) and the wrapping row of panels under it, `gap` px apart. */
 export function captionAndRow(gap: number): { caption: HTMLDivElement; row: HTMLDivElement } {
-  const caption = h("div", { className: "aw-muted", "data-testid": "caption" });
+  const caption = h("div", { className: "aw-muted aw-caption", "data-testid": "caption" });
   caption.style.maxWidth = "900px";
   caption.style.margin = "4px 0 8px";
   const row = h("div", {});

@@ -74,6 +74,14 @@ export const BASE_CSS = `
 .aw-legend { display: flex; align-items: center; gap: 6px; margin-top: 4px; }
 .aw-error { color: #b00020; border: 1px solid #b00020; padding: 6px; margin: 4px 0; white-space: pre-wrap; }
 .aw-scroll { overflow: auto; max-width: 100%; }
+.aw-root.aw-fit { box-sizing: border-box; }
+.aw-fit .aw-bar { gap: 2px 8px; margin-bottom: 2px; font-size: calc(var(--aw-font) * 0.8); }
+.aw-fit .aw-bar label { gap: 2px; }
+.aw-fit .aw-bar select, .aw-fit .aw-bar button { padding: 0 3px; }
+.aw-fit .aw-legend { margin-top: 2px; }
+.aw-fit .aw-caption { font-size: calc(var(--aw-font) * 0.8); margin: 0 0 4px !important; }
+.aw-fit .aw-hint { font-size: calc(var(--aw-font) * 0.75); white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; max-width: 100%; }
 `;
 
 export function applyTheme(root: HTMLElement, t: Theme): void {
