@@ -6,6 +6,8 @@ import { decode } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
 import { h, resetControls } from "./shared/dom";
 import { drawLegend, prepareCanvas, textMeasurer } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
+import { fitGridWidth } from "./shared/fit_views";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
@@ -36,6 +38,7 @@ import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 export interface HeadStatsGridTraits extends HeadWidgetTraits {
   statistic: string;
   colormap: string; // "" = the theme's
+  fit: "auto" | boolean | number[]; // shared/fit.ts
 }
 
 function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
@@ -49,6 +52,8 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   const legend = h("div", { className: "aw-legend" }, legendMin, legendCanvas, legendMax, legendLabel);
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, scroll, legend, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   let values: Float32Array = new Float32Array(0);
   let layout: GridLayout | null = null;
@@ -85,7 +90,12 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
     layout = gridLayout(
       nLayers,
       nHeads,
-      Math.round(Math.min(t.maxGrid * 1.15, roomFor(el) - left - 24)),
+      fitGridWidth(Math.round(Math.min(t.maxGrid * 1.15, roomFor(el) - left - 24)), fit.room(scroll), {
+        nLayers,
+        nHeads,
+        left,
+        top,
+      }),
       left,
       top,
       t.maxCell * 2,
