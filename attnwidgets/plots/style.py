@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import pairwise
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from matplotlib import colormaps, rc_context
 from matplotlib.colors import Colormap
@@ -134,7 +134,7 @@ def fit_lecture(fig: Figure, theme: str | None = None, *, resize: bool = True) -
             _relayout(fig)
         if not resize:
             break
-        bb = fig.get_tightbbox(fig.canvas.get_renderer())
+        bb = fig.get_tightbbox(_renderer(fig))
         over = max(bb.width / box_w, bb.height / box_h)
         if over <= 1.0:
             break
@@ -144,16 +144,26 @@ def fit_lecture(fig: Figure, theme: str | None = None, *, resize: bool = True) -
     return fig
 
 
+def _axes(ax: Any) -> list[tuple[Literal["x", "y"], Any]]:
+    """The x and y axis of ``ax``, named as tick_params names them."""
+    return [("x", ax.xaxis), ("y", ax.yaxis)]
+
+
+def _renderer(fig: Figure) -> Any:
+    """The Agg renderer of ``fit_lecture``'s canvas (measures text as the saved PNG draws it)."""
+    return fig.canvas.get_renderer()  # type: ignore[attr-defined]
+
+
 def _raise_fonts(fig: Figure) -> None:
     from matplotlib.text import Text
 
     for ax in fig.axes:
-        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        for name, axis in _axes(ax):
             for which, ticks in (("major", axis.get_major_ticks()), ("minor", axis.get_minor_ticks())):
-                if ticks and ticks[0].label1.get_fontsize() < LECTURE_MIN_FONT:
+                if ticks and float(ticks[0].label1.get_fontsize()) < LECTURE_MIN_FONT:
                     ax.tick_params(axis=name, which=which, labelsize=LECTURE_MIN_FONT)
     for t in fig.findobj(Text):
-        if t.get_fontsize() < LECTURE_MIN_FONT:
+        if float(t.get_fontsize()) < LECTURE_MIN_FONT:
             t.set_fontsize(LECTURE_MIN_FONT)
 
 
@@ -177,7 +187,7 @@ def _wrap_titles(fig: Figure) -> bool:
     """Wrap a title wider than it may be (the figure's width; beside other titled panels, about its own panel's) and
     an axis label (a colour bar's too) longer than its axes' side."""
     width = fig.get_size_inches()[0] * fig.dpi
-    renderer = fig.canvas.get_renderer()
+    renderer = _renderer(fig)
     titled = [ax for ax in fig.axes if ax.title.get_text()]
     changed = False
 
@@ -186,8 +196,9 @@ def _wrap_titles(fig: Figure) -> bool:
         centred = 2 * min(box.x0 + box.width / 2, width - box.x0 - box.width / 2) * 0.98  # a title is centred
         return centred if len(titled) < 2 else min(centred, box.width * 1.35)
 
+    suptitle = getattr(fig, "_suptitle", None)
     for t, room, along in [(ax.title, title_room(ax), "x") for ax in titled] + \
-            ([(fig._suptitle, width * 0.98, "x")] if fig._suptitle is not None else []) + \
+            ([(suptitle, width * 0.98, "x")] if suptitle is not None else []) + \
             [(ax.xaxis.label, max(ax.get_window_extent(renderer).width * 1.1, 120), "x") for ax in fig.axes] + \
             [(ax.yaxis.label, max(ax.get_window_extent(renderer).height * 1.1, 120), "y") for ax in fig.axes]:
         text = t.get_text()
@@ -214,10 +225,10 @@ def _thin(fig: Figure) -> bool:
     """Keep every k-th tick label of an axis whose labels overlap; drop cell numbers that overlap. Whether it did."""
     from matplotlib.ticker import FixedLocator, MaxNLocator
 
-    renderer = fig.canvas.get_renderer()
+    renderer = _renderer(fig)
     changed = False
     for ax in fig.axes:
-        for along, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        for along, axis in _axes(ax):
             labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text().strip()]
             if len(labels) < 2 or not _overlap([t.get_window_extent(renderer) for t in labels], along):
                 continue

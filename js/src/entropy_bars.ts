@@ -60,6 +60,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
 
   let values: Float32Array = new Float32Array(0);
   let layout: BarLayout | null = null;
+  let lastAvail = 0;
   let hover: { layer: number; head: number } | null = null;
   const controls: Array<() => void> = [];
 
@@ -105,9 +106,13 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     const room = fit.room(scroll);
     const top = t.font;
     const bottom = t.font * 3 + 10;
-    // The width the view may take is the output area's (or the fitted box's), never the bars' own last width: the
-    // root shrink-wraps its canvas, so measuring it made every repaint narrower.
-    const avail = room ? room.width : roomFor(el);
+    // The width the view may take: the output area's (or the fitted box's). Where `el` shrink-wraps the view (a
+    // flex row, an ipywidgets box) its width is the bars' own last width, and sizing by it made every repaint
+    // 24 px narrower: there, never go below the width found before.
+    const measured = room ? room.width : roomFor(el);
+    const wrapped = el.clientWidth > 0 && el.clientWidth <= root.offsetWidth + 1;
+    const avail = wrapped ? Math.max(measured, lastAvail) : measured;
+    lastAvail = avail;
     layout = barLayout({
       nLayers,
       nHeads,

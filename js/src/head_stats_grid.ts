@@ -50,6 +50,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   const legendMax = h("span", { className: "aw-muted", "data-export-text": "" });
   const legendLabel = h("span", { className: "aw-muted", "data-export-text": "" });
   const legend = h("div", { className: "aw-legend" }, legendMin, legendCanvas, legendMax, legendLabel);
+  legend.style.flexWrap = "wrap"; // a narrow (fitted, or half of head_roles_view) grid: the label goes below
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, scroll, legend, tooltip);
   const fit = fitWatcher(model, el, root, () => paint());

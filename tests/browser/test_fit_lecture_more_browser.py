@@ -55,7 +55,9 @@ VIEWS: list[tuple[str, str, str]] = [
     ("roles", "aw.head_roles_view(roles)", ".aw-legend"),
 ]
 #: Drawn at the theme's full size, for the comparison.
-OFF = [("stats_off", "aw.HeadStatsGrid(r12, statistic='prev', fit=False)", ".aw-legend")]
+OFF = [("stats_off", "aw.HeadStatsGrid(r12, statistic='prev', fit=False)", ".aw-legend"),
+       # entropy bars in an ipywidgets box (the box shrink-wraps the view), light: repaints must not narrow them
+       ("bars_box", "__import__('ipywidgets').HBox([aw.EntropyBars(r, theme='light')])", "[data-testid=caption]")]
 ALL = VIEWS + OFF
 
 
@@ -128,6 +130,23 @@ def test_fit_false_keeps_the_full_size(nb):
     assert on["root"]["height"] < off["root"]["height"]
 
 
+@pytest.mark.parametrize("var", ["entropy", "bars_box"])
+def test_entropy_bars_keep_their_width_over_repaints(nb, var):
+    """Before, each repaint (a hover, a menu change) sized the bars by the view's own last width less 24 px."""
+    cell = cell_of(var)
+    canvas = nb.page.locator(".jp-Cell").nth(cell).locator("[data-testid=bars-canvas]")
+    canvas.scroll_into_view_if_needed()
+    first = canvas.bounding_box()
+    assert first["width"] > 400, first
+    for i in range(6):  # each hover onto another bar repaints
+        canvas.hover(position={"x": first["width"] * (0.2 + 0.1 * i), "y": first["height"] * 0.5})
+        nb.page.wait_for_timeout(120)
+    nb.page.wait_for_timeout(300)
+    after = canvas.bounding_box()
+    assert after["width"] == first["width"], (first, after)
+
+
+# Last: opening another notebook closes the lecture one the tests above share.
 LIGHT = """
 import numpy as np
 import attnwidgets as aw
