@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["plot_head_grid", "plot_pruning_curve", "plot_sweep"]
 
 
+@lecture_fit
 def plot_head_grid(values: np.ndarray, *, title: str = "", cmap: str = "viridis", center: float | None = None,
                    marks: np.ndarray | None = None, label: str = "", annotate: bool = True,
                    layer_values: np.ndarray | None = None, theme: str | None = None,
@@ -112,6 +113,7 @@ def _head_grid(values: np.ndarray, title: str, cmap: str, center: float | None, 
     return fig
 
 
+@lecture_fit
 def plot_sweep(sweep: Any, *, title: str | None = None, theme: str | None = None) -> Figure:
     """Heatmap of the metric change when each head (and layer) is disabled; outlined: removal improves the metric.
 
@@ -131,6 +133,7 @@ def plot_sweep(sweep: Any, *, title: str | None = None, theme: str | None = None
                           layer_values=None if np.all(np.isnan(layers)) else layers, theme=theme)
 
 
+@lecture_fit
 def plot_pruning_curve(curve: Any, *, ax: Any = None, label: str | None = None, theme: str | None = None) -> Figure:
     """The metric against the share of heads pruned (Michel et al.), one marker per step.
 

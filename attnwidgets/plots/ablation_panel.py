@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["plot_ablation_panel"]
 
@@ -42,6 +42,7 @@ def _frame(source: Any) -> pd.DataFrame:
     return frame
 
 
+@lecture_fit
 def plot_ablation_panel(source: Any, *, title: str | None = None, decimals: int = 3, ax: Any = None,
                         theme: str | None = None) -> Figure:
     """Horizontal bars of each watched value before (grey) and after (blue) the ablation, with the numbers.

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..viewdata.head_stats import HeadStats, entropy_baseline, head_points, head_stats
 from ._measure import MEASURE_SUFFIX, measured
-from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["plot_entropy_by_layer", "plot_head_clusters", "plot_token_attention"]
 
@@ -48,6 +48,7 @@ def _layer_dots(ax: Any, values: np.ndarray, color: str, first: int, seed: int =
     ax.set_xlabel("layer" if first == 0 else "layer (1-based, as in the paper)")
 
 
+@lecture_fit
 def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", "punct"), *,
                          title: str | None = None, paper_numbers: bool = False, theme: str | None = None,
                          measure: str = "weights") -> Any:
@@ -103,6 +104,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     return fig
 
 
+@lecture_fit
 def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, title: str | None = None,
                           paper_numbers: bool = False, theme: str | None = None, measure: str = "weights") -> Any:
     """Figure 4: entropy of each head's attention by layer (left) and of the [CLS] row alone (right), in nats, with
@@ -173,6 +175,7 @@ _ROWS = {"all": ("entropy", "all rows"), "cls": ("entropy_cls", "[CLS] row"), "l
 
 
 
+@lecture_fit
 def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", stats: Any = None,
                        annotate: bool = False, title: str | None = None, paper_numbers: bool = False,
                        words: bool = False, seed: int = 0, theme: str | None = None) -> Any:

@@ -10,7 +10,7 @@ import numpy as np
 from ..analysis.compare import SUMMARIES
 from ..viewdata.compare import COMPARE_MODES, compare_head, compare_labels, make_comparison
 from ..viewdata.labels import token_label
-from .style import lecture_fonts, new_figure, resolve_theme
+from .style import lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -20,6 +20,7 @@ _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 _UNALIGNED = "#a8a8a8"
 
 
+@lecture_fit
 def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "self", words: bool = False,
                  mode: str = "side", summary: str = "js", theme: str | None = None, cmap: str | None = None,
                  diverging: str | None = None) -> Figure:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..viewdata.coref import COREF_STATISTIC, coref_stats
 from .head_stats import plot_head_stats
+from .style import lecture_fit
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["plot_coref"]
 
 
+@lecture_fit
 def plot_coref(scores: Any, *, selected: tuple[int, int] | bool | None = True, **kwargs: Any) -> Figure:
     """Draw every head's antecedent selection accuracy (:func:`attnwidgets.coref_scores`) as a layers x heads grid,
     the baselines in the title, the best head outlined (``selected=False``: none; or a (layer, head) to outline).

@@ -10,7 +10,7 @@ import numpy as np
 from ..generation_result import GenerationResult
 from ..viewdata.checks import check_head, check_int, check_layer
 from ..viewdata.labels import token_label
-from .style import colormap, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_BOX, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 _CMAPS = {"light": "Blues", "lecture": "viridis"}
 
 
+@lecture_fit
 def plot_generation(gen: GenerationResult, step: int = 0, layer: int = 0, head: int = -1, *, kind: str | None = None,
                     theme: str | None = None, cmap: str | None = None) -> Figure:
     """Draw step ``step`` of a generation: the text with each key token shaded by the attention the step's query
@@ -69,7 +70,10 @@ def plot_generation(gen: GenerationResult, step: int = 0, layer: int = 0, head: 
     big = theme == "lecture"
     n_keys = len(keys)
     with lecture_fonts(theme):
-        fig = new_figure((max(7.0, min(16.0, 0.32 * n_keys + 5)) * (1.3 if big else 1), 6.5 * (1.3 if big else 1)))
+        size_in = (max(7.0, min(16.0, 0.32 * n_keys + 5)) * (1.3 if big else 1), 6.5 * (1.3 if big else 1))
+        if big:  # the lecture box now: the tokens below are laid out by their measured width at this size
+            size_in = (min(size_in[0], LECTURE_BOX[0]), min(size_in[1], LECTURE_BOX[1]))
+        fig = new_figure(size_in)
         grid = fig.add_gridspec(2, 2, height_ratios=[0.8, 2.4], width_ratios=[3, 1])
         ax_text = fig.add_subplot(grid[0, :])
         ax_map = fig.add_subplot(grid[1, 0])

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.head_stats import head_stats, stat_labels
-from .style import new_figure, resolve_theme
+from .style import lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -18,6 +18,7 @@ __all__ = ["plot_head_stats"]
 _CMAPS = {"light": "Blues", "lecture": "viridis"}
 
 
+@lecture_fit
 def plot_head_stats(
     source: Any,
     statistic: str = "sep",
@@ -118,6 +119,7 @@ def plot_head_stats(
     return fig
 
 
+@lecture_fit
 def plot_sinks(result: Any, keys: Any = (0,), *, kind: str = "self", **kwargs: Any) -> Figure:
     """Static twin of :func:`attnwidgets.sink_grid`: each head's mean share of attention on ``keys`` (default
     the first token) as a layers x heads grid. Keyword arguments go to :func:`plot_head_stats`.

@@ -11,7 +11,7 @@ from ..viewdata.checks import check_head, check_kind, check_layer, check_query
 from ..viewdata.labels import axis_segments, axis_tokens, token_label
 from ..viewdata.lines import filter_mask, window_heads
 from ..viewdata.windows import check_window, default_window, is_long
-from .style import LECTURE_SCALE, new_figure, resolve_theme
+from .style import LECTURE_SCALE, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -21,6 +21,7 @@ HEAD_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9"
                 "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
 
 
+@lecture_fit
 def plot_head_view(
     result: AttentionResult,
     layer: int = 0,

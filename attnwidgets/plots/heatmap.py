@@ -10,7 +10,7 @@ from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
 from ._measure import MEASURE_SUFFIX, measured
-from .style import new_figure, resolve_theme
+from .style import lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 _CMAPS = {"light": "Blues", "lecture": "viridis"}
 
 
+@lecture_fit
 def plot_heatmap(
     result: AttentionResult,
     layer: int = 0,

@@ -14,7 +14,7 @@ from ..viewdata.display import check_reduce, kv_group_size, reduce_head
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
 from ._measure import MEASURE_SUFFIX, measured
-from .style import colormap, new_figure, resolve_theme
+from .style import colormap, lecture_fit, manual_layout, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 _CMAPS = {"light": "Blues", "lecture": "viridis"}
 
 
+@lecture_fit
 def plot_model_view(
     result: AttentionResult,
     *,
@@ -120,6 +121,7 @@ def plot_model_view(
                  f"{MEASURE_SUFFIX[measure]}", fontsize=font + 2)
     if selection:
         fig.subplots_adjust(left=0.06, right=0.98, top=0.9, bottom=0.16)  # tight_layout cannot place two image rows
+        manual_layout(fig)
     else:
         fig.tight_layout()
     return fig

@@ -19,7 +19,7 @@ from ..viewdata.profile import (
     view_shape,
 )
 from ..viewdata.selection import check_combine, check_selection, runs, span_row
-from .style import colormap, lecture_fonts, new_figure, resolve_theme
+from .style import colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 _ACCENT = {"light": "#d1242f", "lecture": "#d55e00"}
 
 
+@lecture_fit
 def plot_profile(
     result: AttentionResult,
     layer: int = 0,

@@ -12,7 +12,7 @@ from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import check_head, check_query
 from ..viewdata.labels import token_label
 from ..viewdata.windows import check_window, default_window, is_long, qk_window
-from .style import colormap, new_figure, resolve_theme
+from .style import colormap, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 
 
+@lecture_fit
 def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int = 0, *, layer: int | None = None,
             window: tuple[int, int] | list[int] | None = None, theme: str | None = None) -> Figure:
     """Draw the QK step-through of ``head`` for query token ``query``: six panels sharing the key rows.

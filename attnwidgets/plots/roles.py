@@ -14,11 +14,12 @@ from ..viewdata.checks import check_head, check_layer
 from ..viewdata.roles import check_roles, role_stats
 from .head_stats import plot_head_stats
 from .heatmap import plot_heatmap
-from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["LiveInductionCurve", "plot_head_roles", "plot_induction_curve", "plot_role_check"]
 
 
+@lecture_fit
 def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = None, head: int | None = None,
                     theme: str | None = None, cmap: str | None = None) -> Figure:
     """Static twin of :func:`attnwidgets.head_roles_view`: the layers x heads grid of one role's score (left) and
@@ -60,6 +61,7 @@ def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = 
     return fig
 
 
+@lecture_fit
 def plot_role_check(check: Any, *, theme: str | None = None) -> Figure:
     """Bars of the induction loss: nothing ablated, the role's best heads ablated, and each random set ablated
     (:func:`attnwidgets.confirm_role`).
@@ -89,6 +91,7 @@ def plot_role_check(check: Any, *, theme: str | None = None) -> Figure:
     return fig
 
 
+@lecture_fit
 def plot_induction_curve(steps: Sequence[int], loss: Sequence[float], induction: Any, *, total: int | None = None,
                          theme: str | None = None, ax: Any = None) -> Figure:
     """The induction score rising while the loss drops: second-copy loss (left axis) and each head's induction

@@ -11,10 +11,14 @@ returning one does not also display it, and a last-line call shows it once), and
 
 from __future__ import annotations
 
+import functools
+import re
+import textwrap
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from itertools import pairwise
+from typing import Any, Literal, TypeVar
 
 from matplotlib import colormaps, rc_context
 from matplotlib.colors import Colormap
@@ -22,13 +26,29 @@ from matplotlib.figure import Figure
 
 from ..viewdata.theme import resolve_theme
 
-__all__ = ["LECTURE_SCALE", "colormap", "lecture_fonts", "new_figure", "resolve_theme"]
+__all__ = ["LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "colormap", "fit_lecture",
+           "lecture_fit", "lecture_fonts", "manual_layout", "new_figure", "resolve_theme"]
 
 #: How much larger a lecture figure is than a light one (fonts are set separately).
 LECTURE_SCALE = 1.3
 
 _LECTURE_RC: dict[str, Any] = {"font.size": 14, "axes.titlesize": 16, "axes.labelsize": 15, "xtick.labelsize": 13,
                "ytick.labelsize": 13, "legend.fontsize": 13, "figure.titlesize": 17}
+
+
+#: The smallest font (points) a lecture figure draws: at :data:`LECTURE_DPI` a point is 100/72 px, so 14 pt is about
+#: 19 px, readable from the back of a room on a 1280 x 720 projector.
+LECTURE_MIN_FONT = 14.0
+
+#: Pixels per inch of a lecture figure (what a notebook shows it at, one figure pixel per screen pixel).
+LECTURE_DPI = 100
+
+#: The largest lecture figure, in inches at :data:`LECTURE_DPI`: 960 x 560 px, what a notebook's output area shows at
+#: once on a 1280 x 720 screen (about 600 px of notebook below JupyterLab's bars; the side bar may be open).
+LECTURE_BOX = (9.6, 5.6)
+
+_NUMBER = re.compile(r"^[\s−+-]*[\d.,]+\s*[%×x]?$")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def new_figure(figsize: tuple[float, float], **kwargs: Any) -> Figure:
@@ -55,3 +75,180 @@ def lecture_fonts(theme: str) -> Iterator[None]:
     """Inside it, text made with the default sizes is projector-sized when ``theme`` is "lecture"."""
     with rc_context(_LECTURE_RC if theme == "lecture" else None):  # type: ignore[arg-type]
         yield
+
+
+def manual_layout(fig: Figure) -> Figure:
+    """Mark ``fig`` as placed by hand (``subplots_adjust``): :func:`fit_lecture` then leaves its layout alone."""
+    fig._aw_manual_layout = True  # type: ignore[attr-defined]
+    return fig
+
+
+def lecture_fit(plot: _F) -> _F:
+    """Decorate a ``plot_*`` function: in the lecture theme its Figure goes through :func:`fit_lecture` (resized to
+    fit :data:`LECTURE_BOX` unless drawn into the caller's ``ax``)."""
+
+    @functools.wraps(plot)
+    def fitted(*args: Any, **kwargs: Any) -> Any:
+        fig = plot(*args, **kwargs)
+        return fit_lecture(fig, kwargs.get("theme"), resize=kwargs.get("ax") is None)
+
+    return fitted  # type: ignore[return-value]
+
+
+def fit_lecture(fig: Figure, theme: str | None = None, *, resize: bool = True) -> Figure:
+    """In the lecture theme (``theme``, or the current one), make ``fig`` projector-ready in place and return it:
+
+    - every text at least :data:`LECTURE_MIN_FONT` points (titles, tick and token labels, colour-bar labels, legends);
+    - the figure, as a notebook shows it (its tight bounding box at :data:`LECTURE_DPI`), inside :data:`LECTURE_BOX`
+      (``resize=False``: the caller's figure keeps its size);
+    - labels that would overlap at that size thinned (every k-th kept) rather than shrunk; numbers written in cells
+      that no longer fit their cells dropped (the colour says it); long titles wrapped.
+
+    Other themes: ``fig`` unchanged.
+
+    >>> fig = new_figure((12, 9))
+    >>> ax = fig.add_subplot()
+    >>> _ = ax.set_xticks(range(40), [f"token{i}" for i in range(40)], fontsize=6)
+    >>> fig = fit_lecture(fig, "lecture")
+    >>> [float(x) for x in fig.get_size_inches()] <= [9.6, 5.6], min(t.get_fontsize() for t in ax.get_xticklabels())
+    (True, 14.0)
+    >>> 0 < len(ax.get_xticks()) < 40  # thinned, not shrunk
+    True
+    """
+    if resolve_theme(theme) != "lecture":
+        return fig
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.set_dpi(LECTURE_DPI)
+    _raise_fonts(fig)
+    box_w, box_h = LECTURE_BOX
+    if resize:
+        w, h = fig.get_size_inches()  # each side on its own: the fonts keep their size, so a wide figure keeps height
+        fig.set_size_inches(min(w, box_w), min(h, box_h))
+    _relayout(fig)
+    for _ in range(4):  # each pass draws the figure two or three times: stop as soon as nothing changes
+        wrapped = _wrap_titles(fig)
+        if _thin(fig) or wrapped:
+            _relayout(fig)
+        if not resize:
+            break
+        bb = fig.get_tightbbox(_renderer(fig))
+        over = max(bb.width / box_w, bb.height / box_h)
+        if over <= 1.0:
+            break
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w / over * 0.98, h / over * 0.98)
+        _relayout(fig)
+    return fig
+
+
+def _axes(ax: Any) -> list[tuple[Literal["x", "y"], Any]]:
+    """The x and y axis of ``ax``, named as tick_params names them."""
+    return [("x", ax.xaxis), ("y", ax.yaxis)]
+
+
+def _renderer(fig: Figure) -> Any:
+    """The Agg renderer of ``fit_lecture``'s canvas (measures text as the saved PNG draws it)."""
+    return fig.canvas.get_renderer()  # type: ignore[attr-defined]
+
+
+def _raise_fonts(fig: Figure) -> None:
+    from matplotlib.text import Text
+
+    for ax in fig.axes:
+        for name, axis in _axes(ax):
+            for which, ticks in (("major", axis.get_major_ticks()), ("minor", axis.get_minor_ticks())):
+                if ticks and float(ticks[0].label1.get_fontsize()) < LECTURE_MIN_FONT:
+                    ax.tick_params(axis=name, which=which, labelsize=LECTURE_MIN_FONT)
+    for t in fig.findobj(Text):
+        if float(t.get_fontsize()) < LECTURE_MIN_FONT:
+            t.set_fontsize(LECTURE_MIN_FONT)
+
+
+def _relayout(fig: Figure) -> None:
+    """Lay ``fig`` out again at its lecture size: constrained layout, which (unlike tight_layout) keeps colour bars,
+    suptitles and side-by-side panels apart when the fonts grew; a figure placed by hand keeps its placement."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine, PlaceHolderLayoutEngine
+
+    engine = fig.get_layout_engine()
+    if not getattr(fig, "_aw_manual_layout", False) and (engine is None or isinstance(engine, PlaceHolderLayoutEngine)):
+        try:
+            fig.set_layout_engine(ConstrainedLayoutEngine())
+        except RuntimeError:  # colour bars made for a gridspec layout (seaborn's): the engine cannot change
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fig.tight_layout()
+    fig.canvas.draw()
+
+
+def _wrap_titles(fig: Figure) -> bool:
+    """Wrap a title wider than it may be (the figure's width; beside other titled panels, about its own panel's) and
+    an axis label (a colour bar's too) longer than its axes' side."""
+    width = fig.get_size_inches()[0] * fig.dpi
+    renderer = _renderer(fig)
+    titled = [ax for ax in fig.axes if ax.title.get_text()]
+    changed = False
+
+    def title_room(ax: Any) -> float:
+        box = ax.get_window_extent(renderer)
+        centred = 2 * min(box.x0 + box.width / 2, width - box.x0 - box.width / 2) * 0.98  # a title is centred
+        return centred if len(titled) < 2 else min(centred, box.width * 1.35)
+
+    suptitle = getattr(fig, "_suptitle", None)
+    for t, room, along in [(ax.title, title_room(ax), "x") for ax in titled] + \
+            ([(suptitle, width * 0.98, "x")] if suptitle is not None else []) + \
+            [(ax.xaxis.label, max(ax.get_window_extent(renderer).width * 1.1, 120), "x") for ax in fig.axes] + \
+            [(ax.yaxis.label, max(ax.get_window_extent(renderer).height * 1.1, 120), "y") for ax in fig.axes]:
+        text = t.get_text()
+        if not text or not t.get_visible():
+            continue
+        e = t.get_window_extent(renderer)
+        ext = e.width if along == "x" or t.get_rotation() == 0 else e.height
+        if ext > room:
+            longest = max(len(line) for line in text.split("\n"))
+            chars = max(8, int(longest * room / ext))
+            t.set_text("\n".join(textwrap.fill(line, chars) for line in text.split("\n")))
+            changed = True
+    return changed
+
+
+def _overlap(extents: list[Any], along: str) -> bool:
+    """Whether successive label boxes overlap along the axis (touching by a pixel is allowed)."""
+    lo, hi = ("x0", "x1") if along == "x" else ("y0", "y1")
+    spans = sorted((getattr(e, lo), getattr(e, hi)) for e in extents)
+    return any(b0 < a1 - 1 for (_, a1), (b0, _) in pairwise(spans))
+
+
+def _thin(fig: Figure) -> bool:
+    """Keep every k-th tick label of an axis whose labels overlap; drop cell numbers that overlap. Whether it did."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    renderer = _renderer(fig)
+    changed = False
+    for ax in fig.axes:
+        for along, axis in _axes(ax):
+            labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text().strip()]
+            if len(labels) < 2 or not _overlap([t.get_window_extent(renderer) for t in labels], along):
+                continue
+            changed = True
+            ticks = list(axis.get_ticklocs())
+            texts = [t.get_text() for t in axis.get_ticklabels()]
+            if isinstance(axis.get_major_locator(), FixedLocator) and len(texts) == len(ticks):
+                for k in range(2, len(ticks) + 1):
+                    if not _overlap([t.get_window_extent(renderer) for t in labels[::k]], along):
+                        break
+                size = labels[0].get_fontsize()
+                axis.set_ticks(ticks[::k], texts[::k])
+                ax.tick_params(axis=along, labelsize=size)
+            else:
+                axis.set_major_locator(MaxNLocator(nbins=max(2, len(labels) // 2)))
+        cells = [t for t in ax.texts if t.get_visible() and _NUMBER.match(t.get_text() or "")]
+        if len(cells) > 1:
+            boxes = [t.get_window_extent(renderer) for t in cells]
+            if any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:i + 40]):
+                for t in cells:
+                    t.set_visible(False)
+                changed = True
+    return changed

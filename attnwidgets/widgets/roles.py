@@ -54,6 +54,27 @@ class HeadRolesView(ipywidgets.HBox):
         self.link = link_selection(self.grid, self.heatmap)
         super().__init__([self.grid, self.heatmap],
                          layout=ipywidgets.Layout(flex_flow="row wrap", align_items="flex-start"))
+        self._arrange()
+        for view in (self.grid, self.heatmap):
+            view.observe(lambda _change: self._arrange(), names=["theme", "fit"])
+
+    def fitting(self) -> bool:
+        """Whether the two views fit the screen (their ``fit`` trait: "auto" fits in the lecture theme)."""
+        fit, theme = self.grid.fit, self.grid.theme
+        return bool(theme == "lecture") if fit == "auto" else fit is not False
+
+    def _arrange(self) -> None:
+        """Fitting: grid and map side by side in one row, sharing its width (42 % / 58 %), each fitted to its share
+        and the visible height, so the pair lies on one screen (at 1280 x 720 they used to wrap into a column twice
+        the screen's height). Not fitting: the row wraps as the page's width allows."""
+        if self.fitting():
+            self.layout.flex_flow = "row nowrap"
+            self.grid.layout = ipywidgets.Layout(flex="0 1 42%", min_width="0")
+            self.heatmap.layout = ipywidgets.Layout(flex="1 1 58%", min_width="0")
+        else:
+            self.layout.flex_flow = "row wrap"
+            self.grid.layout = ipywidgets.Layout()
+            self.heatmap.layout = ipywidgets.Layout()
 
 
 def head_roles_view(roles: Any, role: str = "induction", **kwargs: Any) -> HeadRolesView:

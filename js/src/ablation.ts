@@ -25,6 +25,8 @@ import { type Packed, decode, maxOf } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { drawLabels, drawMatrix, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
+import { fitZoom } from "./shared/fit_views";
 import { kvGroups } from "./shared/heads";
 import { heatmapLayout } from "./shared/layout";
 import { type RenderProps, onModel } from "./shared/model";
@@ -51,6 +53,7 @@ export interface AblationTraits {
   item: number;
   colormap: string; // "" = the theme's
   theme: string;
+  fit: "auto" | boolean | number[]; // shared/fit.ts
   _payload: Payload;
   _running: boolean;
   _error: string;
@@ -501,8 +504,9 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     const l = heatmapLayout({
       nq,
       nk,
-      maxGrid: t.name === "lecture" ? 340 : 240,
-      maxCell: t.name === "lecture" ? 26 : 18,
+      // fitted, the maps take the light theme's size so the whole explorer needs less zoom to lie on screen
+      maxGrid: t.name === "lecture" && !fit.on() ? 340 : 240,
+      maxCell: t.name === "lecture" && !fit.on() ? 26 : 18,
       labelWidth: labelRoom(probe, hm.queries, small, 90),
       labelHeight: labelRoom(probe, hm.keys, small, 90),
       minLabelCell: 8,
@@ -575,10 +579,30 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
   });
   on("change:colormap", drawMaps);
 
+  // Fit to screen: the explorer is many HTML parts (head buttons, rows, two maps) that do not size themselves, so a
+  // fitted explorer is zoomed as a whole (never below fitZoom's minimum) to lie inside the box, legend included.
+  let zoomFrame = 0;
+  const fitToBox = () => {
+    root.style.zoom = "";
+    const box = fit.box();
+    const z = box ? fitZoom(root.getBoundingClientRect(), { width: box.width - 12, height: box.height }) : 1;
+    root.style.zoom = z < 1 ? String(z) : "";
+    root.dataset.zoom = String(z);
+  };
+  const refit = () => {
+    cancelAnimationFrame(zoomFrame);
+    zoomFrame = requestAnimationFrame(fitToBox);
+  };
+  const fit = fitWatcher(model, el, root, refit);
+  cleanups.push(fit.cleanup, () => cancelAnimationFrame(zoomFrame));
+  on("change:_payload", refit);
+  on("change:theme", refit);
+
   buildBar();
   drawGrid();
   drawOutput();
   drawMaps();
+  refit();
 
   return () => {
     if (timer !== undefined) clearTimeout(timer);

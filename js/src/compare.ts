@@ -10,6 +10,8 @@ import { rgbAt } from "./shared/colors";
 import { type DivergingName, divergingRgb } from "./shared/diverging";
 import { h, listen, resetControls, select } from "./shared/dom";
 import { drawLegend, fitToken, labelRoom, matrixCanvas, prepareCanvas, textMeasurer } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
+import { fitGridWidth } from "./shared/fit_views";
 import { traitMenu, wordsToggle } from "./shared/head_stats";
 import {
   type GridLayout,
@@ -39,6 +41,7 @@ export interface CompareTraits {
   colormap: string;
   diverging: string;
   theme: string;
+  fit: "auto" | boolean | number[]; // shared/fit.ts
   _error: string;
   _meta: CompareMeta;
   _payload: ComparePayload;
@@ -131,7 +134,14 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     h("div", { className: "aw-legend" }, gridLo, gridLegend, gridHi),
     gridLabel,
   );
-  root.append(title, bar, errorBox, h("div", { className: "aw-compare-row" }, left, right), caption, tooltip);
+  const row = h("div", { className: "aw-compare-row" }, left, right);
+  root.append(title, bar, errorBox, row, caption, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
+  /** Fitted: the room of the maps/grid row, and what a column's legend and label take below its canvas. */
+  let fitRoom: { width: number; height: number } | null = null;
+  const below = (col: HTMLElement, canvas: HTMLCanvasElement) =>
+    Math.max(0, col.getBoundingClientRect().height - canvas.getBoundingClientRect().height);
 
   let A: Float32Array = new Float32Array(0);
   let B: Float32Array = new Float32Array(0);
@@ -270,10 +280,15 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const cols = sides.reduce((n, s) => n + s.k.length, 0);
     const rowsMax = Math.max(...sides.map((s) => s.q.length), 1);
     const labelsW = rooms.reduce((a, b) => a + b, 0) + 16 * sides.length;
-    const cell = Math.max(
+    let cell = Math.max(
       3,
       Math.min(t.maxCell, Math.floor((avail - labelsW) / Math.max(1, cols)), Math.floor(maxSide / rowsMax)),
     );
+    if (fitRoom) {
+      const byH = Math.floor((fitRoom.height - below(left, maps) - top - 8) / rowsMax);
+      const byW = Math.floor((fitRoom.width - (gridL ? gridL.width : 0) - 44 - labelsW) / Math.max(1, cols));
+      cell = Math.max(3, Math.min(cell, byH, byW));
+    }
     panels = [];
     let x = 0;
     sides.forEach((s, i) => {
@@ -381,7 +396,11 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const room = Math.min(roomFor(el), 1600);
     const share = model.get("mode") === "side" ? 0.27 : 0.36; // two maps need more room than one
     const maxW = Math.min(room * share, t.maxGrid * 0.6);
-    gridL = gridLayout(nLayers, nHeads, Math.round(maxW), leftPad, top, t.maxCell, 6);
+    // (its legend's label wraps to the column's width: a fixed allowance for it, not its measured height, which
+    // would shrink the grid, narrow the column and wrap the label further on every repaint)
+    const gridRoom = fitRoom && { width: fitRoom.width * share, height: fitRoom.height - t.font * 5 };
+    const fitted = fitGridWidth(Math.round(maxW), gridRoom, { nLayers, nHeads, left: leftPad, top });
+    gridL = gridLayout(nLayers, nHeads, fitted, leftPad, top, t.maxCell, 6);
     const g = gridL;
     const ctx = prepareCanvas(grid, g.width, g.height);
     ctx.fillStyle = t.bg;
@@ -409,7 +428,10 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const sel = { layer: model.get("layer"), head: model.get("head") };
     ctx.font = `${t.font}px ${t.fontFamily}`;
     ctx.textAlign = "right";
+    // Every k-th layer's number when cells are shorter than the text (a fitted grid): they overlapped.
+    const layerEvery = Math.max(1, Math.ceil((t.font * 1.1) / g.cell));
     for (let layer = 0; layer < nLayers; layer++) {
+      if (layer % layerEvery && layer !== sel.layer) continue;
       ctx.fillStyle = layer === sel.layer ? t.accent : t.fg;
       ctx.fillText(String(layer), g.x0 - 5, g.y0 + (layer + 0.5) * g.cell);
     }
@@ -458,6 +480,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const t = theme(model.get("theme"));
     applyTheme(root, t);
     const m = meta();
+    fitRoom = fit.room(row);
     paintGrid(t);
     paintMaps(t);
     syncMenus();

@@ -6,6 +6,8 @@ import { decode } from "./shared/buffers";
 import { categorical } from "./shared/colors";
 import { h, resetControls } from "./shared/dom";
 import { prepareCanvas, textMeasurer } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
+import { fitLength } from "./shared/fit_views";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
@@ -14,7 +16,17 @@ import {
   traitMenu,
   wordsToggle,
 } from "./shared/head_stats";
-import { type BarLayout, barAt, barLayout, barX, fmt, headLabel, niceTicks, roomFor } from "./shared/heads";
+import {
+  type BarLayout,
+  barAt,
+  barLayout,
+  barX,
+  fmt,
+  headLabel,
+  niceTicks,
+  repaintOnResize,
+  roomFor,
+} from "./shared/heads";
 import { type MeasureMeta, measureToggle } from "./shared/measure";
 import type { RenderProps } from "./shared/model";
 import { arrowKeysSelect, clickToSelect, sameHead } from "./shared/selection";
@@ -26,6 +38,7 @@ import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 /** Python traits of EntropyBars (attnwidgets/widgets/entropy_bars.py and its base, widgets/_headstats.py). */
 export interface EntropyBarsTraits extends HeadWidgetTraits {
   rows: string; // "all" | "cls" | "last"
+  fit: "auto" | boolean | number[]; // shared/fit.ts
   measure: string; // "weights" | "norms" (shared/measure.ts)
   _meta: HeadWidgetMeta &
     MeasureMeta & {
@@ -42,9 +55,12 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
   const caption = h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" });
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, scroll, caption, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   let values: Float32Array = new Float32Array(0);
   let layout: BarLayout | null = null;
+  let lastAvail = 0;
   let hover: { layer: number; head: number } | null = null;
   const controls: Array<() => void> = [];
 
@@ -87,14 +103,24 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     const baseText = base === null ? "" : `uniform ${base.toFixed(2)}`;
     const left = Math.ceil(tickW) + t.font * 2 + 10;
     const right = Math.ceil(probe.measureText(baseText).width) + 12;
+    const room = fit.room(scroll);
+    const top = t.font;
+    const bottom = t.font * 3 + 10;
+    // The width the view may take: the output area's (or the fitted box's). Where `el` shrink-wraps the view (a
+    // flex row, an ipywidgets box) its width is the bars' own last width, and sizing by it made every repaint
+    // 24 px narrower: there, never go below the width found before.
+    const measured = room ? room.width : roomFor(el);
+    const wrapped = el.clientWidth > 0 && el.clientWidth <= root.offsetWidth + 1;
+    const avail = wrapped ? Math.max(measured, lastAvail) : measured;
+    lastAvail = avail;
     layout = barLayout({
       nLayers,
       nHeads,
-      targetWidth: Math.max(200, Math.round(Math.min(t.maxGrid * 1.3, roomFor(el) - left - right - 24))),
-      plotH: Math.round(t.maxGrid * 0.42),
+      targetWidth: Math.max(200, Math.round(Math.min(t.maxGrid * 1.3, avail - left - right - 24))),
+      plotH: fitLength(Math.round(t.maxGrid * 0.42), room?.height, top + bottom, 80),
       left,
-      top: t.font,
-      bottom: t.font * 3 + 10,
+      top,
+      bottom,
       right,
     });
     const l = layout;
@@ -269,6 +295,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     load,
   });
 
+  cleanups.push(repaintOnResize(el, paint));
   return shell.close;
 }
 

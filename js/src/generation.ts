@@ -8,6 +8,7 @@ import type { Packed } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
 import { h, listen, resetControls, select } from "./shared/dom";
 import { drawMatrix, fitToken, prepareCanvas } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
 import { fmt, headLabel, roomFor, textOn } from "./shared/heads";
 import { type RenderProps, onModel, saveTraits } from "./shared/model";
 import { Requester } from "./shared/requests";
@@ -24,6 +25,7 @@ export interface GenerationTraits {
   kind: string;
   colormap: string;
   theme: string;
+  fit: "auto" | boolean | number[]; // shared/fit.ts
   _error: string;
   _meta: {
     title: string;
@@ -55,6 +57,9 @@ export function stepKey(key: string, step: number, n: number): number | null {
   return null;
 }
 
+/** Width kept beside the map for the top-k list (its min-width, the gap and a bar). */
+const TOPK_ROOM = 300;
+
 const CSS = `
 .aw-generation .aw-gen-text { line-height: 1.9; max-width: 100%; margin: 4px 0 8px; }
 .aw-generation .aw-gen-line { margin: 2px 0; white-space: normal; }
@@ -79,6 +84,8 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
   const caption = h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" });
   const row = h("div", { className: "aw-gen-row" }, scroll, topk);
   root.append(title, bar, errorBox, text, row, caption);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
   const requests = new Requester(model);
   cleanups.push(() => requests.dispose());
   const controls: Array<() => void> = [];
@@ -276,7 +283,13 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     const ready = matrix && matrixKey === viewKey();
     const labelFont = Math.max(10, t.font - 2);
     const maxW = Math.min(t.maxGrid, roomFor(el) - 260);
-    const cell = Math.max(3, Math.min(t.maxCell, Math.floor(Math.max(120, maxW) / Math.max(cols, n, 1))));
+    let cell = Math.max(3, Math.min(t.maxCell, Math.floor(Math.max(120, maxW) / Math.max(cols, n, 1))));
+    const room = fit.room(row); // fitted: the steps x keys map beside the top-k list, inside the box
+    if (room) {
+      const byW = Math.floor((room.width - TOPK_ROOM - Math.min(140, labelFont * 7) - 8) / Math.max(cols, 1));
+      const byH = Math.floor((room.height - Math.min(120, labelFont * 6) - 8) / Math.max(n, 1));
+      cell = Math.max(3, Math.min(cell, byW, byH));
+    }
     const showLabels = cell >= 10;
     const x0 = showLabels ? Math.min(140, labelFont * 7) : 8;
     const y0 = showLabels ? Math.min(120, labelFont * 6) : 8;

@@ -6,6 +6,8 @@ import { type Packed, decode } from "./shared/buffers";
 import { type ColorMapName, categorical, rgbAt } from "./shared/colors";
 import { h, resetControls } from "./shared/dom";
 import { drawLegend, prepareCanvas } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
+import { fitLength } from "./shared/fit_views";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
@@ -36,6 +38,7 @@ import { widgetShell } from "./shared/widget_shell";
 export interface HeadClusterMapTraits extends HeadWidgetTraits {
   color: string; // "layer" or a statistic name
   colormap: string;
+  fit: "auto" | boolean | number[]; // shared/fit.ts
   // stats: (S, L, H) float32 as every HeadWidget; points: (K, 2) float32 MDS coordinates, k = layer * H + head
   _payload: { stats: Packed; points: Packed };
   _meta: HeadWidgetMeta & {
@@ -57,6 +60,8 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   });
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, canvas, legend, note, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   let xy: Float32Array = new Float32Array(0);
   let values: Float32Array = new Float32Array(0);
@@ -123,7 +128,9 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
     const map = (model.get("colormap") || t.colormap) as ColorMapName;
     const [lo, hi] = data ? statRange(data) : [0, 1];
     radius = t.font >= 18 ? 9 : 6;
-    const size = Math.max(240, Math.round(Math.min(t.maxGrid * 0.85, roomFor(el) - 20)));
+    const natural = Math.max(240, Math.round(Math.min(t.maxGrid * 0.85, roomFor(el) - 20)));
+    const room = fit.room(canvas); // fitted: the square plot takes what the title, menu, legend and note leave
+    const size = room ? fitLength(fitLength(natural, room.width, 8, 160), room.height, 4, 160) : natural;
     layout = scatterLayout(xy.subarray(0, 2 * k), size, radius + t.font + 6);
     const ctx = prepareCanvas(canvas, layout.width, layout.height);
     ctx.fillStyle = t.bg;

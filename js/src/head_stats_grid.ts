@@ -6,6 +6,8 @@ import { decode } from "./shared/buffers";
 import { type ColorMapName, rgbAt } from "./shared/colors";
 import { h, resetControls } from "./shared/dom";
 import { drawLegend, prepareCanvas, textMeasurer } from "./shared/draw";
+import { fitWatcher } from "./shared/fit";
+import { fitGridWidth } from "./shared/fit_views";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
@@ -36,6 +38,7 @@ import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 export interface HeadStatsGridTraits extends HeadWidgetTraits {
   statistic: string;
   colormap: string; // "" = the theme's
+  fit: "auto" | boolean | number[]; // shared/fit.ts
 }
 
 function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
@@ -47,8 +50,11 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   const legendMax = h("span", { className: "aw-muted", "data-export-text": "" });
   const legendLabel = h("span", { className: "aw-muted", "data-export-text": "" });
   const legend = h("div", { className: "aw-legend" }, legendMin, legendCanvas, legendMax, legendLabel);
+  legend.style.flexWrap = "wrap"; // a narrow (fitted, or half of head_roles_view) grid: the label goes below
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, scroll, legend, tooltip);
+  const fit = fitWatcher(model, el, root, () => paint());
+  cleanups.push(fit.cleanup);
 
   let values: Float32Array = new Float32Array(0);
   let layout: GridLayout | null = null;
@@ -85,7 +91,12 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
     layout = gridLayout(
       nLayers,
       nHeads,
-      Math.round(Math.min(t.maxGrid * 1.15, roomFor(el) - left - 24)),
+      fitGridWidth(Math.round(Math.min(t.maxGrid * 1.15, roomFor(el) - left - 24)), fit.room(scroll), {
+        nLayers,
+        nHeads,
+        left,
+        top,
+      }),
       left,
       top,
       t.maxCell * 2,
