@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from ..analysis.block import ResidualContributions, loglog_slope
 from ..viewdata.theme import resolve_theme
-from .style import LECTURE_SCALE, lecture_fonts, new_figure
+from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure
 
 __all__ = ["plot_attention_cost", "plot_norm_comparison", "plot_residual_contributions"]
 
@@ -30,6 +30,7 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
     return np.convolve(y, kernel, mode="valid")
 
 
+@lecture_fit
 def plot_norm_comparison(comparison: Any, *, smooth: int = 5, theme: str | None = None) -> Figure:
     """Loss (left) and gradient norm before clipping (right, log scale) per step, one line per norm variant.
 
@@ -82,6 +83,7 @@ def plot_norm_comparison(comparison: Any, *, smooth: int = 5, theme: str | None 
     return fig
 
 
+@lecture_fit
 def plot_residual_contributions(contributions: ResidualContributions | Sequence[ResidualContributions], *,
                                 theme: str | None = None) -> Figure:
     """Bars per layer: ``‖sublayer output‖ / ‖residual stream‖`` (mean over tokens), one colour per sublayer; one
@@ -119,6 +121,7 @@ def plot_residual_contributions(contributions: ResidualContributions | Sequence[
     return fig
 
 
+@lecture_fit
 def plot_attention_cost(cost: Any, *, theme: str | None = None) -> Figure:
     """Measured time of one attention call against n (left) and d (right), log-log, with the fitted slopes and the
     reference slopes 2 and 1 through the first point.
