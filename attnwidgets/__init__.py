@@ -130,6 +130,8 @@ _LAZY: dict[str, str] = {
     "norm_result": "attnwidgets.studies.norms",
     "norm_results": "attnwidgets.studies.norms",
     "merge": "attnwidgets.studies.shards",
+    "plot_pretrain_curve": "attnwidgets.plots.pretrain",
+    "LivePretrainCurve": "attnwidgets.plots.pretrain",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

@@ -10,12 +10,14 @@ from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
 from .model_view import plot_model_view
+from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import plot_profile
 from .qk import plot_qk
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
 
 __all__ = [
     "LiveInductionCurve",
+    "LivePretrainCurve",
     "plot_ablation_panel",
     "plot_compare",
     "plot_coref",
@@ -29,6 +31,7 @@ __all__ = [
     "plot_heatmap",
     "plot_induction_curve",
     "plot_model_view",
+    "plot_pretrain_curve",
     "plot_profile",
     "plot_pruning_curve",
     "plot_qk",
