@@ -101,6 +101,9 @@ _LAZY: dict[str, str] = {
     "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
     "plot_generation": "attnwidgets.plots",
+    "fill_mask": "attnwidgets.studies.fillmask",
+    "FillMask": "attnwidgets.widgets",
+    "plot_fill_mask": "attnwidgets.plots",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]
