@@ -169,7 +169,11 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
         return plots.plot_generation(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
                                      cmap=_CMAPS.get(w.colormap))
 
-    return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
+    def fill_mask(w: Any) -> Figure:
+        return plots.plot_fill_mask(w.view, w.mask, w.layer, w.head, theme=w.theme)
+
+    return {"FillMask": fill_mask,
+            "AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
             "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
             "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation}
 

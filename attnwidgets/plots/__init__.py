@@ -3,6 +3,7 @@
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .ablation_panel import plot_ablation_panel
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
+from .fill_mask import plot_fill_mask
 from .generation import plot_generation
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
@@ -14,6 +15,7 @@ from .qk import plot_qk
 __all__ = [
     "plot_ablation_panel",
     "plot_entropy_by_layer",
+    "plot_fill_mask",
     "plot_generation",
     "plot_head_clusters",
     "plot_head_grid",

@@ -5,6 +5,7 @@ from ..viewdata.wire import pack
 from ._base import AttnWidget, set_theme
 from .ablation import AblationWidget
 from .entropy_bars import EntropyBars
+from .fill_mask import FillMask
 from .generation import GenerationView
 from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid, sink_grid
@@ -23,6 +24,7 @@ __all__ = [
     "AttentionProfile",
     "AttnWidget",
     "EntropyBars",
+    "FillMask",
     "GenerationView",
     "HeadClusterMap",
     "HeadStatsGrid",
