@@ -81,6 +81,19 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
   let colW = 0;
   let rowX0 = 0;
   const controls = controlGroup(cleanups);
+  // The pictures are as wide as the widget (the row title spans it); drawn again when that width changes.
+  let measured = 0;
+  const avail = (name: string) => {
+    const w = measured || roomFor(el);
+    return Math.max(240, Math.min(w - 8, name === "lecture" ? 1180 : 900));
+  };
+  const resize = new ResizeObserver(() => {
+    if (rowTitle.clientWidth === measured) return;
+    measured = rowTitle.clientWidth;
+    paint();
+  });
+  resize.observe(rowTitle);
+  cleanups.push(() => resize.disconnect());
 
   function buildControls(): void {
     resetControls(controls, bar);
@@ -121,7 +134,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     const lineH = Math.round(t.font * 1.6);
     const labelW = Math.round(t.font * 7);
     const valueW = Math.round(probe.measureText("100.0 %").width) + 8;
-    const room = Math.min(roomFor(el) - 24, t.name === "lecture" ? 1180 : 900);
+    const room = avail(t.name);
     const perRow = Math.max(1, Math.min(fills.length, Math.floor(room / (labelW + valueW + t.font * 6))));
     const panelW = Math.floor(Math.min(room / perRow, labelW + valueW + t.font * 14));
     const barMax = panelW - labelW - valueW - 16;
@@ -171,11 +184,12 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     const n = tokens.length;
     const values = rows.length ? attentionRow(rows, shape, m, layer, head) : new Float32Array(n);
     const font = `${t.font}px ${t.fontFamily}`;
-    const room = Math.min(roomFor(el) - 24, t.name === "lecture" ? 1180 : 900);
+    const room = avail(t.name);
     rowX0 = Math.round(t.font * 3.2);
     colW = Math.max(8, Math.min(t.font * 4.5, Math.floor((room - rowX0) / Math.max(1, n))));
     const plotH = Math.round(t.font * 6);
-    const labelH = Math.round(t.font * 5.5);
+    const rotated = colW < t.font * 4;
+    const labelH = Math.round(rotated ? t.font * 5.5 : t.font * 1.8);
     const width = rowX0 + colW * n + 8;
     const height = t.font + plotH + labelH;
     const ctx = prepareCanvas(rowCanvas, width, height);
@@ -199,11 +213,11 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
       ctx.fillRect(x + 2, y0 + plotH - bh, colW - 4, bh);
       ctx.save();
       ctx.translate(x + colW / 2, y0 + plotH + 6);
-      ctx.rotate(colW < t.font * 4 ? -Math.PI / 4 : 0);
-      ctx.textAlign = colW < t.font * 4 ? "right" : "center";
+      ctx.rotate(rotated ? -Math.PI / 4 : 0);
+      ctx.textAlign = rotated ? "right" : "center";
       ctx.textBaseline = "top";
       ctx.fillStyle = j === p.positions[m] ? t.accent : t.fg;
-      ctx.fillText(fitToken(ctx, tokens[j], colW < t.font * 4 ? labelH * 1.3 : colW - 4, 12), 0, 0);
+      ctx.fillText(fitToken(ctx, tokens[j], rotated ? labelH * 1.3 : colW - 4, 12), 0, 0);
       ctx.restore();
     }
     ctx.strokeStyle = t.fg;

@@ -20,12 +20,12 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     nb.page.wait_for_function("() => document.querySelector('[data-testid=fills-canvas]')?.dataset.nBars === '5'",
                               timeout=30_000)
     top = nb.python("print(w.fills()[0]['tokens'][0])").strip()
-    assert dataset(nb, "fills-canvas")["top"] == top
+    assert dataset(nb.page, "fills-canvas")["top"] == top
     assert fills.bounding_box()["height"] > 100
 
     # The attention row: one column per token, Python's mean over the last layer's heads.
     n = int(nb.python("print(len(w.view['tokens']))"))
-    row = dataset(nb, "row-canvas")
+    row = dataset(nb.page, "row-canvas")
     assert int(row["n"]) == n
     want = float(nb.python("print(float(w.attention_row().max()))"))
     assert abs(float(row["max"]) - want) < 1e-5
@@ -34,6 +34,10 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     nb.page.evaluate("() => document.querySelector('.aw-root').scrollIntoView({block: 'start'})")
     box = root.bounding_box()
     assert box["width"] <= 1280 and box["height"] <= 720, box
+    for part in ("fills-canvas", "row-canvas", "caption"):       # nothing sticks out of the view or the window
+        b = nb.page.locator(f"[data-testid={part}]").first.bounding_box()
+        assert b["x"] + b["width"] <= min(box["x"] + box["width"], 1280) + 1, (part, b, box)
+        assert b["y"] + b["height"] <= 720, (part, b)
     nb.screenshot("fill-mask-lecture-1280x720")
 
     # A layer / head from the menus: Python's trait follows, and the row redraws with that head's maximum.
@@ -53,7 +57,7 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     new_top = nb.python("print(w.fills()[0]['tokens'][0])").strip()
     nb.page.wait_for_function(
         f"() => document.querySelector('[data-testid=fills-canvas]').dataset.top === {new_top!r}", timeout=20_000)
-    assert int(dataset(nb, "row-canvas")["n"]) == int(nb.python("print(len(w.view['tokens']))"))
+    assert int(dataset(nb.page, "row-canvas")["n"]) == int(nb.python("print(len(w.view['tokens']))"))
 
     # A sentence without [MASK]: a clear message, and the last picture stays.
     box_input.fill("No mask here.")
@@ -61,6 +65,6 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     err = nb.page.locator(".aw-error").first
     err.wait_for(state="visible", timeout=20_000)
     assert "no [MASK]" in err.inner_text()
-    assert dataset(nb, "fills-canvas")["top"] == new_top
+    assert dataset(nb.page, "fills-canvas")["top"] == new_top
     nb.screenshot("fill-mask-after-typing", root)
     assert not nb.errors()
