@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -190,7 +190,7 @@ def load_head(runner: Runner | None = None, path: str | Path | None = None) -> M
     file = Path(path) if path is not None else data_path(HEAD_FILE)
     with np.load(file) as z:
         arrays = {k: z[k] for k in z.files}
-    emb = runner.model.get_input_embeddings().weight.detach()
+    emb = cast(Any, runner.model).get_input_embeddings().weight.detach()
     head = MLMHead(emb.float().cpu()).load_arrays(arrays).eval()
     if path is None:
         _heads[id(runner)] = head
@@ -420,7 +420,7 @@ def train(seed: int = 0, draws: int = 3, out: str | Path | None = None, verbose:
     if not _is_bundled(runner):
         raise RuntimeError("training is for the bundled model")
     tok = runner.tokenizer
-    emb = runner.model.get_input_embeddings().weight.detach().float()
+    emb = cast(Any, runner.model).get_input_embeddings().weight.detach().float()
     parts = split_documents()
     t0 = time.perf_counter()
     x, y = _features(runner, parts["train"], draws, seed)
@@ -466,7 +466,7 @@ def train(seed: int = 0, draws: int = 3, out: str | Path | None = None, verbose:
         heads[name] = head
         variants[name] = head
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, score in variants.items():
         val = word_accuracy(score, feats["validation"], cases["validation"][2])
         held = word_accuracy(score, feats["held_out"], cases["held_out"][2])
@@ -486,7 +486,7 @@ def train(seed: int = 0, draws: int = 3, out: str | Path | None = None, verbose:
               "feature_seconds": round(t_feat, 1), "train_seconds": {k: round(v, 1) for k, v in timings.items()},
               "chosen": chosen["variant"], "table": rows}
     path = Path(out) if out is not None else data_path("corpus.txt").parent / HEAD_FILE
-    np.savez_compressed(path, **arrays, report=np.array(json.dumps(report)))
+    np.savez_compressed(path, **arrays, report=np.array(json.dumps(report)))  # type: ignore[arg-type]
     if verbose:
         _print_report(report)
         print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")

@@ -39,7 +39,7 @@ export interface FillMaskTraits {
 }
 
 const CSS = `
-.aw-fill-mask .aw-fill-text { font: inherit; width: min(46em, 90%); padding: 2px 6px; }
+.aw-fill-mask input.aw-fill-text[type="text"] { font: inherit; width: 32em; max-width: 90%; padding: 2px 6px; }
 .aw-fill-mask canvas { display: block; }
 `;
 
