@@ -130,6 +130,11 @@ _LAZY: dict[str, str] = {
     "norm_result": "attnwidgets.studies.norms",
     "norm_results": "attnwidgets.studies.norms",
     "merge": "attnwidgets.studies.shards",
+    "fill_mask": "attnwidgets.studies.fillmask",
+    "FillMask": "attnwidgets.widgets",
+    "plot_fill_mask": "attnwidgets.plots",
+    "fill_mask_accuracy": "attnwidgets.studies.fillmask",
+    "frequency_baseline": "attnwidgets.studies.fillmask",
     "plot_pretrain_curve": "attnwidgets.plots.pretrain",
     "LivePretrainCurve": "attnwidgets.plots.pretrain",
 }

@@ -5,6 +5,7 @@ from .ablation_panel import plot_ablation_panel
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
 from .compare import plot_compare
 from .coref import plot_coref
+from .fill_mask import plot_fill_mask
 from .generation import plot_generation
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
@@ -22,6 +23,7 @@ __all__ = [
     "plot_compare",
     "plot_coref",
     "plot_entropy_by_layer",
+    "plot_fill_mask",
     "plot_generation",
     "plot_head_clusters",
     "plot_head_grid",
