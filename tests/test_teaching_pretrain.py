@@ -13,8 +13,6 @@ from attnwidgets.teaching.objectives import bert_mask
 from attnwidgets.teaching.pretrain import (
     NSPPair,
     compact_tokenizer,
-    fill_in,
-    fill_in_accuracy,
     make_example,
     nsp_pairs,
     nsp_probabilities,
@@ -144,20 +142,20 @@ def test_saved_folder_runs_in_the_runner_with_attention_of_the_right_shape(run, 
     np.testing.assert_allclose(result.attention.sum(-1), 1.0, atol=1e-5)
 
 
-def test_fill_in_and_nsp_read_the_trained_model(run, tok):
-    top = fill_in(run, "The cat sat on the [MASK].", k=3)
-    assert len(top) == 1 and len(top[0]) == 3
-    probs = [p for _, p in top[0]]
-    assert probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1 + 1e-6
+def test_the_saved_folder_fills_in_and_reads_sentence_order(run, tok):
+    import attnwidgets as aw
+
+    top = aw.fill_mask("The cat sat on the [MASK].", k=3, model=str(run.folder))
+    assert len(top) == 3 and top["probability"].is_monotonic_decreasing and top["probability"].sum() <= 1 + 1e-6
+    acc = aw.fill_mask_accuracy(str(run.folder), DOCS[:2])
+    assert acc.n == 36  # the two documents' 36 words are all one piece, each masked once
     pairs = nsp_pairs(DOCS, np.random.default_rng(0))
     p = nsp_probabilities(run, pairs)
     assert p.shape == (len(pairs),) and ((p >= 0) & (p <= 1)).all()
-    acc = fill_in_accuracy(run, DOCS[:2], baseline_docs=DOCS)
-    assert acc["n"] == 36  # the two documents' 36 words are all one piece, each masked once
-    assert 0 <= acc["top1"] <= acc["top5"] <= 1
-    assert acc["baseline_top1"] == pytest.approx(7 / 36)  # "the", the most frequent word of DOCS, is 7 of the 36
-    with pytest.raises(ValueError, match=r"no \[MASK\]"):
-        fill_in(run, "No mask here.")
+    by_hand = run.model(**tok(pairs[0].a, pairs[0].b, return_tensors="pt")).seq_relationship_logits.softmax(-1)
+    assert p[0] == pytest.approx(float(by_hand[0, 0]), abs=1e-5)  # column 0 is IsNext in transformers' BERT
+    with pytest.raises(ValueError, match="pairs is empty"):
+        nsp_probabilities(run, [])
 
 
 @pytest.mark.parametrize(

@@ -41,8 +41,6 @@ _LAZY: dict[str, str] = {
     "nsp_pairs": "attnwidgets.teaching.pretrain",
     "NSPPair": "attnwidgets.teaching.pretrain",
     "make_example": "attnwidgets.teaching.pretrain",
-    "fill_in": "attnwidgets.teaching.pretrain",
-    "fill_in_accuracy": "attnwidgets.teaching.pretrain",
     "nsp_probabilities": "attnwidgets.teaching.pretrain",
 }
 

@@ -11,7 +11,9 @@ Everything a class should be able to watch is a small function here:
 - :func:`pretrain_bert` builds a tiny :class:`transformers.BertForPreTraining`, trains both losses with AdamW and
   linear warm-up, seeded, with a progress bar and a callback for a live loss curve, and saves model and tokenizer to
   a folder that ``aw.run(text, model=folder)`` loads;
-- :func:`fill_in`, :func:`fill_in_accuracy` and :func:`nsp_probabilities` read what it learned, on held-out text.
+- :func:`nsp_probabilities` reads what it learned about sentence order on held-out pairs; its fill-ins are read by
+  the project's one masked-LM measure, ``aw.fill_mask(text, model=run.folder)`` and
+  ``aw.fill_mask_accuracy(run.folder)`` against ``aw.frequency_baseline()``.
 
 The vocabulary (:func:`compact_tokenizer`) is the bundled model's WordPiece vocabulary cut down to the pieces the
 shipped text uses plus every single character: any shipped sentence is split into exactly the same pieces as the
@@ -27,7 +29,6 @@ from __future__ import annotations
 import re
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,14 +45,11 @@ __all__ = [
     "PretrainRun",
     "PretrainingExample",
     "compact_tokenizer",
-    "fill_in",
-    "fill_in_accuracy",
     "make_example",
     "nsp_pairs",
     "nsp_probabilities",
     "pretrain_bert",
     "sentences",
-    "word_frequency_baseline",
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(]?[A-Z0-9])")
@@ -293,7 +291,7 @@ def pretrain_bert(
     folder: str | Path | None = None,
     *,
     docs: Sequence[str] | None = None,
-    steps: int = 600,
+    steps: int = 800,
     batch_size: int = 32,
     layers: int = 2,
     heads: int = 4,
@@ -436,91 +434,6 @@ def _model_and_tokenizer(model: Any, tokenizer: Any) -> tuple[Any, Any]:
     if tokenizer is None:
         raise ValueError("pass the tokenizer with the model (or pass the PretrainRun)")
     return model, tokenizer
-
-
-@torch.no_grad()
-def fill_in(model: Any, text: str, *, tokenizer: Any = None, k: int = 5) -> list[list[tuple[str, float]]]:
-    """The ``k`` most likely pieces, with probabilities, for each ``[MASK]`` of ``text`` (in order).
-
-    ``model`` is a :class:`PretrainRun` or a ``BertForPreTraining`` with its ``tokenizer``.
-    """
-    model, tok = _model_and_tokenizer(model, tokenizer)
-    enc = tok(text, return_tensors="pt")
-    where = (enc["input_ids"][0] == tok.mask_token_id).nonzero().flatten()
-    if len(where) == 0:
-        raise ValueError(f"no {tok.mask_token} in {text!r}")
-    logits = model(**enc).prediction_logits[0, where]
-    probs = logits.softmax(-1)
-    top = probs.topk(k, dim=-1)
-    return [[(tok.convert_ids_to_tokens(int(i)), float(p)) for p, i in zip(ps, ids, strict=True)]
-            for ps, ids in zip(top.values, top.indices, strict=True)]
-
-
-def _is_word(piece: str) -> bool:
-    return piece.isalpha()
-
-
-def word_frequency_baseline(docs: Sequence[str], tokenizer: Any) -> list[int]:
-    """Ids of the whole-word pieces of ``docs``, most frequent first: the guess of a model that ignores context."""
-    counts = Counter(p for d in docs for p in tokenizer.tokenize(d) if _is_word(p))
-    return [int(i) for i in tokenizer.convert_tokens_to_ids([p for p, _ in counts.most_common()])]
-
-
-@torch.no_grad()
-def fill_in_accuracy(model: Any, docs: Sequence[str] | None = None, *, tokenizer: Any = None,
-                     baseline_docs: Sequence[str] | None = None, batch_size: int = 64) -> dict[str, float]:
-    """Top-1 and top-5 accuracy at filling in masked words of ``docs`` (default the held-out documents), beside a
-    word-frequency baseline that always guesses the most frequent words of ``baseline_docs`` (default the training
-    documents).
-
-    Every word that is one alphabetic word piece is masked in turn, one at a time, in its sentence
-    (``[CLS] sentence [SEP]``).
-    """
-    from ..data import split_documents
-
-    model, tok = _model_and_tokenizer(model, tokenizer)
-    parts = split_documents()
-    docs = parts["held_out"] if docs is None else list(docs)
-    ranked = word_frequency_baseline(parts["train"] if baseline_docs is None else baseline_docs, tok)
-    inputs, targets = [], []
-    for doc in docs:
-        for s in sentences(doc):
-            ids = tok(s, truncation=True, max_length=model.config.max_position_embeddings)["input_ids"]
-            pieces = tok.convert_ids_to_tokens(ids)
-            for j, p in enumerate(pieces):
-                nxt = pieces[j + 1] if j + 1 < len(pieces) else ""
-                if _is_word(p) and not nxt.startswith("##"):
-                    masked = list(ids)
-                    masked[j] = tok.mask_token_id
-                    inputs.append((masked, j))
-                    targets.append(ids[j])
-    if not inputs:
-        raise ValueError("no maskable word in docs")
-    hits1 = hits5 = 0
-    for s in range(0, len(inputs), batch_size):
-        chunk = inputs[s: s + batch_size]
-        batch = _batch_plain([c[0] for c in chunk], tok.pad_token_id)
-        logits = model(**batch).prediction_logits
-        rows = logits[torch.arange(len(chunk)), torch.tensor([c[1] for c in chunk])]
-        top = rows.topk(5, dim=-1).indices
-        t = torch.tensor(targets[s: s + batch_size])
-        hits1 += int((top[:, 0] == t).sum())
-        hits5 += int((top == t[:, None]).any(-1).sum())
-    t_all = np.asarray(targets)
-    n = len(targets)
-    return {"n": n, "top1": hits1 / n, "top5": hits5 / n,
-            "baseline_top1": float(np.isin(t_all, ranked[:1]).mean()),
-            "baseline_top5": float(np.isin(t_all, ranked[:5]).mean())}
-
-
-def _batch_plain(rows: Sequence[Sequence[int]], pad_id: int) -> dict[str, torch.Tensor]:
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    att = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, : len(r)] = torch.tensor(r)
-        att[i, : len(r)] = 1
-    return {"input_ids": ids, "attention_mask": att}
 
 
 @torch.no_grad()
