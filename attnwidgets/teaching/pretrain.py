@@ -173,19 +173,19 @@ def compact_tokenizer(docs: Sequence[str] | None = None) -> Any:
     >>> tok.tokenize("Tokenization is fun."), len(tok) < 3000
     (['token', '##ization', 'is', 'fun', '.'], True)
     """
-    from transformers import BertTokenizerFast
+    from transformers import BertTokenizer
 
     from ..data import documents
 
-    full = BertTokenizerFast.from_pretrained(_bundled_path())
+    full = BertTokenizer.from_pretrained(_bundled_path())
     keep: set[str] = set(full.all_special_tokens)
     for doc in documents() if docs is None else docs:
         keep.update(full.tokenize(doc))
     vocab = full.get_vocab()
     keep.update(t for t in vocab if len(t) == 1 or (t.startswith("##") and len(t) == 3))
     ordered = sorted((vocab[t], t) for t in keep if t in vocab)
-    return BertTokenizerFast(vocab={t: i for i, (_, t) in enumerate(ordered)}, do_lower_case=True,
-                             tokenize_chinese_chars=True, strip_accents=None, model_max_length=512)
+    return BertTokenizer(vocab={t: i for i, (_, t) in enumerate(ordered)}, do_lower_case=True,
+                         tokenize_chinese_chars=True, strip_accents=None, model_max_length=512)
 
 
 # -- one pre-training example ------------------------------------------------------------------------------------------
@@ -241,7 +241,8 @@ def make_example(pair: NSPPair, tokenizer: Any, rng: np.random.Generator, *, max
     ids = np.asarray(tokenizer.convert_tokens_to_ids(tokens), dtype=np.int64)
     segments = np.array([0] * (len(a) + 2) + [1] * (len(b) + 1), dtype=np.int64)
     special = np.isin(ids, tokenizer.all_special_ids)
-    masked = bert_mask(ids, special, rng, mask_id=tokenizer.mask_token_id, vocab_size=len(tokenizer), rate=rate)
+    masked = bert_mask(ids.tolist(), special.tolist(), rng, mask_id=tokenizer.mask_token_id,
+                       vocab_size=len(tokenizer), rate=rate)
     return PretrainingExample(pair, tokens, ids, segments, masked, tokenizer.convert_ids_to_tokens(masked.ids.tolist()))
 
 
