@@ -122,13 +122,17 @@ def test_a_few_steps_lower_both_losses_and_the_seed_repeats(run, tok):
     np.testing.assert_allclose(again.mlm_loss, run.mlm_loss[:3], rtol=1e-5)
 
 
-def test_callback_gets_mean_losses_every_n_steps(tok):
+def test_callback_gets_mean_losses_every_n_steps_and_threads_are_put_back(tok):
+    import torch
+
+    before = torch.get_num_threads()
     seen = []
     r = pretrain_bert(docs=DOCS, tokenizer=tok, steps=5, batch_size=4, layers=1, heads=2, hidden=32, max_len=32,
                       every=2, callback=lambda s, m, n: seen.append((s, m, n)), progress=False)
     assert [s for s, _, _ in seen] == [2, 4, 5]
     assert seen[0][1] == pytest.approx(r.mlm_loss[:2].mean())
     assert seen[2][2] == pytest.approx(r.nsp_loss[4])
+    assert torch.get_num_threads() == before
 
 
 def test_saved_folder_runs_in_the_runner_with_attention_of_the_right_shape(run, tok):

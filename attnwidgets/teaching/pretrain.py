@@ -38,7 +38,6 @@ import numpy as np
 import torch
 
 from .objectives import Masked, bert_mask
-from .training import _torch_threads
 
 __all__ = [
     "NSPPair",
@@ -390,7 +389,10 @@ def pretrain_bert(
     ce = torch.nn.functional.cross_entropy
     last = 0
     model.train()
-    with _torch_threads(threads):
+    previous_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
         for step in range(steps):
             batch = _batch(draw(), tok.pad_token_id)
             for group in opt.param_groups:
@@ -413,6 +415,8 @@ def pretrain_bert(
             if callback is not None and ((step + 1) % every == 0 or step + 1 == steps):
                 callback(step + 1, float(mlm_losses[last:step + 1].mean()), float(nsp_losses[last:step + 1].mean()))
                 last = step + 1
+    finally:
+        torch.set_num_threads(previous_threads)
     if bar is not None:
         bar.close()
     model.eval()
