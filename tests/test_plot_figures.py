@@ -99,6 +99,9 @@ CALLS = {
     "plot_induction_curve": lambda theme: plots.plot_induction_curve([0, 10], [3.4, 3.0], np.zeros((2, 2, 2)),
                                                                      theme=theme),
     "LiveInductionCurve": lambda theme: plots.LiveInductionCurve(total=10, theme=theme, display=False).figure(),
+    "plot_pretrain_curve": lambda theme: plots.plot_pretrain_curve([10, 20], [7.0, 6.0], [0.7, 0.6], total=40,
+                                                                   vocab_size=3000, theme=theme),
+    "LivePretrainCurve": lambda theme: plots.LivePretrainCurve(total=10, theme=theme, display=False).figure(),
 }
 
 
