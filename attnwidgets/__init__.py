@@ -135,6 +135,13 @@ _LAZY: dict[str, str] = {
     "plot_norm_comparison": "attnwidgets.plots",
     "plot_residual_contributions": "attnwidgets.plots",
     "plot_attention_cost": "attnwidgets.plots",
+    "fill_mask": "attnwidgets.studies.fillmask",
+    "FillMask": "attnwidgets.widgets",
+    "plot_fill_mask": "attnwidgets.plots",
+    "fill_mask_accuracy": "attnwidgets.studies.fillmask",
+    "frequency_baseline": "attnwidgets.studies.fillmask",
+    "plot_pretrain_curve": "attnwidgets.plots.pretrain",
+    "LivePretrainCurve": "attnwidgets.plots.pretrain",
 }
 
 __all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]

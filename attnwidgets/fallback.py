@@ -172,6 +172,9 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
         return plots.plot_generation(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
                                      cmap=_CMAPS.get(w.colormap))
 
+    def fill_mask(w: Any) -> Figure:
+        return plots.plot_fill_mask(w.view, w.mask, w.layer, w.head, theme=w.theme)
+
     def compare(w: Any) -> Figure:
         return plots.plot_compare(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, words=w.words,
                                   mode=w.mode,
@@ -180,7 +183,7 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
     return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
             "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
             "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation,
-            "AttentionCompare": compare}
+            "AttentionCompare": compare, "FillMask": fill_mask}
 
 
 def twin_figure(widget: Any) -> Figure | None:

@@ -109,6 +109,9 @@ CALLS = {
     "plot_attention_cost": lambda theme: plots.plot_attention_cost(SimpleNamespace(
         ns=np.array([64, 128]), seconds_n=np.array([1e-3, 4e-3]), ds=np.array([8, 16]),
         seconds_d=np.array([1e-3, 2e-3]), n_fixed=64, d_fixed=8), theme=theme),
+    "plot_pretrain_curve": lambda theme: plots.plot_pretrain_curve([10, 20], [7.0, 6.0], [0.7, 0.6], total=40,
+                                                                   vocab_size=3000, theme=theme),
+    "LivePretrainCurve": lambda theme: plots.LivePretrainCurve(total=10, theme=theme, display=False).figure(),
 }
 
 

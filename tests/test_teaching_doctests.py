@@ -7,12 +7,12 @@ import importlib
 
 import pytest
 
-MODULES = ["positional", "masks", "tasks", "transformer", "training", "__init__", "induction"]
+MODULES = ["positional", "masks", "tasks", "transformer", "training", "__init__", "induction", "pretrain"]
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    if name in ("transformer", "training"):
+    if name in ("transformer", "training", "pretrain"):
         pytest.importorskip("torch")
     module = importlib.import_module("attnwidgets.teaching" + ("" if name == "__init__" else f".{name}"))
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)

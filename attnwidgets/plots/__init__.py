@@ -6,22 +6,26 @@ from .block import plot_attention_cost, plot_norm_comparison, plot_residual_cont
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
 from .compare import plot_compare
 from .coref import plot_coref
+from .fill_mask import plot_fill_mask
 from .generation import plot_generation
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
 from .model_view import plot_model_view
+from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import plot_profile
 from .qk import plot_qk
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
 
 __all__ = [
     "LiveInductionCurve",
+    "LivePretrainCurve",
     "plot_ablation_panel",
     "plot_attention_cost",
     "plot_compare",
     "plot_coref",
     "plot_entropy_by_layer",
+    "plot_fill_mask",
     "plot_generation",
     "plot_head_clusters",
     "plot_head_grid",
@@ -32,6 +36,7 @@ __all__ = [
     "plot_induction_curve",
     "plot_model_view",
     "plot_norm_comparison",
+    "plot_pretrain_curve",
     "plot_profile",
     "plot_pruning_curve",
     "plot_qk",

@@ -2,11 +2,13 @@
 encodings and attention masks.
 
 The runner is otherwise the only code that imports torch; the teaching kit is the deliberate second exception,
-because it *is* a model. Only :mod:`~attnwidgets.teaching.transformer` and :mod:`~attnwidgets.teaching.training`
-import torch. :mod:`~attnwidgets.teaching.positional`, :mod:`~attnwidgets.teaching.masks` and
-:mod:`~attnwidgets.teaching.tasks` are numpy only, and importing this package imports none of them until a name
-is used. ``positional`` and ``masks`` re-export :mod:`attnwidgets.viewdata.positional` and
-:mod:`attnwidgets.viewdata.masks`, where the widgets that draw them take them from.
+because it *is* a model. Only :mod:`~attnwidgets.teaching.transformer`, :mod:`~attnwidgets.teaching.training`,
+:mod:`~attnwidgets.teaching.induction` and :mod:`~attnwidgets.teaching.pretrain` (a tiny BERT pre-trained with
+masked-LM and next-sentence prediction) import torch. :mod:`~attnwidgets.teaching.positional`,
+:mod:`~attnwidgets.teaching.masks` and :mod:`~attnwidgets.teaching.tasks` are numpy only, and importing this
+package imports none of them until a name is used. ``positional`` and ``masks`` re-export
+:mod:`attnwidgets.viewdata.positional` and :mod:`attnwidgets.viewdata.masks`, where the widgets that draw them take
+them from.
 
 >>> from attnwidgets.teaching import positional, masks
 >>> positional.sinusoidal(4, 8).shape, masks.causal_mask(4).shape
@@ -39,10 +41,16 @@ _LAZY: dict[str, str] = {
     "toy_residual_contributions": "attnwidgets.teaching.block",
     "attention_cost": "attnwidgets.teaching.block",
     "AttentionCost": "attnwidgets.teaching.block",
+    "pretrain_bert": "attnwidgets.teaching.pretrain",
+    "PretrainRun": "attnwidgets.teaching.pretrain",
+    "nsp_pairs": "attnwidgets.teaching.pretrain",
+    "NSPPair": "attnwidgets.teaching.pretrain",
+    "make_example": "attnwidgets.teaching.pretrain",
+    "nsp_probabilities": "attnwidgets.teaching.pretrain",
 }
 
 __all__ = [*_LAZY]
 
 
-_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block"]
+_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block", "pretrain"]
 __getattr__, __dir__ = attach("attnwidgets.teaching", _LAZY, _SUBMODULES)

@@ -7,6 +7,7 @@ from .ablation import AblationWidget
 from .compare import AttentionCompare
 from .coref import coref_grid
 from .entropy_bars import EntropyBars
+from .fill_mask import FillMask
 from .generation import GenerationView
 from .head_cluster_map import HeadClusterMap
 from .head_stats_grid import HeadStatsGrid, sink_grid
@@ -27,6 +28,7 @@ __all__ = [
     "AttentionProfile",
     "AttnWidget",
     "EntropyBars",
+    "FillMask",
     "GenerationView",
     "HeadClusterMap",
     "HeadRolesView",

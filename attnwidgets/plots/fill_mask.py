@@ -1,0 +1,74 @@
+"""Static twin of FillMask: the top-k fillers of each [MASK] as bars, and where one [MASK] attends."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..viewdata.labels import token_label
+from .style import lecture_fonts, missing_glyphs_quiet, new_figure, resolve_theme
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["plot_fill_mask"]
+
+_ACCENT = {"light": "#d1242f", "lecture": "#d55e00"}
+_BAR = "#4c72b0"
+
+
+def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *, theme: str | None = None) -> Figure:
+    """The fillers of every [MASK] (bars: probability) and the attention of one [MASK] over the tokens.
+
+    Parameters
+    ----------
+    view : dict or FillMask
+        What :func:`attnwidgets.studies.fillmask.fill_mask_view` returns (``FillMask(...).view``), or the widget.
+    mask : int
+        Which [MASK]'s attention to draw (0 = the first).
+    layer : int
+        The layer (-1: the last).
+    head : int
+        One head, or -1 for the mean over the layer's heads.
+    theme : str, optional
+        "light" or "lecture" (default: the current theme).
+    """
+    v = getattr(view, "view", view)
+    if not isinstance(v, dict) or not {"tokens", "positions", "fills", "rows"} <= set(v):
+        raise TypeError("plot_fill_mask takes what fill_mask_view returns (or a FillMask widget), got "
+                        f"{type(view).__name__}")
+    rows = np.asarray(v["rows"])
+    n_masks, n_layers, n_heads, n = rows.shape
+    if not 0 <= mask < n_masks:
+        raise ValueError(f"mask {mask} is out of range: the text has {n_masks} [MASK] (0..{n_masks - 1})")
+    layer = n_layers - 1 if layer == -1 else layer
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"layer {layer} is out of range: there are {n_layers} layers (0..{n_layers - 1})")
+    if not -1 <= head < n_heads:
+        raise ValueError(f"head {head} is out of range: there are {n_heads} heads (0..{n_heads - 1}, or -1)")
+    row = rows[mask, layer].mean(0) if head == -1 else rows[mask, layer, head]
+    name = resolve_theme(theme)
+    accent = _ACCENT.get(name, _ACCENT["light"])
+    with lecture_fonts(name), missing_glyphs_quiet():
+        fig = new_figure((max(8.0, 2.6 * n_masks + 0.55 * n), 6.0), layout="constrained")
+        grid = fig.add_gridspec(2, n_masks, height_ratios=[1, 1])
+        for m, fill in enumerate(v["fills"]):
+            ax = fig.add_subplot(grid[0, m])
+            labels = [token_label(t) for t in fill["tokens"]][::-1]
+            probs = list(fill["probs"])[::-1]
+            ax.barh(range(len(probs)), probs, color=accent if m == mask else _BAR)
+            ax.set_yticks(range(len(probs)), labels)
+            ax.set_xlim(0, max(1e-6, max(probs)) * 1.35)
+            for i, p in enumerate(probs):
+                ax.text(p, i, f" {100 * p:.1f} %", va="center")
+            ax.set_title(f"[MASK] #{m + 1} (token {v['positions'][m]})")
+            ax.set_xlabel("probability")
+        ax = fig.add_subplot(grid[1, :])
+        colors = [accent if j == v["positions"][mask] else _BAR for j in range(n)]
+        ax.bar(range(n), row, color=colors)
+        ax.set_xticks(range(n), [token_label(t) for t in v["tokens"]], rotation=45, ha="right")
+        ax.set_ylabel("attention")
+        which = "mean of the heads" if head == -1 else f"head {head}"
+        ax.set_title(f"where [MASK] #{mask + 1} attends: layer {layer}, {which}")
+    return fig

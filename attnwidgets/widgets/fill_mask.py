@@ -1,0 +1,129 @@
+"""FillMask: type a sentence with [MASK], see the model's top-k fillers and where the [MASK] position attends
+(front end: js/src/fill_mask.ts; static twin: attnwidgets.plots.plot_fill_mask)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import traitlets
+
+from ..viewdata.wire import pack
+from ._base import AttnWidget, Index
+
+__all__ = ["FillMask"]
+
+
+class FillMask(AttnWidget):
+    """Fill in the [MASK], live: the top-``k`` fillers of every ``[MASK]`` in a sentence as bars with their
+    probabilities, and the attention of a [MASK] position over the tokens (one layer, one head or their mean).
+
+    Type another sentence in the page's box (Enter) and Python fills it in again. The bundled model uses the
+    masked-LM head shipped with attnwidgets (:mod:`attnwidgets.studies.fillmask`); a model with its own masked-LM
+    head uses that.
+
+    Parameters
+    ----------
+    text : str
+        A sentence with one or more ``[MASK]`` (``<mask>`` is accepted too).
+    k : int
+        How many fillers to show per mask (1..20).
+    model : str or Runner, optional
+        The model (default: the bundled one).
+    layer, head : int
+        Whose attention the [MASK] row shows (``head=-1``: mean over the layer's heads). Default: the last layer.
+    mask : int
+        Which [MASK] the attention row belongs to (0 = the first).
+    theme : str
+        "light" or "lecture".
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> w = aw.FillMask("The chef tasted the [MASK] and added more salt.")
+    >>> len(w.fills()[0]["tokens"])
+    5
+    """
+
+    _bundle = "fill_mask"
+
+    text = traitlets.Unicode("").tag(sync=True)
+    """str: the sentence (the page's text box sets it; Python fills it in again)."""
+    k = traitlets.Int(5).tag(sync=True)
+    layer = Index(-1).tag(sync=True)
+    head = Index(-1).tag(sync=True)
+    mask = Index(0).tag(sync=True)
+    _meta = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, text: str, *, model: Any = None, **kwargs: Any) -> None:
+        k = kwargs.pop("k", 5)
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= 20:
+            raise ValueError(f"k must be a whole number from 1 to 20, got {k!r}")
+        self._model = model
+        from ..studies.fillmask import fill_mask_view
+
+        self._view = fill_mask_view(text, int(k), model)         # raises for a bad text: nothing half-built
+        super().__init__(text=text, k=int(k), **kwargs)
+        n_layers = self._view["rows"].shape[1]
+        if self.layer == -1:
+            self.layer = n_layers - 1
+        self._publish()
+
+    @property
+    def view(self) -> dict[str, Any]:
+        """What is drawn (:func:`attnwidgets.studies.fillmask.fill_mask_view`); ``aw.plot_fill_mask(w.view)``."""
+        return self._view
+
+    def fills(self) -> list[dict[str, Any]]:
+        """Per [MASK]: its top-k ``tokens`` and ``probs`` as shown."""
+        return self._view["fills"]
+
+    def attention_row(self) -> np.ndarray:
+        """(tokens,) the attention of the selected [MASK] at ``layer``/``head`` (head=-1: the heads' mean)."""
+        rows = self._view["rows"][self.mask, self.layer]
+        return rows.mean(0) if self.head == -1 else rows[self.head]
+
+    @traitlets.validate("layer", "head", "mask")
+    def _valid_index(self, proposal: dict[str, Any]) -> int:
+        value, name = int(proposal["value"]), proposal["trait"].name
+        if not hasattr(self, "_view"):
+            return value
+        _, n_layers, n_heads, _ = self._view["rows"].shape
+        n_masks = len(self._view["positions"])
+        limit = {"layer": n_layers, "head": n_heads, "mask": n_masks}[name]
+        low = -1 if name == "head" else 0
+        if not low <= value < limit:
+            what = {"layer": "layers", "head": "heads", "mask": "[MASK]s"}[name]
+            raise traitlets.TraitError(f"{name} {value} is out of range: there are {limit} {what} "
+                                       f"({low}..{limit - 1})")
+        return value
+
+    @traitlets.validate("k")
+    def _valid_k(self, proposal: dict[str, Any]) -> int:
+        k = proposal["value"]
+        if not 1 <= k <= 20:
+            raise traitlets.TraitError(f"k must be from 1 to 20, got {k}")
+        return int(k)
+
+    @traitlets.observe("text", "k")
+    def _changed(self, _change: dict[str, Any]) -> None:
+        if not hasattr(self, "_view"):
+            return
+        try:
+            from ..studies.fillmask import fill_mask_view
+
+            view = fill_mask_view(self.text, self.k, self._model)
+        except (TypeError, ValueError) as exc:
+            self._error = str(exc)                                 # the page keeps the last good picture
+            return
+        self._view = view
+        if self.mask >= len(view["positions"]):
+            self.mask = 0
+        self._error = ""
+        self._publish()
+
+    def _publish(self) -> None:
+        v = self._view
+        self._meta = {"model": v["model"], "shape": [int(s) for s in v["rows"].shape]}
+        self._payload = {"tokens": v["tokens"], "positions": v["positions"], "fills": v["fills"],
+                         "rows": pack(v["rows"]), "text": self.text}

@@ -1,0 +1,70 @@
+"""FillMask in JupyterLab: the fillers are drawn as bars (Python's top-k), typing a new sentence in the page's box
+fills it in again, the layer / head menus redraw the [MASK]'s attention row, and the lecture theme fits 1280 x 720."""
+
+from __future__ import annotations
+
+from helpers import dataset, eventually
+
+CELL = """
+import attnwidgets as aw
+aw.set_theme("lecture")
+w = aw.FillMask("The chef tasted the [MASK] and added more salt.")
+w
+"""
+
+
+def test_fill_mask_bars_typing_and_lecture_fit(lab):
+    nb = lab.open([CELL], viewport=(1280, 720))
+    root = nb.widget()
+    fills = nb.page.locator("[data-testid=fills-canvas]").first
+    nb.page.wait_for_function("() => document.querySelector('[data-testid=fills-canvas]')?.dataset.nBars === '5'",
+                              timeout=30_000)
+    top = nb.python("print(w.fills()[0]['tokens'][0])").strip()
+    assert dataset(nb.page, "fills-canvas")["top"] == top
+    assert fills.bounding_box()["height"] > 100
+
+    # The attention row: one column per token, Python's mean over the last layer's heads.
+    n = int(nb.python("print(len(w.view['tokens']))"))
+    row = dataset(nb.page, "row-canvas")
+    assert int(row["n"]) == n
+    want = float(nb.python("print(float(w.attention_row().max()))"))
+    assert abs(float(row["max"]) - want) < 1e-5
+
+    # The lecture view fits the 1280 x 720 window: the whole root is on screen.
+    nb.page.evaluate("() => document.querySelector('.aw-root').scrollIntoView({block: 'start'})")
+    box = root.bounding_box()
+    assert box["width"] <= 1280 and box["height"] <= 720, box
+    for part in ("fills-canvas", "row-canvas", "caption"):       # nothing sticks out of the view or the window
+        b = nb.page.locator(f"[data-testid={part}]").first.bounding_box()
+        assert b["x"] + b["width"] <= min(box["x"] + box["width"], 1280) + 1, (part, b, box)
+        assert b["y"] + b["height"] <= 720, (part, b)
+    nb.screenshot("fill-mask-lecture-1280x720")
+
+    # A layer / head from the menus: Python's trait follows, and the row redraws with that head's maximum.
+    nb.page.locator("select[aria-label=layer]").first.select_option("0")
+    nb.page.locator("select[aria-label=head]").first.select_option("3")
+    eventually(nb, "print(w.layer, w.head)", "0 3")
+    want = float(nb.python("print(float(w.attention_row().max()))"))
+    nb.page.wait_for_function(
+        f"() => Math.abs(Number(document.querySelector('[data-testid=row-canvas]').dataset.max) - {want}) < 1e-5",
+        timeout=10_000)
+
+    # Typing a new sentence: Python fills it in, and the bars change.
+    box_input = nb.page.locator("[data-testid=fill-text]").first
+    box_input.fill("Paris is the capital of [MASK].")
+    box_input.press("Enter")
+    eventually(nb, "print(w.text)", "Paris is the capital of [MASK].")
+    new_top = nb.python("print(w.fills()[0]['tokens'][0])").strip()
+    nb.page.wait_for_function(
+        f"() => document.querySelector('[data-testid=fills-canvas]').dataset.top === {new_top!r}", timeout=20_000)
+    assert int(dataset(nb.page, "row-canvas")["n"]) == int(nb.python("print(len(w.view['tokens']))"))
+
+    # A sentence without [MASK]: a clear message, and the last picture stays.
+    box_input.fill("No mask here.")
+    box_input.press("Enter")
+    err = nb.page.locator(".aw-error").first
+    err.wait_for(state="visible", timeout=20_000)
+    assert "no [MASK]" in err.inner_text()
+    assert dataset(nb.page, "fills-canvas")["top"] == new_top
+    nb.screenshot("fill-mask-after-typing", root)
+    assert not nb.errors()
