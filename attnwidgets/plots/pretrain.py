@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .style import LECTURE_SCALE, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["LivePretrainCurve", "plot_pretrain_curve"]
 
 
+@lecture_fit
 def plot_pretrain_curve(steps: Sequence[int], mlm_loss: Sequence[float], nsp_loss: Sequence[float], *,
                         total: int | None = None, vocab_size: int | None = None, theme: str | None = None,
                         ax: Any = None) -> Figure:
