@@ -255,7 +255,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     paintRow();
     const several = (model.get("_payload").fills ?? []).length > 1;
     caption.textContent =
-      "Bars: each filler's probability (softmax over the whole vocabulary; top k shown; longest = most probable). " +
+      "Bars: each filler's probability (softmax over all pieces, top k). " +
       (several ? "Click a [MASK]'s bars to see where it attends. " : "") +
       "Type a sentence with [MASK], then Enter.";
   }
