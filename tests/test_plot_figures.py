@@ -72,6 +72,9 @@ def _roles() -> HeadRoles:
 ROLES = _roles()
 COREF = CorefScores(np.array([[[True, False], [True, True]]]), {b: np.array([True, False])
                     for b in ("nearest", "same_head", "rules")}, [{"kind": "pronoun"}] * 2)
+FILL_VIEW = {"tokens": ["[CLS]", "the", "[MASK]", "sat", "[SEP]"], "positions": [2],
+             "fills": [{"tokens": ["cat", "dog"], "probs": [0.5, 0.2]}],
+             "rows": np.random.default_rng(4).dirichlet(np.ones(5), size=(1, 2, 3)).astype(np.float32)}
 PANEL = pd.DataFrame({"item": ["a", "b"], "name": ["p", "p"], "before": [0.9, 0.2], "after": [0.7, 0.3]})
 
 #: One call per plot function, with the theme passed through (None: the current one).
@@ -99,6 +102,7 @@ CALLS = {
     "plot_induction_curve": lambda theme: plots.plot_induction_curve([0, 10], [3.4, 3.0], np.zeros((2, 2, 2)),
                                                                      theme=theme),
     "LiveInductionCurve": lambda theme: plots.LiveInductionCurve(total=10, theme=theme, display=False).figure(),
+    "plot_fill_mask": lambda theme: plots.plot_fill_mask(FILL_VIEW, mask=0, layer=1, head=-1, theme=theme),
 }
 
 

@@ -115,14 +115,17 @@ def load_head(runner: Runner | None = None, path: str | Path | None = None) -> M
     """The shipped masked-LM head, tied to ``runner``'s (the bundled model's) word embeddings; ``head.layer`` says
     which layer's output it reads."""
     runner = get_runner(runner)
-    if path is None and id(runner) in _heads:
-        return _heads[id(runner)]
+    emb_now = cast(Any, runner.model).get_input_embeddings().weight
+    cached = _heads.get(id(runner)) if path is None else None
+    if cached is not None and cached.embeddings.data_ptr() == emb_now.data_ptr():   # ids of freed runners recur
+        return cached
     file = Path(path) if path is not None else data_path(HEAD_FILE)
     with np.load(file) as z:
         arrays = {k: z[k] for k in z.files}
     emb = cast(Any, runner.model).get_input_embeddings().weight.detach()
     layer = int(arrays["layer"]) if "layer" in arrays else None
-    head = MLMHead(emb.float().cpu(), layer=layer).load_arrays(arrays).eval()
+    with torch.inference_mode(False):     # loaded during a fill-in: still ordinary tensors, usable with autograd
+        head = MLMHead(emb.float().cpu(), layer=layer).load_arrays(arrays).eval()
     if path is None:
         _heads[id(runner)] = head
     return head
