@@ -17,23 +17,21 @@ def test_shipped_head_is_small_float16_and_without_the_decoder_matrix():
     path = data_path(fm.HEAD_FILE)
     assert path.stat().st_size < 1_500_000
     with np.load(path) as z:
-        names = set(z.files) - {"report"}
+        names = set(z.files) - {"report", "layer"}
         assert names == {"dense_weight", "dense_bias", "norm_weight", "norm_bias", "bias"}
         assert all(z[n].dtype == np.float16 for n in names)
         report = json.loads(str(z["report"]))
+        assert int(z["layer"]) == report["layer"] == fm.load_head().layer
     rows = {r["variant"]: r for r in report["table"]}
-    half = rows[report["chosen"] + ", stored float16"]
-    full = rows[report["chosen"]]
+    # The stored table's baseline is what frequency_baseline measures now (same split, same positions).
     base = rows["word frequency (baseline)"]
-    # float16 storage keeps the accuracy (within one word in a few hundred).
-    assert abs(half["held-out top-1"] - full["held-out top-1"]) < 0.005
-    assert abs(half["held-out top-5"] - full["held-out top-5"]) < 0.005
-    # What the training run measured (seed 0): the head is about as good as the word-frequency baseline, no better.
-    assert report["n_held_out_words"] > 500
-    assert half["held-out top-1"] == pytest.approx(0.111, abs=0.01)
-    assert half["held-out top-5"] == pytest.approx(0.238, abs=0.01)
-    assert base["held-out top-1"] == pytest.approx(0.116, abs=0.01)
-    assert base["held-out top-5"] == pytest.approx(0.251, abs=0.01)
+    now = fm.frequency_baseline()
+    assert (base["held-out top-1"], base["held-out top-5"]) == pytest.approx((now[1], now[5]))
+    # float16 storage keeps the chosen head's accuracy (fill_mask_accuracy of the shipped file, measured at writing)
+    chosen, check = rows[report["chosen"]], report["held_out_check"]
+    assert check["top-1"] == pytest.approx(chosen["held-out top-1"], abs=0.005)
+    assert check["top-5"] == pytest.approx(chosen["held-out top-5"], abs=0.005)
+    assert check["n"] == now.n > 500
 
 
 def test_head_matches_a_hand_built_forward_and_is_tied():
@@ -71,11 +69,14 @@ def test_fill_mask_probabilities_and_positions():
 
 
 def test_fill_mask_on_an_easy_sentence_gives_what_was_measured():
-    # The shipped head leans on frequent words: on this sentence its top five are function words (measured: the .12,
-    # a .07, . .06, on .02, woman .02). This pins that behaviour, so a better head shows up here as a failing test.
+    # The shipped head (10 epochs on the shipped text) still leans on frequent pieces: on this sentence its top five
+    # are (measured) . .20, the .10, because .04, a .04, for .02; on the chef's sentence food words come in
+    # ("delicious", "tomatoes" in the top five). This pins that behaviour, so a better head shows up as a failing test.
     df = aw.fill_mask("The cat sat on the [MASK].")
-    assert df["token"][0] == "the" and 0.08 < df["probability"][0] < 0.16
-    assert {"a", "."} <= set(df["token"])
+    assert df["token"][0] == "." and 0.15 < df["probability"][0] < 0.25
+    assert {"the", "a"} <= set(df["token"])
+    chef = aw.fill_mask("The chef tasted the [MASK] and added more salt.")
+    assert {"delicious", "tomatoes"} <= set(chef["token"])
 
 
 def test_fill_mask_spellings_and_several_masks():

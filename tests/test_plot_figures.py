@@ -73,6 +73,9 @@ def _roles() -> HeadRoles:
 ROLES = _roles()
 COREF = CorefScores(np.array([[[True, False], [True, True]]]), {b: np.array([True, False])
                     for b in ("nearest", "same_head", "rules")}, [{"kind": "pronoun"}] * 2)
+FILL_VIEW = {"tokens": ["[CLS]", "the", "[MASK]", "sat", "[SEP]"], "positions": [2],
+             "fills": [{"tokens": ["cat", "dog"], "probs": [0.5, 0.2]}],
+             "rows": np.random.default_rng(4).dirichlet(np.ones(5), size=(1, 2, 3)).astype(np.float32)}
 PANEL = pd.DataFrame({"item": ["a", "b"], "name": ["p", "p"], "before": [0.9, 0.2], "after": [0.7, 0.3]})
 
 #: One call per plot function, with the theme passed through (None: the current one).
@@ -112,6 +115,7 @@ CALLS = {
     "plot_pretrain_curve": lambda theme: plots.plot_pretrain_curve([10, 20], [7.0, 6.0], [0.7, 0.6], total=40,
                                                                    vocab_size=3000, theme=theme),
     "LivePretrainCurve": lambda theme: plots.LivePretrainCurve(total=10, theme=theme, display=False).figure(),
+    "plot_fill_mask": lambda theme: plots.plot_fill_mask(FILL_VIEW, mask=0, layer=1, head=-1, theme=theme),
 }
 
 

@@ -114,6 +114,9 @@ VIEWS: list[ViewCase] = [
              ("layer", "head", "kind", "colormap", "theme"), (2, 4), head_mean=False),
     ViewCase(aw.AttentionCompare, "a", lambda i, **kw: aw.AttentionCompare(i.results[0], i.results[1], **kw),
              ("layer", "head", "kind", "words", "colormap", "theme"), (2, 3)),
+    # What fill-in-the-mask shows is a text with [MASK] (the bundled model's shipped head; 6 layers x 12 heads).
+    ViewCase(aw.FillMask, "text", lambda i, **kw: aw.FillMask("The cat sat on the [MASK].", **kw),
+             ("layer", "head", "theme"), (6, 12), defaults={"head": -1}),
 ]
 
 IDS = [v.id for v in VIEWS]

@@ -53,13 +53,14 @@ def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *,
     with lecture_fonts(name), missing_glyphs_quiet():
         fig = new_figure((max(8.0, 2.6 * n_masks + 0.55 * n), 6.0), layout="constrained")
         grid = fig.add_gridspec(2, n_masks, height_ratios=[1, 1])
+        p_max = max([1e-6, *(p for f in v["fills"] for p in f["probs"])])   # one scale for every [MASK]
         for m, fill in enumerate(v["fills"]):
             ax = fig.add_subplot(grid[0, m])
             labels = [token_label(t) for t in fill["tokens"]][::-1]
             probs = list(fill["probs"])[::-1]
             ax.barh(range(len(probs)), probs, color=accent if m == mask else _BAR)
             ax.set_yticks(range(len(probs)), labels)
-            ax.set_xlim(0, max(1e-6, max(probs)) * 1.35)
+            ax.set_xlim(0, p_max * 1.35)
             for i, p in enumerate(probs):
                 ax.text(p, i, f" {100 * p:.1f} %", va="center")
             ax.set_title(f"[MASK] #{m + 1} (token {v['positions'][m]})")

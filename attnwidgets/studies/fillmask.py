@@ -33,8 +33,8 @@ from attnwidgets.runner.encoding import check_text
 from attnwidgets.runner.runner import Runner, get_runner
 
 __all__ = ["HEAD_FILE", "MLMHead", "MaskAccuracy", "MaskCases", "NoMaskedLMHeadError", "fill_mask",
-           "fill_mask_accuracy", "fill_mask_logits", "fill_mask_view", "frequency_baseline", "load_head",
-           "mask_cases", "normalise_masks"]
+           "fill_mask_accuracy", "fill_mask_logits", "fill_mask_view", "forget_heads", "frequency_baseline",
+           "load_head", "mask_cases", "normalise_masks"]
 
 HEAD_FILE = "mlm_head.npz"
 _MASK_SPELLING = re.compile(r"\[mask\]|<mask>", re.IGNORECASE)
@@ -50,13 +50,16 @@ class MLMHead(torch.nn.Module):
     """BERT's masked-LM head on a frozen encoder: dense → GELU → LayerNorm → tied decoder (+ bias).
 
     ``embeddings`` is the encoder's word-embedding weight itself (vocab × hidden); it is held by reference, so the
-    decoder stays tied to the encoder, and it is not a parameter of this module.
+    decoder stays tied to the encoder, and it is not a parameter of this module. ``layer`` is the encoder layer
+    whose output the head reads (``hidden_states[layer]``: 0 the embeddings, the last layer's index its output; None
+    the last).
     """
 
-    def __init__(self, embeddings: torch.Tensor, eps: float = 1e-12) -> None:
+    def __init__(self, embeddings: torch.Tensor, eps: float = 1e-12, layer: int | None = None) -> None:
         super().__init__()
         vocab, hidden = embeddings.shape
         self.embeddings = embeddings
+        self.layer = layer
         self.dense = torch.nn.Linear(hidden, hidden)
         self.norm = torch.nn.LayerNorm(hidden, eps=eps)
         self.bias = torch.nn.Parameter(torch.zeros(vocab))
@@ -67,6 +70,13 @@ class MLMHead(torch.nn.Module):
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         """Logits over the vocabulary for hidden states ``h`` (..., hidden)."""
         return self.transform(h) @ self.embeddings.T + self.bias
+
+    def read(self, out: Any) -> torch.Tensor:
+        """The hidden states this head reads from a model output (run with ``output_hidden_states=True`` when
+        ``layer`` is set)."""
+        if self.layer is None:
+            return cast(torch.Tensor, out.last_hidden_state)
+        return cast(torch.Tensor, out.hidden_states[self.layer])
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"dense_weight": self.dense.weight.detach().numpy(), "dense_bias": self.dense.bias.detach().numpy(),
@@ -96,16 +106,26 @@ def _is_bundled(runner: Runner) -> bool:
 _heads: dict[int, MLMHead] = {}
 
 
+def forget_heads() -> None:
+    """Drop the loaded shipped heads, so the next :func:`load_head` reads the file again (after re-training)."""
+    _heads.clear()
+
+
 def load_head(runner: Runner | None = None, path: str | Path | None = None) -> MLMHead:
-    """The shipped masked-LM head, tied to ``runner``'s (the bundled model's) word embeddings."""
+    """The shipped masked-LM head, tied to ``runner``'s (the bundled model's) word embeddings; ``head.layer`` says
+    which layer's output it reads."""
     runner = get_runner(runner)
-    if path is None and id(runner) in _heads:
-        return _heads[id(runner)]
+    emb_now = cast(Any, runner.model).get_input_embeddings().weight
+    cached = _heads.get(id(runner)) if path is None else None
+    if cached is not None and cached.embeddings.data_ptr() == emb_now.data_ptr():   # ids of freed runners recur
+        return cached
     file = Path(path) if path is not None else data_path(HEAD_FILE)
     with np.load(file) as z:
         arrays = {k: z[k] for k in z.files}
     emb = cast(Any, runner.model).get_input_embeddings().weight.detach()
-    head = MLMHead(emb.float().cpu()).load_arrays(arrays).eval()
+    layer = int(arrays["layer"]) if "layer" in arrays else None
+    with torch.inference_mode(False):     # loaded during a fill-in: still ordinary tensors, usable with autograd
+        head = MLMHead(emb.float().cpu(), layer=layer).load_arrays(arrays).eval()
     if path is None:
         _heads[id(runner)] = head
     return head
@@ -146,12 +166,13 @@ def fill_mask_logits(text: str, model: str | Runner | None = None) -> tuple[list
     positions = torch.nonzero(ids == tok.mask_token_id).flatten()
     inputs = {k: v.to(runner.device) for k, v in enc.items()}
     with torch.inference_mode():
-        out = runner.model(**inputs, return_dict=True)
         if runner.head == "masked-lm":
+            out = runner.model(**inputs, return_dict=True)
             logits = out.logits[0, positions.to(runner.device)].float().cpu()
         else:
-            h = out.last_hidden_state[0, positions.to(runner.device)].float().cpu()
-            logits = load_head(runner)(h)
+            head = load_head(runner)
+            out = runner.model(**inputs, return_dict=True, output_hidden_states=head.layer is not None)
+            logits = head(head.read(out)[0, positions.to(runner.device)].float().cpu())
     tokens = tok.convert_ids_to_tokens(ids.tolist())
     return tokens, positions.numpy().astype(np.int64), logits.numpy()
 
@@ -327,11 +348,13 @@ def _scorer(model: Any, tokenizer: Any) -> tuple[Any, Any, str]:
             "the bundled model only")
 
     def score_runner(ids: torch.Tensor, att: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        out = runner.model(input_ids=ids.to(runner.device), attention_mask=att.to(runner.device), return_dict=True)
         rows = torch.arange(len(pos))
+        kw = {"input_ids": ids.to(runner.device), "attention_mask": att.to(runner.device), "return_dict": True}
         if runner.head == "masked-lm":
-            return out.logits[rows, pos.to(runner.device)].float().cpu()
-        return load_head(runner)(out.last_hidden_state[rows, pos.to(runner.device)].float().cpu())
+            return runner.model(**kw).logits[rows, pos.to(runner.device)].float().cpu()
+        head = load_head(runner)
+        out = runner.model(**kw, output_hidden_states=head.layer is not None)
+        return head(head.read(out)[rows, pos.to(runner.device)].float().cpu())
     return score_runner, (tokenizer if tokenizer is not None else runner.tokenizer), runner.info.name
 
 

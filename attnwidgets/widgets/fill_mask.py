@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from ..viewdata.checks import check_head, check_layer
 from ..viewdata.wire import pack
-from ._base import AttnWidget, Index
+from ._base import AttnWidget, Index, checked
 
 __all__ = ["FillMask"]
 
@@ -50,7 +51,7 @@ class FillMask(AttnWidget):
     text = traitlets.Unicode("").tag(sync=True)
     """str: the sentence (the page's text box sets it; Python fills it in again)."""
     k = traitlets.Int(5).tag(sync=True)
-    layer = Index(-1).tag(sync=True)
+    layer = Index(0).tag(sync=True)
     head = Index(-1).tag(sync=True)
     mask = Index(0).tag(sync=True)
     _meta = traitlets.Dict().tag(sync=True)
@@ -63,10 +64,10 @@ class FillMask(AttnWidget):
         from ..studies.fillmask import fill_mask_view
 
         self._view = fill_mask_view(text, int(k), model)         # raises for a bad text: nothing half-built
+        last = "layer" not in kwargs
         super().__init__(text=text, k=int(k), **kwargs)
-        n_layers = self._view["rows"].shape[1]
-        if self.layer == -1:
-            self.layer = n_layers - 1
+        if last:                                                  # default: the last layer
+            self.layer = self._view["rows"].shape[1] - 1
         self._publish()
 
     @property
@@ -85,10 +86,14 @@ class FillMask(AttnWidget):
 
     @traitlets.validate("layer", "head", "mask")
     def _valid_index(self, proposal: dict[str, Any]) -> int:
-        value, name = int(proposal["value"]), proposal["trait"].name
+        value, name = proposal["value"], proposal["trait"].name
         if not hasattr(self, "_view"):
             return value
         _, n_layers, n_heads, _ = self._view["rows"].shape
+        if name == "layer":
+            return checked(check_layer, value, n_layers)
+        if name == "head":
+            return checked(check_head, value, n_heads, allow_mean=True)
         n_masks = len(self._view["positions"])
         limit = {"layer": n_layers, "head": n_heads, "mask": n_masks}[name]
         low = -1 if name == "head" else 0

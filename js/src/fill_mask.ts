@@ -80,6 +80,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
   let rows: Float32Array = new Float32Array(0);
   let colW = 0;
   let rowX0 = 0;
+  let panel = { w: 1, h: 1, perRow: 1, n: 0 }; // the bars' panels, one per [MASK]: a click picks that [MASK]
   const controls = controlGroup(cleanups);
   // The pictures are as wide as the widget (the row title spans it); drawn again when that width changes.
   let measured = 0;
@@ -138,6 +139,8 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     const perRow = Math.max(1, Math.min(fills.length, Math.floor(room / (labelW + valueW + t.font * 6))));
     const panelW = Math.floor(Math.min(room / perRow, labelW + valueW + t.font * 14));
     const barMax = panelW - labelW - valueW - 16;
+    // One scale for every panel: the longest bar is the most probable filler shown (the % says how probable).
+    const pMax = Math.max(1e-6, ...fills.flatMap((f) => f.probs));
     const panelH = lineH * (k + 1) + 8;
     const nRows = Math.ceil(fills.length / perRow);
     const ctx = prepareCanvas(fillsCanvas, panelW * perRow, panelH * nRows);
@@ -160,16 +163,24 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
         ctx.textAlign = "right";
         ctx.fillText(fitToken(ctx, tok, labelW - 10), x0 + labelW - 6, y + lineH / 2);
         ctx.fillStyle = categorical(m);
-        ctx.fillRect(x0 + labelW, y + lineH * 0.15, Math.max(1, barMax * pr), lineH * 0.7);
+        ctx.fillRect(x0 + labelW, y + lineH * 0.15, Math.max(1, (barMax * pr) / pMax), lineH * 0.7);
         ctx.fillStyle = t.fg;
         ctx.textAlign = "left";
-        ctx.fillText(`${(100 * pr).toFixed(1)} %`, x0 + labelW + barMax * pr + 6, y + lineH / 2);
+        ctx.fillText(`${(100 * pr).toFixed(1)} %`, x0 + labelW + (barMax * pr) / pMax + 6, y + lineH / 2);
       });
     });
+    panel = { w: panelW, h: panelH, perRow, n: fills.length };
     Object.assign(fillsCanvas.dataset, {
       nMasks: String(fills.length),
       top: fills.map((f) => f.tokens[0] ?? "").join("\u241f"),
       nBars: String(fills.reduce((a, f) => a + f.tokens.length, 0)),
+      // what the bars say, per [MASK]: its words and probabilities as drawn (for tests and screen readers)
+      words: JSON.stringify(fills.map((f) => f.tokens)),
+      probs: JSON.stringify(fills.map((f) => f.probs)),
+      selected: String(model.get("mask")),
+      perRow: String(perRow),
+      panelW: String(panelW),
+      panelH: String(panelH),
     });
   }
 
@@ -187,9 +198,9 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     const room = avail(t.name);
     rowX0 = Math.round(t.font * 3.2);
     colW = Math.max(8, Math.min(t.font * 4.5, Math.floor((room - rowX0) / Math.max(1, n))));
-    const plotH = Math.round(t.font * 6);
+    const plotH = Math.round(t.font * 5);
     const rotated = colW < t.font * 4;
-    const labelH = Math.round(rotated ? t.font * 5.5 : t.font * 1.8);
+    const labelH = Math.round(rotated ? t.font * 4.5 : t.font * 1.8);
     const width = rowX0 + colW * n + 8;
     const height = t.font + plotH + labelH;
     const ctx = prepareCanvas(rowCanvas, width, height);
@@ -242,9 +253,11 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     if (document.activeElement !== input) input.value = model.get("text");
     paintFills();
     paintRow();
+    const several = (model.get("_payload").fills ?? []).length > 1;
     caption.textContent =
-      "Bars: the model's probability for each filler (softmax over the whole vocabulary; the top k shown). " +
-      "Type a sentence with [MASK] and press Enter.";
+      "Bars: each filler's probability (softmax over all pieces, top k). " +
+      (several ? "Click a [MASK]'s bars to see where it attends. " : "") +
+      "Type a sentence with [MASK], then Enter.";
   }
 
   function load(): void {
@@ -266,6 +279,15 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
       if (e.key === "Enter") submit();
     }),
     listen(input, "change", submit),
+    listen(fillsCanvas, "click", (e: MouseEvent) => {
+      const rect = fillsCanvas.getBoundingClientRect();
+      const col = Math.floor((e.clientX - rect.left) / panel.w);
+      const row = Math.floor((e.clientY - rect.top) / panel.h);
+      const m = row * panel.perRow + col;
+      if (col >= 0 && col < panel.perRow && m >= 0 && m < panel.n && m !== model.get("mask")) {
+        saveTraits(model, { mask: m });
+      }
+    }),
     ...hoverTooltip(rowCanvas, root, tooltip, {
       hitAt: (e) => {
         const rect = rowCanvas.getBoundingClientRect();

@@ -3,7 +3,9 @@ fills it in again, the layer / head menus redraw the [MASK]'s attention row, and
 
 from __future__ import annotations
 
-from helpers import dataset, eventually
+import json
+
+from helpers import dataset, eventually, page_point, wait_dataset
 
 CELL = """
 import attnwidgets as aw
@@ -20,7 +22,14 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     nb.page.wait_for_function("() => document.querySelector('[data-testid=fills-canvas]')?.dataset.nBars === '5'",
                               timeout=30_000)
     top = nb.python("print(w.fills()[0]['tokens'][0])").strip()
-    assert dataset(nb.page, "fills-canvas")["top"] == top
+    drawn = dataset(nb.page, "fills-canvas")
+    assert drawn["top"] == top
+    # The bars' words and probabilities as drawn are aw.fill_mask's table (Python's top-k, in order).
+    want_fills = json.loads(nb.python("import json; print(json.dumps(w.fills()))"))
+    assert json.loads(drawn["words"]) == [f["tokens"] for f in want_fills]
+    probs = json.loads(drawn["probs"])[0]
+    assert all(abs(a - b) < 1e-6 for a, b in zip(probs, want_fills[0]["probs"], strict=True))
+    assert probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1
     assert fills.bounding_box()["height"] > 100
 
     # The attention row: one column per token, Python's mean over the last layer's heads.
@@ -34,10 +43,13 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     nb.page.evaluate("() => document.querySelector('.aw-root').scrollIntoView({block: 'start'})")
     box = root.bounding_box()
     assert box["width"] <= 1280 and box["height"] <= 720, box
+    # The notebook's visible area ends above JupyterLab's status bar, not at the window's edge.
+    panel = nb.page.locator(".jp-NotebookPanel-notebook").first.bounding_box()
+    bottom = min(720, panel["y"] + panel["height"])
     for part in ("fills-canvas", "row-canvas", "caption"):       # nothing sticks out of the view or the window
         b = nb.page.locator(f"[data-testid={part}]").first.bounding_box()
         assert b["x"] + b["width"] <= min(box["x"] + box["width"], 1280) + 1, (part, b, box)
-        assert b["y"] + b["height"] <= 720, (part, b)
+        assert b["y"] + b["height"] <= bottom, (part, b, bottom)
     nb.screenshot("fill-mask-lecture-1280x720")
 
     # A layer / head from the menus: Python's trait follows, and the row redraws with that head's maximum.
@@ -67,4 +79,40 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     assert "no [MASK]" in err.inner_text()
     assert dataset(nb.page, "fills-canvas")["top"] == new_top
     nb.screenshot("fill-mask-after-typing", root)
+
+    # Two masks: a click on the second [MASK]'s bars selects it, and the attention row follows (its maximum).
+    box_input.fill("The [MASK] barked at the [MASK] all night.")
+    box_input.press("Enter")
+    wait_dataset(nb.page, "fills-canvas", "nMasks", "2")
+    assert dataset(nb.page, "fills-canvas")["selected"] == "0"
+    d = dataset(nb.page, "fills-canvas")
+    per_row, panel_w, panel_h = int(d["perRow"]), float(d["panelW"]), float(d["panelH"])
+    nb.page.mouse.click(*page_point(nb.page, "fills-canvas", (1 % per_row + 0.5) * panel_w,
+                                    (1 // per_row + 0.5) * panel_h))
+    eventually(nb, "print(w.mask)", "1")
+    wait_dataset(nb.page, "fills-canvas", "selected", "1")
+    want = float(nb.python("print(float(w.attention_row().max()))"))
+    nb.page.wait_for_function(
+        f"() => Math.abs(Number(document.querySelector('[data-testid=row-canvas]').dataset.max) - {want}) < 1e-5",
+        timeout=10_000)
+    nb.screenshot("fill-mask-two-masks-lecture", root)
+    assert not nb.errors()
+
+
+LARGE = """
+import attnwidgets as aw
+aw.set_theme("light")
+w = aw.FillMask("The [MASK] barked at the [MASK] all night, and the neighbours could not [MASK].", k=8)
+w
+"""
+
+
+def test_fill_mask_large_screenshot(lab):
+    nb = lab.open([LARGE], viewport=(1920, 1200))
+    root = nb.widget()
+    wait_dataset(nb.page, "fills-canvas", "nMasks", "3")
+    assert int(dataset(nb.page, "fills-canvas")["nBars"]) == 24
+    words = json.loads(dataset(nb.page, "fills-canvas")["words"])
+    assert words == [f["tokens"] for f in json.loads(nb.python("import json; print(json.dumps(w.fills()))"))]
+    nb.screenshot("fill-mask-large-light", root)
     assert not nb.errors()
