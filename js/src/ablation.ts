@@ -113,6 +113,16 @@ const CSS = `
 .aw-abl-maps figure { margin: 0; }
 .aw-abl-maps figcaption { color: var(--aw-muted); font-size: .9em; }
 .aw-abl-status[data-state=running] { color: var(--aw-accent); }
+.aw-ablation.aw-fit .aw-abl-body { flex-wrap: nowrap; gap: 14px; }
+.aw-ablation.aw-fit .aw-abl-cell { width: calc(var(--aw-font) * 1.3); height: calc(var(--aw-font) * 1.2);
+  font-size: .65em; }
+.aw-ablation.aw-fit .aw-abl-layer { min-width: 0; font-size: .7em; padding: 0 4px; }
+.aw-ablation.aw-fit .aw-abl-colhead { font-size: .65em; }
+.aw-ablation.aw-fit .aw-abl-hint { max-width: 340px; font-size: .75em; }
+.aw-ablation.aw-fit .aw-abl-select input[type=range] { width: 110px; }
+.aw-ablation.aw-fit .aw-abl-panel { min-width: 0; }
+.aw-ablation.aw-fit .aw-abl-row { grid-template-columns: minmax(50px, max-content) 120px max-content; }
+.aw-ablation.aw-fit .aw-abl-maps { flex-wrap: nowrap; }
 `;
 
 let seqCounter = 0;
@@ -504,9 +514,10 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     const l = heatmapLayout({
       nq,
       nk,
-      // fitted, the maps take the light theme's size so the whole explorer needs less zoom to lie on screen
-      maxGrid: t.name === "lecture" && !fit.on() ? 340 : 240,
-      maxCell: t.name === "lecture" && !fit.on() ? 26 : 18,
+      // fitted, the grid and the maps stand side by side (CSS above), so the maps are small enough to sit in a row
+      // beside the head grid: the explorer then needs little or no zoom, and its text stays projector-sized
+      maxGrid: fit.on() ? 140 : t.name === "lecture" ? 340 : 240,
+      maxCell: fit.on() ? 12 : t.name === "lecture" ? 26 : 18,
       labelWidth: labelRoom(probe, hm.queries, small, 90),
       labelHeight: labelRoom(probe, hm.keys, small, 90),
       minLabelCell: 8,
