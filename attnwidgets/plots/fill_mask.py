@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..viewdata.labels import token_label
-from .style import lecture_fonts, missing_glyphs_quiet, new_figure, resolve_theme
+from .style import lecture_fit, lecture_fonts, missing_glyphs_quiet, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -18,6 +18,7 @@ _ACCENT = {"light": "#d1242f", "lecture": "#d55e00"}
 _BAR = "#4c72b0"
 
 
+@lecture_fit
 def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *, theme: str | None = None) -> Figure:
     """The fillers of every [MASK] (bars: probability) and the attention of one [MASK] over the tokens.
 
