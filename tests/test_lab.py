@@ -75,6 +75,7 @@ def test_theme_from_the_environment(value, theme, warns):
 def test_jupyterlab_answers_and_lists_the_tutorials(tmp_path):
     """The README's first command ends with `attnwidgets lab`: it must start a JupyterLab that lists the tutorials
     and serves our settings (news off)."""
+    import signal
     import socket
 
     with socket.socket() as s:
@@ -84,7 +85,8 @@ def test_jupyterlab_answers_and_lists_the_tutorials(tmp_path):
     log = tmp_path / "lab.log"
     with log.open("w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "attnwidgets", "lab", "--dir", str(tmp_path / "t"),
-                                 "--no-browser", "--port", str(port)], stdout=out, stderr=subprocess.STDOUT, env=env)
+                                 "--no-browser", "--port", str(port)], stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)  # its own process group: JupyterLab, its child, goes too
     try:
         token = None
         deadline = time.monotonic() + 120
@@ -106,8 +108,8 @@ def test_jupyterlab_answers_and_lists_the_tutorials(tmp_path):
         notification = json.loads(get("/lab/api/settings/@jupyterlab/apputils-extension:notification"))
         assert notification["settings"]["fetchNews"] == "false"
     finally:
-        proc.terminate()
+        os.killpg(proc.pid, signal.SIGTERM)  # terminate() alone left the JupyterLab child serving after the test
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
