@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_SCALE, LiveFigure, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["LivePretrainCurve", "plot_pretrain_curve"]
 
@@ -73,7 +73,7 @@ def plot_pretrain_curve(steps: Sequence[int], mlm_loss: Sequence[float], nsp_los
     return fig
 
 
-class LivePretrainCurve:
+class LivePretrainCurve(LiveFigure):
     """A live :func:`plot_pretrain_curve` below a notebook cell: pass :meth:`update` as ``pretrain_bert``'s
     ``callback``; the figure redraws every ``every``-th call and once more at :meth:`finish`.
 
@@ -87,42 +87,20 @@ class LivePretrainCurve:
 
     def __init__(self, total: int | None = None, *, every: int = 5, vocab_size: int | None = None,
                  theme: str | None = None, display: bool = True) -> None:
-        self.total = total
-        self.every = max(1, int(every))
+        super().__init__(total, every, theme, display)
         self.vocab_size = vocab_size
-        self.theme = theme
-        self.steps: list[int] = []
         self.mlm: list[float] = []
         self.nsp: list[float] = []
-        self._handle: Any = None
-        if display:
-            from IPython.display import display as show
-
-            self._handle = show(self._png(), display_id=True)
+        self._show()
 
     def figure(self) -> Figure:
         """The curve so far."""
         return plot_pretrain_curve(self.steps, self.mlm, self.nsp, total=self.total, vocab_size=self.vocab_size,
                                    theme=self.theme)
 
-    def _png(self) -> Any:
-        from io import BytesIO
-
-        from IPython.display import Image
-
-        buf = BytesIO()
-        self.figure().savefig(buf, format="png", dpi=80)
-        return Image(data=buf.getvalue())
-
     def update(self, step: int, mlm_loss: float, nsp_loss: float) -> None:
         """Record one point (``pretrain_bert``'s callback signature); redraw every ``every``-th."""
         self.steps.append(int(step))
         self.mlm.append(float(mlm_loss))
         self.nsp.append(float(nsp_loss))
-        if self._handle is not None and (len(self.steps) % self.every == 1 or self.every == 1):
-            self._handle.update(self._png())
-
-    def finish(self) -> None:
-        """Draw the final curve."""
-        if self._handle is not None:
-            self._handle.update(self._png())
+        self._recorded()

@@ -14,7 +14,7 @@ from ..viewdata.checks import check_head, check_layer
 from ..viewdata.roles import check_roles, role_stats
 from .head_stats import plot_head_stats
 from .heatmap import plot_heatmap
-from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_SCALE, LiveFigure, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["LiveInductionCurve", "plot_head_roles", "plot_induction_curve", "plot_role_check"]
 
@@ -140,7 +140,7 @@ def plot_induction_curve(steps: Sequence[int], loss: Sequence[float], induction:
     return fig
 
 
-class LiveInductionCurve:
+class LiveInductionCurve(LiveFigure):
     """A live :func:`plot_induction_curve` for a notebook: pass its :meth:`update` as ``train_induction``'s
     ``callback`` and the figure below the cell redraws every ``every``-th evaluation (and once at the end with
     :meth:`finish`).
@@ -155,41 +155,19 @@ class LiveInductionCurve:
 
     def __init__(self, total: int | None = None, *, every: int = 5, theme: str | None = None,
                  display: bool = True) -> None:
-        self.total = total
-        self.every = max(1, int(every))
-        self.theme = theme
-        self.steps: list[int] = []
+        super().__init__(total, every, theme, display)
         self.loss: list[float] = []
         self.induction: list[np.ndarray] = []
-        self._handle: Any = None
-        if display:
-            from IPython.display import display as show
-
-            self._handle = show(self._png(), display_id=True)
+        self._show()
 
     def figure(self) -> Figure:
         """The curve so far."""
         ind = np.stack(self.induction) if self.induction else np.zeros((0, 1))
         return plot_induction_curve(self.steps, self.loss, ind, total=self.total, theme=self.theme)
 
-    def _png(self) -> Any:
-        from io import BytesIO
-
-        from IPython.display import Image
-
-        buf = BytesIO()
-        self.figure().savefig(buf, format="png", dpi=80)
-        return Image(data=buf.getvalue())
-
     def update(self, step: int, loss: float, induction: Any) -> None:
         """Record one evaluation (``train_induction``'s callback signature); redraw every ``every``-th."""
         self.steps.append(int(step))
         self.loss.append(float(loss))
         self.induction.append(np.asarray(induction, dtype=float))
-        if self._handle is not None and (len(self.steps) % self.every == 1 or self.every == 1):
-            self._handle.update(self._png())
-
-    def finish(self) -> None:
-        """Draw the final curve."""
-        if self._handle is not None:
-            self._handle.update(self._png())
+        self._recorded()

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 
 from ..viewdata.theme import resolve_theme
 
-__all__ = ["LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "colormap", "fit_lecture",
+__all__ = ["LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "LiveFigure", "colormap", "fit_lecture",
            "lecture_fit", "lecture_fonts", "manual_layout", "new_figure", "resolve_theme"]
 
 #: How much larger a lecture figure is than a light one (fonts are set separately).
@@ -252,3 +252,44 @@ def _thin(fig: Figure) -> bool:
                     t.set_visible(False)
                 changed = True
     return changed
+
+
+class LiveFigure:
+    """A figure below a notebook cell that redraws as a run reports: subclasses keep their points and draw them in
+    :meth:`figure`; :meth:`_recorded` (after each point) redraws every ``every``-th, :meth:`finish` once at the end.
+    ``display=False`` shows nothing (for tests and scripts)."""
+
+    def __init__(self, total: int | None, every: int, theme: str | None, display: bool) -> None:
+        self.total = total
+        self.every = max(1, int(every))
+        self.theme = theme
+        self.steps: list[int] = []
+        self._handle: Any = None
+        self._display = display
+
+    def _show(self) -> None:
+        if self._display:
+            from IPython.display import display as show
+
+            self._handle = show(self._png(), display_id=True)
+
+    def figure(self) -> Figure:
+        raise NotImplementedError
+
+    def _png(self) -> Any:
+        from io import BytesIO
+
+        from IPython.display import Image
+
+        buf = BytesIO()
+        self.figure().savefig(buf, format="png", dpi=80)
+        return Image(data=buf.getvalue())
+
+    def _recorded(self) -> None:
+        if self._handle is not None and (len(self.steps) % self.every == 1 or self.every == 1):
+            self._handle.update(self._png())
+
+    def finish(self) -> None:
+        """Draw the final curve."""
+        if self._handle is not None:
+            self._handle.update(self._png())
