@@ -316,11 +316,3 @@ def _steps(source: np.ndarray | AttentionResult, residual: bool, head_fusion: He
         for start, stop, rows in _step_blocks(source, layer, residual, head_fusion):
             step[start:stop] = rows
         yield step
-
-
-def _layer_steps(
-    attention: np.ndarray | AttentionResult, residual: bool, head_fusion: HeadFusion, start_layer: int, words: bool
-) -> np.ndarray:
-    """Each layer's head-fused attention from ``start_layer`` on, with the residual added and rows renormalised when
-    ``residual``: (layers, n, n) float64."""
-    return np.stack(list(_steps(_source(attention, words), residual, head_fusion, start_layer)))

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..result import AttentionResult
 
 
@@ -27,14 +25,6 @@ def take_result(widget: str, result: Any, kwargs: dict[str, Any]) -> AttentionRe
         raise TypeError(f"{widget} takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}")
     kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
     return result
-
-
-def attention_for(result: AttentionResult, kind: str) -> np.ndarray:
-    """The ``[layer, head, query, key]`` attention of ``kind``; ValueError naming the kinds it has if it lacks it."""
-    if kind not in result.kinds and not (kind == "self" and "encoder" in result.kinds):
-        raise ValueError(f"this result has no {kind!r} attention; it has {result.kinds}")
-    attention, _, _ = result.attention_of(kind)  # type: ignore[arg-type]
-    return attention
 
 
 def proposed_view(widget: Any, proposal: dict[str, Any]) -> tuple[str, int, int]:
