@@ -261,7 +261,7 @@ _KIND_NAMES = {"f": "floats", "i": "integers", "u": "integers", "b": "booleans",
 
 def read_entry(path: str | os.PathLike[str], name: str, shape: Sequence[int | None] | None = None,
                kinds: str = "biuf", *, limit: int = MAX_ELEMENTS, max_text: int = MAX_TEXT,
-               what: str = "it") -> np.ndarray:
+               what: str = "it", expected_by: str = "its tags") -> np.ndarray:
     """Read one array of an ``.npz`` archive, and nothing else of it, checking its header first.
 
     The entry's ``.npy`` header must declare a dtype of ``kinds`` (never Python objects: nothing is unpickled),
@@ -294,12 +294,12 @@ def read_entry(path: str | os.PathLike[str], name: str, shape: Sequence[int | No
                                       or any(want is not None and got != want for got, want in zip(dims, shape))):
                 expected = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ("," if len(shape) == 1
                                                                                               else "") + ")"
-                raise SavedFileError(f"{where} declares {name!r} of shape {tuple(dims)}, where its tags imply "
-                                     f"{expected}{advice}")
+                raise SavedFileError(f"{where} declares {name!r} of shape {tuple(dims)}, not {expected} (from "
+                                     f"{expected_by}){advice}")
             count = math.prod(dims)
             if count > limit:
                 raise SavedFileError(f"{where} declares {name!r} of shape {tuple(dims)} ({count:,} elements), more "
-                                     f"than its tags allow ({limit:,}){advice}")
+                                     f"than {limit:,} (from {expected_by}){advice}")
             if count * dtype.itemsize > MAX_BYTES:
                 raise SavedFileError(f"{where} declares {name!r} of {count * dtype.itemsize:,} bytes{advice}")
             if info.file_size != header_bytes + count * dtype.itemsize:
