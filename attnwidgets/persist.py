@@ -280,7 +280,7 @@ def read_entry(path: str | os.PathLike[str], name: str, shape: Sequence[int | No
             except KeyError:
                 raise SavedFileError(f"{where} has no array {name!r}{advice}") from None
             with zf.open(info) as f:
-                dims, fortran, dtype = _header(f)
+                dims, _fortran, dtype = _header(f)
                 header_bytes = f.tell()
             kind = dtype.kind
             if dtype.hasobject or kind not in kinds:
@@ -525,6 +525,12 @@ def save_result(result: AttentionResult, path: str | os.PathLike[str]) -> Path:
     if result.ablation is not None:
         raise ValueError("this result is ablated, and an ablation is not saved with it; save the clean result "
                          "(and ablation.to_dict() beside it, to apply it again), or what you measured from it")
+    info = result.model
+    if result.attention.shape[:2] != (info.n_layers, info.n_heads):
+        raise ValueError(f"this result's attention has {result.attention.shape[0]} layers x "
+                         f"{result.attention.shape[1]} heads, but its model {info.name!r} has {info.n_layers} x "
+                         f"{info.n_heads}: a file of it could not be checked when loaded; build it with the model it "
+                         "came from (or AttentionResult.from_arrays without model=)")
     arrays: dict[str, np.ndarray] = {"attention": result.attention}
     for name in _RESULT_ARRAYS:
         value = result.__dict__[name]
@@ -608,10 +614,14 @@ def _build_result(saved: Saved) -> AttentionResult:
         m = len(target)
         fields["target_tokens"] = target
         fields["target_token_ids"] = saved.array("target_token_ids", (m,), "iu")
+        # the runner's model tags give the decoder's layers and heads; a result from arrays knows only the arrays
+        dec: tuple[int | None, ...] = (info.n_decoder_layers, info.n_decoder_heads) if info.n_decoder_layers \
+            else (None, None)
         for name in ("decoder_attention", "cross_attention"):
             if saved.has(name):
-                fields[name] = saved.array(name, (info.n_decoder_layers, info.n_decoder_heads, m,
-                                                  m if name == "decoder_attention" else n), "f")
+                fields[name] = saved.array(name, (*dec, m, m if name == "decoder_attention" else n), "f",
+                                           limit=max(info.n_layers * info.n_heads, 1024) * m * max(m, n))
+                dec = fields[name].shape[:2]
     elif saved.has("decoder_attention") or saved.has("cross_attention"):
         raise ValueError("it holds decoder attention but no target tokens")
     keys = attrs["outputs"]

@@ -276,7 +276,7 @@ class CorpusStats:
                 n_heads = int(meta["model"]["n_heads"])
                 out._distances.shape = (total.shape[0] // n_heads, n_heads)
                 out._distances.n_docs = int(meta["distances_n_docs"])
-        out.n_docs, out.n_tokens = int(meta["n_docs"]), int(meta["n_tokens"])
+        out.n_docs, out.n_tokens = meta["n_docs"], meta["n_tokens"]  # check() refuses what is not a count
         for key, value in arrays.items():
             if key.startswith("sum/"):
                 out._sums[key[4:]] = _numbers(value, f"sum of {key[4:]!r}", "f")

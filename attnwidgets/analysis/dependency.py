@@ -377,8 +377,8 @@ class DependencyScores:
         for name, arr in (("counts", counts), ("correct", correct), ("baseline_correct", base)):
             shape = want[name]
             if arr.ndim != len(shape) or any(w is not None and g != w for g, w in zip(arr.shape, shape)):
-                raise ValueError(f"its {name} is shaped {arr.shape}, not {tuple('any' if w is None else w for w in shape)}"
-                                 f" ({n_rel} relations)")
+                expected = tuple("any" if w is None else w for w in shape)
+                raise ValueError(f"its {name} is shaped {arr.shape}, not {expected} ({n_rel} relations)")
         if counts.min(initial=0) < 0:
             raise ValueError("its counts of dependents hold negative numbers")
         for name, arr in (("correct", correct), ("baseline_correct", base)):

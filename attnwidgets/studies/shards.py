@@ -219,10 +219,10 @@ class _Folder:
 
     The one place shard files are written and read. Every file is written whole through
     :func:`attnwidgets.persist.atomic_write` (a fresh temporary file, then a rename: a link planted in the folder is
-    never written through). A shard is written in the order: its arrays, its record in the manifest, its JSON; so it
-    counts as finished only once all three are complete. On resume a finished shard is read only if its file is there,
-    holds the arrays the manifest recorded (shape and dtype) and has the recorded checksum, and its partial passes the
-    checks of its kind; otherwise :class:`ResultsFolderError` names it and says how to compute it again.
+    never written through). A shard is written in the order: its arrays, its JSON, its record in the manifest; so it
+    counts as finished only once all three are complete. On resume a finished shard is read only if its files are
+    there with the checksums the manifest recorded, its arrays have the recorded shapes and dtypes, and its partial
+    passes the checks of its kind; otherwise :class:`ResultsFolderError` names it and says how to compute it again.
     """
 
     def __init__(self, path: str | os.PathLike[str], tags: dict[str, Any], shards: Sequence[Shard]) -> None:
@@ -262,7 +262,8 @@ class _Folder:
             raise broken("its plan is not a list of shard keys")
         files = old["files"]
         if not isinstance(files, dict) or not all(_record_ok(k, v) for k, v in files.items()):
-            raise broken("its records of finished shards are not {index: {sha256, arrays: {name: {dtype, shape}}}}")
+            raise broken("its records of finished shards are not {index: {sha256, json_sha256, arrays: {name: {dtype, "
+                         "shape}}}}")
         return old
 
     def _write_manifest(self) -> None:
@@ -277,30 +278,35 @@ class _Folder:
     def _refuse(self, shard: Shard, what: str) -> ResultsFolderError:
         stem = self._stem(shard)
         return ResultsFolderError(f"results_dir {str(self.path)!r}: shard {shard.index} ({stem.name}.npz) {what}, so "
-                                  f"it is not merged. Delete {stem.name}.npz and {stem.name}.json to compute that shard "
-                                  "again on the next run, or pass a fresh results_dir.")
+                                  f"it is not merged. Delete {stem.name}.npz and {stem.name}.json to compute that "
+                                  "shard again on the next run, or pass a fresh results_dir.")
 
     def load(self, shard: Shard) -> Any | None:
         """The shard's partial result if it was finished, else None; :class:`ResultsFolderError` for a finished shard
         whose files fail a check."""
         from ..persist import SavedFileError, read_entry
 
-        stem = self._stem(shard)
-        meta_path = stem.with_suffix(".json")
-        if not meta_path.exists():
+        record = self.manifest["files"].get(str(shard.index))
+        if record is None:  # not finished (a run stopped before its record was written): run it again
             return None
+        stem = self._stem(shard)
+        meta_path, npz = stem.with_suffix(".json"), stem.with_suffix(".npz")
+        if not meta_path.exists() and not npz.exists():  # both deleted, as _refuse says to: run it again
+            return None
+        if not meta_path.is_file():
+            raise self._refuse(shard, f"has no {meta_path.name}")
+        text = meta_path.read_bytes()
+        if hashlib.sha256(text).hexdigest() != record["json_sha256"]:
+            raise self._refuse(shard, f"has a {meta_path.name} that has changed since it was written (its sha256 is "
+                               "not the one manifest.json recorded)")
         try:
-            meta = json.loads(meta_path.read_bytes())
-        except (OSError, ValueError) as exc:
+            meta = json.loads(text)
+        except ValueError as exc:
             raise self._refuse(shard, f"has a damaged {meta_path.name} ({type(exc).__name__}: {exc})") from exc
         if not isinstance(meta, dict):
             raise self._refuse(shard, f"has a {meta_path.name} that is not a mapping")
         if meta.get("key") != shard.key or any(meta.get(k) != v for k, v in self.tags.items()):
             return None
-        record = self.manifest["files"].get(str(shard.index))
-        if record is None:
-            raise self._refuse(shard, "is not recorded in manifest.json (its arrays, their shapes and checksum)")
-        npz = stem.with_suffix(".npz")
         if not npz.is_file():
             raise self._refuse(shard, "is missing")
         arrays = {}
@@ -338,13 +344,14 @@ class _Folder:
         data = buffer.getvalue()
         stem = self._stem(shard)
         atomic_write(stem.with_suffix(".npz"), lambda f: f.write(data))
-        self.manifest["files"][str(shard.index)] = {
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "arrays": {name: {"dtype": a.dtype.str, "shape": list(a.shape)} for name, a in arrays.items()}}
-        self._write_manifest()
         meta = {**self.tags, "key": shard.key, "index": shard.index, "type": type(partial).__name__, "state": state}
         text = json.dumps(meta, default=_json_default).encode()
         atomic_write(stem.with_suffix(".json"), lambda f: f.write(text))
+        # the record is written last: a shard counts as finished only once it is there
+        self.manifest["files"][str(shard.index)] = {
+            "sha256": hashlib.sha256(data).hexdigest(), "json_sha256": hashlib.sha256(text).hexdigest(),
+            "arrays": {name: {"dtype": a.dtype.str, "shape": list(a.shape)} for name, a in arrays.items()}}
+        self._write_manifest()
 
 
 def _sha256(path: Path) -> str:
@@ -359,8 +366,9 @@ def _record_ok(index: Any, record: Any) -> bool:
     """Whether a manifest's record of a finished shard has the fields and types :meth:`_Folder.save` writes."""
     if not isinstance(index, str) or not index.isdigit() or not isinstance(record, dict):
         return False
-    sha, arrays = record.get("sha256"), record.get("arrays")
-    if not isinstance(sha, str) or len(sha) != 64 or not isinstance(arrays, dict):
+    arrays = record.get("arrays")
+    if not all(isinstance(record.get(k), str) and len(record[k]) == 64 for k in ("sha256", "json_sha256")) \
+            or not isinstance(arrays, dict):
         return False
     for spec in arrays.values():
         if not isinstance(spec, dict) or not isinstance(spec.get("dtype"), str) \

@@ -562,8 +562,8 @@ class PruningCurve:
         (:data:`METRIC_RANGES`). Loading a file calls it."""
         shapes = {imp.shape for imp in self.importance}
         if self.model is not None:
-            for shape in shapes:
-                _check_heads(shape, self.model, "its importance maps")
+            for each in shapes:
+                _check_heads(each, self.model, "its importance maps")
         if len(shapes) > 1 or any(len(s) != 2 for s in shapes):
             raise ValueError(f"its importance maps are shaped {sorted(shapes)}, not one (layers, heads) shape")
         for imp in self.importance:
@@ -583,8 +583,9 @@ class PruningCurve:
         if "metric" in frame:
             _check_metric(self.metric, frame["metric"].to_numpy(np.float64))
         if "pruned" in frame:
-            shape = next(iter(shapes), None) or (None if self.model is None else
-                                                 (self.model.n_layers, self.model.n_heads))
+            shape = next(iter(shapes), None)
+            if shape is None and self.model is not None:
+                shape = (self.model.n_layers, self.model.n_heads)
             for step in frame["pruned"]:
                 for lay, h in step:
                     if lay < 0 or h < 0 or (shape is not None and (lay >= shape[0] or h >= shape[1])):
