@@ -23,6 +23,12 @@ commit hash, or a hash of a local folder's ``config.json``), the hub revision as
 ``model=`` (a runner, a :class:`~attnwidgets.result.ModelInfo`, or a model id or folder) checks it first
 (:func:`check_provenance`) and refuses a file from another model with a message naming both.
 
+A file is untrusted when it is read back. Only the entries the format names are read, each after its ``.npy`` header
+says it has the shape and type the tags imply (:func:`read_entry`: an unused or oversized entry, an archive bomb, is
+never decompressed), and every object is rebuilt through the checks an object built in memory passes (attention
+through :func:`~attnwidgets.result.check_attention`; sums and counts consistent; scores within their ranges):
+anything else is a :class:`SavedFileError` naming the file and what is wrong (:func:`load_checked`).
+
 The objects save themselves (``stats.save(path)``, ``CorpusStats.load(path, model=...)``); ``aw.save`` and
 ``aw.load`` (:mod:`attnwidgets.studies.saved`) take any of them. This module is the format and the check, in the
 result layer (numpy only), so every layer above can write its own objects with it.
@@ -60,7 +66,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import numpy as np
 
-from .result import AttentionResult, ModelInfo
+from .result import AttentionResult, InvalidAttentionError, ModelInfo
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -635,6 +641,15 @@ def _build_result(saved: Saved) -> AttentionResult:
     if isinstance(truncated, bool) or not isinstance(truncated, int) or truncated < 0:
         raise ValueError(f"its count of truncated tokens is {truncated!r}, not a whole number of 0 or more")
     sinks = attrs.get("sinks", False) is True
+    try:
+        return _from_arrays(att, tokens, ids, sinks, info, attrs, truncated, outputs, fields)
+    except InvalidAttentionError as exc:  # the checks of from_arrays, in the words of a file
+        raise ValueError(str(exc).replace("from_arrays got", "it holds")) from exc
+
+
+def _from_arrays(att: np.ndarray, tokens: list[str], ids: dict[str, np.ndarray], sinks: bool, info: ModelInfo,
+                 attrs: dict[str, Any], truncated: int, outputs: dict[str, np.ndarray], fields: dict[str, Any]
+                 ) -> AttentionResult:
     return AttentionResult.from_arrays(
         att, tokens, word_ids=ids["word_ids"], segment_ids=ids["segment_ids"], special_mask=ids["special_mask"],
         sinks=sinks, tol=row_tolerance(info), model=info, token_ids=ids["token_ids"],

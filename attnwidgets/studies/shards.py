@@ -12,8 +12,11 @@ On Ray, each worker is an actor that loads the model once (``device=``, ``dtype=
 runs shards handed out by a :class:`ray.util.ActorPool` as workers free up; the driver merges and counts finished
 items on its progress bar. A killed worker is restarted and its shard retried (``max_restarts``,
 ``max_task_retries``), so the result is the same. With ``results_dir=`` every finished shard is written to that
-folder (tagged with the model, its revision and the package version, beside a manifest of the plan) as it arrives,
-and a rerun with the same folder loads those shards instead of running them again.
+folder (tagged with the model, its revision and the package version, beside a manifest of the plan that records each
+finished shard's arrays, shapes, dtypes and checksums) as it arrives, and a rerun with the same folder loads those
+shards instead of running them again, after checking each against the manifest: a shard changed, cut or lost since is
+refused, by name, with how to compute it again. Every file in the folder is written whole through a fresh temporary
+file and a rename (:func:`attnwidgets.persist.atomic_write`), so no write follows a link planted there.
 
 Why actors and not Ray Data's ``map_batches``: a shard's output is one small object of sums (not rows of a table),
 the driver must see each shard finish to write it to the results folder and to count it, and a sweep's items are
