@@ -23,6 +23,12 @@ commit hash, or a hash of a local folder's ``config.json``), the hub revision as
 ``model=`` (a runner, a :class:`~attnwidgets.result.ModelInfo`, or a model id or folder) checks it first
 (:func:`check_provenance`) and refuses a file from another model with a message naming both.
 
+A file is untrusted when it is read back. Only the entries the format names are read, each after its ``.npy`` header
+says it has the shape and type the tags imply (:func:`read_entry`: an unused or oversized entry, an archive bomb, is
+never decompressed), and every object is rebuilt through the checks an object built in memory passes (attention
+through :func:`~attnwidgets.result.check_attention`; sums and counts consistent; scores within their ranges):
+anything else is a :class:`SavedFileError` naming the file and what is wrong (:func:`load_checked`).
+
 The objects save themselves (``stats.save(path)``, ``CorpusStats.load(path, model=...)``); ``aw.save`` and
 ``aw.load`` (:mod:`attnwidgets.studies.saved`) take any of them. This module is the format and the check, in the
 result layer (numpy only), so every layer above can write its own objects with it.
@@ -47,26 +53,27 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import numpy as np
 
-from .result import AttentionResult, ModelInfo
+from .result import AttentionResult, InvalidAttentionError, ModelInfo
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMAT", "ModelMismatchError", "Saved", "SavedFileError", "check_provenance", "frame_arrays",
-           "frame_from_arrays", "info_from_tags", "load_importance", "load_result", "model_info", "provenance", "read",
-           "read_tags", "save_importance", "save_result", "write"]
+__all__ = ["FORMAT", "ModelMismatchError", "Saved", "SavedFileError", "atomic_write", "check_provenance",
+           "frame_arrays", "frame_from_arrays", "info_from_tags", "load_checked", "load_importance", "load_result",
+           "model_info", "provenance", "read", "read_entry", "read_tags", "save_importance", "save_result", "write"]
 
 FORMAT = 1
 """The file format's version: a file written by a newer format is refused with a message to upgrade."""
@@ -184,12 +191,30 @@ def check_provenance(tags: Mapping[str, Any], model: Any, *, what: str = "this f
 # -- the file ------------------------------------------------------------------------------------------------------
 
 
+MAX_ELEMENTS = 2**27
+"""Most elements an array of a saved file may declare when its tags do not bound it closer (512 MiB of float32)."""
+
+MAX_TAGS_BYTES = 2**26
+"""Most bytes the tags entry may declare (64 MiB: a result's tokens and text, many times over)."""
+
+MAX_BYTES = 2**31
+"""Most bytes one array of a saved file may declare, whatever its tags say (2 GiB)."""
+
+MAX_TEXT = 2**16
+"""Most characters one element of a text array may declare."""
+
+
 @dataclass(frozen=True)
 class Saved:
-    """What :func:`read` found in a file: its kind, its arrays (by name) and its tags."""
+    """What :func:`read` found in a file: its kind, its tags and the names of its arrays.
+
+    An array is read only when asked for (:meth:`array`), and only after its header says it is the shape and type
+    the caller expects: entries the format does not name are never decompressed, and an entry whose header asks
+    for more than its tags imply (an archive bomb) is refused before it is.
+    """
 
     kind: str
-    arrays: dict[str, np.ndarray]
+    names: frozenset[str]
     tags: dict[str, Any]
     path: Path
 
@@ -206,13 +231,95 @@ class Saved:
     @property
     def model(self) -> dict[str, Any] | None:
         """The model's tags (:func:`provenance`), or None."""
-        return self.tags.get("model")
+        model = self.tags.get("model")
+        return model if isinstance(model, dict) else None
 
-    def array(self, name: str) -> np.ndarray:
-        """One array; :class:`SavedFileError` when the file lacks it."""
-        if name not in self.arrays:
-            raise SavedFileError(f"{self.path} is damaged: the {self.kind} in it has no array {name!r}")
-        return self.arrays[name]
+    def damaged(self, what: str) -> SavedFileError:
+        """The error for a file whose content fails a check: names the file and ``what`` is wrong."""
+        return SavedFileError(f"{str(self.path)!r} is damaged or was changed by hand: {what}. Such a file would show "
+                              f"wrong numbers, so it is not loaded; save the {self.kind} again from its source")
+
+    def array(self, name: str, shape: Sequence[int | None] | None = None, kinds: str = "biuf", *,
+              limit: int = MAX_ELEMENTS) -> np.ndarray:
+        """One array, read only if its header fits: ``shape`` (None for any size on that axis; None for any
+        shape), dtype kinds (``"f"`` floats, ``"iu"`` integers, ``"b"`` booleans, ``"U"`` text) and at most ``limit``
+        elements. :class:`SavedFileError` when the file lacks it or it does not fit."""
+        if name not in self.names:
+            raise self.damaged(f"the {self.kind} in it has no array {name!r}")
+        return read_entry(self.path, name, shape, kinds, limit=limit, what=f"the {self.kind} in it")
+
+    def has(self, name: str) -> bool:
+        """Whether the file holds an array ``name``."""
+        return name in self.names
+
+
+def _header(f: Any) -> tuple[tuple[int, ...], bool, np.dtype]:
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(f)  # type: ignore[no-any-return]
+    if version in ((2, 0), (3, 0)):
+        return np.lib.format.read_array_header_2_0(f)  # type: ignore[no-any-return]
+    raise ValueError(f"an .npy entry of format version {version}")
+
+
+_KIND_NAMES = {"f": "floats", "i": "integers", "u": "integers", "b": "booleans", "U": "text"}
+
+
+def read_entry(path: str | os.PathLike[str], name: str, shape: Sequence[int | None] | None = None,
+               kinds: str = "biuf", *, limit: int = MAX_ELEMENTS, max_text: int = MAX_TEXT,
+               what: str = "it", expected_by: str = "its tags") -> np.ndarray:
+    """Read one array of an ``.npz`` archive, and nothing else of it, checking its header first.
+
+    The entry's ``.npy`` header must declare a dtype of ``kinds`` (never Python objects: nothing is unpickled),
+    ``shape`` (None on an axis: any size), at most ``limit`` elements (of at most ``max_text`` characters for text),
+    and the zip entry's declared size must be
+    what that header implies; otherwise :class:`SavedFileError` names the file and the entry, before anything is
+    decompressed. The shard files of a results folder are read with it too.
+    """
+    path = Path(path)
+    where = f"{str(path)!r} is damaged or was changed by hand: {what}"
+    advice = "; such a file would show wrong numbers (or fill the memory), so it is not loaded: save it again"
+    try:
+        with zipfile.ZipFile(path) as zf:
+            try:
+                info = zf.getinfo(name + ".npy")
+            except KeyError:
+                raise SavedFileError(f"{where} has no array {name!r}{advice}") from None
+            with zf.open(info) as f:
+                dims, _fortran, dtype = _header(f)
+                header_bytes = f.tell()
+            kind = dtype.kind
+            if dtype.hasobject or kind not in kinds:
+                got = "Python objects" if dtype.hasobject else _KIND_NAMES.get(kind, str(dtype))
+                want = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
+                raise SavedFileError(f"{where} holds {name!r} as {got} ({dtype}), not {want}{advice}")
+            if kind == "U" and dtype.itemsize > 4 * max_text:
+                raise SavedFileError(f"{where} declares text of {dtype.itemsize // 4:,} characters per item in "
+                                     f"{name!r}{advice}")
+            if shape is not None and (len(dims) != len(shape)
+                                      or any(want is not None and got != want for got, want in zip(dims, shape))):
+                expected = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ("," if len(shape) == 1
+                                                                                              else "") + ")"
+                raise SavedFileError(f"{where} declares {name!r} of shape {tuple(dims)}, not {expected} (from "
+                                     f"{expected_by}){advice}")
+            count = math.prod(dims)
+            if count > limit:
+                raise SavedFileError(f"{where} declares {name!r} of shape {tuple(dims)} ({count:,} elements), more "
+                                     f"than {limit:,} (from {expected_by}){advice}")
+            if count * dtype.itemsize > MAX_BYTES:
+                raise SavedFileError(f"{where} declares {name!r} of {count * dtype.itemsize:,} bytes{advice}")
+            if info.file_size != header_bytes + count * dtype.itemsize:
+                raise SavedFileError(f"{where}: the entry {name!r} declares {info.file_size:,} bytes, its header "
+                                     f"{header_bytes + count * dtype.itemsize:,}{advice}")
+            with zf.open(info) as f:
+                arr = np.lib.format.read_array(f, allow_pickle=False)
+    except SavedFileError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError, NotImplementedError,
+            RuntimeError) as exc:
+        raise SavedFileError(f"{where}: its entry {name!r} cannot be read ({type(exc).__name__}: {exc}){advice}") \
+            from exc
+    return np.asarray(arr)
 
 
 def _version() -> str:
@@ -253,11 +360,22 @@ def write(path: str | os.PathLike[str], kind: str, arrays: Mapping[str, np.ndarr
     except TypeError as exc:
         raise TypeError(f"the tags of this {kind} are not JSON: {exc}") from exc
     out[TAGS] = np.array(text)
+    return atomic_write(path, lambda f: np.savez_compressed(f, **out))  # type: ignore[arg-type]
+
+
+def atomic_write(path: str | os.PathLike[str], write_to: Callable[[BinaryIO], object]) -> Path:
+    """Write a file whole or not at all, and never through a link: ``write_to(f)`` fills a fresh temporary file in
+    the same folder (a new name, created exclusively: a link planted there beforehand is never followed), which then
+    replaces ``path`` in one rename (a ``path`` that is a link is replaced by the file, not written through). A crash
+    never leaves half a file under the name. The one way this package writes its files (saved objects, results
+    folders). Returns the path.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **out)  # type: ignore[arg-type]
+            write_to(f)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -265,7 +383,7 @@ def write(path: str | os.PathLike[str], kind: str, arrays: Mapping[str, np.ndarr
     return path
 
 
-def _open(path: Path, names: bool = True) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _open(path: Path) -> tuple[dict[str, Any], frozenset[str]]:
     if not path.is_file():
         raise FileNotFoundError(f"no saved file at {str(path)!r}")
     damaged = (f"{str(path)!r} is not a file attnwidgets saved, or it is damaged (cut short while copying?); save the "
@@ -273,14 +391,15 @@ def _open(path: Path, names: bool = True) -> tuple[dict[str, Any], dict[str, np.
     if not zipfile.is_zipfile(path):  # checked first: np.load would read a bare .npy as an array
         raise SavedFileError(f"{damaged} (it is not an .npz archive)")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            if TAGS not in archive.files:
-                raise SavedFileError(f"{damaged} (it has no {TAGS} entry)")
-            tags = json.loads(str(archive[TAGS]))
-            arrays = {name: archive[name] for name in archive.files if name != TAGS} if names else {}
+        with zipfile.ZipFile(path) as zf:
+            names = frozenset(n[:-4] for n in zf.namelist() if n.endswith(".npy"))
+        if TAGS not in names:
+            raise SavedFileError(f"{damaged} (it has no {TAGS} entry)")
+        text = read_entry(path, TAGS, (), "U", limit=1, max_text=MAX_TAGS_BYTES // 4, what="its tags")
+        tags = json.loads(str(text))
     except SavedFileError:
         raise
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
         raise SavedFileError(f"{damaged} ({type(exc).__name__}: {exc})") from exc
     if not isinstance(tags, dict) or "attnwidgets_file" not in tags or "kind" not in tags:
         raise SavedFileError(f"{damaged} (its tags are not attnwidgets tags)")
@@ -289,24 +408,51 @@ def _open(path: Path, names: bool = True) -> tuple[dict[str, Any], dict[str, np.
         raise SavedFileError(f"{str(path)!r} was written by attnwidgets {tags.get('attnwidgets')} in file format "
                              f"{fmt}; this attnwidgets ({_version()}) reads format {FORMAT} and older: upgrade "
                              "attnwidgets to load it")
-    return tags, arrays
+    if not isinstance(tags["kind"], str):
+        raise SavedFileError(f"{damaged} (its tags are not attnwidgets tags)")
+    for key in ("model", "settings", "attrs"):
+        if tags.get(key) is not None and not isinstance(tags[key], dict):
+            raise SavedFileError(f"{damaged} (its tags' {key!r} is not a mapping)")
+    return tags, names
 
 
 def read_tags(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A saved file's tags (kind, model, settings, version) without reading its arrays."""
-    return _open(Path(path), names=False)[0]
+    return _open(Path(path))[0]
 
 
 def read(path: str | os.PathLike[str], kind: str | None = None, *, model: Any = None) -> Saved:
     """Read a file :func:`write` wrote, checking that it holds ``kind`` (None: any) and came from ``model``
     (None: no check; see :func:`check_provenance`)."""
     path = Path(path)
-    tags, arrays = _open(path)
+    tags, names = _open(path)
     if kind is not None and tags["kind"] != kind:
         raise SavedFileError(f"{str(path)!r} holds a {tags['kind']}, not a {kind}: load it with aw.load(path), or "
                              f"with {tags['kind']}.load(path)")
     check_provenance(tags.get("model") or {}, model, what=f"{str(path)!r}")
-    return Saved(str(tags["kind"]), arrays, tags, path)
+    return Saved(str(tags["kind"]), names, tags, path)
+
+
+T = TypeVar("T")
+
+
+def load_checked(path: str | os.PathLike[str], kind: str, build: Callable[[Saved], T], *, model: Any = None) -> T:
+    """``build(saved)`` of the file at ``path`` (see :func:`read`), any failure of it a :class:`SavedFileError`.
+
+    What a file holds is untrusted: ``build`` reads each array with the shape and type the tags imply
+    (:meth:`Saved.array`) and makes the object through the checks an object built in memory passes, so a file
+    changed by hand (rows that do not sum to 1, negative counts, a missing field) is refused, naming the file and
+    what is wrong, rather than loaded to show wrong numbers.
+    """
+    saved = read(path, kind, model=model)
+    try:
+        return build(saved)
+    except SavedFileError:
+        raise
+    except KeyError as exc:
+        raise saved.damaged(f"its tags have no field {exc}") from exc
+    except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+        raise saved.damaged(str(exc)) from exc
 
 
 # -- tables column by column ---------------------------------------------------------------------------------------
@@ -333,16 +479,23 @@ def frame_arrays(frame: pd.DataFrame, prefix: str) -> tuple[dict[str, np.ndarray
     return arrays, {"columns": [str(c) for c in frame.columns], "dtypes": kinds}
 
 
-def frame_from_arrays(saved: Saved, prefix: str, spec: Mapping[str, Any]) -> pd.DataFrame:
-    """Inverse of :func:`frame_arrays`."""
+def frame_from_arrays(saved: Saved, prefix: str, spec: Mapping[str, Any], *, limit: int = MAX_ELEMENTS
+                      ) -> pd.DataFrame:
+    """Inverse of :func:`frame_arrays`: columns of one length, at most ``limit`` rows (what the tags imply)."""
     import pandas as pd
 
+    columns, dtypes = spec["columns"], spec["dtypes"]
+    if not isinstance(columns, list) or not isinstance(dtypes, list) or len(columns) != len(dtypes) \
+            or not all(isinstance(c, str) for c in columns) or not all(isinstance(d, str) for d in dtypes):
+        raise ValueError("its table's columns and dtypes are not two lists of names of one length")
     data = {}
-    for i, (name, kind) in enumerate(zip(spec["columns"], spec["dtypes"])):
-        arr = saved.array(f"{prefix}.{i}")
+    length: int | None = None
+    for i, (name, kind) in enumerate(zip(columns, dtypes)):
         text = kind.startswith("text:")
+        arr = saved.array(f"{prefix}.{i}", (length,), "U" if text else "biuf", limit=limit)
+        length = len(arr)
         data[name] = pd.Series(arr.tolist() if text else arr, dtype=kind.removeprefix("text:"))
-    return pd.DataFrame(data, columns=list(spec["columns"]))
+    return pd.DataFrame(data, columns=list(columns))
 
 
 # -- results and bare arrays ---------------------------------------------------------------------------------------
@@ -378,6 +531,12 @@ def save_result(result: AttentionResult, path: str | os.PathLike[str]) -> Path:
     if result.ablation is not None:
         raise ValueError("this result is ablated, and an ablation is not saved with it; save the clean result "
                          "(and ablation.to_dict() beside it, to apply it again), or what you measured from it")
+    info = result.model
+    if result.attention.shape[:2] != (info.n_layers, info.n_heads):
+        raise ValueError(f"this result's attention has {result.attention.shape[0]} layers x "
+                         f"{result.attention.shape[1]} heads, but its model {info.name!r} has {info.n_layers} x "
+                         f"{info.n_heads}: a file of it could not be checked when loaded; build it with the model it "
+                         "came from (or AttentionResult.from_arrays without model=)")
     arrays: dict[str, np.ndarray] = {"attention": result.attention}
     for name in _RESULT_ARRAYS:
         value = result.__dict__[name]
@@ -385,39 +544,117 @@ def save_result(result: AttentionResult, path: str | os.PathLike[str]) -> Path:
             arrays[name] = value
     for key, value in result.outputs.items():
         arrays[f"outputs.{key}"] = np.asarray(value)
+    sums = result.attention.sum(-1)
     attrs = {"tokens": list(result.tokens), "target_tokens": result.target_tokens, "text": result.text,
              "text_pair": result.text_pair, "target_text": result.target_text, "truncated": int(result.truncated),
-             "outputs": list(result.outputs)}
+             "outputs": list(result.outputs),
+             # rows keeping less than 1 come from a model with attention sinks (gpt-oss): loading checks them so
+             "sinks": bool(sums.size and sums.min() < 1 - row_tolerance(result.model))}
     return write(path, "AttentionResult", arrays, model=result.model, attrs=attrs)
+
+
+_INFO_INTS = ("n_layers", "n_heads", "max_length", "n_kv_heads", "head_dim", "n_decoder_layers", "n_decoder_heads")
 
 
 def info_from_tags(tags: Mapping[str, Any] | None) -> ModelInfo | None:
     """The :class:`ModelInfo` a file's ``"model"`` tags describe (None for None); tags it does not know (a newer
-    package's) are left out."""
+    package's) are left out. ValueError for tags of the wrong types (a name that is not text, a negative number of
+    layers)."""
     names = {f.name for f in dataclasses.fields(ModelInfo)}
     if not tags or not all(f.name in tags for f in dataclasses.fields(ModelInfo)
                            if f.default is dataclasses.MISSING):  # a file that knew only the model's name
         return None
-    return ModelInfo(**{k: v for k, v in tags.items() if k in names})
+    values = {k: v for k, v in tags.items() if k in names}
+    for key in _INFO_INTS:
+        value = values.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key in ("n_layers", "n_heads")
+                                                                             else 0):
+            raise ValueError(f"its model tags give {key}={value!r}, not a number of that kind")
+    for key in ("name", "dtype", "device", "model_type"):
+        if key in values and not isinstance(values[key], str):
+            raise ValueError(f"its model tags give {key}={values[key]!r}, not text")
+    if values["kind"] not in ("encoder", "decoder", "encoder-decoder"):
+        raise ValueError(f"its model tags give kind={values['kind']!r}, not encoder, decoder or encoder-decoder")
+    return ModelInfo(**values)
+
+
+def row_tolerance(info: ModelInfo) -> float:
+    """How far from 1 a row of this model's attention may sum (the runner's: bfloat16 rounds to 2**-7)."""
+    return 2.0**-7 if info.dtype == "bfloat16" else 1e-3
+
+
+def _text(value: Any, what: str, optional: bool = False) -> Any:
+    if (value is None and optional) or isinstance(value, str):
+        return value
+    raise ValueError(f"its {what} is {type(value).__name__}, not text")
 
 
 def load_result(path: str | os.PathLike[str], model: Any = None) -> AttentionResult:
     """Load a result :func:`save_result` saved (read-only arrays, like the runner's); ``model`` as in
-    :func:`check_provenance`."""
-    saved = read(path, "AttentionResult", model=model)
+    :func:`check_provenance`.
+
+    The file must hold what a result built in memory holds: attention of floats shaped (layers, heads, tokens,
+    tokens) as its model tags and tokens say, through :func:`~attnwidgets.result.check_attention` (the checks of
+    :meth:`AttentionResult.from_arrays`: finite, not negative, rows summing to 1), ids of whole numbers in their
+    ranges. Anything else is a :class:`SavedFileError` naming the file and what is wrong.
+    """
+    return load_checked(path, "AttentionResult", _build_result, model=model)
+
+
+def _build_result(saved: Saved) -> AttentionResult:
     attrs, info = saved.attrs, info_from_tags(saved.model)
     if info is None:
-        raise SavedFileError(f"{str(saved.path)!r} is damaged: the result in it has no model tags")
-    fields: dict[str, Any] = {name: saved.arrays[name] for name in _RESULT_ARRAYS if name in saved.arrays}
-    return AttentionResult(
-        tokens=list(attrs["tokens"]), attention=saved.array("attention"), model=info,
-        text=attrs["text"], text_pair=attrs["text_pair"], target_text=attrs["target_text"],
-        target_tokens=attrs["target_tokens"], truncated=attrs["truncated"],
-        outputs={key: saved.array(f"outputs.{key}") for key in attrs["outputs"]},
-        token_ids=saved.array("token_ids"), word_ids=saved.array("word_ids"), segment_ids=saved.array("segment_ids"),
-        special_mask=saved.array("special_mask"), target_token_ids=fields.get("target_token_ids"),
-        decoder_attention=fields.get("decoder_attention"), cross_attention=fields.get("cross_attention"),
-    ).freeze()
+        raise saved.damaged("the result in it has no model tags")
+    tokens = attrs["tokens"]
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+        raise ValueError("its tokens are not a list of text, one per token")
+    n = len(tokens)
+    att = saved.array("attention", (info.n_layers, info.n_heads, n, n), "f")
+    ids = {name: saved.array(name, (n,), "b" if name == "special_mask" else "iu")
+           for name in ("token_ids", "word_ids", "segment_ids", "special_mask")}
+    fields: dict[str, Any] = {}
+    target = attrs["target_tokens"]
+    if target is not None:
+        if not isinstance(target, list) or not target or not all(isinstance(t, str) for t in target):
+            raise ValueError("its target tokens are not a list of text")
+        m = len(target)
+        fields["target_tokens"] = target
+        fields["target_token_ids"] = saved.array("target_token_ids", (m,), "iu")
+        # the runner's model tags give the decoder's layers and heads; a result from arrays knows only the arrays
+        dec: tuple[int | None, ...] = (info.n_decoder_layers, info.n_decoder_heads) if info.n_decoder_layers \
+            else (None, None)
+        for name in ("decoder_attention", "cross_attention"):
+            if saved.has(name):
+                fields[name] = saved.array(name, (*dec, m, m if name == "decoder_attention" else n), "f",
+                                           limit=max(info.n_layers * info.n_heads, 1024) * m * max(m, n))
+                dec = fields[name].shape[:2]
+    elif saved.has("decoder_attention") or saved.has("cross_attention"):
+        raise ValueError("it holds decoder attention but no target tokens")
+    keys = attrs["outputs"]
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise ValueError("its list of outputs is not a list of names")
+    outputs = {key: saved.array(f"outputs.{key}", None, "biuf", limit=n * 2**20) for key in keys}
+    nan = next((key for key, v in outputs.items() if v.dtype.kind == "f" and np.isnan(v).any()), None)
+    if nan is not None:
+        raise ValueError(f"its output {nan!r} holds NaN")
+    truncated = attrs["truncated"]
+    if isinstance(truncated, bool) or not isinstance(truncated, int) or truncated < 0:
+        raise ValueError(f"its count of truncated tokens is {truncated!r}, not a whole number of 0 or more")
+    sinks = attrs.get("sinks", False) is True
+    try:
+        return _from_arrays(att, tokens, ids, sinks, info, attrs, truncated, outputs, fields)
+    except InvalidAttentionError as exc:  # the checks of from_arrays, in the words of a file
+        raise ValueError(str(exc).replace("from_arrays got", "it holds")) from exc
+
+
+def _from_arrays(att: np.ndarray, tokens: list[str], ids: dict[str, np.ndarray], sinks: bool, info: ModelInfo,
+                 attrs: dict[str, Any], truncated: int, outputs: dict[str, np.ndarray], fields: dict[str, Any]
+                 ) -> AttentionResult:
+    return AttentionResult.from_arrays(
+        att, tokens, word_ids=ids["word_ids"], segment_ids=ids["segment_ids"], special_mask=ids["special_mask"],
+        sinks=sinks, tol=row_tolerance(info), model=info, token_ids=ids["token_ids"],
+        text=_text(attrs["text"], "text"), text_pair=_text(attrs["text_pair"], "text pair", True),
+        target_text=_text(attrs["target_text"], "target text", True), truncated=truncated, outputs=outputs, **fields)
 
 
 def save_importance(importance: np.ndarray, path: str | os.PathLike[str], *, model: Any,
@@ -448,5 +685,23 @@ def save_importance(importance: np.ndarray, path: str | os.PathLike[str], *, mod
 
 
 def load_importance(path: str | os.PathLike[str], model: Any = None) -> np.ndarray:
-    """The (layer, head) array :func:`save_importance` saved; its settings are in :func:`read_tags`."""
-    return read(path, "HeadImportance", model=model).array("importance")
+    """The (layer, head) array :func:`save_importance` saved; its settings are in :func:`read_tags`.
+
+    Importance is a mean of absolute gradients (normalised or not): the array must be shaped as its model's heads,
+    real numbers, none negative or infinite (NaN marks a head already pruned); else :class:`SavedFileError`."""
+    return load_checked(path, "HeadImportance", _build_importance, model=model)
+
+
+def _build_importance(saved: Saved) -> np.ndarray:
+    info = info_from_tags(saved.model)
+    if info is None:
+        raise saved.damaged("the head importance in it has no model tags")
+    arr = saved.array("importance", (None, None), "iuf", limit=max(info.n_layers * info.n_heads,
+                                                                  info.n_decoder_layers * info.n_decoder_heads))
+    if arr.shape not in {(info.n_layers, info.n_heads), (info.n_decoder_layers, info.n_decoder_heads)}:
+        raise ValueError(f"its importance is shaped {arr.shape}, its model {info.name!r} has {info.n_layers} layers "
+                         f"x {info.n_heads} heads")
+    if np.isinf(arr).any() or (arr < 0).any():
+        raise ValueError("its importance holds negative or infinite values (importance is a mean of absolute "
+                         "gradients: 0 or more)")
+    return arr

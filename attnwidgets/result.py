@@ -361,6 +361,7 @@ class AttentionResult:
         name: str = "arrays",
         kind: ModelKind = "encoder",
         sinks: bool = False,
+        tol: float = 1e-3,
         **fields: Any,
     ) -> AttentionResult:
         """Wrap a bare attention array ``[layer, head, query, key]`` (or ``[head, q, k]`` / ``[q, k]``) as a result.
@@ -384,6 +385,8 @@ class AttentionResult:
             The model's name and family (``kind="decoder"`` for causal self-attention).
         sinks : bool
             The model has learned attention sinks (gpt-oss): rows may sum to less than 1 (more than 0).
+        tol : float
+            How far from 1 a row may sum (the runner allows 2**-7 for a bfloat16 model).
         **fields
             Any other field of :class:`AttentionResult` (``text``, ``target_tokens``, ``cross_attention``,
             ``model``, ``outputs``...). With an ``ablation``, rows may sum to less than 1 (zeroed or scaled heads).
@@ -446,10 +449,10 @@ layer 0, head 0, query 0's weights sum to 1.2 over the keys, and 2 of 2 rows do 
             **fields,
         )
         ablated = result.ablation is not None
-        check_attention(result.attention, "from_arrays got attention", sinks=sinks, ablated=ablated)
+        check_attention(result.attention, "from_arrays got attention", sinks=sinks, ablated=ablated, tol=tol)
         for key, what in (("decoder_attention", "decoder attention"), ("cross_attention", "cross-attention")):
             if getattr(result, key) is not None:
-                check_attention(getattr(result, key), f"from_arrays got {what}", ablated=ablated)
+                check_attention(getattr(result, key), f"from_arrays got {what}", ablated=ablated, tol=tol)
         return result.freeze()
 
     def __repr__(self) -> str:

@@ -348,12 +348,20 @@ def test_an_unknown_kind_is_refused(saved_stats) -> None:
 
 
 def test_loading_runs_no_code_from_the_file(saved_stats) -> None:
-    """An object array slipped into the archive would need pickle to read: it is refused, never unpickled."""
+    """An object array would need pickle to read: under a name the format reads it is refused, never unpickled; under
+    a name it does not read it is never opened at all (issue 23: only the entries the format names are read)."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([print], dtype=object), allow_pickle=True)
     with zipfile.ZipFile(saved_stats, "a") as z:
-        buffer = io.BytesIO()
-        np.save(buffer, np.array([print], dtype=object), allow_pickle=True)
         z.writestr("evil.npy", buffer.getvalue())
-    with pytest.raises(SavedFileError, match="damaged"):
+    assert aw.load(saved_stats).n_docs == 2
+    with zipfile.ZipFile(saved_stats) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    entries["sum.sep.npy"] = buffer.getvalue()
+    with zipfile.ZipFile(saved_stats, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    with pytest.raises(SavedFileError, match=r"damaged.*'sum\.sep' as Python objects"):
         aw.load(saved_stats)
 
 

@@ -260,11 +260,13 @@ class CorpusStats:
 
     @classmethod
     def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> CorpusStats:
-        """The :class:`CorpusStats` that :meth:`to_state` described."""
-        from ..result import ModelInfo
+        """The :class:`CorpusStats` that :meth:`to_state` described; ValueError when it fails :meth:`check` (a shard
+        file changed on disk)."""
+        from ..persist import info_from_tags
 
         st = meta["settings"]
         out = cls(words=st["words"], smoothing=st["smoothing"], distances=st["distances"], patterns=st["patterns"])
+        out.model = None if meta["model"] is None else info_from_tags(meta["model"])
         if out._distances is not None:
             out._distances.smoothing = st["distance_smoothing"]
             out._distances.reduce = st["distance_reduce"]
@@ -274,16 +276,64 @@ class CorpusStats:
                 n_heads = int(meta["model"]["n_heads"])
                 out._distances.shape = (total.shape[0] // n_heads, n_heads)
                 out._distances.n_docs = int(meta["distances_n_docs"])
-        out.n_docs, out.n_tokens = int(meta["n_docs"]), int(meta["n_tokens"])
-        out.model = None if meta["model"] is None else ModelInfo(**meta["model"])
+        out.n_docs, out.n_tokens = meta["n_docs"], meta["n_tokens"]  # check() refuses what is not a count
         for key, value in arrays.items():
             if key.startswith("sum/"):
-                out._sums[key[4:]] = np.asarray(value, np.float64)
+                out._sums[key[4:]] = _numbers(value, f"sum of {key[4:]!r}", "f")
             elif key.startswith("count/"):
-                out._counts[key[6:]] = np.asarray(value, np.int64)
+                out._counts[key[6:]] = _numbers(value, f"count of {key[6:]!r}", "iu")
         if "pattern_counts" in arrays:
-            out.pattern_counts = np.asarray(arrays["pattern_counts"])
+            out.pattern_counts = _numbers(arrays["pattern_counts"], "pattern counts", "iu")
+        out.check()
         return out
+
+    def check(self) -> None:
+        """Raise ValueError unless the running sums are ones that adding results can make: counts of 0 or more, none
+        past the number of inputs; finite sums of shares between 0 and their count, of entropies between 0 and
+        ln(tokens) + 1 per input; one (layers, heads) shape everywhere (the model's, when known); pattern classes
+        counted once per input and head; head distances finite and not negative. Loading a file or a resumed shard
+        calls it: a file changed by hand is refused rather than shown."""
+        for name, value in (("n_docs", self.n_docs), ("n_tokens", self.n_tokens)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"its {name} is {value!r}, not a count")
+        if self._sums.keys() != self._counts.keys():
+            raise ValueError(f"its sums ({sorted(self._sums)}) and counts ({sorted(self._counts)}) are of different "
+                             "statistics")
+        shapes = {a.shape for a in (*self._sums.values(), *self._counts.values())}
+        if self.model is not None:
+            shapes.add((self.model.n_layers, self.model.n_heads))
+        if len(shapes) > 1 or any(len(s) != 2 for s in shapes):
+            raise ValueError(f"its arrays are shaped {sorted(shapes)}, not one (layers, heads) shape"
+                             + ("" if self.model is None else f" of its model's {self.model.n_layers} x "
+                                f"{self.model.n_heads}"))
+        bound = np.log(max(self.n_tokens, 2)) + 1.0  # entropy of rows over at most n_tokens keys, rows summing to <= 1
+        for name, total in self._sums.items():
+            count = self._counts[name]
+            if count.min(initial=0) < 0 or count.max(initial=0) > self.n_docs:
+                raise ValueError(f"its count of {name!r} goes from {count.min()} to {count.max()}, outside 0..n_docs "
+                                 f"= {self.n_docs}")
+            if not np.isfinite(total).all():
+                raise ValueError(f"its sum of {name!r} is not finite")
+            high = bound if name.startswith("entropy") else 1.0
+            # rows may sum to 1 + 1e-3 (2**-7 in bfloat16): shares a little past 1 are rounding, not a broken file
+            if (total < -1e-6 * count).any() or (total > (high + 1e-2) * count + 1e-9).any():
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    mean = np.where(count > 0, total / np.maximum(count, 1), total)
+                raise ValueError(f"its mean {name!r} goes from {float(mean.min()):.4g} to {float(mean.max()):.4g}, "
+                                 f"outside 0..{high:.4g}")
+        if self.pattern_counts is not None:
+            pc = self.pattern_counts
+            want = (*next(iter(shapes), pc.shape[:2]), len(PATTERNS))
+            if pc.shape != want or pc.min(initial=0) < 0 or not (pc.sum(-1) == self.n_docs).all():
+                raise ValueError(f"its pattern counts (shape {pc.shape}) are not {want} counts of 0 or more, one class "
+                                 f"per input and head (n_docs = {self.n_docs})")
+        dist = self._distances
+        if dist is not None and dist.total is not None:
+            k = int(np.prod(next(iter(shapes), dist.shape or (0, 0))))
+            if dist.total.shape != (k, k) or not np.isfinite(dist.total).all() or dist.total.min(initial=0) < 0 \
+                    or not 0 <= dist.n_docs <= self.n_docs:
+                raise ValueError(f"its head distances (shape {dist.total.shape}, {dist.n_docs} inputs) are not a "
+                                 f"({k}, {k}) array of distances of 0 or more over at most n_docs inputs")
 
     # -- reading -------------------------------------------------------------------------------------------------
 
@@ -368,24 +418,45 @@ class CorpusStats:
     @classmethod
     def load(cls, path: str | os.PathLike[str], model: Any = None) -> CorpusStats:
         """Load what :meth:`save` wrote. ``model`` (a runner, a ModelInfo, a model id or folder; None: no check) must
-        be the model the statistics came from, else :class:`~attnwidgets.persist.ModelMismatchError` names both."""
-        from ..persist import info_from_tags, read
+        be the model the statistics came from, else :class:`~attnwidgets.persist.ModelMismatchError` names both.
+        A file whose sums fail :meth:`check` is a :class:`~attnwidgets.persist.SavedFileError`."""
+        from ..persist import MAX_ELEMENTS, Saved, info_from_tags, load_checked
 
-        saved = read(path, "CorpusStats", model=model)
-        s, attrs = saved.settings, saved.attrs
-        stats = cls(words=s["words"], smoothing=s["smoothing"], distances=s["distances"], patterns=s["patterns"])
-        stats.n_docs, stats.n_tokens = int(attrs["n_docs"]), int(attrs["n_tokens"])
-        stats._sums = {k: saved.array(f"sum.{k}") for k in attrs["statistics"]}
-        stats._counts = {k: saved.array(f"count.{k}") for k in attrs["statistics"]}
-        stats.pattern_counts = saved.arrays.get("pattern_counts")
-        if stats._distances is not None:
-            hd = attrs["head_distances"]
-            stats._distances = HeadDistances(hd["smoothing"], hd["reduce"])
-            stats._distances.n_docs = int(hd["n_docs"])
-            stats._distances.shape = None if hd["shape"] is None else (int(hd["shape"][0]), int(hd["shape"][1]))
-            stats._distances.total = saved.arrays.get("distances.total")
-        stats.model = info_from_tags(saved.model)
-        return stats
+        def build(saved: Saved) -> CorpusStats:
+            s, attrs = saved.settings, saved.attrs
+            stats = cls(words=s["words"], smoothing=s["smoothing"], distances=s["distances"], patterns=s["patterns"])
+            stats.n_docs, stats.n_tokens = attrs["n_docs"], attrs["n_tokens"]
+            stats.model = info_from_tags(saved.model)
+            info = stats.model
+            shape = (None, None) if info is None else (info.n_layers, info.n_heads)
+            names = attrs["statistics"]
+            if not isinstance(names, list) or not all(isinstance(k, str) for k in names):
+                raise ValueError("its list of statistics is not a list of names")
+            stats._sums = {k: saved.array(f"sum.{k}", shape, "f") for k in names}
+            stats._counts = {k: saved.array(f"count.{k}", shape, "iu") for k in names}
+            if saved.has("pattern_counts"):
+                stats.pattern_counts = saved.array("pattern_counts", (*shape, len(PATTERNS)), "iu")
+            if stats._distances is not None:
+                hd = attrs["head_distances"]
+                stats._distances = HeadDistances(hd["smoothing"], hd["reduce"])
+                stats._distances.n_docs = int(hd["n_docs"])
+                stats._distances.shape = None if hd["shape"] is None else (int(hd["shape"][0]), int(hd["shape"][1]))
+                if saved.has("distances.total"):
+                    k = None if stats._distances.shape is None else int(np.prod(stats._distances.shape))
+                    limit = MAX_ELEMENTS if k is None else k * k
+                    stats._distances.total = saved.array("distances.total", (k, k), "f", limit=limit)
+            stats.check()
+            return stats
+
+        return load_checked(path, "CorpusStats", build, model=model)
+
+
+def _numbers(value: Any, what: str, kinds: str) -> np.ndarray:
+    """``value`` as float64 (kinds "f") or int64 (kinds "iu"), refusing arrays of other kinds (text, objects)."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in kinds and not (kinds == "f" and arr.dtype.kind in "iu"):
+        raise ValueError(f"its {what} is an array of {arr.dtype}, not of {'floats' if kinds == 'f' else 'integers'}")
+    return arr.astype(np.float64 if kinds == "f" else np.int64)
 
 
 def corpus_stats(

@@ -345,10 +345,46 @@ class DependencyScores:
 
     @classmethod
     def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> DependencyScores:
-        """The :class:`DependencyScores` that :meth:`to_state` described."""
-        return cls(list(meta["relations"]), np.asarray(arrays["counts"]), np.asarray(arrays["correct"]),
-                   np.asarray(arrays["baseline_correct"]), int(meta["n_sentences"]), str(meta["model"]),
-                   rows=str(meta["rows"]), subtypes=meta["subtypes"])
+        """The :class:`DependencyScores` that :meth:`to_state` described; ValueError when they fail :meth:`check`
+        (a shard file changed on disk)."""
+        out = cls(list(meta["relations"]), np.asarray(arrays["counts"]), np.asarray(arrays["correct"]),
+                  np.asarray(arrays["baseline_correct"]), meta["n_sentences"], str(meta["model"]),
+                  rows=str(meta["rows"]), subtypes=meta["subtypes"])
+        out.check()
+        return out
+
+    def check(self) -> None:
+        """Raise ValueError unless these are counts that scoring can make: relation names (text, each once), counts
+        of dependents (whole numbers, 0 or more), right guesses of every head and of every offset between 0 and the
+        count of their relation, shaped (2, layers, heads, relations) and (6, relations) (the model's layers and
+        heads when known). Loading a file or a resumed shard calls it: a file changed by hand is refused rather
+        than shown."""
+        rel = self.relations
+        if not isinstance(rel, list) or not all(isinstance(r, str) for r in rel) or len(set(rel)) != len(rel):
+            raise ValueError("its relations are not a list of distinct names")
+        n_rel = len(rel)
+        n = self.n_sentences
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"its n_sentences is {n!r}, not a count")
+        counts, correct, base = self.counts, self.correct, self.baseline_correct
+        for name, arr in (("counts", counts), ("correct", correct), ("baseline_correct", base)):
+            if arr.dtype.kind not in ("iu" if name == "counts" else "iuf"):
+                raise ValueError(f"its {name} is an array of {arr.dtype}, not of numbers")
+        info = self.model_info
+        heads = (None, None) if info is None else (info.n_layers, info.n_heads)
+        want = {"counts": (n_rel,), "correct": (len(DIRECTIONS), *heads, n_rel), "baseline_correct": (len(OFFSETS),
+                                                                                                   n_rel)}
+        for name, arr in (("counts", counts), ("correct", correct), ("baseline_correct", base)):
+            shape = want[name]
+            if arr.ndim != len(shape) or any(w is not None and g != w for g, w in zip(arr.shape, shape)):
+                expected = tuple("any" if w is None else w for w in shape)
+                raise ValueError(f"its {name} is shaped {arr.shape}, not {expected} ({n_rel} relations)")
+        if counts.min(initial=0) < 0:
+            raise ValueError("its counts of dependents hold negative numbers")
+        for name, arr in (("correct", correct), ("baseline_correct", base)):
+            if not np.isfinite(arr).all() or arr.min(initial=0) < 0 or (arr > counts + 1e-6).any():
+                raise ValueError(f"its {name} holds numbers outside 0..the count of their relation (a head cannot "
+                                 "get more dependents right than there are)")
 
     def __repr__(self) -> str:
         _, n_layers, n_heads, n_rel = self.correct.shape
@@ -467,12 +503,27 @@ class DependencyScores:
     def load(cls, path: str | os.PathLike[str], model: Any = None) -> DependencyScores:
         """Load what :meth:`save` wrote. ``model`` (a runner, a ModelInfo, a model id or folder; None: no check) must
         be the model that was scored, else :class:`~attnwidgets.persist.ModelMismatchError` names both."""
-        from ..persist import info_from_tags, read
+        from ..persist import Saved, info_from_tags, load_checked
 
-        saved = read(path, "DependencyScores", model=model)
-        return cls(saved.array("relations").tolist(), saved.array("counts"), saved.array("correct"),
-                   saved.array("baseline_correct"), int(saved.attrs["n_sentences"]), str(saved.attrs["model"]),
-                   info_from_tags(saved.model), saved.settings)
+        def build(saved: Saved) -> DependencyScores:
+            info = info_from_tags(saved.model)
+            heads = (None, None) if info is None else (info.n_layers, info.n_heads)
+            rel = saved.array("relations", (None,), "U")
+            n_rel = len(rel)
+            scores = cls(rel.tolist(), saved.array("counts", (n_rel,), "iu"),
+                         saved.array("correct", (len(DIRECTIONS), *heads, n_rel), "iuf"),
+                         saved.array("baseline_correct", (len(OFFSETS), n_rel), "iuf"), saved.attrs["n_sentences"],
+                         _name(saved.attrs["model"]), info, saved.settings)
+            scores.check()
+            return scores
+
+        return load_checked(path, "DependencyScores", build, model=model)
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"its model name is {type(value).__name__}, not text")
+    return value
 
 
 def _sentence_counts(result: AttentionResult, sentence: Sentence, rel_index: np.ndarray, n_rel: int,

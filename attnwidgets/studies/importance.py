@@ -113,10 +113,21 @@ class ImportanceSums:
 
     @classmethod
     def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> ImportanceSums:
-        """The :class:`ImportanceSums` that :meth:`to_state` described."""
+        """The :class:`ImportanceSums` that :meth:`to_state` described; ValueError for sums no run can make (a shard
+        file changed on disk): a total that is not a finite (layers, heads) array of 0 or more, a negative count, a
+        mask of another shape or outside 0..1."""
+        total = np.asarray(arrays["total"])
         mask = np.asarray(arrays["mask"]) if "mask" in arrays else None
-        return cls(np.asarray(arrays["total"], np.float64), int(meta["n_examples"]), mask, str(meta["model"]),
-                   str(meta["task"]), str(meta["stack"]))
+        n = meta["n_examples"]
+        if total.dtype.kind not in "iuf" or total.ndim != 2 or not np.isfinite(total).all() or (total < 0).any():
+            raise ValueError(f"its total ({total.dtype} {total.shape}) is not a (layers, heads) array of sums of "
+                             "absolute gradients, finite and 0 or more")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"its n_examples is {n!r}, not a count")
+        if mask is not None and (mask.dtype.kind not in "biuf" or mask.shape != total.shape
+                                 or not ((mask >= 0) & (mask <= 1)).all()):
+            raise ValueError(f"its mask ({mask.dtype} {mask.shape}) is not gate values 0..1 shaped as the total")
+        return cls(total.astype(np.float64), n, mask, str(meta["model"]), str(meta["task"]), str(meta["stack"]))
 
 
 def importance_sums(runner: Runner, task: Task, batches: Sequence[np.ndarray], *, mask: np.ndarray | None = None,

@@ -84,7 +84,9 @@ def load(path: str | os.PathLike[str], model: Any = None) -> Any:
         The file came from another model.
     SavedFileError
         Not an attnwidgets file, damaged (cut short), written by a newer file format, or of a kind this version does
-        not know.
+        not know; or changed since it was saved so that it fails the checks the object passes in memory (attention
+        rows that do not sum to 1, negative counts, scores out of range, arrays shaped otherwise than its tags say),
+        or an archive entry declaring more than its tags imply. The message names the file and what is wrong.
     """
     tags = read_tags(path)
     kind = tags["kind"]

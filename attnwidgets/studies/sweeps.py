@@ -181,14 +181,55 @@ class SweepResult:
 
     @classmethod
     def from_state(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> SweepResult:
-        """The :class:`SweepResult` that :meth:`to_state` described."""
-        heads, layers = np.asarray(arrays["heads"], np.float64), np.asarray(arrays["layers"], np.float64)
+        """The :class:`SweepResult` that :meth:`to_state` described; ValueError when it fails :meth:`check` (a shard
+        file changed on disk)."""
+        heads, layers = _floats(arrays["heads"], "heads"), _floats(arrays["layers"], "layers")
         units = {(str(u), int(lay), int(h)) for u, lay, h in
                  zip(arrays["units"], arrays["unit_layer"], arrays["unit_head"])}
+        _check_units(units, heads.shape)
         baseline = float(meta["baseline"])
-        return cls(_sweep_frame(heads, layers, baseline, units), heads, layers, baseline, str(meta["metric"]),
-                   str(meta["mode"]), float(meta["seconds"]), str(meta["model"]),
-                   stack=str(meta["stack"]))
+        out = cls(_sweep_frame(heads, layers, baseline, units), heads, layers, baseline, str(meta["metric"]),
+                  str(meta["mode"]), float(meta["seconds"]), str(meta["model"]), stack=str(meta["stack"]))
+        out.check()
+        return out
+
+    def check(self) -> None:
+        """Raise ValueError unless this is a sweep that :func:`sweep_heads` can make: heads (layers, heads) and
+        layers (layers,) of the model's stack when it is known, values only for the units in ``frame`` (NaN for the
+        others), the frame's metric, delta and improves those of ``heads``, ``layers`` and ``baseline``, every value
+        within the range of the metric (:data:`METRIC_RANGES`). Loading a file or a resumed shard calls it."""
+        heads, layers = self.heads, self.layers
+        if heads.ndim != 2 or layers.shape != heads.shape[:1]:
+            raise ValueError(f"its heads and layers are shaped {heads.shape} and {layers.shape}, not (layers, heads) "
+                             "and (layers,)")
+        if isinstance(self.model, ModelInfo):
+            _check_heads(heads.shape, self.model, "its heads")
+        frame = self.frame
+        if list(frame.columns) != ["unit", "layer", "head", "metric", "delta", "improves"]:
+            raise ValueError(f"its frame has the columns {list(frame.columns)}")
+        units = {(str(u), int(lay), int(h)) for u, lay, h in zip(frame["unit"], frame["layer"], frame["head"])}
+        if len(units) != len(frame):
+            raise ValueError("its frame lists a unit twice")
+        _check_units(units, heads.shape)
+        swept = np.zeros(heads.shape, bool)
+        swept_layers = np.zeros(layers.shape, bool)
+        for unit, lay, h in units:
+            if unit == "head":
+                swept[lay, h] = True
+            else:
+                swept_layers[lay] = True
+        if not np.isnan(heads[~swept]).all() or not np.isnan(layers[~swept_layers]).all():
+            raise ValueError("it holds values for heads or layers its frame does not list as swept")
+        want = _sweep_frame(heads, layers, float(self.baseline), units)
+        for col in ("metric", "delta"):
+            got = frame[col].to_numpy(np.float64)
+            if not np.allclose(got, want[col].to_numpy(np.float64), rtol=1e-9, atol=1e-12, equal_nan=True):
+                raise ValueError(f"its frame's {col!r} column is not that of its heads, layers and baseline")
+        if not (frame["improves"].to_numpy(bool) == want["improves"].to_numpy(bool)).all():
+            raise ValueError("its frame's 'improves' column is not that of its heads, layers and baseline")
+        _check_metric(self.metric, np.concatenate([heads.ravel(), layers, [self.baseline]]))
+        if not np.isfinite(self.seconds) or self.seconds < 0:
+            raise ValueError(f"its time is {self.seconds!r} seconds")
 
     @property
     def delta(self) -> np.ndarray:
@@ -234,12 +275,74 @@ class SweepResult:
     def load(cls, path: str | os.PathLike[str], model: Any = None) -> SweepResult:
         """Load what :meth:`save` wrote; ``model`` (a runner, a ModelInfo, a model id or folder; None: no check) must
         be the model that was swept, else :class:`~attnwidgets.persist.ModelMismatchError` names both."""
-        from ..persist import frame_from_arrays, info_from_tags, read
+        from ..persist import Saved, frame_from_arrays, info_from_tags, load_checked
 
-        saved = read(path, "SweepResult", model=model)
-        a = saved.attrs
-        return cls(frame_from_arrays(saved, "frame", a["frame"]), saved.array("heads"), saved.array("layers"),
-                   a["baseline"], a["metric"], a["mode"], a["seconds"], info_from_tags(saved.model), saved.settings)
+        def build(saved: Saved) -> SweepResult:
+            a, info = saved.attrs, info_from_tags(saved.model)
+            limit = _head_limit(info)
+            heads = saved.array("heads", (None, None), "f", limit=limit)
+            layers = saved.array("layers", heads.shape[:1], "f")
+            frame = frame_from_arrays(saved, "frame", a["frame"], limit=heads.size + len(layers))
+            for key in ("metric", "mode"):
+                if not isinstance(a[key], str):
+                    raise ValueError(f"its {key} is {a[key]!r}, not text")
+            sweep = cls(frame, heads, layers, _number(a["baseline"], "baseline"), a["metric"], a["mode"],
+                        _number(a["seconds"], "time"), info, saved.settings, stack=str(saved.settings.get("stack",
+                                                                                                           "self")))
+            sweep.check()
+            return sweep
+
+        return load_checked(path, "SweepResult", build, model=model)
+
+
+METRIC_RANGES: dict[str, tuple[float, float]] = {"accuracy": (0.0, 1.0), "spearman": (-1.0, 1.0),
+                                                 "log_likelihood": (-np.inf, 0.0)}
+"""The values each shipped task's metric can take (:mod:`~attnwidgets.studies.tasks`); a saved sweep or curve holding
+others is refused. Another task's metric is only checked to be a number (NaN: not measured, or undefined)."""
+
+
+def _check_metric(metric: str, values: np.ndarray) -> None:
+    lo, hi = METRIC_RANGES.get(metric, (-np.inf, np.inf))
+    values = np.asarray(values, np.float64)
+    known = values[~np.isnan(values)]
+    if metric in METRIC_RANGES and known.size and (known.min() < lo - 1e-9 or known.max() > hi + 1e-9):
+        raise ValueError(f"its {metric} values go from {known.min():.4g} to {known.max():.4g}, outside {lo}..{hi}")
+    if np.isinf(known).any() and metric not in ("log_likelihood",):
+        raise ValueError(f"its {metric} values include infinity")
+
+
+def _floats(value: Any, what: str) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"its {what} is an array of {arr.dtype}, not of numbers")
+    return arr.astype(np.float64)
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"its {what} is {value!r}, not a number")
+    return float(value)
+
+
+def _head_limit(info: ModelInfo | None) -> int:
+    from ..persist import MAX_ELEMENTS
+
+    return MAX_ELEMENTS if info is None else max(info.n_layers * info.n_heads,
+                                                 info.n_decoder_layers * info.n_decoder_heads)
+
+
+def _check_heads(shape: tuple[int, ...], info: ModelInfo, what: str) -> None:
+    if shape not in {(info.n_layers, info.n_heads), (info.n_decoder_layers, info.n_decoder_heads)}:
+        raise ValueError(f"{what} are shaped {shape}, but its model {info.name!r} has {info.n_layers} layers x "
+                         f"{info.n_heads} heads")
+
+
+def _check_units(units: set[tuple[str, int, int]], shape: tuple[int, ...]) -> None:
+    L, H = shape
+    bad = next((u for u in units if not (u[0] == "head" and 0 <= u[1] < L and 0 <= u[2] < H)
+                and not (u[0] == "layer" and 0 <= u[1] < L and u[2] == -1)), None)
+    if bad is not None:
+        raise ValueError(f"it lists a unit {bad} outside its {L} layers x {H} heads")
 
 
 def _sweep_frame(heads: np.ndarray, layers: np.ndarray, baseline: float, units: set[tuple[str, int, int]]
@@ -423,19 +526,70 @@ class PruningCurve:
     def load(cls, path: str | os.PathLike[str], model: Any = None) -> PruningCurve:
         """Load what :meth:`save` wrote; ``model`` (a runner, a ModelInfo, a model id or folder; None: no check) must
         be the model that was pruned, else :class:`~attnwidgets.persist.ModelMismatchError` names both."""
-        from ..persist import frame_from_arrays, info_from_tags, read
+        from ..persist import Saved, frame_from_arrays, info_from_tags, load_checked
 
-        saved = read(path, "PruningCurve", model=model)
-        a = saved.attrs
-        frame = frame_from_arrays(saved, "frame", a["frame"])
-        if "pruned_at" in a["frame"]:
-            flat = saved.array("pruned")
-            ends = np.cumsum(saved.array("pruned_lengths"))
-            steps = [[(int(lay), int(h)) for lay, h in flat[end - n:end]]
-                     for n, end in zip(saved.array("pruned_lengths"), ends)]
-            frame.insert(int(a["frame"]["pruned_at"]), "pruned", pd.Series(steps, dtype=object, index=frame.index))
-        return cls(frame, a["metric"], [saved.array(f"importance.{i}") for i in range(int(a["n_importance"]))],
-                   info_from_tags(saved.model), saved.settings)
+        def build(saved: Saved) -> PruningCurve:
+            a, info = saved.attrs, info_from_tags(saved.model)
+            limit = _head_limit(info)
+            n_imp = a["n_importance"]
+            if isinstance(n_imp, bool) or not isinstance(n_imp, int) or not 0 <= n_imp <= limit:
+                raise ValueError(f"its number of importance steps is {n_imp!r}")
+            frame = frame_from_arrays(saved, "frame", a["frame"], limit=limit + 1)
+            if "pruned_at" in a["frame"]:
+                lengths = saved.array("pruned_lengths", (len(frame),), "iu")
+                if lengths.min(initial=0) < 0 or lengths.max(initial=0) > limit:
+                    raise ValueError("its numbers of pruned heads are outside 0..the model's heads")
+                flat = saved.array("pruned", (int(lengths.sum()), 2), "iu")
+                ends = np.cumsum(lengths)
+                steps = [[(int(lay), int(h)) for lay, h in flat[end - n:end]] for n, end in zip(lengths, ends)]
+                at = a["frame"]["pruned_at"]
+                if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= len(frame.columns):
+                    raise ValueError(f"its column position of 'pruned' is {at!r}")
+                frame.insert(at, "pruned", pd.Series(steps, dtype=object, index=frame.index))
+            importance = [saved.array(f"importance.{i}", (None, None), "f", limit=limit) for i in range(n_imp)]
+            if not isinstance(a["metric"], str):
+                raise ValueError(f"its metric is {a['metric']!r}, not text")
+            curve = cls(frame, a["metric"], importance, info, saved.settings)
+            curve.check()
+            return curve
+
+        return load_checked(path, "PruningCurve", build, model=model)
+
+    def check(self) -> None:
+        """Raise ValueError unless this is a curve :func:`pruning_curve` can make: importance maps of one (layers,
+        heads) shape (the model's when known), 0 or more or NaN; ``share`` between 0 and 1, ``n_pruned`` whole
+        numbers of 0 or more, ``pruned`` that many heads inside the model, and the metric within its range
+        (:data:`METRIC_RANGES`). Loading a file calls it."""
+        shapes = {imp.shape for imp in self.importance}
+        if self.model is not None:
+            for each in shapes:
+                _check_heads(each, self.model, "its importance maps")
+        if len(shapes) > 1 or any(len(s) != 2 for s in shapes):
+            raise ValueError(f"its importance maps are shaped {sorted(shapes)}, not one (layers, heads) shape")
+        for imp in self.importance:
+            if imp.dtype.kind != "f" or np.isinf(imp).any() or (imp < 0).any():
+                raise ValueError("its importance maps hold values that are not numbers of 0 or more (or NaN)")
+        frame = self.frame
+        if "share" in frame:
+            share = frame["share"].to_numpy(np.float64)
+            if not ((share >= 0) & (share <= 1)).all():
+                raise ValueError("its shares of heads pruned are outside 0..1")
+        if "n_pruned" in frame:
+            n = frame["n_pruned"].to_numpy()
+            if n.dtype.kind not in "iu" or n.min(initial=0) < 0:
+                raise ValueError("its numbers of heads pruned are not whole numbers of 0 or more")
+            if "pruned" in frame and [len(p) for p in frame["pruned"]] != n.tolist():
+                raise ValueError("its lists of pruned heads are not n_pruned long")
+        if "metric" in frame:
+            _check_metric(self.metric, frame["metric"].to_numpy(np.float64))
+        if "pruned" in frame:
+            shape = next(iter(shapes), None)
+            if shape is None and self.model is not None:
+                shape = (self.model.n_layers, self.model.n_heads)
+            for step in frame["pruned"]:
+                for lay, h in step:
+                    if lay < 0 or h < 0 or (shape is not None and (lay >= shape[0] or h >= shape[1])):
+                        raise ValueError(f"it lists pruned head ({lay}, {h}) outside the model's heads {shape}")
 
 
 def pruning_curve(
