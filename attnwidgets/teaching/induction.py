@@ -196,7 +196,8 @@ class InductionRun:
 
     def __repr__(self) -> str:
         best = self.max_induction
-        return (f"InductionRun({self.steps} steps, {self.seconds:.1f} s; max induction score {best[0]:.2f} -> "
+        took = "shipped" if self.shipped else f"{self.seconds:.1f} s"
+        return (f"InductionRun({self.steps} steps, {took}; max induction score {best[0]:.2f} -> "
                 f"{best[-1]:.2f}, second-copy loss {self.eval_loss[0]:.2f} -> {self.eval_loss[-1]:.2f})"
                 + (f"\n  {self.shipped}" if self.shipped else ""))
 

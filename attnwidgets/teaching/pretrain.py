@@ -329,9 +329,10 @@ class PretrainRun:
     def __str__(self) -> str:
         k = max(1, min(50, self.steps // 10))
         where = f"\n  {self.shipped}" if self.shipped else ""
+        took = " (shipped)" if self.shipped else f" in {self.seconds:.0f} s"
         return (f"tiny BERT ({self.config['layers']} layers x {self.config['heads']} heads, hidden "
-                f"{self.config['hidden']}, {self.config['vocab_size']} word pieces): {self.steps} steps in "
-                f"{self.seconds:.0f} s; MLM loss {self.mlm_loss[:k].mean():.2f} -> {self.mlm_loss[-k:].mean():.2f}, "
+                f"{self.config['hidden']}, {self.config['vocab_size']} word pieces): {self.steps} steps{took}; "
+                f"MLM loss {self.mlm_loss[:k].mean():.2f} -> {self.mlm_loss[-k:].mean():.2f}, "
                 f"NSP loss {self.nsp_loss[:k].mean():.2f} -> {self.nsp_loss[-k:].mean():.2f}; saved in {self.folder}"
                 + where)
 

@@ -352,8 +352,8 @@ def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, token
                              f"({recipe.kwargs}): {_remake(recipe)}")
     try:
         seconds, cpu_seconds = float(attrs["seconds"]), float(attrs["cpu_seconds"])
-        note = (f"shipped with attnwidgets: {recipe.call()} took {cpu_seconds:.0f} s of CPU ({seconds:.0f} s) on "
-                f"{attrs.get('machine', 'a CPU')} when {SCRIPT} made it; train=True trains it here")
+        note = (f"shipped with attnwidgets: {recipe.call()} took {cpu_seconds:.0f} s of one CPU core ({seconds:.0f} s "
+                f"wall clock) on {attrs.get('machine', 'a CPU')} when {SCRIPT} made it; train=True trains it here")
         args = _arguments(recipe)
         torch.manual_seed(0)  # a fresh model's initial weights are overwritten; seeded only to leave no trace
         if recipe.kind == "toy":
@@ -434,5 +434,5 @@ def _load_bert(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.ndarra
     steps = int(args["steps"])
     mlm = _curve(arrays, "mlm_loss", (steps,), where, recipe).astype(np.float32)
     nsp = _curve(arrays, "nsp_loss", (steps,), where, recipe).astype(np.float32)
-    return PretrainRun(save_tiny_bert(model, tok), model, tok, steps, mlm, nsp, seconds, cpu_seconds, dict(attrs["config"]),
-                       shipped=note)
+    return PretrainRun(save_tiny_bert(model, tok), model, tok, steps, mlm, nsp, seconds, cpu_seconds,
+                       dict(attrs["config"]), shipped=note)

@@ -114,7 +114,8 @@ class TrainingRun:
     def __repr__(self) -> str:
         return (
             f"TrainingRun({self.task.name!r}, {self.architecture}, {self.steps} steps, "
-            f"accuracy={self.accuracy:.3f}, {self.seconds:.1f} s, checkpoints={sorted(self.checkpoints)})"
+            f"accuracy={self.accuracy:.3f}, {'shipped' if self.shipped else f'{self.seconds:.1f} s'}, "
+            f"checkpoints={sorted(self.checkpoints)})"
             + (f"\n  {self.shipped}" if self.shipped else "")
         )
 
