@@ -104,31 +104,36 @@ def print_notebook(rec: dict[str, Any], threshold: float, all_cells: bool) -> No
 
 
 def compare(before: Path, after: Path, threshold: float) -> None:
-    """Side by side: every cell over ``threshold`` in either run, and each notebook's total."""
+    """Side by side: every cell over ``threshold`` (wall or CPU) in either run, and each notebook's total. Cells are
+    matched by their first line (indices move when a notebook gains a cell); a cell whose first line changed shows
+    as gone from the first run and new in the second."""
     a = {r["notebook"]: r for r in json.loads(before.read_text())}
     b = {r["notebook"]: r for r in json.loads(after.read_text())}
-    print(f"{'notebook':<40} {'cell':>4}  {'before wall/CPU s':>18}  {'after wall/CPU s':>17}  source (after)")
-    for name in sorted(set(a) | set(b)):
-        ca = {r["cell"]: r for r in a.get(name, {}).get("cells", [])}
-        cb = {r["cell"]: r for r in b.get(name, {}).get("cells", [])}
-        # Cells are matched by their first line (indices move when a notebook gains a cell), else by index.
-        by_src = {r["source"]: r for r in ca.values()}
+
+    def slow(r: dict[str, Any] | None) -> bool:
+        return r is not None and max(r["wall"], r["cpu"]) > threshold
+
+    def pair(r: dict[str, Any] | None) -> str:
+        return f"{r['wall']:7.1f} / {r['cpu']:5.1f}" if r else f"{'-':>15}"
+
+    print(f"{'notebook':<36} {'cell':>4}  {'before wall / CPU s':>19}  {'after wall / CPU s':>18}  source")
+    for name in sorted(set(a) & set(b)):
+        by_src = {r["source"]: r for r in a[name]["cells"]}
         seen: set[int] = set()
-        for i, r in sorted(cb.items()):
+        for r in b[name]["cells"]:
             old = by_src.get(r["source"])
             if old is not None:
                 seen.add(old["cell"])
-            if max(r["wall"], old["wall"] if old else 0) > threshold:
-                was = f"{old['wall']:7.1f} / {old['cpu']:5.1f}" if old else f"{'-':>15}"
-                print(f"{name:<40} {i:>4}  {was:>18}  {r['wall']:7.1f} / {r['cpu']:5.1f}  {r['source']}")
-        for i, old in sorted(ca.items()):
-            if i not in seen and old["wall"] > threshold:
-                print(f"{name:<40} {i:>4}  {old['wall']:7.1f} / {old['cpu']:5.1f}  {'(gone)':>17}  {old['source']}")
-        ta, tb = a.get(name), b.get(name)
-        fa = f"{ta['wall']:7.1f} / {ta['cpu']:5.1f}" if ta else "-"
-        fb = f"{tb['wall']:7.1f} / {tb['cpu']:5.1f}" if tb else "-"
-        print(f"{name:<40} {'all':>4}  {fa:>18}  {fb:>17}  (Run All; load {ta and ta['load_start']:.1f} -> "
-              f"{tb and tb['load_start']:.1f})")
+            if slow(r) or slow(old):
+                print(f"{name[:36]:<36} {r['cell']:>4}  {pair(old):>19}  {pair(r):>18}  {r['source'][:60]}")
+        for old in a[name]["cells"]:
+            if old["cell"] not in seen and slow(old):
+                print(f"{name[:36]:<36} {old['cell']:>4}  {pair(old):>19}  {'(changed)':>18}  {old['source'][:60]}")
+        ta, tb = a[name], b[name]
+        print(f"{name[:36]:<36} {'all':>4}  {pair(ta):>19}  {pair(tb):>18}  Run All; load average at the start "
+              f"{ta['load_start']:.1f} / {tb['load_start']:.1f}")
+    for name in sorted(set(a) ^ set(b)):
+        print(f"{name[:36]:<36} only in {'the first' if name in a else 'the second'} run")
 
 
 def main(argv: list[str] | None = None) -> int:
