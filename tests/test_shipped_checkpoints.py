@@ -164,9 +164,19 @@ def test_train_true_trains_here_and_states_the_time(monkeypatch, capsys):
     assert run.shipped is None and run.steps == 6 and seen == [0, 3, 6]
 
 
-def test_unknown_run():
+def test_unknown_run_or_switch():
     with pytest.raises(ValueError, match=r"no shipped run 'bert'.*induction, reverse"):
         shipped_run("bert")
+    with pytest.raises(TypeError, match="train must be True or False, got 'no'"):
+        shipped_run("induction", train="no")
+
+
+def test_loading_leaves_the_sessions_random_numbers_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    load_shipped("reverse")
+    assert torch.equal(torch.rand(3), expected)
 
 
 # -- untrusted files ----------------------------------------------------------------------------------------------

@@ -163,6 +163,8 @@ def shipped_run(name: str, *, train: bool = False, callback: Callable[..., None]
         What the recipe's training function returns; a loaded run's ``shipped`` says where it came from.
     """
     recipe = _recipe(name)
+    if not isinstance(train, bool):
+        raise TypeError(f"train must be True or False, got {train!r}")
     if train:
         print(f"training {name} here: {recipe.call()}; {_estimate(name)}")
         return _train(recipe, callback=callback, progress=progress)
@@ -355,12 +357,13 @@ def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, token
         note = (f"shipped with attnwidgets: {recipe.call()} took {cpu_seconds:.0f} s of one CPU core ({seconds:.0f} s "
                 f"wall clock) on {attrs.get('machine', 'a CPU')} when {SCRIPT} made it; train=True trains it here")
         args = _arguments(recipe)
-        torch.manual_seed(0)  # a fresh model's initial weights are overwritten; seeded only to leave no trace
-        if recipe.kind == "toy":
-            return _load_toy(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note)
-        if recipe.kind == "induction":
-            return _load_induction(recipe, args, arrays, where, seconds, cpu_seconds, note)
-        return _load_bert(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note, tokenizer)
+        # A fresh model draws its initial weights (overwritten at once) from torch's generator: leave the session's.
+        with torch.random.fork_rng(devices=[]):
+            if recipe.kind == "toy":
+                return _load_toy(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note)
+            if recipe.kind == "induction":
+                return _load_induction(recipe, args, arrays, where, seconds, cpu_seconds, note)
+            return _load_bert(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note, tokenizer)
     except SavedFileError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
