@@ -31,6 +31,7 @@ from attnwidgets.teaching.shipped import (
     shipped_run,
 )
 
+REMAKE = "the shipped file is not what its recipe makes today: run `python benchmarks/train_shipped.py --only {}`"
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
@@ -55,7 +56,7 @@ def test_every_recipe_ships_a_small_file():
 def test_the_toy_runs_start_as_recorded(runs):
     fresh = first_losses("reverse", 25)            # checkpoints 0 and 25 (25 steps; the warm-up is 100)
     ship = runs["reverse"]
-    np.testing.assert_allclose(fresh.losses, ship.losses[:25], rtol=1e-5)
+    np.testing.assert_allclose(fresh.losses, ship.losses[:25], rtol=1e-5, err_msg=REMAKE.format("reverse"))
     np.testing.assert_allclose(fresh.grad_norms, ship.grad_norms[:25], rtol=1e-4)
     for step in (0, 25):
         a, b = fresh.checkpoints[step], ship.checkpoints[step]
@@ -64,13 +65,14 @@ def test_the_toy_runs_start_as_recorded(runs):
             np.testing.assert_allclose(a.attention_of(kind)[0], b.attention_of(kind)[0], atol=1e-5)
         assert fresh.checkpoint_accuracy[step] == ship.checkpoint_accuracy[step]
     dec = first_losses("reverse-decoder", 3)
-    np.testing.assert_allclose(dec.losses, runs["reverse-decoder"].losses[:3], rtol=1e-5)
+    np.testing.assert_allclose(dec.losses, runs["reverse-decoder"].losses[:3], rtol=1e-5,
+                               err_msg=REMAKE.format("reverse-decoder"))
 
 
 def test_the_induction_run_starts_as_recorded(runs):
     fresh = first_losses("induction", 3)
     ship = runs["induction"]
-    np.testing.assert_allclose(fresh.losses, ship.losses[:3], rtol=1e-5)
+    np.testing.assert_allclose(fresh.losses, ship.losses[:3], rtol=1e-5, err_msg=REMAKE.format("induction"))
     assert fresh.eval_steps.tolist() == [0, 3]
     np.testing.assert_allclose(fresh.eval_loss[0], ship.eval_loss[0], rtol=1e-5)
     np.testing.assert_allclose(fresh.induction[0], ship.induction[0], atol=1e-6)
@@ -80,7 +82,7 @@ def test_the_induction_run_starts_as_recorded(runs):
 def test_the_tiny_bert_starts_as_recorded(runs):
     fresh = first_losses("tiny-bert", 2)
     ship = runs["tiny-bert"]
-    np.testing.assert_allclose(fresh.mlm_loss, ship.mlm_loss[:2], rtol=1e-5)
+    np.testing.assert_allclose(fresh.mlm_loss, ship.mlm_loss[:2], rtol=1e-5, err_msg=REMAKE.format("tiny-bert"))
     np.testing.assert_allclose(fresh.nsp_loss, ship.nsp_loss[:2], rtol=1e-5)
 
 
