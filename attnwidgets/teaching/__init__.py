@@ -47,10 +47,11 @@ _LAZY: dict[str, str] = {
     "NSPPair": "attnwidgets.teaching.pretrain",
     "make_example": "attnwidgets.teaching.pretrain",
     "nsp_probabilities": "attnwidgets.teaching.pretrain",
+    "shipped_run": "attnwidgets.teaching.shipped",
 }
 
 __all__ = [*_LAZY]
 
 
-_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block", "pretrain"]
+_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block", "pretrain", "shipped"]
 __getattr__, __dir__ = attach("attnwidgets.teaching", _LAZY, _SUBMODULES)

@@ -47,12 +47,12 @@ from ..analysis.roles import HeadRoles, RoleCheck, role_scores
 from ..result import AttentionResult, ModelInfo
 from .transformer import DecoderOnlyTransformer, EncoderLayer, TransformerConfig
 
-__all__ = ["InductionRun", "random_repeats", "train_induction"]
+__all__ = ["InductionRun", "induction_model", "induction_probe", "probe_scores", "random_repeats", "train_induction"]
 
 BOS = "<bos>"
 
 
-def _token_names(vocab: int) -> list[str]:
+def token_names(vocab: int) -> list[str]:
     """``<bos>`` then one letter per token (A..Z, a..z), or ``t1``, ``t2``... for a larger vocabulary."""
     letters = string.ascii_uppercase + string.ascii_lowercase
     names = list(letters[:vocab]) if vocab <= len(letters) else [f"t{i}" for i in range(1, vocab + 1)]
@@ -103,6 +103,9 @@ class InductionRun:
         different random stream).
     seconds, cpu_seconds : float
         Wall-clock and process CPU time of the whole call.
+    shipped : str | None
+        None for a run trained here; for one loaded from the package
+        (:func:`attnwidgets.teaching.shipped.shipped_run`), where it came from (the times are then that training's).
     """
 
     model: DecoderOnlyTransformer
@@ -118,6 +121,7 @@ class InductionRun:
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     tokens: list[str] = field(default_factory=list)
+    shipped: str | None = None
 
     @property
     def steps(self) -> int:
@@ -192,8 +196,10 @@ class InductionRun:
 
     def __repr__(self) -> str:
         best = self.max_induction
-        return (f"InductionRun({self.steps} steps, {self.seconds:.1f} s; max induction score {best[0]:.2f} -> "
-                f"{best[-1]:.2f}, second-copy loss {self.eval_loss[0]:.2f} -> {self.eval_loss[-1]:.2f})")
+        took = "shipped" if self.shipped else f"{self.seconds:.1f} s"
+        return (f"InductionRun({self.steps} steps, {took}; max induction score {best[0]:.2f} -> "
+                f"{best[-1]:.2f}, second-copy loss {self.eval_loss[0]:.2f} -> {self.eval_loss[-1]:.2f})"
+                + (f"\n  {self.shipped}" if self.shipped else ""))
 
 
 class SmearedKeys(nn.Module):
@@ -259,6 +265,30 @@ def _probe_eval(model: DecoderOnlyTransformer, probe: torch.Tensor, seq_len: int
     attention = torch.stack(model.attention()["self"], dim=1)  # (B, L, H, T, T)
     model.train(was_training)
     return float(loss), role_scores(attention.numpy(), seq_len, 1)
+
+
+def induction_model(seq_len: int = 10, vocab: int = 16, config: dict[str, Any] | None = None, *,
+                    smeared_keys: bool = True) -> DecoderOnlyTransformer:
+    """A fresh (randomly initialised from torch's current seed) induction model: what :func:`train_induction`
+    trains, and what a shipped run's weights are loaded into. Default: 2 layers, 4 heads, d_model 32, d_ff 32."""
+    settings = dict(d_model=32, n_heads=4, n_decoder_layers=2, d_ff=32, max_len=1 + 2 * seq_len, pad_id=-1)
+    settings.update(config or {})
+    settings["max_len"] = max(int(settings["max_len"]), 1 + 2 * seq_len)
+    model = DecoderOnlyTransformer(TransformerConfig(vocab_size=vocab + 1, **settings))  # type: ignore[arg-type]
+    if smeared_keys:
+        _smear_keys(model)
+    return model
+
+
+def induction_probe(seed: int = 0, n_probe: int = 32, seq_len: int = 10, vocab: int = 16) -> torch.Tensor:
+    """The held-out probe batch of :func:`train_induction` with ``seed`` (distinct tokens, its own random stream)."""
+    return random_repeats(n_probe, seq_len, vocab, torch.Generator().manual_seed(int(seed) * 2 + 2))
+
+
+def probe_scores(run: InductionRun) -> tuple[float, dict[str, np.ndarray]]:
+    """(second-copy loss, role scores) of ``run``'s model on its probe batch now: what the run recorded at its last
+    evaluation (a check of a shipped run against its weights)."""
+    return _probe_eval(run.model, torch.from_numpy(run.probe), run.seq_len)
 
 
 def _check(value: Any, what: str, least: int = 1) -> int:
@@ -328,21 +358,16 @@ def train_induction(
                                        _check(n_probe, "n_probe"))
     if vocab < seq_len:
         raise ValueError(f"vocab={vocab} tokens cannot make a block of seq_len={seq_len} distinct tokens")
-    settings = dict(d_model=32, n_heads=4, n_decoder_layers=2, d_ff=32, max_len=1 + 2 * seq_len, pad_id=-1)
-    settings.update(config or {})
-    settings["max_len"] = max(int(settings["max_len"]), 1 + 2 * seq_len)
     shortest = max(2, seq_len // 2)
     previous_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
     try:
         torch.manual_seed(seed)
-        model = DecoderOnlyTransformer(TransformerConfig(vocab_size=vocab + 1, **settings))  # type: ignore[arg-type]
-        if smeared_keys:
-            _smear_keys(model)
+        model = induction_model(seq_len, vocab, config, smeared_keys=smeared_keys)
         opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=0.01)
         data = torch.Generator().manual_seed(int(seed) * 2 + 1)
-        probe = random_repeats(n_probe, seq_len, vocab, torch.Generator().manual_seed(int(seed) * 2 + 2))
+        probe = induction_probe(seed, n_probe, seq_len, vocab)
         losses = np.zeros(steps, np.float32)
         marks = sorted({*range(0, steps, eval_every), steps})
         records: list[tuple[float, dict[str, np.ndarray]]] = []
@@ -382,7 +407,7 @@ def train_induction(
     return InductionRun(model, seq_len, vocab, losses, np.array(marks, np.int64),
                         np.array([loss for loss, _ in records]), stack("induction"), stack("previous_token"),
                         stack("duplicate_token"), probe.numpy(), time.perf_counter() - start_time,
-                        time.process_time() - cpu_start, _token_names(vocab))
+                        time.process_time() - cpu_start, token_names(vocab))
 
 
 def _bar(total: int, show: bool) -> Any:

@@ -44,11 +44,15 @@ __all__ = [
     "PretrainRun",
     "PretrainingExample",
     "compact_tokenizer",
+    "curve_point",
     "make_example",
+    "masked_lm_loss",
     "nsp_pairs",
     "nsp_probabilities",
     "pretrain_bert",
+    "save_tiny_bert",
     "sentences",
+    "tiny_bert",
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(]?[A-Z0-9])")
@@ -264,10 +268,52 @@ def _batch(examples: Sequence[PretrainingExample], pad_id: int) -> dict[str, tor
 
 # -- pre-training ---------------------------------------------------------------------------------------------------
 
+def tiny_bert(tokenizer: Any, *, layers: int = 2, heads: int = 4, hidden: int = 128, max_len: int = 64) -> Any:
+    """A fresh (randomly initialised from torch's current seed) :class:`transformers.BertForPreTraining` for
+    ``tokenizer``'s vocabulary: what :func:`pretrain_bert` trains, and what a shipped run's weights are loaded into."""
+    from transformers import BertConfig, BertForPreTraining
+
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
+                        num_attention_heads=heads, intermediate_size=4 * hidden, max_position_embeddings=max_len,
+                        type_vocab_size=2, pad_token_id=tokenizer.pad_token_id)
+    return BertForPreTraining(config)
+
+
+def save_tiny_bert(model: Any, tokenizer: Any, folder: str | Path | None = None) -> Path:
+    """Save model and tokenizer to ``folder`` (default a new temporary folder) for ``aw.run(text, model=folder)``,
+    without transformers' one-shard progress bar."""
+    from transformers.utils import logging as hf_logging
+
+    out_dir = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="tiny-bert-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        model.save_pretrained(out_dir)
+        tokenizer.save_pretrained(out_dir)
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+    return out_dir
+
+
+def curve_point(mlm_loss: np.ndarray, nsp_loss: np.ndarray, start: int, stop: int) -> tuple[int, float, float]:
+    """``(stop, mean MLM loss, mean NSP loss)`` over steps ``start .. stop - 1``: one call of :func:`pretrain_bert`'s
+    callback (what a shipped run replays).
+
+    Examples
+    --------
+    >>> curve_point(np.array([8.0, 6.0, 5.0]), np.array([0.7, 0.5, 0.6]), 0, 2)
+    (2, 7.0, 0.6)
+    """
+    return stop, float(mlm_loss[start:stop].mean()), float(nsp_loss[start:stop].mean())
+
+
 @dataclass
 class PretrainRun:
     """What :func:`pretrain_bert` returns: the folder the model and tokenizer are saved in, the two losses per step,
-    the time taken and the configuration."""
+    the time taken and the configuration. ``shipped`` is None for a run trained here; for one loaded from the package
+    (:func:`attnwidgets.teaching.shipped.shipped_run`) it says where it came from (the times are that training's)."""
 
     folder: Path
     model: Any = field(repr=False)
@@ -278,13 +324,17 @@ class PretrainRun:
     seconds: float
     cpu_seconds: float
     config: dict[str, Any]
+    shipped: str | None = None
 
     def __str__(self) -> str:
         k = max(1, min(50, self.steps // 10))
+        where = f"\n  {self.shipped}" if self.shipped else ""
+        took = " (shipped)" if self.shipped else f" in {self.seconds:.0f} s"
         return (f"tiny BERT ({self.config['layers']} layers x {self.config['heads']} heads, hidden "
-                f"{self.config['hidden']}, {self.config['vocab_size']} word pieces): {self.steps} steps in "
-                f"{self.seconds:.0f} s; MLM loss {self.mlm_loss[:k].mean():.2f} -> {self.mlm_loss[-k:].mean():.2f}, "
-                f"NSP loss {self.nsp_loss[:k].mean():.2f} -> {self.nsp_loss[-k:].mean():.2f}; saved in {self.folder}")
+                f"{self.config['hidden']}, {self.config['vocab_size']} word pieces): {self.steps} steps{took}; "
+                f"MLM loss {self.mlm_loss[:k].mean():.2f} -> {self.mlm_loss[-k:].mean():.2f}, "
+                f"NSP loss {self.nsp_loss[:k].mean():.2f} -> {self.nsp_loss[-k:].mean():.2f}; saved in {self.folder}"
+                + where)
 
 
 def pretrain_bert(
@@ -339,8 +389,6 @@ def pretrain_bert(
     -------
     PretrainRun
     """
-    from transformers import BertConfig, BertForPreTraining
-
     from ..data import split_documents
 
     for name, value in (("steps", steps), ("batch_size", batch_size), ("layers", layers), ("heads", heads),
@@ -357,10 +405,7 @@ def pretrain_bert(
     start, cpu_start = time.perf_counter(), time.process_time()
     tok = compact_tokenizer() if tokenizer is None else tokenizer
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(tok), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                        intermediate_size=4 * hidden, max_position_embeddings=max_len, type_vocab_size=2,
-                        pad_token_id=tok.pad_token_id)
-    model = BertForPreTraining(config)
+    model = tiny_bert(tok, layers=layers, heads=heads, hidden=hidden, max_len=max_len)
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "LayerNorm" not in n]
     no_decay = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "LayerNorm" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
@@ -413,17 +458,14 @@ def pretrain_bert(
                 if step % 10 == 0:
                     bar.set_postfix(mlm=f"{mlm_losses[step]:.2f}", nsp=f"{nsp_losses[step]:.2f}", refresh=False)
             if callback is not None and ((step + 1) % every == 0 or step + 1 == steps):
-                callback(step + 1, float(mlm_losses[last:step + 1].mean()), float(nsp_losses[last:step + 1].mean()))
+                callback(*curve_point(mlm_losses, nsp_losses, last, step + 1))
                 last = step + 1
     finally:
         torch.set_num_threads(previous_threads)
     if bar is not None:
         bar.close()
     model.eval()
-    out_dir = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="tiny-bert-"))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
+    out_dir = save_tiny_bert(model, tok, folder)
     cfg = {"layers": layers, "heads": heads, "hidden": hidden, "max_len": max_len, "vocab_size": len(tok),
            "batch_size": batch_size, "lr": lr, "warmup": warmup, "seed": seed, "train_documents": len(train_docs),
            "parameters": sum(p.numel() for p in model.parameters())}
@@ -450,3 +492,19 @@ def nsp_probabilities(model: Any, pairs: Sequence[NSPPair], *, tokenizer: Any = 
     enc = tok([p.a for p in pairs], [p.b for p in pairs], padding=True, truncation=True,
               max_length=model.config.max_position_embeddings, return_tensors="pt")
     return model(**enc).seq_relationship_logits.softmax(-1)[:, 0].numpy()
+
+
+@torch.no_grad()
+def masked_lm_loss(model: Any, pairs: Sequence[NSPPair], *, tokenizer: Any = None, seed: int = 0) -> float:
+    """Mean masked-LM cross-entropy over ``pairs`` masked as in training (:func:`make_example`, ``seed`` fixes the
+    masks): the masked-LM loss on text the model did not train on, when ``pairs`` are held out."""
+    model, tok = _model_and_tokenizer(model, tokenizer)
+    if not pairs:
+        raise ValueError("pairs is empty")
+    rng = np.random.default_rng(seed)
+    batch = _batch([make_example(p, tok, rng, max_len=model.config.max_position_embeddings) for p in pairs],
+                   tok.pad_token_id)
+    hidden = model.bert(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"],
+                        attention_mask=batch["attention_mask"])[0]
+    targets = batch["labels"] != -100
+    return float(torch.nn.functional.cross_entropy(model.cls.predictions(hidden[targets]), batch["labels"][targets]))

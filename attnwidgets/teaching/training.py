@@ -36,7 +36,8 @@ from ..result import AttentionResult, ModelInfo
 from .tasks import BOS, EOS, SEP, SPECIALS, Task, encode_batch, get_task, held_out_sources, sample_pairs
 from .transformer import DecoderOnlyTransformer, EncoderDecoderTransformer, TransformerConfig
 
-__all__ = ["TrainingRun", "attention_result", "checkpoint_attention", "evaluate", "generate_toy", "predict", "train"]
+__all__ = ["TrainingRun", "attention_result", "checkpoint_attention", "evaluate", "generate_toy", "predict",
+           "toy_model", "toy_result", "train"]
 
 Architecture = Literal["encoder-decoder", "decoder"]
 ToyModel = EncoderDecoderTransformer | DecoderOnlyTransformer
@@ -73,6 +74,10 @@ class TrainingRun:
         tokens and shapes; step 0 is the untrained model).
     checkpoint_accuracy : dict[int, float]
         Step → held-out accuracy at that checkpoint.
+    shipped : str | None
+        None for a run trained here; for a run loaded from the package
+        (:func:`attnwidgets.teaching.shipped.shipped_run`), where it came from and how long it took to make
+        (``seconds`` and ``cpu_seconds`` are then that training's, not this session's).
     """
 
     model: ToyModel
@@ -87,6 +92,7 @@ class TrainingRun:
     checkpoint_accuracy: dict[int, float] = field(default_factory=dict)
     cpu_seconds: float = 0.0
     grad_norms: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    shipped: str | None = None
 
     @property
     def architecture(self) -> Architecture:
@@ -108,7 +114,9 @@ class TrainingRun:
     def __repr__(self) -> str:
         return (
             f"TrainingRun({self.task.name!r}, {self.architecture}, {self.steps} steps, "
-            f"accuracy={self.accuracy:.3f}, {self.seconds:.1f} s, checkpoints={sorted(self.checkpoints)})"
+            f"accuracy={self.accuracy:.3f}, {'shipped' if self.shipped else f'{self.seconds:.1f} s'}, "
+            f"checkpoints={sorted(self.checkpoints)})"
+            + (f"\n  {self.shipped}" if self.shipped else "")
         )
 
 
@@ -201,41 +209,57 @@ def attention_result(
         if len(tgt) == 1 and tgt[0] not in v.index:  # "413" written without spaces
             tgt = list(tgt[0])
     model.eval()
-    cfg = model.cfg
+    if isinstance(model, DecoderOnlyTransformer):
+        ids = torch.from_numpy(v.encode([BOS, *src, SEP, *tgt]))[None]  # (1, n)
+        logits = model(ids)[0]  # (n, V)
+        arrays = {"self": _stack(model.attention()["self"]), "logits": logits.numpy().astype(np.float32)}
+    else:
+        src_ids = torch.from_numpy(v.encode([*src, EOS]))[None]  # (1, n)
+        tgt_ids = torch.from_numpy(v.encode([BOS, *tgt]))[None]  # (1, m)
+        logits = model(src_ids, tgt_ids)[0]  # (m, V)
+        att = model.attention()
+        arrays = {"encoder": _stack(att["encoder"]), "decoder": _stack(att["decoder"]), "cross": _stack(att["cross"]),
+                  "logits": logits.numpy().astype(np.float32)}
+    return toy_result(task, model.cfg, isinstance(model, DecoderOnlyTransformer), src, tgt, arrays)
+
+
+def _stack(weights: list[torch.Tensor]) -> np.ndarray:  # L x (1, nh, T, S) -> (L, nh, T, S)
+    return torch.cat(weights).numpy().astype(np.float32)
+
+
+def toy_result(task: Task, cfg: TransformerConfig, decoder_only: bool, source: Sequence[str], target: Sequence[str],
+               arrays: dict[str, np.ndarray], outputs: dict[str, Any] | None = None) -> AttentionResult:
+    """The :class:`AttentionResult` of the toy model on ``source`` / ``target`` (token lists) from its arrays:
+    ``"self"`` (decoder-only) or ``"encoder"``, ``"decoder"``, ``"cross"`` attention, and ``"logits"``; ``outputs``
+    adds more outputs. What :func:`attention_result` returns, and what a shipped run's checkpoints are rebuilt with
+    (:mod:`attnwidgets.teaching.shipped`), so both read the same."""
+    v = task.vocab
+    src, tgt = list(source), list(target)
     common: dict[str, Any] = dict(
         name=f"attnwidgets.teaching/{task.name}", max_length=cfg.max_len, model_type="toy-transformer",
         n_kv_heads=cfg.n_kv_heads or cfg.n_heads, head_dim=cfg.head_dim,
     )
 
-    def stack(weights: list[torch.Tensor]) -> np.ndarray:  # L x (1, nh, T, S) -> (L, nh, T, S)
-        return torch.cat(weights).numpy().astype(np.float32)
-
     def special(tokens: list[str]) -> np.ndarray:  # (n,) bool: the task's <pad>, <bos>, <eos>, <sep>
         return np.array([t in SPECIALS for t in tokens], dtype=bool)
 
-    if isinstance(model, DecoderOnlyTransformer):
+    if decoder_only:
         tokens = [BOS, *src, SEP, *tgt]
-        ids = torch.from_numpy(v.encode(tokens))[None]  # (1, n)
-        logits = model(ids)[0]  # (n, V)
         info = ModelInfo(kind="decoder", n_layers=cfg.n_decoder_layers, n_heads=cfg.n_heads, **common)
         return AttentionResult.from_arrays(
-            stack(model.attention()["self"]), tokens, special_mask=special(tokens), token_ids=v.encode(tokens),
+            arrays["self"], tokens, special_mask=special(tokens), token_ids=v.encode(tokens),
             model=info, text=" ".join(src), target_text=" ".join(tgt),
-            outputs={"logits_per_position": logits.numpy().astype(np.float32)},
+            outputs={"logits_per_position": arrays["logits"], **(outputs or {})},
         )
 
     src_tokens, tgt_tokens = [*src, EOS], [BOS, *tgt]
-    src_ids = torch.from_numpy(v.encode(src_tokens))[None]  # (1, n)
-    tgt_ids = torch.from_numpy(v.encode(tgt_tokens))[None]  # (1, m)
-    logits = model(src_ids, tgt_ids)[0]  # (m, V)
-    att = model.attention()
     info = ModelInfo(kind="encoder-decoder", n_layers=cfg.n_encoder_layers, n_heads=cfg.n_heads,
                      n_decoder_layers=cfg.n_decoder_layers, n_decoder_heads=cfg.n_heads, **common)
     return AttentionResult.from_arrays(
-        stack(att["encoder"]), src_tokens, special_mask=special(src_tokens), token_ids=v.encode(src_tokens),
+        arrays["encoder"], src_tokens, special_mask=special(src_tokens), token_ids=v.encode(src_tokens),
         model=info, text=" ".join(src), target_text=" ".join(tgt), target_tokens=tgt_tokens,
-        target_token_ids=v.encode(tgt_tokens), decoder_attention=stack(att["decoder"]),
-        cross_attention=stack(att["cross"]), outputs={"decoder_logits": logits.numpy().astype(np.float32)},
+        target_token_ids=v.encode(tgt_tokens), decoder_attention=arrays["decoder"],
+        cross_attention=arrays["cross"], outputs={"decoder_logits": arrays["logits"], **(outputs or {})},
     )
 
 
@@ -304,6 +328,14 @@ def generate_toy(model: ToyModel, task: Task | str, source: str | Sequence[str],
         topk_tokens=[[v.tokens[i] for i in row] for row in topk_ids.tolist()],
         text=" ".join(v.decode(ids)), settings={"max_new_tokens": limit, "do_sample": False, "top_k": top_k},
     )
+
+
+def toy_model(task: Task, architecture: Architecture = "encoder-decoder",
+              config: dict[str, Any] | None = None) -> ToyModel:
+    """A fresh (randomly initialised from torch's current seed) toy model for ``task``: what :func:`train` starts
+    from, and what a shipped run's weights are loaded into."""
+    cfg = TransformerConfig(vocab_size=len(task.vocab), pad_id=task.vocab.pad_id, **(config or {}))
+    return (EncoderDecoderTransformer if architecture == "encoder-decoder" else DecoderOnlyTransformer)(cfg)
 
 
 def _adamw(model: ToyModel, lr: float) -> torch.optim.Optimizer:
@@ -402,8 +434,7 @@ def train(
         raise ValueError(f"clip must be a positive number or None, got {clip!r}")
 
     torch.manual_seed(seed)
-    cfg = TransformerConfig(vocab_size=len(task.vocab), pad_id=task.vocab.pad_id, **(config or {}))
-    model: ToyModel = (EncoderDecoderTransformer if architecture == "encoder-decoder" else DecoderOnlyTransformer)(cfg)
+    model = toy_model(task, architecture, config)
     held_out = held_out_sources(task, n_held_out, seed)
     excluded = set(held_out)
     rng = np.random.default_rng([seed, 0])
