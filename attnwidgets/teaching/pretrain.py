@@ -422,8 +422,16 @@ def pretrain_bert(
     model.eval()
     out_dir = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="tiny-bert-"))
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Writing model shards" bar under the loss curve (progress=False or not)
+    try:
+        model.save_pretrained(out_dir)
+        tok.save_pretrained(out_dir)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     cfg = {"layers": layers, "heads": heads, "hidden": hidden, "max_len": max_len, "vocab_size": len(tok),
            "batch_size": batch_size, "lr": lr, "warmup": warmup, "seed": seed, "train_documents": len(train_docs),
            "parameters": sum(p.numel() for p in model.parameters())}
