@@ -179,6 +179,38 @@ def test_a_result_says_how_to_load_its_model_again(bundled, tiny_bert):
         runner_for(dataclasses.replace(tiny.info, name="gone", source="/nonexistent/gone"))
 
 
+def test_the_dense_budget_applies_to_cached_inputs(tiny_bert):
+    """A cached input is a hit only when kept as the budget keeps it now: after set_dense_budget(smaller) the same text
+    is run again and kept as queries and keys (it was returned dense from the cache), and dense again after."""
+    runner = get_runner(tiny_bert)
+    text = "The budget decides how this text is kept."
+    dense = runner.run(text)
+    n = dense.n_tokens
+    need = 4 * 2 * 4 * n * n  # float32 x 2 layers x 4 heads x n queries x n keys
+    assert not dense.is_lazy and runner.dense_nbytes(n) == need
+    before = runner.n_forward
+    old = aw.set_dense_budget(need - 1)
+    try:
+        lazy = runner.run(text)
+        assert lazy.is_lazy and runner.n_forward == before + 1
+        assert runner.run(text) is lazy and runner.run_batch([text], progress=False)[0] is lazy
+        assert runner.n_forward == before + 1, "the lazy result is cached in its turn"
+        np.testing.assert_allclose(lazy.head(1, 2), dense.attention[1, 2], atol=1e-6)
+        aw.set_dense_budget(need)  # exactly what it takes: dense
+        again = runner.run(text)
+        assert not again.is_lazy and runner.n_forward == before + 2
+        np.testing.assert_array_equal(again.attention, dense.attention)
+    finally:
+        aw.set_dense_budget(old)
+    assert runner.run(text) is again and runner.n_forward == before + 2
+    ablated = runner.run(text, ablation=aw.Ablation.heads([(0, 1)]))
+    aw.set_dense_budget(need - 1)
+    try:  # an ablation is dense whatever the budget: its cached result stays the answer
+        assert runner.run(text, ablation=aw.Ablation.heads([(0, 1)])) is ablated
+    finally:
+        aw.set_dense_budget(old)
+
+
 def test_cache_is_bounded_by_bytes(tiny_bert):
     runner = get_runner(tiny_bert)
     runner.cache.clear()

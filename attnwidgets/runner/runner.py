@@ -182,6 +182,18 @@ class Runner(Tokenising):
         need = max(self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True))
         return need > dense_budget()
 
+    def cached(self, key: Hashable) -> AttentionResult | None:
+        """The result cached under ``key`` (:meth:`cache_key`) if it is kept as the dense budget keeps it now: dense
+        within :func:`~attnwidgets.attention_stack.dense_budget`, as queries and keys above it. A result kept the other
+        way (the budget changed since it was run) is no hit, and the next run replaces it. Ablated results are dense
+        whatever the budget (an ablation edits dense weights), so they always count."""
+        hit = self.cache.get(key)
+        if hit is None or hit.ablation is not None:
+            return hit
+        n_target = len(hit.target_tokens) if hit.target_tokens is not None else 0
+        lazy = self.dense_nbytes(hit.n_tokens, n_target) > dense_budget()
+        return hit if hit.is_lazy == lazy else None
+
     def run(
         self,
         text: str,
@@ -212,7 +224,7 @@ class Runner(Tokenising):
         if target is not None:
             check_text(target, "target")
         key = self.cache_key(text, text_pair, target, ablation, truncation)
-        hit = self.cache.get(key)
+        hit = self.cached(key)
         if hit is not None:
             if hit.truncated:  # say again what was dropped (or raise): tokenising costs little, no forward pass
                 self.encode([text], [text_pair], [target], truncation)
@@ -222,7 +234,11 @@ class Runner(Tokenising):
 
     def cache_key(self, text: str, pair: str | None = None, target: str | None = None,
                   ablation: Hashable | None = None, truncation: str = "warn") -> Hashable:
-        """The key :meth:`run` caches the result of these inputs under (and partial recomputation its clean run)."""
+        """The key :meth:`run` caches the result of these inputs under (and partial recomputation its clean run).
+
+        How the attention is kept (dense, or queries and keys) is not in the key: :meth:`cached` takes a result as
+        a hit only when it is kept as the dense budget says now, so ``set_dense_budget`` takes effect on cached
+        inputs too."""
         return (self.info.name, self.info.revision, text, pair, target, ablation, truncation)
 
     def run_batch(
@@ -285,7 +301,7 @@ class Runner(Tokenising):
             for start in range(0, n, batch_size):
                 idx = range(start, min(n, start + batch_size))
                 keys = [self.cache_key(texts[i], pairs[i], tgts[i], ablation, truncation) for i in idx]
-                found = [self.cache.get(k) if cache else None for k in keys]
+                found = [self.cached(k) if cache else None for k in keys]
                 todo = [i for i, f in zip(idx, found, strict=True) if f is None]
                 stale = [i for i, f in zip(idx, found, strict=True) if f is not None and f.truncated]
                 if stale:  # cached but cut: say so again (or raise), as the first run did
