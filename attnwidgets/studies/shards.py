@@ -446,7 +446,8 @@ def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int 
                 raise RuntimeError(
                     f"a local Ray did not start in {attempts} {'try' if attempts == 1 else 'tries'}: "
                     f"{str(err).splitlines()[0].rstrip('.')}. Ray's own processes took longer to start than it waits "
-                    "for them, which happens on a machine whose CPUs are all busy (ray-project/ray#65983); nothing of that start is left running. Set "
+                    "for them, which happens on a machine whose CPUs are all busy (ray-project/ray#65983); nothing "
+                    "of that start is left running. Set "
                     f"RAY_agent_register_timeout_ms higher than the {os.environ['RAY_agent_register_timeout_ms']} "
                     "used here (the raylet's wait for its agents) in the environment before the call, or start Ray "
                     "yourself when the machine is quieter (`ray start --head --num-cpus N`: ray.init's own 30 s wait "
