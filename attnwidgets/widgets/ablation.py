@@ -100,9 +100,11 @@ class AblationWidget(AttnWidget):
     ----------
     texts : list of str, or AttentionResult(s), optional
         What is shown: the texts run clean and ablated. A result from :func:`attnwidgets.run` (or a list of them)
-        stands for its text and its model. For sentence pairs, the first sentence of each; for a
-        ranking, the candidates. Default: three pairs of the shipped similarity set
-        (:func:`attnwidgets.data.labelled.load_sts_pairs`). (Texts, not a result: every change re-runs the model.)
+        stands for its text and its model: the runner that made it, found by the model's ``source``, revision,
+        device and dtype (:func:`attnwidgets.runner.runner.runner_for`), not by its display name. For sentence
+        pairs, the first sentence of each; for a ranking, the candidates. Default: three pairs of the shipped
+        similarity set (:func:`attnwidgets.data.labelled.load_sts_pairs`). (Texts, not a result: every change re-runs
+        the model.)
     text_pairs : list of str, optional
         Second sentences: watch the cosine similarity of each pair's pooled embeddings.
     query : str, optional
