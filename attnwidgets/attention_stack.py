@@ -56,6 +56,9 @@ def dense_budget() -> int:
 def set_dense_budget(nbytes: int) -> int:
     """Set the dense-attention budget in bytes and return the old one (0 keeps every run as queries and keys).
 
+    It applies to inputs the runner has cached too: one cached dense and now past the budget (or cached as queries
+    and keys and now within it) is run again the next time it is asked for (``Runner.cached``).
+
     Examples
     --------
     >>> old = set_dense_budget(1 << 20); _ = set_dense_budget(old); dense_budget() == old

@@ -19,8 +19,12 @@ from .attention_stack import AttentionTooLargeError, LazyStack, block_rows, stac
 ModelKind = Literal["encoder", "decoder", "encoder-decoder"]
 AttentionKind = Literal["self", "encoder", "decoder", "cross"]
 
-__all__ = ["AttentionKind", "AttentionResult", "AttentionTooLargeError", "InvalidAttentionError", "ModelInfo",
-           "ModelKind", "check_attention", "head_matrix"]
+__all__ = ["BUNDLED_SOURCE", "AttentionKind", "AttentionResult", "AttentionTooLargeError", "InvalidAttentionError",
+           "ModelInfo", "ModelKind", "check_attention", "head_matrix"]
+
+#: :attr:`ModelInfo.source` of the bundled default model: it loads from wherever its package is installed, so a
+#: result records which model it is rather than a folder of one machine. ``attnwidgets.get_runner`` takes it.
+BUNDLED_SOURCE = "bundled:all-MiniLM-L6-v2"
 
 _STACKS = ("attention", "decoder_attention", "cross_attention")
 
@@ -32,7 +36,9 @@ class ModelInfo:
     Attributes
     ----------
     name : str
-        Hub id or local path the model was loaded from.
+        The model's display name: the hub id or folder as it was given, ``"all-MiniLM-L6-v2 (bundled)"`` for the
+        bundled model, or a made-up name (``"... (fine-tuned)"``, a toy model). It says which model it is; it is not
+        what loads it (see ``source``).
     kind : {"encoder", "decoder", "encoder-decoder"}
         Architecture family. Decoders have causal self-attention.
     n_layers, n_heads : int
@@ -58,6 +64,11 @@ class ModelInfo:
         What exactly was loaded: the hub commit hash of the files, or ``"config-sha256:<hex>"`` (a hash of
         ``config.json``) for a local folder; None when unknown. Saved files are tagged with it
         (:mod:`attnwidgets.persist`).
+    source : str | None
+        What loads this model again, with ``revision``: ``attnwidgets.get_runner(info.source, info.revision,
+        device=info.device, dtype=info.dtype)``. The hub id, the local folder as an absolute path, or
+        :data:`BUNDLED_SOURCE`; None for a model that cannot be loaded again by a name (fine-tuned in memory, a toy
+        model, a result built from arrays, a file saved before this field existed).
     """
 
     name: str
@@ -74,6 +85,7 @@ class ModelInfo:
     dtype: str = "float32"
     device: str = "cpu"
     commit: str | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,10 +11,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import dataclasses
+import shutil
 import warnings
 
 import numpy as np
 import pytest
+import torch
 import traitlets
 
 import attnwidgets as aw
@@ -355,3 +358,43 @@ def test_a_result_stands_for_its_text_and_model(tiny_bert):
         aw.AblationWidget([clean, other])
     with pytest.raises(ValueError, match="sentence-pair result is one input"):
         aw.AblationWidget(aw.run(TEXTS[0], PAIRS[0], model=tiny_bert))
+
+
+def test_a_result_reloads_its_model_by_source_not_by_display_name(tiny_bert, tmp_path, monkeypatch):
+    """The bundled model's display name, a folder given relative to another directory, and a dtype: the widget runs
+    the model the result came from (the same shared runner, so the clean run is the result itself)."""
+    bundled = aw.run(TEXTS[0])
+    w = aw.AblationWidget(bundled, watch="drift")
+    assert w._runner is get_runner() and w._runner.run(TEXTS[0]) is bundled
+    folder = tmp_path / "mine" / "tiny"
+    shutil.copytree(tiny_bert, folder)  # a folder no other test has loaded: its name is the one given here
+    monkeypatch.chdir(folder.parent)
+    relative = aw.run(TEXTS[0], model="tiny", dtype="bfloat16")
+    assert relative.model.name == "tiny" and relative.model.source == str(folder.resolve())
+    monkeypatch.chdir(tmp_path)  # "tiny" no longer points at the folder
+    w = aw.AblationWidget(relative, watch="drift")
+    assert w._runner.dtype == torch.bfloat16 and w._runner.run(TEXTS[0]) is relative
+
+
+def test_a_fine_tuned_result_runs_the_fine_tuned_model(tiny_bert):
+    from attnwidgets.studies.finetune import finetune_classifier
+
+    base = get_runner(tiny_bert)
+    tuned, _ = finetune_classifier(base, ["good", "bad", "fine", "awful"], [1, 0, 1, 0], epochs=1, batch_size=4,
+                                   lr=1e-2, progress=False)
+    result = tuned.run(TEXTS[0])
+    assert result.model.source is None  # its weights are in memory only: the base model's folder is not it
+    w = aw.AblationWidget(result, watch="drift")
+    assert w._runner is tuned
+    assert not np.allclose(result.attention, base.run(TEXTS[0]).attention)  # the tuned weights differ: a real check
+
+
+def test_a_result_that_cannot_be_reloaded_says_to_pass_the_model(tiny_bert):
+    from attnwidgets.runner.loading import ModelLoadError
+
+    made = aw.AttentionResult.from_arrays(np.full((1, 1, 3, 3), 1 / 3, np.float32), ["a", "b", "c"])
+    made = dataclasses.replace(made, text="a b c")
+    with pytest.raises(ModelLoadError, match=r"cannot be loaded again.*model="):
+        aw.AblationWidget(made)
+    w = aw.AblationWidget(made, model=tiny_bert, watch="drift")  # model= says which
+    assert w.result.text == "a b c"

@@ -155,6 +155,62 @@ def test_one_runner_per_model_however_it_is_named(bundled, tiny_bert):
     assert get_runner(os.path.relpath(tiny_bert)) is runner and get_runner(tiny_bert + os.sep) is runner
 
 
+def test_a_result_says_how_to_load_its_model_again(bundled, tiny_bert):
+    """``ModelInfo.source`` (not the display name) is what loads a result's model again, at its dtype."""
+    import dataclasses
+    import os
+    from pathlib import Path
+
+    import torch
+
+    from attnwidgets.result import BUNDLED_SOURCE
+    from attnwidgets.runner.runner import runner_for
+
+    assert bundled.info.name == "all-MiniLM-L6-v2 (bundled)" and bundled.info.source == BUNDLED_SOURCE
+    assert get_runner(BUNDLED_SOURCE) is bundled and runner_for(aw.run(TEXT).model) is bundled
+    tiny = get_runner(os.path.relpath(tiny_bert))
+    assert tiny.info.source == str(Path(tiny_bert).resolve())
+    half = runner_for(dataclasses.replace(tiny.info, dtype="bfloat16"))
+    assert half is not tiny and half.dtype == torch.bfloat16 and half.info.source == tiny.info.source
+    assert runner_for(dataclasses.replace(bundled.info, source=None)) is bundled  # a file saved before `source`
+    with pytest.raises(ModelLoadError, match=r"'toy' cannot be loaded again.*model="):
+        runner_for(dataclasses.replace(tiny.info, name="toy", source=None))
+    with pytest.raises(ModelLoadError, match=r"'gone' could not be loaded again from '/nonexistent/gone'.*model="):
+        runner_for(dataclasses.replace(tiny.info, name="gone", source="/nonexistent/gone"))
+
+
+def test_the_dense_budget_applies_to_cached_inputs(tiny_bert):
+    """A cached input is a hit only when kept as the budget keeps it now: after set_dense_budget(smaller) the same text
+    is run again and kept as queries and keys (it was returned dense from the cache), and dense again after."""
+    runner = get_runner(tiny_bert)
+    text = "The budget decides how this text is kept."
+    dense = runner.run(text)
+    n = dense.n_tokens
+    need = 4 * 2 * 4 * n * n  # float32 x 2 layers x 4 heads x n queries x n keys
+    assert not dense.is_lazy and runner.dense_nbytes(n) == need
+    before = runner.n_forward
+    old = aw.set_dense_budget(need - 1)
+    try:
+        lazy = runner.run(text)
+        assert lazy.is_lazy and runner.n_forward == before + 1
+        assert runner.run(text) is lazy and runner.run_batch([text], progress=False)[0] is lazy
+        assert runner.n_forward == before + 1, "the lazy result is cached in its turn"
+        np.testing.assert_allclose(lazy.head(1, 2), dense.attention[1, 2], atol=1e-6)
+        aw.set_dense_budget(need)  # exactly what it takes: dense
+        again = runner.run(text)
+        assert not again.is_lazy and runner.n_forward == before + 2
+        np.testing.assert_array_equal(again.attention, dense.attention)
+    finally:
+        aw.set_dense_budget(old)
+    assert runner.run(text) is again and runner.n_forward == before + 2
+    ablated = runner.run(text, ablation=aw.Ablation.heads([(0, 1)]))
+    aw.set_dense_budget(need - 1)
+    try:  # an ablation is dense whatever the budget: its cached result stays the answer
+        assert runner.run(text, ablation=aw.Ablation.heads([(0, 1)])) is ablated
+    finally:
+        aw.set_dense_budget(old)
+
+
 def test_cache_is_bounded_by_bytes(tiny_bert):
     runner = get_runner(tiny_bert)
     runner.cache.clear()

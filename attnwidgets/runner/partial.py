@@ -239,7 +239,7 @@ def _clean_run(runner: Runner, enc: Encoded, clean_keys: Sequence[Hashable],
         raise _Unsupported
     states = []
     for row, key in enumerate(clean_keys):
-        res = runner.cache.get(key)
+        res = runner.cached(key)
         if res is None:
             res = runner.to_result(enc, out, row, None)
             runner.cache.put(key, res, res.nbytes)

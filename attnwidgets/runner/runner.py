@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import weakref
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, Protocol, cast
 
@@ -11,12 +12,21 @@ import numpy as np
 import torch
 
 from ..attention_stack import LazyStack, dense_budget, format_bytes
-from ..result import AttentionResult, InvalidAttentionError, ModelInfo, check_attention
+from ..result import BUNDLED_SOURCE, AttentionResult, InvalidAttentionError, ModelInfo, check_attention
 from . import control
 from .cache import ByteLRU
 from .capture import Capture, capturing
 from .encoding import Encoded, Tokenising, Truncation, check_text
-from .loading import AttentionUnavailableError, LoadedModel, load, model_key, resolve_device, resolve_dtype
+from .loading import (
+    BUNDLED_NAME,
+    AttentionUnavailableError,
+    LoadedModel,
+    ModelLoadError,
+    load,
+    model_key,
+    resolve_device,
+    resolve_dtype,
+)
 from .partial import ReplayState, forward_ablated
 
 __all__ = ["AblationLike", "Encoded", "Runner", "Truncation", "get_runner", "run", "run_batch", "runner_for"]
@@ -76,6 +86,7 @@ class Runner(Tokenising):
         self.n_forward = 0
         self.replay = ReplayState()  # partial recomputation's layer modules and clean runs (runner.partial)
         self._has_sinks: bool | None = None
+        _live.add(self)  # runner_for finds a model made in memory (fine-tuned) while its runner lives
 
     @property
     def model(self) -> torch.nn.Module:
@@ -171,6 +182,18 @@ class Runner(Tokenising):
         need = max(self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True))
         return need > dense_budget()
 
+    def cached(self, key: Hashable) -> AttentionResult | None:
+        """The result cached under ``key`` (:meth:`cache_key`) if it is kept as the dense budget keeps it now: dense
+        within :func:`~attnwidgets.attention_stack.dense_budget`, as queries and keys above it. A result kept the other
+        way (the budget changed since it was run) is no hit, and the next run replaces it. Ablated results are dense
+        whatever the budget (an ablation edits dense weights), so they always count."""
+        hit = self.cache.get(key)
+        if hit is None or hit.ablation is not None:
+            return hit
+        n_target = len(hit.target_tokens) if hit.target_tokens is not None else 0
+        lazy = self.dense_nbytes(hit.n_tokens, n_target) > dense_budget()
+        return hit if hit.is_lazy == lazy else None
+
     def run(
         self,
         text: str,
@@ -201,7 +224,7 @@ class Runner(Tokenising):
         if target is not None:
             check_text(target, "target")
         key = self.cache_key(text, text_pair, target, ablation, truncation)
-        hit = self.cache.get(key)
+        hit = self.cached(key)
         if hit is not None:
             if hit.truncated:  # say again what was dropped (or raise): tokenising costs little, no forward pass
                 self.encode([text], [text_pair], [target], truncation)
@@ -211,7 +234,11 @@ class Runner(Tokenising):
 
     def cache_key(self, text: str, pair: str | None = None, target: str | None = None,
                   ablation: Hashable | None = None, truncation: str = "warn") -> Hashable:
-        """The key :meth:`run` caches the result of these inputs under (and partial recomputation its clean run)."""
+        """The key :meth:`run` caches the result of these inputs under (and partial recomputation its clean run).
+
+        How the attention is kept (dense, or queries and keys) is not in the key: :meth:`cached` takes a result as
+        a hit only when it is kept as the dense budget says now, so ``set_dense_budget`` takes effect on cached
+        inputs too."""
         return (self.info.name, self.info.revision, text, pair, target, ablation, truncation)
 
     def run_batch(
@@ -274,7 +301,7 @@ class Runner(Tokenising):
             for start in range(0, n, batch_size):
                 idx = range(start, min(n, start + batch_size))
                 keys = [self.cache_key(texts[i], pairs[i], tgts[i], ablation, truncation) for i in idx]
-                found = [self.cache.get(k) if cache else None for k in keys]
+                found = [self.cached(k) if cache else None for k in keys]
                 todo = [i for i, f in zip(idx, found, strict=True) if f is None]
                 stale = [i for i, f in zip(idx, found, strict=True) if f is not None and f.truncated]
                 if stale:  # cached but cut: say so again (or raise), as the first run did
@@ -507,6 +534,7 @@ def _stack(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvali
 
 
 _runners: dict[tuple[str, str | None, str, str], Runner] = {}
+_live: weakref.WeakSet[Runner] = weakref.WeakSet()  # every Runner of this process, shared or not
 
 
 def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: str | None = None, *,
@@ -549,8 +577,18 @@ def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: s
 
 
 def runner_for(info: ModelInfo) -> Runner:
-    """The runner that made results of model ``info`` (a result's ``.model``): a loaded one with equal info, else one
-    loaded by its name, revision, device and dtype (the bundled model when the name says so).
+    """The runner that made results of model ``info`` (a result's ``.model``): a runner alive in this process with
+    equal info (the shared ones, and one made in memory such as a fine-tuned model's), else one loaded from
+    ``info.source`` at its revision, device and dtype.
+
+    ``info.name`` is only the model's display name and is never loaded (a file saved before results recorded their
+    ``source`` is read as the bundled model when its name says so).
+
+    Raises
+    ------
+    ModelLoadError
+        When the model cannot be loaded again (fine-tuned in memory and its runner gone, a toy model, a result built
+        from arrays) or its source fails to load, saying to pass the model or its runner.
 
     Examples
     --------
@@ -558,13 +596,22 @@ def runner_for(info: ModelInfo) -> Runner:
     >>> runner_for(aw.run("Hi.").model) is aw.get_runner()
     True
     """
-    for runner in _runners.values():
+    for runner in list(_live):
         if runner.info == info:
             return runner
-    bundled = get_runner()
-    if bundled.info.name == info.name:
-        return get_runner(None, device=info.device, dtype=info.dtype)
-    return get_runner(info.name, info.revision, device=info.device, dtype=info.dtype)
+    source = info.source
+    if source is None and info.name == BUNDLED_NAME:  # a file from before `source`: the name was the way back
+        source = BUNDLED_SOURCE
+    if source is None:
+        raise ModelLoadError(
+            f"this result's model {info.name!r} cannot be loaded again: it does not say where it came from (a model "
+            "fine-tuned or built in memory whose runner is gone, a toy model, a result made from arrays, or a file "
+            "saved by an older attnwidgets). Pass the model it came from: model= its hub id, folder or runner")
+    try:
+        return get_runner(source, info.revision, device=info.device, dtype=info.dtype)
+    except ModelLoadError as exc:
+        raise ModelLoadError(f"this result's model {info.name!r} could not be loaded again from {source!r}: {exc}. "
+                             "Pass model= its hub id, folder or runner") from exc
 
 
 def run(

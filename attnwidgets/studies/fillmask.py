@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from attnwidgets.data import data_path, split_documents
+from attnwidgets.result import BUNDLED_SOURCE
 from attnwidgets.runner.encoding import check_text
 from attnwidgets.runner.runner import Runner, get_runner
 
@@ -96,11 +97,8 @@ class MLMHead(torch.nn.Module):
         return self
 
 
-BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"  # the display name runner.loading gives the bundled model
-
-
 def _is_bundled(runner: Runner) -> bool:
-    return runner.head == "base" and runner.info.name == BUNDLED_NAME
+    return runner.head == "base" and runner.info.source == BUNDLED_SOURCE
 
 
 _heads: dict[int, MLMHead] = {}

@@ -98,7 +98,8 @@ def finetune_classifier(
         model.eval()
         if bar is not None:
             bar.close()
-    info = dataclasses.replace(runner.info, name=f"{runner.info.name} (fine-tuned)")
+    # source=None: these weights live only in memory; loading the base model's source again would be the wrong model
+    info = dataclasses.replace(runner.info, name=f"{runner.info.name} (fine-tuned)", source=None)
     tuned = Runner(LoadedModel(model=model, tokenizer=runner.tokenizer, info=info, head="base"))
     log = dict(losses=losses, classes=classes, train_accuracy=correct / len(texts),
                seconds=time.perf_counter() - start, head=head)

@@ -522,30 +522,99 @@ class Pool:
         return [int(p) for p in ray.get([a.pid.remote() for a in self._actors])]
 
 
-def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int = 3) -> None:
-    """``ray.init`` of a local instance with ``num_cpus`` CPUs, tried ``attempts`` times.
+#: What a local Ray start sets in the environment while it starts (the raylet reads RAY_<name> from the environment
+#: it inherits): its agents get 2 min to register instead of 15 s. A value the caller set is kept.
+RAY_START_ENV = {"RAY_agent_register_timeout_ms": "120000"}
 
-    On a machine so busy that Ray's own agents take longer to start than its raylet waits for them (a fixed 15 s,
-    ray-project/ray#65983), ``ray.init`` fails with "The current node timed out during startup"; a second try often
-    succeeds. After the last, the error says what happened. (Where ``rfc3987-syntax`` is installed, as Jupyter's
-    jsonschema extras install it, every Ray process spends about 4 CPU-seconds importing it through jsonschema: most
-    of an agent's start.)
+#: What a failed local start says when it failed: Ray's start-up waits ran out on a busy machine.
+_RAY_START_TIMEOUTS = ("timed out during startup", "Failed to get node info", "raylet start wait time",
+                       "agent_register_timeout", "agent register")
+
+
+def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int = 3) -> None:
+    """``ray.init`` of a local instance with ``num_cpus`` CPUs, tried ``attempts`` times when it times out.
+
+    Ray waits for its own processes twice while it starts: the raylet waits ``RAY_agent_register_timeout_ms`` (15 s)
+    for its agents, and ``ray.init`` waits a fixed 30 s (its "raylet start wait time") for the raylet to register;
+    on a machine whose CPUs are all busy either can run out (ray-project/ray#65983; where ``rfc3987-syntax`` is
+    installed, as Jupyter's jsonschema extras install it, every Ray process spends about 4 CPU-seconds importing it).
+    The first is raised to 2 min (:data:`RAY_START_ENV`, unless the caller set it) for the start only: the
+    environment is put back as it was afterwards, whether the start worked or not. A start that fails leaves nothing
+    running: ``ray.shutdown()``, and every Ray process this start spawned (``gcs_server``, ``raylet``, agents) is
+    ended, since a start that fails half-way has not told ``ray.shutdown`` about them. A timeout is tried again;
+    after the last try the error says what to set. Any other error is raised as it is, after the same cleaning up.
     """
-    # The raylet reads its config from RAY_<name> in its environment (inherited from here): give slow agents 2 min.
-    os.environ.setdefault("RAY_agent_register_timeout_ms", "120000")
     for attempt in range(attempts):
+        saved = {name: os.environ.get(name) for name in RAY_START_ENV}
+        before = _child_pids()
         try:
+            for name, value in RAY_START_ENV.items():
+                os.environ.setdefault(name, value)
             ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
             return
-        except Exception as err:  # Ray raises a bare Exception here
-            if "timed out during startup" not in str(err):
+        except Exception as err:  # Ray raises a bare Exception when its start times out
+            _clean_failed_start(ray, before)
+            if not any(s in str(err) for s in _RAY_START_TIMEOUTS):
                 raise
-            ray.shutdown()
             if attempt == attempts - 1:
-                raise RuntimeError(f"a local Ray did not start in {attempts} tries: its agents took longer than the "
-                                   "raylet waits for them, which happens on a machine whose CPUs are all busy "
-                                   "(ray-project/ray#65983). Try again when it is quieter, or start Ray yourself "
-                                   "(`ray start --head`) and pass ray_address='auto'.") from err
+                raise RuntimeError(
+                    f"a local Ray did not start in {attempts} {'try' if attempts == 1 else 'tries'}: "
+                    f"{str(err).splitlines()[0].rstrip('.')}. Ray's own processes took longer to start than it waits "
+                    "for them, which happens on a machine whose CPUs are all busy (ray-project/ray#65983); nothing "
+                    "of that start is left running. Set "
+                    f"RAY_agent_register_timeout_ms higher than the {os.environ['RAY_agent_register_timeout_ms']} "
+                    "used here (the raylet's wait for its agents) in the environment before the call, or start Ray "
+                    "yourself when the machine is quieter (`ray start --head --num-cpus N`: ray.init's own 30 s wait "
+                    "for the raylet cannot be set) and pass ray_address='auto'.") from err
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = old
+
+
+def _child_pids() -> set[int]:
+    """Process ids of this process's children (and theirs); empty without psutil."""
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - Ray depends on psutil
+        return set()
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def _clean_failed_start(ray: Any, before: set[int]) -> None:
+    """After a failed ``ray.init``: ``ray.shutdown()``, then end the Ray processes the start spawned (children that
+    were not there before it and whose command line names Ray) that shutdown did not know of."""
+    try:
+        ray.shutdown()
+    except Exception:  # a half-started Ray may fail to shut down: its processes are ended below
+        pass
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover
+        return
+    started = []
+    for proc in psutil.Process().children(recursive=True):
+        if proc.pid in before:
+            continue
+        try:
+            if "ray" in " ".join(proc.cmdline()).lower() or proc.name().startswith(("gcs_server", "raylet")):
+                started.append(proc)
+        except psutil.Error:
+            continue
+    for proc in started:
+        try:
+            proc.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(started, timeout=5)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=5)
 
 
 def import_ray() -> Any:

@@ -100,9 +100,11 @@ class AblationWidget(AttnWidget):
     ----------
     texts : list of str, or AttentionResult(s), optional
         What is shown: the texts run clean and ablated. A result from :func:`attnwidgets.run` (or a list of them)
-        stands for its text and its model. For sentence pairs, the first sentence of each; for a
-        ranking, the candidates. Default: three pairs of the shipped similarity set
-        (:func:`attnwidgets.data.labelled.load_sts_pairs`). (Texts, not a result: every change re-runs the model.)
+        stands for its text and its model: the runner that made it, found by the model's ``source``, revision,
+        device and dtype (:func:`attnwidgets.runner.runner.runner_for`), not by its display name. For sentence
+        pairs, the first sentence of each; for a ranking, the candidates. Default: three pairs of the shipped
+        similarity set (:func:`attnwidgets.data.labelled.load_sts_pairs`). (Texts, not a result: every change re-runs
+        the model.)
     text_pairs : list of str, optional
         Second sentences: watch the cosine similarity of each pair's pooled embeddings.
     query : str, optional
@@ -469,20 +471,26 @@ class AblationWidget(AttnWidget):
 
 def _from_results(texts: Any, text_pairs: Any, model: Any) -> tuple[Any, Any, Any]:
     """(texts, text_pairs, model) when ``texts`` is an AttentionResult or a list of them: their texts and the model
-    they came from (one model for all). Anything else passes through unchanged."""
+    they came from (one model for all: its runner, found by the result's model info, never by its display name, unless
+    ``model=`` names one). Anything else passes through unchanged."""
     results = [texts] if isinstance(texts, AttentionResult) else texts
     if not (isinstance(results, (list, tuple)) and results and all(isinstance(r, AttentionResult) for r in results)):
         return texts, text_pairs, model
-    names = {(r.model.name, r.model.revision) for r in results}
-    if len(names) > 1:
-        raise ValueError(f"the results come from different models ({sorted(n for n, _ in names)}); give one model's")
+    models = {r.model for r in results}
+    if len(models) > 1:
+        names = sorted({f"{m.name} ({m.dtype}, {m.device})" for m in models})
+        raise ValueError(f"the results come from different models ({', '.join(names)}); give one model's")
     if any(r.target_text is not None for r in results):
         raise ValueError("AblationWidget runs encoders and decoders on texts; an encoder-decoder result cannot stand "
                          "for its input here: pass texts= and model=")
     if any(r.text_pair is not None for r in results):
         raise ValueError("a sentence-pair result is one input ([CLS] A [SEP] B), while text_pairs= embeds A and B "
                          "apart and watches their cosine: pass texts= and text_pairs= for that")
-    return [r.text for r in results], text_pairs, model or results[0].model.name
+    if model is None:
+        from ..runner.runner import runner_for
+
+        model = runner_for(results[0].model)
+    return [r.text for r in results], text_pairs, model
 
 
 def _deprecated_names(kwargs: dict[str, Any], watch: Any) -> Any:

@@ -1,0 +1,120 @@
+"""A local Ray start that fails leaves nothing of ours running and the caller's environment as it was, and says what
+to set; one that works leaves the environment as it was too.
+
+No Ray cluster is started here (they take 10 s and more on two cores): ``ray.init`` is replaced by one that raises
+what Ray raises under load, after spawning a process named like Ray's GCS server, as a real half-started Ray does.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from attnwidgets.studies import shards
+
+#: What ray.init raised on a busy machine (the raylet did not register within ray.init's 30 s wait).
+NODE_INFO = ("Failed to get node info for possible node ids: ['ab12'] when trying to resolve node to connect to "
+             "(raylet start wait time exceeded)")
+STARTUP = ("The current node timed out during startup. This could happen because some of the raylet failed to "
+           "startup or the GCS has become overloaded.")
+VAR = "RAY_agent_register_timeout_ms"
+
+
+class FakeRay:
+    """``init`` spawns a stand-in for Ray's gcs_server (a child process whose command line names it), records the
+    environment it saw, then raises ``error`` (None: it starts)."""
+
+    def __init__(self, error: str | None, fail_times: int = 99) -> None:
+        self.error, self.fail_times = error, fail_times
+        self.inits: list[str | None] = []
+        self.shutdowns = 0
+        self.spawned: list[subprocess.Popen[bytes]] = []
+
+    def init(self, **kwargs: Any) -> None:
+        self.inits.append(os.environ.get(VAR))
+        self.spawned.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)",
+                                              "ray/core/src/ray/gcs/gcs_server"]))
+        if self.error is not None and len(self.inits) <= self.fail_times:
+            raise Exception(self.error)  # Ray raises a bare Exception
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+@pytest.fixture
+def fake_ray():
+    made: list[FakeRay] = []
+
+    def make(error: str | None, fail_times: int = 99) -> FakeRay:
+        made.append(FakeRay(error, fail_times))
+        return made[-1]
+
+    yield make
+    for ray in made:  # whatever the test found, leave no process behind
+        for proc in ray.spawned:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("error", [NODE_INFO, STARTUP])
+def test_a_start_that_times_out_leaves_nothing_running_and_the_environment_as_it_was(fake_ray, monkeypatch, error):
+    monkeypatch.delenv(VAR, raising=False)
+    before = dict(os.environ)
+    ray = fake_ray(error)
+    with pytest.raises(RuntimeError, match=r"did not start in 3 tries.*nothing of that start is left running.*"
+                                           r"RAY_agent_register_timeout_ms higher than the 120000.*ray_address='auto'"):
+        shards.start_local_ray(ray, 2, {})
+    assert ray.inits == ["120000"] * 3, "each try starts with the agents' 2 min"
+    assert ray.shutdowns == 3
+    assert dict(os.environ) == before, "the environment is as it was"
+    for proc in ray.spawned:
+        assert proc.wait(timeout=10) is not None, "the half-started GCS server was ended"
+
+
+def test_another_error_is_raised_as_it_is_after_the_same_cleaning_up(fake_ray, monkeypatch):
+    monkeypatch.setenv(VAR, "300000")  # the caller's own value is used, and kept
+    before = dict(os.environ)
+    ray = fake_ray("Port 6379 is already in use")
+    with pytest.raises(Exception, match="already in use"):
+        shards.start_local_ray(ray, 2, {})
+    assert ray.inits == ["300000"] and ray.shutdowns == 1
+    assert dict(os.environ) == before
+    assert ray.spawned[0].wait(timeout=10) is not None
+
+
+def test_a_start_that_works_on_a_second_try_leaves_the_environment_as_it_was(fake_ray, monkeypatch):
+    monkeypatch.delenv(VAR, raising=False)
+    ray = fake_ray(STARTUP, fail_times=1)
+    shards.start_local_ray(ray, 2, {})
+    assert ray.inits == ["120000", "120000"] and ray.shutdowns == 1
+    assert VAR not in os.environ
+    assert ray.spawned[0].wait(timeout=10) is not None, "the first try's leftovers were ended"
+    assert ray.spawned[1].poll() is None, "the started Ray is left running"
+
+
+def test_corpus_stats_on_ray_cleans_up_a_failed_start(tiny_bert, monkeypatch):
+    """The public path: backend="ray" with ray.init failing as it did under load."""
+    ray = pytest.importorskip("ray")
+    import attnwidgets as aw
+
+    monkeypatch.delenv(VAR, raising=False)
+    before = dict(os.environ)
+    calls: list[str] = []
+
+    def init(**kwargs: Any) -> None:
+        calls.append("init")
+        raise Exception(NODE_INFO)
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", lambda: calls.append("shutdown"))
+    with pytest.raises(RuntimeError, match="RAY_agent_register_timeout_ms"):
+        aw.corpus_stats(["The cat sat.", "A dog barked."], model=tiny_bert, backend="ray", num_workers=1,
+                        progress=False)
+    assert calls == ["init", "shutdown"] * 3
+    assert dict(os.environ) == before
