@@ -214,7 +214,7 @@ quickly ADV 4 advmod
 left VERB 0 root (e3[2/2]-x-1)
 """)
     doc = read_coref(text)[0]
-    spans = [(m.entity, m.start, m.end, m.words, doc.words[m.head]) for m in doc.mentions]
+    spans = [(m.entity, m.start, m.end, tuple(m.words), doc.words[m.head]) for m in doc.mentions]
     assert ("e1", 0, 2, (0, 1, 2), "Ann") in spans and ("e2", 0, 3, (0, 1, 2, 3), "met") in spans
     # a discontinuous mention: one mention over its parts (the gap "quickly" is not one of its words)
     assert ("e3", 4, 7, (4, 5, 7), "left") in spans
