@@ -109,6 +109,7 @@ _LAZY: dict[str, str] = {
     "align_tokens": "attnwidgets.analysis.compare",
     "coref_scores": "attnwidgets.studies.coref",
     "read_coref": "attnwidgets.analysis.coref",
+    "ParseError": "attnwidgets.analysis",
     "CorefScores": "attnwidgets.analysis.coref",
     "coref_grid": "attnwidgets.widgets",
     "plot_coref": "attnwidgets.plots",

@@ -125,3 +125,58 @@ def test_repr_is_a_summary_not_the_arrays(tiny_bert):
 def test_repr_of_empty_scores(n_sentences):
     scores = DependencyScores([], np.zeros(0, np.int64), np.zeros((2, 1, 1, 0)), np.zeros((6, 0)), n_sentences)
     assert repr(scores) == "DependencyScores(0 sentences, 0 dependents, 0 relations, 1 layers x 1 heads)"
+
+
+# Spanish "del perro": the multiword token "del" is the words "de" (case) and "el" (det), which do not spell it
+DEL = """# text = del perro
+1-2\tdel\t_\t_\t_\t_\t_\t_\t_\t_
+1\tde\tde\tADP\t_\t_\t3\tcase\t_\t_
+2\tel\tel\tDET\t_\t_\t3\tdet\t_\t_
+3\tperro\tperro\tNOUN\t_\t_\t0\troot\t_\t_
+"""
+
+
+def _pointing(tokens: list[str], targets: dict[int, int]) -> AttentionResult:
+    """One head: piece q puts 0.9 on piece targets[q], the rest spread evenly; [CLS] and [SEP] special."""
+    n = len(tokens)
+    a = np.full((1, 1, n, n), 0.1 / (n - 1))
+    for q in range(n):
+        t = targets.get(q, q)
+        a[0, 0, q, t] = 0.9 if t != q else a[0, 0, q, t]
+    a /= a.sum(-1, keepdims=True)
+    special = np.zeros(n, bool)
+    special[[0, -1]] = True
+    return AttentionResult.from_arrays(a, tokens, special_mask=special)
+
+
+def test_text_reading_is_a_choice_checked_by_hand():
+    surface, = read_conllu(DEL)
+    words, = read_conllu(DEL, text="words")
+    assert (surface.text, words.text) == ("del perro", "de el perro") and words.surface == []
+    # surface: pieces [CLS] del perro [SEP]; "de" and "el" share the piece "del", which points at "perro", and
+    # "perro" points at "del" (a tie between de and el: the first, de)
+    s = score_dependencies([_pointing(["[CLS]", "del", "perro", "[SEP]"], {1: 2, 2: 1})], [surface], progress=False)
+    # words: pieces [CLS] de el perro [SEP]; de -> el, el -> perro, perro -> el
+    w = score_dependencies([_pointing(["[CLS]", "de", "el", "perro", "[SEP]"], {1: 2, 2: 3, 3: 2})], [words],
+                           progress=False)
+    assert s.relations == w.relations == ["case", "det"]
+    # dependent->head: surface de->perro (case right), el->perro (det right); words: de->el (wrong), el->perro (right)
+    assert s.correct[0, 0, 0].tolist() == [1, 1] and w.correct[0, 0, 0].tolist() == [0, 1]
+    # head->dependent: perro's row: surface -> de (case right, det wrong); words -> el (case wrong, det right)
+    assert s.correct[1, 0, 0].tolist() == [1, 0] and w.correct[1, 0, 0].tolist() == [0, 1]
+    with pytest.raises(ValueError, match="text must be 'surface' or 'words'"):
+        read_conllu(DEL, text="own")  # type: ignore[arg-type]
+
+
+def test_dependency_scores_reads_the_words_when_asked(tiny_bert):
+    from attnwidgets import dependency_scores, get_runner
+
+    runner = get_runner(tiny_bert)
+    for text, expected in (("surface", "del perro"), ("words", "de el perro")):
+        scores = dependency_scores(DEL, model=runner, text=text, progress=False)  # type: ignore[arg-type]
+        (sentence,) = read_conllu(DEL, text=text)  # type: ignore[arg-type]
+        assert sentence.text == expected
+        by_hand = score_dependencies([runner.run(expected)], [sentence], progress=False)
+        assert np.array_equal(scores.correct, by_hand.correct) and np.array_equal(scores.counts, by_hand.counts)
+    words = dependency_scores(read_conllu(DEL), model=runner, text="words", progress=False)  # given sentences too
+    assert np.array_equal(words.correct, scores.correct)

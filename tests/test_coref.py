@@ -214,7 +214,7 @@ quickly ADV 4 advmod
 left VERB 0 root (e3[2/2]-x-1)
 """)
     doc = read_coref(text)[0]
-    spans = [(m.entity, m.start, m.end, m.words, doc.words[m.head]) for m in doc.mentions]
+    spans = [(m.entity, m.start, m.end, tuple(m.words), doc.words[m.head]) for m in doc.mentions]
     assert ("e1", 0, 2, (0, 1, 2), "Ann") in spans and ("e2", 0, 3, (0, 1, 2, 3), "met") in spans
     # a discontinuous mention: one mention over its parts (the gap "quickly" is not one of its words)
     assert ("e3", 4, 7, (4, 5, 7), "left") in spans
@@ -373,3 +373,96 @@ def test_views_of_the_scores():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         aw.plot_coref(s, selected=False)
+
+
+# -- definitions a reader can choose (issue 23 §4) -----------------------------------------------------------------
+
+# "Ann 's dog barked . She smiled ." -- "Ann" (e1) and "Ann 's dog" (e2) start at the same word
+ANN_DOG = conllu("""
+Ann PROPN 3 nmod:poss Gender=Fem|Number=Sing (e1-person-1)(e2-animal-3
+'s PART 1 case
+dog NOUN 4 nsubj Number=Sing e2)
+barked VERB 0 root
+. PUNCT 4 punct
+""", """
+She PRON 2 nsubj (e1-person-1)
+smiled VERB 0 root
+. PUNCT 2 punct
+""")
+
+
+def test_mention_order_is_a_choice():
+    seg = coref_segments(read_coref(ANN_DOG), singletons=True)[0]  # "Ann 's dog" is a candidate though mentioned once
+    # words: Ann 0 's 1 dog 2 barked 3 . 4 She 5 smiled 6 . 7; scored: She (antecedent Ann, head word 0)
+    inner = score_coref([word_result(seg, {5: 2})], [seg])  # (start, end): Ann, then Ann 's dog, then She
+    outer = score_coref([word_result(seg, {5: 2})], [seg], order="outer_first")  # (start, -end): Ann 's dog first
+    assert [m["mention"] for m in inner.mentions] == [m["mention"] for m in outer.mentions] == ["She"]
+    # the nearest mention before She: "Ann 's dog" (head dog, wrong) in (start, end) order, "Ann" (right) otherwise
+    assert inner.baselines["nearest"].tolist() == [False] and outer.baselines["nearest"].tolist() == [True]
+    # no earlier head word is "she": the same-head baseline falls back to the nearest mention, or counts it wrong
+    assert inner.baselines["same_head"].tolist() == [False] and outer.baselines["same_head"].tolist() == [True]
+    strict = score_coref([word_result(seg, {5: 2})], [seg], order="outer_first", no_same_head="wrong")
+    assert strict.baselines["same_head"].tolist() == [False] and strict.baselines["nearest"].tolist() == [True]
+    # sieve 3: Ann (fem, sing) and dog (sing, gender unknown) both agree with She; the nearest in each order wins
+    assert inner.baselines["rules"].tolist() == [False] and outer.baselines["rules"].tolist() == [True]
+    assert inner.correct[0, 0].tolist() == outer.correct[0, 0].tolist() == [False]  # the head chose "dog"
+    assert (inner.order, outer.order, strict.no_same_head) == ("inner_first", "outer_first", "wrong")
+    with pytest.raises(ValueError, match="order must be 'inner_first'"):
+        score_coref([word_result(seg)], [seg], order="start")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no_same_head must be"):
+        aw.coref_scores(ANN_DOG, model="no-such-model", no_same_head="skip")  # type: ignore[arg-type]
+
+
+def test_same_head_fallback_counts_by_hand():
+    """Ann met Bob . He left . -- "He" has no earlier same-head mention; the nearest mention (Bob) is right."""
+    text = conllu("""
+Ann PROPN 2 nsubj (e1-person-1)
+met VERB 0 root
+Bob PROPN 2 obj (e2-person-1)
+. PUNCT 2 punct
+""", """
+Bob PROPN 2 nsubj (e2-person-1)
+left VERB 0 root
+. PUNCT 2 punct
+""", """
+He PRON 2 nsubj (e2-person-1)
+left VERB 0 root
+. PUNCT 2 punct
+""")
+    seg = coref_segments(read_coref(text), singletons=True)[0]
+    # words: Ann 0 met 1 Bob 2 . 3 Bob 4 left 5 . 6 He 7 left 8 . 9; scored: Bob (4) and He (7)
+    for missing, same_head in (("nearest", [True, True]), ("wrong", [True, False])):
+        s = score_coref([word_result(seg)], [seg], no_same_head=missing)
+        assert [m["mention"] for m in s.mentions] == ["Bob", "He"]
+        assert s.baselines["nearest"].tolist() == [True, True]  # Bob (4) -> Bob (2); He -> Bob (4)
+        assert s.baselines["same_head"].tolist() == same_head  # Bob (4) -> Bob (2); He -> none
+        assert s.baseline_accuracy()["same_head"] == sum(same_head) / 2
+
+
+def test_scored_mentions_say_where_they_are_in_segment_and_document():
+    text = conllu("""
+It PRON 2 expl
+rained VERB 0 root
+all DET 4 det
+day NOUN 2 obl
+long ADV 2 advmod
+""", """
+The DET 2 det (e1-person-2
+boss NOUN 3 nsubj e1)
+smiled VERB 0 root
+. PUNCT 3 punct
+""", """
+The DET 2 det (e1-person-2
+woman NOUN 3 nsubj e1)
+left VERB 0 root
+. PUNCT 3 punct
+""")
+    segs = coref_segments(read_coref(text), max_tokens=10)  # 8 words an input: [It rained all day long], [the rest]
+    assert [len(s.sentence.words) for s in segs] == [5, 8] and [s.offset for s in segs] == [0, 5]
+    s = score_coref([word_result(seg) for seg in segs], segs)
+    (m,) = s.mentions
+    assert m["mention"] == "The woman" and m["segment"] == 1
+    assert (m["start"], m["end"], m["head_index"]) == (4, 5, 5)  # in the segment: The 4, woman 5
+    assert (m["doc_start"], m["doc_end"], m["doc_head_index"]) == (9, 10, 10)  # in the document: after 5 + 4 words
+    doc = read_coref(text)[0]
+    assert " ".join(doc.words[m["doc_start"]:m["doc_end"] + 1]) == "The woman"

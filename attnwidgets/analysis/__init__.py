@@ -19,7 +19,7 @@ corpus      running statistics over many results or padded batches, memory bound
 from .batch import AttentionBatch
 from .clustering import HeadDistances, head_distances, head_embedding, js_divergence
 from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
-from .dependency import DependencyScores, Sentence, align_words, read_conllu, score_dependencies
+from .dependency import DependencyScores, ParseError, Sentence, align_words, read_conllu, score_dependencies
 from .patterns import PATTERNS, classify_patterns, pattern_features, pattern_frame, patterns_from_features
 from .rollout import attention_flow, attention_rollout
 from .sinks import sink_frame, sink_shares
@@ -45,6 +45,7 @@ __all__ = [
     "CorpusStats",
     "DependencyScores",
     "HeadDistances",
+    "ParseError",
     "Sentence",
     "align_words",
     "attention_flow",

@@ -7,10 +7,14 @@ Definitions (as in the paper, with every choice it leaves open stated here):
   row of the mention's head word over the other words of the input ([CLS], [SEP] and the word itself excluded).
   Word-level attention is :mod:`attnwidgets.analysis.words`'s, as for the dependency scores: to a word, the sum over
   its pieces; from a word, the mean of its pieces' rows (``rows="first"``: the first piece's row).
-- **Mentions, order, antecedents.** Mentions are ordered by (start, end) in the document. The antecedents of a
-  mention are the mentions of the same entity that come before it in that order *and lie in the same input segment*
-  (see below). A mention is scored when at least one antecedent has a head word other than its own (a word cannot
-  choose itself); mentions of the same entity with the same span are one mention.
+- **Mentions, order, antecedents.** Mentions are ordered by (start, end) in the document (``order="inner_first"``:
+  of two mentions starting at the same word, the shorter, inner one comes first); ``order="outer_first"`` orders by
+  (start, -end), the longer one first. The paper does not say which; the order decides which of two mentions that
+  start together is the other's candidate. The antecedents of a mention are the mentions of the same entity that come
+  before it in that order *and lie in the same input segment* (see below). A mention is scored when at least one
+  antecedent has a head word other than its own (a word cannot choose itself); mentions of the same entity with the
+  same span are one mention. :attr:`CorefScores.mentions` gives each scored mention's span and head word both in its
+  segment and in its document.
 - **Input segments.** BERT reads at most a fixed number of word pieces (Clark et al. ran their coreference analysis
   on inputs of at most 128 tokens). Each document is cut into segments of consecutive *whole sentences*, as many as fit
   ``max_tokens`` pieces with the special tokens; a sentence that does not fit alone is its own segment, read whole up
@@ -18,19 +22,23 @@ Definitions (as in the paper, with every choice it leaves open stated here):
   not scored, and cut words are no one's antecedent).
   Antecedents are looked for only inside the segment the mention is in; ``window="truncate"`` keeps only each
   document's first segment (a document cut to its start, the other reading of "truncated documents").
-- **Mention head word.** Where the file has a dependency annotation (CoNLL-U): the word of the mention whose
-  dependency head lies outside the mention, punctuation skipped; when several do (a span that is not one subtree),
-  the one closest to the root, then the leftmost. Without dependencies (CoNLL-2012 files, CoNLL-U with ``_`` heads):
-  cut the mention before its first preposition, subordinator, wh-word, verb or punctuation after its first word
-  (PTB ``IN TO WDT WP WP$ WRB MD VB* , : -LRB-``; UD ``ADP SCONJ VERB AUX PUNCT``) and take the last noun, pronoun or
-  number of what is left (PTB ``NN* PRP* CD``; UD ``NOUN PROPN PRON NUM``), else its last word; with no tags at all,
-  the last word of the mention. So "the president of the company" is headed by "president" either way.
+- **Mention head word.** Where the file has a dependency annotation (CoNLL-U): the word of the mention closest to
+  the root (fewest steps up its dependency heads), punctuation skipped unless the mention is all punctuation, then
+  the leftmost: in a mention that is one subtree, the word whose dependency head lies outside it; when several
+  words' heads do, the one of them closest to the root. (HEADs that form a cycle are refused when the file is
+  read.) Without dependencies (CoNLL-2012 files, CoNLL-U with ``_`` heads): cut the mention before its first
+  preposition, subordinator, wh-word, verb or punctuation after its first word (PTB ``IN TO WDT WP WP$ WRB MD VB* ,
+  : -LRB-``; UD ``ADP SCONJ VERB AUX PUNCT``) and take the last noun, pronoun or number of what is left (PTB ``NN*
+  PRP* CD``; UD ``NOUN PROPN PRON NUM``), else its last word; with no tags at all, the last word of the mention. So
+  "the president of the company" is headed by "president" either way.
 - **Baselines** (the paper's first three rows of Table 2; the same candidates, the same "correct" test — the chosen
   word is the head word of an antecedent):
 
   - ``nearest``: the nearest preceding mention (the last before it in the order above);
   - ``same_head``: the nearest preceding mention whose head word is the same word (case-insensitive); when there is
-    none, the nearest preceding mention;
+    none, the nearest preceding mention (``no_same_head="nearest"``, the default), or the mention counts as wrong
+    (``no_same_head="wrong"``: the baseline guesses only by head word, the other reading of the paper's "most recent
+    mention with the same head word");
   - ``rules``: a sieve system after Lee et al. (2011), as the paper's: the nearest preceding mention passing the
     first sieve that any passes, of (1) the same full text, (2) the same head word, (3) agreeing in number, gender
     and person (pronouns from a small English lexicon; other mentions: number from ``Number=`` or the PTB tag,
@@ -55,12 +63,15 @@ reads, with OntoNotes' ``-LRB-`` etc. read as brackets) files. What they do with
   empty nodes only is dropped;
 - singletons are read (never scored; candidates for the baselines only with ``singletons=True``); a file whose
   entities are all singletons can be read, but scoring it raises ``ValueError`` (nothing has an antecedent);
-- a file with no coreference annotation at all, an unclosed bracket, a bracket closing an entity that is not open and
-  any other bracket syntax raise ``ValueError`` naming the line.
+- a file with no coreference annotation at all, an unclosed bracket, a bracket closing an entity that is not open,
+  any other bracket syntax, a line that is not CoNLL-U or CoNLL-2012, a HEAD past its sentence and HEADs forming a
+  cycle raise :class:`ParseError` (a ``ValueError``) naming the file, the line and what to fix;
+- reading is linear in the file, however deeply mentions nest (a contiguous mention's ``words`` is a ``range``).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -70,14 +81,14 @@ import numpy as np
 
 from ..result import AttentionResult
 from .coref_files import CorefDocument, Mention, read_coref
-from .dependency import Sentence, piece_word_matrix
+from .dependency import ParseError, Sentence, piece_word_matrix
 from .words import RowMode, WordMap, WordStack
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BASELINES", "CorefDocument", "CorefScores", "CorefSegment", "Mention", "coref_segments", "read_coref",
-           "score_coref"]
+__all__ = ["BASELINES", "CorefDocument", "CorefScores", "CorefSegment", "Mention", "ParseError", "coref_segments",
+           "read_coref", "score_coref"]
 
 BASELINES = ("nearest", "same_head", "rules")
 """The baselines of Clark et al.'s Table 2 that need only the file, in its row order."""
@@ -113,6 +124,8 @@ class CorefSegment:
     mentions : list[Mention]
         The mentions inside the segment, word indices counted from its first word.
     feats : list[str]
+    offset : int
+        The document index of the segment's first word (add it to a segment index for the document's).
     """
 
     doc_id: str
@@ -120,6 +133,7 @@ class CorefSegment:
     sentence: Sentence
     mentions: list[Mention]
     feats: list[str] = field(default_factory=list)
+    offset: int = 0
 
     @property
     def text(self) -> str:
@@ -202,14 +216,22 @@ def coref_segments(documents: Sequence[CorefDocument], count: Callable[[str], in
             groups = groups[:1]
         offsets = [*doc.offsets, len(doc.feats)]
         size_of = Counter(m.entity for m in doc.mentions)
-        kept = [m for m in doc.mentions if singletons or size_of[m.entity] > 1]
+        kept = [m for m in doc.mentions if singletons or size_of[m.entity] > 1]  # sorted by start
+        starts = [m.start for m in kept]
         for k, group in enumerate(groups):
             lo, hi = offsets[group[0]], offsets[group[-1] + 1]
-            mentions = [Mention(m.entity, m.start - lo, m.end - lo, m.head - lo, tuple(w - lo for w in m.words))
-                        for m in kept if lo <= m.start and m.end < hi]
+            inside = kept[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)]
+            mentions = [Mention(m.entity, m.start - lo, m.end - lo, m.head - lo, _shift(m.words, lo))
+                        for m in inside if m.end < hi]
             out.append(CorefSegment(doc.doc_id, k, _join([doc.sentences[i] for i in group]), mentions,
-                                    doc.feats[lo:hi]))
+                                    doc.feats[lo:hi], lo))
     return out
+
+
+def _shift(words: Sequence[int], by: int) -> Sequence[int]:
+    if isinstance(words, range):
+        return range(words.start - by, words.stop - by)
+    return tuple(w - by for w in words)
 
 
 # -- scoring ---------------------------------------------------------------------------------------------------------
@@ -251,11 +273,28 @@ class _Scored:
     info: list[dict[str, Any]]
 
 
-def _score_segment_mentions(seg: CorefSegment, present: np.ndarray) -> _Scored:
+Order = Literal["inner_first", "outer_first"]
+NoSameHead = Literal["nearest", "wrong"]
+
+
+def check_coref_options(order: str, no_same_head: str) -> None:
+    """ValueError unless ``order`` and ``no_same_head`` are accepted values (:func:`score_coref`)."""
+    if order not in ("inner_first", "outer_first"):
+        raise ValueError(f"order must be 'inner_first' (by (start, end)) or 'outer_first' (by (start, -end)), got "
+                         f"{order!r}")
+    if no_same_head not in ("nearest", "wrong"):
+        raise ValueError(f"no_same_head must be 'nearest' or 'wrong', got {no_same_head!r}")
+
+
+def _score_segment_mentions(seg: CorefSegment, present: np.ndarray, order: Order = "inner_first",
+                            no_same_head: NoSameHead = "nearest") -> _Scored:
     words = seg.sentence.words
     tags = seg.sentence.upos or ["_"] * len(words)
     feats = seg.feats or ["_"] * len(words)
-    kept = [i for i, m in enumerate(seg.mentions) if present[m.head]]
+    sign = 1 if order == "inner_first" else -1
+    ranked = sorted(range(len(seg.mentions)), key=lambda i: (seg.mentions[i].start, sign * seg.mentions[i].end,
+                                                             seg.mentions[i].entity))
+    kept = [i for i in ranked if present[seg.mentions[i].head]]
     mentions = [seg.mentions[i] for i in kept]
     text = [" ".join(words[w] for w in m.words).lower() for m in mentions]
     heads_lower = [words[m.head].lower() for m in mentions]
@@ -268,7 +307,7 @@ def _score_segment_mentions(seg: CorefSegment, present: np.ndarray) -> _Scored:
             continue
         nearest = mentions[before[-1]].head
         same = [j for j in before if heads_lower[j] == heads_lower[i]]
-        same_head = mentions[same[-1]].head if same else nearest
+        same_head = mentions[same[-1]].head if same else nearest if no_same_head == "nearest" else -1
         rule = nearest
         for hits in ([j for j in before if text[j] == text[i]], [j for j in before if heads_lower[j] == heads_lower[i]],
                      [j for j in before if _agree(attrs[j], attrs[i])]):
@@ -280,9 +319,11 @@ def _score_segment_mentions(seg: CorefSegment, present: np.ndarray) -> _Scored:
         out.baselines["nearest"].append(nearest in ante)
         out.baselines["same_head"].append(same_head in ante)
         out.baselines["rules"].append(rule in ante)
+        off = seg.offset
         out.info.append(dict(document=seg.doc_id, segment=seg.index, entity=m.entity,
                              mention=" ".join(words[w] for w in m.words), head_word=words[m.head], head_index=m.head,
-                             kind=_kind(words[m.head], tags[m.head]), n_antecedents=len(ante)))
+                             start=m.start, end=m.end, doc_head_index=m.head + off, doc_start=m.start + off,
+                             doc_end=m.end + off, kind=_kind(words[m.head], tags[m.head]), n_antecedents=len(ante)))
     return out
 
 
@@ -326,10 +367,16 @@ class CorefScores:
     baselines : dict[str, np.ndarray]
         Baseline name (:data:`BASELINES`) -> (M,) bool.
     mentions : list[dict]
-        One per scored mention: document, segment, entity, mention, head_word, head_index, kind, n_antecedents.
+        One per scored mention, in scoring order: document, segment, entity, mention (its words' text), head_word,
+        kind, n_antecedents, and where it is -- in its segment: head_index, start, end (word indices from the
+        segment's first word, end inclusive); in its document: doc_head_index, doc_start, doc_end.
     n_documents, n_segments : int
     model : str
     max_tokens : int
+    order : {"inner_first", "outer_first"}
+        How mentions were ordered: by (start, end) or by (start, -end) (module docstring).
+    no_same_head : {"nearest", "wrong"}
+        What the same-head baseline did for a mention with no earlier same-head candidate.
     """
 
     correct: np.ndarray
@@ -339,6 +386,8 @@ class CorefScores:
     n_segments: int = 0
     model: str = ""
     max_tokens: int = 128
+    order: str = "inner_first"
+    no_same_head: str = "nearest"
 
     @property
     def n_mentions(self) -> int:
@@ -354,7 +403,14 @@ class CorefScores:
         return np.array([m["kind"] for m in self.mentions], dtype=object)
 
     def baseline_accuracy(self) -> dict[str, float]:
-        """Accuracy of each baseline, in :data:`BASELINES` order."""
+        """Accuracy of each baseline, in :data:`BASELINES` order.
+
+        "nearest": the nearest earlier mention in the segment; "same_head": the nearest earlier mention with the same
+        head word (case-insensitive) -- when no earlier mention shares it, the nearest earlier mention
+        (``no_same_head="nearest"``, the default) or counted wrong (``no_same_head="wrong"``; :attr:`no_same_head`
+        says which these scores used); "rules": the sieves of the module docstring. Candidates are the earlier
+        mentions in :attr:`order` whose head word differs from the mention's own.
+        """
         return {k: float(self.baselines[k].mean()) for k in BASELINES}
 
     def best_heads(self, k: int = 5) -> pd.DataFrame:
@@ -421,7 +477,8 @@ class CorefScores:
 
 
 def score_coref(results: Iterable[AttentionResult], segments: Sequence[CorefSegment], *, rows: RowMode = "mean",
-                max_tokens: int = 128) -> CorefScores:
+                max_tokens: int = 128, order: Order = "inner_first", no_same_head: NoSameHead = "nearest"
+                ) -> CorefScores:
     """Score every head's antecedent selection on segments already run (``results[i]`` is ``segments[i].text``).
 
     Parameters
@@ -432,6 +489,12 @@ def score_coref(results: Iterable[AttentionResult], segments: Sequence[CorefSegm
         From :func:`coref_segments`.
     rows : {"mean", "first"}
         A word's row: the mean of its pieces' rows (paper) or its first piece's (Clark et al.'s code).
+    order : {"inner_first", "outer_first"}
+        Mentions in (start, end) order (default: of two starting at the same word, the inner one first) or in
+        (start, -end) order (the outer one first); it decides which mentions come "before" one another.
+    no_same_head : {"nearest", "wrong"}
+        The same-head baseline when no earlier mention shares the mention's head word: fall back to the nearest
+        earlier mention (default), or count the mention wrong.
 
     Examples
     --------
@@ -449,6 +512,7 @@ def score_coref(results: Iterable[AttentionResult], segments: Sequence[CorefSegm
     >>> s.accuracy.tolist(), s.baseline_accuracy()
     ([[1.0, 0.0]], {'nearest': 1.0, 'same_head': 1.0, 'rules': 1.0})
     """
+    check_coref_options(order, no_same_head)
     correct: list[np.ndarray] = []
     baselines: dict[str, list[bool]] = {b: [] for b in BASELINES}
     info: list[dict[str, Any]] = []
@@ -465,7 +529,7 @@ def score_coref(results: Iterable[AttentionResult], segments: Sequence[CorefSegm
         if shape is None:
             shape = (result.n_layers, result.n_heads)
         present = piece_word_matrix(seg.sentence, result.tokens, result.special_mask).sum(0) > 0
-        scored = _score_segment_mentions(seg, present)
+        scored = _score_segment_mentions(seg, present, order, no_same_head)
         if not scored.index:
             continue
         pred, _ = _head_predictions(result, seg, rows, [seg.mentions[i].head for i in scored.index])
@@ -481,4 +545,4 @@ def score_coref(results: Iterable[AttentionResult], segments: Sequence[CorefSegm
                          "segments): the file holds singletons only, or its coreferent mentions fall in different "
                          "segments (raise max_tokens)")
     return CorefScores(np.stack(correct, -1), {b: np.array(v, dtype=bool) for b, v in baselines.items()}, info,
-                       len(docs), n_segments, model, max_tokens)
+                       len(docs), n_segments, model, max_tokens, order, no_same_head)

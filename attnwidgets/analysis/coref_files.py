@@ -5,6 +5,7 @@ mention with its head word. What is done with them (segments, scoring against Cl
 
 from __future__ import annotations
 
+import bisect
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -14,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from .dependency import Sentence
+from .dependency import ParseError, Sentence, check_tree, conllu_head, conllu_id, source_lines
 
 __all__ = ["CorefDocument", "Mention", "read_coref"]
 
@@ -36,15 +37,21 @@ class Mention:
         First and last word (0-based, inclusive).
     head : int
         The head word (the rule is stated in :mod:`attnwidgets.analysis.coref`).
-    words : tuple[int, ...]
-        The words of the mention (all of start..end, except for a discontinuous mention).
+    words : Sequence[int]
+        The words of the mention: ``range(start, end + 1)`` for a contiguous mention (left out, it is filled in; a
+        range, so that nested mentions cost no list of their words), a tuple of the parts' words for a discontinuous
+        one.
     """
 
     entity: str
     start: int
     end: int
     head: int
-    words: tuple[int, ...] = ()
+    words: Sequence[int] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.words) == 0:
+            object.__setattr__(self, "words", range(self.start, self.end + 1))
 
 
 @dataclass
@@ -92,41 +99,120 @@ class CorefDocument:
 
 
 def _depths(heads: Sequence[int]) -> list[int]:
-    out = []
+    """Steps from each word up to its root (0 for a root, whose head is -1); the heads form no cycle (read_coref
+    refuses one). Each word is walked once: linear in the words."""
+    depth = [-1] * len(heads)
     for i in range(len(heads)):
-        d, j, seen = 0, i, set()
-        while 0 <= heads[j] < len(heads) and j not in seen:
-            seen.add(j)
+        path = []
+        j = i
+        while j >= 0 and depth[j] < 0:
+            path.append(j)
             j = heads[j]
+        d = depth[j] if j >= 0 else -1
+        for w in reversed(path):
             d += 1
-        out.append(d)
-    return out
+            depth[w] = d
+    return depth
+
+
+def _is_noun(tag: str) -> bool:
+    return bool(_PTB_NOUN.match(tag)) or tag in _UD_NOUN
+
+
+def _is_cut(tag: str) -> bool:
+    return bool(_PTB_CUT.match(tag)) or tag in _UD_CUT
+
+
+def _is_tagged(tag: str) -> bool:
+    return tag not in ("", "_", "-")
 
 
 def _rule_head(words: Sequence[int], tags: Sequence[str]) -> int:
-    """The head word of a mention without dependencies (see the module docstring)."""
-    if not any(t not in ("", "_", "-") for t in (tags[w] for w in words)):
+    """The head word of a mention without dependencies (see :mod:`attnwidgets.analysis.coref`), by scanning its
+    words: for a discontinuous mention (contiguous ones use :class:`_Heads`, which needs no scan)."""
+    if not any(_is_tagged(tags[w]) for w in words):
         return words[-1]
     prefix = [words[0]]
     for w in words[1:]:
-        t = tags[w]
-        if _PTB_CUT.match(t) or t in _UD_CUT:
+        if _is_cut(tags[w]):
             break
         prefix.append(w)
-    nouns = [w for w in prefix if _PTB_NOUN.match(tags[w]) or tags[w] in _UD_NOUN]
+    nouns = [w for w in prefix if _is_noun(tags[w])]
     return nouns[-1] if nouns else prefix[-1]
 
 
-def _mention_head(words: Sequence[int], heads: Sequence[int], deprels: Sequence[str], tags: Sequence[str],
-                  depth: Sequence[int], has_deps: bool) -> int:
-    if not has_deps:
-        return _rule_head(words, tags)
-    inside = set(words)
-    tops = [w for w in words if heads[w] not in inside]
-    if not tops:  # a cycle in the annotation: no word leaves the mention
-        return _rule_head(words, tags)
-    plain = [w for w in tops if deprels[w].split(":")[0] != "punct"] or tops
-    return min(plain, key=lambda w: (depth[w], w))
+def _range_min(keys: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """min(keys[lo[i]..hi[i]]) (inclusive) for every i, by a sparse table built one level at a time: O(n log n) time
+    for n keys and O(1) a query, never more than one level in memory."""
+    out = np.empty(len(lo), dtype=keys.dtype)
+    if not len(lo):
+        return out
+    level = np.frexp((hi - lo + 1).astype(np.float64))[1] - 1  # floor(log2(length)), exact for integers
+    table = keys
+    for k in range(int(level.max()) + 1):
+        span = 1 << k
+        sel = level == k
+        if sel.any():
+            out[sel] = np.minimum(table[lo[sel]], table[hi[sel] - span + 1])
+        if k < int(level.max()):
+            table = np.minimum(table[:-span], table[span:])  # min over 2 * span words from each start
+    return out
+
+
+class _Heads:
+    """Head words of many mentions of one document in time linear in its words and mentions, however the mentions
+    nest (no mention's words are scanned).
+
+    With dependencies: the word of the mention closest to the root (fewest steps up its heads), punctuation left out
+    unless the mention is all punctuation, then the leftmost -- a range minimum of (depth, index). Without: the rule
+    of :func:`_rule_head`, from the next cutting tag after each word and the last noun up to each word.
+    """
+
+    def __init__(self, heads: Sequence[int], deprels: Sequence[str], tags: Sequence[str]) -> None:
+        n = len(heads)
+        self.tags = tags
+        depth = np.asarray(_depths(heads), dtype=np.int64)
+        index = np.arange(n, dtype=np.int64)
+        self.n = max(n, 1)
+        self.every = depth * self.n + index
+        punct = np.array([r.split(":")[0] == "punct" for r in deprels], dtype=bool)
+        self.plain = np.where(punct, np.iinfo(np.int64).max, self.every)
+        tagged = np.array([_is_tagged(t) for t in tags], dtype=np.int64)
+        self.tagged = np.concatenate([[0], np.cumsum(tagged)])
+        self.next_cut = [n] * (n + 1)  # the first word >= i with a cutting tag
+        for i in range(n - 1, -1, -1):
+            self.next_cut[i] = i if _is_cut(tags[i]) else self.next_cut[i + 1]
+        self.last_noun = [-1] * n  # the last word <= i with a noun tag
+        for i in range(n):
+            self.last_noun[i] = i if _is_noun(tags[i]) else (self.last_noun[i - 1] if i else -1)
+
+    def by_dependencies(self, spans: Sequence[tuple[int, int]]) -> list[int]:
+        if not spans:
+            return []
+        lo = np.array([a for a, _ in spans], dtype=np.int64)
+        hi = np.array([b for _, b in spans], dtype=np.int64)
+        best = _range_min(self.plain, lo, hi)
+        alone = best == np.iinfo(np.int64).max  # all punctuation
+        if alone.any():
+            best[alone] = _range_min(self.every, lo[alone], hi[alone])
+        return (best % self.n).tolist()
+
+    def by_rule(self, start: int, end: int) -> int:
+        if self.tagged[end + 1] == self.tagged[start]:
+            return end
+        stop = min(end, self.next_cut[start + 1] - 1) if start < end else start
+        noun = self.last_noun[stop]
+        return noun if noun >= start else stop
+
+    def of_words(self, words: Sequence[int], has_deps: bool) -> int:
+        """A discontinuous mention's head: the same rules over its words only."""
+        if not has_deps:
+            return _rule_head(words, self.tags)
+        at = np.asarray(words, dtype=np.int64)
+        best = int(self.plain[at].min())
+        if best == np.iinfo(np.int64).max:
+            best = int(self.every[at].min())
+        return best % self.n
 
 
 # -- reading ---------------------------------------------------------------------------------------------------------
@@ -153,15 +239,17 @@ class _Builder:
     deprels: list[str] = field(default_factory=list)
     heads: list[int] = field(default_factory=list)  # document-level, -1 for a root
     has_deps: list[bool] = field(default_factory=list)
-    open: list[_Open] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)  # each sentence's first word
+    open: dict[str, list[_Open]] = field(default_factory=dict)  # by key, the innermost last
     parts: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # discontinuous: (entity, id/total)
-    spans: list[tuple[str, list[int], bool]] = field(default_factory=list)  # entity, words, spans sentences
+    spans: list[tuple[str, Sequence[int], bool]] = field(default_factory=list)  # entity, words, spans sentences
     n_words: int = 0
     empty_only: int = 0
 
     def add_sentence(self, s: Sentence, feats: list[str], has_deps: bool) -> None:
         offset = self.n_words
         self.sentences.append(s)
+        self.starts.append(offset)
         self.feats += feats
         self.deprels += s.relations
         self.heads += [offset + int(h) if h >= 0 else -1 for h in s.heads]
@@ -169,57 +257,59 @@ class _Builder:
         self.n_words += len(s.words)
 
     def opened(self, key: str, entity: str, start: int, line: int) -> None:
-        self.open.append(_Open(key, entity, start, len(self.sentences), line))
+        self.open.setdefault(key, []).append(_Open(key, entity, start, len(self.sentences), line))
 
     def closed(self, key: str, end: int, line: int, what: str) -> None:
-        for k in range(len(self.open) - 1, -1, -1):
-            if self.open[k].key == key:
-                o = self.open.pop(k)
-                break
-        else:
-            raise ValueError(f"line {line}: {what} closes {key!r}, which is not open")
+        stack = self.open.get(key)
+        if not stack:
+            raise ParseError(f"{what} closes {key!r}, which is not open; every closing bracket needs an opening one "
+                             "before it in the same document", line=line)
+        o = stack.pop()
+        if not stack:
+            del self.open[key]
         if end < o.start:
             self.empty_only += 1
             return
         base, part = _split_part(key)
-        words = list(range(o.start, end + 1))
+        words: Sequence[int] = range(o.start, end + 1)
         if part is not None:  # one part of a discontinuous mention: collect until its last part closes
             slot = (o.entity, f"{base}/{part[1]}")
             self.parts.setdefault(slot, []).extend(words)
             if part[0] != part[1]:
                 return
-            words = sorted(set(self.parts.pop(slot)))
-        sentences = {self._sentence_of(w) for w in (words[0], words[-1])}
-        self.spans.append((o.entity, words, len(sentences) > 1))
+            words = tuple(sorted(set(self.parts.pop(slot))))
+        crosses = self._sentence_of(words[0]) != self._sentence_of(words[-1])
+        self.spans.append((o.entity, words, crosses))
 
     def _sentence_of(self, w: int) -> int:
-        total = 0
-        for i, s in enumerate(self.sentences):
-            total += len(s.words)
-            if w < total:
-                return i
-        return len(self.sentences)
+        return bisect.bisect_right(self.starts, w) - 1 if w < self.n_words else len(self.sentences)
 
     def finish(self, line: int) -> CorefDocument:
         if self.open:
-            o = self.open[0]
-            raise ValueError(f"line {o.line}: mention of {o.key!r} opened here is never closed (document "
-                             f"{self.doc_id!r} ends at line {line})")
+            o = min((o for stack in self.open.values() for o in stack), key=lambda o: o.line)
+            raise ParseError(f"mention of {o.key!r} opened here is never closed (document {self.doc_id!r} ends at "
+                             f"line {line}); close it with {o.key + ')'!r} on its last word", line=o.line)
         if self.parts:
             (entity, key), _ = next(iter(self.parts.items()))
-            raise ValueError(f"document {self.doc_id!r}: discontinuous mention of {entity!r} ({key}) lacks its "
-                             "last part")
+            raise ParseError(f"document {self.doc_id!r}: discontinuous mention of {entity!r} ({key}) lacks its last "
+                             "part; a mention in n parts marks them [1/n] ... [n/n]")
         tags = [t for s in self.sentences for t in (s.upos or ["_"] * len(s.words))]
-        depth = _depths(self.heads)
-        mentions: dict[tuple[str, int, int, tuple[int, ...]], Mention] = {}
-        spanning = 0
-        for entity, words, crosses in self.spans:
-            if crosses:
-                spanning += 1
-                continue
-            has_deps = all(self.has_deps[w] for w in words)
-            head = _mention_head(words, self.heads, self.deprels, tags, depth, has_deps)
-            m = Mention(entity, words[0], words[-1], head, tuple(words))
+        heads = _Heads(self.heads, self.deprels, tags)
+        kept = [(entity, words) for entity, words, crosses in self.spans if not crosses]
+        spanning = len(self.spans) - len(kept)
+        contiguous = [i for i, (_, words) in enumerate(kept)
+                      if isinstance(words, range) and self.has_deps[words[0]]]
+        found = dict(zip(contiguous, heads.by_dependencies([(kept[i][1][0], kept[i][1][-1]) for i in contiguous]),
+                         strict=True))
+        mentions: dict[tuple[str, int, int, Sequence[int]], Mention] = {}
+        for i, (entity, words) in enumerate(kept):
+            if i in found:
+                head = found[i]
+            elif isinstance(words, range):
+                head = heads.by_rule(words[0], words[-1])
+            else:
+                head = heads.of_words(words, self.has_deps[words[0]])
+            m = Mention(entity, words[0], words[-1], head, words)
             mentions[(entity, m.start, m.end, m.words)] = m
         if spanning:
             warnings.warn(f"document {self.doc_id!r}: {spanning} mention(s) spanning sentences left out (a head word "
@@ -228,8 +318,13 @@ class _Builder:
         return CorefDocument(self.doc_id, self.sentences, ordered, self.feats, spanning + self.empty_only)
 
 
+_PART = re.compile(r"(.+?)\[(\d+)/(\d+)\]")
+
+
 def _split_part(key: str) -> tuple[str, tuple[int, int] | None]:
-    m = re.fullmatch(r"(.+?)\[(\d+)/(\d+)\]", key)
+    if not key.endswith("]"):
+        return key, None
+    m = _PART.fullmatch(key)
     if not m:
         return key, None
     return m.group(1), (int(m.group(2)), int(m.group(3)))
@@ -246,8 +341,9 @@ def _entity_brackets(value: str, line: int) -> list[tuple[str, str]]:
         out.append(("single", single) if single else ("open", opening) if opening else ("close", closing))
         pos = m.end()
     if pos != len(value) or not out:
-        raise ValueError(f"line {line}: malformed Entity={value!r} (expected brackets like '(e1-person-1', 'e1)' or "
-                         "'(e2-place-1)')")
+        raise ParseError(f"malformed Entity={value[:60]!r}{'...' if len(value) > 60 else ''} at character {pos + 1} "
+                         "(expected brackets like '(e1-person-1', 'e1)' or '(e2-place-1)'); fix the MISC column",
+                         line=line)
     return out
 
 
@@ -261,11 +357,12 @@ def _read_corefud(lines: Iterable[str]) -> Iterator[CorefDocument]:
     doc: _Builder | None = None
     words: list[str] = []
     heads: list[int] = []
+    numbers: list[int] = []
     rels: list[str] = []
     tags: list[str] = []
     feats: list[str] = []
     surface: list[tuple[str, tuple[int, ...]]] = []
-    built = ""
+    built: list[str] = []  # the surface tokens and their spaces, for a sentence without "# text ="
     own_text: str | None = None
     sent_id: str | None = None
     span_end = 0
@@ -279,7 +376,8 @@ def _read_corefud(lines: Iterable[str]) -> Iterator[CorefDocument]:
         if doc is None:
             doc = _Builder(f"doc{n_docs}")
             n_docs += 1
-        text = own_text if own_text is not None else built.strip()
+        check_tree(heads, numbers, sent_id)
+        text = own_text if own_text is not None else "".join(built).strip()
         doc.add_sentence(Sentence(words, np.array(heads, dtype=np.int64) - 1, rels, text, sent_id, tags, surface),
                          feats, has_deps)
 
@@ -288,13 +386,16 @@ def _read_corefud(lines: Iterable[str]) -> Iterator[CorefDocument]:
         if not line.strip():
             if words:
                 flush()
-            words, heads, rels, tags, feats, surface, built, own_text, sent_id = [], [], [], [], [], [], "", None, None
-            span_end, has_deps = 0, True
+            words, heads, numbers, rels, tags, feats, surface = [], [], [], [], [], [], []
+            built, own_text, sent_id, span_end, has_deps = [], None, None, 0, True
             continue
         if line.startswith("#"):
             key, eq, value = line[1:].partition("=")
             key = key.strip()
             if key in ("newdoc id", "newdoc"):
+                if words:
+                    raise ParseError("# newdoc inside a sentence: a new document starts after a blank line",
+                                     line=number)
                 if doc is not None:
                     yield doc.finish(number)
                 doc = _Builder(value.strip() or f"doc{n_docs}")
@@ -306,51 +407,52 @@ def _read_corefud(lines: Iterable[str]) -> Iterator[CorefDocument]:
             continue
         cols = line.split("\t")
         if len(cols) != 10:
-            raise ValueError(f"CoNLL-U line {number} has {len(cols)} tab-separated columns, expected 10: {line[:60]!r}")
+            raise ParseError(f"{len(cols)} tab-separated columns, expected 10 (ID FORM LEMMA UPOS XPOS FEATS HEAD "
+                             f"DEPREL DEPS MISC): {line[:60]!r}; is this a CorefUD CoNLL-U file?", line=number)
         if doc is None:
             doc = _Builder(f"doc{n_docs}")
             n_docs += 1
         misc = cols[9]
         space = "" if "SpaceAfter=No" in misc else " "
-        empty = "." in cols[0]
-        if "-" in cols[0]:
-            first, last = (int(x) for x in cols[0].split("-"))
+        kind, first, last = conllu_id(cols[0], number, len(words) + 1)
+        if kind == "range":
             surface.append((cols[1], tuple(range(first - 1, last))))
-            built += cols[1] + space
+            built += (cols[1], space)
             span_end = last
             continue
+        empty = kind == "empty"
         index = doc.n_words + len(words)  # this word's document index (the next word's, for an empty node)
         for item in misc.split("|"):
             if not item.startswith("Entity="):
                 continue
             seen_entity = True
-            for kind, content in _entity_brackets(item[len("Entity="):], number):
-                if kind in ("open", "single"):
+            for bracket, content in _entity_brackets(item[len("Entity="):], number):
+                if bracket in ("open", "single"):
                     key, entity = _eid(content)
                     doc.opened(key, entity, index, number)
-                if kind in ("close", "single"):
-                    key = content.strip() if kind == "close" else _eid(content)[0]
-                    doc.closed(key, index - 1 if empty else index, number, f"Entity={item[7:]!r}")
+                if bracket in ("close", "single"):
+                    key = content.strip() if bracket == "close" else _eid(content)[0]
+                    doc.closed(key, index - 1 if empty else index, number, f"Entity bracket {key + ')'!r}")
         if empty:
             continue
-        if int(cols[0]) != len(words) + 1:
-            raise ValueError(f"CoNLL-U line {number}: word ids must run 1, 2, 3...; got {cols[0]}")
-        words.append(cols[1])
-        if cols[6] == "_":
+        head = conllu_head(cols[6], number)
+        if head is None:
             has_deps = False
-        heads.append(int(cols[6]) if cols[6] not in ("_", "") else 0)
+        words.append(cols[1])
+        heads.append(head if head is not None else 0)
+        numbers.append(number)
         rels.append(cols[7])
         tags.append(cols[3])
         feats.append(cols[5])
         if len(words) > span_end:
             surface.append((cols[1], (len(words) - 1,)))
-            built += cols[1] + space
+            built += (cols[1], space)
     if words:
         flush()
     if doc is not None:
         yield doc.finish(number)
     if not seen_entity:
-        raise ValueError("this CoNLL-U file has no coreference annotation (no Entity= in any MISC column); CorefUD "
+        raise ParseError("this CoNLL-U file has no coreference annotation (no Entity= in any MISC column); CorefUD "
                          "files mark mentions as Entity=(e1-... / e1)")
 
 
@@ -378,14 +480,15 @@ def _read_conll2012(lines: Iterable[str]) -> Iterator[CorefDocument]:
         line = raw.rstrip("\n").rstrip("\r")
         if line.startswith("#begin document"):
             if doc is not None:
-                raise ValueError(f"line {number}: #begin document before the previous #end document")
+                raise ParseError("#begin document before the previous #end document; end each document first",
+                                 line=number)
             name = line[len("#begin document"):].strip()
             m = re.match(r"\((.*)\);\s*part\s*(\S+)", name)
             doc = _Builder(f"{m.group(1)}/{m.group(2)}" if m else name)
             continue
         if line.startswith("#end document"):
             if doc is None:
-                raise ValueError(f"line {number}: #end document without #begin document")
+                raise ParseError("#end document without #begin document", line=number)
             if words:
                 flush()
                 words, tags = [], []
@@ -400,32 +503,32 @@ def _read_conll2012(lines: Iterable[str]) -> Iterator[CorefDocument]:
         if line.startswith("#"):
             continue
         if doc is None:
-            raise ValueError(f"line {number}: a token outside #begin document ... #end document")
+            raise ParseError("a token outside #begin document ... #end document", line=number)
         cols = line.split()
         if len(cols) < 4:
-            raise ValueError(f"CoNLL-2012 line {number} has {len(cols)} columns; expected document, part, word number, "
-                             "word, ..., coreference")
+            raise ParseError(f"{len(cols)} columns; a CoNLL-2012 token line holds document, part, word number, word, "
+                             "..., coreference (the last column)", line=number)
         index = doc.n_words + len(words)
         coref = cols[-1]
         if coref not in ("-", "_"):
-            items = coref.split("|")
-            for item in items:
+            for item in coref.split("|"):
                 m = _CONLL_PART.fullmatch(item)
                 if m is None:
-                    raise ValueError(f"line {number}: malformed coreference {coref!r} (expected '-', '(1', '1)', '(1)' "
-                                     "joined by '|')")
+                    raise ParseError(f"malformed coreference {coref[:60]!r} (expected '-', '(1', '1)', '(1)' joined by "
+                                     "'|'); fix the last column", line=number)
                 seen = True
                 single, opening, closing = m.groups()
                 if single or opening:
                     doc.opened(single or opening, single or opening, index, number)
                 if single or closing:
-                    doc.closed(single or closing, index, number, f"coreference {coref!r}")
+                    key = single or closing
+                    doc.closed(key, index, number, f"coreference bracket {key + ')'!r}")
         words.append(_PTB_WORDS.get(cols[3], cols[3]))
         tags.append(cols[4] if len(cols) >= 6 else "_")
     if doc is not None:
-        raise ValueError(f"document {doc.doc_id!r} has no #end document")
+        raise ParseError(f"document {doc.doc_id!r} has no #end document; the file may be cut short")
     if not seen:
-        raise ValueError("this CoNLL-2012 file has no coreference annotation (every coreference column is '-')")
+        raise ParseError("this CoNLL-2012 file has no coreference annotation (every coreference column is '-')")
 
 
 def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "corefud", "conll2012"] = "auto"
@@ -442,7 +545,16 @@ def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "c
     -------
     list[CorefDocument]
         Documents in file order, each with its mentions sorted by (start, end) and their head words. See the module
-        docstring for nested, discontinuous and sentence-spanning mentions.
+        docstring for nested, discontinuous and sentence-spanning mentions. Time and memory grow linearly with the
+        file, however deeply its mentions nest.
+
+    Raises
+    ------
+    ParseError
+        A ``ValueError`` naming the file, the line and what to fix: brackets that do not open and close in pairs or
+        are malformed, a line that is not CoNLL-U or CoNLL-2012 (column count, ID, HEAD), a HEAD past its sentence,
+        HEADs that form a cycle (the sentence is named), a file with no coreference annotation, a file that is not
+        UTF-8 text.
 
     Examples
     --------
@@ -452,20 +564,16 @@ def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "c
     >>> doc, [(m.entity, m.start, m.head) for m in doc.mentions]
     (CorefDocument('d', 1 sentences, 2 mentions, 1 entities), [('e1', 0, 0), ('e1', 2, 2)])
     """
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source):
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"no coreference file at {str(path)!r}")
-        lines = path.read_text(encoding="utf-8").splitlines()
-    elif isinstance(source, str):
-        lines = source.splitlines()
-    else:
-        lines = list(source)
     if format not in ("auto", "corefud", "conll2012"):
         raise ValueError(f"format must be 'auto', 'corefud' or 'conll2012', got {format!r}")
-    if format == "auto":
-        format = "conll2012" if any(line.startswith("#begin document") for line in lines) else "corefud"
-    docs = list(_read_conll2012(lines) if format == "conll2012" else _read_corefud(lines))
-    if not docs or not any(d.sentences for d in docs):
-        raise ValueError("the coreference file has no sentences")
+    name, read = source_lines(source, "coreference")
+    try:
+        lines = list(read)
+        if format == "auto":
+            format = "conll2012" if any(line.startswith("#begin document") for line in lines) else "corefud"
+        docs = list(_read_conll2012(lines) if format == "conll2012" else _read_corefud(lines))
+        if not docs or not any(d.sentences for d in docs):
+            raise ParseError("the coreference file has no sentences")
+    except ParseError as exc:
+        raise exc.at(name) from None
     return docs

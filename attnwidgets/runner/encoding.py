@@ -50,12 +50,19 @@ class Encoded:
 
 
 def check_text(value: object, what: str) -> str:
-    """``value`` if it is a string with a non-space character; else a TypeError or ValueError that says so."""
+    """``value`` if it is a string with a non-space character and no lone surrogate; else a TypeError or ValueError
+    that says so."""
     if not isinstance(value, str):
         hint = "; use run_batch() for several texts" if what == "text" and isinstance(value, list | tuple) else ""
         raise TypeError(f"{what} must be a string, got {type(value).__name__}{hint}")
     if not value.strip():
         raise ValueError(f"{what} is empty or only whitespace: give at least one word")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate, which no tokenizer takes
+        raise ValueError(f"{what} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character {exc.start}), "
+                         "which is not text: it comes from bytes decoded with errors='surrogateescape'; decode them "
+                         "with their real encoding, or with errors='replace'") from None
     return value
 
 

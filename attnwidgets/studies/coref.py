@@ -11,7 +11,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..analysis.coref import CorefDocument, CorefScores, coref_segments, read_coref, score_coref
+from ..analysis.coref import (
+    CorefDocument,
+    CorefScores,
+    NoSameHead,
+    Order,
+    check_coref_options,
+    coref_segments,
+    read_coref,
+    score_coref,
+)
 from ..analysis.words import RowMode
 from ..runner import get_runner
 
@@ -27,6 +36,8 @@ def coref_scores(
     rows: RowMode = "mean",
     format: Literal["auto", "corefud", "conll2012"] = "auto",
     singletons: bool = False,
+    order: Order = "inner_first",
+    no_same_head: NoSameHead = "nearest",
     batch_size: int = 32,
     progress: bool = True,
 ) -> CorefScores:
@@ -51,6 +62,14 @@ def coref_scores(
     singletons : bool
         Offer mentions of entities mentioned once as baseline candidates (default False: the paper's CoNLL-2012 data
         annotates no singletons).
+    order : {"inner_first", "outer_first"}
+        Mentions in (start, end) order (default: of two mentions starting at the same word, the inner one first) or
+        in (start, -end) order (the outer one first). Antecedents and baseline candidates are the mentions before a
+        mention in this order.
+    no_same_head : {"nearest", "wrong"}
+        The same-head-word baseline looks for the nearest earlier mention with the same head word; when there is
+        none it falls back to the nearest earlier mention (default, "nearest"), or counts the mention wrong
+        ("wrong"). The paper's "most recent mention with the same head word" allows either reading.
     batch_size : int
         Segments per forward pass.
     progress : bool
@@ -68,11 +87,12 @@ def coref_scores(
     >>> scores = coref_scores(coref_sample_path(), progress=False)    # 29 hand-annotated sentences, bundled model
     >>> scores.accuracy.shape, scores.n_mentions
     ((6, 12), 43)
-    >>> {k: round(v, 2) for k, v in scores.baseline_accuracy().items()}
+    >>> {k: round(v, 2) for k, v in scores.baseline_accuracy().items()}   # same_head: nearest when no head matches
     {'nearest': 0.35, 'same_head': 0.7, 'rules': 0.77}
     >>> scores.best_heads(3)[["label", "accuracy"]].round(2).to_dict("list")    # 1-based "layer-head" labels
     {'label': ['3-5', '2-2', '3-10'], 'accuracy': [0.53, 0.49, 0.47]}
     """
+    check_coref_options(order, no_same_head)  # before a model is loaded
     documents = read_coref(source, format=format) if isinstance(source, str | Path) else list(source)
     if not documents:
         raise ValueError("no documents to score")
@@ -87,4 +107,4 @@ def coref_scores(
                               singletons=singletons)
     texts = [s.text for s in segments]
     results = runner.iter_results(texts, batch_size=batch_size, truncation="warn", cache=False, progress=progress)
-    return score_coref(results, segments, rows=rows, max_tokens=max_tokens)
+    return score_coref(results, segments, rows=rows, max_tokens=max_tokens, order=order, no_same_head=no_same_head)

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..analysis.dependency import DependencyScores, Sentence, read_conllu, score_dependencies
+from ..analysis.dependency import (
+    DependencyScores,
+    Sentence,
+    TextMode,
+    read_conllu,
+    score_dependencies,
+    words_text,
+)
 from ..analysis.words import RowMode
 from . import shards
 
@@ -26,6 +33,7 @@ def dependency_scores(
     *,
     rows: RowMode = "mean",
     subtypes: bool = True,
+    text: TextMode = "surface",
     batch_size: int = 32,
     progress: bool = True,
     truncation: Literal["warn", "error"] = "warn",
@@ -48,6 +56,11 @@ def dependency_scores(
     rows, subtypes
         See :func:`~attnwidgets.analysis.dependency.score_dependencies` and
         :func:`~attnwidgets.analysis.dependency.read_conllu`.
+    text : {"surface", "words"}
+        What the model reads of each sentence. "surface" (default): its ``# text`` line, so a multiword token is read
+        whole as written ("didn't") and its syntactic words ("did", "n't") share its pieces. "words": the syntactic
+        words joined by spaces ("did n't"), each word with pieces of its own. The choice moves the scores of the
+        relations multiword tokens carry (``aux`` in English); given sentences are re-read the same way.
     batch_size : int
         Sentences per forward pass.
     progress : bool
@@ -78,7 +91,11 @@ def dependency_scores(
     >>> all_relations["relation"], bool(all_relations["accuracy"] > all_relations["baseline_accuracy"])
     ('all', True)
     """
+    if text not in ("surface", "words"):
+        raise ValueError(f"text must be 'surface' or 'words', got {text!r}")
     sentences = list(source) if not isinstance(source, str | Path) else read_conllu(source, subtypes=subtypes)
+    if text == "words":
+        sentences = [words_text(s) for s in sentences]
     if not sentences:
         raise ValueError("the treebank has no sentences")
     options = shards.Options(backend=backend, ray_address=ray_address, num_workers=num_workers, num_gpus=num_gpus,
@@ -86,6 +103,8 @@ def dependency_scores(
     plan = shards.plan(sentences, per_shard=max(1, batch_size), lengths=[len(s.words) for s in sentences])
     settings = {"study": "dependency_scores", "rows": rows, "subtypes": subtypes, "batch_size": batch_size,
                 "truncation": truncation}
+    if text != "surface":  # recorded only when not the default, so folders written before the option still resume
+        settings["text"] = text
     work = DependencyWork(rows=rows, subtypes=subtypes, batch_size=batch_size, truncation=truncation)
     return shards.run(work, plan, model, options, settings=settings, desc="dependency scores", unit="sentence")
 
