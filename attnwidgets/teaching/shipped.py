@@ -42,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from ..persist import SavedFileError, read, read_tags, write
+from ..persist import TAGS, SavedFileError, read, read_tags, write
 
 __all__ = ["KIND", "RECIPES", "Recipe", "bert_metrics", "first_losses", "load_shipped", "make_shipped", "replay",
            "shipped_path", "shipped_run"]
@@ -346,7 +346,10 @@ def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, token
     if not file.is_file():
         raise SavedFileError(f"the shipped run {name!r} is missing ({where}): {_remake(recipe)}")
     saved = read(file, KIND)
-    settings, attrs, arrays = saved.settings, saved.attrs, saved.arrays
+    # Every array the file's tags name, each read only after its header passes persist's checks (type, size);
+    # the loaders below check each one's shape against the model the code builds today.
+    settings, attrs = saved.settings, saved.attrs
+    arrays = {key: saved.array(key) for key in sorted(saved.names) if key != TAGS}
     if settings.get("name") != name:
         raise SavedFileError(f"{where} holds the run {settings.get('name')!r}, not {name!r}")
     if json.loads(json.dumps(recipe.kwargs)) != settings.get("recipe") or settings.get("half") != recipe.half:
