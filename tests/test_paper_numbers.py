@@ -133,7 +133,7 @@ APPROX = re.compile(r"≈\s*[\d.,]+")  # "ln 2 ≈ 0.69": a constant worked out 
 def prose(markdown: str) -> str:
     """The markdown's sentences as claims: code spans, fenced code and "≈ constant" removed."""
     text = re.sub(r"```.*?```", " ", markdown, flags=re.DOTALL)
-    text = CODE_SPAN.sub(" ", text)
+    text = CODE_SPAN.sub("Code", text)  # a word, so that a sentence that starts with code still starts
     text = APPROX.sub(" ", text)
     text = re.sub(r"(?:§|\b[Ss]ections? )\d+(?:\.\d+)*", "§", text)  # "§3.1", "section 3.1": a place, not a figure
     for abbreviation in ("et al.", "e.g.", "i.e.", "cf.", "p.", "pp.", "vs."):
