@@ -107,3 +107,48 @@ def test_house_layout(path):
     for i in hidden:
         assert i > 0 and "show answer" in source(cs[i - 1]).lower(), \
             f"{path.name}: put a 'Show answer' heading above the hidden answer cell {i}"
+
+
+# Notebooks 02 and 03 have one model switch (`MODEL`); every call that loads or runs a model must name it, so that
+# switching to BERT-base switches every cell (an explicit `model=None` or a folder is a choice the reader can see).
+MODEL_CALLS = {"run", "run_batch", "fill_mask", "FillMask", "corpus_stats", "dependency_scores", "coref_scores",
+               "capture_qk_layers", "residual_contributions", "padding_check", "attention_gradients", "get_runner"}
+SWITCHED = [p for p in NOTEBOOKS if p.name.startswith(("02_", "03_"))]
+
+
+def calls_without_model(code: str) -> list[str]:
+    import ast
+
+    try:
+        tree = ast.parse(re.sub(r"^\s*[%!].*$", "", code, flags=re.MULTILINE))
+    except SyntaxError:
+        return []
+    bad = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        # a method of a runner (runner.run_batch, cmp.tuned.run) runs the model it was made from
+        on_runner = isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id == "aw")
+        if name in MODEL_CALLS and not on_runner and not any(k.arg == "model" for k in node.keywords) \
+                and not (name == "get_runner" and node.args):
+            bad.append(ast.unparse(node)[:100])
+    return bad
+
+
+def test_the_model_check_sees_a_forgotten_model():
+    assert calls_without_model('r = aw.run("The cat sat.")') == ["aw.run('The cat sat.')"]
+    assert calls_without_model('aw.run("The cat sat.", model=MODEL)\nrunner.run_batch(["a"])\ncmp.tuned.run(t)') == []
+    assert calls_without_model("%matplotlib inline\ns = corpus_stats(pairs)") == ["corpus_stats(pairs)"]
+
+
+@pytest.mark.parametrize("path", SWITCHED, ids=lambda p: p.name)
+def test_every_model_call_follows_the_switch(path):
+    cs = cells(path)
+    switch = [i for i, c in enumerate(cs) if c["cell_type"] == "code" and re.search(r"^MODEL\s*=", source(c), re.M)]
+    assert len(switch) == 1, f"{path.name}: one model switch cell (`MODEL = None`), found {len(switch)}"
+    assert switch[0] < 5, f"{path.name}: the model switch belongs at the top (cell {switch[0]})"
+    bad = [f"cell {i}: {call}" for i, c in enumerate(cs) if c["cell_type"] == "code"
+           for call in calls_without_model(source(c))]
+    assert not bad, f"{path.name}: calls that ignore the model switch (pass model=MODEL):\n  " + "\n  ".join(bad)

@@ -8,6 +8,9 @@ Everything here was written by the attnwidgets team for this package (nothing is
 - ``coref_sample.conllu``: 6 short documents (29 sentences) annotated by hand with dependencies and coreference in
   CorefUD style (``Entity=`` brackets in MISC).
 
+And one file of numbers from papers: ``paper_numbers.json``, every number the tutorials quote from a paper, cited to
+its table and page (read it with :mod:`attnwidgets.data.papers`).
+
 Examples
 --------
 >>> from attnwidgets.data import load_corpus, load_pairs
