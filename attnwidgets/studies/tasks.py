@@ -7,7 +7,10 @@ importance, a differentiable ``loss(pooled, rows)`` on the pooled embeddings of 
   and then frozen; the metric is its accuracy on the held-out split as the model is ablated (as Kovaleva et al.
   evaluated a fixed fine-tuned classifier with heads disabled).
 - :func:`sts_task`: Spearman correlation between the cosine similarity of the two sentences' pooled embeddings and
-  the human score (0-5): the metric a sentence encoder is made for, with nothing fitted.
+  the human score (0-5): the metric a sentence encoder is made for, with nothing fitted. Over all shipped pairs, or
+  over the pairs of any frame; :func:`sts_sample` takes pairs spread evenly over the score range (notebook 04's sweep
+  task, which the package ships sweeps and pruning curves of: :mod:`attnwidgets.studies.shipped`) and holds the
+  others out.
 
 The pooled embedding of an encoder-decoder is its *encoder's* output, which no decoder self- or cross-attention head
 can change. So a task says which stacks its metric can depend on (:attr:`Task.stacks`); sweeps and importance refuse
@@ -20,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ..analysis.outputs import pair_similarities
@@ -29,7 +33,7 @@ from ..result import AttentionResult, ModelInfo
 from ..runner import Runner
 from ..runner.ablation import STACKS, stack_shape
 
-__all__ = ["Task", "pooled_embedding", "sentiment_task", "sts_task"]
+__all__ = ["Task", "pooled_embedding", "sentiment_task", "sts_sample", "sts_task"]
 
 Loss = Callable[[torch.Tensor, np.ndarray], torch.Tensor]
 
@@ -61,6 +65,9 @@ class Task:
         and/or ``"cross"``; sweeps of those stacks then score full results with ``score``.
     probe : Probe, optional
         The frozen probe a probe-scored task was fitted with (:func:`sentiment_task`), for inspection.
+    gold : np.ndarray, optional
+        What the metric compares with, one per example: the human scores of :func:`sts_task`, the held-out labels of
+        :func:`sentiment_task` (what a bootstrap over examples resamples).
     """
 
     name: str
@@ -72,6 +79,7 @@ class Task:
     score_embeddings: Callable[[np.ndarray], float] | None = None
     stacks: tuple[str, ...] = ("self", "encoder")
     probe: Probe | None = None
+    gold: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if len(self.groups) == 0:
@@ -160,16 +168,60 @@ def sentiment_task(runner: Runner, *, test_size: float = 0.4, seed: int = 0, met
         return torch.nn.functional.binary_cross_entropy_with_logits(logits, target[rows], reduction="sum")
 
     return Task("sentiment probe", metric, list(test.text), score, loss, score_embeddings=score_embeddings,
-                probe=probe)
+                probe=probe, gold=y)
 
 
-def sts_task() -> Task:
-    """The shipped sentence pairs: Spearman ρ of embedding cosine vs the human score (texts are a0, b0, a1, b1...)."""
+STS_COLUMNS = ("sentence_a", "sentence_b", "score")
+"""The columns a frame of sentence pairs needs (those of :func:`~attnwidgets.data.labelled.load_sts_pairs`)."""
+
+MIN_PAIRS = 3
+"""Fewest pairs a similarity task takes: Spearman's ρ of two pairs is always ±1, of one undefined."""
+
+
+def sts_task(pairs: pd.DataFrame | None = None, name: str | None = None) -> Task:
+    """Sentence similarity: Spearman ρ between the cosine of the two sentences' pooled embeddings and the human score.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame, optional
+        Sentence pairs, columns ``sentence_a``, ``sentence_b`` and ``score`` (0-5), one row a pair, e.g. rows of
+        :func:`~attnwidgets.data.labelled.load_sts_pairs`. Default: all shipped pairs.
+    name : str, optional
+        The task's name; default ``"sentence similarity"`` for all shipped pairs, ``"sentence similarity (N pairs)"``
+        for a frame.
+
+    Returns
+    -------
+    Task
+        Texts a0, b0, a1, b1, ... (``groups`` keeps each pair in one batch), ``gold`` the human scores, ``loss`` the
+        squared error of the cosine against score / 5, summed over the batch's pairs.
+
+    Raises
+    ------
+    ValueError
+        For a frame without those columns, with fewer than :data:`MIN_PAIRS` pairs, with a sentence that is not
+        text, or with a score that is not a number from 0 to 5.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"sentence_a": ["A cat sat.", "It rained.", "He ran."],
+    ...                       "sentence_b": ["A cat was sitting.", "The sun shone.", "He was running."],
+    ...                       "score": [4.5, 1.0, 4.0]})
+    >>> task = sts_task(frame)
+    >>> task.name, task.texts[:2], task.gold.tolist(), task.groups.tolist()
+    ('sentence similarity (3 pairs)', ['A cat sat.', 'A cat was sitting.'], [4.5, 1.0, 4.0], [0, 0, 1, 1, 2, 2])
+    >>> task.score_embeddings(np.array([[1.0, 0], [1, 0.1], [1, 0], [0, 1], [0, 1], [0.2, 1]]))  # cosines .99, 0, .98
+    1.0
+    """
     from scipy.stats import spearmanr
 
-    df = load_sts_pairs()
-    texts = [s for pair in zip(df.sentence_a, df.sentence_b) for s in pair]
-    gold = df.score.to_numpy()
+    if pairs is None:
+        df, name = load_sts_pairs(), name or "sentence similarity"
+    else:
+        df = _check_pairs(pairs)
+        name = name or f"sentence similarity ({len(df)} pairs)"
+    texts = [str(s) for pair in zip(df.sentence_a, df.sentence_b) for s in pair]
+    gold = df.score.to_numpy(np.float64)
     gold_t = torch.from_numpy((gold / 5.0).astype(np.float32))
 
     def score_embeddings(E: np.ndarray) -> float:
@@ -184,5 +236,67 @@ def sts_task() -> Task:
         cos = torch.nn.functional.cosine_similarity(pooled[0::2].float(), pooled[1::2].float(), dim=-1)
         return ((cos - gold_t[rows[0::2] // 2]) ** 2).sum()
 
-    return Task("sentence similarity", "spearman", texts, score, loss, np.repeat(np.arange(len(df)), 2),
-                score_embeddings)
+    return Task(name, "spearman", texts, score, loss, np.repeat(np.arange(len(df)), 2), score_embeddings,
+                gold=gold)
+
+
+def _check_pairs(pairs: object) -> pd.DataFrame:
+    if not isinstance(pairs, pd.DataFrame):
+        raise TypeError(f"pairs must be a pandas DataFrame with the columns {', '.join(STS_COLUMNS)}, got "
+                        f"{type(pairs).__name__}")
+    missing = [c for c in STS_COLUMNS if c not in pairs.columns]
+    if missing:
+        raise ValueError(f"the frame of pairs has no column {', '.join(map(repr, missing))}: it needs "
+                         f"{', '.join(STS_COLUMNS)} (as load_sts_pairs() gives)")
+    if len(pairs) < MIN_PAIRS:
+        raise ValueError(f"a similarity task needs at least {MIN_PAIRS} pairs (Spearman's rho of fewer is always "
+                         f"±1 or undefined), got {len(pairs)}")
+    for col in ("sentence_a", "sentence_b"):
+        bad = [i for i, s in zip(pairs.index, pairs[col]) if not isinstance(s, str) or not s.strip()]
+        if bad:
+            raise ValueError(f"the pair at row {bad[0]} has no text in {col!r}")
+    try:
+        score = pd.to_numeric(pairs["score"], errors="raise").to_numpy(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the frame's scores must be numbers from 0 to 5 ({exc})") from None
+    bad_at = np.flatnonzero(~((score >= 0) & (score <= 5)))
+    if len(bad_at):
+        raise ValueError(f"the pair at row {pairs.index[bad_at[0]]} has the score {score[bad_at[0]]:g}, not a "
+                         "number from 0 to 5")
+    return pairs.assign(score=score)
+
+
+def sts_sample(n_pairs: int | None = 40) -> tuple[Task, Task | None]:
+    """``n_pairs`` of the shipped sentence pairs spread evenly over the score range as a task, and the other pairs as
+    a held-out task (None when ``n_pairs`` is None: then the first task is :func:`sts_task`'s, all pairs).
+
+    The pairs are sorted by score (ties in file order) and every ``(len - 1) / (n_pairs - 1)``-th is taken, so the
+    lowest and the highest score are always in. A sweep over 40 pairs costs about a quarter of one over all 152;
+    notebook 04 sweeps ``sts_sample(40)[0]`` and checks its finding on the held-out pairs, and the package ships
+    that sweep and its pruning curves for the bundled model (:mod:`attnwidgets.studies.shipped`).
+
+    Raises
+    ------
+    ValueError
+        Unless ``n_pairs`` is a whole number that leaves at least :data:`MIN_PAIRS` pairs on each side.
+
+    Examples
+    --------
+    >>> task, held_out = sts_sample(40)
+    >>> task.name, len(task.texts), held_out.name, len(held_out.texts)
+    ('sentence similarity (40 pairs)', 80, 'similarity (112 other pairs)', 224)
+    >>> float(task.gold.min()), float(task.gold.max()), bool((np.diff(task.gold) >= 0).all())
+    (0.0, 5.0, True)
+    """
+    if n_pairs is None:
+        return sts_task(), None
+    everything = load_sts_pairs()
+    most = len(everything) - MIN_PAIRS
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, (int, np.integer)) or not MIN_PAIRS <= n_pairs <= most:
+        raise ValueError(f"n_pairs must be a whole number from {MIN_PAIRS} to {most} (the shipped set has "
+                         f"{len(everything)} pairs; None takes them all), got {n_pairs!r}")
+    by_score = everything.sort_values("score", kind="stable")
+    chosen = by_score.index[np.linspace(0, len(by_score) - 1, int(n_pairs)).round().astype(int)]
+    rest = everything.drop(chosen)
+    return (sts_task(everything.loc[chosen], f"sentence similarity ({n_pairs} pairs)"),
+            sts_task(rest, f"similarity ({len(rest)} other pairs)"))
