@@ -55,6 +55,7 @@ import dataclasses
 import json
 import math
 import os
+import platform
 import tempfile
 import zipfile
 import zlib
@@ -73,7 +74,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "ModelMismatchError", "Saved", "SavedFileError", "atomic_write", "check_provenance",
            "frame_arrays", "frame_from_arrays", "info_from_tags", "load_checked", "load_importance", "load_result",
-           "model_info", "provenance", "read", "read_entry", "read_tags", "save_importance", "save_result", "write"]
+           "machine_description", "model_info", "provenance", "read", "read_entry", "read_tags", "save_importance",
+           "save_result", "write"]
 
 FORMAT = 1
 """The file format's version: a file written by a newer format is refused with a message to upgrade."""
@@ -186,6 +188,24 @@ def check_provenance(tags: Mapping[str, Any], model: Any, *, what: str = "this f
         if key in other and saved.get(key) is not None and other[key] != saved[key]:
             raise ModelMismatchError(f"{what} was saved from model {saved['name']!r} with {key}={saved[key]}, this "
                                      f"model has {key}={other[key]}: {advice}")
+
+
+def machine_description() -> str:
+    """The CPU this runs on and the torch version (read from the installed package; torch is not imported): what a
+    file made by a timed run (a shipped run or study) records beside the time it took."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    name = platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            name = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), name)
+    except OSError:
+        pass
+    try:
+        torch = version("torch").split("+")[0]
+    except PackageNotFoundError:
+        torch = "not installed"
+    return f"{name}, torch {torch}"
 
 
 # -- the file ------------------------------------------------------------------------------------------------------

@@ -1,15 +1,18 @@
-"""Make the trained runs the package ships (``attnwidgets/data/shipped_<name>.npz``) from their fixed seeds.
+"""Make the trained runs and the studies the package ships (``attnwidgets/data/shipped_<name>.npz``) from their
+fixed seeds.
 
 Usage::
 
-    python benchmarks/train_shipped.py                   # every run in attnwidgets.teaching.shipped.RECIPES
-    python benchmarks/train_shipped.py --only tiny-bert  # one (or several: --only reverse induction)
+    python benchmarks/train_shipped.py                   # every run and every study
+    python benchmarks/train_shipped.py --only tiny-bert  # one (or several: --only reverse sts-sweep)
     python benchmarks/train_shipped.py --check           # load each shipped file and print what it holds
 
-The recipes (what is trained, with which arguments) live in :data:`attnwidgets.teaching.shipped.RECIPES`; this script
-only runs them and writes the files, one thread, so the times recorded in each file (and printed by the notebooks as
-the estimate for ``train=True``) are one CPU core's. ``tests/test_shipped_checkpoints.py`` checks that each file is
-what its recipe makes; run this script again after changing a recipe or the training code, and commit the files.
+The recipes (what is trained, with which arguments) live in :data:`attnwidgets.teaching.shipped.RECIPES`, the studies
+of the bundled model (a head sweep, pruning curves) in :data:`attnwidgets.studies.shipped.STUDIES`; this script only
+runs them and writes the files, one thread, so the times recorded in each file (and printed by the notebooks as the
+estimate for ``train=True``) are one CPU core's. ``tests/test_shipped_checkpoints.py`` checks that each file is what
+its recipe or study makes; run this script again after changing a recipe, a study, or the code they run, and commit
+the files.
 """
 
 from __future__ import annotations
@@ -23,28 +26,46 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def describe(run: object) -> str:
+    """A shipped run's repr; a study's numbers in one line (a sweep's baseline and range, a curve's metric at
+    each point)."""
+    from attnwidgets.studies.sweeps import PruningCurve, SweepResult
+
+    if isinstance(run, SweepResult):
+        return (f"SweepResult of {run.heads.size} heads and {run.layers.size} layers ({run.mode}): baseline "
+                f"{run.metric} {run.baseline:.4f}, heads {run.heads.min():.4f}..{run.heads.max():.4f}, layers "
+                f"{run.layers.min():.4f}..{run.layers.max():.4f}")
+    if isinstance(run, PruningCurve):
+        points = ", ".join(f"{n}: {m:.4f}" for n, m in zip(run.frame["n_pruned"], run.frame["metric"]))
+        return f"PruningCurve, {run.metric} by heads pruned: {points}"
+    return str(run)
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch
 
+    from attnwidgets.studies.shipped import STUDIES, load_study, make_study, study_path
     from attnwidgets.teaching.shipped import RECIPES, load_shipped, make_shipped, shipped_path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", choices=sorted(RECIPES), help="make only these runs")
+    parser.add_argument("--only", nargs="+", choices=sorted([*RECIPES, *STUDIES]), help="make only these")
     parser.add_argument("--check", action="store_true", help="load the shipped files and print them; train nothing")
     args = parser.parse_args(argv)
-    names = args.only or list(RECIPES)
+    names = args.only or [*RECIPES, *STUDIES]
     torch.set_num_threads(1)
     total = 0
     for name in names:
+        study = name in STUDIES
         if not args.check:
             start = time.perf_counter()
-            path = make_shipped(name, progress=False)
-            print(f"{name}: {RECIPES[name].call()} -> {path.relative_to(ROOT)} "
+            path = make_study(name, progress=False) if study else make_shipped(name, progress=False)
+            call = STUDIES[name].call() if study else RECIPES[name].call()
+            print(f"{name}: {call} -> {path.relative_to(ROOT)} "
                   f"({path.stat().st_size / 1024:.0f} KiB, {time.perf_counter() - start:.0f} s)")
         start = time.perf_counter()
-        run = load_shipped(name)
-        print(f"  loads in {time.perf_counter() - start:.2f} s: {run}")
-        total += shipped_path(name).stat().st_size
+        run = load_study(name) if study else load_shipped(name)
+        print(f"  loads in {time.perf_counter() - start:.2f} s: {describe(run)}")
+        total += (study_path(name) if study else shipped_path(name)).stat().st_size
     print(f"{len(names)} file(s), {total / 2**20:.2f} MiB together")
     return 0
 

@@ -1,10 +1,13 @@
-"""The trained runs the package ships (attnwidgets/data/shipped_*.npz) are what their recipes make, load as the runs
-the training functions return, replay their recorded curves exactly as training reports them, and are read as
-untrusted files.
+"""The trained runs and the studies the package ships (attnwidgets/data/shipped_*.npz) are what their recipes make,
+load as the runs the training functions return, replay their recorded curves exactly as training reports them, and
+are read as untrusted files.
 
 "What the recipe makes" is checked without the full training (seconds, not minutes): the same seeds give the same
 first steps (losses, and for the toy the attention at checkpoints 0 and 25, inside the warm-up, so independent of the
-total number of steps), and the metrics stored in each file match a re-evaluation of the weights it ships.
+total number of steps), and the metrics stored in each file match a re-evaluation of the weights it ships. The
+shipped studies of the bundled model (notebook 04's head sweep and pruning curves) are checked the same way: a few
+heads and layers swept again, the first pruning step run again and later points measured again, against the stored
+numbers.
 """
 
 from __future__ import annotations
@@ -18,7 +21,18 @@ import numpy as np
 import pytest
 import torch
 
-from attnwidgets.persist import TAGS, SavedFileError, read, write
+from attnwidgets.persist import TAGS, ModelMismatchError, SavedFileError, read, write
+from attnwidgets.runner.ablation import Ablation
+from attnwidgets.studies.shipped import STUDIES, load_study, shipped_study, study_path, task_sha256
+from attnwidgets.studies.sweeps import (
+    PruningCurve,
+    SweepResult,
+    SweepWork,
+    evaluate,
+    pruning_curve,
+    random_pruning_curve,
+)
+from attnwidgets.studies.tasks import sts_sample, sts_task
 from attnwidgets.teaching import shipped
 from attnwidgets.teaching.shipped import (
     KIND,
@@ -251,10 +265,173 @@ def test_a_tiny_bert_file_for_another_vocabulary_is_refused(tmp_path):
 def test_notebooks_load_the_shipped_runs_behind_one_switch(path):
     cells = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
              if c["cell_type"] == "code"]
-    calls = [m for c in cells for m in re.findall(r"shipped_run\(([^)]*)\)", c)]
+    calls = [m for c in cells for m in re.findall(r"shipped_(run|study)\(([^)]*)\)", c)]
     if not calls:
         pytest.skip("trains nothing")
     assert any(re.match(r"LIVE = False\b", c) for c in cells[:3]), f"{path.name}: `LIVE = False` near the top"
-    for call in calls:
-        assert "train=LIVE" in call, f"{path.name}: shipped_run({call}) must pass train=LIVE"
-        assert re.match(r"\"([^\"]+)\"", call).group(1) in RECIPES
+    for kind, call in calls:
+        assert "train=LIVE" in call, f"{path.name}: shipped_{kind}({call}) must pass train=LIVE"
+        assert re.match(r"\"([^\"]+)\"", call).group(1) in (RECIPES if kind == "run" else STUDIES)
+
+
+# -- the shipped studies of the bundled model ---------------------------------------------------------------------
+
+STUDY_REMAKE = "the shipped study is not what its call makes today: run `python benchmarks/train_shipped.py --only {}`"
+
+
+@pytest.fixture(scope="module")
+def studies(bundled):
+    return {name: load_study(name, model=bundled) for name in STUDIES}
+
+
+@pytest.fixture(scope="module")
+def task():
+    return sts_sample(40)[0]
+
+
+def test_every_study_ships_a_small_file_of_the_bundled_model(studies, bundled):
+    for name in STUDIES:
+        assert study_path(name).stat().st_size < 64 * 2**10, name
+        assert studies[name].model.name == bundled.info.name == "all-MiniLM-L6-v2 (bundled)"
+        assert studies[name].settings["shipped"]["task_sha256"] == task_sha256(sts_sample(40)[0])
+    sweep = studies["sts-sweep"]
+    assert sweep.heads.shape == (6, 12) and np.isfinite(sweep.heads).all() and np.isfinite(sweep.layers).all()
+    assert len(sweep.frame) == 72 + 6 and sweep.mode == "uniform"
+    assert studies["sts-pruning"].frame["n_pruned"].tolist() == list(range(0, 64, 7))
+    assert studies["sts-pruning-random"].frame["n_pruned"].tolist() == list(range(0, 64, 7))
+
+
+def test_the_shipped_sweep_is_what_sweeping_again_gives(studies, bundled, task):
+    sweep = studies["sts-sweep"]
+    best = np.unravel_index(np.argmax(sweep.delta), sweep.heads.shape)
+    worst = np.unravel_index(np.argmin(sweep.delta), sweep.heads.shape)
+    layer = int(np.argmin(sweep.layers))
+    units = [("baseline", -1, -1), ("head", 0, 0), ("head", int(best[0]), int(best[1])),
+             ("head", int(worst[0]), int(worst[1])), ("layer", layer, -1)]
+    again = SweepWork(task, (6, 12), "uniform")(bundled, units)
+    assert again.baseline == pytest.approx(sweep.baseline, abs=1e-6), STUDY_REMAKE.format("sts-sweep")
+    for _, lay, h in units[1:4]:
+        assert again.heads[lay, h] == pytest.approx(sweep.heads[lay, h], abs=1e-6), (lay, h)
+    assert again.layers[layer] == pytest.approx(sweep.layers[layer], abs=1e-6)
+
+
+def test_the_shipped_pruning_curve_starts_as_pruning_again(studies, bundled, task):
+    curve = studies["sts-pruning"]
+    first = pruning_curve(bundled, task, step=0.1, max_share=0.1, mode="zero", progress=False)  # one step of seven
+    assert first.frame["pruned"].tolist() == curve.frame["pruned"][:2].tolist(), STUDY_REMAKE.format("sts-pruning")
+    np.testing.assert_allclose(first.frame["metric"], curve.frame["metric"][:2], atol=1e-6)
+    np.testing.assert_allclose(first.importance[0], curve.importance[0], rtol=1e-4, atol=1e-6)
+    # a later point: its metric is the task measured with its stored heads pruned
+    last = curve.frame.iloc[-1]
+    again = evaluate(bundled, task, Ablation.heads(last["pruned"], "zero"), batch_size=32)
+    assert again == pytest.approx(last["metric"], abs=1e-6)
+
+
+def test_the_shipped_random_curve_is_its_seed_s_order(studies, bundled, task):
+    curve = studies["sts-pruning-random"]
+    first = random_pruning_curve(bundled, task, step=0.1, max_share=0.1, seed=0, progress=False)
+    assert first.frame["pruned"].tolist() == curve.frame["pruned"][:2].tolist(), \
+        STUDY_REMAKE.format("sts-pruning-random")
+    np.testing.assert_allclose(first.frame["metric"], curve.frame["metric"][:2], atol=1e-6)
+    order = np.random.default_rng(0).permutation([(lay, h) for lay in range(6) for h in range(12)])
+    assert curve.frame["pruned"].iloc[-1] == [tuple(int(v) for v in lh) for lh in order[:63]]
+    again = evaluate(bundled, task, Ablation.heads(curve.frame["pruned"].iloc[-1], "zero"), batch_size=32)
+    assert again == pytest.approx(curve.frame["metric"].iloc[-1], abs=1e-6)
+
+
+def test_shipped_study_loads_for_the_bundled_model_and_says_so(studies, bundled, task, capsys):
+    sweep = shipped_study("sts-sweep", bundled, task)
+    out = capsys.readouterr().out
+    assert re.search(r"sts-sweep shipped with attnwidgets: sweep_heads\(runner, sts_sample\(40\)\[0\], "
+                     r"mode='uniform'\) took \d+ s of one CPU core \(\d+ s wall clock\) on .* when "
+                     r"benchmarks/train_shipped.py made it; train=True runs it here", out), out
+    assert sweep.frame.equals(studies["sts-sweep"].frame)
+    curve = shipped_study("sts-pruning", bundled)  # the task defaults to the study's
+    assert curve.frame["metric"].tolist() == studies["sts-pruning"].frame["metric"].tolist()
+
+
+def test_another_task_or_model_or_train_true_runs_the_study_here(tiny_bert, bundled, capsys):
+    from attnwidgets.runner import get_runner
+
+    small = sts_task(sts_sample(40)[0].gold.size and _pairs(4), "four pairs")
+    sweep = shipped_study("sts-sweep", bundled, small, progress=False)
+    out = capsys.readouterr().out
+    assert "running sts-sweep here (the shipped copy is of the task 'sentence similarity (40 pairs)', this is " \
+           "'four pairs'): sweep_heads(runner, sts_sample(40)[0], mode='uniform'); about" in out, out
+    assert isinstance(sweep, SweepResult) and sweep.settings["task"] == "four pairs"
+    assert sweep.baseline == pytest.approx(evaluate(bundled, small))
+    tiny = get_runner(tiny_bert)
+    curve = shipped_study("sts-pruning-random", tiny, progress=False)
+    out = capsys.readouterr().out
+    assert "(the shipped copy is of the bundled model, this is " in out, out
+    assert isinstance(curve, PruningCurve) and curve.model.n_heads == 4 and len(curve.frame) == 8
+    shipped_study("sts-pruning-random", tiny, train=True, progress=False)
+    assert "running sts-pruning-random here (train=True)" in capsys.readouterr().out
+
+
+def _pairs(n):
+    return load_sts_pairs_head(n)
+
+
+def load_sts_pairs_head(n):
+    from attnwidgets.data.labelled import load_sts_pairs
+
+    return load_sts_pairs().iloc[:n]
+
+
+def test_unknown_study_or_switch():
+    with pytest.raises(ValueError, match=r"no shipped study 'sweep'; the package ships sts-pruning, "):
+        shipped_study("sweep")
+    with pytest.raises(TypeError, match="train must be True or False, got 1"):
+        shipped_study("sts-sweep", train=1)
+
+
+def _resave(name, tmp_path, change):
+    obj = load_study(name)
+    change(obj)
+    return obj.save(tmp_path / f"{name}.npz")
+
+
+def _shipped(key, value):
+    def change(obj):
+        obj.settings = {**obj.settings, "shipped": {**obj.settings["shipped"], key: value}}
+    return change
+
+
+@pytest.mark.parametrize("name, change, message", [
+    ("sts-sweep", _shipped("name", "sts-pruning"), "holds the study 'sts-pruning', not 'sts-sweep'"),
+    ("sts-sweep", _shipped("study", {"mode": "zero"}), r"made by another call \(\{'mode': 'zero'\} on 40 pairs\)"),
+    ("sts-sweep", _shipped("n_pairs", 152), "made by another call"),
+    ("sts-sweep", _shipped("task_sha256", "0" * 64), "made on another task than 'sentence similarity \\(40 pairs\\)'"),
+    ("sts-sweep", _shipped("cpu_seconds", -1.0), r"does not hold the study 'sts-sweep' \(its cpu_seconds is -1.0\)"),
+    ("sts-sweep", _shipped("machine", None), "its machine is None"),
+    ("sts-pruning", lambda c: setattr(c, "settings", {**c.settings, "step": 0.2}), "its step is 0.2, the study's 0.1"),
+    ("sts-pruning", lambda c: setattr(c, "importance", c.importance[:3]), "3 importance maps, the study makes 9"),
+    ("sts-pruning", lambda c: setattr(c, "frame", c.frame.iloc[:5]), r"its points prune \[0, 7, 14, 21, 28\] heads"),
+    ("sts-pruning-random", lambda c: setattr(c, "frame", c.frame.assign(pruned=c.frame["pruned"][::-1].tolist(),
+                                                                        n_pruned=c.frame["n_pruned"][::-1].tolist())),
+     "its points prune \\[63, 56"),
+])
+def test_a_shipped_study_that_is_not_the_study_is_refused(tmp_path, name, change, message):
+    path = _resave(name, tmp_path, change)
+    with pytest.raises(SavedFileError, match=message) as err:
+        load_study(name, path)
+    assert str(path) in str(err.value) and f"train_shipped.py --only {name}" in str(err.value)
+
+
+def test_a_shipped_study_file_damaged_or_missing_is_refused(tmp_path, tiny_bert):
+    from attnwidgets.runner import get_runner
+
+    with pytest.raises(SavedFileError, match=r"is missing .*train_shipped\.py --only sts-sweep"):
+        load_study("sts-sweep", tmp_path / "nowhere.npz")
+    with pytest.raises(SavedFileError, match="holds a PruningCurve, not a SweepResult"):
+        load_study("sts-sweep", study_path("sts-pruning"))
+    s = read(study_path("sts-sweep"), "SweepResult")
+    heads = s.arrays["heads"].copy()
+    heads[2, 3] = 0.99  # a number changed by hand: the frame no longer matches it
+    path = write(tmp_path / "x.npz", s.kind, {**s.arrays, "heads": heads}, model=s.model, settings=s.settings,
+                 attrs=s.attrs)
+    with pytest.raises(SavedFileError, match="frame's 'metric' column is not that of its heads"):
+        load_study("sts-sweep", path)
+    with pytest.raises(ModelMismatchError, match="all-MiniLM-L6-v2 \\(bundled\\)"):
+        load_study("sts-sweep", model=get_runner(tiny_bert))

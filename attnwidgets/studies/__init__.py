@@ -8,6 +8,7 @@ Modules
 -------
 tasks       a Task: texts, a metric over their results, a differentiable loss (shipped sentiment and STS tasks)
 sweeps      ablate each head in turn and score a task (Michel et al., Kovaleva et al.); pruning curves
+shipped     the sweep and pruning curves of the bundled model that notebook 04 shows, shipped: loaded, or run here
 importance  Michel et al. head importance from gradients of gates on every head
 finetune    fine-tune a copy of a model on a classifier task and compare its attention with the original
 gradients   mean |∂L/∂A| per head by key kind (Clark et al.)
@@ -36,12 +37,15 @@ _LAZY: dict[str, str] = {
     "Task": "attnwidgets.studies.tasks",
     "sentiment_task": "attnwidgets.studies.tasks",
     "sts_task": "attnwidgets.studies.tasks",
+    "sts_sample": "attnwidgets.studies.tasks",
     "pooled_embedding": "attnwidgets.studies.tasks",
     "padding_check": "attnwidgets.studies.padding",
     "evaluate": "attnwidgets.studies.sweeps",
     "pooled_embeddings": "attnwidgets.studies.sweeps",
     "sweep_heads": "attnwidgets.studies.sweeps",
     "pruning_curve": "attnwidgets.studies.sweeps",
+    "random_pruning_curve": "attnwidgets.studies.sweeps",
+    "shipped_study": "attnwidgets.studies.shipped",
     "SweepResult": "attnwidgets.studies.sweeps",
     "PruningCurve": "attnwidgets.studies.sweeps",
     "head_importance": "attnwidgets.studies.importance",
@@ -71,7 +75,7 @@ _LAZY: dict[str, str] = {
 __all__ = [*_LAZY]
 
 _MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding", "saved", "shards",
-            "sweeps", "tasks", "watch", "residual"]
+            "shipped", "sweeps", "tasks", "watch", "residual"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

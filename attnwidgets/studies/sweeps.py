@@ -35,7 +35,7 @@ from .importance import ImportanceWork, least_important
 from .tasks import Task, pooled_embedding
 
 __all__ = ["PrunedWork", "PruningCurve", "SweepResult", "SweepWork", "evaluate", "pooled_embeddings", "pruning_curve",
-           "sweep_heads"]
+           "pruning_steps", "random_pruning_curve", "sweep_heads"]
 
 
 def evaluate(runner: Runner, task: Task, ablation: Ablation | None = None, *, batch_size: int = 64) -> float:
@@ -623,11 +623,9 @@ def pruning_curve(
     """
     from . import shards
 
-    if not 0 < step <= 1 or not 0 < max_share <= 1:
-        raise ValueError("step and max_share are shares of all heads, between 0 and 1")
     L, H = task.check_stack(runner.info, stack, needs_loss=True)
     total = L * H
-    per_step = max(1, round(step * total))
+    per_step, n_steps = pruning_steps(total, step, max_share)
     mask = np.ones((L, H), np.float32)
     pruned: list[tuple[int, int]] = []
     options = shards.Options(backend=backend, ray_address=ray_address, num_workers=num_workers, num_gpus=num_gpus,
@@ -637,7 +635,6 @@ def pruning_curve(
     measure = PrunedWork(task, mode, stack, batch_size)
     settings = {"study": "pruning_curve", "task": task.name, "mode": mode, "stack": stack}
     importances = []
-    n_steps = int(np.floor(max_share * total / per_step + 1e-9))
     bar: Any = None
     with shards.Pool(runner, options) as pool:
 
@@ -672,3 +669,72 @@ def pruning_curve(
     return PruningCurve(pd.DataFrame(rows), task.metric, importances, runner.info,
                         {"task": task.name, "step": step, "max_share": max_share, "mode": mode, "stack": stack,
                          "batch_size": batch_size})
+
+
+def pruning_steps(total: int, step: float, max_share: float) -> tuple[int, int]:
+    """(heads pruned per step, number of steps) of a pruning curve over ``total`` heads that prunes ``step`` of them
+    at a time up to ``max_share`` (shares of all heads): the curve has a point at 0 and after each step.
+
+    >>> pruning_steps(72, 0.1, 0.9)
+    (7, 9)
+    """
+    if not 0 < step <= 1 or not 0 < max_share <= 1:
+        raise ValueError("step and max_share are shares of all heads, between 0 and 1")
+    per_step = max(1, round(step * total))
+    return per_step, int(np.floor(max_share * total / per_step + 1e-9))
+
+
+def random_pruning_curve(
+    runner: Runner,
+    task: Task,
+    *,
+    step: float = 0.1,
+    max_share: float = 0.9,
+    mode: str = "zero",
+    seed: int = 0,
+    batch_size: int = 32,
+    stack: str = "self",
+    progress: bool = True,
+) -> PruningCurve:
+    """What :func:`pruning_curve` is measured against: the same numbers of heads pruned in a random order.
+
+    One seeded permutation of all heads (``numpy.random.default_rng(seed).permutation`` of the (layer, head) pairs in
+    layer-major order); the point after k steps prunes its first k · ``step`` · heads, ``mode``-ablated, and measures
+    the task. The points are the ones :func:`pruning_curve` with the same ``step`` and ``max_share`` has, so the two
+    curves overlay. A :class:`PruningCurve` with no importance maps; its settings say ``"order": "random"`` and the
+    seed.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> from attnwidgets.studies.tasks import sts_sample
+    >>> curve = random_pruning_curve(aw.get_runner(), sts_sample(40)[0], progress=False)    # doctest: +SKIP
+    >>> curve.frame[["share", "n_pruned", "metric"]]                                        # doctest: +SKIP
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be a whole number, got {seed!r}")
+    L, H = task.check_stack(runner.info, stack)
+    total = L * H
+    per_step, n_steps = pruning_steps(total, step, max_share)
+    order = [(int(lay), int(h)) for lay, h in
+             np.random.default_rng(seed).permutation([(lay, h) for lay in range(L) for h in range(H)])]
+    bar: Any = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_steps + 1, desc="random pruning", unit="point", delay=1.0)
+    rows = []
+    try:
+        for k in range(n_steps + 1):
+            pruned = order[:k * per_step]
+            ab = Ablation.heads(pruned, mode, stack=stack) if pruned else None
+            rows.append(dict(share=len(pruned) / total, n_pruned=len(pruned),
+                             metric=evaluate(runner, task, ab, batch_size=batch_size), pruned=list(pruned)))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return PruningCurve(pd.DataFrame(rows), task.metric, [], runner.info,
+                        {"task": task.name, "step": step, "max_share": max_share, "mode": mode, "stack": stack,
+                         "batch_size": batch_size, "order": "random", "seed": int(seed)})

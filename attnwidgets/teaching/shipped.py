@@ -33,7 +33,6 @@ import hashlib
 import inspect
 import json
 import os
-import platform
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from ..persist import TAGS, SavedFileError, read, read_tags, write
+from ..persist import TAGS, SavedFileError, machine_description, read, read_tags, write
 
 __all__ = ["KIND", "RECIPES", "Recipe", "bert_metrics", "first_losses", "load_shipped", "make_shipped", "replay",
            "shipped_path", "shipped_run"]
@@ -249,16 +248,6 @@ def _vocab_hash(tokenizer: Any) -> str:
     return hashlib.sha256("\n".join(sorted(vocab, key=vocab.__getitem__)).encode()).hexdigest()
 
 
-def _machine() -> str:
-    name = platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            name = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), name)
-    except OSError:
-        pass
-    return f"{name}, torch {torch.__version__.split('+')[0]}"
-
-
 # -- making a file -------------------------------------------------------------------------------------------------
 
 def make_shipped(name: str, path: str | os.PathLike[str] | None = None, *, progress: bool = True) -> Path:
@@ -272,7 +261,7 @@ def make_shipped(name: str, path: str | os.PathLike[str] | None = None, *, progr
     arrays: dict[str, np.ndarray] = _weights(recipe, model)
     metrics: dict[str, Any] = {}
     attrs: dict[str, Any] = {"seconds": float(run.seconds), "cpu_seconds": float(run.cpu_seconds),
-                             "machine": _machine(), "script": SCRIPT}
+                             "machine": machine_description(), "script": SCRIPT}
     if recipe.kind == "toy":
         from .training import attention_result, evaluate
 
