@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnwidgets.persist import TAGS, ModelMismatchError, SavedFileError, read, write
+from attnwidgets.persist import TAGS, ModelMismatchError, SavedFileError, info_from_tags, read, write
 from attnwidgets.runner.ablation import Ablation
 from attnwidgets.studies.shipped import STUDIES, load_study, shipped_study, study_path, task_sha256
 from attnwidgets.studies.sweeps import (
@@ -351,32 +351,48 @@ def test_shipped_study_loads_for_the_bundled_model_and_says_so(studies, bundled,
 
 
 def test_another_task_or_model_or_train_true_runs_the_study_here(tiny_bert, bundled, capsys):
+    from attnwidgets.data.labelled import load_sts_pairs
     from attnwidgets.runner import get_runner
 
-    small = sts_task(sts_sample(40)[0].gold.size and _pairs(4), "four pairs")
+    small = sts_task(load_sts_pairs().iloc[:4], "four pairs")
     sweep = shipped_study("sts-sweep", bundled, small, progress=False)
     out = capsys.readouterr().out
-    assert "running sts-sweep here (the shipped copy is of the task 'sentence similarity (40 pairs)', this is " \
-           "'four pairs'): sweep_heads(runner, sts_sample(40)[0], mode='uniform'); about" in out, out
+    assert re.search(r"running sts-sweep here \(the shipped copy is of the task 'sentence similarity \(40 pairs\)', "
+                     r"this is 'four pairs'\): sweep_heads\(runner, task, mode='uniform'\); the shipped copy, of the "
+                     r"bundled model on 40 pairs, took \d+ s of one CPU core on .*; a bigger model or task takes "
+                     r"longer\nsts-sweep: [\d.]+ s here \([\d.]+ s of CPU\)", out), out
     assert isinstance(sweep, SweepResult) and sweep.settings["task"] == "four pairs"
     assert sweep.baseline == pytest.approx(evaluate(bundled, small))
     tiny = get_runner(tiny_bert)
     curve = shipped_study("sts-pruning-random", tiny, progress=False)
     out = capsys.readouterr().out
-    assert "(the shipped copy is of the bundled model, this is " in out, out
+    assert f"(the shipped copy is of the bundled model, this is {tiny.info.name!r}): random_pruning_curve(runner, " \
+           "sts_sample(40)[0], step=0.1, max_share=0.9, mode='zero', seed=0); the shipped copy" in out, out
     assert isinstance(curve, PruningCurve) and curve.model.n_heads == 4 and len(curve.frame) == 8
-    shipped_study("sts-pruning-random", tiny, train=True, progress=False)
-    assert "running sts-pruning-random here (train=True)" in capsys.readouterr().out
 
 
-def _pairs(n):
-    return load_sts_pairs_head(n)
+
+def test_train_true_runs_the_study_here_and_states_the_time(monkeypatch, studies, bundled, capsys):
+    from attnwidgets.studies.shipped import Study
+
+    short = Study("sts-pruning-random", "random-pruning", {"step": 0.1, "max_share": 0.1, "mode": "zero", "seed": 0})
+    monkeypatch.setitem(STUDIES, "sts-pruning-random", short)  # its first two points only
+    curve = shipped_study("sts-pruning-random", bundled, train=True, progress=False)
+    out = capsys.readouterr().out
+    assert re.search(r"running sts-pruning-random here \(train=True\): random_pruning_curve\(runner, sts_sample\(40\)"
+                     r"\[0\], step=0.1, max_share=0.1, mode='zero', seed=0\); about \d+ s of one CPU core on .* \(what "
+                     r"it took to make the shipped copy\); longer on a busy machine", out), out
+    assert "shipped" not in curve.settings
+    np.testing.assert_allclose(curve.frame["metric"], studies["sts-pruning-random"].frame["metric"][:2], atol=1e-6)
 
 
-def load_sts_pairs_head(n):
-    from attnwidgets.data.labelled import load_sts_pairs
+def test_a_missing_shipped_study_says_how_to_make_it(monkeypatch, tmp_path, bundled):
+    from attnwidgets.studies import shipped as studies_shipped
 
-    return load_sts_pairs().iloc[:n]
+    monkeypatch.setattr(studies_shipped, "study_path", lambda name: tmp_path / f"{name}.npz")
+    with pytest.raises(SavedFileError, match=r"the shipped study 'sts-sweep' is missing .*train_shipped\.py --only "
+                                             r"sts-sweep` \(or pass train=True to run it here\)"):
+        shipped_study("sts-sweep", bundled)
 
 
 def test_unknown_study_or_switch():
@@ -427,9 +443,10 @@ def test_a_shipped_study_file_damaged_or_missing_is_refused(tmp_path, tiny_bert)
     with pytest.raises(SavedFileError, match="holds a PruningCurve, not a SweepResult"):
         load_study("sts-sweep", study_path("sts-pruning"))
     s = read(study_path("sts-sweep"), "SweepResult")
-    heads = s.arrays["heads"].copy()
-    heads[2, 3] = 0.99  # a number changed by hand: the frame no longer matches it
-    path = write(tmp_path / "x.npz", s.kind, {**s.arrays, "heads": heads}, model=s.model, settings=s.settings,
+    arrays = {key: s.array(key, kinds="biufU") for key in s.names if key != TAGS}
+    arrays["heads"] = arrays["heads"].copy()
+    arrays["heads"][2, 3] = 0.99  # a number changed by hand: the frame no longer matches it
+    path = write(tmp_path / "x.npz", s.kind, arrays, model=info_from_tags(s.model), settings=s.settings,
                  attrs=s.attrs)
     with pytest.raises(SavedFileError, match="frame's 'metric' column is not that of its heads"):
         load_study("sts-sweep", path)

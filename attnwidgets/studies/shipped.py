@@ -63,10 +63,10 @@ class Study:
     n_pairs: int = 40
     what: str = ""
 
-    def call(self) -> str:
-        """The study's call, as code."""
+    def call(self, task: str | None = None) -> str:
+        """The study's call, as code (``task``: how to write the task; default the study's own)."""
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
-        task = f"sts_sample({self.n_pairs})[0]"
+        task = task or f"sts_sample({self.n_pairs})[0]"
         return f"{_function(self.kind).__name__}(runner, {task}" + (f", {args})" if args else ")")
 
 
@@ -127,13 +127,18 @@ def _run(study: Study, runner: Runner, task: Task, progress: bool) -> SweepResul
     return result
 
 
-def _estimate(study: Study) -> str:
+def _estimate(study: Study, same: bool) -> str:
+    """What making the shipped copy took, as an estimate of running it here (``same``: on the same model and task;
+    else only a scale: another model or task takes its own time)."""
     try:
         made = read_tags(study_path(study.name))["settings"]["shipped"]
-        return (f"about {float(made['cpu_seconds']):.0f} s of one CPU core (what it took to make the shipped copy, "
-                f"on {made.get('machine', 'a CPU')}); longer on a busy machine")
+        took = f"{float(made['cpu_seconds']):.0f} s of one CPU core on {made.get('machine', 'a CPU')}"
     except (OSError, SavedFileError, KeyError, TypeError, ValueError):
         return "time unknown (the shipped copy is missing)"
+    if same:
+        return f"about {took} (what it took to make the shipped copy); longer on a busy machine"
+    return (f"the shipped copy, of the bundled model on {study.n_pairs} pairs, took {took}; a bigger model or task "
+            "takes longer")
 
 
 def shipped_study(name: str, runner: Runner | None = None, task: Task | None = None, *, train: bool = False,
@@ -170,8 +175,9 @@ def shipped_study(name: str, runner: Runner | None = None, task: Task | None = N
         runner = get_runner()
     own = sts_sample(study.n_pairs)[0]
     task = own if task is None else task
-    reason = "train=True" if train else None
-    if reason is None and task_sha256(task) != task_sha256(own):
+    reason = None
+    other_task = task_sha256(task) != task_sha256(own)
+    if other_task:
         reason = f"the shipped copy is of the task {own.name!r}, this is {task.name!r}"
     if reason is None:
         try:
@@ -179,9 +185,12 @@ def shipped_study(name: str, runner: Runner | None = None, task: Task | None = N
         except ModelMismatchError:
             reason = f"the shipped copy is of the bundled model, this is {runner.info.name!r}"
         except FileNotFoundError:
-            pass  # load_study says the file is missing, and how to make it
-    if reason is not None:
-        print(f"running {name} here ({reason}): {study.call()}; {_estimate(study)}")
+            if not train:
+                raise SavedFileError(f"the shipped study {name!r} is missing ({str(study_path(name))!r}): "
+                                     f"{_remake(study)}") from None
+    if train or reason is not None:
+        print(f"running {name} here ({reason or 'train=True'}): {study.call('task' if other_task else None)}; "
+              f"{_estimate(study, same=reason is None)}")
         start, cpu = time.perf_counter(), time.process_time()
         result = _run(study, runner, task, progress)
         print(f"{name}: {time.perf_counter() - start:.1f} s here ({time.process_time() - cpu:.1f} s of CPU)")
