@@ -386,6 +386,20 @@ def test_train_true_runs_the_study_here_and_states_the_time(monkeypatch, studies
     np.testing.assert_allclose(curve.frame["metric"], studies["sts-pruning-random"].frame["metric"][:2], atol=1e-6)
 
 
+def test_a_task_s_fingerprint_sees_its_texts_scores_and_labels():
+    from attnwidgets.studies.tasks import Task
+
+    task = sts_sample(40)[0]
+    assert task_sha256(task) == task_sha256(sts_sample(40)[0])
+    other = sts_sample(40)[0]
+    other.gold = other.gold.copy()
+    other.gold[0] += 0.5
+    assert task_sha256(other) != task_sha256(task)
+    labelled = Task("labels", "accuracy", ["a", "b"], lambda rs: 0.0, gold=np.array(["neg", "pos"]))
+    flipped = Task("labels", "accuracy", ["a", "b"], lambda rs: 0.0, gold=np.array(["pos", "neg"]))
+    assert task_sha256(labelled) != task_sha256(flipped)
+
+
 def test_a_missing_shipped_study_says_how_to_make_it(monkeypatch, tmp_path, bundled):
     from attnwidgets.studies import shipped as studies_shipped
 

@@ -112,7 +112,7 @@ def task_sha256(task: Task) -> str:
     >>> task_sha256(a[0]) == task_sha256(b[0]) != task_sha256(a[1])
     True
     """
-    gold = None if task.gold is None else np.asarray(task.gold, np.float64).tolist()
+    gold = None if task.gold is None else np.asarray(task.gold).tolist()  # scores, or labels (text)
     text = json.dumps([task.name, task.metric, list(task.texts), np.asarray(task.groups).tolist(), gold,
                        list(task.stacks)])
     return hashlib.sha256(text.encode()).hexdigest()
