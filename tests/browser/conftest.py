@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,16 @@ class Lab:
         self.tree = tree
         self.count = 0
 
+    def shutdown_kernels(self) -> None:
+        """End the kernels of the notebooks opened before: closing their page leaves them running, each holding
+        torch and a model (the browser tier opens about a hundred notebooks on one server)."""
+        with urllib.request.urlopen(f"{self.url}/api/sessions", timeout=30) as answer:
+            sessions = json.loads(answer.read())
+        for session in sessions:
+            request = urllib.request.Request(f"{self.url}/api/sessions/{session['id']}", method="DELETE")
+            with urllib.request.urlopen(request, timeout=60):
+                pass
+
     def open(self, cells: list[str], *, name: str | None = None, viewport: tuple[int, int] = (1400, 1000),
              timeout: float = 120) -> LabNotebook:
         """Write a notebook with ``cells``, open it in a fresh page, run all cells and wait until the kernel idles."""
@@ -126,6 +137,7 @@ class Lab:
         wait until every code cell ran and the kernel idles; raise with the traceback if a cell raised."""
         for old in self.browser.contexts:  # one notebook page at a time keeps memory and focus simple
             old.close()
+        self.shutdown_kernels()
         context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         context._aw_errors = []
         page = context.new_page()
