@@ -2,7 +2,8 @@
 that breaks a benchmark fails CI instead of waiting for the next person who measures. Each runs as its own process,
 as a person runs it; peers that are not installed (bertviz) are skipped by the script with a printed line.
 
-``.ci/run`` runs this file as its own tier (``-m benchmark``), after the unit tests.
+``.ci/run`` runs this file as its own tier (``-m benchmark``), after the unit tests; each script's output is left in
+``test-artifacts/benchmarks-smoke/``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
+ARTIFACTS = ROOT / "test-artifacts" / "benchmarks-smoke"
 
 # What each script's table prints (its header): a smoke run that printed no table did not get to its measurements.
 TABLES = {
@@ -48,6 +50,8 @@ def test_benchmark_runs_in_smoke_size(script: Path, tmp_path: Path):
     proc = subprocess.run([sys.executable, str(script), "--smoke"], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=300)
     out = proc.stdout
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)  # what each printed, to read after a CI run
+    (ARTIFACTS / f"{script.stem}.txt").write_text(out + "\n--- stderr ---\n" + proc.stderr[-5000:], encoding="utf-8")
     assert proc.returncode == 0, (f"{script.name} --smoke exited {proc.returncode}:\n{out[-3000:]}\n"
                                   f"{proc.stderr[-3000:]}")
     table = TABLES.get(script.name)
