@@ -9,7 +9,9 @@ Models: the bundled all-MiniLM-L6-v2 (6 layers) and a randomly initialised ``Ber
 layers x 12 heads), at 128 and 512 tokens. Then a full head sweep (72 heads + 6 layers, uniform) of the bundled model
 over the shipped sentence-pair set (304 sentences).
 
-Run: ``PYTHONPATH=. python benchmarks/bench_ablation.py [--quick]`` (prints ratios; asserts nothing).
+Run: ``PYTHONPATH=. python benchmarks/bench_ablation.py [--quick | --smoke]`` (prints ratios; asserts nothing).
+``--smoke``: 16 and 32 tokens, a 2-layer random BERT instead of BERT-base, one repeat, the sweep over 4 sentence
+pairs (that it runs, for CI).
 """
 
 from __future__ import annotations
@@ -29,17 +31,21 @@ from attnwidgets.runner.runner import Runner
 WORDS = "the cat sat on a mat while dogs ran in big green fields near old red houses by water".split()
 
 
-def _bert_base(tokenizer) -> Runner:
+def _bert_base(tokenizer, **config) -> Runner:
+    """A randomly initialised ``BertConfig(**config)`` (default: BERT-base's shape) behind our runner."""
     from transformers import BertConfig, BertModel
 
     control.register()
     torch.manual_seed(0)
-    model = BertModel(BertConfig(attn_implementation="eager"))
+    cfg = BertConfig(attn_implementation="eager", **config)
+    model = BertModel(cfg)
     model.set_attn_implementation(control.ATTN_IMPLEMENTATION)
     model.eval()
     control.register_sites(model, "encoder")
-    info = ModelInfo(name="random BertConfig()", kind="encoder", n_layers=12, n_heads=12, max_length=512,
-                     model_type="bert", n_kv_heads=12, head_dim=64)
+    shape = "" if not config else f"{cfg.num_hidden_layers} x {cfg.num_attention_heads}"
+    info = ModelInfo(name=f"random BertConfig({shape})", kind="encoder", n_layers=cfg.num_hidden_layers,
+                     n_heads=cfg.num_attention_heads, max_length=512, model_type="bert",
+                     n_kv_heads=cfg.num_attention_heads, head_dim=cfg.hidden_size // cfg.num_attention_heads)
     return Runner(LoadedModel(model=model, tokenizer=tokenizer, info=info, head="base"))
 
 
@@ -71,7 +77,7 @@ def slider_ratio(runner: Runner, n_tokens: int, repeats: int) -> tuple[float, fl
     counter = iter(range(1_000_000))
 
     def update(layer: int) -> None:  # a new scale each time, as a moving slider gives (no cache hit)
-        ab = Ablation.heads({(layer, 3): 0.5 + next(counter) * 1e-7})
+        ab = Ablation.heads({(layer, min(3, runner.info.n_heads - 1)): 0.5 + next(counter) * 1e-7})
         next(runner.iter_results([text], ablation=ab, cache=False))
 
     full()
@@ -116,6 +122,8 @@ def _first_pairs(task, n_pairs: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, sweep over 40 sentences only")
+    parser.add_argument("--smoke", action="store_true",
+                        help="16 and 32 tokens, a 2-layer random BERT, one repeat, 4 pairs in the sweep (CI)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cpu-time", action="store_true",
                         help="time the slider ratio in CPU seconds of this process with one torch thread: steadier "
@@ -125,14 +133,16 @@ def main() -> None:
     if args.cpu_time:
         CLOCK = time.process_time
         torch.set_num_threads(1)
-    repeats = 2 if args.quick else args.repeats
+    repeats = 1 if args.smoke else 2 if args.quick else args.repeats
     torch.set_grad_enabled(False)
     print(f"torch threads: {torch.get_num_threads()}")
     bundled = get_runner()
-    runners = [bundled, _bert_base(bundled.tokenizer)]
+    small = dict(num_hidden_layers=2, num_attention_heads=4, hidden_size=32, intermediate_size=64) if args.smoke \
+        else {}
+    runners = [bundled, _bert_base(bundled.tokenizer, **small)]
     print(f"{'model':28s} {'tokens':>6s} {'full (s)':>9s} {'slider/full':>11s}  per layer")
     for runner in runners:
-        for n in (128, 512):
+        for n in (16, 32) if args.smoke else (128, 512):
             full_s, mean, per = slider_ratio(runner, n, repeats)
             print(f"{runner.info.name:28s} {n:6d} {full_s:9.3f} {mean:11.2f}  " + " ".join(f"{r:.2f}" for r in per))
 
@@ -140,8 +150,8 @@ def main() -> None:
     from attnwidgets.studies.tasks import sts_task
 
     task = sts_task()
-    if args.quick:
-        task = _first_pairs(task, 20)
+    if args.quick or args.smoke:
+        task = _first_pairs(task, 4 if args.smoke else 20)
     sweep = sweep_heads(bundled, task, mode="uniform", progress=False)
     n_units = sweep.heads.size + len(sweep.layers)
     print(f"sweep: {n_units} ablations over {len(task.texts)} sentences in {sweep.seconds:.1f} s "

@@ -18,6 +18,7 @@ Timings alternate the runs and keep the fastest of each, so that other work on t
 wall-clock and process CPU time are reported (CPU time is the fairer figure on a shared machine). Run it with::
 
     python benchmarks/bench_analysis.py [--n 1000] [--batch-size 32] [--repeats 3] [--threads 1] [--distances]
+    python benchmarks/bench_analysis.py --smoke    # 16 sentences, batch 8, one repeat: that it runs (CI)
 """
 
 from __future__ import annotations
@@ -77,7 +78,10 @@ def main() -> None:
     parser.add_argument("--distances", action="store_true", help="also time Jensen-Shannon head distances")
     parser.add_argument("--treebank-words", type=int, default=0,
                         help="also time dependency_scores on the UD sample repeated to this many words")
+    parser.add_argument("--smoke", action="store_true", help="16 sentences, batch 8, one repeat (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.batch_size, args.repeats = 16, 8, 1
 
     import torch
 

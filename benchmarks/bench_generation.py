@@ -3,11 +3,14 @@
 Random GPT-2- and Llama-style configs (6 layers, hidden 384; the Llama one with 2 KV heads), a 32-token prompt, 64
 new tokens, greedy, CPU. Prints one row per model: median seconds of each and their ratio (target <= 1.3x).
 
-    PYTHONPATH=. python benchmarks/bench_generation.py
+    PYTHONPATH=. python benchmarks/bench_generation.py [--smoke]
+
+``--smoke``: 2 layers, hidden 32, an 8-token prompt, 4 new tokens, one repeat (that it runs, for CI).
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -23,18 +26,19 @@ NEW = 64
 REPEATS = 5
 
 
-def _models(root: Path) -> dict[str, str]:
+def _models(root: Path, layers: int = 6, hidden: int = 384, heads: int = 6) -> dict[str, str]:
     from conftest import _bpe_tokenizer
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     tok = _bpe_tokenizer()
     torch.manual_seed(0)
     made = {
-        "gpt2 6x6, hidden 384": GPT2LMHeadModel(GPT2Config(n_layer=6, n_head=6, n_embd=384, vocab_size=len(tok),
-                                                           n_positions=256, bos_token_id=0, eos_token_id=0)),
-        "llama 6x6 (2 kv), hidden 384": LlamaForCausalLM(LlamaConfig(
-            num_hidden_layers=6, num_attention_heads=6, num_key_value_heads=2, hidden_size=384,
-            intermediate_size=1024, vocab_size=len(tok), max_position_embeddings=256, bos_token_id=0,
+        f"gpt2 {layers}x{heads}, hidden {hidden}": GPT2LMHeadModel(GPT2Config(
+            n_layer=layers, n_head=heads, n_embd=hidden, vocab_size=len(tok), n_positions=256, bos_token_id=0,
+            eos_token_id=0)),
+        f"llama {layers}x{heads} (2 kv), hidden {hidden}": LlamaForCausalLM(LlamaConfig(
+            num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=2, hidden_size=hidden,
+            intermediate_size=hidden * 8 // 3, vocab_size=len(tok), max_position_embeddings=256, bos_token_id=0,
             eos_token_id=0, pad_token_id=0)),
     }
     out = {}
@@ -59,6 +63,13 @@ def _median(fn) -> float:
 
 
 def main() -> None:
+    global NEW, REPEATS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny models, 4 new tokens, one repeat (CI)")
+    args = parser.parse_args()
+    prompt_len, sizes = 32, {}
+    if args.smoke:
+        NEW, REPEATS, prompt_len, sizes = 4, 1, 8, {"layers": 2, "hidden": 32, "heads": 4}
     from transformers import AutoModelForCausalLM
 
     import attnwidgets as aw
@@ -67,9 +78,9 @@ def main() -> None:
     print(f"| model | aw.generate ({NEW} tokens, attention + top-5) | plain model.generate | ratio |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, path in _models(Path(tmp)).items():
+        for name, path in _models(Path(tmp), **sizes).items():
             runner = aw.get_runner(path)
-            ids = runner.tokenizer([prompt], return_tensors="pt")["input_ids"][:, :32]
+            ids = runner.tokenizer([prompt], return_tensors="pt")["input_ids"][:, :prompt_len]
             text = runner.tokenizer.decode(ids[0])
             plain = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa").eval()
             kw = dict(max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False, pad_token_id=0)

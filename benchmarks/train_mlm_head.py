@@ -14,6 +14,7 @@ Variants are chosen on the validation part; the held-out part is reported with
 special tokens excluded), beside :func:`attnwidgets.studies.fillmask.frequency_baseline`. Seeded; features are cached.
 
     python benchmarks/train_mlm_head.py [--layers 3 4 5 6] [--extra docstrings] [--write]
+    python benchmarks/train_mlm_head.py --smoke    # 4 documents per part, layer 6, one epoch: that it runs (CI)
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def training_features(runner: Any, texts: list[str], draws: int, seed: int) -> t
     return hidden_at(runner, inputs, positions), torch.from_numpy(np.concatenate(targets))
 
 
-def cached(name: str, make: Any) -> Any:
+def _cached(name: str, make: Any) -> Any:
     CACHE.mkdir(exist_ok=True)
     path = CACHE / f"{name}.pt"
     if path.exists():
@@ -173,7 +174,14 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, nargs="+", default=[4])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write", action="store_true", help="write the chosen head to attnwidgets/data/mlm_head.npz")
+    parser.add_argument("--smoke", action="store_true",
+                        help="4 documents per part, layer 6, shipped text only, one draw and epoch, no feature cache: "
+                             "that the script runs (CI); its numbers mean nothing")
     args = parser.parse_args()
+    if args.smoke:
+        if args.write:
+            parser.error("--smoke trains on 4 documents: never --write its head")
+        args.layers, args.extra, args.draws, args.epochs = [6], ["none"], 1, [1]
 
     torch.manual_seed(args.seed)
     runner = aw.get_runner()
@@ -181,7 +189,10 @@ def main() -> None:
     emb = runner.model.get_input_embeddings().weight.detach().float()
     special = sorted(set(tok.all_special_ids))
     parts = split_documents()
-    print("features (cached in /tmp):", flush=True)
+    if args.smoke:
+        parts = {name: docs[:4] for name, docs in parts.items()}
+    print("features (cached in /tmp):" if not args.smoke else "features (smoke: not cached):", flush=True)
+    cached = _cached if not args.smoke else lambda _name, make: make()
     x_s, y_s = cached(f"shipped_d{args.draws}_s{args.seed}",
                       lambda: training_features(runner, parts["train"], args.draws, args.seed))
     extra: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}

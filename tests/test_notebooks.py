@@ -1,7 +1,7 @@
 """The tutorial notebooks: committed without outputs or saved widget state, first cell imports cleanly from the
 installed package, and the house layout (learning goals, a hub-model switch, exercises whose answers are collapsed,
-source and outputs). CI executes them all with ``pytest --nbmake notebooks`` (see .ci/run); these checks are the cheap
-ones that say what is wrong.
+source and outputs). CI runs them all top to bottom in JupyterLab (tests/browser/test_notebooks_browser.py, the
+notebooks tier of .ci/run); these checks are the cheap ones that say what is wrong.
 """
 
 from __future__ import annotations

@@ -60,8 +60,23 @@ class HeadWidget(AttnWidget):
         self._can_words = takes_attention(result)
         words = kwargs.get("words", False)  # a bad value is refused by the trait, with its message
         self.stats = self._load_stats(result, isinstance(words, (bool, int, np.bool_)) and bool(words))
-        super().__init__(**kwargs)
+        self._complete = False
+        super().__init__(**kwargs)  # opens no comm yet (see open)
         self._publish()
+        self._before_open()
+        self._complete = True
+        self.open()
+
+    def open(self) -> None:
+        """Open the comm once the statistics are published, never before: the page builds its model from the state
+        the comm opens with, and a view drawn from a state without ``_payload["stats"]`` and ``_meta`` failed with
+        "Cannot read properties of undefined (reading 'buffer')" (notebook 06's head-roles grid in a full Run
+        All), until the update that carried them arrived."""
+        if getattr(self, "_complete", True):
+            super().open()
+
+    def _before_open(self) -> None:
+        """Set what depends on the statistics before the page gets its first state (subclasses)."""
 
     @property
     def result(self) -> Any:

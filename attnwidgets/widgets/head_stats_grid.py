@@ -61,7 +61,9 @@ class HeadStatsGrid(HeadWidget):
 
     def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
         super().__init__(result, smoothing=smoothing, **kwargs)
-        if not self.statistic:
+
+    def _before_open(self) -> None:
+        if not self.statistic:  # in the first state the page gets
             self.statistic = self._default_statistic()
 
     def _default_statistic(self) -> str:

@@ -12,6 +12,7 @@ import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
   followStats,
+  hasStats,
   statSlice,
   traitMenu,
   wordsToggle,
@@ -73,6 +74,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
   }
 
   function buildControls(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     resetControls(controls, bar);
     const m = meta();
     if (m.rows.length > 1) {
@@ -85,6 +87,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
   }
 
   function paint(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     const t = theme(model.get("theme"));
     applyTheme(root, t);
     const m = meta();
@@ -243,6 +246,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
   }
 
   function load(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     try {
       values = decode(model.get("_payload").stats).data;
       showError(model.get("_error"));

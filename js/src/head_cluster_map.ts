@@ -12,6 +12,7 @@ import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
   followStats,
+  hasStats,
   statSlice,
   traitMenu,
   wordsToggle,
@@ -76,6 +77,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   const slice = (name: string) => statSlice(values, meta().names, meta().shape, name);
 
   function buildControls(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     resetControls(controls, bar);
     const m = meta();
     const opts: Array<[string, string]> = m.colors.map(([v]) => [
@@ -118,6 +120,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   }
 
   function paint(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     const t = theme(model.get("theme"));
     applyTheme(root, t);
     const m = meta();
@@ -182,6 +185,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   }
 
   function load(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     try {
       xy = decode(model.get("_payload").points).data;
       values = decode(model.get("_payload").stats).data;

@@ -12,6 +12,7 @@ import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
   followStats,
+  hasStats,
   statSlice,
   traitMenu,
   wordsToggle,
@@ -66,6 +67,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   const slice = (name: string) => statSlice(values, meta().names, meta().shape, name);
 
   function buildControls(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     resetControls(controls, bar);
     const m = meta();
     const opts = m.names.map((n): [string, string] => [n, m.labels[n] ?? n]);
@@ -75,6 +77,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   }
 
   function paint(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     const t = theme(model.get("theme"));
     applyTheme(root, t);
     const m = meta();
@@ -192,6 +195,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   }
 
   function load(): void {
+    if (!hasStats(model)) return; // drawn before the statistics arrived: wait for them
     try {
       values = decode(model.get("_payload").stats).data;
     } catch (e) {

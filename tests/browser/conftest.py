@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,12 +98,20 @@ class Lab:
         self.tree = tree
         self.count = 0
 
+    def shutdown_kernels(self) -> None:
+        """End the kernels of the notebooks opened before: closing their page leaves them running, each holding
+        torch and a model (the browser tier opens about a hundred notebooks on one server)."""
+        with urllib.request.urlopen(f"{self.url}/api/sessions", timeout=30) as answer:
+            sessions = json.loads(answer.read())
+        for session in sessions:
+            request = urllib.request.Request(f"{self.url}/api/sessions/{session['id']}", method="DELETE")
+            with urllib.request.urlopen(request, timeout=60):
+                pass
+
     def open(self, cells: list[str], *, name: str | None = None, viewport: tuple[int, int] = (1400, 1000),
              timeout: float = 120) -> LabNotebook:
         """Write a notebook with ``cells``, open it in a fresh page, run all cells and wait until the kernel idles."""
         self.count += 1
-        for old in self.browser.contexts:  # one notebook page at a time keeps memory and focus simple
-            old.close()
         name = name or f"nb{self.count}.ipynb"
         nb = {
             "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c}
@@ -111,6 +120,24 @@ class Lab:
             "nbformat": 4, "nbformat_minor": 5,
         }
         (self.root / name).write_text(json.dumps(nb))
+        return self.run(name, len(cells), viewport=viewport, timeout=timeout)
+
+    def open_notebook(self, path: Path, *, viewport: tuple[int, int] = (1400, 1000),
+                      timeout: float = 600) -> LabNotebook:
+        """Copy the notebook file ``path`` (markdown, hidden answers and all) into the server's root, open it in a
+        fresh page and run all its cells in order, as a user's Run All does."""
+        self.count += 1
+        shutil.copy(path, self.root / path.name)
+        return self.run(path.name, len(json.loads(path.read_text(encoding="utf-8"))["cells"]), viewport=viewport,
+                        timeout=timeout)
+
+    def run(self, name: str, n_cells: int, *, viewport: tuple[int, int] = (1400, 1000),
+            timeout: float = 120) -> LabNotebook:
+        """Open notebook ``name`` (``n_cells`` cells, in the server's root) in a fresh page, run all its cells and
+        wait until every code cell ran and the kernel idles; raise with the traceback if a cell raised."""
+        for old in self.browser.contexts:  # one notebook page at a time keeps memory and focus simple
+            old.close()
+        self.shutdown_kernels()
         context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         context._aw_errors = []
         page = context.new_page()
@@ -128,16 +155,20 @@ class Lab:
         )
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         deadline = time.time() + timeout
-        # Wait for every cell to have an execution count (run) and the kernel to be idle again.
+        # Wait for every code cell to have an execution count (run) and the kernel to be idle again.
         page.wait_for_function(
             f"""() => {{
                 const nb = window.jupyterapp.shell.currentWidget.content;
                 const cells = nb.widgets;
                 const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-                return cells.length === {len(cells)} && cells.every(c => c.model.executionCount) &&
-                    k.status === 'idle';
+                const code = cells.filter(c => c.model.type === 'code');
+                // A cell that raised stops Run All: the cells after it never get a count, so stop waiting then.
+                const raised = code.some(c => c.model.outputs.toJSON().some(o => o.output_type === 'error'));
+                return cells.length === {n_cells} && k.status === 'idle' &&
+                    (raised || code.every(c => c.model.executionCount));
             }}""",
             timeout=max(1, deadline - time.time()) * 1000,
+            polling=500,
         )
         errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
         tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]

@@ -26,6 +26,15 @@ export interface HeadWidgetMeta {
   causal: boolean;
 }
 
+/** Whether the model holds its statistics yet. A view can be drawn from a state without them (a widget that
+ *  published after opening its comm: notebook 06's head-roles grid showed "Cannot read properties of undefined
+ *  (reading 'buffer')"); it then draws nothing and waits for the change that brings them. */
+export function hasStats(model: WidgetModel<HeadWidgetTraits>): boolean {
+  const payload = model.get("_payload") as Partial<HeadWidgetTraits["_payload"]> | undefined;
+  const meta = model.get("_meta") as Partial<HeadWidgetMeta> | undefined;
+  return Boolean(payload?.stats && Array.isArray(meta?.names) && Array.isArray(meta?.shape));
+}
+
 /** The (L, H) values of statistic `name` in `values` ((S, L, H), S in the order of `names`), or null if absent. */
 export function statSlice(
   values: Float32Array,

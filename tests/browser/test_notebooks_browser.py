@@ -1,0 +1,104 @@
+"""Every tutorial notebook, run top to bottom in JupyterLab as a user's Run All does, renders every view without an
+error: no cell raises, no widget shows its error box or "Error displaying widget", and the page throws nothing.
+
+nbclient/nbmake execute the cells but never render them, so an error that lives in the page (a view that cannot
+decode what Python sent it) passes there unseen; this test is the run of the notebooks in CI (.ci/run), one
+JupyterLab server for all of them.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+# Scroll each widget output into view (JupyterLab renders off-screen outputs lazily) and report how many there are
+# and how many have drawn something.
+SCROLL_WIDGETS = f"""async () => {{
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    let n = 0;
+    for (let i = 0; i < nb.widgets.length; i++) {{
+        const cell = nb.widgets[i];
+        if (cell.model.type !== 'code') continue;
+        const outputs = cell.model.outputs.toJSON();
+        if (!outputs.some(o => o.data && o.data['{WIDGET_MIME}'])) continue;
+        await nb.scrollToItem(i, 'start');
+        await new Promise(r => setTimeout(r, 300));
+        n++;
+    }}
+    return n;
+}}"""
+
+# Each widget output in the page: its cell's index, whether it drew (a view's root, a box of views or a picture) and
+# the start of its text (an error a widget output shows instead of a view).
+WIDGET_OUTPUTS = f"""() => {{
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    const out = [];
+    nb.widgets.forEach((cell, i) => {{
+        for (const o of cell.node.querySelectorAll(".jp-OutputArea-output[data-mime-type='{WIDGET_MIME}']"))
+            out.push({{ cell: i, drawn: !!o.querySelector('.aw-root, .widget-box, .widget-html, img, canvas'),
+                        text: o.innerText.slice(0, 300) }});
+    }});
+    return out;
+}}"""
+
+
+def _widget_outputs(page, n: int, timeout: float = 60) -> list[dict]:
+    """The widget outputs once ``n`` of them have drawn (or the timeout passed)."""
+    deadline = time.time() + timeout
+    while True:
+        outs = page.evaluate(WIDGET_OUTPUTS)
+        if sum(o["drawn"] for o in outs) >= n or time.time() > deadline:
+            return outs
+        page.wait_for_timeout(500)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs_and_renders_in_jupyterlab(lab, path):
+    nb = lab.open_notebook(path, timeout=900)
+    page = nb.page
+    n = page.evaluate(SCROLL_WIDGETS)
+    outs = _widget_outputs(page, n)
+    page.wait_for_timeout(1500)  # requests a view sends on its first paint (tiles, rows) come back
+    nb.screenshot(f"notebook-{path.stem}")
+    problems = [f"widget output of cell {o['cell']} did not draw: {o['text']!r}" for o in outs if not o["drawn"]]
+    problems += [f"widget error box: {t.strip()!r}" for t in page.locator(".aw-error").all_inner_texts() if t.strip()]
+    if "Error displaying widget" in page.locator("body").inner_text():
+        problems.append("'Error displaying widget' in the page")
+    problems += [f"page error: {e}" for e in nb.errors()]
+    assert not problems, f"{path.name} in JupyterLab:\n" + "\n".join(problems)
+    assert n > 0 or "aw." not in path.read_text(encoding="utf-8"), f"{path.name}: no widget output was found"
+
+
+def test_stat_views_drawn_before_their_statistics_wait_for_them(lab):
+    """The cause of notebook 06's "Cannot read properties of undefined (reading 'buffer')" in the head-roles grid: a
+    per-head statistic view drawn from a state without ``_payload["stats"]`` and ``_meta`` (the state each of these
+    widgets opened its comm with, before it published). Such a view now draws nothing, raises nothing, and draws
+    once the statistics arrive."""
+    nb = lab.open([
+        "import numpy as np, attnwidgets as aw\n"
+        "from attnwidgets.analysis.roles import HeadRoles, ROLES\n"
+        "a = np.tril(np.ones((7, 7), np.float32)); a /= a.sum(1, keepdims=True)\n"
+        "ex = aw.AttentionResult.from_arrays(np.stack([a, a])[None], list('^abcabc'), kind='decoder')\n"
+        "roles = aw.head_roles_view(HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, ex, 3, 1, 1, 0, 'toy'))\n"
+        "bars = aw.EntropyBars(ex)\n"
+        "views = [roles.grid, bars]\n"
+        "kept = [(v._payload, v._meta) for v in views]\n"
+        "for v in views:\n"
+        "    v._payload, v._meta = {}, {}\n"
+        "display(roles, bars)",
+    ])
+    nb.page.wait_for_timeout(2000)
+    boxes = [t.strip() for t in nb.page.locator(".aw-error").all_inner_texts() if t.strip()]
+    assert not boxes and not nb.errors(), f"before the statistics: boxes {boxes}, page errors {nb.errors()}"
+    nb.python("for v, (p, m) in zip(views, kept):\n    v._payload, v._meta = p, m")
+    grid = nb.page.locator("[data-testid=grid-canvas]").first
+    grid.wait_for(state="visible", timeout=20_000)
+    nb.page.wait_for_function(
+        "() => document.querySelector('[data-testid=grid-canvas]').dataset.statistic === 'induction'",
+        timeout=20_000)
+    assert not nb.errors(), nb.errors()
