@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_notebooks.py                      # every notebook; cells over 5 s and each total
-    python benchmarks/bench_notebooks.py --smoke              # notebook 05 only (the quick start), a minute or so
+    python benchmarks/bench_notebooks.py --smoke              # notebook 05's first code cells only (CI: seconds)
     python benchmarks/bench_notebooks.py notebooks/02_bert.ipynb --all-cells
     python benchmarks/bench_notebooks.py --live               # LIVE = True: every demo trains on the spot
     python benchmarks/bench_notebooks.py --json before.json   # keep the numbers (compare two runs with --compare)
@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SMOKE = ["05_lecture_quick_start.ipynb"]
+SMOKE_CELLS = 3  # imports, LIVE, the first model run: seconds (CI runs every notebook in full in its browser tier)
 LIVE_LINE = re.compile(r"^LIVE\s*=\s*False\b", re.MULTILINE)
 
 
@@ -47,8 +48,9 @@ def first_line(source: str) -> str:
     return source.strip().splitlines()[0][:70] if source.strip() else "(empty)"
 
 
-def run_notebook(path: Path, *, live: bool, timeout: int, kernel: str) -> dict[str, Any]:
-    """Execute ``path`` cell by cell in a fresh kernel; one record per code cell (index, wall s, CPU s, first line)."""
+def run_notebook(path: Path, *, live: bool, timeout: int, kernel: str, max_cells: int | None = None) -> dict[str, Any]:
+    """Execute ``path`` cell by cell in a fresh kernel; one record per code cell (index, wall s, CPU s, first line);
+    only the first ``max_cells`` code cells when given."""
     import nbformat
     import psutil
     from nbclient import NotebookClient
@@ -73,6 +75,8 @@ def run_notebook(path: Path, *, live: bool, timeout: int, kernel: str) -> dict[s
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
                 continue
+            if max_cells is not None and len(records) >= max_cells:
+                break
             c0, w0 = cpu(), time.perf_counter()
             error = None
             try:
@@ -139,7 +143,9 @@ def compare(before: Path, after: Path, threshold: float) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook in notebooks/")
-    parser.add_argument("--smoke", action="store_true", help="notebook 05 only (unless notebooks are named)")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"notebook 05's first {SMOKE_CELLS} code cells only (unless notebooks are named)")
+    parser.add_argument("--cells", type=int, default=None, help="run only the first N code cells of each notebook")
     parser.add_argument("--live", action="store_true", help="set LIVE = True: the demos train on the spot")
     parser.add_argument("--threshold", type=float, default=5.0, help="print cells slower than this (s); default 5")
     parser.add_argument("--all-cells", action="store_true", help="print every cell")
@@ -168,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
           f"python {sys.version.split()[0]}; cells over {args.threshold:g} s")
     records = []
     for path in paths:
-        rec = run_notebook(path.resolve(), live=args.live, timeout=args.timeout, kernel=args.kernel)
+        cells = args.cells if args.cells is not None else (SMOKE_CELLS if args.smoke else None)
+        rec = run_notebook(path.resolve(), live=args.live, timeout=args.timeout, kernel=args.kernel, max_cells=cells)
         print_notebook(rec, args.threshold, args.all_cells)
         records.append(rec)
         if args.json:  # written after each notebook, so a long run that is stopped keeps what it measured

@@ -6,6 +6,7 @@ Usage::
     python benchmarks/train_shipped.py                   # every run and every study
     python benchmarks/train_shipped.py --only tiny-bert  # one (or several: --only reverse sts-sweep)
     python benchmarks/train_shipped.py --check           # load each shipped file and print what it holds
+    python benchmarks/train_shipped.py --smoke           # what CI runs: --check (training is minutes, not seconds)
 
 The recipes (what is trained, with which arguments) live in :data:`attnwidgets.teaching.shipped.RECIPES`, the studies
 of the bundled model (a head sweep, pruning curves) in :data:`attnwidgets.studies.shipped.STUDIES`; this script only
@@ -50,7 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", choices=sorted([*RECIPES, *STUDIES]), help="make only these")
     parser.add_argument("--check", action="store_true", help="load the shipped files and print them; train nothing")
+    parser.add_argument("--smoke", action="store_true", help="as --check (CI's benchmark tier; tests/"
+                        "test_shipped_checkpoints.py re-makes the first steps of each run against its file)")
     args = parser.parse_args(argv)
+    args.check = args.check or args.smoke
     names = args.only or [*RECIPES, *STUDIES]
     torch.set_num_threads(1)
     total = 0
