@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from ..viewdata.theme import resolve_theme
 
 __all__ = ["LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "LiveFigure", "colormap", "fit_lecture",
-           "lecture_fit", "lecture_fonts", "manual_layout", "new_figure", "resolve_theme"]
+           "fit_panels", "lecture_fit", "lecture_fonts", "manual_layout", "new_figure", "panel_grid", "resolve_theme"]
 
 #: How much larger a lecture figure is than a light one (fonts are set separately).
 LECTURE_SCALE = 1.3
@@ -141,6 +141,60 @@ def fit_lecture(fig: Figure, theme: str | None = None, *, resize: bool = True) -
         w, h = fig.get_size_inches()
         fig.set_size_inches(w / over * 0.98, h / over * 0.98)
         _relayout(fig)
+    return fig
+
+
+def panel_grid(n: int, panel: tuple[float, float] = (4.0, 3.6), *, cols: int | None = None, lecture_width: float = 4.0,
+               theme: str | None = None) -> tuple[Figure, list[Any]]:
+    """A figure of ``n`` panels (axes, returned in reading order) that a projector can read: draw into them (a
+    ``plot_*`` function's ``ax=``, titles), then pass the figure to :func:`fit_panels`.
+
+    ``panel`` is one panel's size in inches and ``cols`` the panels per row (default all ``n`` in one row). In the
+    lecture theme the panels wrap to rows of as many panels at least ``lecture_width`` inches wide as fit
+    :data:`LECTURE_BOX`'s width (960 px: two per row by default; ``lecture_width=6``: one), each filling the width
+    and keeping ``panel``'s shape up to the box's height (560 px, a screenful), so five checkpoint maps become three rows of two readable maps instead of five 20 px squares in one
+    squashed row; the figure is as tall as its rows (a notebook scrolls). Laid out with constrained layout (colour
+    bars, titles and tick labels of neighbouring panels kept apart).
+
+    >>> fig, axes = panel_grid(5, (3.2, 3.2), theme="light")
+    >>> len(axes), [float(v) for v in fig.get_size_inches()]
+    (5, [16.0, 3.2])
+    >>> fig, axes = panel_grid(5, (3.2, 3.2), theme="lecture")
+    >>> len(axes), axes[0].get_subplotspec().get_gridspec().get_geometry(), [float(v) for v in fig.get_size_inches()]
+    (5, (3, 2), [9.6, 14.4])
+    """
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"panel_grid needs at least one panel, got n={n!r}")
+    w, h = (float(v) for v in panel)
+    if not (w > 0 and h > 0 and lecture_width > 0):
+        raise ValueError(f"panel_grid: sizes must be positive inches, got panel={panel!r}, "
+                         f"lecture_width={lecture_width!r}")
+    n = int(n)
+    cols = n if cols is None else max(1, min(int(cols), n))
+    lecture = resolve_theme(theme) == "lecture"
+    if lecture:
+        cols = max(1, min(cols, int(LECTURE_BOX[0] // lecture_width)))
+        # Fill the width, keep the panel's shape, but no taller than the screen shows at once.
+        w, h = LECTURE_BOX[0] / cols, min(h * LECTURE_BOX[0] / cols / w, LECTURE_BOX[1])
+    rows = -(-n // cols)
+    fig = new_figure((w * cols, h * rows), layout="constrained", dpi=LECTURE_DPI if lecture else None)
+    grid = fig.add_gridspec(rows, cols)
+    axes = [fig.add_subplot(grid[i // cols, i % cols]) for i in range(n)]
+    return fig, axes
+
+
+def fit_panels(fig: Figure, theme: str | None = None) -> Figure:
+    """Finish a :func:`panel_grid` figure once its panels are drawn and titled, and return it (show it by leaving it
+    on a cell's last line). In the lecture theme every text is raised to :data:`LECTURE_MIN_FONT`, titles wider than
+    their panel wrap, crowded tick labels keep every k-th (as :func:`fit_lecture` does for one plot); the figure keeps
+    the size :func:`panel_grid` gave it. Other themes: laid out again, unchanged otherwise."""
+    if resolve_theme(theme) == "lecture":
+        return fit_lecture(fig, theme, resize=False)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
     return fig
 
 
