@@ -12,7 +12,7 @@
 // `window` description saying which token each row and column is. The ◀ ▶ buttons (Page Up / Page Down) move it.
 // Heads that share a key/value head (GQA: `_meta.n_kv_heads` < heads) are outlined together in the swatch bar.
 
-import { categorical, hexToRgb } from "./shared/colors";
+import { categorical, hexToRgb, readableOn } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { fitToken, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { fitWatcher } from "./shared/fit";
@@ -371,7 +371,8 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       const x1 = geo.xl + 6;
       const x2 = geo.xr - 6;
       ctx.lineWidth = rowH >= 10 ? 2 : 1;
-      for (const hd of model.get("heads")) {
+      const shown = model.get("heads");
+      for (const hd of shown) {
         if (hd >= H) continue;
         const paths: Path2D[] = Array.from({ length: STEPS }, () => new Path2D());
         const used = new Uint8Array(STEPS);
@@ -386,7 +387,9 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
           used[step] = 1;
           drawn++;
         });
-        ctx.strokeStyle = categorical(hd);
+        // One head alone: its colour darkened to 4.5 : 1 on the background (a pale yellow or sky-blue head
+        // drawn at opacity = weight vanished on a projector); several keep their hues apart.
+        ctx.strokeStyle = shown.length === 1 ? readableOn(categorical(hd), t.bg) : categorical(hd);
         for (let s = 0; s < STEPS; s++) {
           if (!used[s]) continue;
           ctx.globalAlpha = Math.max(0.06, (s + 1) / STEPS);
