@@ -105,7 +105,8 @@ def test_alibi_shares_one_scale_by_default():
     assert first["vmax"] == pytest.approx(63 / 2)  # head 0 at distance 63, by hand: slope 2^-1
     assert np.allclose(first["shade"], first["matrix"] / 31.5, atol=1e-6)
     assert first["shade"][0].min() == pytest.approx(-1.0) and first["shade"][7].min() == pytest.approx(-1 / 128)
-    assert "one scale for every head" in first["scale_note"] and "per_head_scale" in first["scale_note"]
+    assert first["scale_note"] == "one scale for every head (per_head_scale=True: one each)"
+    assert first["legend"] == ["-31.5", "31.5"]
     # the right panel (head 0, or another head) uses the same scale: head 3 (slope 1/16) reaches 1/8 of it
     _, third = positional_panels("alibi", length=64, n_heads=8, head=3)
     assert second["vmax"] == third["vmax"] == pytest.approx(31.5)

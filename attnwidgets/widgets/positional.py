@@ -179,8 +179,7 @@ def positional_panels(
                                   else None))
     if alibi_shared:
         for panel in (first, second):
-            panel["scale_note"] = (f"one scale for every head: {panel['legend'][0]} to {panel['legend'][1]} (head 0 at "
-                                   f"distance {length - 1}); per_head_scale=True gives each head its own")
+            panel["scale_note"] = "one scale for every head (per_head_scale=True: one each)"
     return [first, second]
 
 
