@@ -71,8 +71,8 @@ def figure_problems(fig: Figure, theme: str) -> list[str]:
 
 def _result(n: int, seed: int = 0, layers: int = 2, heads: int = 3, words: list[str] | None = None
             ) -> aw.AttentionResult:
-    words = words or ["[CLS]", "the", "committee", "approved", "the", "new", "law", "on", "monday", ".", "critics", "say",
-             "its", "rules", "are", "strict", "[SEP]"]
+    words = words or ["[CLS]", "the", "committee", "approved", "the", "new", "law", "on", "monday", ".", "critics",
+                      "say", "its", "rules", "are", "strict", "[SEP]"]
     a = np.random.default_rng(seed).random((layers, heads, n, n), dtype=np.float32)
     tokens = (words * 2)[:n]
     return aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), tokens)
@@ -226,14 +226,15 @@ def test_every_notebook_figure_reads(path, theme, tmp_path):
     old = os.environ.copy()
     os.environ.update(env)  # the kernel inherits the environment of the process that starts it
     try:
-        NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}
-                       ).execute()
+        NotebookClient(nb, timeout=1200, kernel_name="python3",
+                       resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
     finally:
         os.environ.clear()
         os.environ.update(old)
     out = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
     report = json.loads(out.split("AW-FIGURES ", 1)[1])
     assert report, f"{path.name}: no figure displayed"
-    bad = [f"cell {r['cell']} ({r['title']}, {r['theme']}): {'; '.join(r['problems'])}" for r in report if r["problems"]]
+    bad = [f"cell {r['cell']} ({r['title']}, {r['theme']}): {'; '.join(r['problems'])}" for r in report
+           if r["problems"]]
     assert not bad, f"{path.name} in the {theme} theme:\n" + "\n".join(bad)
     print(f"{path.name} {theme}: {len(report)} figures read", file=sys.stderr)

@@ -153,15 +153,17 @@ def panel_grid(n: int, panel: tuple[float, float] = (4.0, 3.6), *, cols: int | N
     ``panel`` is one panel's size in inches and ``cols`` the panels per row (default all ``n`` in one row). In the
     lecture theme the panels wrap to rows of as many panels at least ``lecture_width`` inches wide as fit
     :data:`LECTURE_BOX`'s width (960 px: two per row by default; ``lecture_width=6``: one), each filling the width
-    and keeping ``panel``'s shape up to the box's height (560 px, a screenful), so five checkpoint maps become three rows of two readable maps instead of five 20 px squares in one
-    squashed row; the figure is as tall as its rows (a notebook scrolls). Laid out with constrained layout (colour
-    bars, titles and tick labels of neighbouring panels kept apart).
+    and keeping ``panel``'s shape up to the box's height (560 px, a screenful), so five checkpoint maps become three
+    rows of two readable maps instead of five 20 px squares in one squashed row; the figure is as tall as its rows
+    (a notebook scrolls). Laid out with constrained layout (colour bars, titles and tick labels of neighbouring
+    panels kept apart).
 
     >>> fig, axes = panel_grid(5, (3.2, 3.2), theme="light")
     >>> len(axes), [float(v) for v in fig.get_size_inches()]
     (5, [16.0, 3.2])
     >>> fig, axes = panel_grid(5, (3.2, 3.2), theme="lecture")
-    >>> len(axes), axes[0].get_subplotspec().get_gridspec().get_geometry(), [float(v) for v in fig.get_size_inches()]
+    >>> len(axes), axes[0].get_subplotspec().get_gridspec().get_geometry(), [round(float(v), 2) for v in
+    ...                                                                       fig.get_size_inches()]
     (5, (3, 2), [9.6, 14.4])
     """
     if isinstance(n, bool) or int(n) != n or n < 1:
@@ -214,7 +216,7 @@ def untangle(fig: Figure) -> Figure:
     texts = [t for t in {id(t): t for t in fig.findobj(Text)}.values()
              if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0]
     boxes = [t.get_window_extent(renderer) for t in texts]
-    for i, (a, box_a) in enumerate(zip(texts, boxes)):
+    for a, box_a in zip(texts, boxes):
         if id(a) not in ticks or not a.get_visible():
             continue
         for b, box_b in zip(texts, boxes):

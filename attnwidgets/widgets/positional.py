@@ -102,7 +102,8 @@ def positional_panels(
         (what a cell holds), the colour scale (:mod:`attnwidgets.viewdata.scales`: ``shade`` in −1..1 as drawn,
         ``legend`` [low, high] texts, ``vmax``, ``scale_note``; a learned table clipped at the 99th percentile of
         |value|; ALiBi's heads on one shared scale, head 0's, so the 128-fold slope differences show, or
-        ``per_head_scale=True``: one scale each, every head's shape visible) and optionally ``extra`` (e.g. T5's bucket per cell) and ``note``.
+        ``per_head_scale=True``: one scale each, every head's shape visible) and optionally ``extra`` (e.g. T5's
+        bucket per cell) and ``note``.
 
     Examples
     --------
