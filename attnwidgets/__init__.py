@@ -57,6 +57,8 @@ _LAZY: dict[str, str] = {
     "HeadClusterMap": "attnwidgets.widgets",
     "link_selection": "attnwidgets.widgets",
     "plot_heatmap": "attnwidgets.plots",
+    "panel_grid": "attnwidgets.plots.style",
+    "fit_panels": "attnwidgets.plots.style",
     "plot_head_stats": "attnwidgets.plots",
     "sink_grid": "attnwidgets.widgets",
     "plot_sinks": "attnwidgets.plots",

@@ -4,7 +4,10 @@ The installed notebooks stay pristine: they are copied into a folder of the user
 default; files already there are kept, so a lecturer's edits survive a second launch, unless ``fresh``). JupyterLab
 starts on loopback with its own settings folder inside that copy, so the "news" pop-up (which covers the bottom-right
 corner of every widget) and the update check are off without touching the user's own JupyterLab settings.
-``lecture=True`` opens notebook 05 with every view in the lecture theme (``ATTNWIDGETS_THEME=lecture``).
+``lecture=True`` opens notebook 05 with every view in the lecture theme (``ATTNWIDGETS_THEME=lecture``) and
+JupyterLab itself enlarged for a projector (:data:`LECTURE_FONTS`: code, text and menus) with the file browser
+collapsed; those go in a second settings folder and workspace folder of the copy, used only by lecture launches, so a
+plain ``attnwidgets lab`` afterwards looks as usual and the user's own JupyterLab settings are never touched.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LECTURE_NOTEBOOK", "LabLaunch", "prepare_lab", "tutorials_source"]
+__all__ = ["LECTURE_FONTS", "LECTURE_NOTEBOOK", "LabLaunch", "prepare_lab", "tutorials_source"]
 
 #: The notebook ``--lecture`` opens.
 LECTURE_NOTEBOOK = "05_lecture_quick_start.ipynb"
@@ -26,6 +29,22 @@ LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
                                                                         "checkForUpdates": False},
 }
+
+#: JupyterLab's own font sizes in a lecture launch (theme CSS overrides, supported by JupyterLab 4's
+#: ``@jupyterlab/apputils-extension:themes``): code cells, rendered markdown and the menus/tabs. Defaults are 13, 14
+#: and 13 px; 18 px code still shows a 88-character line in a 1280 px window with the file browser collapsed.
+LECTURE_FONTS = {"code-font-size": "18px", "content-font-size1": "20px", "ui-font-size1": "16px"}
+
+#: The workspace a lecture launch starts from: the left side bar (file browser) collapsed, its tabs still there.
+LECTURE_WORKSPACE = {
+    "data": {"layout-restorer:data": {"left": {"collapsed": True, "visible": True, "widgets": []},
+                                      "right": {"collapsed": True, "visible": True, "widgets": []}}},
+    "metadata": {"id": "default"},
+}
+
+#: Its file name: what jupyterlab_server calls the workspace "default" (``slugify("default")``, a test checks it).
+#: Each lecture launch writes it again, so every lecture starts with the side bar collapsed.
+LECTURE_WORKSPACE_FILE = "default-37a8.jupyterlab-workspace"
 
 
 def tutorials_source() -> Path:
@@ -78,8 +97,12 @@ def prepare_lab(folder: str | Path | None = None, *, lecture: bool = False, fres
             continue
         shutil.copyfile(notebook, dest)
         copied.append(notebook.name)
-    settings = target / ".jupyterlab-settings"
-    for name, values in LAB_SETTINGS.items():
+    # Lecture launches have settings of their own: a plain launch afterwards is not enlarged.
+    settings = target / (".jupyterlab-settings-lecture" if lecture else ".jupyterlab-settings")
+    written = dict(LAB_SETTINGS)
+    if lecture:
+        written["@jupyterlab/apputils-extension/themes.jupyterlab-settings"] = {"overrides": LECTURE_FONTS}
+    for name, values in written.items():
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values, indent=2))
@@ -94,5 +117,9 @@ def prepare_lab(folder: str | Path | None = None, *, lecture: bool = False, fres
     env = {"JUPYTERLAB_SETTINGS_DIR": str(settings)}
     if lecture:
         env["ATTNWIDGETS_THEME"] = "lecture"
+        workspaces = target / ".jupyterlab-workspaces-lecture"
+        workspaces.mkdir(exist_ok=True)
+        (workspaces / LECTURE_WORKSPACE_FILE).write_text(json.dumps(LECTURE_WORKSPACE, indent=2))
+        command.append(f"--LabApp.workspaces_dir={workspaces}")
         command.append(LECTURE_NOTEBOOK)  # a path relative to root_dir: JupyterLab opens it
     return LabLaunch(target, copied, kept, command, env)

@@ -98,8 +98,27 @@ def test_bundled_learned_table_near_white_share():
     assert "shade" in sent and "clipped at the 99th percentile" in sent["scale_note"]
 
 
-def test_alibi_every_head_shows():
+def test_alibi_shares_one_scale_by_default():
+    """Head 0's slope is 1/2, head 7's 1/256: on one shared scale the far heads are paler, which is the lesson
+    (issue 24: per-head scales hid the 128-fold differences)."""
     first, second = positional_panels("alibi", length=64, n_heads=8)
+    assert first["vmax"] == pytest.approx(63 / 2)  # head 0 at distance 63, by hand: slope 2^-1
+    assert np.allclose(first["shade"], first["matrix"] / 31.5, atol=1e-6)
+    assert first["shade"][0].min() == pytest.approx(-1.0) and first["shade"][7].min() == pytest.approx(-1 / 128)
+    assert first["scale_note"] == "one scale for every head (per_head_scale=True: one each)"
+    assert first["legend"] == ["-31.5", "31.5"]
+    # the right panel (head 0, or another head) uses the same scale: head 3 (slope 1/16) reaches 1/8 of it
+    _, third = positional_panels("alibi", length=64, n_heads=8, head=3)
+    assert second["vmax"] == third["vmax"] == pytest.approx(31.5)
+    assert np.nanmin(third["shade"]) == pytest.approx(-63 / 16 / 31.5)
+    w = aw.PositionalExplorer("alibi", length=64)
+    assert w._payload["panels"][0]["scale_note"] == first["scale_note"]
+    w.per_head_scale = True
+    assert "one scale per head" in w._payload["panels"][0]["scale_note"]
+
+
+def test_alibi_every_head_shows():
+    first, second = positional_panels("alibi", length=64, n_heads=8, per_head_scale=True)
     old = first["matrix"] / np.abs(first["matrix"]).max()
     assert [near_white_share(r) for r in old][4:] == [1.0] * 4  # heads 4-7 blank on the shared ±31.5 scale
     for row, raw, top in zip(first["shade"], first["matrix"], first["row_vmax"], strict=True):

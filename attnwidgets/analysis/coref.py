@@ -82,6 +82,7 @@ import numpy as np
 from ..result import AttentionResult
 from .coref_files import CorefDocument, Mention, read_coref
 from .dependency import ParseError, Sentence, piece_word_matrix
+from .naming import both_names, paper_label
 from .words import RowMode, WordMap, WordStack
 
 if TYPE_CHECKING:
@@ -429,7 +430,7 @@ class CorefScores:
         layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
         frame = pd.DataFrame({
             "layer": layer.ravel(), "head": head.ravel(),
-            "label": [f"{a + 1}-{b + 1}" for a, b in zip(layer.ravel(), head.ravel())],
+            "label": [paper_label(int(a), int(b)) for a, b in zip(layer.ravel(), head.ravel())],
             "accuracy": self.accuracy.ravel(), "correct": self.correct.sum(-1).ravel(),
             "count": self.n_mentions,
         })
@@ -472,7 +473,8 @@ class CorefScores:
         base = ", ".join(f"{k} {v:.2f}" for k, v in self.baseline_accuracy().items())
         model = f"{self.model!r}, " if self.model else ""
         return (f"CorefScores({model}{self.n_documents} documents, {self.n_segments} segments, {self.n_mentions} "
-                f"mentions, {n_layers} layers x {n_heads} heads; best head {best['label']} {best['accuracy']:.2f}; "
+                f"mentions, {n_layers} layers x {n_heads} heads; best head {both_names(best['layer'], best['head'])} "
+                f"{best['accuracy']:.2f}; "
                 f"baselines {base})")
 
 

@@ -44,6 +44,7 @@ import numpy as np
 from ..attention_stack import block_rows
 from ..result import AttentionResult, ModelInfo
 from .merging import check_same_model, check_same_settings
+from .naming import both_names, paper_label
 from .words import RowMode, WordMap, WordStack
 
 if TYPE_CHECKING:
@@ -555,8 +556,8 @@ class DependencyScores:
         head = ""
         if self.counts.sum() > 0:
             best = self.table().iloc[-1]
-            head = (f"; best head overall {best['label']} ({best['direction']}) {best['accuracy']:.2f} vs offset "
-                    f"baseline {best['baseline_accuracy']:.2f}")
+            head = (f"; best head overall {both_names(best['layer'], best['head'])} ({best['direction']}) "
+                    f"{best['accuracy']:.2f} vs offset baseline {best['baseline_accuracy']:.2f}")
         model = f"{self.model!r}, " if self.model else ""
         return (f"DependencyScores({model}{self.n_sentences} sentences, {int(self.counts.sum())} dependents, "
                 f"{n_rel} relations, {n_layers} layers x {n_heads} heads{head})")
@@ -613,7 +614,7 @@ class DependencyScores:
             (d, layer, head), tied = best(acc[..., r])
             b = int(np.nanargmax(base[:, r]))
             rows.append(dict(relation=self.relations[r], count=int(self.counts[r]), layer=layer, head=head,
-                             label=f"{layer + 1}-{head + 1}", direction=DIRECTIONS[d],
+                             label=paper_label(layer, head), direction=DIRECTIONS[d],
                              accuracy=float(acc[d, layer, head, r]), tied=tied, baseline_offset=OFFSETS[b],
                              baseline_accuracy=float(base[b, r])))
         total = max(int(self.counts.sum()), 1)
@@ -622,7 +623,7 @@ class DependencyScores:
         base_all = self.baseline_correct.sum(-1) / total
         b = int(np.argmax(base_all))
         rows.append(dict(relation="all", count=int(self.counts.sum()), layer=layer, head=head,
-                         label=f"{layer + 1}-{head + 1}", direction=DIRECTIONS[d],
+                         label=paper_label(layer, head), direction=DIRECTIONS[d],
                          accuracy=float(all_acc[d, layer, head]), tied=tied,
                          baseline_offset=OFFSETS[b], baseline_accuracy=float(base_all[b])))
         return pd.DataFrame(rows)

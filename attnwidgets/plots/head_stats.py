@@ -81,6 +81,7 @@ def plot_head_stats(
     font = 16 if big else 9
     if annotate is None:
         annotate = n_heads <= 16
+    own = ax is None  # a caller's axes: its figure's layout is the caller's
     if ax is None:
         scale = 1.3 if big else 1.0
         fig = new_figure((scale * max(4.0, 0.55 * n_heads + 2), scale * max(2.5, 0.45 * n_layers + 1.2)))
@@ -115,7 +116,8 @@ def plot_head_stats(
     ax.tick_params(axis="both", labelsize=font)
     ax.tick_params(axis="y", rotation=0)
     ax.set_title(f"{stats.title} · {label}", fontsize=font + 1)
-    fig.tight_layout()
+    if own:
+        fig.tight_layout()
     return fig
 
 

@@ -114,6 +114,7 @@ def plot_heatmap(
     n = max(len(queries), len(keys))
     if annotate is None:
         annotate = n <= 16
+    own = ax is None  # a caller's axes: its figure's layout is the caller's (a panel_grid is constrained)
     if ax is None:
         side = min(14.0, max(4.0, 0.38 * n + 1.5)) * (1.3 if big else 1.0)
         fig = new_figure((side + 1.2, side))
@@ -148,7 +149,8 @@ def plot_heatmap(
     if selection:
         _draw_span(ax, result, kind, layer, head, selection, combine, queries, top, cmap or _CMAPS.get(theme, "Blues"),
                    font, annotate)
-    fig.tight_layout()
+    if own:
+        fig.tight_layout()
     return fig
 
 

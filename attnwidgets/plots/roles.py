@@ -48,7 +48,9 @@ def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = 
     layer = best[0] if layer is None else check_layer(layer, n_layers)
     head = best[1] if head is None else check_head(head, n_heads)
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
-    fig = new_figure((scale * (max(4.0, 0.55 * n_heads + 2) + 6.0), scale * max(4.5, 0.45 * n_layers + 1.5)))
+    # Constrained layout: the grid's colour-bar label and the map's axis label beside it stay apart.
+    fig = new_figure((scale * (max(4.0, 0.55 * n_heads + 2) + 6.0), scale * max(4.5, 0.45 * n_layers + 1.5)),
+                     layout="constrained")
     grid_ax, map_ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(4.0, 0.55 * n_heads + 2), 6.0]})
     stats = role_stats(roles)
     plot_head_stats(stats, role, theme=theme, cmap=cmap, ax=grid_ax, selected=(layer, head))
@@ -57,7 +59,6 @@ def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = 
         grid_ax.set_title(ROLE_LABELS[role])  # the grid's own title (source · label) is too long beside a map
         map_ax.set_title(f"head {layer}.{head} on the repeated tokens")
         fig.suptitle(stats.title)
-    fig.tight_layout()
     return fig
 
 

@@ -27,7 +27,8 @@ from matplotlib.figure import Figure
 from ..viewdata.theme import resolve_theme
 
 __all__ = ["LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "LiveFigure", "colormap", "fit_lecture",
-           "lecture_fit", "lecture_fonts", "manual_layout", "new_figure", "resolve_theme"]
+           "fit_panels", "lecture_fit", "lecture_fonts", "manual_layout", "new_figure", "panel_grid", "resolve_theme",
+           "untangle"]
 
 #: How much larger a lecture figure is than a light one (fonts are set separately).
 LECTURE_SCALE = 1.3
@@ -90,7 +91,7 @@ def lecture_fit(plot: _F) -> _F:
     @functools.wraps(plot)
     def fitted(*args: Any, **kwargs: Any) -> Any:
         fig = plot(*args, **kwargs)
-        return fit_lecture(fig, kwargs.get("theme"), resize=kwargs.get("ax") is None)
+        return untangle(fit_lecture(fig, kwargs.get("theme"), resize=kwargs.get("ax") is None))
 
     return fitted  # type: ignore[return-value]
 
@@ -127,11 +128,11 @@ def fit_lecture(fig: Figure, theme: str | None = None, *, resize: bool = True) -
     if resize:
         w, h = fig.get_size_inches()  # each side on its own: the fonts keep their size, so a wide figure keeps height
         fig.set_size_inches(min(w, box_w), min(h, box_h))
-    _relayout(fig)
+    _relayout(fig, resize)
     for _ in range(4):  # each pass draws the figure two or three times: stop as soon as nothing changes
         wrapped = _wrap_titles(fig)
         if _thin(fig) or wrapped:
-            _relayout(fig)
+            _relayout(fig, resize)
         if not resize:
             break
         bb = fig.get_tightbbox(_renderer(fig))
@@ -141,6 +142,91 @@ def fit_lecture(fig: Figure, theme: str | None = None, *, resize: bool = True) -
         w, h = fig.get_size_inches()
         fig.set_size_inches(w / over * 0.98, h / over * 0.98)
         _relayout(fig)
+    return fig
+
+
+def panel_grid(n: int, panel: tuple[float, float] = (4.0, 3.6), *, cols: int | None = None, lecture_width: float = 4.0,
+               theme: str | None = None) -> tuple[Figure, list[Any]]:
+    """A figure of ``n`` panels (axes, returned in reading order) that a projector can read: draw into them (a
+    ``plot_*`` function's ``ax=``, titles), then pass the figure to :func:`fit_panels`.
+
+    ``panel`` is one panel's size in inches and ``cols`` the panels per row (default all ``n`` in one row). In the
+    lecture theme the panels wrap to rows of as many panels at least ``lecture_width`` inches wide as fit
+    :data:`LECTURE_BOX`'s width (960 px: two per row by default; ``lecture_width=6``: one), each filling the width
+    and keeping ``panel``'s shape up to the box's height (560 px, a screenful), so five checkpoint maps become three
+    rows of two readable maps instead of five 20 px squares in one squashed row; the figure is as tall as its rows
+    (a notebook scrolls). Laid out with constrained layout (colour bars, titles and tick labels of neighbouring
+    panels kept apart).
+
+    >>> fig, axes = panel_grid(5, (3.2, 3.2), theme="light")
+    >>> len(axes), [float(v) for v in fig.get_size_inches()]
+    (5, [16.0, 3.2])
+    >>> fig, axes = panel_grid(5, (3.2, 3.2), theme="lecture")
+    >>> len(axes), axes[0].get_subplotspec().get_gridspec().get_geometry(), [round(float(v), 2) for v in
+    ...                                                                       fig.get_size_inches()]
+    (5, (3, 2), [9.6, 14.4])
+    """
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"panel_grid needs at least one panel, got n={n!r}")
+    w, h = (float(v) for v in panel)
+    if not (w > 0 and h > 0 and lecture_width > 0):
+        raise ValueError(f"panel_grid: sizes must be positive inches, got panel={panel!r}, "
+                         f"lecture_width={lecture_width!r}")
+    n = int(n)
+    cols = n if cols is None else max(1, min(int(cols), n))
+    lecture = resolve_theme(theme) == "lecture"
+    if lecture:
+        cols = max(1, min(cols, int(LECTURE_BOX[0] // lecture_width)))
+        # Fill the width, keep the panel's shape, but no taller than the screen shows at once.
+        w, h = LECTURE_BOX[0] / cols, min(h * LECTURE_BOX[0] / cols / w, LECTURE_BOX[1])
+    rows = -(-n // cols)
+    fig = new_figure((w * cols, h * rows), layout="constrained", dpi=LECTURE_DPI if lecture else None)
+    grid = fig.add_gridspec(rows, cols)
+    axes = [fig.add_subplot(grid[i // cols, i % cols]) for i in range(n)]
+    return fig, axes
+
+
+def fit_panels(fig: Figure, theme: str | None = None) -> Figure:
+    """Finish a :func:`panel_grid` figure once its panels are drawn and titled, and return it (show it by leaving it
+    on a cell's last line). In the lecture theme every text is raised to :data:`LECTURE_MIN_FONT`, titles wider than
+    their panel wrap, crowded tick labels keep every k-th (as :func:`fit_lecture` does for one plot); the figure keeps
+    the size :func:`panel_grid` gave it. Other themes: laid out again, unchanged otherwise."""
+    if resolve_theme(theme) == "lecture":
+        fit_lecture(fig, theme, resize=False)
+    return untangle(fig)
+
+
+def untangle(fig: Figure) -> Figure:
+    """Keep texts off each other, in any theme, and return ``fig``: a title wider than its room is wrapped (as
+    :func:`fit_lecture` does), then each tick label that still runs into another text (where an x and a y axis meet
+    at a corner, a twin axis's labels meet the other's, a colour bar's ticks meet a title) is hidden; the tick is
+    still drawn and its neighbours say the scale. The same text in the same place (twin axes sharing x) counts
+    once."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    if _wrap_titles(fig, labels=False):
+        fig.canvas.draw()
+    renderer = _renderer(fig)
+    ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for t in axis.get_ticklabels() + axis.get_ticklabels(minor=True)}
+    texts = [t for t in {id(t): t for t in fig.findobj(Text)}.values()
+             if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0]
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    for a, box_a in zip(texts, boxes):
+        if id(a) not in ticks or not a.get_visible():
+            continue
+        for b, box_b in zip(texts, boxes):
+            if b is a or not b.get_visible():
+                continue
+            same = a.get_text() == b.get_text() and max(abs(box_a.x0 - box_b.x0), abs(box_a.y0 - box_b.y0)) <= 1
+            if not same and min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 1 and \
+                    min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 1:
+                a.set_visible(False)
+                break
     return fig
 
 
@@ -167,25 +253,33 @@ def _raise_fonts(fig: Figure) -> None:
             t.set_fontsize(LECTURE_MIN_FONT)
 
 
-def _relayout(fig: Figure) -> None:
+def _relayout(fig: Figure, own: bool = True) -> None:
     """Lay ``fig`` out again at its lecture size: constrained layout, which (unlike tight_layout) keeps colour bars,
-    suptitles and side-by-side panels apart when the fonts grew; a figure placed by hand keeps its placement."""
+    suptitles and side-by-side panels apart when the fonts grew; a figure placed by hand, or one with a layout engine
+    already (a :func:`panel_grid`), keeps its placement. A caller's figure (``own=False``: a plot drawn into its
+    ``ax``) without one gets tight_layout, which the caller may call again (constrained layout, once colour bars
+    exist, would refuse the caller's later ``tight_layout``)."""
     from matplotlib.layout_engine import ConstrainedLayoutEngine, PlaceHolderLayoutEngine
 
     engine = fig.get_layout_engine()
     if not getattr(fig, "_aw_manual_layout", False) and (engine is None or isinstance(engine, PlaceHolderLayoutEngine)):
         try:
+            if not own:
+                raise RuntimeError
             fig.set_layout_engine(ConstrainedLayoutEngine())
         except RuntimeError:  # colour bars made for a gridspec layout (seaborn's): the engine cannot change
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fig.tight_layout()
+                try:
+                    fig.tight_layout()
+                except RuntimeError:  # an engine that cannot become tight either: leave the placement
+                    pass
     fig.canvas.draw()
 
 
-def _wrap_titles(fig: Figure) -> bool:
+def _wrap_titles(fig: Figure, labels: bool = True) -> bool:
     """Wrap a title wider than it may be (the figure's width; beside other titled panels, about its own panel's) and
-    an axis label (a colour bar's too) longer than its axes' side."""
+    (``labels``) an axis label (a colour bar's too) longer than its axes' side."""
     width = fig.get_size_inches()[0] * fig.dpi
     renderer = _renderer(fig)
     titled = [ax for ax in fig.axes if ax.title.get_text()]
@@ -199,8 +293,10 @@ def _wrap_titles(fig: Figure) -> bool:
     suptitle = getattr(fig, "_suptitle", None)
     for t, room, along in [(ax.title, title_room(ax), "x") for ax in titled] + \
             ([(suptitle, width * 0.98, "x")] if suptitle is not None else []) + \
-            [(ax.xaxis.label, max(ax.get_window_extent(renderer).width * 1.1, 120), "x") for ax in fig.axes] + \
-            [(ax.yaxis.label, max(ax.get_window_extent(renderer).height * 1.1, 120), "y") for ax in fig.axes]:
+            [(ax.xaxis.label, max(ax.get_window_extent(renderer).width * 1.1, 120), "x") for ax in fig.axes
+             if labels] + \
+            [(ax.yaxis.label, max(ax.get_window_extent(renderer).height * 1.1, 120), "y") for ax in fig.axes
+             if labels]:
         text = t.get_text()
         if not text or not t.get_visible():
             continue

@@ -35,8 +35,9 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def symmetric_scale(matrix: np.ndarray) -> dict[str, Any]:
-    """The plain scale: −max |value| to +max |value| (white at 0), for panels where no outlier sets it.
+def symmetric_scale(matrix: np.ndarray, top: float | None = None) -> dict[str, Any]:
+    """The plain scale: −max |value| to +max |value| (white at 0), for panels where no outlier sets it; ``top``: a
+    given end instead (a scale shared with other panels; larger values take the end colours).
 
     Examples
     --------
@@ -45,10 +46,14 @@ def symmetric_scale(matrix: np.ndarray) -> dict[str, Any]:
     ([[-1.0, 0.5]], ['-2', '2'])
     """
     m = np.asarray(matrix, dtype=np.float32)
-    finite = np.abs(m[np.isfinite(m)])
-    top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-    return {"shade": (m / top).astype(np.float32), "legend": [_fmt(-top), _fmt(top)], "vmax": top,
-            "scale_note": f"scale {_fmt(-top)} to {_fmt(top)} (the largest |value|)"}
+    if top is None or not (np.isfinite(top) and top > 0):
+        finite = np.abs(m[np.isfinite(m)])
+        top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        note = f"scale {_fmt(-top)} to {_fmt(top)} (the largest |value|)"
+    else:
+        note = f"scale {_fmt(-top)} to {_fmt(top)} (shared)"
+    return {"shade": np.clip(m / top, -1, 1).astype(np.float32), "legend": [_fmt(-top), _fmt(top)], "vmax": top,
+            "scale_note": note}
 
 
 def clipped_scale(matrix: np.ndarray, percentile: float = 99.0) -> dict[str, Any]:

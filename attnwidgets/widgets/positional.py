@@ -90,6 +90,7 @@ def positional_panels(
     similarity: str = "cosine",
     table: np.ndarray | None = None,
     seed: int = 0,
+    per_head_scale: bool = False,
 ) -> list[dict[str, Any]]:
     """The two panels :class:`PositionalExplorer` draws, as numpy arrays with titles.
 
@@ -100,7 +101,9 @@ def positional_panels(
         ``title``, ``rows`` / ``cols`` (axis names), ``col_start`` (the number of the first column), ``value``
         (what a cell holds), the colour scale (:mod:`attnwidgets.viewdata.scales`: ``shade`` in −1..1 as drawn,
         ``legend`` [low, high] texts, ``vmax``, ``scale_note``; a learned table clipped at the 99th percentile of
-        |value|, ALiBi's heads one scale each) and optionally ``extra`` (e.g. T5's bucket per cell) and ``note``.
+        |value|; ALiBi's heads on one shared scale, head 0's, so the 128-fold slope differences show, or
+        ``per_head_scale=True``: one scale each, every head's shape visible) and optionally ``extra`` (e.g. T5's
+        bucket per cell) and ``note``.
 
     Examples
     --------
@@ -166,11 +169,18 @@ def positional_panels(
                       "of the range")
     second["spread"] = spread
     # The colour scale, chosen here: a learned table's one outlier (1.87 in the bundled model, 99 % of |values| under
-    # 0.07) would leave the panel white, so it is clipped at the 99th percentile; ALiBi's heads differ 128-fold in
-    # slope, so each head (row) gets its own scale. The legend and note say so.
+    # 0.07) would leave the panel white, so it is clipped at the 99th percentile. ALiBi's heads differ 128-fold in
+    # slope: that difference is the lesson, so by default every head (both panels) shares head 0's scale and the far
+    # heads stay pale; per_head_scale=True gives each head (row) its own scale to show its shape. The notes say so.
+    alibi_shared = encoding == "alibi" and not per_head_scale
     first.update(clipped_scale(first["matrix"]) if encoding == "learned" else
-                 row_scale(first["matrix"], "head") if encoding == "alibi" else symmetric_scale(first["matrix"]))
-    second.update(symmetric_scale(second["matrix"]))
+                 row_scale(first["matrix"], "head") if encoding == "alibi" and per_head_scale else
+                 symmetric_scale(first["matrix"]))
+    second.update(symmetric_scale(second["matrix"], top=float(np.abs(first["matrix"]).max()) if alibi_shared
+                                  else None))
+    if alibi_shared:
+        for panel in (first, second):
+            panel["scale_note"] = "one scale for every head (per_head_scale=True: one each)"
     return [first, second]
 
 
@@ -235,6 +245,11 @@ class PositionalExplorer(AttnWidget):
     """str, default "cosine": the sinusoidal / learned similarity, "cosine" or "dot" (peaks at d/2 for sinusoidal).
     A menu in the page; two-way."""
 
+    per_head_scale = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: ALiBi's heads on one shared colour scale (head 0's), so a far head's 128 times smaller
+    slope shows as a paler picture; True gives each head its own scale (every head's shape visible, the sizes not).
+    Two-way."""
+
     colormap = Colormap(DIVERGING_COLORMAPS).tag(sync=True)
     """str, default "" (the theme's: "rdbu", "puor" in the lecture theme): the diverging scale of both panels."""
 
@@ -274,6 +289,7 @@ class PositionalExplorer(AttnWidget):
         return positional_panels(
             self.encoding, length=self.length, d_model=self.d_model, n_heads=self.n_heads, head=self.head,
             causal=self.causal, similarity=self.similarity, table=self._table if self.encoding == "learned" else None,
+            per_head_scale=self.per_head_scale,
         )
 
     @traitlets.validate("encoding")
@@ -315,7 +331,8 @@ class PositionalExplorer(AttnWidget):
             checked(check_head, v, self.n_heads, allow_mean=False)
         return v
 
-    @traitlets.observe("encoding", "length", "d_model", "n_heads", "head", "causal", "similarity", "theme")
+    @traitlets.observe("encoding", "length", "d_model", "n_heads", "head", "causal", "similarity", "theme",
+                       "per_head_scale")
     def _on_change(self, change: dict[str, Any]) -> None:
         if change["name"] != "theme":
             self._refresh()

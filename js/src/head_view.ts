@@ -12,7 +12,7 @@
 // `window` description saying which token each row and column is. The ◀ ▶ buttons (Page Up / Page Down) move it.
 // Heads that share a key/value head (GQA: `_meta.n_kv_heads` < heads) are outlined together in the swatch bar.
 
-import { categorical, hexToRgb } from "./shared/colors";
+import { categorical, hexToRgb, readableOn } from "./shared/colors";
 import { controlGroup, h, listen, resetControls, select } from "./shared/dom";
 import { fitToken, labelRoom, prepareCanvas, textMeasurer } from "./shared/draw";
 import { fitWatcher } from "./shared/fit";
@@ -332,8 +332,14 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     let rowH = Math.max(4, Math.min(t.font + 6, Math.floor(30000 / 2 / n)));
     if (room) rowH = Math.max(3, Math.min(rowH, Math.floor((room.height - 16) / n)));
     scroll.style.maxHeight = room ? "" : "640px";
-    // A window labels each token with its position too (muted, outside the token column).
-    const posW = win ? Math.ceil(String(win.n[0]).length * t.font * 0.62) + 8 : 0;
+    // A window labels each token with its position too (muted, outside the token column); a sentence pair marks
+    // its segments there instead: "A" / "B" and a bar along each segment's rows, on both columns.
+    const pair = !win && (qseg.includes(1) || kseg.includes(1));
+    const posW = win
+      ? Math.ceil(String(win.n[0]).length * t.font * 0.62) + 8
+      : pair
+        ? Math.ceil(t.font * 0.9) + 12
+        : 0;
     // Fitted: the gap between the columns gives way so the canvas is no wider than the box.
     const natural = t.name === "lecture" ? 320 : 240;
     const gapW = room ? Math.max(120, Math.min(natural, room.width - (2 * posW + wl + wr + 12))) : natural;
@@ -371,7 +377,8 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
       const x1 = geo.xl + 6;
       const x2 = geo.xr - 6;
       ctx.lineWidth = rowH >= 10 ? 2 : 1;
-      for (const hd of model.get("heads")) {
+      const shown = model.get("heads");
+      for (const hd of shown) {
         if (hd >= H) continue;
         const paths: Path2D[] = Array.from({ length: STEPS }, () => new Path2D());
         const used = new Uint8Array(STEPS);
@@ -386,7 +393,9 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
           used[step] = 1;
           drawn++;
         });
-        ctx.strokeStyle = categorical(hd);
+        // One head alone: its colour darkened to 4.5 : 1 on the background (a pale yellow or sky-blue head
+        // drawn at opacity = weight vanished on a projector); several keep their hues apart.
+        ctx.strokeStyle = shown.length === 1 ? readableOn(categorical(hd), t.bg) : categorical(hd);
         for (let s = 0; s < STEPS; s++) {
           if (!used[s]) continue;
           ctx.globalAlpha = Math.max(0.06, (s + 1) / STEPS);
@@ -410,7 +419,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
         ctx.textAlign = "right";
         ctx.fillStyle = hot ? t.accent : qIn(i) ? t.fg : "#b8bec6";
         ctx.fillText(fitToken(ctx, queries[i] ?? "", geo.xl - posW - 4, 20), geo.xl, yOf(i));
-        if (posW) {
+        if (posW && win) {
           ctx.textAlign = "left";
           ctx.fillStyle = t.muted;
           ctx.fillText(String(q0 + i), 2, yOf(i));
@@ -431,6 +440,22 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
         ctx.fillStyle = t.muted;
         ctx.textAlign = "left";
         ctx.fillText("far keys:", geo.xr, yOf(nWin));
+      }
+      if (pair) {
+        const marks = (seg: number[], x: number, y: (i: number) => number) => {
+          for (let i = 0; i < seg.length; i++) {
+            if (i > 0 && seg[i] === seg[i - 1]) continue;
+            let end = i;
+            while (end + 1 < seg.length && seg[end + 1] === seg[i]) end++;
+            ctx.fillStyle = t.muted;
+            ctx.fillRect(x + posW - 8, y(i) - rowH / 2 + 2, 3, y(end) - y(i) + rowH - 4);
+            ctx.fillStyle = t.fg;
+            ctx.textAlign = "left";
+            ctx.fillText(seg[i] ? "B" : "A", x, y(i));
+          }
+        };
+        marks(qseg.slice(0, nq), 2, yOf);
+        marks(kseg.slice(0, nk), geo.xr + wr + 4, yK);
       }
     }
     const all = counts[0] + counts[1] + counts[2] + counts[3];

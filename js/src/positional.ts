@@ -290,7 +290,9 @@ function render({ model, el }: RenderProps<PositionalTraits>): () => void {
     title.textContent = `Positional encodings · ${label}${which} · ${model.get("length")} positions`;
     root.dataset.encoding = enc;
     const side = fittedSide(t.name === "lecture", t.name === "lecture" ? 70 : 52);
-    for (const b of boxes) b.note.style.maxWidth = side ? `${side + 70}px` : "420px";
+    // A fitted note keeps at least 360 px: narrower, it wraps to more lines, the panels shrink to make room, and
+    // the note narrows again (ALiBi's maps ended at 100 px beside a one-word-a-line note).
+    for (const b of boxes) b.note.style.maxWidth = side ? `${Math.max(side + 70, 360)}px` : "420px";
     drawn = panels.slice(0, 2).map((p, i) => drawPanel(i, p, side));
   }
 

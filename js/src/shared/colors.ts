@@ -66,3 +66,35 @@ const CATEGORICAL = [
 export function categorical(i: number): string {
   return CATEGORICAL[((i % CATEGORICAL.length) + CATEGORICAL.length) % CATEGORICAL.length];
 }
+
+/** WCAG relative luminance of an sRGB colour "#rrggbb" (0 black .. 1 white). */
+export function luminance(hex: string): number {
+  const lin = (c: number) => {
+    const s = c / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
+  const [r, g, b] = hexToRgb(hex);
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** WCAG contrast ratio of two colours (1 .. 21). */
+export function contrast(a: string, b: string): number {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+/** ``hex`` darkened (mixed towards black, hue kept) until its contrast with ``bg`` is at least ``ratio``: a head's
+ * colour drawn alone on white (yellow #F0E442 is 1.2 : 1) reads from the back of a room. */
+export function readableOn(hex: string, bg: string, ratio = 4.5): string {
+  const [r, g, b] = hexToRgb(hex);
+  for (let k = 0; k <= 20; k++) {
+    const f = 1 - k / 20;
+    const hex2 = (c: number) =>
+      Math.round(c * f)
+        .toString(16)
+        .padStart(2, "0");
+    const out = `#${hex2(r)}${hex2(g)}${hex2(b)}`;
+    if (contrast(out, bg) >= ratio) return out;
+  }
+  return "#000000";
+}
