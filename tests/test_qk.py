@@ -65,6 +65,8 @@ def test_tiny_llama_rope_gqa(tiny_llama):
 
 
 def test_bundled_model_all_layers(bundled):
+    # A result cached by an earlier test may come from a padded batch (float rounding ~1e-6 away from a run alone).
+    bundled.cache.clear()
     caps = capture_qk_layers(TEXT, model=bundled)
     res = bundled.run(TEXT)
     assert len(caps) == 6
