@@ -42,7 +42,8 @@ def test_scales_are_labelled_on_screen(lab):
                    "r = aw.AttentionResult.from_arrays(u, list('abcdefg'))\n"
                    "heat = aw.AttentionHeatmap(r, vmax=1.0); heat",
                    "pos = aw.PositionalExplorer.from_model(length=64); pos",
-                   "alibi = aw.PositionalExplorer('alibi', length=64, per_head_scale=True); alibi"], viewport=(1280, 720))
+                   "alibi = aw.PositionalExplorer('alibi', length=64, per_head_scale=True); alibi"],
+                  viewport=(1280, 720))
     heat = nb.widget(0)
     legend = heat.locator(".aw-legend span[data-scale]")
     legend.wait_for(state="attached", timeout=30_000)
