@@ -116,7 +116,7 @@ def test_t5_static_twin_draws_the_bias_panel(tiny_t5):
     widths = [p.get_width() for p in body.patches]
     np.testing.assert_allclose(widths, np.where(cap.mask[3], cap.bias[1, 3], 0.0), atol=1e-6)
     texts = [t.get_text() for t in body.texts]
-    assert texts[0] == f"{cap.bias[1, 3, 0]:+.2f} b{cap.bucket[3, 0]}"
+    assert texts[0] == f"{cap.bias[1, 3, 0]:.2f} b{cap.bucket[3, 0]}"
 
 
 def test_cross_attention_has_no_bias(tiny_t5):
@@ -134,19 +134,20 @@ def test_no_bias_families_unchanged(request, fixture):
     assert len(plot_qk(cap).axes) == 12, "six panels, as before"
 
 
-def test_a_model_whose_extra_term_is_not_a_bias_keeps_the_warning(tmp_path):
+def test_a_model_whose_extra_term_is_not_a_bias_keeps_the_warning(tmp_path, tiny_gemma2):
     """Gemma 2 soft-caps its logits: there is no additive bias to identify, so the steps stay q·k, scale, softmax and
     the recompute error is reported as before (weights initialised large so that the cap bites)."""
-    from conftest import _bpe_tokenizer, _save
-    from transformers import Gemma2Config, Gemma2ForCausalLM
+    from transformers import AutoTokenizer, Gemma2Config, Gemma2ForCausalLM
 
     torch.manual_seed(8)
-    tok = _bpe_tokenizer()
+    tok = AutoTokenizer.from_pretrained(tiny_gemma2)
     cfg = Gemma2Config(num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2, head_dim=8, hidden_size=32,
                        intermediate_size=64, vocab_size=len(tok), max_position_embeddings=64,
                        attn_logit_softcapping=0.5, query_pre_attn_scalar=8, bos_token_id=0, eos_token_id=0,
                        pad_token_id=0, initializer_range=0.5)
-    path = _save(Gemma2ForCausalLM(cfg), tok, tmp_path / "capped")
+    path = str(tmp_path / "capped")
+    Gemma2ForCausalLM(cfg).save_pretrained(path)
+    tok.save_pretrained(path)
     with pytest.warns(UserWarning, match=r"softmax\(q·k · scaling \+ mask\) differs from the model's weights"):
         cap = capture_qk(TEXT, model=path, layer=0)
     assert cap.bias is None and cap.recompute_error > 1e-2

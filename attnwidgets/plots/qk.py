@@ -136,7 +136,7 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         lim = float(np.abs(np.where(allowed, bias, 0.0)).max()) or 1.0
         for j in range(m):
             if allowed[j]:
-                tag = f"{bias[j]:+.2f}" + ("" if bucket is None else f" b{int(bucket[j])}")
+                tag = f"{bias[j]:.2f}" + ("" if bucket is None else f" b{int(bucket[j])}")
                 body[4].text(lim * 1.02, j, tag, va="center", ha="left", fontsize=font - 2)
     best = int(np.argmax(np.where(allowed, w, -1)))
     body[soft].barh(y, w, color=["#d55e00" if j == best else "#2171b5" for j in range(m)], height=0.7)

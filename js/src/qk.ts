@@ -188,11 +188,20 @@ const PANELS = [
 
 const NUMBERS = "①②③④⑤⑥⑦";
 
-/** The panels shown: the "+ bias" panel only for a model that adds a position bias; titles numbered in order. */
-export function panels(bias: boolean): Array<{ id: string; title: string; help: string }> {
+/**
+ * The panels shown: the "+ bias" panel only for a model that adds a position bias; titles numbered in order. The
+ * scaling panel says "× 1/√d" when the model scales by 1/√d (`headDim`), else its factor ("× 1" for T5).
+ */
+export function panels(
+  bias: boolean,
+  scaling?: number,
+  headDim?: number,
+): Array<{ id: string; title: string; help: string }> {
+  const rootD =
+    scaling !== undefined && headDim !== undefined && Math.abs(scaling - 1 / Math.sqrt(headDim)) < 1e-6;
   return PANELS.filter(([id]) => bias || id !== "bias").map(([id, title, help], n) => ({
     id,
-    title: `${NUMBERS[n]} ${title}`,
+    title: `${NUMBERS[n]} ${id === "scaled" && scaling !== undefined && !rootD ? `× ${Number(scaling.toPrecision(3))}` : title}`,
     help,
   }));
 }
@@ -205,14 +214,16 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   const row = h("div", { className: "aw-qk-panels" });
   const canvases: Record<string, HTMLCanvasElement> = {};
   const hasBias = () => Boolean(model.get("_meta").bias);
-  let shownBias: boolean | null = null;
+  let shown = ""; // what the panels were built for: bias, scaling, head size
   /** (Re)build the panels: the "+ bias" panel appears only when the capture has a bias. */
-  function buildPanels(): void {
-    if (shownBias === hasBias()) return;
-    shownBias = hasBias();
+  function buildPanels(): boolean {
+    const m = model.get("_meta");
+    const want = `${hasBias()}/${m.scaling}/${m.head_dim}`;
+    if (shown === want) return false;
+    shown = want;
     row.replaceChildren();
     for (const key of Object.keys(canvases)) delete canvases[key];
-    for (const { id, title: head, help } of panels(shownBias)) {
+    for (const { id, title: head, help } of panels(hasBias(), m.scaling, m.head_dim)) {
       const canvas = h("canvas", { "data-testid": `qk-${id}` });
       canvases[id] = canvas;
       row.append(
@@ -224,6 +235,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
         ),
       );
     }
+    return true;
   }
   buildPanels();
   const tooltip = tooltipBox();
@@ -506,12 +518,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     if (r.bias && canvases.bias) {
       const bias = r.bias;
       const bucket = r.bucket;
-      bars(
-        "bias",
-        bias,
-        (x) => (x >= 0 ? "+" : "") + x.toFixed(2),
-        bucket ? bucket.map((b) => `b${b}`) : undefined,
-      );
+      bars("bias", bias, (x) => x.toFixed(2), bucket ? bucket.map((b) => `b${b}`) : undefined);
       Object.assign(canvases.bias.dataset, {
         bias: Array.from(bias, (x) => x.toFixed(6)).join(","),
         buckets: bucket ? bucket.join(",") : "",
@@ -575,7 +582,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     title.textContent = `${userText(m.title)} · ${m.stack} attention · layer ${model.get("layer")} · head ${model.get("head")}`;
     caption.textContent = `query ${i} “${isolate(tokenLabel(m.tokens[i] ?? "", 24))}”${kv} · d = ${d} · scaling ${m.scaling.toPrecision(4)}${
       Math.abs(m.scaling - 1 / Math.sqrt(d)) < 1e-6 ? ` = 1/√${d}` : ""
-    }${r.bias ? ` · + position bias${r.bucket ? " (T5 buckets b…)" : ""}` : ""} · strongest key: “${best >= 0 ? isolate(tokenLabel(keys[keyPos(data, best)] ?? "", 24)) : "none"}”${
+    }${r.bias ? ` · + position bias${r.bucket ? " (bN: T5 relative-position bucket)" : ""}` : ""} · strongest key: “${best >= 0 ? isolate(tokenLabel(keys[keyPos(data, best)] ?? "", 24)) : "none"}”${
       data.pos
         ? ` · keys ${model.get("window")[0]}–${model.get("window")[1] - 1} of ${keys.length}, outside them ${(100 * data.outside).toFixed(1)} % of the weight`
         : ""
@@ -723,10 +730,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     onModel(model, "change:_meta", () => {
       requester.clear();
       data = null;
-      if (shownBias !== hasBias()) {
-        buildPanels();
-        listenPanels();
-      }
+      if (buildPanels()) listenPanels();
       rebuild();
     }),
   );
@@ -743,7 +747,10 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
 /** The QK view's own styles (added to the shared ones in its root by `widgetShell`). */
 const QK_CSS = `
 .aw-qk-panels { display: flex; gap: 8px; align-items: flex-start; overflow: auto; max-width: 100%; max-height: 75vh; }
-.aw-qk-panel { border: 1px solid var(--aw-muted); border-radius: 4px; padding: 4px; flex: none; }
+.aw-qk-panels { align-items: stretch; }
+/* every panel as tall as the tallest, its canvas at the bottom: the key rows line up even when a title wraps */
+.aw-qk-panel { border: 1px solid var(--aw-muted); border-radius: 4px; padding: 4px; flex: none;
+  display: flex; flex-direction: column; justify-content: flex-end; }
 .aw-qk-head { font-weight: 600; margin-bottom: 4px; white-space: nowrap; }
 .aw-qk-caption { margin: 2px 0 6px; }
 .aw-window-nav { display: inline-flex; gap: 6px; align-items: center; font-variant-numeric: tabular-nums; }

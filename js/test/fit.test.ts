@@ -122,3 +122,11 @@ describe("QKStepThrough with a position bias", () => {
     expect(total).toBeLessThanOrEqual(900);
   });
 });
+
+describe("QKStepThrough scaling title", () => {
+  it("says × 1/√d only when the model scales by it, else its factor (T5: × 1)", () => {
+    expect(panels(false, 1 / Math.sqrt(32), 32)[3].title).toBe("④ × 1/√d");
+    expect(panels(true, 1, 8)[3].title).toBe("④ × 1");
+    expect(panels(true, 0.125, 8)[3].title).toBe("④ × 0.125");
+  });
+});
