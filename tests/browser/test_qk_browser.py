@@ -105,6 +105,16 @@ def test_qk_t5_bias_panel_draws_and_follows_a_click(lab, tiny_t5):
     bias, bucket = python_bias(nb, 4)
     assert [float(x) for x in stats["bias"].split(",")] == [round(b, 6) for b in bias]
     assert [int(x) for x in stats["buckets"].split(",")] == bucket
+    # On a projector (1280 x 720, lecture theme) the seven panels fit the notebook's visible area.
+    nb.widget().evaluate("(e) => e.scrollIntoView({block: 'start'})")
+    nb.page.wait_for_timeout(400)
+    boxes = nb.page.evaluate("""() => {
+        const r = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+        return {area: r(document.querySelector('.jp-WindowedPanel-outer')),
+                last: r([...document.querySelectorAll('.aw-qk-panel')].at(-1))};
+    }""")
+    (al, at, ar, ab), (ll, lt, lr, lb) = boxes["area"], boxes["last"]
+    assert ll >= al - 1 and lt >= at - 1 and lr <= ar + 1 and lb <= ab + 1, boxes
     nb.screenshot("qk-t5-bias-lecture")
 
     # Click key token 7 in panel 1: it becomes the query, and the bias panel shows that query's bias and buckets.
