@@ -49,9 +49,17 @@ class QKCapture:
     output : np.ndarray
         (H, n, d) float32 ``weights @ v``: the head's slice of the attention output, before the output projection.
     recompute_error : float
-        Largest absolute difference between ``weights`` and the softmax recomputed from ``scaled`` and ``mask``.
+        Largest absolute difference between ``weights`` and the softmax recomputed from ``scaled + bias`` and
+        ``mask``.
     model : ModelInfo | None
         Which model made it.
+    bias : np.ndarray | None
+        (H, n, m) float32 the additive position bias the model adds to the scaled logits before the softmax (T5's
+        relative-position bias, ALiBi's linear bias), or None when it adds none. The softmax is over
+        ``scaled + bias`` (masked keys excluded).
+    bucket : np.ndarray | None
+        (n, m) int64: T5's relative-position bucket of each (query, key) pair (the row of the bias table each
+        head's bias is read from: ``bias[h, i, j] == table[bucket[i, j], h]``); None when the bias has no buckets.
     """
 
     tokens: list[str]
@@ -70,6 +78,13 @@ class QKCapture:
     output: np.ndarray
     recompute_error: float = 0.0
     model: ModelInfo | None = field(default=None)
+    bias: np.ndarray | None = None
+    bucket: np.ndarray | None = None
+
+    @property
+    def biased(self) -> np.ndarray:
+        """(H, n, m) float32 what the softmax is taken of: ``scaled + bias`` (``scaled`` when there is no bias)."""
+        return self.scaled if self.bias is None else (self.scaled + self.bias).astype(np.float32)
 
     @property
     def n_heads(self) -> int:
@@ -80,7 +95,8 @@ class QKCapture:
         return int(self.q.shape[-1])
 
     def head(self, h: int) -> dict[str, np.ndarray]:
-        """One head's arrays: q (n, d), k (m, d), v (m, d), logits/scaled/weights (n, m), output (n, d).
+        """One head's arrays: q (n, d), k (m, d), v (m, d), logits/scaled/weights (n, m), output (n, d); with a
+        bias also ``bias`` and ``biased`` (n, m), and ``bucket`` (n, m) when the bias has buckets.
 
         Examples
         --------
@@ -92,8 +108,14 @@ class QKCapture:
         if not 0 <= h < self.n_heads:
             raise IndexError(f"head {h} is out of range: this layer has {self.n_heads} heads (0..{self.n_heads - 1})")
         g = int(self.kv_head[h])
-        return {"q": self.q[h], "k": self.k[g], "v": self.v[g], "logits": self.logits[h], "scaled": self.scaled[h],
-                "weights": self.weights[h], "output": self.output[h]}
+        out = {"q": self.q[h], "k": self.k[g], "v": self.v[g], "logits": self.logits[h], "scaled": self.scaled[h],
+               "weights": self.weights[h], "output": self.output[h]}
+        if self.bias is not None:
+            out["bias"] = self.bias[h]
+            out["biased"] = (self.scaled[h] + self.bias[h]).astype(np.float32)
+            if self.bucket is not None:
+                out["bucket"] = self.bucket
+        return out
 
     @classmethod
     def from_vectors(
@@ -110,11 +132,14 @@ class QKCapture:
         stack: str = "self",
         model: ModelInfo | None = None,
         weights: np.ndarray | None = None,
+        bias: np.ndarray | None = None,
+        bucket: np.ndarray | None = None,
     ) -> QKCapture:
         """Build a capture from q (H, n, d), k and v (H_kv, m, d), computing every step in numpy.
 
         ``weights`` (H, n, m), when given, are the model's own and are kept; ``recompute_error`` compares them with
-        the softmax recomputed here.
+        the softmax recomputed here. ``bias`` (H, n, m), when given, is added to the scaled logits before the softmax
+        (as T5 and ALiBi models add it: after the scaling); ``bucket`` (n, m) is T5's bucket of each pair.
 
         Examples
         --------
@@ -124,6 +149,15 @@ class QKCapture:
         ...                            rng.normal(size=(2, 3, 4)), ["a", "b", "c"])
         >>> c.scaling, np.allclose(c.weights.sum(-1), 1)
         (0.5, True)
+
+        An ALiBi-style bias, ``-slope · (i - j)`` per head, is added after the scaling:
+
+        >>> dist = np.arange(3)[None, :] - np.arange(3)[:, None]
+        >>> b = np.array([0.5, 0.25])[:, None, None] * dist
+        >>> c = QKCapture.from_vectors(np.zeros((2, 3, 4)), np.zeros((2, 3, 4)), np.ones((2, 3, 4)), ["a", "b", "c"],
+        ...                            bias=b)
+        >>> [round(float(x), 3) for x in c.weights[0, 0]]  # q·k is 0: the weights are softmax(bias)
+        [0.186, 0.307, 0.506]
         """
         q = np.asarray(q, dtype=np.float32)
         k = np.asarray(k, dtype=np.float32)
@@ -138,7 +172,15 @@ class QKCapture:
         allowed = np.ones((n, m), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
         logits = np.einsum("hnd,hmd->hnm", q, k[kv_head]).astype(np.float32)
         scaled = (logits * np.float32(scaling)).astype(np.float32)
-        recomputed = masked_softmax(scaled, allowed)
+        if bias is not None:
+            bias = np.ascontiguousarray(np.broadcast_to(np.asarray(bias, dtype=np.float32), (n_heads, n, m)))
+            if bucket is not None:
+                bucket = np.asarray(bucket, dtype=np.int64)
+                if bucket.shape != (n, m):
+                    raise ValueError(f"bucket has shape {bucket.shape}; expected (queries, keys) = {(n, m)}")
+        elif bucket is not None:
+            raise ValueError("bucket given without a bias: the buckets say which bias each pair gets")
+        recomputed = masked_softmax(scaled if bias is None else scaled + bias, allowed)
         if weights is None:
             weights = recomputed
             error = 0.0
@@ -148,11 +190,13 @@ class QKCapture:
         output = np.einsum("hnm,hmd->hnd", weights, v[kv_head]).astype(np.float32)
         return cls(tokens=list(tokens), key_tokens=list(key_tokens if key_tokens is not None else tokens),
                    layer=layer, stack=stack, q=q, k=k, v=v, kv_head=kv_head, scaling=float(scaling), mask=allowed,
-                   logits=logits, scaled=scaled, weights=weights, output=output, recompute_error=error, model=model)
+                   logits=logits, scaled=scaled, weights=weights, output=output, recompute_error=error, model=model,
+                   bias=bias, bucket=bucket)
 
     def __repr__(self) -> str:
         return (f"QKCapture({self.stack} layer {self.layer}, {self.n_heads} heads x {len(self.tokens)} queries x "
-                f"{len(self.key_tokens)} keys, d={self.head_dim}, scaling={self.scaling:.4g})")
+                f"{len(self.key_tokens)} keys, d={self.head_dim}, scaling={self.scaling:.4g}"
+                f"{', + position bias' if self.bias is not None else ''})")
 
 
 def masked_softmax(x: np.ndarray, allowed: np.ndarray) -> np.ndarray:

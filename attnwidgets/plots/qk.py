@@ -23,10 +23,13 @@ _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 @lecture_fit
 def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int = 0, *, layer: int | None = None,
             window: tuple[int, int] | list[int] | None = None, theme: str | None = None) -> Figure:
-    """Draw the QK step-through of ``head`` for query token ``query``: six panels sharing the key rows.
+    """Draw the QK step-through of ``head`` for query token ``query``: six panels sharing the key rows (seven with
+    a position bias).
 
     Panels: ① q (top) and the keys k as colour strips, ② q ⊙ k, ③ q·k, ④ × scaling, ⑤ softmax, ⑥ the values
-    (faded by weight) and their weighted sum (top) — the same panels as the widget.
+    (faded by weight) and their weighted sum (top) — the same panels as the widget. A capture with a position bias
+    (T5, ALiBi-style) gets a "⑤ + bias" panel before the softmax, each key's T5 bucket written beside its bar
+    ("b3"), and the panels after it are numbered on.
 
     Parameters
     ----------
@@ -58,6 +61,9 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     >>> fig = plot_qk(c, head=1, query=1)
     >>> [ax.get_title() for ax in fig.axes[2:5]]
     ['③ q · k', '④ × 0.5', '⑤ softmax']
+    >>> b = QKCapture.from_vectors(c.q, c.k, c.v, c.tokens, bias=np.ones((2, 3, 3)), bucket=np.zeros((3, 3), int))
+    >>> [ax.get_title() for ax in plot_qk(b, head=1, query=1).axes[3:7]]
+    ['④ × 0.5', '⑤ + bias', '⑥ softmax', '⑦ Σ weight × v']
     """
     captures = captures_by_layer(capture, "plot_qk")
     capture = captures[next(iter(captures)) if layer is None else check_captured(layer, captures)]
@@ -77,6 +83,8 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         cut = qk_window(capture, head, query, win)
         q, k, v, out = cut["q"][0], cut["k"], cut["v"], cut["output"][0]
         logits, scaled, w = cut["logits"][0], cut["scaled"][0], cut["weights"][0]
+        bias = cut["bias"][0] if "bias" in cut else None
+        bucket = cut["bucket"][0] if "bucket" in cut else None
         allowed = cut["mask"][0] > 0.5
         positions = cut["keys"].tolist()
         n_win = win[1] - win[0]
@@ -87,16 +95,20 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         q, k, v = a["q"][query], a["k"], a["v"]
         out = a["output"][query]
         logits, scaled = a["logits"][query], a["scaled"][query]
+        bias = a["bias"][query] if "bias" in a else None
+        bucket = a["bucket"][query] if "bucket" in a else None
         allowed = capture.mask[query]
         w = a["weights"][query]
         where = ""
     m = len(w)
     rows = max(m, 1)
     height = min(24.0, 1.6 + 0.3 * rows) * (1.3 if big else 1.0)
-    fig = new_figure((17 if big else 13, height))
-    axes = fig.subplots(2, 6, sharex="col",
+    n_cols = 6 if bias is None else 7
+    fig = new_figure(((17 if big else 13) * n_cols / 6, height))
+    axes = fig.subplots(2, n_cols, sharex="col",
                         gridspec_kw={"height_ratios": [1, max(2, rows)], "hspace": 0.05, "wspace": 0.35})
     top, body = axes[0], axes[1]
+    soft, vals_col = n_cols - 2, n_cols - 1  # the softmax and the weighted sum are the last two panels
     qk_max = float(np.abs(np.concatenate([q[None], k])).max()) or 1.0
     prods = q[None] * k
     prod_max = float(np.abs(prods).max()) or 1.0
@@ -106,27 +118,35 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     top[0].set_yticks([0], [f"q · {token_label(capture.tokens[query])}"], fontsize=font)
     body[0].imshow(np.where(allowed[:, None], k, np.nan), vmin=-qk_max, vmax=qk_max, **strip)
     body[1].imshow(np.where(allowed[:, None], prods, np.nan), vmin=-prod_max, vmax=prod_max, **strip)
-    top[5].imshow(out[None], vmin=-v_max, vmax=v_max, **strip)
-    top[5].set_yticks([0], ["Σ"], fontsize=font)
+    top[vals_col].imshow(out[None], vmin=-v_max, vmax=v_max, **strip)
+    top[vals_col].set_yticks([0], ["Σ"], fontsize=font)
     rgba = colormap(cmap)((np.clip(v / v_max, -1, 1) + 1) / 2)
     rgba[..., 3] = (0.08 + 0.92 * w / (w.max() or 1.0))[:, None]
     rgba[~allowed] = (0.85, 0.85, 0.85, 1.0)
-    body[5].imshow(rgba, aspect="auto", interpolation="nearest")
+    body[vals_col].imshow(rgba, aspect="auto", interpolation="nearest")
     y = np.arange(m)
-    for ax, values in ((body[2], logits), (body[3], scaled)):
+    signed = [(body[2], logits), (body[3], scaled)] + ([] if bias is None else [(body[4], bias)])
+    for ax, values in signed:
         vals = np.where(allowed, values, 0.0)
         lim = float(np.abs(vals).max()) or 1.0
         ax.barh(y, vals, color=np.where(vals >= 0, "#b2182b", "#2166ac"), height=0.7)
         ax.axvline(0, color="#888888", lw=0.8)
         ax.set_xlim(-lim * 1.05, lim * 1.05)
+    if bias is not None:
+        lim = float(np.abs(np.where(allowed, bias, 0.0)).max()) or 1.0
+        for j in range(m):
+            if allowed[j]:
+                tag = f"{bias[j]:.2f}" + ("" if bucket is None else f" b{int(bucket[j])}")
+                body[4].text(lim * 1.02, j, tag, va="center", ha="left", fontsize=font - 2)
     best = int(np.argmax(np.where(allowed, w, -1)))
-    body[4].barh(y, w, color=["#d55e00" if j == best else "#2171b5" for j in range(m)], height=0.7)
-    body[4].set_xlim(0, 1)
+    body[soft].barh(y, w, color=["#d55e00" if j == best else "#2171b5" for j in range(m)], height=0.7)
+    body[soft].set_xlim(0, 1)
     for j in range(m):
         if allowed[j]:
-            body[4].text(min(w[j] + 0.03, 0.75), j, f"{w[j]:.3f}", va="center", fontsize=font - 1)
-    titles = ["① query q, keys k", "② q ⊙ k", "③ q · k", f"④ × {capture.scaling:.3g}", "⑤ softmax",
-              "⑥ Σ weight × v"]
+            body[soft].text(min(w[j] + 0.03, 0.75), j, f"{w[j]:.3f}", va="center", fontsize=font - 1)
+    steps = ["query q, keys k", "q ⊙ k", "q · k", f"× {capture.scaling:.3g}",
+             *([] if bias is None else ["+ bias"]), "softmax", "Σ weight × v"]
+    titles = [f"{'①②③④⑤⑥⑦'[i]} {step}" for i, step in enumerate(steps)]
     for i, ax in enumerate(body):
         ax.set_ylim(m - 0.5, -0.5)
         ax.tick_params(labelsize=font - 1)
@@ -134,11 +154,11 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
             ax.set_yticks([])
         top[i].set_title(titles[i], fontsize=font + 1)
     body[0].set_yticks(y, key_labels if m <= 80 else [""] * m, fontsize=font)
-    for i in (1, 2, 3, 4):
+    for i in range(1, vals_col):
         top[i].axis("off")
-    for i in (0, 5):
+    for i in (0, vals_col):
         top[i].set_xticks([])
-    for i in (0, 1, 5):
+    for i in (0, 1, vals_col):
         body[i].set_xlabel("component", fontsize=font - 1)
     name = capture.model.name if capture.model is not None else "arrays"
     fig.suptitle(f"{name} · {capture.stack} attention · layer {capture.layer} · head {head} · query "

@@ -5,13 +5,20 @@ layers of one stack, the query/key/value tensors exactly as the model's attentio
 any rotary embedding, before key/value heads are repeated for grouped-query attention. Everything is turned into
 numpy here, so the widget and the static plot never touch torch.
 
-The softmax a capture carries is the model's own; ``recompute_error`` says how far ``softmax(q·kᵀ · scaling + mask)``
-recomputed from the captured vectors is from it (about 1e-7 for every model whose attention is plain scaled
-dot-product attention; larger for models that add soft-capping or position biases inside attention).
+The softmax a capture carries is the model's own; ``recompute_error`` says how far
+``softmax(q·kᵀ · scaling + bias + mask)`` recomputed from the captured vectors is from it (about 1e-7 for every model
+whose attention is plain scaled dot-product attention, or adds a position bias we capture; larger for soft-capping).
+
+An additive position bias (T5's relative-position bias: ``position_bias`` in the attention call) is taken from the
+capture path (:mod:`attnwidgets.runner.capture`, which records it for lazy results): when the weights recomputed
+without a bias differ from the model's, one more forward pass runs in capture mode and the layer's bias is read from
+its :class:`~attnwidgets.attention_stack.RelativeBias`. For T5 the bucket of each (query, key) pair comes from the
+model's own ``_relative_position_bucket`` and is checked against the bias table.
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 
@@ -20,6 +27,7 @@ import torch
 
 from ..qk_result import QKCapture
 from . import control
+from .capture import Capture
 from .runner import Runner, get_runner
 
 __all__ = ["QKCapture", "capture_qk", "capture_qk_layers"]
@@ -31,6 +39,46 @@ def _allowed(call: control.AttentionCall, n: int, m: int) -> np.ndarray:
         return np.ones((n, m), dtype=bool)
     probe = torch.zeros((1, 1, n, m))
     return call.valid_keys(probe)[0, 0].detach().cpu().numpy().astype(bool)
+
+
+def _captured_biases(runner: Runner, enc: object, stack: str, layers: Sequence[int], n: int, m: int
+                     ) -> dict[int, np.ndarray]:
+    """Each layer's (H, n, m) additive bias as the capture path records it (one forward pass in capture mode)."""
+    held = Capture()
+    runner.forward(enc, capture=held)  # type: ignore[arg-type]
+    lazy = held.stack(stack, 0)
+    if lazy is None:
+        return {}
+    sites = held.sites(stack)
+    out = {}
+    for site, layer_qk in zip(sites, lazy.layers, strict=True):
+        if site.layer in layers and layer_qk.bias is not None:
+            out[site.layer] = np.asarray(layer_qk.bias.rows(0, n, m), dtype=np.float32)
+    return out
+
+
+def _t5_buckets(runner: Runner, stack: str, bias: np.ndarray) -> np.ndarray | None:
+    """(n, m) T5 bucket of each (query, key) pair, or None when the stack has no bucketed bias table matching ``bias``.
+
+    The bucket is ``_relative_position_bucket(key - query)`` of the stack's attention module that owns the table
+    (T5: layer 0's), with the module's direction (bidirectional in the encoder), bucket count and max distance.
+    """
+    _h, n, m = bias.shape
+    for module in runner.model.modules():
+        table = getattr(module, "relative_attention_bias", None)
+        bucket_of = getattr(type(module), "_relative_position_bucket", None)
+        site = control.site_of(module)
+        if not isinstance(table, torch.nn.Embedding) or bucket_of is None or site is None or site.stack != stack:
+            continue
+        rel = torch.arange(m)[None, :] - torch.arange(n)[:, None]
+        buckets = bucket_of(rel, bidirectional=not getattr(module, "is_decoder", False),
+                            num_buckets=module.relative_attention_num_buckets,
+                            max_distance=module.relative_attention_max_distance)
+        bucket = buckets.cpu().numpy().astype(np.int64)
+        weight = table.weight.detach().float().cpu().numpy()  # (buckets, H)
+        if np.allclose(weight[bucket].transpose(2, 0, 1), bias, atol=1e-6):
+            return bucket
+    return None
 
 
 def capture_qk_layers(
@@ -98,6 +146,7 @@ def capture_qk_layers(
     queries = res.target_tokens if stack in ("decoder", "cross") else res.tokens
     keys = res.target_tokens if stack == "decoder" else res.tokens
     assert queries is not None and keys is not None
+    biases: dict[int, np.ndarray] | None = None
     out = []
     for layer in wanted:
         if layer not in seen:
@@ -107,14 +156,23 @@ def capture_qk_layers(
         t = lambda x: x[0].detach().float().cpu().numpy()  # noqa: E731  (B, H, T, D) -> (H, T, D), batch row 0
         q, k, v = t(call.query), t(call.key), t(call.value)
         n, m = q.shape[1], k.shape[1]
-        cap = QKCapture.from_vectors(
-            q, k, v, queries, key_tokens=keys, scaling=call.scaling, mask=_allowed(call, n, m), layer=layer,
-            stack=stack, model=info, weights=weights[0].float().cpu().numpy(),
-        )
+        build = functools.partial(QKCapture.from_vectors, q, k, v, queries, key_tokens=keys, scaling=call.scaling,
+                                  mask=_allowed(call, n, m), layer=layer, stack=stack, model=info,
+                                  weights=weights[0].float().cpu().numpy())
+        cap = build()
+        if cap.recompute_error > 1e-6:  # the model adds something: a position bias the capture path records?
+            if biases is None:
+                biases = _captured_biases(runner, enc, stack, wanted, n, m)
+            bias = biases.get(layer)
+            if bias is not None and np.any(bias):
+                with_bias = build(bias=bias, bucket=_t5_buckets(runner, stack, bias))
+                if with_bias.recompute_error < cap.recompute_error:
+                    cap = with_bias
         if cap.recompute_error > 1e-4:
             warnings.warn(
-                f"{info.name!r} layer {layer}: softmax(q·k · scaling + mask) differs from the model's weights by "
-                f"{cap.recompute_error:.2g}; its attention adds something (soft-capping, position bias). The "
+                f"{info.name!r} layer {layer}: softmax(q·k · scaling{' + bias' if cap.bias is not None else ''} "
+                f"+ mask) differs from the model's weights by {cap.recompute_error:.2g}; its attention adds "
+                "something (soft-capping, a position bias it does not hand to the attention function). The "
                 "softmax panel shows the model's own weights.", UserWarning, stacklevel=2)
         out.append(cap)
     return out

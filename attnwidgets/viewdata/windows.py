@@ -166,7 +166,8 @@ def qk_window(capture: QKCapture, head: int, query: int, window: tuple[int, int]
               ) -> dict[str, np.ndarray]:
     """One query's step-through restricted to a window of keys, plus the ``far`` keys outside it with the largest
     softmax weight: q and output (1, d); k and v (m', d); logits, scaled, weights and mask (1, m'); ``keys`` (m',),
-    the key positions of the rows; ``outside`` (1,): the total weight on keys outside the window (far ones included).
+    the key positions of the rows; ``outside`` (1,): the total weight on keys outside the window (far ones included);
+    ``bias`` (and ``bucket``) (1, m') when the capture has a position bias.
 
     Examples
     --------
@@ -183,7 +184,11 @@ def qk_window(capture: QKCapture, head: int, query: int, window: tuple[int, int]
     picked = far_keys(np.where(allowed, weights, 0.0)[None], window, far, floor=0.0)
     cols = np.concatenate([np.arange(start, stop), np.asarray(picked, dtype=np.int64)]).astype(np.int64)
     outside = float(weights.sum() - weights[start:stop].sum())
-    return {"q": arr["q"][query][None], "output": arr["output"][query][None], "k": arr["k"][cols],
-            "v": arr["v"][cols], "logits": arr["logits"][query, cols][None], "scaled": arr["scaled"][query, cols][None],
-            "weights": weights[cols][None], "mask": allowed[cols][None].astype(np.float32),
-            "keys": cols, "outside": np.array([max(0.0, outside)], np.float32)}
+    out = {"q": arr["q"][query][None], "output": arr["output"][query][None], "k": arr["k"][cols],
+           "v": arr["v"][cols], "logits": arr["logits"][query, cols][None], "scaled": arr["scaled"][query, cols][None],
+           "weights": weights[cols][None], "mask": allowed[cols][None].astype(np.float32),
+           "keys": cols, "outside": np.array([max(0.0, outside)], np.float32)}
+    for name in ("bias", "bucket"):  # a position bias (T5, ALiBi) and T5's buckets, when the capture has them
+        if name in arr:
+            out[name] = arr[name][query, cols][None]
+    return out

@@ -20,12 +20,23 @@ from ..viewdata.windows import check_window, default_window, is_long, qk_window,
 from ..viewdata.wire import pack
 from ._base import MISSING, AttnWidget, Colormap, Index, checked, renamed_argument
 
-# The arrays of one (layer, head), in the order their buffers travel.
+# The arrays of one (layer, head), in the order their buffers travel; a capture with a position bias adds "bias"
+# (and T5's "bucket") after them.
 ARRAYS = ("q", "k", "v", "logits", "scaled", "weights", "output", "mask")
 
 
+def _extra(cap: QKCapture) -> tuple[str, ...]:
+    """The bias arrays a capture adds: ("bias", "bucket") for T5, ("bias",) for a bias without buckets, () else."""
+    if cap.bias is None:
+        return ()
+    return ("bias", "bucket") if cap.bucket is not None else ("bias",)
+
+
 class QKStepThrough(AttnWidget):
-    """For a chosen head and query token: q and k as colour strips, q·k, ÷√d, softmax, Σ weight·v.
+    """For a chosen head and query token: q and k as colour strips, q·k, ÷√d, + bias, softmax, Σ weight·v.
+
+    The "+ bias" panel appears only when the model adds a position bias to the scaled logits (T5's relative-position
+    bias, with each key's bucket; an ALiBi-style linear bias); BERT, GPT-2 and the like have none and show no panel.
 
     Only the head on screen crosses when the widget appears; other heads and layers are fetched when chosen.
 
@@ -122,6 +133,8 @@ class QKStepThrough(AttnWidget):
             "tokens": list(first.tokens),
             "key_tokens": list(first.key_tokens),
             "long": self.long,
+            "bias": first.bias is not None,
+            "buckets": first.bucket is not None,
         }
         self._refresh_payload()
 
@@ -183,13 +196,17 @@ class QKStepThrough(AttnWidget):
 
     def values(self, layer: int | None = None, head: int | None = None, query: int | None = None
                ) -> dict[str, np.ndarray]:
-        """What the panels show for one query: q (d,), k (m, d), logits/scaled/weights (m,), mask (m,), output (d,)."""
+        """What the panels show for one query: q (d,), k (m, d), logits/scaled/weights (m,), mask (m,), output (d,);
+        with a position bias also bias (m,) (and T5's bucket (m,))."""
         cap = self.capture(layer)
         arr = cap.head(self.head if head is None else head)
         i = self.query if query is None else query
-        return {"q": arr["q"][i], "k": arr["k"], "v": arr["v"], "logits": arr["logits"][i],
-                "scaled": arr["scaled"][i], "weights": arr["weights"][i], "mask": cap.mask[i],
-                "output": arr["output"][i]}
+        out = {"q": arr["q"][i], "k": arr["k"], "v": arr["v"], "logits": arr["logits"][i],
+               "scaled": arr["scaled"][i], "weights": arr["weights"][i], "mask": cap.mask[i],
+               "output": arr["output"][i]}
+        for name in _extra(cap):
+            out[name] = arr[name][i]
+        return out
 
     def _packed(self, layer: int, head: int, query: int | None = None, window: list[int] | None = None
                 ) -> list[tuple[str, dict[str, Any]]]:
@@ -198,10 +215,12 @@ class QKStepThrough(AttnWidget):
             # One query's row over the window's keys and the far keys; "keys" says which key each row is.
             a = qk_window(cap, checked(check_head, head, cap.n_heads, allow_mean=False), int(query),
                           check_window(window, self._n_keys()))
-            return [(name, pack(a[name])) for name in (*ARRAYS, "keys", "outside")]
+            names = (*ARRAYS, "keys", "outside", *_extra(cap))
+            return [(name, pack(np.asarray(a[name], np.float32))) for name in names]
         arr = cap.head(head)
         out = [(name, pack(arr[name])) for name in ARRAYS[:-1]]
         out.append(("mask", pack(cap.mask.astype(np.float32), "uint8")))
+        out.extend((name, pack(np.asarray(arr[name], np.float32))) for name in _extra(cap))
         return out
 
     def _view_key(self) -> str:

@@ -1,5 +1,6 @@
 // QKStepThrough: for one head and one query token, each step of attention in its own panel: q and the keys as colour
-// strips, q ⊙ k, q·k, the scaling by 1/√d, the softmax, and the weighted sum of the values.
+// strips, q ⊙ k, q·k, the scaling by 1/√d, the position bias (only for models that add one: T5's relative-position
+// bias with each key's bucket, an ALiBi-style linear bias), the softmax, and the weighted sum of the values.
 // Mirrors attnwidgets/widgets/qk.py. Only the (layer, head) on screen crosses from Python; others are fetched on
 // demand and kept in the page. Every number comes from the model (captured in attnwidgets/runner/qk.py).
 // A long capture (`_meta.long`, more than 512 keys) crosses one query at a time over a `window` of keys plus a few
@@ -38,12 +39,15 @@ export interface QKTraits {
     tokens: string[];
     key_tokens: string[];
     long?: boolean; // shown in windows only (more than 512 keys)
+    bias?: boolean; // the model adds a position bias to the scaled logits: a "+ bias" panel
+    buckets?: boolean; // the bias is T5's: each key's relative-position bucket is shown
   };
   _payload: { key: string; arrays: Record<string, Packed> } | Record<string, never>;
   _error: string;
 }
 
-/** One head's arrays: q, output (n, d); k, v (m, d); logits, scaled, weights, mask (n, m). */
+/** One head's arrays: q, output (n, d); k, v (m, d); logits, scaled, weights, mask (n, m); bias, bucket (n, m) when
+ * the model adds a position bias. */
 export interface HeadData {
   key: string;
   n: number;
@@ -73,11 +77,17 @@ export function queryRow(hd: HeadData, query: number) {
   const { m, d, arrays: a } = hd;
   const row = (x: Float32Array, w: number) => x.subarray(i * w, (i + 1) * w);
   const mask = row(a.mask, m);
+  const bias = a.bias ? row(a.bias, m) : null;
+  const scaled = row(a.scaled, m);
   return {
     q: row(a.q, d),
     out: row(a.output, d),
     logits: row(a.logits, m),
-    scaled: row(a.scaled, m),
+    scaled,
+    bias,
+    bucket: a.bucket ? Array.from(row(a.bucket, m), (x) => Math.round(x)) : null,
+    // what the softmax is taken of: scaled + bias
+    biased: bias ? Float32Array.from(scaled, (x, j) => x + bias[j]) : scaled,
     weights: row(a.weights, m),
     allowed: Array.from(mask, (v) => v > 0.5),
   };
@@ -92,31 +102,41 @@ export interface Geometry {
   num: number; // number column width
 }
 
-/** Panel widths (CSS px, canvases only) of geometry `g` for head size `d`, in the order of PANELS. */
-export function panelWidths(g: Geometry, d: number): number[] {
+/** Panel widths (CSS px, canvases only) of geometry `g` for head size `d`, in the order of `panels(bias)`. */
+export function panelWidths(g: Geometry, d: number, bias = false): number[] {
   const strip = d * g.cw + 8;
   const bars = g.bar + g.num + 8;
-  return [g.label + strip, strip, bars, bars, bars, strip];
+  return bias
+    ? [g.label + strip, strip, bars, bars, bars + tagWidth(g), bars, strip]
+    : [g.label + strip, strip, bars, bars, bars, strip];
+}
+
+/** The width of the bucket column ("b12") the "+ bias" panel adds after its numbers. */
+export function tagWidth(g: Geometry): number {
+  return Math.round(g.num * 0.55);
 }
 
 /** Each panel's border, padding and the gap after it (QK_CSS): what the row adds to the canvases' widths. */
 export const PANEL_CHROME = 10 + 8;
 
 /**
- * Geometry `g` shrunk so that all six panels of `m` key rows fit `room` (the canvases' box: width of the row,
- * height of a canvas), at most the natural size: rows get shorter, then bars, numbers, labels and strips narrower
- * (font follows: `fontFor`). Pure, for tests.
+ * Geometry `g` shrunk so that all six panels (seven with a bias) of `m` key rows fit `room` (the canvases' box: width
+ * of the row, height of a canvas), at most the natural size: rows get shorter, then bars, numbers, labels and strips
+ * narrower (font follows: `fontFor`). Pure, for tests.
  */
 export function fitGeometry(
   g: Geometry,
   d: number,
   m: number,
   room: { width: number; height: number },
+  bias = false,
 ): Geometry {
   const rh = Math.max(6, Math.min(g.rh, Math.floor((room.height - 4) / (m + 1.9))));
   // Strips keep their cell width while the labels, bars and numbers can give way (to 70 %); then strips narrow.
-  const free = room.width - PANEL_CHROME * 6 - 6 * 8;
-  const rest = g.label + 3 * (g.bar + g.num);
+  const nPanels = bias ? 7 : 6;
+  const nBars = bias ? 4 : 3;
+  const free = room.width - PANEL_CHROME * nPanels - nPanels * 8 - (nBars - 3) * 8;
+  const rest = g.label + nBars * (g.bar + g.num) + (bias ? tagWidth(g) : 0);
   let cw = g.cw;
   let s = 1;
   for (; cw >= 1; cw--) {
@@ -140,17 +160,51 @@ export function fontFor(t: Theme, g: Geometry): number {
 }
 
 const PANELS = [
-  ["qk", "① query q, keys k", "the query vector (top) and every key vector, one cell per component"],
-  ["prod", "② q ⊙ k", "elementwise product: the sum of a row is q·k"],
-  ["dot", "③ q · k", "dot product of the query with each key"],
-  ["scaled", "④ × 1/√d", "q·k times the model's scaling (1/√d for most models)"],
-  ["softmax", "⑤ softmax", "softmax over the keys the query may see: the attention weights"],
+  ["qk", "query q, keys k", "the query vector (top) and every key vector, one cell per component"],
+  ["prod", "q ⊙ k", "elementwise product: the sum of a row is q·k"],
+  ["dot", "q · k", "dot product of the query with each key"],
+  [
+    "scaled",
+    "× 1/√d",
+    "q·k times the model's scaling (1/√d for most models; T5 folds it into its weights: × 1)",
+  ],
+  [
+    "bias",
+    "+ bias",
+    "the position bias the model adds to the scaled logits (T5: one learned number per head and relative-position " +
+      "bucket; ALiBi: slope × distance)",
+  ],
+  [
+    "softmax",
+    "softmax",
+    "softmax over the keys the query may see (of the scaled logits + bias): the weights",
+  ],
   [
     "sum",
-    "⑥ Σ weight × v",
+    "Σ weight × v",
     "each value vector (faded by its weight) and their weighted sum (top): the head's output",
   ],
 ] as const;
+
+const NUMBERS = "①②③④⑤⑥⑦";
+
+/**
+ * The panels shown: the "+ bias" panel only for a model that adds a position bias; titles numbered in order. The
+ * scaling panel says "× 1/√d" when the model scales by 1/√d (`headDim`), else its factor ("× 1" for T5).
+ */
+export function panels(
+  bias: boolean,
+  scaling?: number,
+  headDim?: number,
+): Array<{ id: string; title: string; help: string }> {
+  const rootD =
+    scaling !== undefined && headDim !== undefined && Math.abs(scaling - 1 / Math.sqrt(headDim)) < 1e-6;
+  return PANELS.filter(([id]) => bias || id !== "bias").map(([id, title, help], n) => ({
+    id,
+    title: `${NUMBERS[n]} ${id === "scaled" && scaling !== undefined && !rootD ? `× ${Number(scaling.toPrecision(3))}` : title}`,
+    help,
+  }));
+}
 
 function render({ model, el }: RenderProps<QKTraits>): () => void {
   const shell = widgetShell(model, el, "aw-qk", QK_CSS);
@@ -159,18 +213,31 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   const caption = h("div", { className: "aw-muted aw-qk-caption", "data-export-text": true });
   const row = h("div", { className: "aw-qk-panels" });
   const canvases: Record<string, HTMLCanvasElement> = {};
-  for (const [id, head, help] of PANELS) {
-    const canvas = h("canvas", { "data-testid": `qk-${id}` });
-    canvases[id] = canvas;
-    row.append(
-      h(
-        "div",
-        { className: "aw-qk-panel", title: help },
-        h("div", { className: "aw-qk-head", text: head, "data-export-text": true }),
-        canvas,
-      ),
-    );
+  const hasBias = () => Boolean(model.get("_meta").bias);
+  let shown = ""; // what the panels were built for: bias, scaling, head size
+  /** (Re)build the panels: the "+ bias" panel appears only when the capture has a bias. */
+  function buildPanels(): boolean {
+    const m = model.get("_meta");
+    const want = `${hasBias()}/${m.scaling}/${m.head_dim}`;
+    if (shown === want) return false;
+    shown = want;
+    row.replaceChildren();
+    for (const key of Object.keys(canvases)) delete canvases[key];
+    for (const { id, title: head, help } of panels(hasBias(), m.scaling, m.head_dim)) {
+      const canvas = h("canvas", { "data-testid": `qk-${id}` });
+      canvases[id] = canvas;
+      row.append(
+        h(
+          "div",
+          { className: "aw-qk-panel", title: help },
+          h("div", { className: "aw-qk-head", text: head, "data-export-text": true }),
+          canvas,
+        ),
+      );
+    }
+    return true;
   }
+  buildPanels();
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, caption, row, tooltip);
   const fit = fitWatcher(model, el, root, () => paint());
@@ -325,17 +392,23 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     const natural = geometry(t, d, data.m, labels);
     const heads = row.querySelectorAll<HTMLElement>(".aw-qk-head");
     const g = room
-      ? fitGeometry(natural, d, data.m, {
-          width: room.width,
-          height:
-            room.height - (row.getBoundingClientRect().height - canvases.qk.getBoundingClientRect().height),
-        })
+      ? fitGeometry(
+          natural,
+          d,
+          data.m,
+          {
+            width: room.width,
+            height:
+              room.height - (row.getBoundingClientRect().height - canvases.qk.getBoundingClientRect().height),
+          },
+          Boolean(r.bias),
+        )
       : natural;
     geo = g;
     const hgt = g.top + g.rh * data.m + 4;
     const font = room ? fontFor(t, g) : Math.min(t.font, g.rh - 3);
     // A panel's title wraps to its canvas's width when fitted (the titles made the panels wider than the canvases).
-    panelWidths(g, d).forEach((w, n) => {
+    panelWidths(g, d, Boolean(r.bias)).forEach((w, n) => {
       if (heads[n]) heads[n].style.maxWidth = room ? `${w}px` : "";
     });
 
@@ -403,8 +476,9 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       strip(ctx, 4, rowY(j), g, prods[j], prodMax, map, r.allowed[j] ? 1 : 0.25);
 
     // ③ q·k and ④ scaled: signed bars around a zero axis, numbers on the right.
-    const bars = (id: string, values: Float32Array, fmt: (x: number) => string) => {
-      const w = g.bar + g.num + 8;
+    const bars = (id: string, values: Float32Array, fmt: (x: number) => string, tags?: string[]) => {
+      const tw = tags ? tagWidth(g) : 0; // a column of tags (T5's buckets) after the numbers
+      const w = g.bar + g.num + 8 + tw;
       const c = setup(id, w);
       const vmax = absMax(values.filter((_, j) => r.allowed[j])) || 1;
       const zero = 4 + g.bar / 2;
@@ -429,13 +503,27 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
         c.fillRect(x >= 0 ? zero : zero - len, rowY(j) + 2, Math.max(1, len), g.rh - 4);
         if (showLabels) {
           c.fillStyle = t.fg;
-          c.fillText(fmt(x), w - 4, rowY(j) + g.rh / 2);
+          c.fillText(fmt(x), w - 4 - tw, rowY(j) + g.rh / 2);
+          if (tags) {
+            c.fillStyle = t.muted;
+            c.fillText(tags[j], w - 4, rowY(j) + g.rh / 2);
+          }
         }
       }
     };
     bars("dot", r.logits, (x) => x.toFixed(2));
     bars("scaled", r.scaled, (x) => x.toFixed(3));
     canvases.scaled.dataset.scaling = String(m.scaling);
+    // + bias: the bias bars, with T5's bucket of each key after its number ("+1.25 b3").
+    if (r.bias && canvases.bias) {
+      const bias = r.bias;
+      const bucket = r.bucket;
+      bars("bias", bias, (x) => x.toFixed(2), bucket ? bucket.map((b) => `b${b}`) : undefined);
+      Object.assign(canvases.bias.dataset, {
+        bias: Array.from(bias, (x) => x.toFixed(6)).join(","),
+        buckets: bucket ? bucket.join(",") : "",
+      });
+    }
 
     // ⑤ softmax: bars from 0 to 1, the strongest key outlined.
     const w5 = g.bar + g.num + 8;
@@ -494,7 +582,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     title.textContent = `${userText(m.title)} · ${m.stack} attention · layer ${model.get("layer")} · head ${model.get("head")}`;
     caption.textContent = `query ${i} “${isolate(tokenLabel(m.tokens[i] ?? "", 24))}”${kv} · d = ${d} · scaling ${m.scaling.toPrecision(4)}${
       Math.abs(m.scaling - 1 / Math.sqrt(d)) < 1e-6 ? ` = 1/√${d}` : ""
-    } · strongest key: “${best >= 0 ? isolate(tokenLabel(keys[keyPos(data, best)] ?? "", 24)) : "none"}”${
+    }${r.bias ? ` · + position bias${r.bucket ? " (bN: T5 relative-position bucket)" : ""}` : ""} · strongest key: “${best >= 0 ? isolate(tokenLabel(keys[keyPos(data, best)] ?? "", 24)) : "none"}”${
       data.pos
         ? ` · keys ${model.get("window")[0]}–${model.get("window")[1] - 1} of ${keys.length}, outside them ${(100 * data.outside).toFixed(1)} % of the weight`
         : ""
@@ -569,45 +657,53 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     else {
       lines.push(`q·k = ${r.logits[j].toFixed(4)}`);
       lines.push(`× ${m.scaling.toPrecision(4)} = ${r.scaled[j].toFixed(4)}`);
+      if (r.bias) {
+        const b = r.bucket ? ` (bucket ${r.bucket[j]})` : "";
+        lines.push(`+ bias ${r.bias[j].toFixed(4)}${b} = ${r.biased[j].toFixed(4)}`);
+      }
       lines.push(`softmax = ${r.weights[j].toFixed(4)}`);
     }
     return lines.join("\n");
   }
 
-  for (const [id] of PANELS) {
-    const canvas = canvases[id];
-    cleanups.push(
-      listen(canvas, "mousemove", (e: MouseEvent) => {
-        const hit = rowAt(canvas, e);
-        if (!hit) {
-          hideTooltip(tooltip);
-          if (hoverRow !== -1) {
-            hoverRow = -1;
+  /** Hover listeners on every panel's canvas (again after the panels are rebuilt). */
+  function listenPanels(): void {
+    for (const { id } of panels(hasBias())) {
+      const canvas = canvases[id];
+      cleanups.push(
+        listen(canvas, "mousemove", (e: MouseEvent) => {
+          const hit = rowAt(canvas, e);
+          if (!hit) {
+            hideTooltip(tooltip);
+            if (hoverRow !== -1) {
+              hoverRow = -1;
+              paint();
+            }
+            return;
+          }
+          showTooltip(tooltip, root, e, tip(id, hit.j, hit.x), { row: String(hit.j) }, false);
+          if (hoverRow !== hit.j) {
+            hoverRow = hit.j;
             paint();
           }
-          return;
-        }
-        showTooltip(tooltip, root, e, tip(id, hit.j, hit.x), { row: String(hit.j) }, false);
-        if (hoverRow !== hit.j) {
-          hoverRow = hit.j;
+        }),
+        listen(canvas, "mouseleave", () => {
+          hideTooltip(tooltip);
+          hoverRow = -1;
           paint();
-        }
-      }),
-      listen(canvas, "mouseleave", () => {
-        hideTooltip(tooltip);
-        hoverRow = -1;
-        paint();
+        }),
+      );
+    }
+    // Clicking a token in panel 1 makes it the query (self-attention: keys and queries are the same tokens).
+    cleanups.push(
+      listen(canvases.qk, "click", (e: MouseEvent) => {
+        const hit = rowAt(canvases.qk, e);
+        const p = hit && data ? keyPos(data, hit.j) : -1;
+        if (hit && selfAttention() && p < meta().tokens.length) update({ query: p });
       }),
     );
   }
-  // Clicking a token in panel 1 makes it the query (self-attention: keys and queries are the same tokens).
-  cleanups.push(
-    listen(canvases.qk, "click", (e: MouseEvent) => {
-      const hit = rowAt(canvases.qk, e);
-      const p = hit && data ? keyPos(data, hit.j) : -1;
-      if (hit && selfAttention() && p < meta().tokens.length) update({ query: p });
-    }),
-  );
+  listenPanels();
   cleanups.push(
     listen(root, "keydown", (e: KeyboardEvent) => {
       if (typedInControl(e)) return; // arrows in a menu step its options, not the view
@@ -634,6 +730,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     onModel(model, "change:_meta", () => {
       requester.clear();
       data = null;
+      if (buildPanels()) listenPanels();
       rebuild();
     }),
   );
@@ -650,7 +747,10 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
 /** The QK view's own styles (added to the shared ones in its root by `widgetShell`). */
 const QK_CSS = `
 .aw-qk-panels { display: flex; gap: 8px; align-items: flex-start; overflow: auto; max-width: 100%; max-height: 75vh; }
-.aw-qk-panel { border: 1px solid var(--aw-muted); border-radius: 4px; padding: 4px; flex: none; }
+.aw-qk-panels { align-items: stretch; }
+/* every panel as tall as the tallest, its canvas at the bottom: the key rows line up even when a title wraps */
+.aw-qk-panel { border: 1px solid var(--aw-muted); border-radius: 4px; padding: 4px; flex: none;
+  display: flex; flex-direction: column; justify-content: flex-end; }
 .aw-qk-head { font-weight: 600; margin-bottom: 4px; white-space: nowrap; }
 .aw-qk-caption { margin: 2px 0 6px; }
 .aw-window-nav { display: inline-flex; gap: 6px; align-items: center; font-variant-numeric: tabular-nums; }

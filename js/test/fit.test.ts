@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { gridGeometry } from "../src/model_view";
-import { PANEL_CHROME, fitGeometry, panelWidths } from "../src/qk";
+import { PANEL_CHROME, fitGeometry, panelWidths, panels, tagWidth } from "../src/qk";
 import { fitOn, fitScale, fixedBox, roomInBox } from "../src/shared/fit";
 import { heatmapLayout } from "../src/shared/layout";
 
@@ -93,5 +93,40 @@ describe("ModelView gridGeometry with a height", () => {
     expect(fitted.height).toBeLessThanOrEqual(300);
     expect(fitted.slot).toBeLessThan(free.slot);
     expect(gridGeometry(6, 12, 700, 20, 5000)).toEqual(gridGeometry(6, 12, 700, 20));
+  });
+});
+
+describe("QKStepThrough with a position bias", () => {
+  const g = { rh: 18, top: 34, cw: 3, label: 140, bar: 70, num: 46 };
+  it("adds a numbered '+ bias' panel only when the capture has a bias", () => {
+    expect(panels(false).map((p) => p.title)).toEqual([
+      "① query q, keys k",
+      "② q ⊙ k",
+      "③ q · k",
+      "④ × 1/√d",
+      "⑤ softmax",
+      "⑥ Σ weight × v",
+    ]);
+    const withBias = panels(true);
+    expect(withBias.map((p) => p.id)).toEqual(["qk", "prod", "dot", "scaled", "bias", "softmax", "sum"]);
+    expect(withBias[4].title).toBe("⑤ + bias");
+    expect(withBias[6].title).toBe("⑦ Σ weight × v");
+  });
+  it("gives the bias panel a width (bars, numbers and the bucket column) and still fits the row", () => {
+    const plain = panelWidths(g, 32);
+    const biased = panelWidths(g, 32, true);
+    expect(biased.length).toBe(7);
+    expect(biased[4]).toBe(plain[2] + tagWidth(g));
+    const f = fitGeometry(g, 32, 16, { width: 900, height: 2000 }, true);
+    const total = panelWidths(f, 32, true).reduce((a, b) => a + b, 0) + 7 * PANEL_CHROME;
+    expect(total).toBeLessThanOrEqual(900);
+  });
+});
+
+describe("QKStepThrough scaling title", () => {
+  it("says × 1/√d only when the model scales by it, else its factor (T5: × 1)", () => {
+    expect(panels(false, 1 / Math.sqrt(32), 32)[3].title).toBe("④ × 1/√d");
+    expect(panels(true, 1, 8)[3].title).toBe("④ × 1");
+    expect(panels(true, 0.125, 8)[3].title).toBe("④ × 0.125");
   });
 });

@@ -74,3 +74,69 @@ def test_qk_draws_selects_and_syncs(lab):
     nb.page.wait_for_function("() => document.querySelector('.aw-qk').dataset.theme === 'lecture'", timeout=10_000)
     nb.screenshot("qk-lecture-theme", nb.widget())
     assert not nb.errors(), nb.errors()
+
+
+T5_SETUP = """
+import attnwidgets as aw
+text = "The cat sat on the mat because it was tired."
+cap = aw.capture_qk(text, model={path!r}, stack="encoder", layer=1)
+w = aw.QKStepThrough(cap, head=2, query=4, theme="lecture")
+w
+"""
+BIAS = "[data-testid=qk-bias]"
+
+
+def python_bias(nb, query: int) -> tuple[list[float], list[int]]:
+    code = (f"import json; v = w.values(query={query}); "
+            "print(json.dumps([v['bias'].tolist(), v['bucket'].tolist()]))")
+    bias, bucket = json.loads(nb.python(code))
+    return bias, bucket
+
+
+def test_qk_t5_bias_panel_draws_and_follows_a_click(lab, tiny_t5):
+    """T5: a '+ bias' panel between the scaling and the softmax, with the model's bias and each key's bucket."""
+    nb = lab.open([T5_SETUP.format(path=tiny_t5)], viewport=(1280, 720))
+    nb.widget()
+    wait_dataset(nb.page, SOFTMAX, "view", "1/2/4")
+    heads = nb.page.locator(".aw-qk-head").all_inner_texts()
+    assert heads[3:6] == ["④ × 1", "⑤ + bias", "⑥ softmax"], heads  # T5 does not scale
+    stats = canvas_stats(nb.page, BIAS)
+    assert stats["ink"] > 300, "the bias panel is blank"
+    bias, bucket = python_bias(nb, 4)
+    assert [float(x) for x in stats["bias"].split(",")] == [round(b, 6) for b in bias]
+    assert [int(x) for x in stats["buckets"].split(",")] == bucket
+    # On a projector (1280 x 720, lecture theme) the seven panels fit the notebook's visible area.
+    nb.widget().evaluate("(e) => e.scrollIntoView({block: 'start'})")
+    nb.page.wait_for_timeout(400)
+    boxes = nb.page.evaluate("""() => {
+        const r = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+        return {area: r(document.querySelector('.jp-WindowedPanel-outer')),
+                last: r([...document.querySelectorAll('.aw-qk-panel')].at(-1))};
+    }""")
+    (al, at, ar, ab), (ll, lt, lr, lb) = boxes["area"], boxes["last"]
+    assert ll >= al - 1 and lt >= at - 1 and lr <= ar + 1 and lb <= ab + 1, boxes
+    nb.screenshot("qk-t5-bias-lecture")
+
+    # Click key token 7 in panel 1: it becomes the query, and the bias panel shows that query's bias and buckets.
+    canvas = nb.page.locator("[data-testid=qk-qk]")
+    box = canvas.bounding_box()
+    ds = canvas_stats(nb.page, SOFTMAX)
+    nb.page.mouse.click(box["x"] + 20, box["y"] + float(ds["top"]) + 7.5 * float(ds["rh"]))
+    wait_dataset(nb.page, SOFTMAX, "view", "1/2/7")
+    assert nb.python("print(w.query)").strip() == "7"
+    bias7, bucket7 = python_bias(nb, 7)
+    stats = canvas_stats(nb.page, BIAS)
+    assert [int(x) for x in stats["buckets"].split(",")] == bucket7 and bucket7 != bucket
+    assert [float(x) for x in stats["bias"].split(",")] == [round(b, 6) for b in bias7]
+
+    # Hover a key in the bias panel: the tooltip adds the bias step with its bucket.
+    bb = nb.page.locator(BIAS).bounding_box()
+    nb.page.mouse.move(bb["x"] + 20, bb["y"] + float(ds["top"]) + 3.5 * float(ds["rh"]))
+    tip = nb.page.locator("[data-testid=tooltip]")
+    tip.wait_for(state="visible", timeout=5000)
+    assert f"+ bias {bias7[3]:.4f} (bucket {bucket7[3]})" in tip.inner_text()
+    assert not nb.errors(), nb.errors()
+    # The key rows of every panel line up, even where a panel's title wraps.
+    tops = nb.page.evaluate("() => [...document.querySelectorAll('.aw-qk-panel canvas')]"
+                            ".map(c => Math.round(c.getBoundingClientRect().top))")
+    assert len(tops) == 7 and len(set(tops)) == 1, tops
