@@ -90,6 +90,7 @@ _LAZY: dict[str, str] = {
     "surface_stats": "attnwidgets.analysis",
     "word_level": "attnwidgets.analysis",
     "dependency_scores": "attnwidgets.studies.dependency",
+    "attention_probe": "attnwidgets.studies.attention_probe",
     "attention_flow": "attnwidgets.analysis",
     "attention_rollout": "attnwidgets.analysis",
     "attention_gradients": "attnwidgets.studies.gradients",

@@ -10,12 +10,14 @@ Modules
 surface     shares of attention to [CLS], [SEP], punctuation, self, previous, next, first token; entropy
 words       word-level attention (to a word: sum over pieces; from a word: mean over pieces)
 dependency  CoNLL-U reading, word alignment, scoring heads as dependency parsers (Clark et al. Table 1)
+attention_probe  Clark et al.'s attention-based probing classifier (section 5): features, training, UAS, baselines
 clustering  Jensen–Shannon distances between heads, MDS embedding
 patterns    Kovaleva et al. pattern classes from measurable statistics
 rollout     attention rollout and attention flow (Abnar & Zuidema)
 corpus      running statistics over many results or padded batches, memory bounded, as tidy DataFrames
 """
 
+from .attention_probe import AttentionProbe, ProbeSentence, fit_attention_probe, probe_sentence
 from .batch import AttentionBatch
 from .clustering import HeadDistances, head_distances, head_embedding, js_divergence
 from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
@@ -42,16 +44,19 @@ __all__ = [
     "STATISTICS",
     "STATISTIC_LABELS",
     "AttentionBatch",
+    "AttentionProbe",
     "CorpusStats",
     "DependencyScores",
     "HeadDistances",
     "ParseError",
+    "ProbeSentence",
     "Sentence",
     "align_words",
     "attention_flow",
     "attention_rollout",
     "classify_patterns",
     "corpus_stats",
+    "fit_attention_probe",
     "head_distances",
     "head_embedding",
     "js_divergence",
@@ -62,6 +67,7 @@ __all__ = [
     "pattern_features",
     "pattern_frame",
     "patterns_from_features",
+    "probe_sentence",
     "read_conllu",
     "row_entropy",
     "score_dependencies",

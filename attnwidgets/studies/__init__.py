@@ -15,6 +15,7 @@ gradients   mean |∂L/∂A| per head by key kind (Clark et al.)
 watch       what an ablation does to a model's outputs (masked-token predictions, classes, similarities)
 corpus      corpus statistics from texts, one padded batch alive at a time
 dependency  heads as dependency parsers, from a CoNLL-U treebank
+attention_probe  Clark et al.'s attention-based probing classifier (a parser reading every head), trained on a treebank
 padding     the padding mask, live: a padded batch with the mask and with it forgotten
 saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
@@ -60,6 +61,8 @@ _LAZY: dict[str, str] = {
     "WatchResult": "attnwidgets.studies.watch",
     "corpus_stats": "attnwidgets.studies.corpus",
     "dependency_scores": "attnwidgets.studies.dependency",
+    "attention_probe": "attnwidgets.studies.attention_probe",
+    "ProbeResult": "attnwidgets.studies.attention_probe",
     "save": "attnwidgets.studies.saved",
     "load": "attnwidgets.studies.saved",
     "norm_attention": "attnwidgets.studies.norms",
@@ -74,8 +77,8 @@ _LAZY: dict[str, str] = {
 
 __all__ = [*_LAZY]
 
-_MODULES = ["corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding", "saved", "shards",
-            "shipped", "sweeps", "tasks", "watch", "residual"]
+_MODULES = ["attention_probe", "corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding",
+            "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)
