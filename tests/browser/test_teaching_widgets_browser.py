@@ -69,8 +69,9 @@ def test_choosing_an_encoding_in_the_page_sets_python_and_redraws(nb):
     eventually(nb, "print(pos.encoding)", "alibi")
     info = wait_dataset(nb.widget(POS), "pos-panel-0", "encoding", "alibi")
     assert (info["rows"], info["cols"]) == ("8", "32")  # [head, distance]
-    # the scale changed with the encoding: ALiBi draws each head on its own scale, and the panel says so
-    assert "per head" in nb.widget(POS).locator("[data-testid=scale-note-0]").inner_text()
+    # the scale changed with the encoding: ALiBi draws every head on one shared scale (so the slopes' 128-fold
+    # differences show), and the panel says so
+    assert "one scale for every head" in nb.widget(POS).locator("[data-testid=scale-note-0]").inner_text()
     assert canvas_stats(nb.widget(POS), "pos-panel-0") != before
     # ALiBi shows the heads and head sliders; move the head, then switch to causal.
     set_range(nb, POS, "head-slider", 7)
