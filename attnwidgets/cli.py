@@ -1,5 +1,7 @@
 """The command line: ``attnwidgets show "TEXT" --model NAME --out page.html`` writes a self-contained page;
-``attnwidgets lab [--lecture]`` opens JupyterLab on a copy of the tutorials (:mod:`attnwidgets.lab`).
+``attnwidgets lab [--lecture]`` opens JupyterLab on a copy of the tutorials (:mod:`attnwidgets.lab`);
+``attnwidgets export notebook.ipynb [-o out.html]`` writes a notebook as one offline HTML page whose views show their
+pictures (:mod:`attnwidgets.nbexport`).
 
 Handy for slides and paper-club handouts: the page has the view's JS and data inlined and renders offline.
 :func:`build_view` (text + options -> widget) is shared with the IPython magics.
@@ -172,6 +174,20 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     lab.add_argument("--port", type=int, default=None, help="JupyterLab's port (default: its own choice)")
     lab.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     lab.add_argument("--dry-run", action="store_true", help="copy the tutorials and print the command, start nothing")
+    export = sub.add_parser(
+        "export", help="write a notebook as one HTML page whose views show offline", allow_abbrev=False,
+        description="Execute NOTEBOOK in a fresh kernel (or take its outputs as stored, --no-execute) and write it as "
+                    "one HTML page where every view shows its picture (its static twin) instead of a live widget "
+                    "that needs a CDN. The page loads nothing from the network; the notebook is not changed.",
+    )
+    export.add_argument("notebook", metavar="NOTEBOOK", help="the .ipynb file")
+    export.add_argument("--out", "-o", default=None, metavar="PAGE.html",
+                        help="where to write the page (default: the notebook's name with .html)")
+    export.add_argument("--no-execute", action="store_true",
+                        help="use the outputs stored in the notebook (executed elsewhere) instead of running it")
+    export.add_argument("--timeout", type=int, default=900, metavar="S", help="seconds per cell (default 900)")
+    export.add_argument("--kernel", default=None, metavar="NAME",
+                        help="kernel to run it in (default: the notebook's own, else python3)")
     return parser, show
 
 
@@ -181,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with the usage line on bad arguments
     if args.command == "lab":
         return _lab(args)
+    if args.command == "export":
+        return _export(args)
     try:
         widget = build_view(args.text, view=args.view, model=args.model, pair=args.pair, layer=args.layer,
                             head=args.head, theme=args.theme, query=args.query)
@@ -191,6 +209,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"attnwidgets: error: {exc}", file=sys.stderr)
         return 1
     print("open it in any browser, no network needed")  # save_html printed what it wrote and its size
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .nbexport import NotebookExportError, export_notebook
+
+    try:
+        dest, stats = export_notebook(args.notebook, args.out, execute_cells=not args.no_execute,
+                                      timeout=args.timeout, kernel_name=args.kernel)
+    except (NotebookExportError, OSError) as exc:
+        print(f"attnwidgets: error: {exc}", file=sys.stderr)
+        return 1
+    size = dest.stat().st_size
+    print(f"wrote {dest} ({size / 1e6:.1f} MB): {stats.views} views, {stats.pictures} as their picture, "
+          f"{len(stats.text_only)} as text (no static twin); opens offline in any browser")
     return 0
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .attention_stack import LazyStack
+from .html_repr import repr_html
 from .result import AttentionKind, AttentionResult, ModelInfo
 
 __all__ = ["GenerationResult"]
@@ -75,6 +76,8 @@ class GenerationResult:
     >>> g.at_step(1).tokens
     ['a', 'b', 'c']
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     result: AttentionResult
     prompt: str

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .html_repr import repr_html
 from .result import ModelInfo
 
 __all__ = ["QKCapture", "masked_softmax"]
@@ -61,6 +62,8 @@ class QKCapture:
         (n, m) int64: T5's relative-position bucket of each (query, key) pair (the row of the bias table each
         head's bias is read from: ``bias[h, i, j] == table[bucket[i, j], h]``); None when the bias has no buckets.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     tokens: list[str]
     key_tokens: list[str]

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .attention_stack import AttentionTooLargeError, LazyStack, block_rows, stack_rows, stack_shape
+from .html_repr import repr_html
 
 ModelKind = Literal["encoder", "decoder", "encoder-decoder"]
 AttentionKind = Literal["self", "encoder", "decoder", "cross"]
@@ -140,6 +141,8 @@ class AttentionResult:
         How many tokens were dropped to fit ``model.max_length`` (source and target together for encoder-decoders:
         the decoder has the same limit).
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     tokens: list[str]
     token_ids: np.ndarray

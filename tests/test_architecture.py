@@ -43,8 +43,12 @@ FORBIDDEN["qk_result"] = FORBIDDEN["result"]
 FORBIDDEN["generation_result"] = FORBIDDEN["result"]
 # persist (the saved-file format and its model tags) sits in the result layer, so every layer above can save with it.
 FORBIDDEN["persist"] = FORBIDDEN["result"]
+# html_repr (the compact table every result and analysis shows in a notebook) too, so every layer can use it.
+FORBIDDEN["html_repr"] = FORBIDDEN["result"]
 # lab (`attnwidgets lab`: copy the tutorials, start JupyterLab) needs nothing of ours, so the command starts fast.
 FORBIDDEN["lab"] = FORBIDDEN["result"]
+# nbexport (`attnwidgets export`: runs a notebook in a kernel, keeps its views' pictures) too; the kernel imports us.
+FORBIDDEN["nbexport"] = FORBIDDEN["result"]
 
 
 def modules() -> list[Path]:

@@ -1,6 +1,8 @@
-"""The README's python examples run, and every widget that takes a result takes one of the bundled model.
+"""The README's and the docs pages' python examples run, and every widget that takes a result takes one of the
+bundled model.
 
-The examples are read from README.md here, so a new one is run without touching this file; a block is skipped only
+The examples are read from README.md and docs/**/*.md here, so a new one is run without touching this file (the
+README is the landing page; the long examples live in docs/guide/); a block is skipped only
 by a marker in ``SKIPPED`` with the reason (it needs the network, a cluster, or names the reader's own data), and a
 marker that no longer matches a block fails. ``FROM_A_RESULT`` builds each widget (and each of its paths that goes
 back to the model, such as ``measure="norms"`` and the ablation widget's re-runs) from ``aw.run(...)`` on the bundled
@@ -24,7 +26,10 @@ import pytest
 import attnwidgets as aw
 from attnwidgets.result import BUNDLED_SOURCE, AttentionResult
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+#: the markdown files whose ```python blocks are examples: the README, then every docs page.
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 #: marker (a string only that block holds) -> why the block cannot run in CI.
 SKIPPED: dict[str, str] = {
@@ -44,26 +49,28 @@ def python_blocks(text: str) -> list[tuple[int, str]]:
     return blocks
 
 
-BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+#: (where, code): "README.md:12" or "docs/guide/scale.md:20", and the block.
+BLOCKS = [(f"{page.relative_to(ROOT).as_posix()}:{line}", code)
+          for page in PAGES for line, code in python_blocks(page.read_text(encoding="utf-8"))]
 
 
 def test_blocks_are_found_and_every_skip_names_one_block():
-    assert BLOCKS, "README.md has no ```python blocks: the extraction is broken"
+    assert any(where.startswith("README.md:") for where, _ in BLOCKS), "README.md has no ```python blocks"
     assert python_blocks("text\n```python\nx = 1\n```\n```bash\nls\n```\n") == [(3, "x = 1\n")]
     for marker in SKIPPED:
-        holding = [line for line, code in BLOCKS if marker in code]
-        assert len(holding) == 1, f"skip marker {marker!r} is in {len(holding)} README blocks, not one: update SKIPPED"
-    assert any(not any(m in code for m in SKIPPED) for _, code in BLOCKS), "every README example is skipped"
+        holding = [where for where, code in BLOCKS if marker in code]
+        assert len(holding) == 1, f"skip marker {marker!r} is in {len(holding)} example blocks, not one: update SKIPPED"
+    assert any(not any(m in code for m in SKIPPED) for _, code in BLOCKS), "every example is skipped"
 
 
-@pytest.mark.parametrize(("line", "code"), BLOCKS, ids=[f"README.md:{line}" for line, _ in BLOCKS])
-def test_readme_example_runs(line: int, code: str, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("where", "code"), BLOCKS, ids=[where for where, _ in BLOCKS])
+def test_readme_example_runs(where: str, code: str, tmp_path, monkeypatch):
     reason = next((why for marker, why in SKIPPED.items() if marker in code), None)
     if reason is not None:
-        pytest.skip(f"README.md:{line}: {reason}")
+        pytest.skip(f"{where}: {reason}")
     monkeypatch.chdir(tmp_path)  # an example that writes a file writes it here
     namespace: dict[str, Any] = {"__name__": "readme_example"}
-    exec(compile(code, f"README.md:{line}", "exec"), namespace)
+    exec(compile(code, where, "exec"), namespace)
 
 
 # -- every widget from a result of the bundled model ---------------------------------------------------------------

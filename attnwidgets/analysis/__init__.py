@@ -27,6 +27,7 @@ from .rollout import attention_flow, attention_rollout
 from .sinks import sink_frame, sink_shares
 from .surface import (
     STATISTICS,
+    SurfaceStats,
     key_share,
     mean_entropy,
     offset_share,
@@ -51,6 +52,7 @@ __all__ = [
     "ParseError",
     "ProbeSentence",
     "Sentence",
+    "SurfaceStats",
     "align_words",
     "attention_flow",
     "attention_rollout",

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..html_repr import repr_html
+
 __all__ = ["ResidualContributions", "loglog_slope", "write_ratio"]
 
 
@@ -93,6 +95,8 @@ class ResidualContributions:
     tokens : list[str]
         The tokens averaged over.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     ratio: np.ndarray
     write_norm: np.ndarray

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..attention_stack import AttentionTooLargeError, dense_budget, format_bytes
+from ..html_repr import repr_html
 from ..result import AttentionKind, AttentionResult
 
 __all__ = ["SUMMARIES", "AttentionComparison", "TokenAlignment", "align_tokens", "compare_attention",
@@ -227,6 +228,8 @@ class AttentionComparison:
     - ``mass_a``/``mass_b``: the mean share of a row's attention that falls on aligned keys (1 when nothing was
       left out; the renormalisation above rescales by it).
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     a: AttentionResult
     b: AttentionResult

@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..html_repr import repr_html
 from ..result import AttentionResult
 from .coref_files import CorefDocument, Mention, read_coref
 from .dependency import ParseError, Sentence, piece_word_matrix
@@ -379,6 +380,8 @@ class CorefScores:
     no_same_head : {"nearest", "wrong"}
         What the same-head baseline did for a mention with no earlier same-head candidate.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     correct: np.ndarray
     baselines: dict[str, np.ndarray]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..html_repr import repr_html
 from ..result import AttentionResult, check_attention
 from .batch import AttentionBatch
 from .blocks import BlockAccumulator, run_blocks
@@ -69,6 +70,8 @@ class CorpusStats:
     >>> float(acc.mean()["sep"][0, 0])
     0.75
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     def __init__(self, *, words: bool = False, smoothing: float = 0.0, distances: bool = False,
                  patterns: bool = True) -> None:

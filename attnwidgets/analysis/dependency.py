@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..attention_stack import block_rows
+from ..html_repr import repr_html
 from ..result import AttentionResult, ModelInfo
 from .merging import check_same_model, check_same_settings
 from .naming import both_names, paper_label
@@ -433,6 +434,8 @@ class DependencyScores:
     subtypes : bool or None
         Whether relation subtypes were scored apart (None when unknown).
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     relations: list[str]
     counts: np.ndarray

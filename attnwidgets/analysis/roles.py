@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..html_repr import repr_html
 from ..result import AttentionResult
 
 __all__ = ["ROLES", "ROLE_LABELS", "HeadRoles", "RoleCheck", "role_positions", "role_scores"]
@@ -142,6 +143,8 @@ class HeadRoles:
         Whatever the producer adds (the induction loss per sequence, the token ids).
     """
 
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
+
     scores: dict[str, np.ndarray]
     example: AttentionResult
     seq_len: int
@@ -218,6 +221,8 @@ class RoleCheck:
     random : np.ndarray
         Induction loss with each random set ablated.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     role: str
     heads: list[tuple[int, int]]

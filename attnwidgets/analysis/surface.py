@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..html_repr import repr_html
 from ..result import AttentionResult
 from .batch import AttentionBatch
 from .blocks import is_causal, run_blocks, visible_keys
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STATISTICS",
     "SurfaceBlocks",
+    "SurfaceStats",
     "key_share",
     "mean_entropy",
     "offset_share",
@@ -308,8 +310,48 @@ def surface_stats_batch(batch: AttentionBatch, smoothing: float = 0.0) -> dict[s
     return out
 
 
-def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: float = 0.0) -> dict[str, np.ndarray]:
-    """Per-head surface statistics of one result: a dict of (L, H) arrays, keys as in :data:`STATISTICS`.
+class SurfaceStats(dict):  # type: ignore[type-arg]
+    """Per-head surface statistics of one result (what :func:`surface_stats` returns): a dict of (L, H) arrays, keys
+    as in :data:`STATISTICS`, read the way :class:`~attnwidgets.analysis.CorpusStats` is read.
+
+    It is a ``dict`` (``stats["sep"]``, ``.items()``, ``**stats`` work as before) with CorpusStats' readers:
+    :meth:`mean` (the dict itself: one input is its own mean) and :meth:`frame` (tidy ``layer, head, statistic,
+    value``), and ``model``, ``n_docs`` (1), ``n_tokens`` and ``words``. In a notebook it shows as a table.
+
+    Examples
+    --------
+    >>> from attnwidgets.result import AttentionResult
+    >>> s = surface_stats(AttentionResult.from_arrays(np.eye(2), ["[CLS]", "[SEP]"]))
+    >>> float(s["sep"][0, 0]), s.frame().columns.tolist(), s.n_docs
+    (0.5, ['layer', 'head', 'statistic', 'value'], 1)
+    """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
+
+    def __init__(self, values: Mapping[str, np.ndarray], *, model: object = None, n_tokens: int = 0,
+                 words: bool = False) -> None:
+        super().__init__(values)
+        self.model = model
+        self.n_docs = 1
+        self.n_tokens = int(n_tokens)
+        self.words = bool(words)
+
+    def mean(self) -> dict[str, np.ndarray]:
+        """Every statistic, each (L, H), as a plain dict (one input is its own mean; as CorpusStats.mean)."""
+        return dict(self)
+
+    def frame(self) -> pd.DataFrame:
+        """Tidy DataFrame with columns ``layer, head, statistic, value`` (as CorpusStats.frame, without patterns)."""
+        return stats_to_frame(self)
+
+    def __repr__(self) -> str:
+        name = getattr(self.model, "name", None) or "no model"
+        return f"SurfaceStats({name!r}, {self.n_tokens} tokens, words={self.words}, statistics: {', '.join(self)})"
+
+
+def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: float = 0.0) -> SurfaceStats:
+    """Per-head surface statistics of one result: a :class:`SurfaceStats` (a dict of (L, H) arrays, keys as in
+    :data:`STATISTICS`, with ``.frame()`` and ``.mean()`` as :func:`~attnwidgets.analysis.corpus_stats` returns).
 
     Parameters
     ----------
@@ -328,6 +370,7 @@ def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: fl
     >>> round(float(s["sep"][0, 0]), 4), round(float(s["prev"][0, 0]), 4)
     (0.6667, 0.0)
     """
+    source = result
     if words:
         from .words import word_level
 
@@ -335,9 +378,11 @@ def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: fl
     if result.is_lazy:  # a long input: a block of rows at a time
         acc = SurfaceBlocks(result, smoothing)
         run_blocks(result, [acc])
-        return acc.finish()
-    batch = AttentionBatch.from_results([result])
-    return {k: v[0] for k, v in surface_stats_batch(batch, smoothing).items()}
+        values = acc.finish()
+    else:
+        batch = AttentionBatch.from_results([result])
+        values = {k: v[0] for k, v in surface_stats_batch(batch, smoothing).items()}
+    return SurfaceStats(values, model=source.model, n_tokens=result.n_tokens, words=words)
 
 
 class SurfaceBlocks:

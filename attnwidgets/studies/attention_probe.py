@@ -31,6 +31,7 @@ from ..analysis.attention_probe import (
 from ..analysis.dependency import ParseError, Sentence, read_conllu
 from ..analysis.intervals import wilson_interval
 from ..analysis.words import RowMode
+from ..html_repr import repr_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,6 +55,8 @@ class ProbeResult:
     probe : AttentionProbe
         The trained probe; ``probe.weights`` (2, layers, heads) its per-head weights.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     uas: float
     train_uas: float

@@ -24,6 +24,7 @@ import torch
 
 from ..analysis.compare import mean_head_similarity, similarity_by_layer
 from ..data.labelled import load_sentiment, train_test_split_frame
+from ..html_repr import repr_html
 from ..runner import Runner, control
 from ..runner.loading import LoadedModel
 from .tasks import pooled_embedding
@@ -123,6 +124,8 @@ class FinetuneComparison:
     texts : list[str]
         The held-out texts compared.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     similarity: np.ndarray
     by_layer: pd.DataFrame

@@ -30,6 +30,7 @@ import torch
 
 from ..analysis.tokens import KEY_KINDS, key_kind_index, token_kinds
 from ..analysis.words import word_groups, word_matrices
+from ..html_repr import repr_html
 from ..runner import Encoded, Runner, get_runner
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ class GradientStats:
     words : bool
         True when the cells are (word, word): the gradient with respect to word-level attention.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     def __init__(self, n_layers: int, n_heads: int, objective: str, words: bool = False) -> None:
         self.sums = np.zeros((n_layers, n_heads, len(KEY_KINDS)))

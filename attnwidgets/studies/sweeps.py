@@ -27,6 +27,7 @@ import pandas as pd
 import torch
 
 from ..analysis.merging import check_same_model, check_same_settings
+from ..html_repr import repr_html
 from ..result import ModelInfo
 from ..runner import Runner
 from ..runner.ablation import Ablation, MeanPattern
@@ -107,6 +108,8 @@ class SweepResult:
     A sweep over some heads only (a shard of a bigger sweep) holds NaN for the others and only their rows in
     ``frame``; :meth:`merge` puts sweeps over disjoint heads together.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     frame: pd.DataFrame
     heads: np.ndarray
@@ -487,6 +490,8 @@ class PruningCurve:
     settings : dict
         The task's name, step, max_share, mode, stack and batch size.
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     frame: pd.DataFrame
     metric: str

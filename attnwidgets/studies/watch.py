@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.outputs import as_values, compare_values, cosine, mask_values, pair_similarities, rank_candidates
+from ..html_repr import repr_html
 from ..result import AttentionResult
 from ..runner import Runner
 from ..runner.encoding import token_texts
@@ -56,6 +57,8 @@ class WatchResult:
     before, after : list[AttentionResult]
         The clean and ablated results (the widget shows a head's map from ``after``).
     """
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     kind: str
     frame: pd.DataFrame

@@ -157,10 +157,10 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
         return source
     if isinstance(source, AttentionResult):
         src = source
-        values = surface_stats(src, words=words, smoothing=smoothing)
+        one = surface_stats(src, words=words, smoothing=smoothing)
         n = len(src.tokens) if not words else int(_n_words(src))
         title = f"{src.model.name} · {_snippet(src.text)}" if src.text else src.model.name
-        return HeadStats(values, title, words, src.model.kind == "decoder", n)
+        return HeadStats(one, title, words, src.model.kind == "decoder", n)
     if _is_results(source):
         acc = CorpusStats(words=words, smoothing=smoothing, patterns=False)
         acc.update(list(source))

@@ -8,6 +8,7 @@ JupyterLab server for all of them.
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -72,6 +73,27 @@ def test_notebook_runs_and_renders_in_jupyterlab(lab, path):
     problems += [f"page error: {e}" for e in nb.errors()]
     assert not problems, f"{path.name} in JupyterLab:\n" + "\n".join(problems)
     assert n > 0 or "aw." not in path.read_text(encoding="utf-8"), f"{path.name}: no widget output was found"
+    save_executed(lab, page, path)
+
+
+#: Where each notebook that ran cleanly is saved with its outputs: the docs site renders the tutorials from here
+#: (docs/gen_ref.py), so the docs tier of .ci/run executes no notebook of its own.
+EXECUTED = Path(__file__).resolve().parents[2] / "test-artifacts" / "executed"
+
+
+def save_executed(lab, page, path: Path, timeout: float = 60) -> None:
+    """Save the notebook as JupyterLab holds it now (every output, each view's picture in its bundle) and copy it to
+    :data:`EXECUTED`."""
+    saved = lab.root / path.name
+    before = saved.stat().st_mtime_ns
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    deadline = time.time() + timeout
+    while saved.stat().st_mtime_ns == before and time.time() < deadline:
+        time.sleep(0.25)
+    assert saved.stat().st_mtime_ns != before, f"{path.name}: JupyterLab did not save the executed notebook"
+    time.sleep(0.5)  # the write is one rename in jupyter_server, but give a slow disk a moment
+    EXECUTED.mkdir(parents=True, exist_ok=True)
+    shutil.copy(saved, EXECUTED / path.name)
 
 
 def test_stat_views_drawn_before_their_statistics_wait_for_them(lab):

@@ -1,0 +1,185 @@
+"""Generate the docs site's API reference and tutorial pages at build time (mkdocs-gen-files runs this).
+
+API reference: one page per public package, read from the package itself, so the pages follow whatever the layout
+is: the top level and every subpackage of ``attnwidgets`` that declares ``__all__`` (no underscore in its name).
+Each public name is documented once, on the page of the package it is defined in (``surface_stats`` is defined in
+``attnwidgets.analysis.surface``, so on the ``analysis`` page); every other page that exports it lists it in its
+table with a link there. Nothing is listed by hand.
+
+Front page: the README, its links to ``docs/...`` made relative.
+
+Tutorials: each ``notebooks/*.ipynb`` is rendered (by mkdocs-jupyter) with the outputs of an executed copy, where one
+is found in ``$ATTNWIDGETS_EXECUTED_NOTEBOOKS`` (default ``test-artifacts/executed``, where the notebooks tier of
+``.ci/run`` saves each tutorial after running it in JupyterLab) and its cells' sources are those of the notebook as
+it is now; otherwise the notebook is rendered without outputs, with a note saying so. Widgets cannot run in a static
+site: each view's live output is dropped and its picture (the static twin the view leaves in its display bundle) is
+shown, the same rewrite ``attnwidgets export`` makes (:func:`attnwidgets.nbexport.static_views`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import pkgutil
+import sys
+from pathlib import Path
+
+import mkdocs_gen_files
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import attnwidgets  # noqa: E402  (the checkout's package, not an installed one)
+from attnwidgets.nbexport import static_views  # noqa: E402
+
+TOP = "attnwidgets"
+
+
+def public_packages() -> list[object]:
+    """The top level, then every subpackage with ``__all__``, alphabetically."""
+    subs = []
+    for info in pkgutil.iter_modules(attnwidgets.__path__):
+        if info.ispkg and not info.name.startswith("_"):
+            module = importlib.import_module(f"{TOP}.{info.name}")
+            if hasattr(module, "__all__"):
+                subs.append(module)
+    return [attnwidgets, *sorted(subs, key=lambda m: m.__name__)]
+
+
+def where_defined(package: object, name: str, obj: object) -> str:
+    """The dotted path griffe documents ``obj`` at: its defining module and qualified name where it has them; a
+    submodule as itself; a constant at the submodule of ``package`` that assigns it."""
+    if inspect.ismodule(obj):
+        return obj.__name__
+    module, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qual, str) and "<" not in qual and module.startswith(TOP):
+        return f"{module}.{qual}"
+    for mod_name, mod in sorted(sys.modules.items()):  # a constant: the deepest module of ours that holds it
+        if mod_name.startswith(package.__name__ + ".") and vars(mod).get(name) is obj and \
+                not hasattr(sys.modules.get(mod_name), "__path__"):
+            return f"{mod_name}.{name}"
+    return f"{package.__name__}.{name}"
+
+
+def home_of(path: str, pages: list[str]) -> str:
+    """The page (package name) a definition path belongs on: the longest public package that holds it."""
+    best = TOP
+    for page in pages:
+        if (path == page or path.startswith(page + ".")) and len(page) > len(best):
+            best = page
+    return best
+
+
+def summary_line(obj: object) -> str:
+    doc = inspect.getdoc(obj) if not isinstance(obj, (int, float, str, tuple, dict, list, frozenset)) else None
+    line = (doc or "").strip().split("\n\n")[0].replace("\n", " ")
+    line = line.replace("|", "\\|")
+    return line if len(line) <= 160 else line[:157] + "..."
+
+
+def page_file(package_name: str) -> str:
+    return "reference/index.md" if package_name == TOP else f"reference/{package_name.split('.', 1)[1]}.md"
+
+
+def write_reference() -> None:
+    packages = public_packages()
+    names = {p.__name__: list(getattr(p, "__all__", [])) for p in packages}
+    pages = list(names)
+    entries: dict[str, list[tuple[str, str, str, object]]] = {}  # page -> (name, path, home, obj)
+    documented: set[str] = set()
+    for package in packages:
+        rows = []
+        for name in names[package.__name__]:
+            if name.startswith("__"):
+                continue
+            obj = getattr(package, name)
+            if inspect.ismodule(obj) and obj.__name__ == f"{package.__name__}.{name}" and hasattr(obj, name):
+                # a submodule named like the function it defines (studies.attention_probe): once the submodule is
+                # imported it shadows the package's lazy name, so take the function, which __all__ means
+                obj = getattr(obj, name)
+            path = where_defined(package, name, obj)
+            home = home_of(path, pages)
+            if name not in names.get(home, []):  # defined under a package that does not export it: first exporter
+                home = next((p for p in pages[1:] if name in names[p]), TOP)
+            rows.append((name, path, home, obj))
+        entries[package.__name__] = rows
+
+    for package in packages:
+        pname = package.__name__
+        out = page_file(pname)
+        with mkdocs_gen_files.open(out, "w") as f:
+            title = "attnwidgets (top level)" if pname == TOP else pname
+            f.write(f"# {title}\n\n")
+            f.write(f"::: {pname}\n    options:\n      members: false\n      show_root_heading: false\n"
+                    "      show_root_toc_entry: false\n\n")
+            if pname == TOP:
+                f.write("The subpackages: " + ", ".join(f"[{p}]({Path(page_file(p)).name})" for p in pages[1:])
+                        + ".\n\n")
+            f.write("| name | what it is |\n|---|---|\n")
+            for name, path, home, obj in entries[pname]:
+                target = "" if home == pname else Path(page_file(home)).name
+                f.write(f"| [`{name}`]({target}#{path}) | {summary_line(obj)} |\n")
+            f.write("\n")
+            for _name, path, home, obj in entries[pname]:
+                if home != pname or path in documented:
+                    continue
+                documented.add(path)
+                members = "      members: false\n" if inspect.ismodule(obj) else ""
+                f.write(f"::: {path}\n    options:\n      show_root_heading: true\n      show_root_full_path: false\n"
+                        f"      heading_level: 2\n{members}\n")
+        mkdocs_gen_files.set_edit_path(out, "docs/gen_ref.py")
+
+
+def executed_copy(source: Path, folder: Path) -> object | None:
+    """The executed copy of ``source`` in ``folder`` when its cells' sources are the notebook's own, else None."""
+    copy = folder / source.name
+    if not copy.is_file():
+        return None
+    try:
+        executed = nbformat.read(copy, as_version=4)
+    except Exception:  # a broken copy is no copy: the notebook is rendered without outputs
+        return None
+    fresh = nbformat.read(source, as_version=4)
+    if [c.source for c in executed.cells] != [c.source for c in fresh.cells]:
+        return None
+    return executed
+
+
+def write_tutorials() -> None:
+    folder = Path(os.environ.get("ATTNWIDGETS_EXECUTED_NOTEBOOKS", ROOT / "test-artifacts" / "executed"))
+    index = ["# Tutorials\n", "The tutorial notebooks of `notebooks/`, as they look after a run: each view shows its "
+             "static picture (widgets cannot run in a static site; open the notebook in JupyterLab, "
+             "`attnwidgets lab`, to interact).\n"]
+    for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = executed_copy(source, folder)
+        if nb is None:
+            nb = nbformat.read(source, as_version=4)
+            note = nbformat.v4.new_markdown_cell(
+                "*Rendered without outputs: no executed copy of this notebook was found (the notebooks tier of "
+                "`.ci/run` makes them; `attnwidgets export` shows one notebook with its outputs).*")
+            nb.cells.insert(0, note)
+        static_views(nb)
+        with mkdocs_gen_files.open(f"tutorials/{source.name}", "w") as f:
+            nbformat.write(nb, f)
+        mkdocs_gen_files.set_edit_path(f"tutorials/{source.name}", f"notebooks/{source.name}")
+        title = nbformat.read(source, as_version=4).cells[0].source.split("\n")[0].lstrip("# ").strip()
+        index.append(f"- [{title}]({source.name})")
+    with mkdocs_gen_files.open("tutorials/index.md", "w") as f:
+        f.write("\n".join(index) + "\n")
+
+
+def write_index() -> None:
+    """The site's front page is the README (one text, two places), its links made relative to docs/."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8").replace("](docs/", "](")
+    text += ("\n## On this site\n\n- [Tutorials](tutorials/index.md): the notebooks with their outputs\n"
+             "- [API reference](reference/index.md): every public name, by package\n")
+    with mkdocs_gen_files.open("index.md", "w") as f:
+        f.write(text)
+    mkdocs_gen_files.set_edit_path("index.md", "README.md")
+
+
+write_index()
+write_reference()
+write_tutorials()
