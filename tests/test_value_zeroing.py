@@ -13,7 +13,7 @@ import torch
 
 import attnwidgets as aw
 from attnwidgets.analysis.value_zeroing import context_mixing
-from attnwidgets.studies.value_zeroing import ValueZeroingUnavailableError, value_zeroing, value_zeroing_result
+from attnwidgets.studies.zeroing import ValueZeroingUnavailableError, value_zeroing, value_zeroing_result
 
 TEXT = "The cat sat on the mat, and the dog barked."
 

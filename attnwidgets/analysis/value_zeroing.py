@@ -1,4 +1,6 @@
-"""Value zeroing (Mohebbi et al. 2023): the context-mixing map from the distances a re-run layer gives. Arrays in, arrays out.
+"""Value zeroing (Mohebbi et al. 2023): the context-mixing map from the distances a re-run layer gives.
+
+Arrays in, arrays out.
 
 Mohebbi, Zuidema, Chrupała and Alishahi (2023), *Quantifying Context Mixing in Transformers* (EACL), §2: in layer ℓ,
 set token j's value vector to zero in every head (the attention weights as computed), run the layer again from the
@@ -15,7 +17,7 @@ It is a measure per layer, not per head: one map (token x token) per layer. The 
 layer's map in every head of that layer (:func:`per_head`).
 
 The distances come from :func:`attnwidgets.runner.value_zeroing.value_zeroing_distances`; the tie to a result is
-:mod:`attnwidgets.studies.value_zeroing`.
+:mod:`attnwidgets.studies.zeroing`.
 """
 
 from __future__ import annotations

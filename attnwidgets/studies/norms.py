@@ -217,7 +217,7 @@ def norm_result(source: Source, text_pair: str | None = None, *,
 
 def measured(source: object, measure: str) -> object:
     """What a view (and its static twin) shows for ``measure``: ``source`` itself for "weights"; for "norms" its
-    :func:`norm_result`, for "value_zeroing" its :func:`attnwidgets.studies.value_zeroing.value_zeroing_result`
+    :func:`norm_result`, for "value_zeroing" its :func:`attnwidgets.studies.zeroing.value_zeroing_result`
     (each of a list). ValueError for a measure or a source that cannot be shown so."""
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {list(MEASURES)}, got {measure!r}")
@@ -228,7 +228,7 @@ def measured(source: object, measure: str) -> object:
         raise ValueError(f"{what} need results of aw.run (not ablated, not an encoder-decoder, not corpus "
                          "statistics): the model is run again on each text to read its value vectors")
     if measure == "value_zeroing":
-        from .value_zeroing import value_zeroing_result
+        from .zeroing import value_zeroing_result
 
         if isinstance(source, (list, tuple)):
             return [value_zeroing_result(r) for r in source]

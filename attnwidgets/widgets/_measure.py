@@ -8,7 +8,7 @@ read its value vectors; see :mod:`attnwidgets.studies.norms`). A source that can
 ``from_arrays``, ablated, an encoder-decoder, corpus statistics, a long input kept as queries and keys) keeps the
 weights and says why in the widget's error box.
 
-``measure="value_zeroing"`` shows Mohebbi et al. 2023's context-mixing map (:mod:`attnwidgets.studies.value_zeroing`):
+``measure="value_zeroing"`` shows Mohebbi et al. 2023's context-mixing map (:mod:`attnwidgets.studies.zeroing`):
 how much each token's layer output moves when another token's value vectors are zeroed, rows summing to 1. It is one
 map per layer, not per head, so every head of a layer shows its layer's map (the title says "per layer"). It needs
 the same sources as norms.
