@@ -269,3 +269,15 @@ def test_static_twins_take_value_zeroing(tiny_bert):
     np.testing.assert_allclose(np.asarray(fig2.axes[0].get_lines()[0].get_ydata()), C[..., 0].mean(-1), atol=1e-5)
     heat = aw.AttentionHeatmap(res, layer=1, measure="value_zeroing")
     assert "value zeroing" in twin_figure(heat).axes[0].get_title()
+
+
+def test_keys_no_head_sees_score_exactly_zero(tiny_mistral):
+    """A sliding window of 4 keys (and the causal mask): where every head's weight is 0, zeroing v_j cannot move x_i,
+    and the score is exactly 0; inside the window the rows still sum to 1."""
+    res = aw.run(TEXT, model=tiny_mistral)
+    C = value_zeroing(res)
+    unseen = res.attention.max(1) == 0  # [layer, i, j]: no head of the layer gives j any weight in row i
+    n = res.n_tokens
+    assert unseen[:, n - 1, 0].all() and not unseen[:, n - 1, n - 1].any()  # the window bites
+    assert (C[unseen] == 0).all() and (C[~unseen] > 0).mean() > 0.9
+    np.testing.assert_allclose(C.sum(-1), 1.0, atol=1e-5)

@@ -1,5 +1,5 @@
 """The third choice of the measure switch in JupyterLab (lecture theme, 1280 x 720): a click on "value zeroing" sets
-``measure`` in Python, and the heatmap and the model view draw Mohebbi et al. 2023's value-zeroing map (one per layer,
+``measure`` in Python, and the heatmap, the model view and the entropy bars draw Mohebbi et al. 2023's value-zeroing map (one per layer,
 the same in each head) instead of the weights or the norms."""
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def _pressed(nb, index: int, which: str) -> str | None:
 
 
 def test_value_zeroing_switch_redraws_the_views(lab):
-    nb = lab.open([SETUP, "mv = aw.ModelView(r, layer=2, head=3); mv"], viewport=(1280, 720))
+    nb = lab.open([SETUP, "mv = aw.ModelView(r, layer=2, head=3); mv", "eb = aw.EntropyBars(r); eb"],
+                  viewport=(1280, 720))
     heat = nb.widget(0)
     wait_dataset(heat, "heatmap-canvas", "view", "self/2/3/t")
     assert _pressed(nb, 0, "value_zeroing") == "false" and _pressed(nb, 0, "weights") == "true"
@@ -87,5 +88,17 @@ def test_value_zeroing_switch_redraws_the_views(lab):
         "() => document.querySelectorAll('.aw-root')[1].innerText.includes('value zeroing')", timeout=20_000)
     _until(lambda: canvas_stats(mv, "thumb-grid"), lambda s: s["sum"] != grid_before)
     nb.screenshot("value-zeroing-model-view-lecture", mv)
+
+    # the entropy bars: the entropy of each layer's value-zeroing rows (a layer's bars are equal)
+    eb = nb.widget(2)
+    eb.scroll_into_view_if_needed()
+    nb.page.wait_for_timeout(300)
+    bars_before = canvas_stats(eb, "bars-canvas")["sum"]
+    eb.locator("[data-testid=measure-value_zeroing]").click()
+    eventually(nb, "print(eb.measure)", "value_zeroing")
+    _until(lambda: canvas_stats(eb, "bars-canvas"), lambda s: s["sum"] != bars_before)
+    assert "value zeroing" in eb.inner_text()
+    assert nb.python("import numpy as np; print(bool(np.ptp(eb.values('entropy'), axis=1).max() < 1e-6))").strip() == "True"
+    nb.screenshot("value-zeroing-entropy-bars-lecture", eb)
     nb.screenshot("value-zeroing-page-lecture")
     assert not nb.errors()
