@@ -1,6 +1,6 @@
 """The third choice of the measure switch in JupyterLab (lecture theme, 1280 x 720): a click on "value zeroing" sets
-``measure`` in Python, and the heatmap, the model view and the entropy bars draw Mohebbi et al. 2023's value-zeroing map (one per layer,
-the same in each head) instead of the weights or the norms."""
+``measure`` in Python, and the heatmap, the model view and the entropy bars draw Mohebbi et al. 2023's value-zeroing
+map (one per layer, the same in each head) instead of the weights or the norms."""
 
 from __future__ import annotations
 
@@ -98,7 +98,8 @@ def test_value_zeroing_switch_redraws_the_views(lab):
     eventually(nb, "print(eb.measure)", "value_zeroing")
     _until(lambda: canvas_stats(eb, "bars-canvas"), lambda s: s["sum"] != bars_before)
     assert "value zeroing" in eb.inner_text()
-    assert nb.python("import numpy as np; print(bool(np.ptp(eb.values('entropy'), axis=1).max() < 1e-6))").strip() == "True"
+    equal = "import numpy as np; print(bool(np.ptp(eb.values('entropy'), axis=1).max() < 1e-6))"
+    assert nb.python(equal).strip() == "True"
     nb.screenshot("value-zeroing-entropy-bars-lecture", eb)
     nb.screenshot("value-zeroing-page-lecture")
     assert not nb.errors()
