@@ -37,8 +37,9 @@ from ..result import AttentionResult
 
 __all__ = ["MEASURES", "can_norms", "layer_norm_map", "mixing_ratio", "norm_map", "norm_share", "weight_mixing_ratio"]
 
-MEASURES = ("weights", "norms")
-"""What the views and their static twins can show: the attention weights, or the norm share of each row."""
+MEASURES = ("weights", "norms", "value_zeroing")
+"""What the views and their static twins can show: the attention weights, the norm share of each row, or Mohebbi et
+al. 2023's value-zeroing context-mixing map (:mod:`attnwidgets.analysis.value_zeroing`; one map per layer)."""
 
 
 def norm_map(weights: np.ndarray, value_norms: np.ndarray) -> np.ndarray:

@@ -64,9 +64,10 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
         Number layers from 1, as the paper does (default: from 0, as the widgets do).
     theme : str, optional
         "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
-    measure : {"weights", "norms"}
-        The shares of the weights, or of each row's ‖α_ij f(x_j)‖ (Kobayashi et al. 2020; ``stats`` must then be
-        results of :func:`attnwidgets.run`, or pass their :func:`attnwidgets.norm_results` with "weights").
+    measure : {"weights", "norms", "value_zeroing"}
+        The shares of the weights, of each row's ‖α_ij f(x_j)‖ (Kobayashi et al. 2020), or of Mohebbi et al. 2023's
+        value-zeroing map (``stats`` must then be results of :func:`attnwidgets.run`, or pass their
+        :func:`attnwidgets.norm_results` with "weights").
 
     Returns
     -------
@@ -97,7 +98,8 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
             _layer_dots(ax, arrays[name], color, int(paper_numbers))
             ax.set_title(_TITLES.get(name, name))
             ax.set_ylim(0, 1)
-        axes[0, 0].set_ylabel("avg. attention" if measure == "weights" else "avg. share of ‖αf(x)‖")
+        axes[0, 0].set_ylabel({"weights": "avg. attention", "norms": "avg. share of ‖αf(x)‖",
+                               "value_zeroing": "avg. value-zeroing share"}[measure])
         if title:
             fig.suptitle(title)
         fig.tight_layout()
@@ -123,9 +125,10 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
         Number layers from 1, as the paper does (default: from 0, as the widgets do).
     theme : str, optional
         "light" or "lecture" (larger); default the one :func:`attnwidgets.set_theme` chose.
-    measure : {"weights", "norms"}
-        As the widget's switch: entropy of the weights, or of each row's share of ‖α_ij f(x_j)‖ (Kobayashi et al.
-        2020; ``stats`` must then be results of :func:`attnwidgets.run`).
+    measure : {"weights", "norms", "value_zeroing"}
+        As the widget's switch: entropy of the weights, of each row's share of ‖α_ij f(x_j)‖ (Kobayashi et al.
+        2020), or of the value-zeroing map (Mohebbi et al. 2023; per layer, so a layer's heads are equal; ``stats``
+        must then be results of :func:`attnwidgets.run`).
 
     Returns
     -------

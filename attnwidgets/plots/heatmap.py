@@ -9,7 +9,7 @@ from ..viewdata.checks import check_view, check_vmax, scale_note
 from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
-from ._measure import MEASURE_SUFFIX, measured
+from ._measure import MEASURE_SUFFIX, MEASURE_VALUE, measured
 from .style import lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -69,9 +69,10 @@ def plot_heatmap(
         ``selection``; :func:`attnwidgets.viewdata.selection.span_row`).
     combine : str
         "mean" (default, on the map's colour scale) or "sum" (on its own scale) of the selected rows.
-    measure : {"weights", "norms"}
-        As the widget's switch: the weights, or Kobayashi et al. 2020's ‖α_ij f(x_j)‖ as a share of each row (a
-        result of :func:`attnwidgets.run`; see :func:`attnwidgets.norm_attention`).
+    measure : {"weights", "norms", "value_zeroing"}
+        As the widget's switch: the weights, Kobayashi et al. 2020's ‖α_ij f(x_j)‖ as a share of each row (see
+        :func:`attnwidgets.norm_attention`), or Mohebbi et al. 2023's value zeroing (one map per layer, shown in each
+        of its heads; see :mod:`attnwidgets.studies.zeroing`); a result of :func:`attnwidgets.run`.
 
     Returns
     -------
@@ -104,7 +105,7 @@ def plot_heatmap(
     matrix = result.head(layer, head, kind=kind) if shown.factor == 1 else shown.matrix  # type: ignore[arg-type]
     vmax = check_vmax(vmax)
     top = vmax if vmax is not None else (shown.vmax if sinks or shown.factor > 1 else float(matrix.max())) or 1.0
-    label = "attention weight" if measure == "weights" else "share of the row's ‖αf(x)‖"
+    label = MEASURE_VALUE[measure]
     label += f"\n{scale_note(vmax, top)}"
     if sinks:
         label += f" (sink key{'s' if len(sinks) > 1 else ''} {', '.join(map(str, sinks[:4]))} clipped)"

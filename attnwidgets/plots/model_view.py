@@ -58,8 +58,9 @@ def plot_model_view(
         highlighted head (default layer 0, head 0) is drawn under the grid, with the key tokens.
     combine : str
         "mean" (default) or "sum" of the selected rows.
-    measure : {"weights", "norms"}
-        As the widget's switch: the weights, or the row share of ‖α_ij f(x_j)‖ (Kobayashi et al. 2020).
+    measure : {"weights", "norms", "value_zeroing"}
+        As the widget's switch: the weights, the row share of ‖α_ij f(x_j)‖ (Kobayashi et al. 2020), or Mohebbi et
+        al. 2023's value zeroing (one map per layer, drawn in each of its heads).
 
     Returns
     -------

@@ -99,6 +99,10 @@ _recorder: contextvars.ContextVar[Callable[[AttentionSite, torch.Tensor], None] 
 ValueWatcher = Callable[[AttentionSite, nn.Module, torch.Tensor, torch.Tensor], None]
 _value_watcher: contextvars.ContextVar[ValueWatcher | None] = contextvars.ContextVar("attnwidgets_value_watcher",
                                                                                     default=None)
+# A value edit (runner.value_zeroing) may replace a labelled site's values (B, H_kv, S, D) before the attention is
+# computed: the weights stay as they are (they do not read the values), the head outputs use the edited values.
+ValueEdit = Callable[[AttentionSite, nn.Module, torch.Tensor], "torch.Tensor | None"]
+_value_edit: contextvars.ContextVar[ValueEdit | None] = contextvars.ContextVar("attnwidgets_value_edit", default=None)
 
 
 @contextlib.contextmanager
@@ -129,6 +133,16 @@ def watching_values(watch: ValueWatcher) -> Iterator[None]:
         yield
     finally:
         _value_watcher.reset(token)
+
+
+@contextlib.contextmanager
+def editing_values(edit: ValueEdit) -> Iterator[None]:
+    """Inside the block, ``edit(site, module, value)`` may return new values for a labelled site (None: unchanged)."""
+    token = _value_edit.set(edit)
+    try:
+        yield
+    finally:
+        _value_edit.reset(token)
 
 
 @contextlib.contextmanager
@@ -239,6 +253,10 @@ def attnwidgets_attention(
         out, weights = attnwidgets_attention(module, query, key, value, attention_mask, scaling=scaling,
                                              dropout=dropout, **kwargs)
         return out.to(dtype), weights
+    edit = _value_edit.get()
+    if edit is not None and site is not None:
+        edited = edit(site, module, value)
+        value = value if edited is None else edited
     held = capture.current()
     watch = _value_watcher.get()
     if held is not None and site is not None:  # capture mode: queries and keys kept, no n x n weights built

@@ -19,6 +19,7 @@ attention_probe  Clark et al.'s attention-based probing classifier (a parser rea
 padding     the padding mask, live: a padded batch with the mask and with it forgotten
 saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
+zeroing     value zeroing (Mohebbi et al. 2023): how each token's layer output moves when a token's values are zeroed
 shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
 residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
 
@@ -70,6 +71,8 @@ _LAZY: dict[str, str] = {
     "mixing_ratio": "attnwidgets.studies.norms",
     "norm_result": "attnwidgets.studies.norms",
     "norm_results": "attnwidgets.studies.norms",
+    "value_zeroing": "attnwidgets.studies.zeroing",
+    "value_zeroing_result": "attnwidgets.studies.zeroing",
     "ImportanceSums": "attnwidgets.studies.importance",
     "merge": "attnwidgets.studies.shards",
     "residual_contributions": "attnwidgets.studies.residual",
@@ -78,7 +81,7 @@ _LAZY: dict[str, str] = {
 __all__ = [*_LAZY]
 
 _MODULES = ["attention_probe", "corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding",
-            "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual"]
+            "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual", "zeroing"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -36,15 +36,17 @@ from ..runner.norms import NormInputsUnavailableError, norm_inputs, norm_inputs_
 from ..runner.runner import runner_for
 
 __all__ = ["MEASURES", "NormInputsUnavailableError", "can_norms", "measured", "mixing_ratio", "norm_attention",
-           "norm_result", "norm_results", "value_norms"]
+           "norm_result", "norm_results", "resolve_source", "value_norms"]
 
 Source = AttentionResult | str
 Measure = Literal["weights", "norms"]
 
 
-def _resolve(source: Source, text_pair: str | None, model: str | os.PathLike[str] | Runner | None
-             ) -> tuple[AttentionResult, Runner]:
-    """The result and the runner whose model made it (the text is run first when a text is given)."""
+def resolve_source(source: Source, text_pair: str | None, model: str | os.PathLike[str] | Runner | None, *,
+                   what: str = "norm-based attention") -> tuple[AttentionResult, Runner]:
+    """The result and the runner whose model made it (the text is run first when a text is given), for a measure
+    (``what``, for the messages) that runs the model again on the result's input: results of ``aw.run`` only, not
+    ablated, not of an encoder-decoder."""
     if isinstance(source, str):
         runner = get_runner(model)
         return runner.run(source, text_pair), runner
@@ -53,16 +55,14 @@ def _resolve(source: Source, text_pair: str | None, model: str | os.PathLike[str
     if text_pair is not None:
         raise ValueError("text_pair goes with a text; a result already holds its pair")
     if source.ablation is not None:
-        raise ValueError("this result is ablated: norm-based attention describes the model's own (clean) forward pass; "
+        raise ValueError(f"this result is ablated: {what} describes the model's own (clean) forward pass; "
                          "pass the clean result (aw.run(text) without ablation=)")
     if not source.text:
-        raise ValueError("this result was not made by running a model (AttentionResult.from_arrays has no text to run "
-                         "again), and norm-based attention needs the model's value vectors: pass a text, or a result "
-                         "of aw.run")
+        raise ValueError(f"this result was not made by running a model (AttentionResult.from_arrays has no text to run "
+                         f"again), and {what} needs the model's value vectors: pass a text, or a result of aw.run")
     if source.model.kind == "encoder-decoder":
-        raise NotImplementedError("norm-based attention of encoder-decoder results is not supported yet (the "
-                                  "encoder's self-attention would be the natural first step); use an encoder or a "
-                                  "decoder")
+        raise NotImplementedError(f"{what} of encoder-decoder results is not supported yet (the encoder's "
+                                  "self-attention would be the natural first step); use an encoder or a decoder")
     runner = runner_for(source.model) if model is None else get_runner(model)
     if runner.info.name != source.model.name or runner.info.n_layers != source.model.n_layers:
         raise ValueError(f"this result is of {source.model.name!r}, not of {runner.info.name!r}")
@@ -85,7 +85,7 @@ def value_norms(source: Source, text_pair: str | None = None, *,
     f_h(x) = (x W_V^h + b_V^h) W_O^h, the output bias left out (Kobayashi et al. 2020). ``source`` is a result of
     ``aw.run`` (its model is run once more; cached) or a text (run with ``model``, the bundled one by default).
     """
-    result, runner = _resolve(source, text_pair, model)
+    result, runner = resolve_source(source, text_pair, model)
     return _inputs(result, runner)["value_norms"]
 
 
@@ -122,7 +122,7 @@ def norm_attention(source: Source, text_pair: str | None = None, *,
     >>> aw.norm_attention(res, layer=1, heads="sum", rows=(0, 2)).shape
     (2, 6)
     """
-    result, runner = _resolve(source, text_pair, model)
+    result, runner = resolve_source(source, text_pair, model)
     found = _inputs(result, runner)
     L, H, T, _S = result.attention_shape()
     if heads not in ("each", "sum"):
@@ -163,7 +163,7 @@ def mixing_ratio(source: Source, text_pair: str | None = None, *,
     """
     if measure not in ("norms", "weights"):
         raise ValueError(f"measure must be 'norms' or 'weights', not {measure!r}")
-    result, runner = (_resolve(source, text_pair, model) if measure == "norms" else
+    result, runner = (resolve_source(source, text_pair, model) if measure == "norms" else
                       (source if isinstance(source, AttentionResult) else get_runner(model).run(source, text_pair),
                        None))
     L, H, T, _S = result.attention_shape()
@@ -189,7 +189,7 @@ def norm_results(results: list[AttentionResult], *, model: str | os.PathLike[str
     >>> [r.attention.shape for r in aw.norm_results(rs)] == [r.attention.shape for r in rs]
     True
     """
-    resolved = [_resolve(r, None, model) for r in results]
+    resolved = [resolve_source(r, None, model) for r in results]
     if resolved:
         runner = resolved[0][1]
         if any(rn is not runner for _, rn in resolved):
@@ -204,7 +204,7 @@ def norm_result(source: Source, text_pair: str | None = None, *,
     """The result with its weights replaced by the norm share N_ij / Σ_k N_ik (rows sum to 1): what the views show
     with ``measure="norms"``, and what :func:`attnwidgets.analysis.surface_stats` turns into Clark et al.'s shares of
     the moved norm. Dense results only (a long input: use :func:`norm_attention` with ``layer`` and ``rows``)."""
-    result, runner = _resolve(source, text_pair, model)
+    result, runner = resolve_source(source, text_pair, model)
     if result.is_lazy and result.dense_nbytes() > dense_budget():
         raise AttentionTooLargeError(
             f"this input's attention is kept as queries and keys ({result.n_tokens} tokens); its norm maps would "
@@ -217,14 +217,23 @@ def norm_result(source: Source, text_pair: str | None = None, *,
 
 def measured(source: object, measure: str) -> object:
     """What a view (and its static twin) shows for ``measure``: ``source`` itself for "weights"; for "norms" its
-    :func:`norm_result` (each of a list). ValueError for a measure or a source that cannot be shown so."""
+    :func:`norm_result`, for "value_zeroing" its :func:`attnwidgets.studies.zeroing.value_zeroing_result`
+    (each of a list). ValueError for a measure or a source that cannot be shown so."""
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {list(MEASURES)}, got {measure!r}")
     if measure == "weights":
         return source
     if not can_norms(source):
-        raise ValueError("norms need results of aw.run (not ablated, not an encoder-decoder, not corpus statistics): "
-                         "the model is run again on each text to read its value vectors")
+        what = "norms" if measure == "norms" else "value zeroing"
+        raise ValueError(f"{what} need results of aw.run (not ablated, not an encoder-decoder, not corpus "
+                         "statistics): the model is run again on each text to read its value vectors")
+    if measure == "value_zeroing":
+        from .zeroing import value_zeroing_result
+
+        if isinstance(source, (list, tuple)):
+            return [value_zeroing_result(r) for r in source]
+        assert isinstance(source, AttentionResult)
+        return value_zeroing_result(source)
     if isinstance(source, (list, tuple)):
         return norm_results(list(source))
     assert isinstance(source, AttentionResult)

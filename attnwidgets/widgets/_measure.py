@@ -1,4 +1,4 @@
-"""The "weights" / "norms" switch that AttentionHeatmap, ModelView and EntropyBars share (front end:
+"""The "weights" / "norms" / "value_zeroing" switch that AttentionHeatmap, ModelView and EntropyBars share (front end:
 js/src/shared/measure.ts).
 
 ``measure="norms"`` shows Kobayashi et al. 2020's norm-based attention instead of the weights: each row of
@@ -7,6 +7,11 @@ read the same way ("the share of the moved norm"). It needs a result of ``aw.run
 read its value vectors; see :mod:`attnwidgets.studies.norms`). A source that cannot give norms (made with
 ``from_arrays``, ablated, an encoder-decoder, corpus statistics, a long input kept as queries and keys) keeps the
 weights and says why in the widget's error box.
+
+``measure="value_zeroing"`` shows Mohebbi et al. 2023's context-mixing map (:mod:`attnwidgets.studies.zeroing`):
+how much each token's layer output moves when another token's value vectors are zeroed, rows summing to 1. It is one
+map per layer, not per head, so every head of a layer shows its layer's map (the title says "per layer"). It needs
+the same sources as norms.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from ..analysis.norms import MEASURES, can_norms
 
 __all__ = ["MEASURES", "MEASURE_LABELS", "MeasureSwitch", "can_norms", "check_measure", "measure_trait", "shown"]
 
-MEASURE_LABELS = {"weights": "", "norms": " · norms ‖αf(x)‖ (row share)"}
+MEASURE_LABELS = {"weights": "", "norms": " · norms ‖αf(x)‖ (row share)",
+                  "value_zeroing": " · value zeroing (per layer, row share)"}
 """What the title gets after the model's name, so a screenshot says what it shows."""
 
 
@@ -50,7 +56,8 @@ class MeasureSwitch(traitlets.HasTraits):
     the reason put in the page's error box. A view redraws in :meth:`_after_measure`."""
 
     measure = measure_trait()
-    """str, default "weights": "weights", or "norms" (Kobayashi et al. 2020, a row share); a switch in the page."""
+    """str, default "weights": "weights", "norms" (Kobayashi et al. 2020, a row share) or "value_zeroing" (Mohebbi et
+    al. 2023, per layer); a switch in the page."""
 
     @property
     def result(self) -> Any:

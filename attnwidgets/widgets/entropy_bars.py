@@ -42,9 +42,10 @@ class EntropyBars(HeadWidget):
         Entropy smoothing, A <- (1 - ε) A + ε / n; 1e-4 reproduces Clark et al.'s code, 0 (default) is exact.
     layer, head : int
         The selected head (``head=-1``: the whole layer).
-    measure : {"weights", "norms"}
-        Entropy of the attention weights, or of Kobayashi et al. 2020's norms ‖α_ij f(x_j)‖ as a share of each row
-        (results of :func:`attnwidgets.run` only; the page's switch sets it).
+    measure : {"weights", "norms", "value_zeroing"}
+        Entropy of the attention weights, of Kobayashi et al. 2020's norms ‖α_ij f(x_j)‖ as a share of each row, or
+        of Mohebbi et al. 2023's value-zeroing map (one per layer: a layer's bars are then equal). Results of
+        :func:`attnwidgets.run` only; the page's switch sets it.
     theme : str
         "light" or "lecture".
 
@@ -71,8 +72,9 @@ class EntropyBars(HeadWidget):
     for decoders). The page's switch sets it; the bars and the baseline redraw at once, without a round trip."""
 
     measure = measure_trait()
-    """str, default "weights": the entropy of the weights, or of the norm share (Kobayashi et al. 2020) of each row.
-    Two-way: the page's switch sets it. A source that cannot give norms keeps the weights and the error box says why."""
+    """str, default "weights": the entropy of the weights, of the norm share (Kobayashi et al. 2020) of each row, or
+    of the value-zeroing map ("value_zeroing", Mohebbi et al. 2023). Two-way: the page's switch sets it. A source
+    that cannot give them keeps the weights and the error box says why."""
 
     def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
         self._measure_now = check_measure(kwargs.pop("measure", "weights"))

@@ -73,8 +73,9 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         Query rows selected (positions of the rows on screen); [] (default) none.
     combine : str
         "mean" (default) or "sum" of the selected rows.
-    measure : {"weights", "norms"}
-        Attention weights, or Kobayashi et al. 2020's norms ‖α_ij f(x_j)‖ as a share of each row (see
+    measure : {"weights", "norms", "value_zeroing"}
+        Attention weights, Kobayashi et al. 2020's norms ‖α_ij f(x_j)‖ as a share of each row, or Mohebbi et al.
+        2023's value zeroing (one map per layer, shown in each of its heads; see
         :mod:`attnwidgets.widgets._measure`); a switch in the page sets it.
     theme : str
         "light" or "lecture".
@@ -122,8 +123,9 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     """float or None, default None: the colour scale's fixed top (e.g. 1.0), the same for every map; None tops each
     map at its own maximum (or over non-sink keys, ``discount_sinks``). Validated: a positive finite number."""
 
-    """str, default "weights": "weights" or "norms" (the row share of ‖α_ij f(x_j)‖). Two-way: the page's switch sets
-    it. Norms run the model once more; a result that cannot give them keeps the weights and the error box says why."""
+    """str, default "weights": "weights", "norms" (the row share of ‖α_ij f(x_j)‖) or "value_zeroing" (Mohebbi et al.
+    2023, per layer). Two-way: the page's switch sets it. Both run the model again; a result that cannot give them
+    keeps the weights and the error box says why."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, attention kinds, [layers, heads] per kind and token-level labels per kind. Word-level labels come

@@ -95,8 +95,9 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     reduce = traitlets.Unicode("max").tag(sync=True)
     """str, default "max": how thumbnails (and a long head's overview) merge a block of cells, "max" or "mean"."""
 
-    """str, default "weights": "weights" or "norms" (the row share of ‖α_ij f(x_j)‖, Kobayashi et al. 2020). Two-way:
-    the page's switch sets it. A result that cannot give norms keeps the weights and the error box says why."""
+    """str, default "weights": "weights", "norms" (the row share of ‖α_ij f(x_j)‖, Kobayashi et al. 2020) or
+    "value_zeroing" (Mohebbi et al. 2023: one map per layer, in each of its heads' thumbnails). Two-way: the page's
+    switch sets it. A result that cannot give them keeps the weights and the error box says why."""
 
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] per kind, and which kinds are causal."""

@@ -40,7 +40,7 @@ import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 export interface EntropyBarsTraits extends HeadWidgetTraits {
   rows: string; // "all" | "cls" | "last"
   fit: "auto" | boolean | number[]; // shared/fit.ts
-  measure: string; // "weights" | "norms" (shared/measure.ts)
+  measure: string; // "weights" | "norms" | "value_zeroing" (shared/measure.ts)
   _meta: HeadWidgetMeta &
     MeasureMeta & {
       rows: Array<[string, string]>; // [value, label] of the row choices this source has

@@ -52,7 +52,7 @@ export interface HeatmapTraits {
   discount_sinks: boolean | number[]; // keys left out of the colour scale's top
   selection: number[]; // selected query rows (shared/span.ts), [] none
   combine: string; // "mean" | "sum" of the selected rows
-  measure: string; // "weights" | "norms" (shared/measure.ts)
+  measure: string; // "weights" | "norms" | "value_zeroing" (shared/measure.ts)
   fit: "auto" | boolean | number[]; // shared/fit.ts
   _meta: MeasureMeta & {
     title: string;

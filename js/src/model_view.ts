@@ -37,7 +37,7 @@ export interface ModelViewTraits {
   reduce: string; // "max" | "mean": how thumbnails merge a block of cells
   selection: number[]; // selected query rows (shared/span.ts), [] none
   combine: string; // "mean" | "sum" of the selected rows
-  measure: string; // "weights" | "norms" (shared/measure.ts)
+  measure: string; // "weights" | "norms" | "value_zeroing" (shared/measure.ts)
   fit: "auto" | boolean | number[]; // shared/fit.ts
   _meta: MeasureMeta & {
     title: string;

@@ -1,6 +1,7 @@
-// The "weights | norms" switch of the heatmap, the model view and the entropy bars (Python: widgets/_measure.py).
-// It only writes the synced `measure` trait: Python computes the norm-based maps (Kobayashi et al. 2020) and sends
-// them as the widget's usual payload, so nothing else in a view changes.
+// The "weights | norms | value zeroing" switch of the heatmap, the model view and the entropy bars (Python:
+// widgets/_measure.py). It only writes the synced `measure` trait: Python computes the norm-based maps (Kobayashi
+// et al. 2020) or the value-zeroing maps (Mohebbi et al. 2023) and sends them as the widget's usual payload, so
+// nothing else in a view changes.
 
 import { h, listen } from "./dom";
 import type { WidgetModel } from "./model";
@@ -15,7 +16,7 @@ const MEASURE_CSS = `
 `;
 
 export interface MeasureTraits {
-  measure: string; // "weights" | "norms"
+  measure: string; // "weights" | "norms" | "value_zeroing"
 }
 
 /** What a view's `_meta` says about the switch. */
@@ -31,11 +32,18 @@ export const MEASURES: ReadonlyArray<[string, string, string]> = [
     "norms",
     "‖α_ij f(x_j)‖ as a share of the row: weight times the norm of what is moved (Kobayashi et al. 2020)",
   ],
+  [
+    "value_zeroing",
+    "value zeroing",
+    "how far token i's layer output moves when token j's value vectors are zeroed in every head (cosine " +
+      "distance, a share of the row; one map per layer, shown in each of its heads; Mohebbi et al. 2023)",
+  ],
 ];
 
 /**
- * Two toggle buttons (test ids `measure-weights`, `measure-norms`; the pressed one has aria-pressed="true") bound to
- * the `measure` trait, or null when the view's source cannot give norms. Listeners go to `controls`.
+ * Three toggle buttons (test ids `measure-weights`, `measure-norms`, `measure-value_zeroing`; the pressed one has
+ * aria-pressed="true") bound to the `measure` trait, or null when the view's source cannot give norms (value zeroing
+ * needs the same: a result of aw.run). Listeners go to `controls`.
  */
 export function measureToggle<T extends MeasureTraits>(
   model: WidgetModel<T>,
