@@ -180,7 +180,11 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
                                   mode=w.mode,
                                   summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap))
 
-    return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
+    def qk_space(w: Any) -> Figure:
+        return plots.plot_qk_space(w.space, w.color, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                                   sentence=w.sentence if w.sentence >= 0 else None)
+
+    return {"QKSpaceView": qk_space, "AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
             "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
             "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation,
             "AttentionCompare": compare, "FillMask": fill_mask}
