@@ -223,7 +223,7 @@ class QKSpace:
 
     @property
     def n_points(self) -> int:
-        return int(len(self.kind))
+        return len(self.kind)
 
     @property
     def n_sentences(self) -> int:
