@@ -259,3 +259,20 @@ def test_twin_draws_every_query_filled_and_every_key_as_a_ring(space, color):
 def test_twin_refuses_a_sentence_out_of_range(space):
     with pytest.raises(ValueError, match="sentence 9 is out of range: there are 3 sentences"):
         awp.plot_qk_space(space, sentence=9)
+
+
+def test_the_forward_stops_after_the_layer_it_needs(tiny_bert):
+    from attnwidgets.runner import control, get_runner
+
+    runner = get_runner(tiny_bert)
+    ran: set[int] = set()
+    handles = [m.register_forward_hook(lambda *_a, layer=site.layer: ran.add(layer))
+               for m in runner.model.modules() if (site := control.site_of(m)) is not None]
+    try:
+        qk_space(TEXTS, 0, 1, model=runner)
+        assert ran == {0}  # layer 1 never ran
+        qk_space(TEXTS, 1, 1, model=runner)
+        assert ran == {0, 1}
+    finally:
+        for h in handles:
+            h.remove()

@@ -1,15 +1,17 @@
 """A head's query–key space across a corpus (AttentionViz, Yeh et al. 2023): run the texts, keep one head's queries
 and keys, embed them together.
 
-The model runs in padded batches through the runner's capture path (:mod:`attnwidgets.runner.capture`, the one long
-inputs take): each layer's queries (after RoPE) and keys are kept, nothing n × n is built during the forward, and
-only the chosen head's weights are rebuilt per sentence (:meth:`~attnwidgets.attention_stack.LayerQK.rows`). The
-normalisation and the 2-D embedding are :mod:`attnwidgets.analysis.qk_space` (numpy).
+The model runs in padded batches through the runner's capture path (:mod:`attnwidgets.runner.capture`, the one
+long inputs take), and only up to the chosen layer: the first attention module above it stops the forward pass.
+Each layer's queries (after RoPE) and keys are kept, nothing n × n is built during the forward, and only the chosen
+head's weights are rebuilt per sentence (:meth:`~attnwidgets.attention_stack.LayerQK.rows`). The normalisation and
+the 2-D embedding are :mod:`attnwidgets.analysis.qk_space` (numpy).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,10 +19,33 @@ import numpy as np
 
 from ..analysis.dependency import Sentence, piece_word_matrix, read_conllu
 from ..analysis.qk_space import QKSpace, build_qk_space, check_color, check_method
-from ..runner import get_runner
+from ..runner import Runner, control, get_runner
 from ..runner.capture import Capture
 
 __all__ = ["qk_space"]
+
+
+class _Enough(Exception):
+    """Raised by the first attention module past the one a QK space needs: the layers above it are not run."""
+
+
+@contextlib.contextmanager
+def _stop_after(runner: Runner, stack: str, layer: int) -> Iterator[None]:
+    """While inside, a forward pass stops (raising :class:`_Enough`) when it reaches an attention module of another
+    stack or of a layer above ``layer``: nothing it would compute there is looked at."""
+    def stop(*_args: Any) -> None:
+        raise _Enough
+
+    handles = []
+    for module in runner.model.modules():
+        site = control.site_of(module)
+        if site is not None and (site.stack != stack or site.layer > layer):
+            handles.append(module.register_forward_pre_hook(stop))
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def _count(value: Any, what: str, n: int) -> int:
@@ -136,7 +161,8 @@ def qk_space(
         batch = items[start:start + int(batch_size)]
         enc = runner.encode(batch, [None] * len(batch), [None] * len(batch), truncation)
         held = Capture()
-        runner.forward(enc, capture=held)
+        with _stop_after(runner, stack, layer), contextlib.suppress(_Enough):
+            runner.forward(enc, capture=held)
         for row in range(len(batch)):
             fields = runner.token_fields(enc, row)
             keep = np.flatnonzero(fields["valid"].numpy())
