@@ -14,9 +14,9 @@ from .style import LECTURE_SCALE, colormap, lecture_fit, lecture_fonts, new_figu
 
 __all__ = ["plot_qk_space"]
 
-_CMAPS = {"light": "Blues", "lecture": "viridis"}
 _OTHER = "#b4b4b4"  # js/src/shared/qk_space_state.ts OTHER
-_LABELS = {"position": "position in sentence (first … last)", "attention": "attention received (mean over queries)"}
+_LABELS = {"position": "position in sentence (first … last)",
+           "attention": "attention received (mean over the queries that see it)"}
 
 
 @lecture_fit
@@ -32,7 +32,7 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
     color : str, optional
         "position", "token", "pos" or "attention" (default: the space's own).
     theme, cmap : str, optional
-        "light" or "lecture"; a matplotlib colour map for the continuous colourings.
+        "light" or "lecture"; a matplotlib colour map for the continuous colourings (default viridis).
     sentence : int, optional
         Outline this sentence's points (what a click marks in the view).
     ax : matplotlib Axes, optional
@@ -81,7 +81,7 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
         else:
             values = points[:, 5 if color == "position" else 6]
             vmax = 1.0 if color == "position" else float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
-            cm = colormap(cmap or _CMAPS.get(theme, "Blues"))
+            cm = colormap(cmap or "viridis")  # as the view: a map without a near-white end, for points on white
             grey = ~np.isfinite(values)
             ax.scatter(points[grey & queries, 0], points[grey & queries, 1], s=size, color=_OTHER, linewidths=0)
             ok = ~grey

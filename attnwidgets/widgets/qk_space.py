@@ -37,7 +37,7 @@ class QKSpaceView(AttnWidget):
     sentence : int
         The sentence whose map the panel shows (-1: none yet).
     colormap : str
-        The continuous colour map ("blues", "viridis", ...); "" the theme's.
+        The continuous colour map ("blues", "viridis", ...); "" viridis for the points, the theme's for the panel.
     theme : str
         "light" or "lecture".
 
@@ -60,7 +60,8 @@ class QKSpaceView(AttnWidget):
     """str: what colours the points ("position", "token", "pos", "attention"); the page's menu sets it."""
 
     colormap = Colormap().tag(sync=True)
-    """str, default "" (the theme's): the continuous colour map (position, attention)."""
+    """str, default "" (viridis for the points, whose near-white end would vanish on white; the theme's for the
+    panel's map): the continuous colour map."""
 
     sentence = traitlets.Int(-1).tag(sync=True)
     """int: the sentence the panel shows (set by a click; -1 none)."""

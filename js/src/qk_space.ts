@@ -58,6 +58,7 @@ type Model = WidgetModel<QKSpaceTraits>;
 const CSS = `
 .aw-qk-row { display: flex; gap: 12px; align-items: flex-start; }
 .aw-qk-panel-title { min-height: 1.2em; }
+.aw-qk-space .aw-swatch { display: inline-flex; gap: 3px; align-items: center; margin-right: 8px; }
 `;
 
 interface Dom {
@@ -92,7 +93,7 @@ function buildDom(shell: WidgetShell): Dom {
   legend.style.flexWrap = "wrap";
   const note = h("div", {
     className: "aw-muted aw-hint",
-    text: "● query  ○ key. Hover: the token in its sentence. Click: that sentence's attention on this head.",
+    text: "Hover: the token in its sentence. Click: that sentence's attention on this head, beside.",
   });
   const tooltip = tooltipBox();
   shell.root.append(shell.title, shell.bar, shell.errorBox, row, legend, note, tooltip);
@@ -128,7 +129,8 @@ function sizes(t: Theme, el: HTMLElement, room: { width: number; height: number 
 
 function paintScatter(model: Model, dom: Dom, st: State, t: Theme, size: number): void {
   const started = performance.now();
-  const map = (model.get("colormap") || t.colormap) as ColorMapName;
+  // Points on white need a map without a near-white end: viridis unless one was chosen (the panel keeps the theme's).
+  const map = (model.get("colormap") || "viridis") as ColorMapName;
   const by = model.get("color");
   const m = model.get("_meta");
   const nCat = by === "token" ? m.token_names.length : by === "pos" ? m.pos_names.length : 0;
@@ -237,12 +239,12 @@ function buildLegend(
   }
   const bar = h("canvas");
   drawLegend(bar, map);
-  const label =
-    by === "position" ? "position in sentence (first … last)" : "attention received (mean over queries)";
+  const position = by === "position";
+  const label = position ? "position in sentence" : "attention received (mean over the queries that see it)";
   dom.legend.append(
-    h("span", { className: "aw-muted", text: "0", "data-export-text": "" }),
+    h("span", { className: "aw-muted", text: position ? "first" : "0", "data-export-text": "" }),
     bar,
-    h("span", { className: "aw-muted", text: fmt(vmax, 2), "data-export-text": "" }),
+    h("span", { className: "aw-muted", text: position ? "last" : fmt(vmax, 2), "data-export-text": "" }),
     h("span", { className: "aw-muted", text: label, "data-export-text": "" }),
   );
 }

@@ -5,9 +5,24 @@ colour menu."""
 from __future__ import annotations
 
 import json
+import sys
+import time
 
+import numpy as np
 import pytest
-from helpers import canvas_stats, dataset, eventually, page_point, tooltip_text, wait_dataset
+from helpers import (
+    ARTIFACTS,
+    canvas_stats,
+    dataset,
+    eventually,
+    free_port,
+    page_point,
+    serve,
+    tooltip_text,
+    wait_dataset,
+)
+
+from attnwidgets.analysis.qk_space import build_qk_space
 
 SETUP = """
 import numpy as np
@@ -58,6 +73,8 @@ def test_twelve_thousand_points_draw_fast_and_a_hover_names_the_token_in_its_sen
     print("paint of 12,000 points:", info["paintMs"], "ms")
     assert int(info["paintMs"]) < 1000
     assert canvas_stats(nb.page, "qk-space-panel")["ink"] < 50  # nothing clicked: an empty panel
+    nb.widget(0).evaluate("e => e.scrollIntoView({block: 'start'})")
+    assert nb.widget(0).bounding_box()["height"] <= 720 - 90  # fitted: the whole view on a 1280 x 720 screen
     nb.screenshot("qk-space-lecture-1280x720")
 
     i = int(nb.python("print(target)"))
@@ -99,3 +116,86 @@ def test_colour_menu_switches_to_attention_received(nb):
     assert "attention received" in nb.widget(0).locator("[data-testid=legend]").inner_text()
     nb.screenshot("qk-space-attention-1280x720")
     assert not nb.errors(), nb.errors()
+
+
+# -- marimo: the widget in a shadow root; the click's map comes by the widget's own message there too -------------
+
+MARIMO_APP = '''
+import marimo
+
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import marimo as mo
+    import attnwidgets as aw
+    from attnwidgets.analysis.qk_space import build_qk_space
+    import numpy as np
+    {make}
+    return aw, mo, space
+
+
+@app.cell
+def _(aw, mo, space):
+    qk = mo.ui.anywidget(aw.QKSpaceView(space))
+    qk
+    return (qk,)
+
+
+@app.cell
+def _(mo, qk):
+    mo.Html(f'<p data-testid="py-state">sentence {{qk.widget.sentence}}</p>')
+    return
+'''
+
+MAKE = ("rng = np.random.default_rng(5); toks = [['[CLS]', 'a', 'cat', 'sat', '[SEP]']] * 40; "
+        "q = [rng.normal(size=(5, 6)) for _ in toks]; k = [rng.normal(size=(5, 6)) for _ in toks]; "
+        "w = [np.exp(a @ b.T) / np.exp(a @ b.T).sum(1, keepdims=True) for a, b in zip(q, k)]; "
+        "space = build_qk_space(q, k, w, toks)")
+
+
+@pytest.fixture(scope="module")
+def marimo_page(tmp_path_factory, browser):
+    folder = tmp_path_factory.mktemp("marimo_qk")
+    app = folder / "qk.py"
+    app.write_text(MARIMO_APP.format(make=MAKE))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "marimo", "run", str(app), "--headless", "--host", "127.0.0.1", "--port", str(port),
+           "--no-token", "--no-sandbox"]
+    with serve(cmd, f"{url}/health", tmp_path_factory.mktemp("marimolog_qk")):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url, wait_until="domcontentloaded")
+        try:
+            yield page, errors
+        finally:
+            context.close()
+
+
+def test_marimo_click_opens_the_sentence_and_reaches_python(marimo_page):
+    page, errors = marimo_page
+    scope: dict = {"np": np, "build_qk_space": build_qk_space}
+    exec(MAKE, scope)  # the same space as the app's (same seed)
+    space = scope["space"]
+    dist = np.linalg.norm(space.xy[:, None] - space.xy[None], axis=-1) + np.eye(space.n_points) * 1e9
+    i = int(np.argmax(dist.min(1)))
+    root = page.locator(".aw-root.aw-qk-space").first
+    root.wait_for(state="visible", timeout=60_000)
+    wait_dataset(page, "qk-space-canvas", "n", str(space.n_points), timeout=60)
+    layout = json.loads(dataset(page, "qk-space-canvas")["layout"])
+    x, y = (float(v) for v in space.xy[i])
+    page.mouse.click(*page_point(page, "qk-space-canvas", layout["ox"] + layout["s"] * x,
+                                 layout["oy"] - layout["s"] * y))
+    s = int(space.sentence[i])
+    wait_dataset(page, "qk-space-panel", "sentence", str(s), timeout=30)
+    assert canvas_stats(page, "qk-space-panel")["ink"] > 2_000
+    deadline = time.time() + 30  # marimo re-runs the cell that reads the trait: Python saw the click
+    while page.locator("[data-testid=py-state]").first.inner_text().strip() != f"sentence {s}":
+        assert time.time() < deadline, page.locator("[data-testid=py-state]").first.inner_text()
+        page.wait_for_timeout(200)
+    root.screenshot(path=str(ARTIFACTS / "marimo-qk-space-clicked.png"))
+    assert not errors, errors
