@@ -80,6 +80,7 @@ _LAZY: dict[str, str] = {
     "capture_qk": "attnwidgets.runner.qk",
     "capture_qk_layers": "attnwidgets.runner.qk",
     "QKStepThrough": "attnwidgets.widgets",
+    "QKSpaceView": "attnwidgets.widgets",
     "plot_qk": "attnwidgets.plots",
     "save_html": "attnwidgets.export",
     "PositionalExplorer": "attnwidgets.widgets",

@@ -76,6 +76,9 @@ def _source(widget: Any) -> list[str]:
     """Model and tokens of what the view shows, as far as it tells."""
     from .result import AttentionResult
 
+    space = getattr(widget, "space", None)
+    if space is not None and hasattr(space, "n_sentences"):  # QKSpaceView
+        return [space.model or "arrays", f"{space.n_sentences} sentences", f"layer {space.layer} head {space.head}"]
     if hasattr(widget, "captures"):  # QKStepThrough
         cap = widget.captures[0]
         return [cap.model.name if cap.model is not None else "arrays", _tokens(cap.tokens)]
@@ -180,7 +183,12 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
                                   mode=w.mode,
                                   summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap))
 
+    def qk_space(w: Any) -> Figure:
+        return plots.plot_qk_space(w.space, w.color, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                                   sentence=w.sentence if w.sentence >= 0 else None)
+
     return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
+            "QKSpaceView": qk_space,
             "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
             "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation,
             "AttentionCompare": compare, "FillMask": fill_mask}

@@ -40,7 +40,16 @@ VIEWS = {
     "HeadStatsGrid": lambda: aw.HeadStatsGrid(_result(), statistic="sep"),
     "EntropyBars": lambda: aw.EntropyBars(_result()),
     "HeadClusterMap": lambda: aw.HeadClusterMap(_result(), color="entropy"),
+    "QKSpaceView": lambda: aw.QKSpaceView(_qk_space(), color="token", sentence=1),
 }
+
+
+def _qk_space():
+    from attnwidgets.analysis.qk_space import build_qk_space
+
+    rng = np.random.default_rng(2)
+    q = [rng.normal(size=(len(TOKENS), 4)) for _ in range(3)]
+    return build_qk_space(q, q, [np.full((len(TOKENS),) * 2, 1 / len(TOKENS))] * 3, [TOKENS] * 3)
 
 
 @pytest.fixture(autouse=True)

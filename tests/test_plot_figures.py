@@ -25,6 +25,7 @@ from attnwidgets import plots
 from attnwidgets.analysis import CorpusStats, head_distances, head_embedding, surface_stats
 from attnwidgets.analysis.block import ResidualContributions
 from attnwidgets.analysis.coref import CorefScores
+from attnwidgets.analysis.qk_space import build_qk_space
 from attnwidgets.analysis.roles import HeadRoles, RoleCheck, role_scores
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
@@ -76,6 +77,8 @@ COREF = CorefScores(np.array([[[True, False], [True, True]]]), {b: np.array([Tru
 FILL_VIEW = {"tokens": ["[CLS]", "the", "[MASK]", "sat", "[SEP]"], "positions": [2],
              "fills": [{"tokens": ["cat", "dog"], "probs": [0.5, 0.2]}],
              "rows": np.random.default_rng(4).dirichlet(np.ones(5), size=(1, 2, 3)).astype(np.float32)}
+QK_SPACE = build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), 0.25)] * 2,
+                          [["[CLS]", "a", "b", "[SEP]"]] * 2)
 PANEL = pd.DataFrame({"item": ["a", "b"], "name": ["p", "p"], "before": [0.9, 0.2], "after": [0.7, 0.3]})
 
 #: One call per plot function, with the theme passed through (None: the current one).
@@ -86,6 +89,7 @@ CALLS = {
     "plot_head_stats": lambda theme: plots.plot_head_stats(R, "sep", theme=theme),
     "plot_sinks": lambda theme: plots.plot_sinks(R, keys=[0, 1], theme=theme),
     "plot_qk": lambda theme: plots.plot_qk(_captures(), 1, 2, theme=theme),
+    "plot_qk_space": lambda theme: plots.plot_qk_space(QK_SPACE, "token", theme=theme),
     "plot_token_attention": lambda theme: plots.plot_token_attention(STATS, theme=theme),
     "plot_entropy_by_layer": lambda theme: plots.plot_entropy_by_layer(STATS, theme=theme),
     "plot_head_clusters": lambda theme: plots.plot_head_clusters(EMBEDDING, theme=theme),

@@ -112,6 +112,7 @@ NOT_FROM_A_RESULT: dict[str, str] = {
     "PositionalExplorer": "an encoding name or a position table (PositionalExplorer.from_model)",
     "MaskExplorer": "a mask name",
     "HeadRolesView": "head_roles(...) scores of a decoder",
+    "QKSpaceView": "a QKSpace (attnwidgets.studies.qk_space(texts, layer, head)): one head over many texts",
 }
 
 

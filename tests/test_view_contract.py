@@ -117,7 +117,18 @@ VIEWS: list[ViewCase] = [
     # What fill-in-the-mask shows is a text with [MASK] (the bundled model's shipped head; 6 layers x 12 heads).
     ViewCase(aw.FillMask, "text", lambda i, **kw: aw.FillMask("The cat sat on the [MASK].", **kw),
              ("layer", "head", "theme"), (6, 12), defaults={"head": -1}),
+    # What a QK space shows is one head's queries and keys over a corpus (no layer/head to switch: a new study).
+    ViewCase(aw.QKSpaceView, "space", lambda i, **kw: aw.QKSpaceView(_qk_space(), **kw), ("colormap", "theme")),
 ]
+
+
+def _qk_space() -> Any:
+    from attnwidgets.analysis.qk_space import build_qk_space
+
+    rng = np.random.default_rng(0)
+    q = [rng.normal(size=(n, 4)) for n in (3, 5)]
+    w = [np.full((n, n), 1 / n) for n in (3, 5)]
+    return build_qk_space(q, q, w, [list("abc"), list("defgh")])
 
 IDS = [v.id for v in VIEWS]
 

@@ -15,6 +15,7 @@ from .model_view import plot_model_view
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import plot_profile
 from .qk import plot_qk
+from .qk_space import plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "plot_profile",
     "plot_pruning_curve",
     "plot_qk",
+    "plot_qk_space",
     "plot_residual_contributions",
     "plot_role_check",
     "plot_sinks",

@@ -22,6 +22,7 @@ norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2
 zeroing     value zeroing (Mohebbi et al. 2023): how each token's layer output moves when a token's values are zeroed
 shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
 residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
+qk_corpus   a head's queries and keys across a corpus, embedded together (AttentionViz)
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -76,12 +77,13 @@ _LAZY: dict[str, str] = {
     "ImportanceSums": "attnwidgets.studies.importance",
     "merge": "attnwidgets.studies.shards",
     "residual_contributions": "attnwidgets.studies.residual",
+    "qk_space": "attnwidgets.studies.qk_corpus",
 }
 
 __all__ = [*_LAZY]
 
 _MODULES = ["attention_probe", "corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding",
-            "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual", "zeroing"]
+            "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual", "zeroing", "qk_corpus"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -19,6 +19,7 @@ from .model_view import ModelView
 from .positional import PositionalExplorer
 from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
+from .qk_space import QKSpaceView
 from .roles import HeadRolesView, head_roles_view
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "ModelView",
     "PositionalExplorer",
     "ProfileLink",
+    "QKSpaceView",
     "QKStepThrough",
     "SelectionLink",
     "coref_grid",

@@ -1,0 +1,107 @@
+"""Static twin of :class:`attnwidgets.QKSpaceView`: a head's queries (filled dots) and keys (rings) over a corpus,
+embedded together, coloured as the view colours them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..viewdata.qk_space import check_qk_space, check_view_color, qk_space_columns
+from .head_view import HEAD_COLOURS
+from .style import LECTURE_SCALE, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
+
+__all__ = ["plot_qk_space"]
+
+_OTHER = "#b4b4b4"  # js/src/shared/qk_space_state.ts OTHER
+_LABELS = {"position": "position in sentence (first … last)",
+           "attention": "attention received (mean over the queries that see it)"}
+
+
+@lecture_fit
+def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = None, cmap: str | None = None,
+                  sentence: int | None = None, ax: Any = None) -> Figure:
+    """Queries (filled dots) and keys (rings) of one head over a corpus, as :class:`attnwidgets.QKSpaceView` draws
+    them.
+
+    Parameters
+    ----------
+    space : QKSpace
+        From :func:`attnwidgets.studies.qk_space`.
+    color : str, optional
+        "position", "token", "pos" or "attention" (default: the space's own).
+    theme, cmap : str, optional
+        "light" or "lecture"; a matplotlib colour map for the continuous colourings (default viridis).
+    sentence : int, optional
+        Outline this sentence's points (what a click marks in the view).
+    ax : matplotlib Axes, optional
+        Draw into it instead of a new figure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.analysis.qk_space import build_qk_space
+    >>> import attnwidgets.plots as awp
+    >>> rng = np.random.default_rng(0)
+    >>> q = [rng.normal(size=(4, 8)) for _ in range(3)]
+    >>> space = build_qk_space(q, q, [np.full((4, 4), 0.25)] * 3, [["[CLS]", "a", "b", "[SEP]"]] * 3)
+    >>> fig = awp.plot_qk_space(space, "token")
+    >>> fig.axes[0].get_title()
+    'layer 0 head 0: queries and keys of 3 sentences (PCA), coloured by token'
+    """
+    space = check_qk_space(space, "plot_qk_space")
+    color = check_view_color(space.color if color is None else color, space)
+    theme = resolve_theme(theme)
+    if sentence is not None and not (isinstance(sentence, (int, np.integer)) and 0 <= sentence < space.n_sentences):
+        raise ValueError(f"sentence {sentence!r} is out of range: there are {space.n_sentences} sentences "
+                         f"(0..{space.n_sentences - 1})")
+    points, names = qk_space_columns(space)
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
+    if ax is None:
+        fig = new_figure((scale * 7.5, scale * 6.0), layout="constrained")
+        ax = fig.add_subplot(1, 1, 1)
+    else:
+        fig = ax.figure
+    queries, keys = points[:, 2] == 0, points[:, 2] == 1
+    size = 22 if theme == "lecture" else 12
+    with lecture_fonts(theme):
+        if color in ("token", "pos"):
+            cats = points[:, 7 if color == "token" else 8].astype(int)
+            labels = names["token" if color == "token" else "pos"]
+            for k in [-1, *range(len(labels))]:
+                c = _OTHER if k < 0 else HEAD_COLOURS[k % len(HEAD_COLOURS)]
+                sel = cats == k
+                ax.scatter(points[sel & queries, 0], points[sel & queries, 1], s=size, color=c, linewidths=0,
+                           label=None if k < 0 else labels[k])
+                ax.scatter(points[sel & keys, 0], points[sel & keys, 1], s=size, facecolors="none", edgecolors=c,
+                           linewidths=1.0)
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, markerscale=1.5,
+                      title="token" if color == "token" else "part of speech")
+        else:
+            values = points[:, 5 if color == "position" else 6]
+            vmax = 1.0 if color == "position" else float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
+            cm = colormap(cmap or "viridis")  # as the view: a map without a near-white end, for points on white
+            grey = ~np.isfinite(values)
+            ax.scatter(points[grey & queries, 0], points[grey & queries, 1], s=size, color=_OTHER, linewidths=0)
+            ok = ~grey
+            mappable = ax.scatter(points[ok & queries, 0], points[ok & queries, 1], s=size, c=values[ok & queries],
+                                  cmap=cm, vmin=0, vmax=vmax, linewidths=0)
+            ax.scatter(points[ok & keys, 0], points[ok & keys, 1], s=size, facecolors="none",
+                       edgecolors=cm(np.clip(values[ok & keys] / vmax, 0, 1)), linewidths=1.0)
+            if color == "attention":
+                mappable.set_clim(0, vmax)
+            fig.colorbar(mappable, ax=ax, label=_LABELS[color], shrink=0.8)
+        if sentence is not None:
+            sel = points[:, 3] == sentence
+            ax.scatter(points[sel, 0], points[sel, 1], s=size * 2.2, facecolors="none", edgecolors="black",
+                       linewidths=1.2)
+        method = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}[space.method]
+        ax.set_title(f"layer {space.layer} head {space.head}: queries and keys of {space.n_sentences} sentences "
+                     f"({method}), coloured by {'part of speech' if color == 'pos' else color}")
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel("● query   ○ key" + (f"   (PCA: {100 * float(space.explained.sum()):.0f}% of the variance)"
+                                             if space.explained is not None else ""))
+    return fig

@@ -1,0 +1,133 @@
+"""QKSpaceView: one head's queries and keys over a corpus as one scatter (AttentionViz; front end:
+js/src/qk_space.ts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import traitlets
+
+from ..viewdata.qk_space import check_qk_space, check_view_color, qk_space_columns
+from ..viewdata.wire import pack
+from ._base import AttnWidget, Colormap, checked
+
+__all__ = ["QKSpaceView"]
+
+
+class QKSpaceView(AttnWidget):
+    """A head's queries (filled dots) and keys (rings) over a corpus, embedded together, on a canvas.
+
+    Colour by relative position in the sentence, by token (the most frequent ones), by part of speech (when the
+    space came from a CoNLL-U file) or by the attention each key receives (queries grey). Hovering a point shows its
+    token in its sentence; clicking it sets ``sentence`` and ``point`` and opens that sentence's attention on this
+    head in the panel beside the scatter (query rows, key columns; the clicked token's row or column marked). The
+    panel lives in the widget itself and its map comes by the widget's own message, so the click works alike in
+    JupyterLab, Notebook 7, marimo and a saved page; code can follow the click with
+    ``view.observe(callback, "sentence")``.
+
+    Coordinates travel as one packed float32 buffer (nine numbers per point); the page hit-tests through a grid of
+    buckets, so 10,000+ points stay interactive.
+
+    Parameters
+    ----------
+    space : QKSpace
+        From :func:`attnwidgets.studies.qk_space`.
+    color : str
+        "position", "token", "pos" or "attention" (default: the space's own ``color``).
+    sentence : int
+        The sentence whose map the panel shows (-1: none yet).
+    colormap : str
+        The continuous colour map ("blues", "viridis", ...); "" viridis for the points, the theme's for the panel.
+    theme : str
+        "light" or "lecture".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.analysis.qk_space import build_qk_space
+    >>> rng = np.random.default_rng(0)
+    >>> q = [rng.normal(size=(4, 8)) for _ in range(3)]
+    >>> w = [np.full((4, 4), 0.25) for _ in range(3)]
+    >>> space = build_qk_space(q, q, w, [["[CLS]", "a", "b", "[SEP]"]] * 3)
+    >>> view = QKSpaceView(space, color="attention")
+    >>> view.color, view.sentence, view._payload["points"]["shape"]
+    ('attention', -1, [24, 9])
+    """
+
+    _bundle = "qk_space"
+
+    color = traitlets.Unicode("position").tag(sync=True)
+    """str: what colours the points ("position", "token", "pos", "attention"); the page's menu sets it."""
+
+    colormap = Colormap().tag(sync=True)
+    """str, default "" (viridis for the points, whose near-white end would vanish on white; the theme's for the
+    panel's map): the continuous colour map."""
+
+    sentence = traitlets.Int(-1).tag(sync=True)
+    """int: the sentence the panel shows (set by a click; -1 none)."""
+
+    point = traitlets.Int(-1).tag(sync=True)
+    """int: the clicked point (index into the space's rows; -1 none)."""
+
+    _meta = traitlets.Dict().tag(sync=True)
+    """dict: title, method, layer, head, each sentence's tokens, the token and part-of-speech category names."""
+
+    _payload = traitlets.Dict().tag(sync=True)
+    """dict: {points}: a packed (N, 9) float32 buffer, columns x, y, kind (0 query, 1 key), sentence, token,
+    relative position, attention received (NaN for queries), token category, part-of-speech category
+    (:func:`attnwidgets.viewdata.qk_space.qk_space_columns`)."""
+
+    def __init__(self, space: Any, **kwargs: Any) -> None:
+        self.space = check_qk_space(space, "QKSpaceView")
+        kwargs.setdefault("color", self.space.color)
+        points, names = qk_space_columns(self.space)
+        s = self.space
+        method = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}[s.method]
+        meta = {
+            "title": f"{s.model or 'model'} · layer {s.layer} head {s.head} · queries and keys of "
+                     f"{s.n_sentences} sentences ({method})",
+            "method": s.method, "layer": s.layer, "head": s.head, "tokens": s.tokens,
+            "token_names": names["token"], "pos_names": names["pos"], "has_pos": s.upos is not None,
+            "explained": [] if s.explained is None else [float(x) for x in s.explained],
+        }
+        super().__init__(**kwargs)
+        with self.hold_sync():
+            self._meta = meta
+            self._payload = {"points": pack(points)}
+
+    @traitlets.validate("color")
+    def _valid_color(self, proposal: dict[str, Any]) -> str:
+        return checked(check_view_color, proposal["value"], self.space)
+
+    @traitlets.validate("sentence")
+    def _valid_sentence(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        n = self.space.n_sentences
+        if not -1 <= value < n:
+            raise traitlets.TraitError(f"sentence {value} is out of range: there are {n} sentences (0..{n - 1}, "
+                                       "or -1 for none)")
+        return value
+
+    @traitlets.validate("point")
+    def _valid_point(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        n = self.space.n_points
+        if not -1 <= value < n:
+            raise traitlets.TraitError(f"point {value} is out of range: there are {n} points (0..{n - 1}, or -1)")
+        return value
+
+    def _handlers(self) -> dict[str, Any]:
+        return {"sentence": self._sentence_request}
+
+    def _sentence_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        s = int(req["sentence"])
+        if not 0 <= s < self.space.n_sentences:
+            raise ValueError(f"sentence {s} is out of range: there are {self.space.n_sentences} sentences")
+        packed = pack(self.space.weights[s])
+        return {k: v for k, v in packed.items() if k != "buffer"}, [packed["buffer"]]
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]:
+        """A saved page answers the map of every sentence (``scope="all"``) or of the one on screen (``"view"``)."""
+        if scope == "view":
+            return [] if self.sentence < 0 else [{"what": "sentence", "sentence": self.sentence}]
+        return [{"what": "sentence", "sentence": s} for s in range(self.space.n_sentences)]

@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { nearestPoint } from "../src/shared/heads";
+import {
+  COL,
+  CONTINUOUS_BINS,
+  N_COLS,
+  OTHER,
+  buildGrid,
+  coordinates,
+  gridNearest,
+  pointColors,
+  tokenInSentence,
+} from "../src/shared/qk_space_state";
+
+/** A point table as Python packs it: one row of nine numbers per point. */
+function table(rows: Array<Partial<Record<keyof typeof COL, number>>>): Float32Array {
+  const out = new Float32Array(rows.length * N_COLS);
+  rows.forEach((r, i) => {
+    for (const [name, col] of Object.entries(COL)) out[i * N_COLS + col] = r[name as keyof typeof COL] ?? 0;
+  });
+  return out;
+}
+
+describe("the hit-test grid", () => {
+  const px = [5, 5, 14, 5, 35, 35, 36, 36, 99, 1];
+
+  it("buckets every point once, by the cell it falls in", () => {
+    const g = buildGrid(px, 100, 40, 10);
+    expect([g.cols, g.rows]).toEqual([10, 4]);
+    expect(g.items.length).toBe(5);
+    expect(Array.from(g.items).sort()).toEqual([0, 1, 2, 3, 4]);
+    const bucketOf = (b: number) => Array.from(g.items.slice(g.start[b], g.start[b + 1]));
+    expect(bucketOf(0)).toEqual([0]); // (5, 5)
+    expect(bucketOf(1)).toEqual([1]); // (14, 5)
+    expect(bucketOf(3 * 10 + 3)).toEqual([2, 3]); // (35, 35), (36, 36)
+    expect(bucketOf(9)).toEqual([4]); // (99, 1)
+  });
+
+  it("finds the nearest point within the radius, across bucket edges, the later one on a tie", () => {
+    const g = buildGrid(px, 100, 40, 10);
+    expect(gridNearest(g, px, 9.4, 5, 6)).toBe(0); // 4.4 from point 0, 4.6 from point 1 (another bucket)
+    expect(gridNearest(g, px, 9.6, 5, 6)).toBe(1);
+    expect(gridNearest(g, px, 35.5, 35.5, 3)).toBe(3); // equally near 2 and 3: 3 is drawn on top
+    expect(gridNearest(g, px, 60, 20, 5)).toBe(-1);
+    expect(gridNearest(g, px, -3, 5, 10)).toBe(0); // outside the box: edge buckets still searched
+  });
+
+  it("agrees with a plain search over 10,000 random points", () => {
+    let seed = 7;
+    const rand = () => {
+      seed = (seed * 16807) % 2147483647;
+      return seed / 2147483647;
+    };
+    const many = Array.from({ length: 20000 }, () => rand() * 500);
+    const g = buildGrid(many, 500, 500, 16);
+    for (let t = 0; t < 300; t++) {
+      const [x, y] = [rand() * 500, rand() * 500];
+      const want = nearestPoint(many, x, y, 7);
+      const got = gridNearest(g, many, x, y, 7);
+      if (want < 0) expect(got).toBe(-1);
+      else {
+        const d = (i: number) => (many[2 * i] - x) ** 2 + (many[2 * i + 1] - y) ** 2;
+        expect(d(got)).toBeCloseTo(d(want), 9);
+      }
+    }
+  });
+});
+
+describe("the point table", () => {
+  it("reads coordinates from columns 0 and 1 of each row", () => {
+    const t = table([
+      { x: 1, y: 2, kind: 0 },
+      { x: -3, y: 4, kind: 1 },
+    ]);
+    expect(Array.from(coordinates(t))).toEqual([1, 2, -3, 4]);
+  });
+
+  it("colours categories by index, 'other' grey", () => {
+    const t = table([
+      { tokenCat: 0, posCat: -1 },
+      { tokenCat: 2, posCat: 5 },
+      { tokenCat: -1, posCat: -1 },
+      { posCat: 1 },
+    ]);
+    const c = pointColors(t, "token", "viridis", 3);
+    expect(Array.from(c.index)).toEqual([0, 2, 3, 0]);
+    expect(c.palette[3]).toBe(OTHER);
+    expect(c.palette[0]).toBe("#0072B2");
+    expect(Array.from(pointColors(t, "pos", "viridis", 2).index)).toEqual([2, 2, 2, 1]);
+  });
+
+  it("colours positions on 0..1 and attention on 0..max, queries without a value grey", () => {
+    const t = table([
+      { position: 0, received: Number.NaN },
+      { position: 1, received: 0.2 },
+      { position: 0.5, received: 0.4 },
+    ]);
+    const pos = pointColors(t, "position", "blues", 0);
+    expect(pos.vmax).toBe(1);
+    expect(Array.from(pos.index)).toEqual([
+      0,
+      CONTINUOUS_BINS - 1,
+      Math.round((128 / 255) * (CONTINUOUS_BINS - 1)),
+    ]);
+    const att = pointColors(t, "attention", "blues", 0);
+    expect(att.vmax).toBeCloseTo(0.4, 6);
+    expect(att.index[0]).toBe(CONTINUOUS_BINS); // a query: grey
+    expect(att.palette[CONTINUOUS_BINS]).toBe(OTHER);
+    expect(att.index[2]).toBe(CONTINUOUS_BINS - 1);
+    expect(att.index[1]).toBe(Math.round((128 / 255) * (CONTINUOUS_BINS - 1)));
+  });
+});
+
+describe("a token in its sentence", () => {
+  const tokens = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", "[SEP]"];
+  it("marks the token and cuts the context with an ellipsis", () => {
+    expect(tokenInSentence(tokens, 2)).toBe("[CLS] the ⟦cat⟧ sat on the mat [SEP]");
+    expect(tokenInSentence(tokens, 4, 1)).toBe("… sat ⟦on⟧ the …");
+    expect(tokenInSentence(tokens, 0, 1)).toBe("⟦[CLS]⟧ the …");
+  });
+  it("shows invisible characters as the other views do", () => {
+    expect(tokenInSentence(["a\u200bb"], 0)).toBe("⟦a⟨U+200B⟩b⟧");
+  });
+});

@@ -1,0 +1,201 @@
+"""The query–key space in JupyterLab (lecture theme, 1280 x 720): 12,000 points drawn on a canvas, a hover that names
+the token in its sentence, a click that opens the sentence's attention in the panel and reaches Python, and the
+colour menu."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+import pytest
+from helpers import (
+    ARTIFACTS,
+    canvas_stats,
+    dataset,
+    eventually,
+    free_port,
+    page_point,
+    serve,
+    tooltip_text,
+    wait_dataset,
+)
+
+from attnwidgets.analysis.qk_space import build_qk_space
+
+SETUP = """
+import numpy as np
+import attnwidgets as aw
+from attnwidgets.analysis.qk_space import build_qk_space
+
+aw.set_theme("lecture")
+rng = np.random.default_rng(0)
+words = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "log", "and"]
+n_sent, n_tok = 600, 10                                  # 6,000 queries + 6,000 keys
+tokens = [["[CLS]", *rng.choice(words, n_tok - 2).tolist(), "[SEP]"] for _ in range(n_sent)]
+t = np.arange(n_tok)
+spiral = np.column_stack([t * np.cos(t / 1.5), t * np.sin(t / 1.5)])     # a position head's spiral
+q = [np.hstack([spiral, np.zeros((n_tok, 6))]) + rng.normal(0, 0.6, (n_tok, 8)) for _ in range(n_sent)]
+k = [np.hstack([np.roll(spiral, 1, 0), np.zeros((n_tok, 6))]) + rng.normal(0, 0.6, (n_tok, 8)) for _ in range(n_sent)]
+w = []
+for a, b in zip(q, k):
+    x = a @ b.T
+    e = np.exp(x - x.max(1, keepdims=True))
+    w.append(e / e.sum(1, keepdims=True))
+space = build_qk_space(q, k, w, tokens, layer=3, head=5, model="hand-made")
+view = aw.QKSpaceView(space)
+# the point farthest from every other one (so the mouse lands on it alone)
+from scipy.spatial import cKDTree
+d, _ = cKDTree(space.xy).query(space.xy, k=2)
+target = int(np.argmax(d[:, 1]))
+"""
+
+
+@pytest.fixture(scope="module")
+def nb(lab):
+    nb = lab.open([SETUP, "view"], viewport=(1280, 720), timeout=180)
+    nb.widget(0)
+    return nb
+
+
+def point_xy(nb, i: int) -> tuple[float, float]:
+    """CSS pixel of point ``i`` on the scatter canvas, from the layout the canvas publishes."""
+    x, y = json.loads(nb.python(f"print(space.xy[{i}].tolist())"))
+    layout = json.loads(dataset(nb.page, "qk-space-canvas")["layout"])
+    return layout["ox"] + layout["s"] * x, layout["oy"] - layout["s"] * y
+
+
+def test_twelve_thousand_points_draw_fast_and_a_hover_names_the_token_in_its_sentence(nb):
+    info = wait_dataset(nb.page, "qk-space-canvas", "n", "12000")
+    stats = canvas_stats(nb.page, "qk-space-canvas")
+    assert stats["color"] == "position" and stats["ink"] > 20_000 and stats["colours"] > 30
+    print("paint of 12,000 points:", info["paintMs"], "ms")
+    assert int(info["paintMs"]) < 1000
+    assert canvas_stats(nb.page, "qk-space-panel")["ink"] < 50  # nothing clicked: an empty panel
+    nb.widget(0).evaluate("e => e.scrollIntoView({block: 'start'})")
+    assert nb.widget(0).bounding_box()["height"] <= 720 - 90  # fitted: the whole view on a 1280 x 720 screen
+    nb.screenshot("qk-space-lecture-1280x720")
+
+    i = int(nb.python("print(target)"))
+    s, tok, kind = json.loads(nb.python(f"print([int(space.sentence[{i}]), int(space.token[{i}]), "
+                                        f"int(space.kind[{i}])])"))
+    word = nb.python(f"print(space.text[{i}])").strip()
+    nb.page.mouse.move(*page_point(nb.page, "qk-space-canvas", *point_xy(nb, i)))
+    tip = tooltip_text(nb.page)
+    assert f"sentence {s}, token {tok}" in tip and f"⟦{word}⟧" in tip
+    assert tip.startswith("query" if kind == 0 else "key")
+    assert dataset(nb.page, "tooltip")["sentence"] == str(s)
+
+
+def test_a_click_opens_the_sentence_map_and_reaches_python(nb):
+    i = int(nb.python("print(target)"))
+    s = int(nb.python(f"print(int(space.sentence[{i}]))"))
+    before = canvas_stats(nb.page, "qk-space-canvas")["sum"]
+    nb.page.mouse.click(*page_point(nb.page, "qk-space-canvas", *point_xy(nb, i)))
+    eventually(nb, "print(view.sentence, view.point)", f"{s} {i}")
+    panel = wait_dataset(nb.page, "qk-space-panel", "sentence", str(s))
+    assert panel["n"] == "10"
+    stats = canvas_stats(nb.page, "qk-space-panel")
+    assert stats["ink"] > 5_000 and stats["colours"] > 10
+    assert f"sentence {s}" in nb.page.locator("[data-testid=qk-space-panel-title]").inner_text()
+    assert canvas_stats(nb.page, "qk-space-canvas")["sum"] != before  # the sentence's points are outlined
+    nb.screenshot("qk-space-clicked-sentence-1280x720")
+
+    # Python sets the sentence: the panel follows.
+    nb.python("view.sentence = 0; view.point = -1")
+    wait_dataset(nb.page, "qk-space-panel", "sentence", "0")
+
+
+def test_colour_menu_switches_to_attention_received(nb):
+    before = canvas_stats(nb.page, "qk-space-canvas")["sum"]
+    nb.widget(0).locator("[data-testid=color-select]").select_option("attention")
+    eventually(nb, "print(view.color)", "attention")
+    wait_dataset(nb.page, "qk-space-canvas", "color", "attention")
+    assert canvas_stats(nb.page, "qk-space-canvas")["sum"] != before
+    assert "attention received" in nb.widget(0).locator("[data-testid=legend]").inner_text()
+    nb.screenshot("qk-space-attention-1280x720")
+    assert not nb.errors(), nb.errors()
+
+
+# -- marimo: the widget in a shadow root; the click's map comes by the widget's own message there too -------------
+
+MARIMO_APP = '''
+import marimo
+
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import marimo as mo
+    import attnwidgets as aw
+    from attnwidgets.analysis.qk_space import build_qk_space
+    import numpy as np
+    {make}
+    return aw, mo, space
+
+
+@app.cell
+def _(aw, mo, space):
+    qk = mo.ui.anywidget(aw.QKSpaceView(space))
+    qk
+    return (qk,)
+
+
+@app.cell
+def _(mo, qk):
+    mo.Html(f'<p data-testid="py-state">sentence {{qk.widget.sentence}}</p>')
+    return
+'''
+
+MAKE = ("rng = np.random.default_rng(5); toks = [['[CLS]', 'a', 'cat', 'sat', '[SEP]']] * 40; "
+        "q = [rng.normal(size=(5, 6)) for _ in toks]; k = [rng.normal(size=(5, 6)) for _ in toks]; "
+        "w = [np.exp(a @ b.T) / np.exp(a @ b.T).sum(1, keepdims=True) for a, b in zip(q, k)]; "
+        "space = build_qk_space(q, k, w, toks)")
+
+
+@pytest.fixture(scope="module")
+def marimo_page(tmp_path_factory, browser):
+    folder = tmp_path_factory.mktemp("marimo_qk")
+    app = folder / "qk.py"
+    app.write_text(MARIMO_APP.format(make=MAKE))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "marimo", "run", str(app), "--headless", "--host", "127.0.0.1", "--port", str(port),
+           "--no-token", "--no-sandbox"]
+    with serve(cmd, f"{url}/health", tmp_path_factory.mktemp("marimolog_qk")):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url, wait_until="domcontentloaded")
+        try:
+            yield page, errors
+        finally:
+            context.close()
+
+
+def test_marimo_click_opens_the_sentence_and_reaches_python(marimo_page):
+    page, errors = marimo_page
+    scope: dict = {"np": np, "build_qk_space": build_qk_space}
+    exec(MAKE, scope)  # the same space as the app's (same seed)
+    space = scope["space"]
+    dist = np.linalg.norm(space.xy[:, None] - space.xy[None], axis=-1) + np.eye(space.n_points) * 1e9
+    i = int(np.argmax(dist.min(1)))
+    root = page.locator(".aw-root.aw-qk-space").first
+    root.wait_for(state="visible", timeout=60_000)
+    wait_dataset(page, "qk-space-canvas", "n", str(space.n_points), timeout=60)
+    layout = json.loads(dataset(page, "qk-space-canvas")["layout"])
+    x, y = (float(v) for v in space.xy[i])
+    page.mouse.click(*page_point(page, "qk-space-canvas", layout["ox"] + layout["s"] * x,
+                                 layout["oy"] - layout["s"] * y))
+    s = int(space.sentence[i])
+    wait_dataset(page, "qk-space-panel", "sentence", str(s), timeout=30)
+    assert canvas_stats(page, "qk-space-panel")["ink"] > 2_000
+    deadline = time.time() + 30  # marimo re-runs the cell that reads the trait: Python saw the click
+    while page.locator("[data-testid=py-state]").first.inner_text().strip() != f"sentence {s}":
+        assert time.time() < deadline, page.locator("[data-testid=py-state]").first.inner_text()
+        page.wait_for_timeout(200)
+    root.screenshot(path=str(ARTIFACTS / "marimo-qk-space-clicked.png"))
+    assert not errors, errors
