@@ -137,3 +137,90 @@ def test_encoder_decoder_share_is_over_the_source(tiny_bart):
         g.span_share((0, src + 1))
     with pytest.raises(ValueError, match="decoder's own keys are the generated tokens"):
         g.span_share((0, 1), kind="decoder")
+
+
+# -- the view's panel, its selection and its twin ------------------------------------------------------------------
+
+
+def _lines(w) -> np.ndarray:
+    p = w._share["lines"]
+    return np.frombuffer(bytes(p["buffer"]), np.float32).reshape(p["shape"])
+
+
+def test_view_panel_is_the_share_of_the_selection(hand):
+    import attnwidgets as aw
+
+    w = aw.GenerationView(hand, selection=[1, 2])
+    assert w.combine == "sum" and w.share_by == "layer" and w._share["key"] == "1:3/sum/layer"
+    # a line per layer: the mean of the heads' shares (head 0: .8 .3 .8; head 1: 1 .5 0)
+    np.testing.assert_allclose(_lines(w)[:, 0], [0.9, 0.4, 0.4], atol=1e-6)
+    assert w._share["labels"] == ["layer 0"]
+    w.share_by = "head"
+    np.testing.assert_allclose(_lines(w), [[0.8, 1.0], [0.3, 0.5], [0.8, 0.0]], atol=1e-6)
+    assert w._share["labels"] == ["head 0-0", "head 0-1"] and w._share["key"] == "1:3/sum/head/0"
+    w.combine = "mean"  # per selected token
+    np.testing.assert_allclose(_lines(w), [[0.4, 0.5], [0.15, 0.25], [0.4, 0.0]], atol=1e-6)
+    w.selection = [0, 2]  # two runs: their shares add up
+    w.combine = "sum"
+    np.testing.assert_allclose(_lines(w)[:, 0], [0.7, 0.3, 0.4], atol=1e-6)
+    lines, labels = w.share()
+    np.testing.assert_array_equal(lines, _lines(w))
+    # a selection that reaches into the generated part: the panel says why, the page stays up
+    w.selection = [3]
+    assert "overlaps the generated part" in w._share["error"] and "lines" not in w._share
+    w.selection = []
+    assert w._share == {}
+
+
+def test_view_checks_selection_combine_and_share_by(hand):
+    import traitlets
+
+    import attnwidgets as aw
+
+    w = aw.GenerationView(hand)
+    assert w._meta["n_selectable"] == 5
+    for bad, match in (([5], "out of range: there are 5 query tokens"), ([1, 1], "repeats"),
+                       ([1.0], "must be an integer"), (["a"], "must be an integer, got str")):
+        with pytest.raises(traitlets.TraitError, match=match):
+            w.selection = bad
+    with pytest.raises(traitlets.TraitError, match="unknown combine 'max'"):
+        w.combine = "max"
+    with pytest.raises(traitlets.TraitError, match="share_by must be 'layer'"):
+        w.share_by = "token"
+    assert w.selection == [] and w.combine == "sum" and w.share_by == "layer"
+
+
+def test_link_span_links_a_heatmap_and_a_generation_view(hand):
+    import attnwidgets as aw
+
+    heat, view = aw.AttentionHeatmap(hand.result), aw.GenerationView(hand)
+    link = aw.link_span(heat, view, js=False)
+    heat.selection = [0, 1]  # what a click and a shift-click in the heatmap do
+    assert view.selection == [0, 1] and view._share["key"] == "0:2/mean/layer"  # the heatmap's combine came along
+    view.selection = [2]  # and back
+    assert heat.selection == [2]
+    view.combine = "sum"
+    assert heat.combine == "sum"
+    link.unlink()
+    other = aw.AttentionHeatmap(AttentionResult.from_arrays(np.full((1, 1, 4, 4), .25, np.float32), list("abcd")))
+    with pytest.raises(ValueError, match="different query tokens"):
+        aw.link_span(other, view)
+
+
+def test_twin_draws_the_same_lines(hand):
+    import attnwidgets as aw
+    from attnwidgets.plots import plot_span_share
+
+    fig = plot_span_share(hand, (1, 3), step=1)
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), [0.9, 0.4, 0.4], atol=1e-6)
+    assert "attention on 2 tokens: b c" in fig.axes[0].get_title()
+    w = aw.GenerationView(hand, selection=[0, 2], share_by="head")
+    fig = plot_span_share(hand, selection=[0, 2], by="head", theme="lecture")
+    for j, line in enumerate(fig.axes[0].lines[:2]):
+        np.testing.assert_allclose(line.get_ydata(), _lines(w)[:, j], atol=1e-6)
+    with pytest.raises(TypeError, match="one of them"):
+        plot_span_share(hand)
+    with pytest.raises(ValueError, match="overlaps the generated part"):
+        plot_span_share(hand, (2, 4))
+    with pytest.raises(ValueError, match="step 3 is out of range"):
+        plot_span_share(hand, (0, 1), step=3)
