@@ -21,7 +21,7 @@ def _generation(result: AttentionResult, n_prompt: int) -> GenerationResult:
     """A generation over ``result``'s fed tokens: the first ``n_prompt`` are the prompt, the rest were generated."""
     n = result.n_tokens - n_prompt + 1
     toks = list(result.tokens)
-    gen = toks[n_prompt:] + ["<end>"]
+    gen = [*toks[n_prompt:], "<end>"]
     return GenerationResult(result, "".join(toks[:n_prompt]), toks[:n_prompt], np.arange(n_prompt),
                             gen, np.arange(n), np.arange(n)[:, None], np.ones((n, 1), np.float32),
                             [[t] for t in gen])
@@ -163,7 +163,7 @@ def test_view_panel_is_the_share_of_the_selection(hand):
     w.selection = [0, 2]  # two runs: their shares add up
     w.combine = "sum"
     np.testing.assert_allclose(_lines(w)[:, 0], [0.7, 0.3, 0.4], atol=1e-6)
-    lines, labels = w.share()
+    lines, _labels = w.share()
     np.testing.assert_array_equal(lines, _lines(w))
     # a selection that reaches into the generated part: the panel says why, the page stays up
     w.selection = [3]

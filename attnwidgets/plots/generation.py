@@ -150,8 +150,9 @@ def _outline(step: int, n_keys: int):  # type: ignore[no-untyped-def]
 
 
 @lecture_fit
-def plot_span_share(gen: GenerationResult, span: Any = None, *, selection: Any = None, by: str = "layer", layer: int = 0,
-                    step: int | None = None, combine: str = "sum", theme: str | None = None) -> Figure:
+def plot_span_share(gen: GenerationResult, span: Any = None, *, selection: Any = None, by: str = "layer",
+                    layer: int = 0, step: int | None = None, combine: str = "sum",
+                    theme: str | None = None) -> Figure:
     """The static twin of GenerationView's span-share panel: for every generated step, the share of its attention
     on ``span`` of the prompt (:meth:`GenerationResult.span_share`), a line per layer (the mean of its heads) or,
     ``by="head"``, per head of ``layer``; the span's tokens in the title, ``step`` marked.

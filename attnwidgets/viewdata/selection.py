@@ -31,8 +31,8 @@ from ..result import AttentionResult
 from .checks import check_int
 from .profile import query_profile
 
-__all__ = ["COMBINE", "SHARE_BY", "check_combine", "check_selection", "runs", "selection_share", "span_label", "span_row",
-           "span_rows"]
+__all__ = ["COMBINE", "SHARE_BY", "check_combine", "check_selection", "runs", "selection_share", "span_label",
+           "span_row", "span_rows"]
 
 #: How the rows of a selection are combined: their mean (default) or their sum.
 COMBINE = ("mean", "sum")
@@ -203,4 +203,5 @@ def selection_share(gen: GenerationResult, selection: Any, combine: str = "sum",
         total /= len(sel)
     if by == "layer":
         return total.mean(-1).astype(np.float32), [f"layer {i}" for i in range(n_layers)]
-    return total[:, 0, :].astype(np.float32), [f"head {int(layers) % n_layers}-{h}" for h in range(n_heads)]
+    assert layers is not None
+    return total[:, 0, :].astype(np.float32), [f"head {layers % n_layers}-{h}" for h in range(n_heads)]
