@@ -423,6 +423,17 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     return all.slice(0, m.n_selectable);
   }
 
+  /** "3 tokens: c at (1–3)": the selected tokens (the first few), with their positions when they are one span. */
+  function selectionText(tokens: string[], selection: number[]): string {
+    const shown = selection.slice(0, 6).map((p) => tokens[p] ?? "?");
+    const more = selection.length > 6 ? " …" : "";
+    const one = span.spanRuns(selection).length === 1;
+    const where = one
+      ? ` (${selection[0]}${selection.length > 1 ? `–${selection[selection.length - 1]}` : ""})`
+      : "";
+    return `${selection.length} ${selection.length === 1 ? "token" : "tokens"}: ${shown.join(one ? " " : " · ")}${more}${where}`;
+  }
+
   /** The span-share panel: one line per layer (or head) over the steps, the current step marked. */
   function paintShare(): void {
     const t = theme(model.get("theme"));
@@ -434,7 +445,7 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
       return;
     }
     sharePanel.style.display = "";
-    const what = userText(span.spanCaption(selectable(), selection, model.get("combine") || "sum"));
+    const what = userText(selectionText(selectable(), selection));
     if (share.error) {
       shareCaption.textContent = `${what}: ${share.error}`;
       shareCanvas.style.display = "none";
@@ -503,8 +514,10 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     ctx.lineWidth = t.name === "lecture" ? 3 : 2;
     ctx.textAlign = "left";
     ctx.textBaseline = "middle";
+    const colours: string[] = [];
     for (let j = 0; j < nLines; j++) {
       const colour = readableOn(categorical(j), t.bg, 3);
+      colours.push(colour);
       ctx.strokeStyle = colour;
       ctx.beginPath();
       for (let s2 = 0; s2 < n; s2++) {
@@ -527,6 +540,7 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
       steps: String(n),
       lines: String(nLines),
       ymax: String(ymax),
+      colours: colours.join(","),
       key: share.key,
       step: String(step),
     });
