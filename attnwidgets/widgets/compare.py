@@ -176,7 +176,7 @@ class AttentionCompare(SpanSelection, AttnWidget):
         checked(check_head, head, n_heads)
 
     @traitlets.validate("layer", "head")
-    def _valid_selection(self, proposal: dict[str, Any]) -> int:
+    def _valid_head_pick(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])
         if hasattr(self, "_comparison"):
             n_layers, n_heads = self._comparison.shape
