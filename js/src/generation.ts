@@ -20,7 +20,7 @@ import { Requester } from "./shared/requests";
 import { typedInControl } from "./shared/selection";
 import * as span from "./shared/span";
 import { tokenLabel, userText, visibleText } from "./shared/text";
-import { applyTheme, theme } from "./shared/theme";
+import { type Theme, applyTheme, theme } from "./shared/theme";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
 /** Python traits of GenerationView. */
@@ -341,10 +341,13 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     const labelFont = Math.max(10, t.font - 2);
     const maxW = Math.min(t.maxGrid, roomFor(el) - 260);
     let cell = Math.max(3, Math.min(t.maxCell, Math.floor(Math.max(120, maxW) / Math.max(cols, n, 1))));
-    const room = fit.room(row); // fitted: the steps x keys map beside the top-k list, inside the box
+    // fitted: the steps x keys map beside the top-k list, inside the box (with the span-share panel under it)
+    const panel = sharing();
+    const room = fit.room(panel ? [row, sharePanel] : row);
     if (room) {
+      const mapH = room.height - (panel ? shareHeight(t, room.height) + t.font * 3.5 : 0);
       const byW = Math.floor((room.width - TOPK_ROOM - Math.min(140, labelFont * 7) - 8) / Math.max(cols, 1));
-      const byH = Math.floor((room.height - Math.min(120, labelFont * 6) - 8) / Math.max(n, 1));
+      const byH = Math.floor((mapH - Math.min(120, labelFont * 6) - 8) / Math.max(n, 1));
       cell = Math.max(3, Math.min(cell, byW, byH));
     }
     const showLabels = cell >= 10;
@@ -434,6 +437,15 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     return `${selection.length} ${selection.length === 1 ? "token" : "tokens"}: ${shown.join(one ? " " : " · ")}${more}${where}`;
   }
 
+  /** Whether the span-share panel is shown (something selected, and Python's answer for it). */
+  const sharing = () => Boolean((model.get("selection") ?? []).length && model.get("_share")?.key);
+
+  /** The panel's plot height: its own, or when fitted to a box of `roomH` a part of it (the map keeps the rest). */
+  function shareHeight(t: Theme, roomH: number | null): number {
+    const own = t.name === "lecture" ? 190 : 150;
+    return roomH === null ? own : Math.max(100, Math.min(own, Math.round(roomH * 0.38)));
+  }
+
   /** The span-share panel: one line per layer (or head) over the steps, the current step marked. */
   function paintShare(): void {
     const t = theme(model.get("theme"));
@@ -473,7 +485,8 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     const y0 = Math.round(font * 0.8);
     const legendW = legend ? Math.round(font * 7) : 0;
     const width = Math.max(260, Math.min(t.maxGrid + TOPK_ROOM - 60, roomFor(el) - 24));
-    const h = t.name === "lecture" ? 190 : 150;
+    const fitted = fit.room([row, sharePanel]);
+    const h = shareHeight(t, fitted ? fitted.height : null);
     const w = width - x0 - legendW - 12;
     const plotH = h - y0 - font * 2.2;
     const ctx = prepareCanvas(shareCanvas, width, h);
@@ -503,13 +516,16 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     if (n > 1) ctx.fillText(String(n - 1), xOf(n - 1), y0 + plotH + 4);
     ctx.fillText("step", x0 + w / 2, y0 + plotH + 4);
     // the current step
+    // the current step: dashed, in the foreground colour (the lecture accent is also a line's colour)
     const step = model.get("step");
-    ctx.strokeStyle = t.accent;
-    ctx.lineWidth = t.name === "lecture" ? 3 : 2;
+    ctx.strokeStyle = t.fg;
+    ctx.lineWidth = 1.5;
+    ctx.setLineDash([5, 4]);
     ctx.beginPath();
     ctx.moveTo(xOf(step), y0);
     ctx.lineTo(xOf(step), y0 + plotH);
     ctx.stroke();
+    ctx.setLineDash([]);
     // one line per layer or head
     ctx.lineWidth = t.name === "lecture" ? 3 : 2;
     ctx.textAlign = "left";

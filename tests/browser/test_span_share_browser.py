@@ -116,3 +116,38 @@ def test_drag_selects_the_panel_draws_the_share_and_a_click_scrubs(lab, tiny_gpt
     assert not gv.locator("[data-testid=share-panel]").is_visible()
     assert not nb.errors(), nb.errors()
 
+
+
+TOY = """
+import numpy as np
+import attnwidgets as aw
+from attnwidgets.teaching import train
+from attnwidgets.teaching.tasks import reverse_task
+aw.set_theme("lecture")
+run = train(reverse_task(3, 4), architecture="decoder", seed=0, steps=250, n_held_out=30, lr=5e-3, warmup=30)
+gen = run.generate("3 1 4 2")
+P = gen.prompt_length
+best = (0, 2)
+digits = (1, P - 1)
+w = aw.GenerationView(gen, layer=best[0], head=best[1], step=0, selection=list(range(*digits)), share_by="head")
+w
+"""
+
+
+def test_notebook_06_section_3b_in_the_lecture_theme(lab):
+    """Notebook 06 §3b's view (the toy decoder, its input digits selected, a line per head of layer 0) at 1280 x 720
+    in the lecture theme: the panel is drawn with one line per head at Python's numbers, on screen."""
+    nb = lab.open([TOY], viewport=(1280, 720), timeout=240)
+    root = nb.widget()
+    d = wait_dataset(root, "share-canvas", "key", "1:5/sum/head/0")
+    assert root.get_attribute("data-theme") == "lecture"
+    assert d["lines"] == "4" and d["steps"] == "5"
+    lines = json.loads(nb.python("import json; print(json.dumps(w.share()[0].T.tolist()))"))
+    rgb = [int(d["colours"].split(",")[-1][i:i + 2], 16) for i in (1, 3, 5)]
+    hits = root.locator("[data-testid=share-canvas]").evaluate(HAS_COLOUR, [line_points(d, lines[-1]), rgb, 4])
+    assert all(hits), hits
+    root.locator("[data-testid=share-panel]").scroll_into_view_if_needed()
+    nb.screenshot("span-share-toy-lecture-1280x720", nb.page)
+    nb.screenshot("span-share-toy-lecture", root)
+    nb.python("aw.set_theme('light')")
+    assert not nb.errors(), nb.errors()
