@@ -215,10 +215,17 @@ def plot_span_share(gen: GenerationResult, span: Any = None, *, selection: Any =
             ax.plot(x, lines[:, j], color=HEAD_COLOURS[j % len(HEAD_COLOURS)], lw=2.5 if big else 1.6, label=label,
                     marker="o" if n <= 12 else None, ms=4)
         if step is not None:
-            ax.axvline(step, color="#d55e00" if big else "#d1242f", lw=2, ls="--")
+            ax.axvline(step, color="#333333", lw=1.5, ls="--")  # as the view: the accent is a line colour
         top = 1.0 if combine == "sum" else max(1e-6, float(np.nanmax(lines))) * 1.1
         ax.set_ylim(0, top * 1.02)
-        ax.set_xlim(-0.5 if n == 1 else 0, max(1, n - 1) + (0.5 if n == 1 else 0))
+        pad = 0.5 if n == 1 else 0.02 * (n - 1)  # so that a marked first or last step shows
+        ax.set_xlim(-pad, max(0, n - 1) + pad)
+        if n <= 24:  # each step with the token it wrote
+            ax.set_xticks(range(n), [f"{t}\n{token_label(tok, 8)}" for t, tok in enumerate(gen.generated_tokens)])
+        else:
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("generated step")
         ax.set_ylabel("share of attention" if combine == "sum" else "mean weight per token")
         ax.set_title(f"{gen.model.name} · attention on {len(selection)} tokens: {shown}")
