@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .attention_stack import LazyStack
+from .attention_stack import LazyStack, block_rows
 from .html_repr import repr_html
 from .result import AttentionKind, AttentionResult, ModelInfo
 
@@ -30,6 +30,24 @@ def _prefix(stack: np.ndarray | LazyStack, n_q: int, n_k: int) -> np.ndarray | L
     if isinstance(stack, LazyStack):
         return stack.prefix(n_q, n_k)
     return stack[:, :, :n_q, :n_k]
+
+
+def _indices(value: Any, n: int, what: str) -> list[int]:
+    """``None`` (all), an int or a list of ints as a list of indices in ``0..n-1`` (negatives count from the end)."""
+    if value is None:
+        return list(range(n))
+    items = [value] if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value
+    if not isinstance(items, (list, tuple, range, np.ndarray)) or len(items) == 0:
+        raise TypeError(f"{what}s must be an integer, a non-empty list of integers or None (all {n}), got "
+                        f"{type(value).__name__} {value!r}")
+    out = []
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"a {what} must be an integer, got {type(v).__name__} {v!r}")
+        if not -n <= int(v) < n:
+            raise IndexError(f"{what} {int(v)} is out of range: the model has {n} {what}s (0..{n - 1})")
+        out.append(int(v) % n)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -235,6 +253,111 @@ class GenerationResult:
             segment_ids=r.segment_ids[:n], special_mask=r.special_mask[:n],
             attention=_prefix(r.stack("self"), n, n), outputs={},
         )
+
+    def span_bounds(self, span: Any, kind: str | None = None) -> tuple[int, int]:
+        """``span`` as ``(start, stop)`` key positions, checked: a ``(start, stop)`` pair (stop exclusive), a
+        ``range`` or a ``slice`` of the keys of ``kind`` that every step sees: the prompt (self-attention; positions
+        as in ``result.tokens``) or the source (cross-attention). Negative positions count from the prompt's end.
+
+        Raises TypeError for anything but two integers, ValueError for an empty span, one outside the text, or
+        one that reaches into the generated tokens (which not every step has seen yet).
+
+        >>> import numpy as np
+        >>> att = np.tril(np.ones((4, 4), np.float32)); att /= att.sum(1, keepdims=True)
+        >>> r = AttentionResult.from_arrays(att, list("abcd"), kind="decoder")
+        >>> g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d", "e"], np.array([2, 3, 4]),
+        ...                      np.array([[2], [3], [4]]), np.ones((3, 1), np.float32), [["c"], ["d"], ["e"]])
+        >>> g.span_bounds((0, 2)), g.span_bounds(range(1, 2)), g.span_bounds(slice(-1, None))
+        ((0, 2), (1, 2), (1, 2))
+        """
+        kind = self._kind(kind)
+        if kind == "decoder":
+            raise ValueError("a span share is of the keys every step has seen: the source (kind='cross') of an "
+                             "encoder-decoder; its decoder's own keys are the generated tokens")
+        n_prompt = self.result.n_tokens if kind == "cross" else self.prompt_length
+        n_text = len(self.key_tokens(kind))
+        where = "source" if kind == "cross" else "prompt"
+        if isinstance(span, slice):
+            if span.step not in (None, 1):
+                raise ValueError(f"a span is a contiguous range of tokens; got a slice with step {span.step}")
+            start, stop = span.start, span.stop
+            start = 0 if start is None else start
+            stop = n_prompt if stop is None else stop
+        elif isinstance(span, range):
+            if span.step != 1:
+                raise ValueError(f"a span is a contiguous range of tokens; got a range with step {span.step}")
+            start, stop = span.start, span.stop
+        elif isinstance(span, (tuple, list)) and len(span) == 2:
+            start, stop = span
+        else:
+            raise TypeError(f"span must be (start, stop) token positions (stop exclusive), a range or a slice; got "
+                            f"{type(span).__name__} {span!r}")
+        for name, v in (("start", start), ("stop", stop)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"the span's {name} must be an integer token position, got {type(v).__name__} {v!r}")
+        start, stop = int(start), int(stop)
+        if start < 0:
+            start += n_prompt
+        if stop < 0:
+            stop += n_prompt
+        if stop <= start:
+            raise ValueError(f"the span ({start}, {stop}) is empty: give (start, stop) with start < stop (stop "
+                             f"exclusive), e.g. (0, {n_prompt}) for the whole {where}")
+        if start < 0 or stop > n_text:
+            raise ValueError(f"the span ({start}, {stop}) is outside the text: the keys are {n_text} tokens "
+                             f"(0..{n_text - 1}), of which the {where} is 0..{n_prompt - 1}")
+        if stop > n_prompt:
+            raise ValueError(f"the span ({start}, {stop}) overlaps the generated part (positions {n_prompt} and on): "
+                             f"a span share is of tokens every step has seen, within the {where} 0..{n_prompt - 1}")
+        return start, stop
+
+    def span_share(self, span: Any, heads: Any = None, layers: Any = None, kind: str | None = None) -> np.ndarray:
+        """The share of each step's attention that falls on ``span``: (steps, layers, heads) float32.
+
+        ``out[t, i, j]`` is the sum, over the span's keys, of the weights that the query of step ``t`` (the one that
+        wrote generated token ``t``) puts on them in layer ``layers[i]``, head ``heads[j]``: a number in [0, 1], the
+        fraction of that row's attention on the span. The mean over heads of a layer is ``out.mean(-1)`` (the share
+        of the heads' mean row: sums and means commute).
+
+        Read from the rows a block at a time (``result.rows``), so a long generation after a long prompt never
+        builds its (steps x keys) or (keys x keys) attention.
+
+        Parameters
+        ----------
+        span : (start, stop), range or slice
+            Token positions of the prompt (``result.tokens``), stop exclusive: the prompt itself
+            ``(0, g.prompt_length)``, a system prompt, a document. For an encoder-decoder, positions of the source
+            (cross-attention). See :meth:`span_bounds` for what is refused.
+        heads, layers : int, list of int or None
+            Which heads and layers (default all), in that order on the axes.
+        kind : str
+            ``"self"`` (decoders) or ``"cross"`` (the default of an encoder-decoder).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> att = np.tril(np.ones((4, 4), np.float32)); att /= att.sum(1, keepdims=True)
+        >>> r = AttentionResult.from_arrays(att, ["a", "b", "c", "d"], kind="decoder")
+        >>> g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d", "e"], np.array([2, 3, 4]),
+        ...                      np.array([[2], [3], [4]]), np.ones((3, 1), np.float32), [["c"], ["d"], ["e"]])
+        >>> [round(float(v), 4) for v in g.span_share((0, 2))[:, 0, 0]]   # rows 1, 2, 3 spread evenly over 2, 3, 4 keys
+        [1.0, 0.6667, 0.5]
+        """
+        kind = self._kind(kind)
+        start, stop = self.span_bounds(span, kind)
+        n_layers, n_heads, _T, n_keys = self.result.attention_shape(kind)  # type: ignore[arg-type]
+        layer_list = _indices(layers, n_layers, "layer")
+        head_list = _indices(heads, n_heads, "head")
+        first, n = self.first_row, self.n_steps
+        out = np.empty((n, len(layer_list), len(head_list)), np.float32)
+        step = block_rows(n_heads, n_keys)
+        pick = np.asarray(head_list)
+        for i, layer in enumerate(layer_list):
+            for a in range(0, n, step):
+                b = min(n, a + step)
+                block = self.result.rows(layer, first + a, first + b, kind=kind)  # type: ignore[arg-type]
+                out[a:b, i, :] = block[pick, :, start:stop].sum(-1, dtype=np.float64).T
+        return out
 
     def step_topk(self, step: int) -> list[tuple[str, float]]:
         """``[(token, probability), ...]`` of step ``step``, most probable first."""

@@ -28,7 +28,7 @@ dense computation up to float32 summation order (about 1e-7).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -349,7 +349,8 @@ class SurfaceStats(dict):  # type: ignore[type-arg]
         return f"SurfaceStats({name!r}, {self.n_tokens} tokens, words={self.words}, statistics: {', '.join(self)})"
 
 
-def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: float = 0.0) -> SurfaceStats:
+def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: float = 0.0,
+                  rows: Sequence[int] | None = None) -> SurfaceStats:
     """Per-head surface statistics of one result: a :class:`SurfaceStats` (a dict of (L, H) arrays, keys as in
     :data:`STATISTICS`, with ``.frame()`` and ``.mean()`` as :func:`~attnwidgets.analysis.corpus_stats` returns).
 
@@ -361,6 +362,11 @@ def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: fl
         Measure word-level attention instead of pieces (:func:`~attnwidgets.analysis.words.word_level`).
     smoothing : float
         Entropy smoothing; 1e-4 reproduces Clark et al.'s code.
+    rows : list of int, optional
+        Only these query rows (positions at the level measured: words with ``words=True``): every mean over rows is
+        over them (``sep_sep``/``rest_sep`` over the selected [SEP] / other rows, ``entropy_cls`` and
+        ``entropy_last`` NaN unless row 0 / the last row is selected, the uniform baseline over the same rows).
+        Default: every row.
 
     Examples
     --------
@@ -369,13 +375,26 @@ def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: fl
     >>> s = surface_stats(AttentionResult.from_arrays(a, ["[CLS]", "hi", "[SEP]"]))
     >>> round(float(s["sep"][0, 0]), 4), round(float(s["prev"][0, 0]), 4)
     (0.6667, 0.0)
+    >>> s = surface_stats(AttentionResult.from_arrays(a, ["[CLS]", "hi", "[SEP]"]), rows=[0, 1])
+    >>> round(float(s["sep"][0, 0]), 4), round(float(s["self"][0, 0]), 4)
+    (0.5, 0.25)
     """
     source = result
     if words:
         from .words import word_level
 
         result = word_level(result)
-    if result.is_lazy:  # a long input: a block of rows at a time
+    if rows is not None:
+        acc = SurfaceBlocks(result, smoothing, rows=rows)
+        n_layers, n_heads, _n, n_keys = result.attention_shape()
+        step = max(1, (32 << 20) // max(1, n_heads * n_keys * 4))
+        for layer in range(n_layers):
+            for start, stop in acc.runs():
+                for a in range(start, stop, step):
+                    b = min(stop, a + step)
+                    acc.add(layer, a, b, result.rows(layer, a, b))
+        values = acc.finish()
+    elif result.is_lazy:  # a long input: a block of rows at a time
         acc = SurfaceBlocks(result, smoothing)
         run_blocks(result, [acc])
         values = acc.finish()
@@ -403,10 +422,12 @@ class SurfaceBlocks:
 
     _KEYS = ("cls", "sep", "punct", "first")
 
-    def __init__(self, result: AttentionResult, smoothing: float = 0.0) -> None:
+    def __init__(self, result: AttentionResult, smoothing: float = 0.0, rows: Sequence[int] | None = None) -> None:
         n_layers, n_heads, n, _ = result.attention_shape()
         kinds = token_kinds(result.tokens, result.special_mask)
         self.n = n
+        self.rows = None if rows is None else _check_rows(rows, n)
+        self.count = n if self.rows is None else int(self.rows.size)
         self.smoothing = smoothing
         self.causal = is_causal(result)
         self.keys = np.stack([kinds[k] for k in self._KEYS], axis=-1).astype(np.float32)  # (n, 4)
@@ -418,6 +439,13 @@ class SurfaceBlocks:
         self.entropy = np.zeros(shape)
         self.entropy_cls = np.full(shape, np.nan)
         self.entropy_last = np.full(shape, np.nan)
+
+    def runs(self) -> list[tuple[int, int]]:
+        """The contiguous runs ``(start, stop)`` of the rows measured (every row: one run)."""
+        if self.rows is None:
+            return [(0, self.n)] if self.n else []
+        cuts = np.flatnonzero(np.diff(self.rows) != 1) + 1
+        return [(int(r[0]), int(r[-1]) + 1) for r in np.split(self.rows, cuts) if r.size]
 
     def add(self, layer: int, start: int, stop: int, block: np.ndarray) -> None:
         """Add rows ``start..stop`` of ``layer``: ``block`` (head, rows, key)."""
@@ -439,21 +467,41 @@ class SurfaceBlocks:
 
     def finish(self) -> dict[str, np.ndarray]:
         """Every statistic of :data:`STATISTICS`, each (L, H)."""
-        n = max(self.n, 1)
+        n = max(self.count, 1)
         out = {name: self.totals[..., i] / n for i, name in enumerate(self._KEYS)}
-        n_sep = int(self.sep_rows.sum())
+        n_sep = int(self.sep_rows.sum() if self.rows is None else self.sep_rows[self.rows].sum())
         nan = np.full(self.sep_sep.shape, np.nan)
         out["sep_sep"] = self.sep_sep / n_sep if n_sep else nan
         rest = self.totals[..., 1] - self.sep_sep
-        out["rest_sep"] = rest / (self.n - n_sep) if self.n - n_sep else nan
+        out["rest_sep"] = rest / (self.count - n_sep) if self.count - n_sep else nan
         for name, total in self.offsets.items():
             out[name] = total / n
         out["entropy"] = self.entropy / n
         out["entropy_cls"] = self.entropy_cls
         out["entropy_last"] = self.entropy_last
-        uniform = float(uniform_entropy(self.n, causal=self.causal))
+        if self.rows is None or not self.causal:
+            uniform = float(uniform_entropy(self.n, causal=self.causal))
+        else:  # the mean over the selected rows of ln(i + 1)
+            uniform = float(np.log(self.rows + 1.0).mean())
         out["entropy_uniform"] = np.full(self.entropy.shape, uniform)
         return out  # the order of surface_stats_batch
+
+
+def _check_rows(rows: Sequence[int], n: int) -> np.ndarray:
+    """Query rows as a sorted int array: a non-empty list of distinct integers in ``0..n-1``."""
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):
+        raise TypeError(f"rows must be a list of query positions, got {type(rows).__name__} {rows!r}")
+    if not len(rows):
+        raise ValueError("rows is empty: give one or more query positions, or None for every row")
+    for r in rows:
+        if isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, np.integer)):
+            raise TypeError(f"a query row must be an integer, got {type(r).__name__} {r!r}")
+        if not 0 <= int(r) < n:
+            raise ValueError(f"query row {int(r)} is out of range: there are {n} query rows (0..{n - 1})")
+    out = np.array(sorted(int(r) for r in rows), dtype=np.int64)
+    if np.any(np.diff(out) == 0):
+        raise ValueError("rows repeats a position: give each query row once")
+    return out
 
 
 def stats_to_frame(stats: Mapping[str, np.ndarray]) -> pd.DataFrame:

@@ -7,7 +7,7 @@ from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attenti
 from .compare import plot_compare
 from .coref import plot_coref
 from .fill_mask import plot_fill_mask
-from .generation import plot_generation
+from .generation import plot_generation, plot_span_share
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
@@ -45,6 +45,7 @@ __all__ = [
     "plot_residual_contributions",
     "plot_role_check",
     "plot_sinks",
+    "plot_span_share",
     "plot_sweep",
     "plot_token_attention",
 ]

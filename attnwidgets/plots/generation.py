@@ -3,13 +3,15 @@ step's top-k predictions, as a matplotlib Figure."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..generation_result import GenerationResult
 from ..viewdata.checks import check_head, check_int, check_layer
 from ..viewdata.labels import token_label
+from ..viewdata.selection import check_selection, selection_share
+from .head_view import HEAD_COLOURS
 from .style import LECTURE_BOX, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -145,3 +147,89 @@ def _outline(step: int, n_keys: int):  # type: ignore[no-untyped-def]
     from matplotlib.patches import Rectangle
 
     return Rectangle((-0.5, step - 0.5), n_keys, 1, fill=False, edgecolor="#d1242f", lw=2)
+
+
+@lecture_fit
+def plot_span_share(gen: GenerationResult, span: Any = None, *, selection: Any = None, by: str = "layer",
+                    layer: int = 0, step: int | None = None, combine: str = "sum",
+                    theme: str | None = None) -> Figure:
+    """The static twin of GenerationView's span-share panel: for every generated step, the share of its attention
+    on ``span`` of the prompt (:meth:`GenerationResult.span_share`), a line per layer (the mean of its heads) or,
+    ``by="head"``, per head of ``layer``; the span's tokens in the title, ``step`` marked.
+
+    Parameters
+    ----------
+    gen : GenerationResult
+    span : (start, stop), range or slice
+        Tokens of the prompt (the source of an encoder-decoder), stop exclusive.
+    selection : list of int, optional
+        Instead of ``span``: any set of positions, as the view's ``selection`` (the shares of its runs add up).
+    by : str
+        "layer" (default) or "head".
+    layer : int
+        The layer whose heads ``by="head"`` draws.
+    step : int, optional
+        A step to mark (the view's scrubber).
+    combine : str
+        "sum" (default: the share) or "mean" (the share over the number of tokens).
+    theme : str, optional
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.result import AttentionResult
+    >>> att = np.tril(np.ones((4, 4), np.float32)); att /= att.sum(1, keepdims=True)
+    >>> r = AttentionResult.from_arrays(att, ["a", "b", "c", "d"], kind="decoder")
+    >>> g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d", "e"], np.array([2, 3, 4]),
+    ...                      np.array([[2], [3], [4]]), np.ones((3, 1), np.float32), [["c"], ["d"], ["e"]])
+    >>> fig = plot_span_share(g, (0, 2), step=1)
+    >>> [round(float(v), 3) for v in fig.axes[0].lines[0].get_ydata()]
+    [1.0, 0.667, 0.5]
+    """
+    if not isinstance(gen, GenerationResult):
+        raise TypeError(f"plot_span_share takes a GenerationResult (from attnwidgets.generate), got "
+                        f"{type(gen).__name__}")
+    theme = resolve_theme(theme)
+    if (span is None) == (selection is None):
+        raise TypeError("plot_span_share takes a span (start, stop) or a selection (a list of positions), one of them")
+    if selection is None:
+        start, stop = gen.span_bounds(span)
+        selection = list(range(start, stop))
+    else:
+        selection = check_selection(selection, gen.result.n_tokens)
+    lines, labels = selection_share(gen, selection, combine, by, layer)
+    n = gen.n_steps
+    if step is not None:
+        step = check_int(step, "step")
+        if not -n <= step < n:
+            raise ValueError(f"step {step} is out of range: {n} tokens were generated (0..{n - 1})")
+        step %= n
+    big = theme == "lecture"
+    tokens = gen.key_tokens()
+    shown = " ".join(token_label(tokens[p]) for p in selection[:8]) + (" …" if len(selection) > 8 else "")
+    with lecture_fonts(theme):
+        fig = new_figure((9.0 * (1.3 if big else 1), 3.6 * (1.3 if big else 1)))
+        ax = fig.add_subplot(1, 1, 1)
+        x = np.arange(n)
+        for j, label in enumerate(labels):
+            ax.plot(x, lines[:, j], color=HEAD_COLOURS[j % len(HEAD_COLOURS)], lw=2.5 if big else 1.6, label=label,
+                    marker="o" if n <= 12 else None, ms=4)
+        if step is not None:
+            ax.axvline(step, color="#333333", lw=1.5, ls="--")  # as the view: the accent is a line colour
+        top = 1.0 if combine == "sum" else max(1e-6, float(np.nanmax(lines))) * 1.1
+        ax.set_ylim(0, top * 1.02)
+        pad = 0.5 if n == 1 else 0.02 * (n - 1)  # so that a marked first or last step shows
+        ax.set_xlim(-pad, max(0, n - 1) + pad)
+        if n <= 24:  # each step with the token it wrote
+            ax.set_xticks(range(n), [f"{t}\n{token_label(tok, 8)}" for t, tok in enumerate(gen.generated_tokens)])
+        else:
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("generated step")
+        ax.set_ylabel("share of attention" if combine == "sum" else "mean weight per token")
+        ax.set_title(f"{gen.model.name} · attention on {len(selection)} tokens: {shown}")
+        if len(labels) <= 16:
+            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        fig.tight_layout()
+    return fig

@@ -124,7 +124,13 @@ def _corpus_values(stats: CorpusStats) -> dict[str, np.ndarray]:
     return values
 
 
-def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who: str = "this widget") -> HeadStats:
+#: The statistics that are a share of each row's attention (a sum over keys), which ``combine="sum"`` adds up over
+#: selected rows; the others (entropies) stay means.
+SHARE_STATISTICS = ("cls", "sep", "punct", "first", "self", "prev", "next", "sep_sep", "rest_sep")
+
+
+def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who: str = "this widget",
+               rows: Any = None, combine: str = "mean") -> HeadStats:
     """Per-head statistics from any source the widgets take.
 
     Parameters
@@ -139,6 +145,13 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
         Entropy smoothing passed to :func:`~attnwidgets.analysis.surface_stats` (1e-4 is Clark et al.'s).
     who : str
         Name of the caller for error messages.
+    rows : list of int, optional
+        Only these query rows (a selection, at the level measured), for one AttentionResult:
+        :func:`~attnwidgets.analysis.surface_stats`'s ``rows``.
+    combine : str
+        With ``rows``: "mean" (default) over the selected rows, or "sum": the share statistics (attention to
+        [CLS], [SEP], ..., previous, next; :data:`SHARE_STATISTICS`) added up over them, the total the selection
+        gives; entropies stay means.
 
     Examples
     --------
@@ -155,12 +168,21 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
         if words and not source.words:
             raise ValueError(f"{who}: these statistics are not word-level; make them from attention with words=True")
         return source
+    if rows is not None and not isinstance(source, AttentionResult):
+        raise ValueError(f"{who}: statistics of selected query rows need one result's attention (an AttentionResult)"
+                         f", not {type(source).__name__}")
     if isinstance(source, AttentionResult):
         src = source
-        one = surface_stats(src, words=words, smoothing=smoothing)
+        values = surface_stats(src, words=words, smoothing=smoothing, rows=rows)
         n = len(src.tokens) if not words else int(_n_words(src))
         title = f"{src.model.name} · {_snippet(src.text)}" if src.text else src.model.name
-        return HeadStats(one, title, words, src.model.kind == "decoder", n)
+        if rows is not None:
+            if combine not in ("mean", "sum"):
+                raise ValueError(f"unknown combine {combine!r}; choose 'mean' or 'sum'")
+            if combine == "sum":
+                values = {k: v * len(rows) if k in SHARE_STATISTICS else v for k, v in values.items()}
+            title += f" · {combine} of {len(rows)} selected {'row' if len(rows) == 1 else 'rows'}"
+        return HeadStats(values, title, words, src.model.kind == "decoder", n)
     if _is_results(source):
         acc = CorpusStats(words=words, smoothing=smoothing, patterns=False)
         acc.update(list(source))

@@ -26,14 +26,19 @@ from typing import Any
 
 import numpy as np
 
+from ..generation_result import GenerationResult
 from ..result import AttentionResult
 from .checks import check_int
 from .profile import query_profile
 
-__all__ = ["COMBINE", "check_combine", "check_selection", "runs", "span_label", "span_row", "span_rows"]
+__all__ = ["COMBINE", "SHARE_BY", "check_combine", "check_selection", "runs", "selection_share", "span_label",
+           "span_row", "span_rows"]
 
 #: How the rows of a selection are combined: their mean (default) or their sum.
 COMBINE = ("mean", "sum")
+
+#: The lines of a generation's span-share panel: one per layer (its heads' mean) or one per head of one layer.
+SHARE_BY = ("layer", "head")
 
 
 def check_combine(combine: Any) -> str:
@@ -158,3 +163,45 @@ def span_label(tokens: list[str], selection: list[int], combine: str = "mean", l
         where = f" ({selection[0]}–{selection[-1]})" if len(selection) > 1 else f" ({selection[0]})"
         return f"{combine} of {len(selection)} {rows}: {' '.join(shown)}{more}{where}"
     return f"{combine} of {len(selection)} {rows}: {' · '.join(shown)}{more}"
+
+
+def selection_share(gen: GenerationResult, selection: Any, combine: str = "sum", by: str = "layer", layer: int = 0,
+                    kind: str | None = None) -> tuple[np.ndarray, list[str]]:
+    """What a generation's span-share panel draws: ``(lines, labels)``, ``lines`` (steps, n_lines) float32.
+
+    The selected tokens are keys here (positions of ``gen.result.tokens``: the prompt of a decoder, the source of an
+    encoder-decoder). With ``combine="sum"`` a line is the share of each step's attention on them
+    (:meth:`GenerationResult.span_share`, summed over the selection's runs); ``"mean"`` divides it by the number of
+    selected tokens (the mean weight one of them gets). ``by="layer"``: one line per layer, the mean over its heads;
+    ``by="head"``: one line per head of ``layer``.
+
+    >>> import numpy as np
+    >>> att = np.tril(np.ones((4, 4), np.float32)); att /= att.sum(1, keepdims=True)
+    >>> r = AttentionResult.from_arrays(att, list("abcd"), kind="decoder")
+    >>> g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d", "e"], np.array([2, 3, 4]),
+    ...                      np.array([[2], [3], [4]]), np.ones((3, 1), np.float32), [["c"], ["d"], ["e"]])
+    >>> lines, labels = selection_share(g, [1])
+    >>> labels, [round(float(v), 3) for v in lines[:, 0]]
+    (['layer 0'], [0.5, 0.333, 0.25])
+    """
+    combine = check_combine(combine)
+    if by not in SHARE_BY:
+        raise ValueError(f"unknown share_by {by!r}; choose 'layer' (a line per layer, the mean of its heads) or "
+                         "'head' (a line per head of one layer)")
+    sel = check_selection(selection, gen.result.n_tokens)
+    if not sel:
+        raise ValueError("selection is empty: select one or more tokens of the prompt to see the share of each "
+                         "step's attention on them")
+    n_layers, n_heads = gen.result.attention_shape(gen.default_kind if kind is None else kind)[:2]  # type: ignore
+    layers = None if by == "layer" else check_int(layer, "layer")
+    total: np.ndarray | None = None
+    for start, stop in runs(sel):
+        part = gen.span_share((start, stop), layers=layers, kind=kind).astype(np.float64)
+        total = part if total is None else total + part
+    assert total is not None
+    if combine == "mean":
+        total /= len(sel)
+    if by == "layer":
+        return total.mean(-1).astype(np.float32), [f"layer {i}" for i in range(n_layers)]
+    assert layers is not None
+    return total[:, 0, :].astype(np.float32), [f"head {layers % n_layers}-{h}" for h in range(n_heads)]

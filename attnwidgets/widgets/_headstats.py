@@ -10,15 +10,18 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.head_stats import HeadStats, head_stats, stat_labels, takes_attention
+from ..viewdata.labels import axis_tokens
 from ..viewdata.wire import pack
 from ._base import MISSING, AttnWidget, Index, checked, renamed_argument
+from ._span import SpanSelection
 
 __all__ = ["HeadWidget"]
 
 
-class HeadWidget(AttnWidget):
+class HeadWidget(SpanSelection, AttnWidget):
     """Base of the widgets that show one number per head and select a head by click.
 
     The first argument, ``result``, is what they show: an AttentionResult, a list of them, CorpusStats, a tidy
@@ -27,6 +30,11 @@ class HeadWidget(AttnWidget):
 
     They have no ``kind``: the statistics are of a result's self-attention (an encoder-decoder's encoder), as
     :func:`~attnwidgets.analysis.surface_stats` measures them.
+
+    Given one result's attention, they select query tokens as the heatmap does (``selection`` and ``combine``, the
+    same clicks on the token strip under the picture, :func:`attnwidgets.link_span`): the statistics are then of
+    the selected rows only, their mean (``combine="mean"``) or, for the shares of attention, their sum
+    (:func:`~attnwidgets.viewdata.head_stats.head_stats`'s ``rows``). ``[]`` (default) measures every row.
 
     Subclasses call ``super().__init__`` and implement :meth:`_extra_meta` (extra ``_meta`` entries and
     ``_payload`` parts to send when the statistics change).
@@ -61,7 +69,10 @@ class HeadWidget(AttnWidget):
         words = kwargs.get("words", False)  # a bad value is refused by the trait, with its message
         self.stats = self._load_stats(result, isinstance(words, (bool, int, np.bool_)) and bool(words))
         self._complete = False
+        self._result = result
         super().__init__(**kwargs)  # opens no comm yet (see open)
+        if self.selection:  # the statistics of the rows asked for
+            self.stats = self._load_stats(result, bool(self.words))
         self._publish()
         self._before_open()
         self._complete = True
@@ -90,8 +101,34 @@ class HeadWidget(AttnWidget):
         """(layers, heads) of the statistics, what :func:`attnwidgets.link_selection` checks linked widgets by."""
         return self.stats.shape
 
+    def _n_selectable(self, kind: str | None = None, words: bool | None = None) -> int:
+        """Query rows of the statistics (tokens, or words at word level)."""
+        return int(self.stats.n_tokens)
+
+    def _span_view(self) -> tuple[str, int, int]:
+        return "self", self.layer, self.head
+
+    @traitlets.validate("selection")
+    def _valid_selection(self, proposal: dict[str, Any]) -> list[int]:
+        if proposal["value"] and hasattr(self, "_source") and not isinstance(self._source, AttentionResult):
+            raise traitlets.TraitError(f"{type(self).__name__} selects query tokens only when given one result's "
+                                       f"attention (an AttentionResult); these statistics came from "
+                                       f"{type(self._source).__name__}")
+        if not hasattr(self, "stats"):
+            return list(proposal["value"])
+        return super()._valid_selection(proposal)
+
+    @traitlets.observe("selection", "combine")
+    def _on_span(self, change: dict[str, Any]) -> None:
+        if not hasattr(self, "stats") or not self._meta or getattr(self, "_clearing", False):
+            return
+        if change["name"] == "combine" and not self.selection:
+            return
+        self._recompute(bool(self.words))
+        self._publish()
+
     @traitlets.validate("layer", "head")
-    def _valid_selection(self, proposal: dict[str, Any]) -> int:
+    def _valid_head_pick(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])
         if hasattr(self, "stats"):
             n_layers, n_heads = self.stats.shape
@@ -113,6 +150,9 @@ class HeadWidget(AttnWidget):
         if not hasattr(self, "stats") or not self._meta:
             return
         try:
+            self._clearing = True
+            self.selection = []  # positions of tokens mean nothing among words, and back
+            self._clearing = False
             self._recompute(bool(change["new"]))
         except Exception as exc:  # shown in the page's red box; the trait stays as the user set it
             self._error = f"{type(exc).__name__}: {exc}"
@@ -123,7 +163,20 @@ class HeadWidget(AttnWidget):
     # -- hooks for subclasses ------------------------------------------------------------------------------------
 
     def _load_stats(self, source: Any, words: bool) -> HeadStats:
-        return head_stats(source, words=words, smoothing=self._smoothing, who=type(self).__name__)
+        rows = list(getattr(self, "selection", []) or []) or None
+        return head_stats(source, words=words, smoothing=self._smoothing, who=type(self).__name__, rows=rows,
+                          combine=getattr(self, "combine", "mean"))
+
+    def _query_labels(self) -> list[str]:
+        """The query tokens a selection picks among (words at word level); [] for statistics without attention."""
+        if not isinstance(self._source, AttentionResult):
+            return []
+        source = self._source
+        if self.stats.words:
+            from ..analysis.words import word_level
+
+            source = word_level(source)
+        return axis_tokens(source, "self" if source.cross_attention is None else "encoder")[0]
 
     def _recompute(self, words: bool) -> None:
         """Recompute what the page shows for the words switch (subclasses add their own state)."""
@@ -154,6 +207,7 @@ class HeadWidget(AttnWidget):
                 "labels": stat_labels(names),
                 "shape": [n_layers, n_heads],
                 "can_words": self._can_words,
+                "tokens": self._query_labels(),
                 "causal": self.stats.causal,
                 **extra,
             }

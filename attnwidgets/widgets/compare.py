@@ -14,13 +14,15 @@ from ..analysis.compare import SUMMARIES, AttentionComparison
 from ..result import AttentionResult
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head, check_layer
 from ..viewdata.compare import COMPARE_MODES, CompareHead, compare_head, compare_labels, make_comparison
+from ..viewdata.selection import span_row
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
+from ._span import SpanSelection
 
 __all__ = ["AttentionCompare"]
 
 
-class AttentionCompare(AttnWidget):
+class AttentionCompare(SpanSelection, AttnWidget):
     """Compare two results head by head: A | B side by side, or B − A on a diverging scale centred on 0.
 
     Tokens are aligned by text (difflib's SequenceMatcher over token texts, see
@@ -29,6 +31,12 @@ class AttentionCompare(AttnWidget):
     in the side-by-side maps; the difference covers the aligned tokens only. A grid of every head's summary
     (Jensen–Shannon divergence in bits or cosine similarity, over the aligned rows) sits beside the maps: click a
     cell to open that head.
+
+    Select query tokens as in the heatmap (click a row, shift-click to extend to a span, ctrl/cmd-click to add or
+    remove one, Escape clears): ``selection`` holds positions of A's queries (so :func:`attnwidgets.link_span`
+    links it with a heatmap of A), the rows are outlined in A and, where aligned, in B, and each map gets the
+    ``combine`` ("mean" or "sum") of its selected rows drawn under it: A's, B's over the aligned partners, and in
+    "diff" mode B − A of those two over the aligned keys (:meth:`span_weights`).
 
     Parameters
     ----------
@@ -40,6 +48,10 @@ class AttentionCompare(AttnWidget):
         "self", or "encoder" / "decoder" / "cross" for encoder-decoders.
     words : bool
         Compare word-level attention (pieces merged), so that two tokenizers meet at whole words.
+    selection : list of int
+        Selected query rows of A (at the level shown: tokens, or words with ``words=True``).
+    combine : str
+        "mean" (default) or "sum" of the selected rows.
     mode : str
         "side" (both maps) or "diff" (B − A).
     summary : str
@@ -104,6 +116,7 @@ class AttentionCompare(AttnWidget):
         kwargs["kind"] = kind
         self._inputs = (a, b)
         self._comparison = make_comparison(a, b, kind, words=bool(kwargs.get("words", False)))
+        self._result = self._comparison.a
         super().__init__(**kwargs)
         self._check(self.layer, self.head)
         self._publish_meta()
@@ -132,13 +145,38 @@ class AttentionCompare(AttnWidget):
         """What the page draws for the current head."""
         return compare_head(self._comparison, self.layer, self.head)
 
+    def _span_source(self, words: bool | None = None) -> AttentionResult:
+        return self._comparison.a
+
+    def _span_view(self) -> tuple[str, int, int]:
+        return self.kind, self.layer, self.head
+
+    def span_weights(self, combine: str | None = None) -> dict[str, np.ndarray]:  # type: ignore[override]
+        """The combined rows drawn under the maps: {"a": (A's keys,), "b": (B's keys,), "diff": (aligned keys,)}
+        float32. "a" is the ``combine`` of A's selected rows; "b" of the B rows aligned with them (NaN everywhere
+        when none is aligned); "diff" is b − a over the aligned keys. ValueError when nothing is selected."""
+        combine = self.combine if combine is None else combine
+        c = self._comparison
+        sel = list(self.selection)
+        if not sel:
+            raise ValueError("selection is empty: select one or more query tokens of A to combine their rows")
+        row_a = span_row(c.a, self.layer, sel, self.head, self.kind, combine)
+        partner = dict(zip(c.queries.a_index.tolist(), c.queries.b_index.tolist()))
+        sel_b = sorted(partner[q] for q in sel if q in partner)
+        if sel_b:
+            row_b = span_row(c.b, self.layer, sel_b, self.head, self.kind, combine)
+        else:
+            row_b = np.full(c.b.attention_shape(self.kind)[3], np.nan, np.float32)  # type: ignore[arg-type]
+        diff = (row_b[c.keys.b_index] - row_a[c.keys.a_index]).astype(np.float32)
+        return {"a": row_a, "b": row_b, "diff": diff}
+
     def _check(self, layer: int, head: int) -> None:
         n_layers, n_heads = self._comparison.shape
         checked(check_layer, layer, n_layers)
         checked(check_head, head, n_heads)
 
     @traitlets.validate("layer", "head")
-    def _valid_selection(self, proposal: dict[str, Any]) -> int:
+    def _valid_head_pick(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])
         if hasattr(self, "_comparison"):
             n_layers, n_heads = self._comparison.shape
@@ -167,7 +205,7 @@ class AttentionCompare(AttnWidget):
             raise traitlets.TraitError(f"summary must be one of {list(SUMMARIES)}, got {proposal['value']!r}")
         return str(proposal["value"])
 
-    @traitlets.observe("layer", "head")
+    @traitlets.observe("layer", "head", "selection", "combine")
     def _on_head(self, _change: dict[str, Any]) -> None:
         if self._meta:
             self._publish()
@@ -183,6 +221,9 @@ class AttentionCompare(AttnWidget):
             return
         self._error = ""
         with self.hold_sync():
+            self._result = self._comparison.a
+            self._meta = {}  # the selection indexes other rows now: cleared without publishing the old level
+            self.selection = []
             self._publish_meta()
             self._publish()
 
@@ -198,6 +239,7 @@ class AttentionCompare(AttnWidget):
             "summary_labels": dict(SUMMARIES),
             "method": c.queries.method,
             "identity": c.queries.identity and c.keys.identity,
+            "query_map": [c.queries.a_index.tolist(), c.queries.b_index.tolist()],
             "can_words": self.kind in ("self", "encoder") and all(
                 bool((r.word_ids >= 0).any()) and r.cross_attention is None for r in self._inputs),
         }
@@ -214,7 +256,17 @@ class AttentionCompare(AttnWidget):
             "vmax": v.vmax,
             "dmax": v.dmax,
             "summary": pack(stacked),
+            **self._span_payload(),
         }
+
+    def _span_payload(self) -> dict[str, Any]:
+        """The selection's combined rows for the page ({} when nothing is selected)."""
+        if not self.selection:
+            return {}
+        rows = self.span_weights()
+        key = ",".join(str(q) for q in self.selection)
+        return {"span_key": f"{self.layer}/{self.head}/{key}/{self.combine}",
+                **{f"span_{k}": pack(v) for k, v in rows.items()}}
 
 
 def _name(result: AttentionResult) -> str:

@@ -8,8 +8,10 @@ import traitlets
 
 from ..generation_result import GenerationResult
 from ..viewdata.checks import check_head, check_layer
+from ..viewdata.selection import SHARE_BY, runs, selection_share
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
+from ._span import SpanSelection
 
 
 def _check_step(step: int, n_steps: int) -> int:
@@ -18,9 +20,16 @@ def _check_step(step: int, n_steps: int) -> int:
     return step
 
 
-class GenerationView(AttnWidget):
+class GenerationView(SpanSelection, AttnWidget):
     """The prompt and the generated text with a step scrubber: at each step, the attention of the query that chose
     the token, drawn on the text itself and as a steps x keys heatmap, with the step's top-k predictions.
+
+    Select tokens of the prompt (the source of an encoder-decoder) as in the heatmap: click one, shift-click or drag
+    to extend to a span, ctrl/cmd-click to add or remove one, Escape clears. ``selection`` holds their positions
+    (those of ``generation.result.tokens``, so :func:`attnwidgets.link_span` links it with a heatmap, model view,
+    head view or profile of that result), the span is marked on the text, and a panel draws, for every step, the
+    share of that step's attention on them (:meth:`GenerationResult.span_share`): a line per layer (the mean of its
+    heads) or, with ``share_by="head"``, per head of ``layer``. Click the panel to move the scrubber to that step.
 
     The slider, the arrow keys (left/right: one step; Home/End) and the play button move ``step``. Only the selected
     (kind, layer, head)'s steps x keys matrix is sent first (float16); other layers and heads are fetched when chosen.
@@ -35,6 +44,13 @@ class GenerationView(AttnWidget):
         ``head=-1`` shows the mean over the layer's heads (the default).
     kind : str
         "self" for a decoder; "decoder" or "cross" (default) for an encoder-decoder.
+    selection : list of int
+        Selected prompt (source) tokens; their span-share panel is drawn under the map.
+    combine : str
+        "sum" (default: the share of each step's attention on the selection) or "mean" (that share divided by the
+        number of selected tokens).
+    share_by : str
+        "layer" (default) or "head".
     colormap, theme : str
 
     Examples
@@ -60,6 +76,17 @@ class GenerationView(AttnWidget):
     colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
+    combine = traitlets.Unicode("sum").tag(sync=True)
+    """str, default "sum": how the panel combines the selected tokens: "sum" (the share of each step's attention
+    that falls on them) or "mean" (that share over the number of tokens). Two-way: the page's menu sets it."""
+
+    share_by = traitlets.Unicode("layer").tag(sync=True)
+    """str, default "layer": the span-share panel's lines, one per layer (the mean of its heads) or, "head", one per
+    head of ``layer``. Two-way: the page's menu sets it."""
+
+    _share = traitlets.Dict().tag(sync=True)
+    """dict: {key, lines (steps, n) float32, labels, error}: the span-share panel of the selection ({} if none)."""
+
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, prompt/generated/key token texts, first_row, top-k tokens."""
 
@@ -72,6 +99,7 @@ class GenerationView(AttnWidget):
             raise TypeError(f"GenerationView takes a GenerationResult (from attnwidgets.generate), got "
                             f"{type(generation).__name__}")
         self._gen = generation
+        self._result = generation.result
         kwargs.setdefault("kind", generation.default_kind)
         if isinstance(kwargs.get("step"), int) and not isinstance(kwargs["step"], bool) and kwargs["step"] < 0:
             kwargs["step"] += generation.n_steps
@@ -79,6 +107,8 @@ class GenerationView(AttnWidget):
         self._check(self.kind, self.layer, self.head)
         _check_step(self.step, generation.n_steps)
         self._refresh()
+        self._built = True
+        self._refresh_share()
 
     @property
     def generation(self) -> GenerationResult:
@@ -95,6 +125,47 @@ class GenerationView(AttnWidget):
         n_layers, n_heads = self._shape(kind)
         checked(check_layer, layer, n_layers)
         checked(check_head, head, n_heads)
+
+    def _n_selectable(self, kind: str | None = None, words: bool | None = None) -> int:
+        """The selection indexes ``generation.result.tokens`` (a decoder's fed tokens; an encoder-decoder's source)."""
+        return self._gen.result.n_tokens
+
+    def _span_view(self) -> tuple[str, int, int]:
+        return ("encoder" if self._gen.is_encoder_decoder else "self"), self.layer, self.head
+
+    @traitlets.validate("share_by")
+    def _valid_share_by(self, proposal: dict[str, Any]) -> str:
+        if proposal["value"] not in SHARE_BY:
+            raise traitlets.TraitError(f"share_by must be 'layer' (a line per layer) or 'head' (a line per head of "
+                                       f"layer), got {proposal['value']!r}")
+        return str(proposal["value"])
+
+    def share(self) -> tuple[Any, list[str]]:
+        """``(lines, labels)``: what the span-share panel draws for the selection, (steps, lines) float32
+        (:func:`attnwidgets.viewdata.selection.selection_share`). ValueError when nothing is selected or the
+        selection reaches into the generated tokens."""
+        return selection_share(self._gen, list(self.selection), self.combine, self.share_by, self.layer)
+
+    @traitlets.observe("selection", "combine", "share_by", "layer")
+    def _on_share(self, change: dict[str, Any]) -> None:
+        if getattr(self, "_built", False):
+            self._refresh_share()
+
+    def _share_key(self) -> str:
+        sel = ",".join(f"{a}:{b}" for a, b in runs(list(self.selection)))
+        return f"{sel}/{self.combine}/{self.share_by}" + (f"/{self.layer}" if self.share_by == "head" else "")
+
+    def _refresh_share(self) -> None:
+        if not self.selection:
+            self._share = {}
+            return
+        key = self._share_key()
+        try:
+            lines, labels = self.share()
+        except (ValueError, IndexError) as exc:
+            self._share = {"key": key, "error": str(exc)}
+            return
+        self._share = {"key": key, "lines": pack(lines), "labels": labels, "error": ""}
 
     @traitlets.validate("layer", "head", "kind", "step")
     def _valid(self, proposal: dict[str, Any]) -> Any:
@@ -128,6 +199,7 @@ class GenerationView(AttnWidget):
             "encoder_decoder": g.is_encoder_decoder,
             "topk_tokens": [list(row) for row in g.topk_tokens],
             "text": g.text,
+            "n_selectable": g.result.n_tokens,
         }
         self._payload = {
             "key": f"{self.kind}/{self.layer}/{self.head}",

@@ -89,7 +89,7 @@ class HeadClusterMap(HeadWidget):
     def _load_stats(self, source: Any, words: bool) -> HeadStats:
         frame = embedding_frame(source)
         if frame is None:
-            return head_stats(source, words=words, smoothing=self._smoothing, who="HeadClusterMap")
+            return super()._load_stats(source, words)  # with the selected rows, if any
         n_layers, n_heads = int(frame["layer"].max()) + 1, int(frame["head"].max()) + 1
         if self._extra_stats is None:
             return HeadStats({"layer": np.repeat(np.arange(n_layers, dtype=float)[:, None], n_heads, 1)}, "heads")

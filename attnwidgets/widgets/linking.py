@@ -127,8 +127,9 @@ def _selection_trait(widget: Any) -> str:
         return "selection"
     if type(widget).__name__ == "HeadView":
         return "selected"
-    raise TypeError(f"link_span links widgets that select query tokens (AttentionHeatmap, ModelView, "
-                    f"AttentionProfile, HeadView); got {type(widget).__name__}")
+    raise TypeError(f"link_span links widgets that select query tokens (AttentionHeatmap, ModelView, AttentionProfile, "
+                    f"HeadView, GenerationView, AttentionCompare, HeadStatsGrid, EntropyBars, HeadClusterMap); got "
+                    f"{type(widget).__name__}")
 
 
 def _n_queries(widget: Any) -> int | None:
@@ -143,14 +144,18 @@ def _n_queries(widget: Any) -> int | None:
 def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
     """Keep the selected query tokens of several views the same: select "New York" in one heatmap and every linked
     heatmap, model view, profile and head view shows that span (``selection``; the head view's ``selected``),
-    with the same ``combine`` ("mean" or "sum") where both views have one. The first widget's selection is copied
-    to the others when linking.
+    with the same ``combine`` ("mean" or "sum") where both views have one. A :class:`GenerationView` of a
+    generation ``g`` selects among ``g.result.tokens`` too (its span-share panel then shows how much each step
+    attends to the span): link it with views of ``g.result``. :class:`AttentionCompare` selects A's query tokens;
+    :class:`HeadStatsGrid`, :class:`EntropyBars` and :class:`HeadClusterMap`, given one result, show the
+    statistics of the selected rows. The first widget's selection is copied to the others when linking.
 
     Parameters
     ----------
     *widgets
-        Two or more of :class:`AttentionHeatmap`, :class:`ModelView`, :class:`AttentionProfile` and
-        :class:`HeadView`, over the same query tokens.
+        Two or more of :class:`AttentionHeatmap`, :class:`ModelView`, :class:`AttentionProfile`,
+        :class:`HeadView`, :class:`GenerationView`, :class:`AttentionCompare`, :class:`HeadStatsGrid`,
+        :class:`EntropyBars` and :class:`HeadClusterMap`, over the same tokens.
     js : bool
         True (default): linked in the page (``ipywidgets.jslink``), as :func:`link_selection`; False: in the kernel.
 

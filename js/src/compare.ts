@@ -3,6 +3,9 @@
 // a per-head summary (Jensen–Shannon divergence or cosine). A click in the grid opens that head.
 // Mirrors attnwidgets/widgets/compare.py. Only the shown head's maps cross from Python; choosing another head sets
 // the synced `layer`/`head` and the kernel answers with a new `_payload`.
+// Query tokens of A are selected with the heatmap's clicks (shared/span.ts), synced as `selection`/`combine`; the
+// selected rows are outlined (in B where aligned) and each map gets the combined row of its selected rows under it
+// (Python computes them: AttentionCompare.span_weights, in `_payload`).
 
 import { type Packed, decode } from "./shared/buffers";
 import type { ColorMapName } from "./shared/colors";
@@ -24,7 +27,8 @@ import {
   textOn,
 } from "./shared/heads";
 import { type RenderProps, onModel } from "./shared/model";
-import { arrowKeysSelect, clickToSelect, sameHead, selectHead } from "./shared/selection";
+import { arrowKeysSelect, clickToSelect, sameHead, selectHead, typedInControl } from "./shared/selection";
+import * as span from "./shared/span";
 import { userText } from "./shared/text";
 import { type Theme, applyTheme, theme } from "./shared/theme";
 import { hoverTooltip, tooltipBox } from "./shared/tooltip";
@@ -42,6 +46,8 @@ export interface CompareTraits {
   diverging: string;
   theme: string;
   fit: "auto" | boolean | number[]; // shared/fit.ts
+  selection: number[]; // selected query rows of A (shared/span.ts), [] none
+  combine: string; // "mean" | "sum"
   _error: string;
   _meta: CompareMeta;
   _payload: ComparePayload;
@@ -64,6 +70,7 @@ interface CompareMeta {
   method: string;
   identity: boolean;
   can_words: boolean;
+  query_map: [number[], number[]]; // aligned query positions: A's, and B's partner of each
 }
 
 interface ComparePayload {
@@ -74,6 +81,10 @@ interface ComparePayload {
   vmax: number;
   dmax: number;
   summary: Packed;
+  span_key?: string;
+  span_a?: Packed;
+  span_b?: Packed;
+  span_diff?: Packed;
 }
 
 /** Colour of a token label that has no partner on the other side. */
@@ -151,6 +162,30 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
   let gridL: GridLayout | null = null;
   const controls: Array<() => void> = [];
   const meta = () => model.get("_meta");
+  const picker = new span.SpanSelector(model);
+  let spanRows: { a: Float32Array; b: Float32Array; diff: Float32Array } | null = null;
+
+  /** The rows of panel `which` that the selection (positions of A) names. */
+  function selectedRows(which: Panel["which"]): number[] {
+    const sel = model.get("selection") ?? [];
+    if (which === "a") return sel;
+    const [qa, qb] = meta().query_map ?? [[], []];
+    const picked = new Set(sel);
+    const out: number[] = [];
+    qa.forEach((a, i) => {
+      if (picked.has(a)) out.push(which === "b" ? qb[i] : i);
+    });
+    return out.sort((x, y) => x - y);
+  }
+
+  /** The position of A that row `q` of panel `which` stands for (null: a B row with no partner in A). */
+  function positionInA(which: Panel["which"], q: number): number | null {
+    if (which === "a") return q;
+    const [qa, qb] = meta().query_map ?? [[], []];
+    if (which === "diff") return qa[q] ?? null;
+    const i = qb.indexOf(q);
+    return i < 0 ? null : qa[i];
+  }
 
   function buildControls(): void {
     resetControls(controls, bar);
@@ -191,7 +226,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const opts = m.summaries.map((s): [string, string] => [s, s === "js" ? "JS divergence" : "cosine"]);
     bar.append(h("label", {}, "grid", traitMenu(model, "summary", opts, "summary", controls)));
     if (m.can_words) bar.append(wordsToggle(model, controls));
-    bar.append(shell.exportControls(controls));
+    bar.append(span.spanControls(model, picker, controls), shell.exportControls(controls));
   }
 
   function syncMenus(): void {
@@ -298,7 +333,11 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     });
     const width = Math.ceil(x);
     left.style.width = `${Math.max(width, 200)}px`;
-    const height = Math.ceil(top + rowsMax * cell + 4);
+    const spanWant = `${model.get("layer")}/${model.get("head")}/${(model.get("selection") ?? []).join(",")}/${model.get("combine")}`;
+    const rows = (model.get("selection") ?? []).length && p.span_key === spanWant ? spanRows : null;
+    const band = span.spanBand(cell, t);
+    const bandY = Math.ceil(top + rowsMax * cell + band.gap);
+    const height = Math.ceil(top + rowsMax * cell + 4 + (rows ? band.gap + band.height + 4 : 0));
     const ctx = prepareCanvas(maps, width, height);
     ctx.fillStyle = t.bg;
     ctx.fillRect(0, 0, width, height);
@@ -329,6 +368,16 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
       ctx.lineWidth = 1;
       ctx.strokeRect(pn.x0 - 0.5, pn.y0 - 0.5, w + 1, hgt + 1);
       drawTokens(ctx, pn, s.q, s.k, s.qOk, s.kOk, rooms[i], t);
+      span.outlineRows(ctx, selectedRows(pn.which), (q) => pn.y0 + q * cell, cell, pn.x0, w, t);
+      if (rows) {
+        const b = { x: pn.x0, y: bandY, w, h: band.height, k0: 0, kn: pn.nk };
+        const label = model.get("combine") || "mean";
+        if (pn.which === "diff") drawDiffRow(ctx, rows.diff, b, div, label, t);
+        else {
+          const row = pn.which === "a" ? rows.a : rows.b;
+          span.drawSpanRow(ctx, row, b, span.spanTop(row, model.get("combine"), p.vmax), map, label, t);
+        }
+      }
       ctx.font = `600 ${t.font}px ${t.fontFamily}`;
       ctx.fillStyle = t.fg;
       ctx.textAlign = "left";
@@ -341,6 +390,9 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     });
     Object.assign(maps.dataset, {
       mode,
+      selection: (model.get("selection") ?? []).join(","),
+      span: rows ? (p.span_key ?? "") : "",
+      spanY: rows ? String(bandY) : "",
       panels: JSON.stringify(panels),
       vmax: String(p.vmax),
       dmax: String(p.dmax),
@@ -358,6 +410,40 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
       mapHi.textContent = fmt(p.vmax, 3);
       mapLabel.textContent = "attention weight";
     }
+  }
+
+  /** The selection's B − A row on the diverging scale (its own half-width), framed like span.drawSpanRow. */
+  function drawDiffRow(
+    ctx: CanvasRenderingContext2D,
+    row: Float32Array,
+    b: span.RowBand,
+    div: DivergingName,
+    label: string,
+    t: Theme,
+  ): void {
+    let dmax = 0;
+    for (const v of row) if (Number.isFinite(v) && Math.abs(v) > dmax) dmax = Math.abs(v);
+    const off = document.createElement("canvas");
+    off.width = Math.max(1, row.length);
+    off.height = 1;
+    if (row.length)
+      off
+        .getContext("2d")!
+        .putImageData(
+          new ImageData(divergingPixels(row, 1, row.length, dmax || 1, div), row.length, 1),
+          0,
+          0,
+        );
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(off, b.x, b.y, b.w, b.h);
+    ctx.strokeStyle = t.accent;
+    ctx.lineWidth = t.name === "lecture" ? 3 : 2;
+    ctx.strokeRect(b.x - 1, b.y - 1, b.w + 2, b.h + 2);
+    ctx.font = `${t.font}px ${t.fontFamily}`;
+    ctx.fillStyle = t.accent;
+    ctx.textAlign = "right";
+    ctx.textBaseline = "middle";
+    ctx.fillText(label, b.x - 6, b.y + b.h / 2);
   }
 
   function diffLegend(canvas: HTMLCanvasElement, div: DivergingName): void {
@@ -505,6 +591,10 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
       B = decode(p.b).data;
       D = decode(p.diff).data;
       S = decode(p.summary).data;
+      spanRows =
+        p.span_a && p.span_b && p.span_diff
+          ? { a: decode(p.span_a).data, b: decode(p.span_b).data, diff: decode(p.span_diff).data }
+          : null;
     } catch (e) {
       showError(String((e as Error).message ?? e));
     }
@@ -561,8 +651,28 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     }),
     clickToSelect(grid, model, gridHit, paint),
     arrowKeysSelect(root, model, () => meta().shape),
+    listen(maps, "click", (e: MouseEvent) => {
+      const hit = mapHit(e);
+      if (!hit) return;
+      const q = positionInA(hit.panel.which, hit.q);
+      if (q !== null) picker.click(q, e);
+    }),
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (typedInControl(e)) return;
+      if (e.key === "Escape" && (model.get("selection") ?? []).length) picker.clear();
+    }),
   );
-  for (const trait of ["layer", "head", "mode", "summary", "theme", "colormap", "diverging"])
+  for (const trait of [
+    "layer",
+    "head",
+    "mode",
+    "summary",
+    "theme",
+    "colormap",
+    "diverging",
+    "selection",
+    "combine",
+  ])
     cleanups.push(onModel(model, `change:${trait}`, paint));
   cleanups.push(onModel(model, "change:_payload", load));
   cleanups.push(

@@ -11,8 +11,10 @@ import { fitLength } from "./shared/fit_views";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
+  type SpanTraits,
   followStats,
   hasStats,
+  statSelection,
   statSlice,
   traitMenu,
   wordsToggle,
@@ -37,7 +39,7 @@ import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
 /** Python traits of EntropyBars (attnwidgets/widgets/entropy_bars.py and its base, widgets/_headstats.py). */
-export interface EntropyBarsTraits extends HeadWidgetTraits {
+export interface EntropyBarsTraits extends HeadWidgetTraits, SpanTraits {
   rows: string; // "all" | "cls" | "last"
   fit: "auto" | boolean | number[]; // shared/fit.ts
   measure: string; // "weights" | "norms" | "value_zeroing" (shared/measure.ts)
@@ -56,6 +58,8 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
   const caption = h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" });
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, scroll, caption, tooltip);
+  const selecting = statSelection(model, root, cleanups); // query tokens: statistics of their rows
+  root.insertBefore(selecting.el, tooltip);
   const fit = fitWatcher(model, el, root, () => paint());
   cleanups.push(fit.cleanup);
 
@@ -83,6 +87,8 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     if (m.can_words) bar.append(wordsToggle(model, controls));
     const measure = measureToggle(model, m, controls);
     if (measure) bar.append(measure);
+    const spanBar = selecting.controls(controls);
+    if (spanBar) bar.append(spanBar);
     bar.append(shell.exportControls(controls));
   }
 
@@ -253,6 +259,7 @@ function render({ model, el }: RenderProps<EntropyBarsTraits>): () => void {
     } catch (e) {
       showError(String((e as Error).message ?? e));
     }
+    selecting.update();
     buildControls();
     paint();
   }

@@ -11,8 +11,10 @@ import { fitLength } from "./shared/fit_views";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
+  type SpanTraits,
   followStats,
   hasStats,
+  statSelection,
   statSlice,
   traitMenu,
   wordsToggle,
@@ -36,7 +38,7 @@ import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { widgetShell } from "./shared/widget_shell";
 
 /** Python traits of HeadClusterMap (attnwidgets/widgets/head_cluster_map.py and its base, widgets/_headstats.py). */
-export interface HeadClusterMapTraits extends HeadWidgetTraits {
+export interface HeadClusterMapTraits extends HeadWidgetTraits, SpanTraits {
   color: string; // "layer" or a statistic name
   colormap: string;
   fit: "auto" | boolean | number[]; // shared/fit.ts
@@ -61,6 +63,8 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
   });
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, canvas, legend, note, tooltip);
+  const selecting = statSelection(model, root, cleanups); // query tokens: statistics of their rows
+  root.insertBefore(selecting.el, tooltip);
   const fit = fitWatcher(model, el, root, () => paint());
   cleanups.push(fit.cleanup);
 
@@ -86,6 +90,8 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
     ]);
     bar.append(h("label", {}, "colour by", traitMenu(model, "color", opts, "colour by", controls)));
     if (m.can_words) bar.append(wordsToggle(model, controls));
+    const spanBar = selecting.controls(controls);
+    if (spanBar) bar.append(spanBar);
     bar.append(shell.exportControls(controls));
   }
 
@@ -193,6 +199,7 @@ function render({ model, el }: RenderProps<HeadClusterMapTraits>): () => void {
     } catch (e) {
       showError(String((e as Error).message ?? e));
     }
+    selecting.update();
     buildControls();
     paint();
   }

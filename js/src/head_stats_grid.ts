@@ -11,8 +11,10 @@ import { fitGridWidth } from "./shared/fit_views";
 import {
   type HeadWidgetMeta,
   type HeadWidgetTraits,
+  type SpanTraits,
   followStats,
   hasStats,
+  statSelection,
   statSlice,
   traitMenu,
   wordsToggle,
@@ -36,7 +38,7 @@ import { hoverTooltip, tooltipBox } from "./shared/tooltip";
 import { scrolledCanvas, widgetShell } from "./shared/widget_shell";
 
 /** Python traits of HeadStatsGrid (attnwidgets/widgets/head_stats_grid.py and its base, widgets/_headstats.py). */
-export interface HeadStatsGridTraits extends HeadWidgetTraits {
+export interface HeadStatsGridTraits extends HeadWidgetTraits, SpanTraits {
   statistic: string;
   colormap: string; // "" = the theme's
   fit: "auto" | boolean | number[]; // shared/fit.ts
@@ -54,6 +56,8 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
   legend.style.flexWrap = "wrap"; // a narrow (fitted, or half of head_roles_view) grid: the label goes below
   const tooltip = tooltipBox();
   root.append(title, bar, errorBox, scroll, legend, tooltip);
+  const selecting = statSelection(model, root, cleanups); // query tokens: statistics of their rows
+  root.insertBefore(selecting.el, tooltip);
   const fit = fitWatcher(model, el, root, () => paint());
   cleanups.push(fit.cleanup);
 
@@ -73,6 +77,8 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
     const opts = m.names.map((n): [string, string] => [n, m.labels[n] ?? n]);
     bar.append(h("label", {}, "colour by", traitMenu(model, "statistic", opts, "statistic", controls)));
     if (m.can_words) bar.append(wordsToggle(model, controls));
+    const spanBar = selecting.controls(controls);
+    if (spanBar) bar.append(spanBar);
     bar.append(shell.exportControls(controls));
   }
 
@@ -201,6 +207,7 @@ function render({ model, el }: RenderProps<HeadStatsGridTraits>): () => void {
     } catch (e) {
       showError(String((e as Error).message ?? e));
     }
+    selecting.update();
     buildControls();
     paint();
   }

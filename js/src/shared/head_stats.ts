@@ -4,6 +4,13 @@
 import type { Packed } from "./buffers";
 import { h, listen, select } from "./dom";
 import { type WidgetModel, onModel } from "./model";
+import * as span from "./span";
+
+/** The selection traits of a widget that selects query tokens (shared/span.ts). */
+export interface SpanTraits {
+  selection: number[];
+  combine: string;
+}
 
 /** Python traits every per-head statistic widget has (attnwidgets/widgets/_headstats.py: HeadWidget). */
 export interface HeadWidgetTraits {
@@ -24,6 +31,7 @@ export interface HeadWidgetMeta {
   shape: [number, number];
   can_words: boolean;
   causal: boolean;
+  tokens?: string[]; // the query tokens a selection picks among (one result's attention); [] otherwise
 }
 
 /** Whether the model holds its statistics yet. A view can be drawn from a state without them (a widget that
@@ -114,4 +122,30 @@ export function followStats<T>(
     for (const c of controls) c();
   });
   hooks.load();
+}
+
+/** The query-token selection of a per-head statistic widget given one result's attention (HeadWidget's
+ * `selection`/`combine`, `_meta.tokens`): the token strip, the "mean | sum" menu and clear button for the bar, and
+ * Escape. `update()` follows the model; the statistics of the selected rows come back from Python in `_payload`. */
+export function statSelection(
+  model: WidgetModel<HeadWidgetTraits & SpanTraits>,
+  root: HTMLElement,
+  cleanups: Array<() => void>,
+): { el: HTMLElement; controls(list: Array<() => void>): HTMLElement | null; update(): void } {
+  const picker = new span.SpanSelector(model as unknown as span.SpanModel);
+  const strip = span.tokenStrip(model as unknown as span.SpanModel, picker, cleanups);
+  const tokens = () => (model.get("_meta") as Partial<HeadWidgetMeta> | undefined)?.tokens ?? [];
+  const update = () => strip.update(tokens());
+  cleanups.push(
+    onModel(model, "change:selection", update),
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.key === "Escape" && (model.get("selection") ?? []).length) picker.clear();
+    }),
+  );
+  return {
+    el: strip.el,
+    controls: (list) =>
+      tokens().length ? span.spanControls(model as unknown as span.SpanModel, picker, list) : null,
+    update,
+  };
 }

@@ -12,6 +12,7 @@
 import type { ColorMapName } from "./colors";
 import { h, listen, select } from "./dom";
 import { matrixCanvas } from "./draw";
+import { visibleText } from "./text";
 import type { Theme } from "./theme";
 
 /** The modifier keys of a click. */
@@ -230,4 +231,82 @@ export function outlineRows(
   ctx.strokeStyle = t.accent;
   ctx.lineWidth = t.name === "lecture" ? 3 : 2;
   for (const [a, b] of spanRuns(selection)) ctx.strokeRect(x + 1, yOf(a) + 1, w - 2, (b - a) * rowH - 2);
+}
+
+/** The longest token strip drawn: past it, select from Python (`selection`) or in a linked heatmap. */
+export const STRIP_MAX = 1024;
+
+/** A strip of token chips that selects with the click rules above (test id `token-strip`, a chip per token with
+ * `data-pos`); a drag over chips selects the span it covers. `update(tokens)` rebuilds it when the tokens change and
+ * marks the selected chips; its listeners go to `cleanups`. Views whose own picture has no token rows (the per-head
+ * statistic widgets) select with it. */
+export function tokenStrip(
+  model: SpanModel,
+  picker: SpanSelector,
+  cleanups: Array<() => void>,
+): { el: HTMLElement; update(tokens: string[]): void } {
+  const el = h("div", {
+    className: "aw-token-strip",
+    "data-testid": "token-strip",
+    title:
+      "select query tokens: click, shift-click or drag to extend, ctrl/cmd-click to add or remove, Escape clears",
+  });
+  el.style.cssText = "line-height: 1.9; margin: 6px 0; max-width: 100%; user-select: none;";
+  let shown = "";
+  let chips: HTMLSpanElement[] = [];
+  let dragFrom: number | null = null;
+  const posOf = (e: Event) => {
+    const pos = (e.target as HTMLElement).closest?.("[data-pos]")?.getAttribute("data-pos");
+    return pos === null || pos === undefined ? null : Number(pos);
+  };
+  cleanups.push(
+    listen(el, "mousedown", (e: MouseEvent) => {
+      const i = posOf(e);
+      if (i === null) return;
+      e.preventDefault();
+      picker.click(i, e);
+      dragFrom = e.shiftKey || e.ctrlKey || e.metaKey ? null : i;
+    }),
+    listen(el, "mouseover", (e: MouseEvent) => {
+      const i = posOf(e);
+      if (dragFrom === null || i === null || !(e.buttons & 1)) return;
+      const sel = model.get("selection") ?? [];
+      if (sel.length === Math.abs(i - dragFrom) + 1 && sel[0] === Math.min(i, dragFrom)) return;
+      picker.anchor = dragFrom;
+      picker.click(i, { shiftKey: true, ctrlKey: false, metaKey: false });
+    }),
+    listen(window, "mouseup", () => {
+      dragFrom = null;
+    }),
+  );
+  function update(tokens: string[]): void {
+    const key = tokens.join("\u0000");
+    if (key !== shown) {
+      shown = key;
+      chips = [];
+      el.replaceChildren();
+      if (tokens.length > STRIP_MAX) {
+        el.append(h("span", { className: "aw-muted", text: `${tokens.length} tokens: select from Python` }));
+      } else {
+        const frag = document.createDocumentFragment();
+        tokens.forEach((t, i) => {
+          const chip = h("span", { text: visibleText(t), "data-pos": i });
+          chip.style.cssText = "padding: 1px 3px; margin-right: 2px; border-radius: 3px; cursor: pointer;";
+          chips.push(chip);
+          frag.append(chip);
+        });
+        el.append(frag);
+      }
+    }
+    const picked = new Set(model.get("selection") ?? []);
+    chips.forEach((chip, i) => {
+      const on = picked.has(i);
+      chip.style.boxShadow = on ? "inset 0 -4px 0 var(--aw-accent)" : "";
+      chip.style.fontWeight = on ? "700" : "";
+      chip.classList.toggle("aw-sel", on);
+    });
+    el.dataset.selection = [...picked].sort((a, b) => a - b).join(",");
+    el.style.display = tokens.length ? "" : "none";
+  }
+  return { el, update };
 }
