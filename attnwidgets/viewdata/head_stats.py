@@ -173,7 +173,7 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
                          f", not {type(source).__name__}")
     if isinstance(source, AttentionResult):
         src = source
-        values = surface_stats(src, words=words, smoothing=smoothing, rows=rows)
+        values: dict[str, np.ndarray] = surface_stats(src, words=words, smoothing=smoothing, rows=rows)
         n = len(src.tokens) if not words else int(_n_words(src))
         title = f"{src.model.name} · {_snippet(src.text)}" if src.text else src.model.name
         if rows is not None:
