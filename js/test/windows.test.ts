@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { kvGroups } from "../src/shared/heads";
-import { stepWindow, windowColumns } from "../src/head_view";
+import { stepWindow, windowColumns } from "../src/views/head_view/state";
 import { keyPos, queryRow } from "../src/views/qk/state";
 
 describe("windows of long inputs", () => {
