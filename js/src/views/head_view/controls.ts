@@ -9,6 +9,7 @@ import { typedInControl } from "../../shared/selection";
 import { nextSpan } from "../../shared/span";
 import {
   FILTERS,
+  type Geo,
   type HeadViewTraits,
   type Hit,
   keyChange,
@@ -229,4 +230,22 @@ export function canvasListeners(
       e.preventDefault();
     }),
   ];
+}
+
+/** Scroll query row `row` into view (none: nothing), retrying while the canvas is not laid out yet. */
+export function revealRow(
+  scroll: HTMLElement,
+  geo: Pick<Geo, "top" | "rowH">,
+  row: number | undefined,
+  tries = 20,
+): void {
+  if (!scroll.isConnected || scroll.clientHeight === 0) {
+    // Not laid out yet (the first paint happens before the page shows the widget): try again shortly.
+    if (tries > 0) setTimeout(() => revealRow(scroll, geo, row, tries - 1), 100);
+    return;
+  }
+  if (row === undefined) return;
+  const y = geo.top + (row + 0.5) * geo.rowH;
+  if (y < scroll.scrollTop + geo.rowH || y > scroll.scrollTop + scroll.clientHeight * 0.6)
+    scroll.scrollTop = Math.max(0, y - scroll.clientHeight / 2);
 }

@@ -20,7 +20,7 @@ import { type RenderProps, type WidgetModel, onModel, saveTraits } from "../../s
 import { Requester } from "../../shared/requests";
 import { applyTheme, theme } from "../../shared/theme";
 import { scrolledCanvas, widgetShell } from "../../shared/widget_shell";
-import { Swatches, buildControls, canvasListeners } from "./controls";
+import { Swatches, buildControls, canvasListeners, revealRow } from "./controls";
 import { type Drawn, type Scene, paintScene, sceneLayout } from "./paint";
 import {
   type Columns,
@@ -88,6 +88,48 @@ function drawnDataset(
   };
 }
 
+/** A layer's lines and its labels: from the first payload when it holds them all, else by request. */
+class LayerSource {
+  // Word-level labels of every kind: from _payload or a "labels" request (a saved page answers it offline).
+  wordLabels: LevelLabels | null = null;
+
+  constructor(
+    private readonly model: WidgetModel<HeadViewTraits>,
+    private readonly requester: Requester<HeadViewTraits>,
+  ) {}
+
+  async labelsFor(k: string, words: boolean): Promise<Columns> {
+    if (words && !this.wordLabels) {
+      const reply = await this.requester.get("labels/w", { what: "labels", words: true });
+      this.wordLabels = reply.content as unknown as LevelLabels;
+    }
+    return columnsOf(words ? this.wordLabels : this.model.get("_meta"), k);
+  }
+
+  /** The lines, labels and window of the layer `key` names; `error` is Python's after a request (else null). */
+  async fetch(
+    key: string,
+  ): Promise<{ payload: LinePayload; labels: Columns; win: WindowInfo | null; error: string | null }> {
+    const model = this.model;
+    const pick = pickOf(model);
+    const initial = model.get("_payload");
+    const first = initial && "key" in initial && initial.key === key ? initial : null;
+    if (first?.labels) this.wordLabels ??= first.labels;
+    if (first && complete(first.heads.floor, model.get("min_weight"))) {
+      const win = (first.heads as { window?: WindowInfo }).window ?? null;
+      return { payload: first.heads, labels: await this.labelsFor(pick.kind, pick.words), win, error: null };
+    }
+    // The cache key carries min_weight: a lower one needs a payload with a lower floor.
+    const [labels, reply] = await Promise.all([
+      this.labelsFor(pick.kind, pick.words),
+      this.requester.get(`${key}/${model.get("min_weight")}`, layerRequest(model.get("_meta"), pick)),
+    ]);
+    const win = (reply.content.window as WindowInfo | undefined) ?? null;
+    const payload = payloadFromReply(reply.content, reply.buffers);
+    return { payload, labels, win, error: model.get("_error") };
+  }
+}
+
 function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   const shell = widgetShell(model, el, "aw-head-view", HEAD_VIEW_CSS);
   const { root, title, bar, errorBox, cleanups, showError } = shell;
@@ -111,16 +153,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   /** What the columns show: the labels of the layer on screen (token level before the first one arrives). */
   const shown = (): Columns =>
     data?.labels ?? columnsOf(model.get("words") || windowed() ? null : meta(), model.get("kind"));
-  // Word-level labels of every kind: from _payload or a "labels" request (a saved page answers it offline).
-  let wordLabels: LevelLabels | null = null;
-  async function labelsFor(k: string, words: boolean): Promise<Columns> {
-    if (words && !wordLabels) {
-      const reply = await requester.get("labels/w", { what: "labels", words: true });
-      wordLabels = reply.content as unknown as LevelLabels;
-    }
-    return columnsOf(words ? wordLabels : meta(), k);
-  }
-
+  const layers = new LayerSource(model, requester);
   const controls = controlGroup(cleanups);
   const toolbar = () => buildControls(model, bar, controls, save, windowed(), shell.exportControls);
   const swatches = new Swatches(swatchBar, model, controlGroup(cleanups), save);
@@ -149,45 +182,18 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
   }
 
   /** Scroll the first selected query row into view (a window's selection may be below the fold). */
-  function revealSelection(tries = 20): void {
-    if (!scroll.isConnected || scroll.clientHeight === 0) {
-      // Not laid out yet (the first paint happens before the page shows the widget): try again shortly.
-      if (tries > 0) setTimeout(() => revealSelection(tries - 1), 100);
-      return;
-    }
-    const rows = selectedRows(model.get("selected"), data?.win ? data.win.q[0] : 0, data?.rows.nq ?? 0);
-    if (!rows.length) return;
-    const y = geo.top + (rows[0] + 0.5) * geo.rowH;
-    if (y < scroll.scrollTop + geo.rowH || y > scroll.scrollTop + scroll.clientHeight * 0.6)
-      scroll.scrollTop = Math.max(0, y - scroll.clientHeight / 2);
-  }
-
-  /** The layer's lines and labels: from the first payload when it holds them all, else by "layer" request. */
-  async function fetchLayer(
-    key: string,
-  ): Promise<{ payload: LinePayload; labels: Columns; win: WindowInfo | null }> {
-    const pick = pickOf(model);
-    const initial = model.get("_payload");
-    const first = initial && "key" in initial && initial.key === key ? initial : null;
-    if (first?.labels) wordLabels ??= first.labels;
-    if (first && complete(first.heads.floor, model.get("min_weight"))) {
-      const win = (first.heads as { window?: WindowInfo }).window ?? null;
-      return { payload: first.heads, labels: await labelsFor(pick.kind, pick.words), win };
-    }
-    // The cache key carries min_weight: a lower one needs a payload with a lower floor.
-    const [labels, reply] = await Promise.all([
-      labelsFor(pick.kind, pick.words),
-      requester.get(`${key}/${model.get("min_weight")}`, layerRequest(meta(), pick)),
-    ]);
-    showError(model.get("_error"));
-    const win = (reply.content.window as WindowInfo | undefined) ?? null;
-    return { payload: payloadFromReply(reply.content, reply.buffers), labels, win };
-  }
+  const revealSelection = () =>
+    revealRow(
+      scroll,
+      geo,
+      selectedRows(model.get("selected"), data?.win ? data.win.q[0] : 0, data?.rows.nq ?? 0)[0],
+    );
 
   async function refresh(): Promise<void> {
     const key = viewKey(meta(), pickOf(model));
     try {
-      const got = await fetchLayer(key);
+      const got = await layers.fetch(key);
+      if (got.error !== null) showError(got.error);
       if (key !== viewKey(meta(), pickOf(model))) return; // moved on meanwhile
       const labels = got.win ? windowColumns(got.labels, got.win) : got.labels;
       const rows = toRows(got.payload);
@@ -238,7 +244,7 @@ function render({ model, el }: RenderProps<HeadViewTraits>): () => void {
     onModel(model, "change:words", rebuild),
     onModel(model, "change:_meta", () => {
       requester.clear();
-      wordLabels = null;
+      layers.wordLabels = null;
       rebuild();
     }),
     onModel(model, "change:heads", () => {

@@ -7,6 +7,7 @@ import type { WidgetModel } from "../../shared/model";
 import { saveTraits } from "../../shared/model";
 import { typedInControl } from "../../shared/selection";
 import { isolate, tokenLabel } from "../../shared/text";
+import { hideTooltip, showTooltip } from "../../shared/tooltip";
 import { type QKTraits, arrowStep, isWindowed, stepWindowRange } from "./state";
 
 export type QKChange = Partial<Pick<QKTraits, "layer" | "head" | "query">>;
@@ -91,15 +92,54 @@ export function arrowKeys(
   });
 }
 
-/** Hover (`onRow` with the row under the pointer, -1 off the rows) and leave (`onLeave`) on one panel's canvas. */
-export function hoverPanel(
-  canvas: HTMLCanvasElement,
-  rowAt: (e: MouseEvent) => { j: number; x: number } | null,
-  onRow: (e: MouseEvent, hit: { j: number; x: number } | null) => void,
-  onLeave: () => void,
+/** A key row under the pointer, and the pointer's x in its canvas. */
+export type RowHit = { j: number; x: number };
+
+/** What the panels' listeners read and change in the view. */
+export interface PanelHooks {
+  rowAt: (canvas: HTMLCanvasElement, e: MouseEvent) => RowHit | null;
+  tip: (id: string, hit: RowHit) => string;
+  hoverRow: () => number;
+  setHover: (j: number) => void; // and repaint
+  pickQuery: (hit: RowHit) => void; // a click on a key token in panel 1
+}
+
+/**
+ * Hover on every panel's canvas (the tooltip explains the key, the row is shaded in every panel), leave, and a click
+ * on a token in panel 1, which makes it the query.
+ */
+export function panelListeners(
+  canvases: Record<string, HTMLCanvasElement>,
+  ids: string[],
+  tooltip: HTMLElement,
+  root: HTMLElement,
+  hooks: PanelHooks,
 ): Array<() => void> {
-  return [
-    listen(canvas, "mousemove", (e: MouseEvent) => onRow(e, rowAt(e))),
-    listen(canvas, "mouseleave", onLeave),
-  ];
+  const out: Array<() => void> = [];
+  for (const id of ids) {
+    const canvas = canvases[id];
+    out.push(
+      listen(canvas, "mousemove", (e: MouseEvent) => {
+        const hit = hooks.rowAt(canvas, e);
+        if (!hit) {
+          hideTooltip(tooltip);
+          if (hooks.hoverRow() !== -1) hooks.setHover(-1);
+          return;
+        }
+        showTooltip(tooltip, root, e, hooks.tip(id, hit), { row: String(hit.j) }, false);
+        if (hooks.hoverRow() !== hit.j) hooks.setHover(hit.j);
+      }),
+      listen(canvas, "mouseleave", () => {
+        hideTooltip(tooltip);
+        hooks.setHover(-1);
+      }),
+    );
+  }
+  out.push(
+    listen(canvases.qk, "click", (e: MouseEvent) => {
+      const hit = hooks.rowAt(canvases.qk, e);
+      if (hit) hooks.pickQuery(hit);
+    }),
+  );
+  return out;
 }

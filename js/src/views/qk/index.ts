@@ -6,27 +6,24 @@
 // This file wires the parts up: state.ts (what to draw), paint.ts (the canvases), controls.ts (menus, keys, hover).
 
 import type { DivergingName } from "../../shared/diverging";
-import { controlGroup, h, listen } from "../../shared/dom";
+import { controlGroup, h } from "../../shared/dom";
 import { fitWatcher } from "../../shared/fit";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "../../shared/model";
 import { Requester } from "../../shared/requests";
 import { applyTheme, theme } from "../../shared/theme";
-import { hideTooltip, showTooltip, tooltipBox } from "../../shared/tooltip";
+import { hideTooltip, tooltipBox } from "../../shared/tooltip";
 import { widgetShell } from "../../shared/widget_shell";
-import { type QKChange, arrowKeys, buildControls, hoverPanel } from "./controls";
-import { type Scene, geometry, paintPanels } from "./paint";
+import { type PanelHooks, type QKChange, arrowKeys, buildControls, panelListeners } from "./controls";
+import { type Scene, fitPanels, paintPanels } from "./paint";
 import {
   type Geometry,
   type HeadData,
   type QKTraits,
   type QKView,
   captionText,
-  fitGeometry,
-  fontFor,
   headData,
   headRequest,
   keyPos,
-  panelWidths,
   panels,
   queryIndex,
   queryRow,
@@ -104,22 +101,6 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     refresh();
   }
 
-  /** The geometry that fits the room (when fitted: all panels side by side, every key row on screen). */
-  function fitted(hd: HeadData, labels: string[], bias: boolean, t: ReturnType<typeof theme>) {
-    const room = fit.room(row);
-    const natural = geometry(t, hd.d, hd.m, labels);
-    const chrome = row.getBoundingClientRect().height - canvases.qk.getBoundingClientRect().height;
-    const g = room
-      ? fitGeometry(natural, hd.d, hd.m, { width: room.width, height: room.height - chrome }, bias)
-      : natural;
-    // A panel's title wraps to its canvas's width when fitted (the titles made the panels wider than the canvases).
-    const heads = row.querySelectorAll<HTMLElement>(".aw-qk-head");
-    panelWidths(g, hd.d, bias).forEach((w, n) => {
-      if (heads[n]) heads[n].style.maxWidth = room ? `${w}px` : "";
-    });
-    return { g, font: room ? fontFor(t, g) : Math.min(t.font, g.rh - 3) };
-  }
-
   function paint(): void {
     if (!data) return;
     const hd = data;
@@ -131,7 +112,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     const r = queryRow(hd, i);
     const nWin = windowRows(hd, v.window);
     const labels = Array.from({ length: hd.m }, (_, j) => rowLabel(m.key_tokens, hd, j, nWin));
-    const { g, font } = fitted(hd, labels, Boolean(r.bias), t);
+    const { g, font } = fitPanels(row, canvases, fit.room(row), { t, hd, labels, bias: Boolean(r.bias) });
     geo = g;
     const scene: Scene = {
       t,
@@ -194,40 +175,25 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     return j < 0 ? null : { j, x: e.clientX - rect.left };
   }
 
-  const setHover = (j: number) => {
-    if (hoverRow === j) return;
-    hoverRow = j;
-    paint();
-  };
-
-  /** Hover listeners on every panel's canvas (again after the panels are rebuilt). */
+  /** Hover and click listeners on every panel's canvas (again after the panels are rebuilt). */
   function listenPanels(): void {
-    for (const { id } of panels(Boolean(meta().bias))) {
-      const canvas = canvases[id];
-      const onRow = (e: MouseEvent, hit: { j: number; x: number } | null) => {
-        if (!hit || !data || !geo) {
-          hideTooltip(tooltip);
-          setHover(-1);
-          return;
-        }
-        const text = tipLines(meta(), data, geo, model.get("query"), id, hit.j, hit.x).join("\n");
-        showTooltip(tooltip, root, e, text, { row: String(hit.j) }, false);
-        setHover(hit.j);
-      };
-      const onLeave = () => {
-        hideTooltip(tooltip);
-        hoverRow = -1;
+    const ids = panels(Boolean(meta().bias)).map((p) => p.id);
+    const hooks: PanelHooks = {
+      rowAt,
+      tip: (id, hit) =>
+        data && geo ? tipLines(meta(), data, geo, model.get("query"), id, hit.j, hit.x).join("\n") : "",
+      hoverRow: () => hoverRow,
+      setHover: (j) => {
+        hoverRow = j;
         paint();
-      };
-      cleanups.push(...hoverPanel(canvas, (e) => rowAt(canvas, e), onRow, onLeave));
-    }
-    // Clicking a token in panel 1 makes it the query (self-attention: keys and queries are the same tokens).
-    cleanups.push(listen(canvases.qk, "click", onTokenClick));
-  }
-  function onTokenClick(e: MouseEvent): void {
-    const hit = rowAt(canvases.qk, e);
-    const p = hit && data ? keyPos(data, hit.j) : -1;
-    if (hit && meta().stack !== "cross" && p < meta().tokens.length) update({ query: p });
+      },
+      // Clicking a token in panel 1 makes it the query (self-attention: keys and queries are the same tokens).
+      pickQuery: (hit) => {
+        const p = data ? keyPos(data, hit.j) : -1;
+        if (meta().stack !== "cross" && p < meta().tokens.length) update({ query: p });
+      },
+    };
+    cleanups.push(...panelListeners(canvases, ids, tooltip, root, hooks));
   }
   listenPanels();
   cleanups.push(arrowKeys(model, root, update));

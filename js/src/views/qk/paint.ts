@@ -8,8 +8,11 @@ import {
   type Geometry,
   type HeadData,
   type QueryRow,
+  fitGeometry,
+  fontFor,
   keyPos,
   naturalGeometry,
+  panelWidths,
   products,
   strongestKey,
   tagWidth,
@@ -36,6 +39,30 @@ export interface Scene {
 export function geometry(t: Theme, d: number, m: number, labels: string[]): Geometry {
   const width = labelRoom(textMeasurer(), [...labels, "q · query"], t, t.name === "lecture" ? 190 : 140);
   return naturalGeometry(t, d, m, width);
+}
+
+/**
+ * The geometry that fits `room` (when fitted: all panels side by side, every key row on screen), else the natural
+ * one, and the font for it. Fitted, a panel's title wraps to its canvas's width (the titles made the panels wider
+ * than the canvases).
+ */
+export function fitPanels(
+  row: HTMLElement,
+  canvases: Record<string, HTMLCanvasElement>,
+  room: { width: number; height: number } | null,
+  scene: { t: Theme; hd: HeadData; labels: string[]; bias: boolean },
+): { g: Geometry; font: number } {
+  const { t, hd, labels, bias } = scene;
+  const natural = geometry(t, hd.d, hd.m, labels);
+  const chrome = row.getBoundingClientRect().height - canvases.qk.getBoundingClientRect().height;
+  const g = room
+    ? fitGeometry(natural, hd.d, hd.m, { width: room.width, height: room.height - chrome }, bias)
+    : natural;
+  const heads = row.querySelectorAll<HTMLElement>(".aw-qk-head");
+  panelWidths(g, hd.d, bias).forEach((w, n) => {
+    if (heads[n]) heads[n].style.maxWidth = room ? `${w}px` : "";
+  });
+  return { g, font: room ? fontFor(t, g) : Math.min(t.font, g.rh - 3) };
 }
 
 /** One vector as a row of coloured cells. */
