@@ -1,13 +1,18 @@
-// One esbuild build: every js/src/*.ts is a widget entry, bundled (with js/src/shared/) into
-// ../attnwidgets/static/<name>.js as an ES module that anywidget loads. `node build.mjs --watch` rebuilds on change
+// One esbuild build: every js/src/*.ts and every js/src/views/<name>/index.ts is a widget entry, bundled (with
+// js/src/shared/) into ../attnwidgets/static/<name>.js as an ES module that anywidget loads. `node build.mjs --watch` rebuilds on change
 // (pair it with ANYWIDGET_HMR=1 in the kernel for live reload; see DEVELOP.md).
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import * as esbuild from "esbuild";
 
 const entries = readdirSync("src")
   .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
-  .map((f) => join("src", f));
+  .map((f) => ({ in: join("src", f), out: f.slice(0, -3) }));
+// A view in parts (js/src/views/<name>/: index.ts wires up state.ts, paint.ts, controls.ts) keeps its file name.
+for (const name of existsSync("src/views") ? readdirSync("src/views") : []) {
+  const index = join("src", "views", name, "index.ts");
+  if (existsSync(index)) entries.push({ in: index, out: name });
+}
 
 const options = {
   entryPoints: entries,

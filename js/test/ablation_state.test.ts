@@ -14,7 +14,7 @@ import {
   toggleHead,
   toggleLayer,
   withMode,
-} from "../src/shared/ablation_state";
+} from "../src/views/ablation/state";
 
 const empty: AblationDict = { edits: [] };
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { gridGeometry } from "../src/model_view";
-import { PANEL_CHROME, fitGeometry, panelWidths, panels, tagWidth } from "../src/qk";
 import { fitOn, fitScale, fixedBox, roomInBox } from "../src/shared/fit";
 import { heatmapLayout } from "../src/shared/layout";
+import { PANEL_CHROME, fitGeometry, panelWidths, panels, tagWidth } from "../src/views/qk/state";
 
 describe("fitOn / fixedBox", () => {
   it("auto fits in the lecture theme only; true, false and a box say so themselves", () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { stepHead } from "../src/head_view";
 import {
   type LinePayload,
   findKey,
@@ -8,6 +7,7 @@ import {
   payloadFromReply,
   toRows,
 } from "../src/shared/lines";
+import { stepHead } from "../src/views/head_view/state";
 
 /** float16 bits of a few exact values. */
 const HALF: Record<number, number> = { 0.5: 0x3800, 0.25: 0x3400, 1: 0x3c00, 0.125: 0x3000 };

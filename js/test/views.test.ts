@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { keeps, lineThreshold } from "../src/head_view";
 import { gridGeometry, thumbAt } from "../src/model_view";
+import { keeps, lineThreshold } from "../src/views/head_view/state";
 
 describe("HeadView helpers", () => {
   it("sentence filters keep only their segment pair", () => {

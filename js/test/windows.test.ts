@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { stepWindow, windowColumns } from "../src/head_view";
-import { keyPos, queryRow } from "../src/qk";
 import { kvGroups } from "../src/shared/heads";
+import { stepWindow, windowColumns } from "../src/views/head_view/state";
+import { keyPos, queryRow } from "../src/views/qk/state";
 
 describe("windows of long inputs", () => {
   it("steps a window by its width inside the input", () => {

@@ -1,5 +1,51 @@
-// The ablation the page shows, as plain data, and the pure edits the AblationWidget's controls make to it.
+// AblationWidget's state: the ablation the page shows, as plain data, the pure edits its controls make to it, and
+// what the grid, the status line and the output panel show (no DOM).
 // Mirrors attnwidgets/runner/ablation.py (Ablation.to_dict) and attnwidgets/widgets/ablation.py (remode).
+
+import type { Packed } from "../../shared/buffers";
+import type { FitTrait } from "../../shared/fit";
+
+export interface OutputRow {
+  item: string;
+  label: string; // what the item is (the texts of a pair, a candidate, ...)
+  name: string; // "cosine", a token, a class, ...
+  before: number | null;
+  after: number | null;
+  delta: number | null;
+}
+
+/** Python traits of AblationWidget (attnwidgets/widgets/ablation.py). */
+export interface AblationTraits {
+  ablation: AblationDict; // Python holds an Ablation; it syncs as its dict form
+  mode: string; // "zero" | "uniform" | "mean"
+  kind: string; // the attention stack: "self", or "encoder" / "decoder" / "cross"
+  layer: number;
+  head: number;
+  item: number;
+  colormap: string; // "" = the theme's
+  theme: string;
+  fit: FitTrait; // shared/fit.ts
+  _payload: Payload;
+  _running: boolean;
+  _error: string;
+}
+
+/** What the page draws, all of it computed in Python (AblationWidget._payload). */
+export interface Payload {
+  title: string;
+  watch: string; // what is watched, in words
+  stacks: Record<string, [number, number]>; // [layers, heads] per stack
+  kv_heads?: Record<string, number>; // GQA: key/value heads per stack (absent or 0: none shared)
+  items: string[]; // a short label per text
+  output: string; // the watched kind: "pairs", "ranking", ...
+  rows: OutputRow[];
+  seconds: number;
+  ablation: AblationDict; // the ablation the rows belong to
+  seq: number; // the last "apply" message answered
+  map: { key: string; queries: string[]; keys: string[]; before: Packed; after: Packed };
+}
+
+export const DEBOUNCE_MS = 150;
 
 export interface Edit {
   stack: string;
@@ -165,4 +211,103 @@ export function formatDelta(v: number | null): string {
   if (v === null || !Number.isFinite(v)) return "";
   const s = formatValue(Math.abs(v));
   return v > 0 ? `+${s}` : v < 0 ? `−${s}` : `±${s}`;
+}
+
+/** What a head's button looks like: fill (the scale kept, bottom up), text, state, tooltip. */
+export interface CellLook {
+  background: string;
+  text: string;
+  disabled: boolean;
+  state: string; // "on" | "layer-off" | the edit's mode
+  pressed: boolean;
+  title: string;
+}
+
+export function cellLook(s: HeadState, layer: number, head: number, kv: string | undefined): CellLook {
+  const pct = Math.round(s.scale * 100);
+  const background =
+    pct >= 100
+      ? "var(--aw-abl-on)"
+      : pct <= 0
+        ? "var(--aw-abl-off)"
+        : `linear-gradient(to top, var(--aw-abl-on) ${pct}%, var(--aw-abl-off) ${pct}%)`;
+  const kvText = kv !== undefined ? ` · KV head ${kv}` : "";
+  const what =
+    s.mode === null
+      ? "on (click to disable)"
+      : s.mode === "scale"
+        ? `scaled ×${s.scale}`
+        : `disabled (${s.mode}); click to enable`;
+  return {
+    background,
+    text: s.layerOff ? "" : cellText(s),
+    disabled: s.layerOff,
+    state: s.layerOff ? "layer-off" : s.mode ? s.mode : "on",
+    pressed: s.mode !== null,
+    title: s.layerOff
+      ? `layer ${layer} is disabled: enable the layer to edit head ${head}`
+      : `layer ${layer} · head ${head}${kvText}: ${what}`,
+  };
+}
+
+/** A layer button's text and tooltip. */
+export function layerLook(off: boolean, layer: number, mode: string): { text: string; title: string } {
+  return {
+    text: `layer ${layer}${off ? " off" : ""}`,
+    title: off ? `enable layer ${layer} again` : `disable every head of layer ${layer} (${mode})`,
+  };
+}
+
+/** The ablation colours: a head kept, a head off, lines, tracks and the before/after bars. */
+export function ablationColours(lecture: boolean): Record<string, string> {
+  return {
+    "--aw-abl-on": lecture ? "#0072b2" : "#6baed6",
+    "--aw-abl-off": lecture ? "#000000" : "#3d4450",
+    "--aw-abl-track": lecture ? "#eeeeee" : "#f3f4f6",
+    "--aw-abl-before": lecture ? "#999999" : "#b6bcc4",
+    "--aw-abl-after": lecture ? "#d55e00" : "#2f81f7",
+  };
+}
+
+/** The status line: running, failed (the numbers shown are the last good run), or the round trip and model time. */
+export function statusOf(
+  running: boolean,
+  error: string,
+  seconds: number | undefined,
+  roundtrip: number,
+): { state: "running" | "error" | "idle"; text: string } {
+  const state = running ? "running" : error ? "error" : "idle";
+  if (running) return { state, text: "running…" };
+  if (state === "error") return { state, text: "failed: the numbers below are the last good run" };
+  if (typeof seconds === "number") {
+    const rt = Number.isNaN(roundtrip) ? "" : `round trip ${Math.round(roundtrip)} ms · `;
+    return { state, text: `${rt}model ${Math.round(seconds * 1000)} ms` };
+  }
+  return { state, text: "" };
+}
+
+/** Each watched name's bar range, over the before and after values of every row with that name. */
+export function outputRanges(rows: OutputRow[]): Map<string, [number, number]> {
+  const ranges = new Map<string, [number, number]>();
+  for (const name of new Set(rows.map((r) => r.name)))
+    ranges.set(name, barRange(rows.filter((r) => r.name === name).flatMap((r) => [r.before, r.after])));
+  return ranges;
+}
+
+/** The class of a change's number: muted when it is (nearly) none, up or down. */
+export function deltaClass(delta: number | null): string {
+  const d = delta ?? 0;
+  return Math.abs(d) < 5e-5 ? "aw-muted" : d > 0 ? "aw-abl-up" : "aw-abl-down";
+}
+
+/** The maps' caption: the stack (unless self), layer and head, and the shared colour scale's top. */
+export function mapTitleText(stack: string, layer: number, head: number, vmax: number): string {
+  return `${stack === "self" ? "" : `${stack} · `}layer ${layer} · head ${head}, same colour scale (max ${vmax.toFixed(3)})`;
+}
+
+/** An "apply" message's seq: increasing across every view in the page (`counter` counts them, mod 1000), and above
+ * any seq already answered, so the kernel can drop an older message (two views of one widget) and never drops this
+ * page's newest. */
+export function seqAfter(answered: number, nowMs: number, counter: number): number {
+  return Math.max(nowMs * 1000 + counter, answered + 1);
 }
