@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from attnwidgets.studies import shards
+from attnwidgets.studies import pool as shards
 
 #: What ray.init raised on a busy machine (the raylet did not register within ray.init's 30 s wait).
 NODE_INFO = ("Failed to get node info for possible node ids: ['ab12'] when trying to resolve node to connect to "

@@ -20,6 +20,7 @@ padding     the padding mask, live: a padded batch with the mask and with it for
 saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
 shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
+pool        Ray workers that load a model once and are kept for the session (shutdown_pool, worker_pool)
 residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
 
 Importing this package imports none of them (and so neither torch) until a name is used.
@@ -72,13 +73,15 @@ _LAZY: dict[str, str] = {
     "norm_results": "attnwidgets.studies.norms",
     "ImportanceSums": "attnwidgets.studies.importance",
     "merge": "attnwidgets.studies.shards",
+    "shutdown_pool": "attnwidgets.studies.pool",
+    "worker_pool": "attnwidgets.studies.pool",
     "residual_contributions": "attnwidgets.studies.residual",
 }
 
 __all__ = [*_LAZY]
 
 _MODULES = ["attention_probe", "corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding",
-            "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual"]
+            "pool", "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)
