@@ -21,6 +21,7 @@ saved       aw.save / aw.load: any analysis to a tagged file and back (the forma
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
 shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
 pool        Ray workers that load a model once and are kept for the session (shutdown_pool, worker_pool)
+results_folder  a sharded study's results_dir: finished shards kept, checked and read back on a rerun
 residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
 
 Importing this package imports none of them (and so neither torch) until a name is used.
@@ -81,7 +82,7 @@ _LAZY: dict[str, str] = {
 __all__ = [*_LAZY]
 
 _MODULES = ["attention_probe", "corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding",
-            "pool", "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual"]
+            "pool", "results_folder", "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -235,6 +235,10 @@ class WorkerPool:
     startup_seconds: float = 0.0
     last_used: float = 0.0
 
+    def __repr__(self) -> str:
+        return (f"WorkerPool({self.spec.name!r}, device={self.spec.device or 'cpu'!r}, "
+                f"dtype={self.spec.dtype or 'float32'!r}, {len(self.actors)} workers, {self.resources})")
+
     def workers_for(self, num_workers: int | None, n_shards: int | None) -> int:
         """How many workers a call uses: ``num_workers``, else what the cluster holds (its CPUs, or GPUs /
         ``num_gpus``, per worker); never more than ``n_shards``."""
