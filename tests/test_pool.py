@@ -111,9 +111,55 @@ def test_a_second_call_of_any_study_starts_no_worker(ray_local, tiny_bert):
     np.testing.assert_allclose(imp, head_importance(runner, task, batch_size=4, progress=False), rtol=1e-4, atol=1e-7)
 
 
+class SleepUntilInterrupted:
+    """Work that writes its worker's pid to ``marker`` and sleeps: the shard of a call that is interrupted."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __call__(self, runner, items):
+        Path(self.marker).write_text(str(os.getpid()))
+        time.sleep(120)
+
+
+def when_marked(marker: Path, action) -> threading.Thread:
+    """A thread that runs ``action(pid)`` once ``marker`` holds a worker's pid."""
+    def wait() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            text = marker.read_text() if marker.exists() else ""
+            if text:
+                action(int(text))
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=wait, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_interrupted_call_ends_the_workers_it_left_busy(ray_local, tiny_bert, tmp_path):
+    import psutil
+
+    corpus_stats(TEXTS[:1], model=tiny_bert, backend="ray", num_workers=1, progress=False)  # the first test's pool
+    kept = the_pool(tiny_bert)
+    (pid,) = kept.worker_pids()
+    marker = tmp_path / "pid"
+    interrupter = when_marked(marker, lambda _: os.kill(os.getpid(), signal.SIGINT))  # Ctrl-C in the notebook
+    plan = shards.plan([(t, None) for t in TEXTS[:4]], per_shard=4)
+    options = shards.Options(backend="ray", num_workers=1, progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        shards.run(SleepUntilInterrupted(str(marker)), plan, tiny_bert, options, settings={}, desc="", unit="")
+    interrupter.join(timeout=5)
+    assert int(marker.read_text()) == pid
+    assert kept.actors == [], "the worker left running a shard nobody will read is ended"
+    psutil.wait_procs([psutil.Process(pid)] if psutil.pid_exists(pid) else [], timeout=10)
+    assert not psutil.pid_exists(pid)
+
+
 class SleepUntilKilled:
     """Work that, the first time a worker runs it, writes the worker's pid to ``marker`` and waits to be killed (the
-    test kills that process from outside, as the OOM killer would); then it works normally."""
+    test kills that process from outside); then it works normally."""
 
     def __init__(self, work, marker: str) -> None:
         self.work, self.marker = work, marker
@@ -128,22 +174,16 @@ class SleepUntilKilled:
 def test_a_worker_killed_mid_call_is_replaced_and_the_numbers_are_the_same(ray_local, tiny_bert, tmp_path):
     import psutil
 
-    corpus_stats(TEXTS[:2], model=tiny_bert, backend="ray", num_workers=1, progress=False)  # the kept pool
-    kept = the_pool(tiny_bert)
-    before = kept.started
+    kept = pool.get_pool(shards.ModelSpec.of(tiny_bert))  # the last test ended its worker
+    before, had = kept.started, len(kept.actors)
     marker = tmp_path / "pid"
     killed: list[int] = []
 
-    def kill_when_marked() -> None:
-        deadline = time.monotonic() + 60
-        while not marker.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.2)  # the pid is written
-        killed.append(int(marker.read_text()))
-        os.kill(killed[0], signal.SIGKILL)
+    def kill(pid: int) -> None:
+        killed.append(pid)
+        os.kill(pid, signal.SIGKILL)  # as the OOM killer would
 
-    killer = threading.Thread(target=kill_when_marked, daemon=True)
-    killer.start()
+    killer = when_marked(marker, kill)
     work = CorpusWork(distances=True, batch_size=4)
     plan = shards.plan([(t, None) for t in TEXTS], per_shard=4, lengths=[len(t) for t in TEXTS])
     options = shards.Options(backend="ray", num_workers=1, progress=False)
@@ -151,7 +191,7 @@ def test_a_worker_killed_mid_call_is_replaced_and_the_numbers_are_the_same(ray_l
     killer.join(timeout=5)
 
     assert killed and not psutil.pid_exists(killed[0])
-    assert kept.started == before + 1, "one fresh worker took the dead one's place"
+    assert kept.started == before + (1 - had) + 1, "a fresh worker took the dead one's place"
     assert killed[0] not in kept.worker_pids() and len(kept.worker_pids()) == 1
     local = shards.run(work, plan, get_runner(tiny_bert), shards.Options(progress=False), settings={}, desc="",
                        unit="")
