@@ -342,7 +342,9 @@ class WorkerPool:
         queue = deque(shards)
         running: dict[Any, tuple[Any, Any]] = {}
         deaths: dict[int, int] = {}
-        work_ref = ray.put(work)  # one copy of the work function for every shard
+        # one copy of the work function for every shard, handed over as a reference inside a list (so that Ray does
+        # not resolve it before the call): each worker unpickles it once per call, not once per shard
+        work_ref = [ray.put(work)]
         try:
             while queue or running:
                 while queue and idle:
@@ -396,6 +398,7 @@ class ShardWorker:
     spec: Any
     threads: int = 1
     runner: Any = field(init=False, default=None)
+    work: tuple[Any, Any] = field(init=False, default=(None, None))
 
     def __post_init__(self) -> None:
         import torch
@@ -414,7 +417,16 @@ class ShardWorker:
 
         return str(ray.get_runtime_context().get_actor_id())
 
-    def run(self, work: Callable[[Any, list[Any]], Any], index: int, items: list[Any]) -> tuple[int, Any]:
+    def run(self, work: Any, index: int, items: list[Any]) -> tuple[int, Any]:
+        """``(index, work(runner, items))``; ``work`` is the work function, or ``[ref]`` to it in Ray's object store
+        (fetched once and kept while the same reference comes back, as it does for every shard of one call)."""
+        if isinstance(work, list):
+            import ray
+
+            (ref,) = work
+            if self.work[0] != ref:
+                self.work = (ref, ray.get(ref))
+            work = self.work[1]
         return index, work(self.runner, items)
 
 
