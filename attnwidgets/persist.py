@@ -109,8 +109,8 @@ def model_info(model: Any) -> ModelInfo | None:
 
 def provenance(model: Any) -> dict[str, Any] | None:
     """The tags that say which model made something: every :class:`ModelInfo` field (``name``, ``commit``, the
-    ``revision`` asked for, ``n_layers``, ``n_heads``, ...) plus ``path``, the absolute folder for a model loaded from
-    a local folder (else None). None for ``model=None``.
+    ``revision`` asked for, ``n_layers``, ``n_heads``, ``source``, ...) plus ``path``, the absolute folder of a model
+    loaded from a local folder (its ``source``; else None). None for ``model=None``.
 
     ``model`` is a runner, a ModelInfo, or an object holding one (a result, CorpusStats); a bare name (str) gives
     only ``name`` and ``path``.
@@ -128,8 +128,10 @@ def provenance(model: Any) -> dict[str, Any] | None:
     if info is None:
         return None
     tags = dataclasses.asdict(info)
-    folder = Path(info.name).expanduser()
-    tags["path"] = str(folder.resolve()) if folder.is_dir() else None
+    # the folder is what loaded the model (``source``), never its display name: a name may be a relative path that
+    # another working directory resolves elsewhere, or not a path at all
+    source = Path(info.source).expanduser() if info.source is not None else None
+    tags["path"] = str(source.resolve()) if source is not None and source.is_dir() else None
     return tags
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from attnwidgets.studies import shards
+from attnwidgets.studies import pool
 
 #: What ray.init raised on a busy machine (the raylet did not register within ray.init's 30 s wait).
 NODE_INFO = ("Failed to get node info for possible node ids: ['ab12'] when trying to resolve node to connect to "
@@ -68,7 +68,7 @@ def test_a_start_that_times_out_leaves_nothing_running_and_the_environment_as_it
     ray = fake_ray(error)
     with pytest.raises(RuntimeError, match=r"did not start in 3 tries.*nothing of that start is left running.*"
                                            r"RAY_agent_register_timeout_ms higher than the 120000.*ray_address='auto'"):
-        shards.start_local_ray(ray, 2, {})
+        pool.start_local_ray(ray, 2, {})
     assert ray.inits == ["120000"] * 3, "each try starts with the agents' 2 min"
     assert ray.shutdowns == 3
     assert dict(os.environ) == before, "the environment is as it was"
@@ -81,7 +81,7 @@ def test_another_error_is_raised_as_it_is_after_the_same_cleaning_up(fake_ray, m
     before = dict(os.environ)
     ray = fake_ray("Port 6379 is already in use")
     with pytest.raises(Exception, match="already in use"):
-        shards.start_local_ray(ray, 2, {})
+        pool.start_local_ray(ray, 2, {})
     assert ray.inits == ["300000"] and ray.shutdowns == 1
     assert dict(os.environ) == before
     assert ray.spawned[0].wait(timeout=10) is not None
@@ -90,7 +90,7 @@ def test_another_error_is_raised_as_it_is_after_the_same_cleaning_up(fake_ray, m
 def test_a_start_that_works_on_a_second_try_leaves_the_environment_as_it_was(fake_ray, monkeypatch):
     monkeypatch.delenv(VAR, raising=False)
     ray = fake_ray(STARTUP, fail_times=1)
-    shards.start_local_ray(ray, 2, {})
+    pool.start_local_ray(ray, 2, {})
     assert ray.inits == ["120000", "120000"] and ray.shutdowns == 1
     assert VAR not in os.environ
     assert ray.spawned[0].wait(timeout=10) is not None, "the first try's leftovers were ended"

@@ -22,7 +22,7 @@ from attnwidgets.analysis.corpus import CorpusStats
 from attnwidgets.analysis.dependency import read_conllu
 from attnwidgets.data import load_corpus, ud_sample_path
 from attnwidgets.runner import get_runner
-from attnwidgets.studies import shards
+from attnwidgets.studies import pool, shards
 from attnwidgets.studies.corpus import CorpusWork
 from attnwidgets.studies.importance import ImportanceSums, head_importance, importance_sums
 from attnwidgets.studies.sweeps import sweep_heads
@@ -237,9 +237,10 @@ def ray_session():
            "OMP_NUM_THREADS": "1"}
     started = time.perf_counter()
     if not ray.is_initialized():
-        shards.start_local_ray(ray, 2, env)
+        pool.start_local_ray(ray, 2, env)
     print(f"ray start-up {time.perf_counter() - started:.1f} s")
     yield ray
+    pool.shutdown_pool()
     ray.shutdown()
 
 

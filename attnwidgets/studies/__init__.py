@@ -21,6 +21,8 @@ saved       aw.save / aw.load: any analysis to a tagged file and back (the forma
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
 zeroing     value zeroing (Mohebbi et al. 2023): how each token's layer output moves when a token's values are zeroed
 shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
+pool        Ray workers that load a model once and are kept for the session (shutdown_pool, worker_pool)
+results_folder  a sharded study's results_dir: finished shards kept, checked and read back on a rerun
 residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
 qk_corpus   a head's queries and keys across a corpus, embedded together (AttentionViz)
 
@@ -76,6 +78,8 @@ _LAZY: dict[str, str] = {
     "value_zeroing_result": "attnwidgets.studies.zeroing",
     "ImportanceSums": "attnwidgets.studies.importance",
     "merge": "attnwidgets.studies.shards",
+    "shutdown_pool": "attnwidgets.studies.pool",
+    "worker_pool": "attnwidgets.studies.pool",
     "residual_contributions": "attnwidgets.studies.residual",
     "qk_space": "attnwidgets.studies.qk_corpus",
 }
@@ -83,7 +87,8 @@ _LAZY: dict[str, str] = {
 __all__ = [*_LAZY]
 
 _MODULES = ["attention_probe", "corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding",
-            "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual", "zeroing", "qk_corpus"]
+            "pool", "results_folder", "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual", "zeroing",
+            "qk_corpus"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -95,11 +95,11 @@ def corpus_stats(
         What the runner does with texts longer than the model accepts.
     backend, ray_address, num_workers, num_gpus, device, dtype, results_dir
         Where it runs: the texts are sorted by length and cut into shards of ``batch_size``, each shard's statistics
-        are computed in this process (``backend="local"``) or by Ray workers that load the model once
-        (``backend="ray"``, ``ray_address=`` for an existing cluster, ``num_gpus=`` per worker, ``device=`` and
-        ``dtype=`` of each worker's model), and merged (:meth:`CorpusStats.merge`): the same numbers either way, to
-        float rounding. ``results_dir=`` keeps finished shards so that a rerun resumes. See
-        :mod:`attnwidgets.studies.shards`.
+        are computed in this process (``backend="local"``) or by Ray workers that load the model once and are kept
+        for the next call (``backend="ray"``, see :mod:`attnwidgets.studies.pool`; ``ray_address=`` for an existing
+        cluster, ``num_gpus=`` per worker, ``device=`` and ``dtype=`` of each worker's model), and merged
+        (:meth:`CorpusStats.merge`): the same numbers either way, to float rounding. ``results_dir=`` keeps finished
+        shards so that a rerun resumes. See :mod:`attnwidgets.studies.shards`.
 
     Returns
     -------

@@ -451,8 +451,9 @@ def sweep_heads(
         see it (:attr:`Task.stacks`): the shipped tasks score the pooled encoder embedding, so "encoder" only.
     backend, ray_address, num_workers, num_gpus, device, dtype, results_dir
         Where the ablations run: in this process (``backend="local"``) or spread over Ray workers that load the model
-        once (``backend="ray"``); each head is a shard, merged with :meth:`SweepResult.merge`; ``results_dir=``
-        keeps finished heads so that a rerun resumes. See :mod:`attnwidgets.studies.shards`.
+        once and are kept for the next call (``backend="ray"``; :mod:`attnwidgets.studies.pool`); each head is a
+        shard, merged with :meth:`SweepResult.merge`; ``results_dir=`` keeps finished heads so that a rerun resumes.
+        See :mod:`attnwidgets.studies.shards`.
     """
     from . import shards
 
