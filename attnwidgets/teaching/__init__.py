@@ -48,10 +48,13 @@ _LAZY: dict[str, str] = {
     "make_example": "attnwidgets.teaching.pretrain",
     "nsp_probabilities": "attnwidgets.teaching.pretrain",
     "shipped_run": "attnwidgets.teaching.shipped",
+    "input_embeddings": "attnwidgets.teaching.embeddings",
+    "InputEmbeddings": "attnwidgets.teaching.embeddings",
 }
 
 __all__ = [*_LAZY]
 
 
-_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block", "pretrain", "shipped"]
+_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block", "pretrain", "shipped",
+               "embeddings"]
 __getattr__, __dir__ = attach("attnwidgets.teaching", _LAZY, _SUBMODULES)
