@@ -7,6 +7,7 @@ from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attenti
 from .compare import plot_compare
 from .coref import plot_coref
 from .embeddings import plot_input_embeddings
+from .extrapolation import plot_extrapolation
 from .fill_mask import plot_fill_mask
 from .generation import plot_generation
 from .head_stats import plot_head_stats, plot_sinks
@@ -26,6 +27,7 @@ __all__ = [
     "plot_compare",
     "plot_coref",
     "plot_entropy_by_layer",
+    "plot_extrapolation",
     "plot_fill_mask",
     "plot_generation",
     "plot_head_clusters",

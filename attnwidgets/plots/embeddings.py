@@ -60,20 +60,21 @@ def plot_input_embeddings(parts: Any, *, dims: int = 16, theme: str | None = Non
     segment_title = "segment" if getattr(parts, "segment_rows", 2) >= 2 else (
         "segment (one row for all)" if getattr(parts, "segment_rows", 0) == 1 else "segment (none: zeros)")
 
-    def strip(ax: Any, values: np.ndarray, title: str, vmax: float) -> None:
+    def strip(ax: Any, values: np.ndarray, title: str, vmax: float, bar: bool) -> None:
         im = ax.imshow(values[:, :k], cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
         ax.set_title(title)
         ax.set_xlabel(f"dimension (first {k})")
-        fig.colorbar(im, ax=ax, shrink=0.8)
+        if bar:  # one colour bar per scale (each one costs a layout pass)
+            fig.colorbar(im, ax=ax, shrink=0.8)
         _token_axis(ax, labels, part, boundary)
 
     with missing_glyphs_quiet():
         for ax, (key, name) in zip(axes, _PARTS):
             title = segment_title if key == "segment" else (
                 "sum = token + segment + position" if key == "total" else name)
-            strip(ax, arrays[key], title, shared)
+            strip(ax, arrays[key], title, shared, key == "total")
         strip(axes[4], arrays["normed"], "LayerNorm(sum): what layer 0 reads",
-              float(np.abs(arrays["normed"][:, :k]).max()) or 1.0)
+              float(np.abs(arrays["normed"][:, :k]).max()) or 1.0, True)
         ax = axes[5]
         y = np.arange(n)
         for key, name in _PARTS:  # segment and position are often about the same size: open markers show both
@@ -85,7 +86,7 @@ def plot_input_embeddings(parts: Any, *, dims: int = 16, theme: str | None = Non
         ax.set_title("norm per token")
         ax.legend(frameon=False, loc="lower right", fontsize="small")
         _token_axis(ax, labels, part, boundary)
-        fig.suptitle(f"input of {parts.model}: token + segment + position, then LayerNorm")
+        fig.suptitle(f"input of {parts.model}: token + segment + position (one colour scale), then LayerNorm")
     return fit_panels(fig, theme)
 
 

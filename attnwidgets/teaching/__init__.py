@@ -50,11 +50,13 @@ _LAZY: dict[str, str] = {
     "shipped_run": "attnwidgets.teaching.shipped",
     "input_embeddings": "attnwidgets.teaching.embeddings",
     "InputEmbeddings": "attnwidgets.teaching.embeddings",
+    "train_extrapolation": "attnwidgets.teaching.extrapolation",
+    "ExtrapolationRun": "attnwidgets.teaching.extrapolation",
 }
 
 __all__ = [*_LAZY]
 
 
 _SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block", "pretrain", "shipped",
-               "embeddings"]
+               "embeddings", "extrapolation"]
 __getattr__, __dir__ = attach("attnwidgets.teaching", _LAZY, _SUBMODULES)
