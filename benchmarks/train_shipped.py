@@ -5,6 +5,7 @@ Usage::
 
     python benchmarks/train_shipped.py                   # every run and every study
     python benchmarks/train_shipped.py --only tiny-bert  # one (or several: --only reverse sts-sweep)
+    python benchmarks/train_shipped.py --only extrapolation  # notebook 01 §4b: one toy decoder per position scheme
     python benchmarks/train_shipped.py --check           # load each shipped file and print what it holds
     python benchmarks/train_shipped.py --smoke           # what CI runs: --check (training is minutes, not seconds)
 

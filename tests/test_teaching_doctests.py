@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["positional", "masks", "tasks", "transformer", "training", "__init__", "induction", "pretrain"]
+MODULES = ["positional", "masks", "tasks", "transformer", "training", "__init__", "induction", "pretrain", "embeddings",
+           "extrapolation"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -6,6 +6,8 @@ from .block import plot_attention_cost, plot_norm_comparison, plot_residual_cont
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
 from .compare import plot_compare
 from .coref import plot_coref
+from .embeddings import plot_input_embeddings
+from .extrapolation import plot_extrapolation
 from .fill_mask import plot_fill_mask
 from .generation import plot_generation, plot_span_share
 from .head_stats import plot_head_stats, plot_sinks
@@ -26,6 +28,7 @@ __all__ = [
     "plot_compare",
     "plot_coref",
     "plot_entropy_by_layer",
+    "plot_extrapolation",
     "plot_fill_mask",
     "plot_generation",
     "plot_head_clusters",
@@ -35,6 +38,7 @@ __all__ = [
     "plot_head_view",
     "plot_heatmap",
     "plot_induction_curve",
+    "plot_input_embeddings",
     "plot_model_view",
     "plot_norm_comparison",
     "plot_pretrain_curve",

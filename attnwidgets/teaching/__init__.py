@@ -3,8 +3,10 @@ encodings and attention masks.
 
 The runner is otherwise the only code that imports torch; the teaching kit is the deliberate second exception,
 because it *is* a model. Only :mod:`~attnwidgets.teaching.transformer`, :mod:`~attnwidgets.teaching.training`,
-:mod:`~attnwidgets.teaching.induction` and :mod:`~attnwidgets.teaching.pretrain` (a tiny BERT pre-trained with
-masked-LM and next-sentence prediction) import torch. :mod:`~attnwidgets.teaching.positional`,
+:mod:`~attnwidgets.teaching.induction`, :mod:`~attnwidgets.teaching.pretrain` (a tiny BERT pre-trained with
+masked-LM and next-sentence prediction), :mod:`~attnwidgets.teaching.extrapolation` (the toy with four position
+schemes, tested on longer inputs than it saw) and :mod:`~attnwidgets.teaching.embeddings` (a BERT's input taken apart
+into token + segment + position) import torch. :mod:`~attnwidgets.teaching.positional`,
 :mod:`~attnwidgets.teaching.masks` and :mod:`~attnwidgets.teaching.tasks` are numpy only, and importing this
 package imports none of them until a name is used. ``positional`` and ``masks`` re-export
 :mod:`attnwidgets.viewdata.positional` and :mod:`attnwidgets.viewdata.masks`, where the widgets that draw them take
@@ -48,10 +50,15 @@ _LAZY: dict[str, str] = {
     "make_example": "attnwidgets.teaching.pretrain",
     "nsp_probabilities": "attnwidgets.teaching.pretrain",
     "shipped_run": "attnwidgets.teaching.shipped",
+    "input_embeddings": "attnwidgets.teaching.embeddings",
+    "InputEmbeddings": "attnwidgets.teaching.embeddings",
+    "train_extrapolation": "attnwidgets.teaching.extrapolation",
+    "ExtrapolationRun": "attnwidgets.teaching.extrapolation",
 }
 
 __all__ = [*_LAZY]
 
 
-_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block", "pretrain", "shipped"]
+_SUBMODULES = ["masks", "positional", "tasks", "training", "transformer", "induction", "block", "pretrain", "shipped",
+               "embeddings", "extrapolation"]
 __getattr__, __dir__ = attach("attnwidgets.teaching", _LAZY, _SUBMODULES)

@@ -21,7 +21,7 @@ recorded losses, the metrics match a re-evaluation of the shipped weights).
 Examples
 --------
 >>> sorted(RECIPES)
-['induction', 'reverse', 'reverse-decoder', 'tiny-bert']
+['extrapolation', 'induction', 'reverse', 'reverse-decoder', 'tiny-bert']
 >>> run = shipped_run("induction")
 >>> run.steps, run.shipped is not None
 (500, True)
@@ -58,7 +58,7 @@ class Recipe:
     two or more dimensions are stored as float16 (``half``), and what it is."""
 
     name: str
-    kind: Literal["toy", "induction", "bert"]
+    kind: Literal["toy", "induction", "bert", "extrapolation"]
     kwargs: dict[str, Any] = field(default_factory=dict)
     half: bool = True
     what: str = ""
@@ -80,6 +80,9 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in [
            what="the toy decoder with smeared keys on <bos> r r, where an induction head forms (notebook 06 §4)"),
     Recipe("tiny-bert", "bert", {"steps": 800, "seed": 0, "every": 20},
            what="a tiny BERT pre-trained with masked-LM and NSP on the shipped text (notebook 02 §11)"),
+    Recipe("extrapolation", "extrapolation", {"seed": 0},
+           what="the toy decoder copying short strings with four position schemes, tested on longer ones "
+                "(notebook 01 §4b)"),
 ]}
 
 
@@ -92,6 +95,10 @@ def _function(kind: str) -> Callable[..., Any]:
         from .induction import train_induction
 
         return train_induction
+    if kind == "extrapolation":
+        from .extrapolation import train_extrapolation
+
+        return train_extrapolation
     from .pretrain import pretrain_bert
 
     return pretrain_bert
@@ -175,12 +182,18 @@ def shipped_run(name: str, *, train: bool = False, callback: Callable[..., None]
 
 def replay(run: Any, callback: Callable[..., None], name: str | None = None) -> None:
     """Call ``callback`` with ``run``'s recorded curve as its training function did, point by point: ``(step, loss)``
-    per step for a toy run, ``(step, second_copy_loss, induction)`` per evaluation for an induction run,
+    per step for a toy run, ``(scheme, step, loss)`` per step and scheme for the extrapolation run,
+    ``(step, second_copy_loss, induction)`` per evaluation for an induction run,
     ``(step, mlm, nsp)`` per ``every`` steps (the recipe's) for a tiny BERT."""
+    from .extrapolation import ExtrapolationRun
     from .induction import InductionRun
     from .pretrain import PretrainRun, curve_point
 
-    if isinstance(run, InductionRun):
+    if isinstance(run, ExtrapolationRun):
+        for k, scheme in enumerate(run.schemes):
+            for step, loss in enumerate(run.losses[k].tolist()):
+                callback(scheme, step + 1, float(loss))
+    elif isinstance(run, InductionRun):
         for step, loss, scores in zip(run.eval_steps.tolist(), run.eval_loss.tolist(), run.induction):
             callback(int(step), float(loss), scores)
     elif isinstance(run, PretrainRun):
@@ -255,7 +268,7 @@ def make_shipped(name: str, path: str | os.PathLike[str] | None = None, *, progr
     the recorded curves, the checkpoints' attention and metrics measured on the weights as stored."""
     recipe = _recipe(name)
     run = _train(recipe, callback=None, progress=progress)
-    model = run.model
+    model: Any = torch.nn.ModuleDict(run.models) if recipe.kind == "extrapolation" else run.model
     _round_to_stored(recipe, model)
     model.eval()
     arrays: dict[str, np.ndarray] = _weights(recipe, model)
@@ -277,6 +290,10 @@ def make_shipped(name: str, path: str | os.PathLike[str] | None = None, *, progr
                 arrays[f"checkpoint.{step}.{key}"] = value
         attrs["probe"] = list(run.probe)
         attrs["checkpoint_accuracy"] = {str(k): float(v) for k, v in run.checkpoint_accuracy.items()}
+    elif recipe.kind == "extrapolation":
+        run.accuracy = run.evaluate()  # measured on the weights as stored
+        arrays["losses"], arrays["accuracy"] = run.losses, run.accuracy
+        metrics["accuracy"] = [[None if np.isnan(v) else float(v) for v in row] for row in run.accuracy]
     elif recipe.kind == "induction":
         for key in ("losses", "eval_steps", "eval_loss", "induction", "previous_token", "duplicate_token"):
             arrays[key] = getattr(run, key)
@@ -355,6 +372,8 @@ def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, token
                 return _load_toy(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note)
             if recipe.kind == "induction":
                 return _load_induction(recipe, args, arrays, where, seconds, cpu_seconds, note)
+            if recipe.kind == "extrapolation":
+                return _load_extrapolation(recipe, args, arrays, where, seconds, cpu_seconds, note)
             return _load_bert(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note, tokenizer)
     except SavedFileError:
         raise
@@ -414,6 +433,33 @@ def _load_induction(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.n
                         marks, _curve(arrays, "eval_loss", (k,), where, recipe).astype(np.float64),
                         scores["induction"], scores["previous_token"], scores["duplicate_token"], probe, seconds,
                         cpu_seconds, token_names(vocab), shipped=note)
+
+
+def _load_extrapolation(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.ndarray], where: str,
+                        seconds: float, cpu_seconds: float, note: str) -> Any:
+    from .extrapolation import SCHEMES, ExtrapolationRun, extrapolation_model
+
+    lengths = np.array(sorted({int(n) for n in args["test_lengths"]}), np.int64)
+    schemes = tuple(args["schemes"])
+    models = {s: extrapolation_model(s, n_symbols=int(args["n_symbols"]), train_max=int(args["train_max"]),
+                                     test_max=int(lengths[-1]), config=args["config"]) for s in schemes}
+    if not set(schemes) <= set(SCHEMES):
+        raise SavedFileError(f"{where}: unknown position schemes {schemes}: {_remake(recipe)}")
+    _load_weights(recipe, torch.nn.ModuleDict(models), arrays, where)
+    steps = int(args["steps"])
+    losses = _curve(arrays, "losses", (len(schemes), steps), where, recipe).astype(np.float32)
+    accuracy = arrays.get("accuracy")
+    if accuracy is None or accuracy.shape != (len(schemes), lengths.size) or accuracy.dtype != np.float64:
+        raise SavedFileError(f"{where}: 'accuracy' is missing or not ({len(schemes)}, {lengths.size}) float64: "
+                             f"{_remake(recipe)}")
+    finite = accuracy[np.isfinite(accuracy)]
+    if ((finite < 0) | (finite > 1)).any():
+        raise SavedFileError(f"{where}: 'accuracy' holds values outside 0..1: {_remake(recipe)}")
+    settings = {k: args[k] for k in ("steps", "train_max", "n_symbols", "batch_size", "lr", "warmup", "seed",
+                                     "n_eval", "config")}
+    settings["test_lengths"] = lengths.tolist()
+    return ExtrapolationRun(models, int(args["train_max"]), lengths, accuracy.copy(), losses, settings, seconds,
+                            cpu_seconds, shipped=note, schemes=schemes)
 
 
 def _load_bert(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.ndarray], attrs: dict[str, Any], where: str,

@@ -69,8 +69,12 @@ class TransformerConfig:
         Most positions the position encoding covers.
     dropout : float
         Dropout on attention weights and residual branches (0 for the toy tasks: the data is endless).
-    positional : {"sinusoidal", "learned"}
-        Fixed sin/cos encodings (the paper) or a learned table (BERT, GPT-2).
+    positional : {"sinusoidal", "learned", "rope", "alibi"}
+        Added to the token embeddings: fixed sin/cos encodings (the paper) or a learned table of ``max_len`` rows
+        (BERT, GPT-2). Inside self-attention instead, with nothing added to the embeddings: ``"rope"`` rotates each
+        head's queries and keys by their positions (Su et al. 2021; RoFormer's interleaved pairs) and ``"alibi"`` adds
+        ``−slope_h · |i − j|`` to the logits (Press et al. 2022); neither has a table, so neither has a longest input.
+        The angles and slopes are :mod:`attnwidgets.viewdata.positional`'s, the functions the explorer draws.
     norm_first : bool
         Pre-norm ``x + f(norm(x))`` (today's default, trains easily) or post-norm ``norm(x + f(x))`` (the paper).
     norm : {"layer", "rms"}
@@ -88,7 +92,7 @@ class TransformerConfig:
     d_ff: int = 256
     max_len: int = 64
     dropout: float = 0.0
-    positional: Literal["sinusoidal", "learned"] = "sinusoidal"
+    positional: Literal["sinusoidal", "learned", "rope", "alibi"] = "sinusoidal"
     norm_first: bool = True
     norm: Literal["layer", "rms"] = "layer"
     pad_id: int = 0
@@ -99,8 +103,10 @@ class TransformerConfig:
         kv = self.n_kv_heads or self.n_heads
         if self.n_heads % kv:
             raise ValueError(f"n_kv_heads ({kv}) must divide n_heads ({self.n_heads})")
-        if self.positional not in ("sinusoidal", "learned"):
-            raise ValueError(f"positional must be 'sinusoidal' or 'learned', got {self.positional!r}")
+        if self.positional not in ("sinusoidal", "learned", "rope", "alibi"):
+            raise ValueError(f"positional must be 'sinusoidal', 'learned', 'rope' or 'alibi', got {self.positional!r}")
+        if self.positional == "rope" and self.head_dim % 2:
+            raise ValueError(f"rope rotates pairs of dimensions: the head size ({self.head_dim}) must be even")
         if self.norm not in ("layer", "rms"):
             raise ValueError(f"norm must be 'layer' or 'rms', got {self.norm!r}")
 
@@ -110,7 +116,8 @@ class TransformerConfig:
 
 
 def scaled_dot_product_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None, dropout: float = 0.0
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None, dropout: float = 0.0,
+    bias: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``softmax(q kᵀ / √hs) v``, returning the output *and* the weights.
 
@@ -122,6 +129,8 @@ def scaled_dot_product_attention(
         True where a query may attend to a key.
     dropout : float
         Dropout on the weights (training only).
+    bias : tensor broadcastable to (B, nh, T, S), optional
+        Added to the scaled logits before the mask and the softmax (ALiBi's distance penalty).
 
     Returns
     -------
@@ -140,6 +149,8 @@ def scaled_dot_product_attention(
     """
     hs = q.size(-1)
     att = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (B, nh, T, hs) @ (B, nh, hs, S) -> (B, nh, T, S)
+    if bias is not None:
+        att = att + bias
     if mask is not None:
         att = att.masked_fill(~mask, float("-inf"))
     att = F.softmax(att, dim=-1)
@@ -156,11 +167,16 @@ class MultiHeadAttention(nn.Module):
     of ``n_heads / n_kv_heads`` query heads shares one K/V head (GQA; MQA when ``n_kv_heads == 1``); see
     :func:`attnwidgets.teaching.masks.kv_head_for_query_head` for the mapping.
 
+    ``position`` puts position into self-attention itself: ``"rope"`` rotates q and k, ``"alibi"`` adds a bias by
+    distance (see :class:`TransformerConfig`); None (cross-attention, or position added to the embeddings) adds none.
+
     The weights of the last forward pass stay in ``self.weights`` (B, nh, T, S), detached.
     """
 
-    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, dropout: float = 0.0) -> None:
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, dropout: float = 0.0,
+                 position: Literal["rope", "alibi"] | None = None) -> None:
         super().__init__()
+        self.position = position
         self.n_heads = n_heads
         self.n_kv_heads = n_kv_heads or n_heads
         self.head_dim = d_model // n_heads
@@ -185,10 +201,30 @@ class MultiHeadAttention(nn.Module):
             group = self.n_heads // self.n_kv_heads
             k = k.repeat_interleave(group, dim=1)  # (B, nh, S, hs)
             v = v.repeat_interleave(group, dim=1)
-        y, att = scaled_dot_product_attention(q, k, v, mask, self.dropout if self.training else 0.0)
+        bias = None
+        if self.position == "rope":  # rotate pair i of the query at m by m·θ_i, of the key at n by n·θ_i
+            q, k = rotate_pairs(q, T), rotate_pairs(k, S)
+        elif self.position == "alibi":  # −slope_h · |i − j| on the logits; the mask keeps a decoder causal
+            bias = torch.from_numpy(positional.alibi_bias(T, S, n_heads=self.n_heads, causal=False)).to(q)
+        y, att = scaled_dot_product_attention(q, k, v, mask, self.dropout if self.training else 0.0, bias)
         self.weights = att.detach()  # (B, nh, T, S): what the widgets show
         y = y.transpose(1, 2).contiguous().view(B, T, self.n_heads * self.head_dim)  # re-assemble heads: (B, T, C)
         return self.out_proj(y)
+
+
+def rotate_pairs(x: torch.Tensor, n_positions: int) -> torch.Tensor:
+    """RoPE on (B, nh, T, hs) queries or keys at positions ``0 .. T-1``: each pair ``(x[2i], x[2i+1])`` rotated by
+    ``m θ_i``, the angles of :func:`attnwidgets.viewdata.positional.rope_angles` (the torch twin of its
+    :func:`~attnwidgets.viewdata.positional.apply_rope`, so that gradients flow through it).
+
+    >>> x = torch.tensor([[1.0, 0.0]] * 3).view(1, 1, 3, 2)
+    >>> [[round(v, 4) for v in row] for row in rotate_pairs(x, 3)[0, 0].tolist()]   # rotated by 0, 1 and 2 radians
+    [[1.0, 0.0], [0.5403, 0.8415], [-0.4161, 0.9093]]
+    """
+    angles = torch.from_numpy(positional.rope_angles(n_positions, x.size(-1))).to(x)  # (T, hs/2)
+    cos, sin = angles.cos(), angles.sin()
+    x1, x2 = x[..., 0::2], x[..., 1::2]  # (B, nh, T, hs/2) each
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)  # re-interleave
 
 
 class RMSNorm(nn.Module):
@@ -236,6 +272,11 @@ class _Residual(nn.Module):
         return self.norm(x + self.drop(f(x)))
 
 
+def _inside(cfg: TransformerConfig) -> Literal["rope", "alibi"] | None:
+    """The position scheme self-attention applies itself (None: position is added to the embeddings)."""
+    return cfg.positional if cfg.positional in ("rope", "alibi") else None  # type: ignore[return-value]
+
+
 class EncoderLayer(nn.Module):
     """Self-attention, then feed-forward, each with a residual.
 
@@ -245,7 +286,7 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.dropout)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.dropout, _inside(cfg))
         self.ff = FeedForward(cfg)
         self.res1, self.res2 = _Residual(cfg), _Residual(cfg)
 
@@ -259,7 +300,7 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.dropout)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.dropout, _inside(cfg))
         self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.dropout)
         self.ff = FeedForward(cfg)
         self.res1, self.res2, self.res3 = _Residual(cfg), _Residual(cfg), _Residual(cfg)
@@ -289,22 +330,28 @@ def causal_mask(T: int, device: torch.device | None = None) -> torch.Tensor:
 
 
 class _Embedding(nn.Module):
-    """Token embedding × √C (as in the paper) plus sinusoidal or learned positions."""
+    """Token embedding × √C (as in the paper) plus sinusoidal or learned positions (RoPE and ALiBi: nothing added
+    here; self-attention applies them)."""
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
         nn.init.normal_(self.tok.weight, std=cfg.d_model**-0.5)  # × √C below gives unit scale, like the positions
         self.scale = math.sqrt(cfg.d_model)
+        self.pos: torch.Tensor | None
         if cfg.positional == "sinusoidal":  # fixed: a buffer, not a parameter
             pe = torch.from_numpy(positional.sinusoidal(cfg.max_len, cfg.d_model))
             self.register_buffer("pos", pe, persistent=False)  # (max_len, C)
-        else:
+        elif cfg.positional == "learned":
             self.pos = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model) * 0.02)  # (max_len, C), learned
+        else:
+            self.pos = None  # RoPE, ALiBi: position enters inside attention
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         T = idx.size(1)
+        if self.pos is None:
+            return self.drop(self.tok(idx) * self.scale)  # (B, T, C)
         if T > self.pos.size(0):
             raise ValueError(f"sequence of {T} tokens is longer than max_len={self.pos.size(0)}; raise max_len")
         return self.drop(self.tok(idx) * self.scale + self.pos[:T])  # (B, T, C)
