@@ -188,7 +188,7 @@ def test_out_of_memory_names_the_block_and_what_to_try(tiny_gpt2, no_dense, monk
     def full(*args, **kwargs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 9.00 GiB")
 
-    monkeypatch.setattr(headstats, "_logits", full)
+    monkeypatch.setattr(headstats, "_weights", full)
     with pytest.raises(headstats.DeviceMemoryError, match=r"rows x \d+ keys x \d+ heads is .*B.*block_bytes=.*"
                                                           r"device='cpu'"):
         runner.run(text, truncation="error")
@@ -199,7 +199,7 @@ def test_an_interrupted_pass_caches_nothing_and_a_rerun_is_whole(tiny_gpt2, no_d
     runner = get_runner(tiny_gpt2)
     text = TEXT + " interrupted pass"
     key = runner.cache_key(text, truncation="error")
-    real = headstats._logits
+    real = headstats._weights
     calls: list[int] = []
 
     def interrupt(*args, **kwargs):
@@ -208,11 +208,11 @@ def test_an_interrupted_pass_caches_nothing_and_a_rerun_is_whole(tiny_gpt2, no_d
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(headstats, "_logits", interrupt)
+    monkeypatch.setattr(headstats, "_weights", interrupt)
     with pytest.raises(KeyboardInterrupt):
         runner.run(text, truncation="error")
     assert runner.cache.get(key) is None and len(calls) == 2
-    monkeypatch.setattr(headstats, "_logits", real)
+    monkeypatch.setattr(headstats, "_weights", real)
     result = runner.run(text, truncation="error")
     fast, slow = surface_stats(result), _numpy_surface(result)
     for name in slow:

@@ -65,42 +65,52 @@ def _block_rows(n_heads: int, width: int, factor: int, block_bytes: int) -> int:
     return max(factor, (rows // factor) * factor)
 
 
-def _logits(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, start: int, stop: int, k0: int, k1: int,
-            dev: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Shifted logits ``s`` (masked: -inf), ``p`` the weights, ``z`` the softmax denominators and ``allowed``, for
-    rows ``start..stop`` over keys ``k0..k1``: the math of :meth:`LayerQK.rows`, in torch."""
+def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, start: int, stop: int, k0: int, k1: int,
+             dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(p, entropy)`` for rows ``start..stop`` over keys ``k0..k1``: the weights (H, r, w), by the math of
+    :meth:`LayerQK.rows` in torch (in place, few passes over the block), and each row's entropy (H, r),
+    ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator."""
     h, h_kv = layer.n_heads, layer.n_kv_heads
     group, r = h // h_kv, stop - start
     logits = torch.matmul(q[:, start:stop].reshape(h_kv, group * r, -1), k[:, k0:k1].transpose(1, 2))
     logits = logits.reshape(h, r, k1 - k0)
-    logits *= layer.scaling
+    logits.mul_(layer.scaling)
     if layer.bias is not None:
-        logits += torch.from_numpy(np.ascontiguousarray(layer.bias.rows(start, stop, layer.n_keys)[..., k0:k1])).to(dev)
+        logits += _tensor(np.ascontiguousarray(layer.bias.rows(start, stop, layer.n_keys)[..., k0:k1]), dev)
     if layer.softcap is not None:
         c = float(layer.softcap)
-        logits = torch.tanh(logits / c) * c
+        logits.div_(c).tanh_().mul_(c)
     if layer.mask.allowed is not None:
-        allowed = torch.from_numpy(np.ascontiguousarray(layer.mask.allowed[start:stop, k0:k1])).to(dev)
+        hidden = ~_tensor(np.ascontiguousarray(layer.mask.allowed[start:stop, k0:k1]), dev)
+    elif int(layer.mask.lo[start:stop].max()) <= k0 and int(layer.mask.hi[start:stop].min()) >= k1:
+        hidden = None  # every row sees every key of the span: no mask pass at all
     else:
         keys = torch.arange(k0, k1, device=dev)
         lo = _tensor(layer.mask.lo[start:stop], dev)[:, None]
         hi = _tensor(layer.mask.hi[start:stop], dev)[:, None]
-        allowed = (keys >= lo) & (keys < hi)
-    logits = logits.masked_fill(~allowed, float("-inf"))
-    top = logits.amax(-1, keepdim=True) if k1 > k0 else torch.full((h, r, 1), float("-inf"), device=dev)
+        hidden = (keys < lo) | (keys >= hi)
+    if hidden is not None:
+        logits.masked_fill_(hidden, float("-inf"))
+    top = logits.amax(-1, keepdim=True)
     sink = None
     if layer.sinks is not None:
         sink = _tensor(layer.sinks.astype(np.float32), dev)[:, None, None]
         top = torch.maximum(top, sink)
-    top = top.masked_fill(top == float("-inf"), 0.0)
-    logits -= top
+    top.masked_fill_(top == float("-inf"), 0.0)
+    logits.sub_(top)  # s
     p = torch.exp(logits)
+    if hidden is not None:
+        logits.masked_fill_(hidden, 0.0)  # hidden keys: e = 0, and s·e must be 0, not NaN
     z = p.sum(-1, keepdim=True)
+    mass = z[..., 0].clone()  # Σ e over the keys
     if sink is not None:
         z = z + torch.exp(sink - top)
-    z = z.masked_fill(z == 0, 1.0)
-    p /= z
-    return logits, p, z, allowed
+    z.masked_fill_(z == 0, 1.0)
+    es = logits.mul_(p).sum(-1)  # Σ e·s (logits is spent)
+    zz = z[..., 0]
+    entropy = torch.log(zz) * (mass / zz) - es / zz
+    p.div_(z)
+    return p, entropy
 
 
 def _overview_counts(n_q: int, n_k: int, factor: int, causal: bool) -> np.ndarray:
@@ -118,13 +128,21 @@ def _overview_counts(n_q: int, n_k: int, factor: int, causal: bool) -> np.ndarra
 
 
 def _reduce(p: torch.Tensor, factor: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Block max and block sum of ``p`` (..., r, w), r and w padded with zeros to multiples of ``factor``."""
+    """Block max and block sum of ``p`` (..., r, w) over ``factor`` x ``factor`` cells (a partial block at the end of
+    either side counts what it has): rows first (contiguous), then columns on the ``factor`` times smaller rest."""
     *lead, r, w = p.shape
-    r2, c2 = -(-r // factor), -(-w // factor)
-    if r2 * factor != r or c2 * factor != w:
-        p = torch.nn.functional.pad(p, (0, c2 * factor - w, 0, r2 * factor - r))
-    blocks = p.reshape(*lead, r2, factor, c2, factor)
-    return blocks.amax(dim=(-3, -1)), blocks.sum(dim=(-3, -1))
+    if r % factor:
+        p = torch.nn.functional.pad(p, (0, 0, 0, factor - r % factor))
+    r2 = p.shape[-2] // factor
+    by_rows = p.reshape(*lead, r2, factor, w)
+    rmax, rsum = by_rows.amax(-2), by_rows.sum(-2)  # (..., r2, w)
+    main = (w // factor) * factor
+    mx = rmax[..., :main].reshape(*lead, r2, main // factor, factor).amax(-1)
+    sm = rsum[..., :main].reshape(*lead, r2, main // factor, factor).sum(-1)
+    if main < w:
+        mx = torch.cat([mx, rmax[..., main:].amax(-1, keepdim=True)], -1)
+        sm = torch.cat([sm, rsum[..., main:].sum(-1, keepdim=True)], -1)
+    return mx, sm
 
 
 def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None = None, factor: int | None = None,
@@ -218,11 +236,10 @@ def _add_block(li: int, layer: LayerQK, q: torch.Tensor, k: torch.Tensor, start:
     h, r = layer.n_heads, stop - start
     if k1 <= k0:  # no key seen by any row: weights 0, entropies 0
         return None
-    s, p, z, allowed = _logits(layer, q, k, start, stop, k0, k1, dev)
-    # entropy of each row: -sum p log p = log z * sum p - sum p * s   (s = shifted logits, masked keys left out)
-    ent = torch.log(z[..., 0]) * p.sum(-1) - (p * s.masked_fill(~allowed, 0.0)).sum(-1)
+    p, ent = _weights(layer, q, k, start, stop, k0, k1, dev)
     entropy[li, :, start:stop] = ent.cpu().numpy()
-    colsum[li, :, k0:k1] += p.sum(1, dtype=torch.float64).cpu().numpy()
+    ones = torch.ones((1, 1, r), dtype=p.dtype, device=dev)
+    colsum[li, :, k0:k1] += torch.matmul(ones, p)[:, 0].cpu().numpy()
     rows = torch.arange(r, device=dev)
     for j, offset in enumerate((-1, 0, 1)):
         key = rows + start + offset - k0
@@ -236,7 +253,7 @@ def _add_block(li: int, layer: LayerQK, q: torch.Tensor, k: torch.Tensor, start:
         corner[li, :, start:start + nr, k0:k0 + nk] = p[:, :nr, :nk].cpu().numpy()
     inside = np.flatnonzero((special >= start) & (special < stop))
     if inside.size:
-        special_w[li, :, inside, k0:k1] = p[:, torch.from_numpy(special[inside] - start).to(dev)].cpu().numpy() \
+        special_w[li, :, inside, k0:k1] = p[:, _tensor(special[inside] - start, dev)].cpu().numpy() \
             .transpose(1, 0, 2)
     return p
 
