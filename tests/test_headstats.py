@@ -22,7 +22,7 @@ from attnwidgets.analysis.surface import SurfaceBlocks, surface_from_summary, su
 from attnwidgets.attention_stack import KeyMask, LayerQK, LazyStack
 from attnwidgets.result import AttentionResult, ModelInfo
 from attnwidgets.runner import get_runner, headstats
-from attnwidgets.viewdata.display import reduce_head, result_thumbnails
+from attnwidgets.viewdata.display import reduce_head, region_of, result_thumbnails
 from tests.test_lazy_attention import FAMILIES, TEXT
 
 PAIR = "The dog barked."
@@ -112,11 +112,43 @@ def test_every_heads_overview_is_the_exact_block_reduction(family, factor, reque
                     # stored as float16: 3 significant digits are what a colour map shows
                     np.testing.assert_allclose(got.matrix, want.matrix, rtol=2e-3, atol=1e-4)
                     assert math.isclose(got.vmax, want.vmax, rel_tol=2e-3, abs_tol=1e-4)
-    thumbs, f, used = result_thumbnails(fast, "self", side=max(1, math.ceil(result.n_tokens / (2 * factor))))
-    want_thumbs, f2, _ = result_thumbnails(slow, "self", side=max(1, math.ceil(result.n_tokens / (2 * factor))),
-                                           budget=1 << 40)
-    assert f == f2 and used == f
+
+
+def test_a_head_switch_at_length_is_a_lookup_and_tiles_stay_exact(no_dense, monkeypatch) -> None:
+    """Past 1,024 tokens the heatmap's overview of any head and the model view's thumbnails come from the kept
+    overviews (no row rebuilt; every row read, so exact); a tile is still computed, exactly, on demand."""
+    import attnwidgets as aw
+    from tests.lazy_helpers import lazy_result
+
+    n = 2048
+    r = lazy_result(n, layers=2, heads=3, kv_heads=3, seed=5)
+    slow = _without_summary(r)
+    assert headstats.attach_summary(r)
+    w = aw.AttentionHeatmap(r, head=1)
+    rebuilt: list[int] = []
+    real_rows = LazyStack.rows
+
+    def counted(self, *args, **kwargs):
+        rebuilt.append(1)
+        return real_rows(self, *args, **kwargs)
+
+    monkeypatch.setattr(LazyStack, "rows", counted)
+    reply = w.answer({"what": "matrix", "kind": "self", "layer": 1, "head": 2})[0]
+    thumbs, factor, used = result_thumbnails(r, "self")
+    assert not rebuilt, "a head switch or the thumbnails rebuilt rows"
+    assert reply["factor"] == 4 and reply["rows_used"] == 4
+    want = reduce_head(slow, "self", 1, 2, 4, budget=1 << 40)
+    got = reduce_head(r, "self", 1, 2, 4)
+    np.testing.assert_allclose(got.matrix, want.matrix, rtol=2e-3, atol=1e-4)
+    want_thumbs, want_factor, _ = result_thumbnails(slow, "self", budget=1 << 40)
+    assert (factor, used) == (want_factor, want_factor) == (64, 64)
     assert np.abs(thumbs.astype(int) - want_thumbs.astype(int)).max() <= 1
+    block, q0, k0 = region_of(r, "self", 1, 2, 1000, 1010, 990, 1010)
+    assert rebuilt, "a tile must be computed from queries and keys"
+    exact = slow.rows(1, 1000, 1010, head=2)[:, 990:1010].copy()
+    exact[np.arange(20)[None, :] + 990 > np.arange(1000, 1010)[:, None]] = np.nan  # the causal future, as drawn
+    np.testing.assert_array_equal(block, exact)
+    assert (q0, k0) == (1000, 990)
 
 
 def test_hand_computed_uniform_causal_attention() -> None:

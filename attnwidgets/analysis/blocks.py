@@ -57,7 +57,7 @@ def kept_summary(result: AttentionResult) -> dict[str, np.ndarray] | None:
     """The per-head sums the runner made with a long input's weights (``attnwidgets.runner.headstats``), or None.
 
     None for a dense result (numpy is fast there) and for a long one without them (loaded from disk, built from
-    arrays, made at word level): its statistics are computed here in numpy, a block of rows at a time, which is said
+    arrays, or by generate): its statistics are computed here in numpy, a block of rows at a time, which is said
     once per session (``attnwidgets.runner.headstats.attach_summary(result)`` makes the sums for such a result).
     """
     stack = result.stack("self")
@@ -71,7 +71,7 @@ def kept_summary(result: AttentionResult) -> dict[str, np.ndarray] | None:
         import warnings
 
         warnings.warn("this long input's result holds no statistics made with its weights (it was loaded from "
-                      "disk, built from arrays or made at word level), so they are rebuilt in numpy from its queries "
+                      "disk, built from arrays or by generate), so they are rebuilt in numpy from its queries "
                       "and keys, a block of rows at a time: slower. "
                       "attnwidgets.runner.headstats.attach_summary(result) makes them once, in torch (said once per "
                       "session)", stacklevel=3)
