@@ -258,3 +258,16 @@ def test_the_summary_is_read_only_and_counted(tiny_gpt2, no_dense) -> None:
     assert all(not a.flags.writeable for a in stack.summary.values())
     qk = sum(x.query.nbytes + x.key.nbytes for x in stack.layers)
     assert result.nbytes >= qk + sum(a.nbytes for a in stack.summary.values())
+
+
+@pytest.mark.parametrize("family", ["tiny_llama", "tiny_bert"])
+def test_a_bfloat16_model_is_measured_in_float32(family, request, no_dense) -> None:
+    """bfloat16 weights: the captured queries and keys are float32 copies, the pass computes and sums in float32
+    (rows, blocks) and float64 (over blocks), and agrees with the numpy path to 1e-5."""
+    runner = get_runner(request.getfixturevalue(family), dtype="bfloat16")
+    result = runner.run(TEXT, truncation="error")
+    stack = result.stack()
+    assert stack.layers[0].query.dtype == np.float32 and stack.summary["colsum"].dtype == np.float64
+    fast, slow = surface_stats(result), _numpy_surface(result)
+    for name in slow:
+        np.testing.assert_allclose(fast[name], slow[name], rtol=0, atol=1e-5, err_msg=f"{family}: {name}")
