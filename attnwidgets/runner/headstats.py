@@ -167,12 +167,14 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
     special_w = np.zeros((L, H, special.size, S), np.float32)
     r2, c2 = -(-T // f), -(-S // f)
     with_overview = f > 1
-    if with_overview:
-        ov_max = np.zeros((L, H, r2, c2), np.float32)
-        ov_sum = np.zeros((L, H, r2, c2), np.float32)
-        ov_head = np.zeros((L, r2, c2), np.float32)
-        rest_max = np.zeros((L, H, r2), np.float32)
-        rest_sum = np.zeros((L, H, r2), np.float32)
+    if with_overview:  # kept as float16, made a layer at a time in float32 (one layer's scratch, not L of them)
+        count = _overview_counts(T, S, f, causal)
+        seen = count > 0
+        keep_max = np.empty((L, H, r2, c2), np.float16)
+        keep_mean = np.empty((L, H, r2, c2), np.float16)
+        keep_head = np.empty((L, r2, c2), np.float16)
+        keep_rest_max = np.empty((L, H, r2), np.float16)
+        keep_rest_mean = np.empty((L, H, r2), np.float16)
     rows_per = 1
     try:
         with torch.inference_mode():
@@ -180,6 +182,12 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                 q = _tensor(layer.query, dev)
                 k = _tensor(layer.key, dev)
                 rows_per = _block_rows(H, S, f, budget)
+                if with_overview:
+                    ov_max = np.zeros((H, r2, c2), np.float32)
+                    ov_sum = np.zeros((H, r2, c2), np.float32)
+                    ov_head = np.zeros((r2, c2), np.float32)
+                    rest_max = np.zeros((H, r2), np.float32)
+                    rest_sum = np.zeros((H, r2), np.float32)
                 for start in range(0, T, rows_per):
                     stop = min(T, start + rows_per)
                     if layer.mask.allowed is not None:
@@ -193,17 +201,26 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                     if with_overview and p is not None:
                         mx, sm = _reduce(p, f)
                         b0, b1, c0 = start // f, start // f + mx.shape[-2], k0 // f
-                        ov_max[li, :, b0:b1, c0:c0 + mx.shape[-1]] = mx.cpu().numpy()
-                        ov_sum[li, :, b0:b1, c0:c0 + sm.shape[-1]] = sm.cpu().numpy()
+                        ov_max[:, b0:b1, c0:c0 + mx.shape[-1]] = mx.cpu().numpy()
+                        ov_sum[:, b0:b1, c0:c0 + sm.shape[-1]] = sm.cpu().numpy()
                         hm, _ = _reduce(p.mean(0), f)
-                        ov_head[li, b0:b1, c0:c0 + hm.shape[-1]] = hm.cpu().numpy()
+                        ov_head[b0:b1, c0:c0 + hm.shape[-1]] = hm.cpu().numpy()
                         if k0 == 0:  # the first column of blocks without key 0
                             part = p[..., 1:min(f, k1)]
                             pm, ps = _reduce(torch.nn.functional.pad(part, (0, f - 1 - part.shape[-1])), f)
-                            rest_max[li, :, b0:b1] = pm[..., 0].cpu().numpy()
-                            rest_sum[li, :, b0:b1] = ps[..., 0].cpu().numpy()
+                            rest_max[:, b0:b1] = pm[..., 0].cpu().numpy()
+                            rest_sum[:, b0:b1] = ps[..., 0].cpu().numpy()
                     del p
                 del q, k
+                if with_overview:
+                    nan = np.float32(np.nan)
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        keep_max[li] = np.where(seen, ov_max, nan)
+                        keep_mean[li] = np.where(seen, ov_sum / np.maximum(count, 1), nan)
+                        keep_head[li] = np.where(seen, ov_head, nan)
+                        # key 0 counts as a visible cell holding 0, as the views' discount does it
+                        keep_rest_max[li] = np.where(seen[:, 0], rest_max, nan)
+                        keep_rest_mean[li] = np.where(seen[:, 0], rest_sum / np.maximum(count[:, 0], 1), nan)
     except torch.OutOfMemoryError as err:
         raise DeviceMemoryError(_oom_message(dev, H, rows_per, S, budget)) from err
     except RuntimeError as err:  # MPS and some backends say it in a RuntimeError
@@ -215,17 +232,8 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
         "special_weights": special_w, "causal": np.array(bool(causal)), "factor": np.array(f, np.int64),
     }
     if with_overview:
-        count = _overview_counts(T, S, f, causal)
-        seen = count > 0
-        nan = np.float32(np.nan)
-        out["overview_max"] = np.where(seen, ov_max, nan).astype(np.float16)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["overview_mean"] = np.where(seen, ov_sum / np.maximum(count, 1), nan).astype(np.float16)
-            # key 0 counts as a visible cell holding 0, as the views' discount does it
-            out["overview_max_rest0"] = np.where(seen[:, 0], rest_max, nan).astype(np.float16)
-            out["overview_mean_rest0"] = np.where(seen[:, 0], rest_sum / np.maximum(count[:, 0], 1),
-                                                  nan).astype(np.float16)
-        out["overview_head_max"] = np.where(seen, ov_head, nan).astype(np.float16)
+        out.update(overview_max=keep_max, overview_mean=keep_mean, overview_head_max=keep_head,
+                   overview_max_rest0=keep_rest_max, overview_mean_rest0=keep_rest_mean)
     return out
 
 
