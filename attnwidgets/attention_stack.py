@@ -30,12 +30,28 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["AttentionTooLargeError", "KeyMask", "LayerQK", "LazyStack", "RelativeBias", "block_rows", "dense_budget",
-           "format_bytes", "set_dense_budget", "stack_rows", "stack_shape"]
+__all__ = ["OVERVIEW_ABOVE", "OVERVIEW_SIDE", "AttentionTooLargeError", "KeyMask", "LayerQK", "LazyStack",
+           "RelativeBias", "block_rows", "dense_budget", "format_bytes", "overview_factor", "set_dense_budget",
+           "stack_rows", "stack_shape"]
 
 _DEFAULT_BUDGET = 512 << 20
 _budget: list[int] = [int(os.environ.get("ATTNWIDGETS_DENSE_BUDGET", _DEFAULT_BUDGET))]
 BLOCK_BYTES = 32 << 20  # how much one block of rows may take while it is computed
+#: Above this many tokens on either side a head is drawn as a block-max (or mean) overview, detail fetched by region.
+OVERVIEW_ABOVE = 1024
+#: Longest side of that overview (about the grid's width in device pixels).
+OVERVIEW_SIDE = 512
+
+
+def overview_factor(n_queries: int, n_keys: int, above: int = OVERVIEW_ABOVE, side: int = OVERVIEW_SIDE) -> int:
+    """Cells per overview cell along each side: 1 up to ``above`` tokens, else what brings the longer side to ``side``.
+
+    >>> overview_factor(500, 500), overview_factor(2000, 1500), overview_factor(8192, 8192)
+    (1, 4, 16)
+    """
+    if max(n_queries, n_keys) <= above:
+        return 1
+    return -(-max(n_queries, n_keys) // side)
 
 
 def dense_budget() -> int:
@@ -369,6 +385,9 @@ class LazyStack:
 
     layers: tuple[LayerQK, ...]
     _dense: list[np.ndarray] = field(default_factory=list, repr=False)
+    summary: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    """Per-head sums and overviews made with the weights (``attnwidgets.runner.headstats``), or empty: plain arrays,
+    handed over whole by :meth:`set_summary`; a stack made another way (selected, loaded) starts without."""
 
     def __post_init__(self) -> None:
         if not self.layers:
@@ -394,7 +413,14 @@ class LazyStack:
         for layer in self.layers:
             for a in layer.arrays():
                 seen[id(a)] = a.nbytes
-        return sum(seen.values()) + sum(a.nbytes for a in self._dense)
+        return sum(seen.values()) + sum(a.nbytes for a in self._dense) + sum(a.nbytes for a in self.summary.values())
+
+    def set_summary(self, arrays: dict[str, np.ndarray]) -> None:
+        """Hand this stack its summary, all at once and read-only (it describes these queries and keys only)."""
+        for a in arrays.values():
+            a.flags.writeable = False
+        self.summary.clear()
+        self.summary.update(arrays)
 
     def rows(self, layer: int, start: int, stop: int, head: int | None = None) -> np.ndarray:
         """Weights of rows ``start..stop``: (H, r, S) for every head, (r, S) for one, the heads' mean for ``-1``."""
@@ -453,6 +479,8 @@ class LazyStack:
         for layer in self.layers:
             for a in layer.arrays():
                 a.flags.writeable = False
+        for a in self.summary.values():
+            a.flags.writeable = False
 
 
 Stack = "np.ndarray | LazyStack"

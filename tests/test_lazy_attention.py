@@ -154,6 +154,7 @@ def test_nbytes_counts_queries_and_keys_not_the_dense_array(tiny_gpt2, no_dense)
     result = get_runner(tiny_gpt2).run(TEXT, truncation="error")
     L, H, T, S = result.attention_shape()
     qk = sum(x.query.nbytes + x.key.nbytes for x in result.stack().layers)
+    qk += sum(a.nbytes for a in result.stack().summary.values())  # the per-head sums made with the weights
     assert qk <= result.nbytes < qk + 10_000
     assert result.dense_nbytes() == L * H * T * S * 4
 

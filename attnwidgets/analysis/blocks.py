@@ -15,9 +15,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..attention_stack import LazyStack
 from ..result import AttentionResult
 
-__all__ = ["BlockAccumulator", "is_causal", "run_blocks", "visible_keys"]
+_said: list[bool] = []
+
+__all__ = ["BlockAccumulator", "is_causal", "kept_summary", "run_blocks", "visible_keys"]
 
 
 class BlockAccumulator(Protocol):
@@ -48,3 +51,28 @@ def run_blocks(result: AttentionResult, accumulators: Iterable[BlockAccumulator]
     for layer, start, stop, block in result.iter_blocks(rows=rows):
         for acc in accs:
             acc.add(layer, start, stop, block)
+
+
+def kept_summary(result: AttentionResult) -> dict[str, np.ndarray] | None:
+    """The per-head sums the runner made with a long input's weights (``attnwidgets.runner.headstats``), or None.
+
+    None for a dense result (numpy is fast there) and for a long one without them (loaded from disk, built from
+    arrays, or by generate): its statistics are computed here in numpy, a block of rows at a time, which is said
+    once per session (``attnwidgets.runner.headstats.attach_summary(result)`` makes the sums for such a result).
+    """
+    stack = result.stack("self")
+    if not isinstance(stack, LazyStack):
+        return None
+    summary = stack.summary
+    if summary and bool(summary["causal"]) == is_causal(result):
+        return summary
+    if not _said:
+        _said.append(True)
+        import warnings
+
+        warnings.warn("this long input's result holds no statistics made with its weights (it was loaded from "
+                      "disk, built from arrays or by generate), so they are rebuilt in numpy from its queries "
+                      "and keys, a block of rows at a time: slower. "
+                      "attnwidgets.runner.headstats.attach_summary(result) makes them once, in torch (said once per "
+                      "session)", stacklevel=3)
+    return None

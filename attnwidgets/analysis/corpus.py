@@ -31,7 +31,7 @@ from .blocks import BlockAccumulator, run_blocks
 from .clustering import HeadDistances
 from .merging import check_same_model, check_same_settings
 from .patterns import PATTERNS, PatternBlocks, pattern_features_batch, pattern_frame, patterns_from_features
-from .surface import STATISTICS, SurfaceBlocks, stats_to_frame, surface_stats_batch
+from .surface import STATISTICS, SurfaceBlocks, stats_to_frame, surface_from_summary, surface_stats_batch
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,6 +128,13 @@ class CorpusStats:
             from .words import word_level
 
             result = word_level(result)
+        kept = self._from_summary(result)
+        if kept is not None:  # the sums the runner made with the weights: no row is rebuilt
+            stats, features = kept
+            self._accumulate(stats, features, 1, result.n_tokens)
+            if self._distances is not None:
+                self._distances.add(result)
+            return
         surface = SurfaceBlocks(result, self.smoothing)
         patterns = PatternBlocks(result) if self._patterns else None
         accs: list[BlockAccumulator] = [_Check(), surface]
@@ -139,6 +146,24 @@ class CorpusStats:
         self._accumulate(stats, features, 1, result.n_tokens)
         if self._distances is not None:
             self._distances.add(result)
+
+    def _from_summary(self, result: AttentionResult) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None
+                                                             ] | None:
+        """(stats, features), each value (1, L, H), from a long input's kept sums; None when they cannot answer or
+        hold a non-finite number (then the block pass checks every row and says where)."""
+        surface = surface_from_summary(result, self.smoothing)
+        if surface is None:
+            return None
+        summary = result.stack("self").summary  # type: ignore[union-attr]
+        if not (np.isfinite(summary["colsum"]).all() and np.isfinite(summary["entropy"]).all()):
+            return None
+        features = None
+        if self._patterns:
+            features = PatternBlocks.from_summary(result)
+            if features is None:
+                return None
+            features = {k: v[None] for k, v in features.items()}
+        return {k: v[None] for k, v in surface.items()}, features
 
     def _accumulate(self, stats: dict[str, np.ndarray], features: dict[str, np.ndarray] | None, n_docs: int,
                     n_tokens: int) -> None:

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..result import AttentionResult
 from .batch import AttentionBatch
-from .blocks import is_causal, run_blocks
+from .blocks import is_causal, kept_summary, run_blocks
 from .surface import key_share
 from .tokens import token_kinds
 
@@ -180,6 +180,31 @@ class PatternBlocks:
             with np.errstate(invalid="ignore", divide="ignore"):
                 share = np.where(mass > 0, own / mass, np.nan)
             self.block[layer] += np.nansum(share[:, word_rows], -1)
+
+    @classmethod
+    def from_summary(cls, result: AttentionResult) -> dict[str, np.ndarray] | None:
+        """What :meth:`finish` gives, from the sums the runner made with a long input's weights (``stack.summary``);
+        None without them, or for a sentence pair (its within-segment share needs each row's mass per segment)."""
+        summary = kept_summary(result)
+        if summary is None:
+            return None
+        acc = cls(result)
+        if acc.is_pair:
+            return None
+        colsum = summary["colsum"]  # (L, H, S)
+        vertical = (colsum * acc.keys[:, 0]).sum(-1)  # mass on special keys, summed over rows
+        content = (colsum * acc.keys[:, 1]).sum(-1)
+        diag = summary["diag"].astype(np.float64)  # (L, H, 3, T): A[i, i - 1], A[i, i], A[i, i + 1]
+        n = acc.n
+        rows = np.arange(n)
+        diagonal = np.zeros(vertical.shape)
+        for j, offset in ((0, -1), (2, 1)):  # non-special neighbours only
+            keys = rows + offset
+            ok = (keys >= 0) & (keys < n)
+            ok[ok] &= acc.words[keys[ok]]
+            diagonal += diag[:, :, j, ok].sum(-1)
+        acc.vertical, acc.content, acc.diagonal = vertical, content, diagonal
+        return acc.finish()
 
     def finish(self) -> dict[str, np.ndarray]:
         """``vertical``, ``diagonal``, ``block``, ``content``, each (L, H)."""

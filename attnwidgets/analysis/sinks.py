@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..result import AttentionResult
+from .blocks import kept_summary
 
 __all__ = ["sink_frame", "sink_shares"]
 
@@ -59,6 +60,10 @@ def sink_shares(result: AttentionResult, keys: int | Iterable[int] = (0,), kind:
     if marked[0] < 0 or marked[-1] >= S:
         raise ValueError(f"sink keys {marked.tolist()} are outside the {S} keys")
     causal = _causal(result, kind)
+    if kind == "self" and result.is_lazy:
+        kept = _from_summary(result, marked, causal)
+        if kept is not None:
+            return kept
     total = np.zeros((L, H), np.float64)
     count = np.zeros(L, np.int64)
     for layer, start, stop, block in result.iter_blocks(kind):  # type: ignore[arg-type]
@@ -75,6 +80,35 @@ def sink_shares(result: AttentionResult, keys: int | Iterable[int] = (0,), kind:
         count[layer] += int(choice.sum())
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count[:, None] > 0, total / np.maximum(count, 1)[:, None], np.nan)
+
+
+def _from_summary(result: AttentionResult, marked: np.ndarray, causal: bool) -> np.ndarray | None:
+    """:func:`sink_shares` from the sums the runner made with the weights: the marked keys' column sums, less the
+    rows that have no choice (under a causal mask, the first rows when every key they see is marked: read from the
+    kept top-left corner). None when there are no such sums or the corner is too small."""
+    summary = kept_summary(result)
+    if summary is None:
+        return None
+    T = result.attention_shape()[2]
+    S = summary["colsum"].shape[-1]
+    total = summary["colsum"][..., marked].sum(-1)  # (L, H)
+    if causal:
+        q = np.arange(T)
+        seen = np.searchsorted(marked, q, side="right")
+        choice = (seen > 0) & (q + 1 > seen)
+        # rows before the first marked key put nothing on it; rows whose every key is marked are taken out
+        none = np.flatnonzero((seen > 0) & ~choice)
+        corner = summary["corner"]
+        if none.size and none.max() >= corner.shape[-2]:
+            return None
+        for row in none:
+            total = total - corner[:, :, row][..., marked[marked < corner.shape[-1]]].sum(-1)
+        n = int(choice.sum())
+    else:
+        n = T if S > marked.size else 0
+    if n == 0:
+        return np.full(total.shape, np.nan)
+    return total / n
 
 
 def sink_frame(result: AttentionResult, keys: int | Iterable[int] = (0,), kind: str = "self") -> Any:

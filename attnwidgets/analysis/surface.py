@@ -36,7 +36,7 @@ import numpy as np
 from ..html_repr import repr_html
 from ..result import AttentionResult
 from .batch import AttentionBatch
-from .blocks import is_causal, run_blocks, visible_keys
+from .blocks import is_causal, kept_summary, run_blocks, visible_keys
 from .tokens import token_kinds
 
 if TYPE_CHECKING:
@@ -384,6 +384,7 @@ def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: fl
         from .words import word_level
 
         result = word_level(result)
+    kept = surface_from_summary(result, smoothing) if rows is None and result.is_lazy else None
     if rows is not None:
         acc = SurfaceBlocks(result, smoothing, rows=rows)
         n_layers, n_heads, _n, n_keys = result.attention_shape()
@@ -394,7 +395,9 @@ def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: fl
                     b = min(stop, a + step)
                     acc.add(layer, a, b, result.rows(layer, a, b))
         values = acc.finish()
-    elif result.is_lazy:  # a long input: a block of rows at a time
+    elif kept is not None:  # a long input: from the sums made with its weights (runner/headstats.py)
+        values = kept
+    elif result.is_lazy:  # a long input without them: a block of rows at a time
         acc = SurfaceBlocks(result, smoothing)
         run_blocks(result, [acc])
         values = acc.finish()
@@ -402,6 +405,40 @@ def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: fl
         batch = AttentionBatch.from_results([result])
         values = {k: v[0] for k, v in surface_stats_batch(batch, smoothing).items()}
     return SurfaceStats(values, model=source.model, n_tokens=result.n_tokens, words=words)
+
+
+def surface_from_summary(result: AttentionResult, smoothing: float = 0.0) -> dict[str, np.ndarray] | None:
+    """:func:`surface_stats` of a long input from the sums its runner made with the weights (``stack.summary``, see
+    :mod:`attnwidgets.runner.headstats`): no weight is rebuilt. None when the result has no such sums, or when they
+    cannot answer (entropy smoothing, more [SEP] rows than were kept): then :class:`SurfaceBlocks` does it.
+    The same numbers as :class:`SurfaceBlocks` to float32 rounding (tests hold them to 1e-5)."""
+    summary = kept_summary(result) if not smoothing else None
+    if summary is None:
+        return None
+    kinds = token_kinds(result.tokens, result.special_mask)
+    sep_rows = np.flatnonzero(kinds["sep"])
+    kept_rows = summary["special_rows"]
+    if not np.isin(sep_rows, kept_rows).all():
+        return None
+    n = result.n_tokens
+    keys = np.stack([kinds[k] for k in SurfaceBlocks._KEYS], axis=-1).astype(np.float64)  # (n, 4)
+    totals = summary["colsum"] @ keys  # (L, H, 4)
+    out = {name: totals[..., i] / max(n, 1) for i, name in enumerate(SurfaceBlocks._KEYS)}
+    at = np.searchsorted(kept_rows, sep_rows)
+    sep_sep = summary["special_weights"][:, :, at].astype(np.float64) @ keys[:, 1]  # (L, H, n_sep)
+    sep_sep = sep_sep.sum(-1)
+    n_sep = sep_rows.size
+    nan = np.full(sep_sep.shape, np.nan)
+    out["sep_sep"] = sep_sep / n_sep if n_sep else nan
+    out["rest_sep"] = (totals[..., 1] - sep_sep) / (n - n_sep) if n - n_sep else nan
+    diag = summary["diag"].sum(-1, dtype=np.float64)  # (L, H, 3): previous, self, next
+    out["self"], out["prev"], out["next"] = diag[..., 1] / max(n, 1), diag[..., 0] / max(n, 1), diag[..., 2] / max(n, 1)
+    entropy = summary["entropy"]
+    out["entropy"] = entropy.sum(-1) / max(n, 1)
+    out["entropy_cls"] = entropy[..., 0].copy() if n else np.full(nan.shape, np.nan)
+    out["entropy_last"] = entropy[..., -1].copy() if n else np.full(nan.shape, np.nan)
+    out["entropy_uniform"] = np.full(nan.shape, float(uniform_entropy(n, causal=is_causal(result))))
+    return out  # the order of surface_stats_batch
 
 
 class SurfaceBlocks:

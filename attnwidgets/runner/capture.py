@@ -57,13 +57,16 @@ class CapturedCall:
     sinks: np.ndarray | None = None
     new_keys: int = 0
     n_keys: int = 0
+    value: np.ndarray | None = None
 
 
 @dataclass
 class Capture:
-    """The calls captured per site, in order."""
+    """The calls captured per site, in order. ``values_at``: the sites whose values are kept too (the QK
+    step-through of a long input, :func:`attnwidgets.runner.qk.capture_qk_layers`); none by default."""
 
     calls: dict[AttentionSite, list[CapturedCall]] = field(default_factory=dict)
+    values_at: frozenset[AttentionSite] = frozenset()
     _masks: dict[int, tuple[Any, list[KeyMask]]] = field(default_factory=dict, repr=False)
     biases: dict[int, tuple[Any, np.ndarray]] = field(default_factory=dict, repr=False)
 
@@ -216,6 +219,7 @@ def captured_attention(capture: Capture, site: AttentionSite, module: nn.Module,
         query=_numpy(query), key=_numpy(kept), scaling=scaling, masks=masks, bias=bias_np,
         softcap=None if softcap is None else float(softcap),  # type: ignore[arg-type]
         sinks=None if sinks is None else _numpy(sinks), new_keys=new, n_keys=s,
+        value=_numpy(value) if site in capture.values_at else None,
     ))
     if bias is None and softcap is None and sinks is None:
         out = _sdpa(query, key, value, attention_mask, scaling, causal and attention_mask is None and t == s and t > 1)

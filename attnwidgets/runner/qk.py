@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -134,6 +135,8 @@ def capture_qk_layers(
             raise IndexError(f"layer {layer} is out of range: the {stack} stack has {n_layers} layers "
                              f"(0..{n_layers - 1})")
     enc = runner.encode([text], [text_pair], [target])
+    if runner.keeps_lazy(enc):  # a long input: no dense eager forward, the capture path keeps what is asked for
+        return _capture_long(runner, enc, text, text_pair, target, stack, wanted)
     seen: dict[int, tuple[control.AttentionCall, torch.Tensor]] = {}
 
     def hook(call: control.AttentionCall, weights: torch.Tensor) -> None:
@@ -175,6 +178,39 @@ def capture_qk_layers(
                 "something (soft-capping, a position bias it does not hand to the attention function). The "
                 "softmax panel shows the model's own weights.", UserWarning, stacklevel=2)
         out.append(cap)
+    return out
+
+
+def _capture_long(runner: Runner, enc: Any, text: str, text_pair: str | None, target: str | None, stack: str,
+                  wanted: list[int]) -> list[QKCapture]:
+    """:func:`capture_qk_layers` of an input whose dense attention is past the budget: one forward in capture mode
+    (fused attention, nothing n x n for the layers not asked for) keeps the asked layers' queries, keys, values and
+    bias; each capture's weights are rebuilt from them (the capture path's weights equal eager attention to 1e-5)."""
+    sites = frozenset(control.AttentionSite(stack, layer) for layer in wanted)  # type: ignore[arg-type]
+    held = Capture(values_at=sites)
+    runner.forward(enc, capture=held)
+    res = runner.run(text, text_pair, target=target)  # cached: tokens of the same input
+    queries = res.target_tokens if stack in ("decoder", "cross") else res.tokens
+    keys = res.target_tokens if stack == "decoder" else res.tokens
+    assert queries is not None and keys is not None
+    lazy = held.stack(stack, 0)
+    if lazy is None:
+        raise RuntimeError(f"the model ran no {stack} attention through attnwidgets' attention function")
+    by_layer = dict(zip((s.layer for s in held.sites(stack)), lazy.layers, strict=True))
+    out = []
+    for layer in wanted:
+        qk = by_layer.get(layer)
+        calls = held.calls.get(control.AttentionSite(stack, layer))  # type: ignore[arg-type]
+        if qk is None or not calls or calls[0].value is None:
+            raise RuntimeError(f"the model ran no {stack} attention at layer {layer} through attnwidgets' attention "
+                               "function")
+        n, m = qk.n_queries, qk.n_keys
+        value = calls[0].value[0]
+        mask = qk.mask.rows(0, n, m)
+        bias = None if qk.bias is None else np.asarray(qk.bias.rows(0, n, m), np.float32)
+        out.append(QKCapture.from_vectors(qk.query, qk.key, value, queries, key_tokens=keys, scaling=qk.scaling,
+                                          mask=mask, layer=layer, stack=stack, model=runner.info,
+                                          weights=qk.rows(0, n), bias=bias))
     return out
 
 

@@ -13,7 +13,7 @@ import torch
 
 from ..attention_stack import LazyStack, dense_budget, format_bytes
 from ..result import BUNDLED_SOURCE, AttentionResult, InvalidAttentionError, ModelInfo, check_attention
-from . import control
+from . import control, headstats
 from .cache import ByteLRU
 from .capture import Capture, capturing
 from .encoding import Encoded, Tokenising, Truncation, check_text
@@ -402,6 +402,10 @@ class Runner(Tokenising):
                 "architecture (BERT, GPT-2, BART, Llama)."
             )
         self._check_lazy(attention, "self-attention" if kind != "encoder-decoder" else "encoder self-attention")
+        # every head's statistics sums and overview, on the model's device while its queries and keys are at hand
+        attention.set_summary(headstats.summarise(attention, causal=kind == "decoder",
+                                                  special_rows=np.flatnonzero(src["special_mask"]),
+                                                  device=self.device))
         fields: dict[str, Any] = {}
         if kind == "encoder-decoder":
             tgt = self.token_fields(enc, row, side="target")

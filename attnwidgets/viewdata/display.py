@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..attention_stack import OVERVIEW_ABOVE, OVERVIEW_SIDE, LazyStack, overview_factor
 from ..result import AttentionResult
 
 __all__ = ["REDUCTIONS", "Reduced", "block_reduce", "block_reduce_rows", "check_reduce", "head_overview", "is_causal",
@@ -133,10 +134,8 @@ def region(matrix: np.ndarray, q0: int, q1: int, k0: int, k1: int) -> np.ndarray
     return np.ascontiguousarray(matrix[..., q0:q1, k0:k1], dtype=np.float32)
 
 
-#: Above this many tokens on either side a head is sent as a block-max overview, with detail fetched by region.
-OVERVIEW_ABOVE = 1024
-#: Longest side of that overview (about the grid's width in device pixels).
-OVERVIEW_SIDE = 512
+# OVERVIEW_ABOVE (1024 tokens: past it a head is sent as a block-max overview, detail fetched by region) and
+# OVERVIEW_SIDE (512: the overview's longest side) live with the stack, whose runner makes every head's overview.
 
 
 def overview(matrix: np.ndarray, above: int = OVERVIEW_ABOVE, side: int = OVERVIEW_SIDE) -> tuple[np.ndarray, int]:
@@ -209,9 +208,7 @@ def reduce_factor(n_queries: int, n_keys: int, above: int = OVERVIEW_ABOVE, side
     >>> reduce_factor(500, 500), reduce_factor(2000, 1500), reduce_factor(8192, 8192)
     (1, 4, 16)
     """
-    if max(n_queries, n_keys) <= above:
-        return 1
-    return math.ceil(max(n_queries, n_keys) / side)
+    return overview_factor(n_queries, n_keys, above, side)
 
 
 def sink_keys(discount: Any, n_keys: int) -> tuple[int, ...]:
@@ -255,6 +252,9 @@ def reduce_head(result: AttentionResult, kind: str, layer: int, head: int | None
     [[0.25, 0.25], [0.325, 0.175]]
     """
     check_reduce(how)
+    kept = _kept_overview(result, kind, layer, head, factor, how, discount)
+    if kept is not None:
+        return kept
     _L, H, T, S = result.attention_shape(kind)  # type: ignore[arg-type]
     causal = is_causal(result, kind)
     n_heads = H if head is None else 1
@@ -291,6 +291,36 @@ def reduce_head(result: AttentionResult, kind: str, layer: int, head: int | None
         warnings.simplefilter("ignore", RuntimeWarning)
         vmax = float(np.nanmax(top)) if top.size and np.isfinite(top).any() else 0.0
     return Reduced(out, factor, min(per_block, factor), vmax)
+
+
+def _kept_overview(result: AttentionResult, kind: str, layer: int, head: int | None, factor: int, how: str,
+                   discount: tuple[int, ...]) -> Reduced | None:
+    """The overview the runner made with the weights (``stack.summary``, every head at once, all rows read), when it
+    is the one asked for: a lookup, not a rebuild. None otherwise (the caller reads rows)."""
+    stack = result.stack(kind)  # type: ignore[arg-type]
+    summary = stack.summary if isinstance(stack, LazyStack) else None
+    if not summary or "overview_max" not in summary or int(summary["factor"]) != factor \
+            or bool(summary["causal"]) != is_causal(result, kind) or discount not in ((), (0,)):
+        return None
+    if head == -1 and how == "max":
+        if discount:
+            return None
+        matrix = summary["overview_head_max"][layer].astype(np.float32)
+        rest = None
+    else:
+        name = "overview_max" if how == "max" else "overview_mean"
+        every = summary[name][layer].astype(np.float32)  # (H, rows, cols)
+        matrix = every if head is None else every.mean(0) if head == -1 else every[head]
+        rest = None
+        if discount:
+            first = summary[f"{name}_rest0"][layer].astype(np.float32)  # (H, rows)
+            rest = matrix.copy()
+            rest[..., 0] = first if head is None else first.mean(0) if head == -1 else first[head]
+    top = rest if rest is not None else matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        vmax = float(np.nanmax(top)) if top.size and np.isfinite(top).any() else 0.0
+    return Reduced(matrix, factor, factor, vmax)
 
 
 def _reduce_rows(w: np.ndarray, rows: np.ndarray, span: int, factor: int, how: str, causal: bool) -> np.ndarray:
@@ -404,11 +434,21 @@ def result_thumbnails(result: AttentionResult, kind: str, side: int = 32, how: s
     factor = max(1, math.ceil(max(T, S) / side))
     budget = THUMB_BUDGET if budget is None else int(budget)
     per_layer = max(1, budget // max(1, L))
-    parts = [reduce_head(result, kind, layer, None, factor, how, budget=per_layer) for layer in range(L)]
-    small = np.nan_to_num(np.stack([p.matrix for p in parts]), nan=0.0)
+    stack = result.stack(kind)  # type: ignore[arg-type]
+    summary = stack.summary if isinstance(stack, LazyStack) else {}
+    kept = int(summary["factor"]) if "overview_max" in summary else 0
+    if how == "max" and kept > 1 and factor % kept == 0 and bool(summary["causal"]) == is_causal(result, kind):
+        # the runner's every-head block max, reduced further: a max of maxes is the max
+        small = block_reduce_rows(summary["overview_max"].astype(np.float32), factor // kept, factor // kept, "max")
+        used = factor
+    else:
+        parts = [reduce_head(result, kind, layer, None, factor, how, budget=per_layer) for layer in range(L)]
+        small = np.stack([p.matrix for p in parts])
+        used = min(p.rows_used for p in parts)
+    small = np.nan_to_num(small, nan=0.0)
     top = small.max(axis=(-2, -1), keepdims=True)
     scaled = np.where(top > 0, small / np.where(top > 0, top, 1.0), 0.0)
-    return np.round(scaled * 255).astype(np.uint8), factor, min(p.rows_used for p in parts)
+    return np.round(scaled * 255).astype(np.uint8), factor, used
 
 
 def kv_group(result: AttentionResult, head: int, kind: str = "self") -> int | None:
