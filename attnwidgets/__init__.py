@@ -14,28 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._version import __version__
 from .lazy import attach
 from .result import AttentionResult, ModelInfo
-
-
-def _version() -> str:
-    """The installed distribution's version (pyproject.toml is its one source); read from pyproject.toml itself in a
-    source tree that was never installed, so a checkout on ``PYTHONPATH`` still knows its version."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("attnwidgets")
-    except PackageNotFoundError:
-        import re
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-        found = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(encoding="utf-8"), re.M) \
-            if pyproject.is_file() else None
-        return found.group(1) if found else "0+unknown"
-
-
-__version__ = _version()
 
 # name -> module that defines it; resolved on first use so `import attnwidgets` stays light.
 _LAZY: dict[str, str] = {

@@ -343,7 +343,7 @@ def read_entry(path: str | os.PathLike[str], name: str, shape: Sequence[int | No
 
 
 def _version() -> str:
-    from . import __version__
+    from ._version import __version__
 
     return __version__
 

@@ -43,6 +43,8 @@ FORBIDDEN["qk_result"] = FORBIDDEN["result"]
 FORBIDDEN["generation_result"] = FORBIDDEN["result"]
 # persist (the saved-file format and its model tags) sits in the result layer, so every layer above can save with it.
 FORBIDDEN["persist"] = FORBIDDEN["result"]
+# _version (the package version, read by persist, cli and the top level) imports nothing of ours.
+FORBIDDEN["_version"] = FORBIDDEN["result"]
 # lab (`attnwidgets lab`: copy the tutorials, start JupyterLab) needs nothing of ours, so the command starts fast.
 FORBIDDEN["lab"] = FORBIDDEN["result"]
 

@@ -218,6 +218,6 @@ def test_twin_labels_of_split_tokens(bpe_inputs):
 
 
 def test_the_same_tokens_in_a_saved_page(bpe_inputs, tmp_path: Path):
-    page = aw.HeadView(bpe_inputs.bert).save_html(tmp_path / "head.html").read_text(encoding="utf-8")
+    page = aw.save_html(aw.HeadView(bpe_inputs.bert), tmp_path / "head.html").read_text(encoding="utf-8")
     assert '[["\\u003cs\\u003e"," café"," 東京"," 🙂","\\u003c/s\\u003e"]' in page
     assert "ĠcafÃ©" not in page

@@ -181,7 +181,7 @@ def test_hostile_token_text_stays_text(tmp_path):
     r = AttentionResult.from_arrays(a, hostile)
     w = aw.AttentionProfile(r)
     assert w._payload["docs"]["self"]["pieces"][0] == hostile[0]  # sent as data, drawn with textContent
-    text = w.save_html(tmp_path / "p.html").read_text(encoding="utf-8")
+    text = aw.save_html(w, tmp_path / "p.html").read_text(encoding="utf-8")
     assert "<img src=x" not in text and "<script>alert" not in text
 
 

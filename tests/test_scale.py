@@ -184,14 +184,14 @@ def test_an_interrupted_run_resumes_from_its_results_folder(tiny_bert, tmp_path)
     options = shards.Options(results_dir=tmp_path / "run", progress=False)
     settings = {"study": "test", "distances": True}
     with pytest.raises(KeyboardInterrupt):
-        shards.run(StopAfter(work, 4), plan, runner, options, settings=settings, desc="", unit="")
+        shards.run(StopAfter(work, 4), plan, runner, options, kind=CorpusStats, settings=settings, desc="", unit="")
     files = sorted(p.name for p in (tmp_path / "run").iterdir())
     assert files.count("manifest.json") == 1 and len([f for f in files if f.endswith(".npz")]) == 4
     again = Counting(work)
-    resumed = shards.run(again, plan, runner, options, settings=settings, desc="", unit="")
+    resumed = shards.run(again, plan, runner, options, kind=CorpusStats, settings=settings, desc="", unit="")
     assert again.calls == 2  # only the two shards that had not finished
-    uninterrupted = shards.run(work, plan, runner, shards.Options(progress=False), settings=settings, desc="",
-                               unit="")
+    uninterrupted = shards.run(work, plan, runner, shards.Options(progress=False), kind=CorpusStats,
+                               settings=settings, desc="", unit="")
     assert_same_stats(resumed, uninterrupted, rtol=1e-12)
     # a shard file carries the model, revision and package version
     import json
@@ -292,10 +292,12 @@ def test_a_killed_ray_worker_is_retried_and_the_result_is_identical(ray_session,
     settings = {"study": "test"}
     marker = tmp_path / "killed"
     with shards.Pool(tiny_bert, shards.Options(backend="ray", num_workers=2, progress=False)) as pool:
-        parts = pool.map(KillOnce(work, str(marker)), plan, settings=settings, desc="", unit="")
+        parts = pool.map(KillOnce(work, str(marker)), plan, kind=CorpusStats, settings=settings, desc="",
+                         unit="")
         pids = pool.worker_pids()
     killed = int(marker.read_text())
     assert killed not in pids  # the process that died was replaced by a restarted actor
     remote = aw.merge(parts)
-    local = shards.run(work, plan, runner, shards.Options(progress=False), settings=settings, desc="", unit="")
+    local = shards.run(work, plan, runner, shards.Options(progress=False), kind=CorpusStats, settings=settings,
+                       desc="", unit="")
     assert_same_stats(remote, local)

@@ -295,7 +295,7 @@ def test_save_html_writes_a_page(view, tmp_path):
     case, make = view
     w = make()
     assert isinstance(w._export_requests("view"), list) and isinstance(w._export_requests("all"), list)
-    path = w.save_html(tmp_path / f"{case.id}.html")
+    path = aw.save_html(w, tmp_path / f"{case.id}.html")
     text = path.read_text(encoding="utf-8")
     assert text.startswith("<!doctype html>") and case.id in text
     assert '"_payload"' in text, "the page carries the payload"

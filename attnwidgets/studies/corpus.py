@@ -143,7 +143,8 @@ def corpus_stats(
     plan = shards.plan(todo, per_shard=max(1, batch_size), lengths=[len(a) + len(b or "") for a, b in todo])
     settings = {"study": "corpus_stats", "words": words, "smoothing": smoothing, "distances": distances,
                 "patterns": patterns, "batch_size": batch_size, "truncation": truncation}
-    return shards.run(work, plan, model, options, settings=settings, desc="corpus statistics", unit="text")
+    return shards.run(work, plan, model, options, kind=CorpusStats, settings=settings, desc="corpus statistics",
+                      unit="text")
 
 
 @dataclass

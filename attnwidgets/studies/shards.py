@@ -202,18 +202,9 @@ def merge(parts: Sequence[Any]) -> Any:
 
 
 def _package_version() -> str:
-    from .. import __version__
+    from .._version import __version__
 
     return str(__version__)
-
-
-def _mergeable_types() -> dict[str, Any]:
-    from ..analysis.corpus import CorpusStats
-    from ..analysis.dependency import DependencyScores
-    from .importance import ImportanceSums
-    from .sweeps import SweepResult
-
-    return {t.__name__: t for t in (CorpusStats, DependencyScores, SweepResult, ImportanceSums)}
 
 
 class _Folder:
@@ -228,9 +219,11 @@ class _Folder:
     passes the checks of its kind; otherwise :class:`ResultsFolderError` names it and says how to compute it again.
     """
 
-    def __init__(self, path: str | os.PathLike[str], tags: dict[str, Any], shards: Sequence[Shard]) -> None:
+    def __init__(self, path: str | os.PathLike[str], tags: dict[str, Any], shards: Sequence[Shard],
+                 kind: type[Any]) -> None:
         self.path = Path(path)
         self.tags = tags
+        self.kind = kind  # what every shard holds: a partial result with to_state/from_state and merge
         self.manifest: dict[str, Any] = {**tags, "shards": [s.key for s in shards], "files": {}}
         self.path.mkdir(parents=True, exist_ok=True)
         mf = self.path / "manifest.json"
@@ -328,11 +321,10 @@ class _Folder:
         if digest != record["sha256"]:
             raise self._refuse(shard, f"has changed since it was written (sha256 {digest[:12]}..., the manifest "
                                f"recorded {record['sha256'][:12]}...)")
-        kinds = _mergeable_types()
-        if meta.get("type") not in kinds:
-            raise self._refuse(shard, f"holds a {meta.get('type')!r}, not one of {', '.join(kinds)}")
+        if meta.get("type") != self.kind.__name__:
+            raise self._refuse(shard, f"holds a {meta.get('type')!r}, not a {self.kind.__name__}")
         try:
-            return kinds[meta["type"]].from_state(arrays, meta["state"])
+            return self.kind.from_state(arrays, meta["state"])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             what = f"has no field {exc}" if isinstance(exc, KeyError) else str(exc)
             raise self._refuse(shard, f"holds a {meta['type']} that fails its checks ({what})") from exc
@@ -393,14 +385,17 @@ def _json_default(value: Any) -> Any:
 
 
 def run(work: Callable[[Any, list[Any]], Any], shards: Sequence[Shard], model: Any, options: Options, *,
-        settings: dict[str, Any], desc: str, unit: str) -> Any:
+        kind: type[Any], settings: dict[str, Any], desc: str, unit: str) -> Any:
     """Run ``work(runner, shard.items)`` on every shard and merge the partials (see the module docstring).
+
+    ``kind`` is the class of what ``work`` returns (its ``merge`` joins the partials, its ``from_state`` reads a
+    finished shard back from a results folder).
 
     ``model`` is a runner, a model name or folder, or None (the bundled model); ``settings`` are what the partials
     were measured with, written to a results folder's manifest so that a folder of another run is refused.
     """
     with Pool(model, options) as pool:
-        return merge(pool.map(work, shards, settings=settings, desc=desc, unit=unit))
+        return merge(pool.map(work, shards, kind=kind, settings=settings, desc=desc, unit=unit))
 
 
 class Pool:
@@ -446,10 +441,10 @@ class Pool:
         return {"model": self.spec.name, "revision": self.spec.revision, "version": _package_version(),
                 "settings": json.loads(json.dumps(settings, default=_json_default))}
 
-    def map(self, work: Callable[[Any, list[Any]], Any], shards: Sequence[Shard], *, settings: dict[str, Any],
-            desc: str, unit: str) -> list[Any]:
+    def map(self, work: Callable[[Any, list[Any]], Any], shards: Sequence[Shard], *, kind: type[Any],
+            settings: dict[str, Any], desc: str, unit: str) -> list[Any]:
         """The partial result of every shard, in plan order (finished shards of a results folder loaded, not run)."""
-        folder = _Folder(self.options.results_dir, self.tags(settings), shards) \
+        folder = _Folder(self.options.results_dir, self.tags(settings), shards, kind) \
             if self.options.results_dir is not None else None
         done: dict[int, Any] = {}
         if folder is not None:

@@ -31,7 +31,7 @@ from ..result import ModelInfo
 from ..runner import Runner
 from ..runner.ablation import Ablation, MeanPattern
 from ..runner.partial import forward_ablated
-from .importance import ImportanceWork, least_important
+from .importance import ImportanceSums, ImportanceWork, least_important
 from .tasks import Task, pooled_embedding
 
 __all__ = ["PrunedWork", "PruningCurve", "SweepResult", "SweepWork", "evaluate", "pooled_embeddings", "pruning_curve",
@@ -464,8 +464,8 @@ def sweep_heads(
     settings = {"study": "sweep_heads", "task": task.name, "metric": task.metric, "mode": mode, "layers": layers,
                 "stack": stack, "batch_size": batch_size, "reference": reference is not None}
     work = SweepWork(task, (L, H), mode, stack, reference, batch_size)
-    result: SweepResult = shards.run(work, shards.plan(units), runner, options, settings=settings,
-                                     desc=f"sweep ({mode})", unit="ablation")
+    result: SweepResult = shards.run(work, shards.plan(units), runner, options, kind=SweepResult,
+                                     settings=settings, desc=f"sweep ({mode})", unit="ablation")
     result.seconds = time.perf_counter() - start
     result.model, result.settings = runner.info, settings
     return result
@@ -639,7 +639,8 @@ def pruning_curve(
     with shards.Pool(runner, options) as pool:
 
         def metric(heads: list[tuple[int, int]]) -> float:
-            (part,) = pool.map(measure, shards.plan([list(heads)]), settings=settings, desc="", unit="")
+            (part,) = pool.map(measure, shards.plan([list(heads)]), kind=SweepResult, settings=settings, desc="",
+                               unit="")
             return float(part.baseline)
 
         rows = [dict(share=0.0, n_pruned=0, metric=metric([]), pruned=[])]
@@ -649,8 +650,8 @@ def pruning_curve(
             bar = tqdm(total=n_steps, desc="pruning", unit="step", delay=1.0)
         try:
             for _ in range(n_steps):
-                parts = pool.map(ImportanceWork(task, mask.copy(), stack), importance_plan, settings=settings,
-                                 desc="", unit="")
+                parts = pool.map(ImportanceWork(task, mask.copy(), stack), importance_plan, kind=ImportanceSums,
+                                 settings=settings, desc="", unit="")
                 imp = shards.merge(parts).importance("layer")
                 importances.append(imp)
                 chosen = least_important(imp, per_step, pruned)

@@ -254,15 +254,3 @@ class AttnWidget(anywidget.AnyWidget):
         if handler is None:
             raise ValueError(f"unknown request {request.get('what')!r}")
         return handler(request)
-
-    def save_html(self, path: str | Path, *, title: str | None = None, precision: str = "float16",
-                  scope: str = "auto") -> Path:
-        """Write this view as one self-contained HTML file (JS and data inlined, no CDN, renders offline).
-
-        ``precision`` ("float16", "uint8" or "float32") and ``scope`` ("all": every view precomputed, "view": only
-        the one on screen, "auto": "all" unless the page would pass 20 MB) trade file size against exactness; see
-        :mod:`attnwidgets.export`. Prints the size written.
-        """
-        from ..export import save_html
-
-        return save_html(self, path, title=title, precision=precision, scope=scope)  # type: ignore[arg-type]
