@@ -10,7 +10,7 @@ import torch
 
 import attnwidgets as aw
 from attnwidgets.data import data_path
-from attnwidgets.studies import fillmask as fm
+from attnwidgets.studies import masked_lm as fm
 
 
 def test_shipped_head_is_small_float16_and_without_the_decoder_matrix():
