@@ -23,8 +23,8 @@ from matplotlib.text import Text
 import attnwidgets as aw
 from attnwidgets import plots
 from attnwidgets.analysis import CorpusStats, head_distances, head_embedding, surface_stats
-from attnwidgets.analysis.residual import ResidualContributions
 from attnwidgets.analysis.coref import CorefScores
+from attnwidgets.analysis.residual import ResidualContributions
 from attnwidgets.analysis.roles import HeadRoles, RoleCheck, role_scores
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
