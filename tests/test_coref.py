@@ -362,14 +362,14 @@ def test_study_on_the_bundled_model():
 def test_views_of_the_scores():
     seg = coref_segments(read_coref(DOGS), singletons=True)[0]  # "A cat", mentioned once, stays a candidate
     s = score_coref([word_result(seg, {9: 1}, n_heads=3)], [seg])
-    g = aw.coref_grid(s)
+    g = aw.HeadStatsGrid.from_coref(s)
     assert g.statistic == "antecedent_selection" and (g.layer, g.head) == (0, 0)
     assert g.values("antecedent_selection").tolist() == [[1.0, 0.0, 0.0]]
     assert "same head 1.00" in g._meta["title"]
     fig = aw.plot_coref(s, theme="lecture")
     assert "baselines: nearest 0.00" in fig.axes[0].get_title()
     with pytest.raises(TypeError, match="CorefScores"):
-        aw.coref_grid({"x": 1})
+        aw.HeadStatsGrid.from_coref({"x": 1})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         aw.plot_coref(s, selected=False)

@@ -180,17 +180,17 @@ def _toy_roles():
 
 def test_view_opens_the_best_head():
     roles = _toy_roles()
-    view = aw.head_roles_view(roles)
+    view = aw.HeadRolesView(roles)
     assert (view.grid.layer, view.grid.head, view.heatmap.head) == (0, 1, 1)
     assert view.grid.values("induction").tolist() == [[0.0, 1.0]]
     assert view.grid._meta["labels"]["induction"] == "induction score"
-    assert aw.head_roles_view(roles, "previous_token").heatmap.head == 0
+    assert aw.HeadRolesView(roles, "previous_token").heatmap.head == 0
     with pytest.raises(ValueError, match="unknown role"):
-        aw.head_roles_view(roles, "copying")
+        aw.HeadRolesView(roles, "copying")
     with pytest.raises(TypeError, match="takes the HeadRoles"):
-        aw.head_roles_view({"induction": np.zeros((1, 2))})
+        aw.HeadRolesView({"induction": np.zeros((1, 2))})
     with pytest.raises(ValueError, match="layer 3 is out of range"):
-        aw.head_roles_view(roles, layer=3)
+        aw.HeadRolesView(roles, layer=3)
 
 
 def test_static_twins():

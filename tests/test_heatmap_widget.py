@@ -7,7 +7,7 @@ import pytest
 import traitlets
 
 import attnwidgets as aw
-from attnwidgets.widgets import pack
+from attnwidgets.viewdata.wire import pack
 
 
 def crafted() -> aw.AttentionResult:

@@ -166,7 +166,7 @@ def test_sink_shares_blockwise_equal_the_dense_count(no_dense):
     np.testing.assert_allclose(two, (a[:, :, 1:, 0] + a[:, :, 1:, 5]).mean(-1), rtol=1e-5)  # 1..4 see key 0
     with pytest.raises(ValueError, match="outside the 700 keys"):
         aw.sink_shares(r, keys=[700])
-    grid = aw.sink_grid(r)
+    grid = aw.HeadStatsGrid.from_sinks(r)
     np.testing.assert_allclose(grid.values("sink"), got)
     assert "share of attention on key 0 (<s>)" in grid.stats.title
     import matplotlib

@@ -88,7 +88,7 @@ FROM_A_RESULT: list[tuple[str, type, Callable[[list[AttentionResult]], Any]]] = 
     ("EntropyBars-norms", aw.EntropyBars, lambda rs: aw.EntropyBars(rs[0], measure="norms")),
     ("HeadStatsGrid", aw.HeadStatsGrid, lambda rs: aw.HeadStatsGrid(rs[0])),
     ("HeadStatsGrid-list", aw.HeadStatsGrid, lambda rs: aw.HeadStatsGrid(rs)),
-    ("sink_grid", aw.HeadStatsGrid, lambda rs: aw.sink_grid(rs[0])),
+    ("HeadStatsGrid.from_sinks", aw.HeadStatsGrid, lambda rs: aw.HeadStatsGrid.from_sinks(rs[0])),
     ("HeadClusterMap", aw.HeadClusterMap, lambda rs: aw.HeadClusterMap(rs)),
     ("AttentionCompare", aw.AttentionCompare, lambda rs: aw.AttentionCompare(rs[0], rs[1])),
     ("AttentionCompare-ablated", aw.AttentionCompare,

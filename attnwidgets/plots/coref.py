@@ -1,4 +1,5 @@
-"""Static twin of :func:`attnwidgets.coref_grid`: antecedent selection accuracy per head, baselines in the title."""
+"""Static twin of :meth:`attnwidgets.HeadStatsGrid.from_coref`: antecedent selection accuracy per head, baselines
+in the title."""
 
 from __future__ import annotations
 

@@ -123,8 +123,8 @@ def plot_head_stats(
 
 @lecture_fit
 def plot_sinks(result: Any, keys: Any = (0,), *, kind: str = "self", **kwargs: Any) -> Figure:
-    """Static twin of :func:`attnwidgets.sink_grid`: each head's mean share of attention on ``keys`` (default
-    the first token) as a layers x heads grid. Keyword arguments go to :func:`plot_head_stats`.
+    """Static twin of :meth:`attnwidgets.HeadStatsGrid.from_sinks`: each head's mean share of attention on ``keys``
+    (default the first token) as a layers x heads grid. Keyword arguments go to :func:`plot_head_stats`.
 
     Examples
     --------

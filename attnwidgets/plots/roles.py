@@ -22,7 +22,7 @@ __all__ = ["LiveInductionCurve", "plot_head_roles", "plot_induction_curve", "plo
 @lecture_fit
 def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = None, head: int | None = None,
                     theme: str | None = None, cmap: str | None = None) -> Figure:
-    """Static twin of :func:`attnwidgets.head_roles_view`: the layers x heads grid of one role's score (left) and
+    """Static twin of :class:`attnwidgets.HeadRolesView`: the layers x heads grid of one role's score (left) and
     one head's attention on the repeated sequence (right; default the role's best head, outlined in the grid).
 
     On an induction head the right panel shows the induction stripe: in the second copy's rows, a diagonal

@@ -136,7 +136,7 @@ def head_roles(
     -------
     HeadRoles
         ``scores`` per role (layers, heads), the first sequence's attention as ``example`` (what
-        :func:`attnwidgets.head_roles_view` opens on a click) and ``extra["induction_loss"]`` (n_seqs,): the
+        :class:`attnwidgets.HeadRolesView` opens on a click) and ``extra["induction_loss"]`` (n_seqs,): the
         loss of predicting the second copy's tokens after its first.
 
     Examples

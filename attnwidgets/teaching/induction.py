@@ -167,7 +167,7 @@ class InductionRun:
 
     def roles(self) -> HeadRoles:
         """The trained model's :class:`~attnwidgets.analysis.roles.HeadRoles` on the probe batch (what
-        :func:`attnwidgets.head_roles_view` and :func:`attnwidgets.plot_head_roles` show)."""
+        :class:`attnwidgets.HeadRolesView` and :func:`attnwidgets.plot_head_roles` show)."""
         scores = {"previous_token": self.previous_token[-1], "duplicate_token": self.duplicate_token[-1],
                   "induction": self.induction[-1]}
         return HeadRoles(scores, self.result(), self.seq_len, 1, len(self.probe), 0, "attnwidgets.teaching/induction",

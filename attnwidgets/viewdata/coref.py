@@ -1,4 +1,4 @@
-"""Coreference scores as per-head statistics, for :func:`attnwidgets.coref_grid` and
+"""Coreference scores as per-head statistics, for :meth:`attnwidgets.HeadStatsGrid.from_coref` and
 :func:`attnwidgets.plots.plot_coref` (the same table: one statistic, ``antecedent_selection``, and a title that
 names the baselines)."""
 
