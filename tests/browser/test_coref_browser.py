@@ -1,6 +1,6 @@
 """The coreference grid (aw.HeadStatsGrid.from_coref) in JupyterLab, lecture theme at 1280 x 720: it draws every
-head's antecedent selection accuracy, names the baselines in its title, shows a head's value on hover, and a click selects the head in
-Python and opens it in a linked heatmap."""
+head's antecedent selection accuracy, names the baselines in its title, shows a head's value on hover, and a click
+selects the head in Python and opens it in a linked heatmap."""
 
 from __future__ import annotations
 
