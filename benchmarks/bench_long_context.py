@@ -7,7 +7,8 @@ Usage::
     python benchmarks/bench_long_context.py --smoke    # 256 tokens on a 2 x 2 BERT and Llama: that it runs (CI)
 
 Each setup runs in a fresh subprocess (so peak memory is its own): a randomly initialised model saved to a temp folder
-with the bundled WordPiece tokenizer (max positions raised), loaded through ``attnwidgets.get_runner``. Per setup:
+with the bundled WordPiece tokenizer (max positions raised), loaded through ``attnwidgets.runner.get_runner``. Per
+setup:
 
 - peak RSS over the loaded model: the process's peak resident memory during ``runner.run(text)`` minus its resident
   memory once the model is loaded (Linux's ``/proc/self/clear_refs`` resets the peak after loading);
@@ -98,7 +99,7 @@ def child(setup: str, n: int, repeat: int) -> dict:
         ids = ids + ids
     text = tok.decode(ids[: n - 2])
     torch.set_num_threads(torch.get_num_threads())
-    runner = aw.get_runner(str(folder))
+    runner = aw.runner.get_runner(str(folder))
     runner.run("warm up", truncation="error")
     plain = type(runner.model).from_pretrained(folder, attn_implementation="sdpa").eval()
     enc = runner.encode([text], [None], [None], "error")

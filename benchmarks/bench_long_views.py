@@ -25,7 +25,7 @@ def timed(fn):
 
 def measure(n: int, layers: int = 12, heads: int = 12) -> dict[str, float]:
     r = lazy_result(n, layers=layers, heads=heads, kv_heads=heads, head_dim=64 if layers == 12 else 8)
-    old = aw.set_dense_budget(0)
+    old = aw.runner.set_dense_budget(0)
     try:
         heat_s, w = timed(lambda: aw.AttentionHeatmap(r, head=1))
         mv_s, _ = timed(lambda: aw.ModelView(r))
@@ -36,7 +36,7 @@ def measure(n: int, layers: int = 12, heads: int = 12) -> dict[str, float]:
         head_s, reply = timed(lambda: w.answer({"what": "matrix", "kind": "self", "layer": min(5, layers - 1),
                                                 "head": min(7, heads - 1)}))
     finally:
-        aw.set_dense_budget(old)
+        aw.runner.set_dense_budget(old)
     return {"heatmap first payload": heat_s, "model view first payload": mv_s, "tile fetch (256 x 256)": tile_s,
             "head switch": head_s, "rows read per block (head)": reply[0]["rows_used"],
             "factor": reply[0]["factor"]}

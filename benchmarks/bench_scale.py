@@ -99,7 +99,7 @@ def main() -> None:
     rows: list[tuple[str, str, str, str]] = []
 
     def local_stats() -> Any:
-        return aw.corpus_stats(texts, batch_size=args.batch_size, progress=False)
+        return aw.studies.corpus_stats(texts, batch_size=args.batch_size, progress=False)
 
     if args.smoke:
         # Ray's start (ray.init and an actor loading the model) takes about a minute on a 2-core machine: more than
@@ -126,7 +126,7 @@ def main() -> None:
         print(f"ray.init: {ray_init:.1f} s; {args.workers} actors loading the model: {actors:.1f} s")
 
         def ray_stats() -> Any:
-            return aw.corpus_stats(texts, batch_size=args.batch_size, progress=False, backend="ray",
+            return aw.studies.corpus_stats(texts, batch_size=args.batch_size, progress=False, backend="ray",
                                    num_workers=args.workers)
 
         remote, t_ray, peak_ray = timed(ray_stats)
@@ -143,7 +143,7 @@ def main() -> None:
               f"{rss_after_ray:.0f}), peak during the 1-process run {peak_local:.0f} MiB")
 
     # per-token cost: a bare forward (tokenise + forward with attentions, as every run of ours) vs the statistics
-    runner = aw.get_runner()
+    runner = aw.runner.get_runner()
     order = np.argsort([len(t) for t in texts], kind="stable")
     sorted_texts = [texts[i] for i in order]
     start = time.perf_counter()

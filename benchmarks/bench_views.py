@@ -289,7 +289,7 @@ def bench(name: str, model: str | None, n_tokens: int, libs: Path | None, tmp: P
     n_switch = 3 if smoke else 7 if quick else 13
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        runner = aw.get_runner(model)
+        runner = aw.runner.get_runner(model)
         text = _text(n_tokens)
         enc = runner.encode([text])
         runner.forward(enc)  # warm up

@@ -184,7 +184,7 @@ def main() -> None:
         args.layers, args.extra, args.draws, args.epochs = [6], ["none"], 1, [1]
 
     torch.manual_seed(args.seed)
-    runner = aw.get_runner()
+    runner = aw.runner.get_runner()
     tok = runner.tokenizer
     emb = runner.model.get_input_embeddings().weight.detach().float()
     special = sorted(set(tok.all_special_ids))

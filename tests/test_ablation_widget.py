@@ -338,12 +338,12 @@ def test_bundled_model_default_texts_and_static_twin(bundled):
     assert w._payload["stacks"] == {"self": [6, 12]} and len(w._payload["rows"]) == 3
     assert isinstance(w.result, aw.AttentionResult) and isinstance(w.watch_result, WatchResult)
     w.ablation = Ablation.layers([5])
-    fig = aw.plot_ablation_panel(w)
+    fig = aw.plots.plot_ablation_panel(w)
     assert "5=zero" in fig.axes[0].get_title()
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert f"{w.frame['after'].iloc[0]:.3f}" in texts
     with pytest.raises(TypeError, match="WatchResult"):
-        aw.plot_ablation_panel([1, 2, 3])
+        aw.plots.plot_ablation_panel([1, 2, 3])
 
 
 def test_a_result_stands_for_its_text_and_model(tiny_bert):
@@ -353,7 +353,7 @@ def test_a_result_stands_for_its_text_and_model(tiny_bert):
     from_texts = aw.AblationWidget([TEXTS[0]], text_pairs=[PAIRS[0]], model=tiny_bert, watch="pairs")
     assert from_result.result.text == TEXTS[0] and from_result.result.model.name == clean.model.name
     np.testing.assert_allclose(from_result.watch_result.frame["before"], from_texts.watch_result.frame["before"])
-    other = aw.run("Another text.", model=aw.get_runner())
+    other = aw.run("Another text.", model=aw.runner.get_runner())
     with pytest.raises(ValueError, match="different models"):
         aw.AblationWidget([clean, other])
     with pytest.raises(ValueError, match="sentence-pair result is one input"):

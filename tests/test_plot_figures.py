@@ -1,8 +1,8 @@
 """Every static twin builds its Figure without pyplot, follows ``aw.set_theme`` unless given ``theme=``, and takes
 the inputs its widget takes.
 
-Before, most plot functions made their figure with ``pyplot.subplots``: ``fig = aw.plot_heatmap(r)`` still showed it
-(inline backends display every pyplot figure at the end of a cell) and a last-line call showed it twice. They drew
+Before, most plot functions made their figure with ``pyplot.subplots``: ``fig = aw.plots.plot_heatmap(r)`` still showed
+it (inline backends display every pyplot figure at the end of a cell) and a last-line call showed it twice. They drew
 the "light" look after ``aw.set_theme("lecture")``. ``plot_qk(capture_qk_layers(...))`` failed with AttributeError
 and ``plot_head_clusters(corpus_stats(...))`` with TypeError although QKStepThrough and HeadClusterMap take them.
 """

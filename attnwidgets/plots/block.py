@@ -99,7 +99,7 @@ def plot_residual_contributions(contributions: ResidualContributions | Sequence[
     """
     items = [contributions] if isinstance(contributions, ResidualContributions) else list(contributions)
     if not items or not all(isinstance(c, ResidualContributions) for c in items):
-        raise TypeError("expected a ResidualContributions or a list of them (aw.residual_contributions, "
+        raise TypeError("expected a ResidualContributions or a list of them (aw.studies.residual_contributions, "
                         "teaching.toy_residual_contributions)")
     theme = resolve_theme(theme)
     scale = LECTURE_SCALE if theme == "lecture" else 1.0

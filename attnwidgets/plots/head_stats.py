@@ -130,7 +130,7 @@ def plot_sinks(result: Any, keys: Any = (0,), *, kind: str = "self", **kwargs: A
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> a = np.array([[1, 0, 0], [.8, .2, 0], [.5, .25, .25]], np.float32)
-    >>> fig = aw.plot_sinks(aw.AttentionResult.from_arrays(a, ["<s>", "a", "b"], kind="decoder"))
+    >>> fig = aw.plots.plot_sinks(aw.AttentionResult.from_arrays(a, ["<s>", "a", "b"], kind="decoder"))
     >>> "share of attention on key 0" in fig.axes[0].get_title()
     True
     """

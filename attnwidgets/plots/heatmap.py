@@ -71,7 +71,7 @@ def plot_heatmap(
         "mean" (default, on the map's colour scale) or "sum" (on its own scale) of the selected rows.
     measure : {"weights", "norms"}
         As the widget's switch: the weights, or Kobayashi et al. 2020's ‖α_ij f(x_j)‖ as a share of each row (a
-        result of :func:`attnwidgets.run`; see :func:`attnwidgets.norm_attention`).
+        result of :func:`attnwidgets.run`; see :func:`attnwidgets.studies.norm_attention`).
 
     Returns
     -------
@@ -81,7 +81,7 @@ def plot_heatmap(
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> r = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["[CLS]", "hi", "[SEP]"])
-    >>> fig = aw.plot_heatmap(r)
+    >>> fig = aw.plots.plot_heatmap(r)
     >>> fig.axes[0].get_title()
     'arrays · self attention · layer 0 · head 0'
     """

@@ -73,6 +73,13 @@ _LAZY: dict[str, str] = {
     "ImportanceSums": "attnwidgets.studies.importance",
     "merge": "attnwidgets.studies.shards",
     "residual_contributions": "attnwidgets.studies.residual",
+    "coref_scores": "attnwidgets.studies.coref",
+    "head_roles": "attnwidgets.studies.roles",
+    "confirm_role": "attnwidgets.studies.roles",
+    "induction_loss": "attnwidgets.studies.roles",
+    "fill_mask": "attnwidgets.studies.masked_lm",
+    "fill_mask_accuracy": "attnwidgets.studies.masked_lm",
+    "frequency_baseline": "attnwidgets.studies.masked_lm",
 }
 
 __all__ = [*_LAZY]

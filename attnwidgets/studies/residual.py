@@ -7,7 +7,7 @@ tokens) is :func:`attnwidgets.analysis.residual.write_ratio`. The toy model's tw
 Examples
 --------
 >>> import attnwidgets as aw
->>> rc = aw.residual_contributions("The cat sat on the mat.")      # the bundled MiniLM: BERT-style, post-LN
+>>> rc = aw.studies.residual_contributions("The cat sat on the mat.")      # the bundled MiniLM: BERT-style, post-LN
 >>> rc.ratio.shape, rc.sublayers, rc.norm_first
 ((6, 2), ['attention', 'feed-forward'], False)
 """

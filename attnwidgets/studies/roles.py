@@ -142,7 +142,7 @@ def head_roles(
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> aw.head_roles()                                    # the bundled model is an encoder
+    >>> aw.studies.head_roles()                                    # the bundled model is an encoder
     Traceback (most recent call last):
     ...
     ValueError: head_roles needs a decoder (causal language model such as GPT-2 or Llama); ...

@@ -117,7 +117,7 @@ class ModelSpec:
         return "all-MiniLM-L6-v2 (bundled)" if self.model is None else self.model
 
     def load(self) -> Any:
-        """The runner (loaded once per process and kept, as :func:`attnwidgets.get_runner` does)."""
+        """The runner (loaded once per process and kept, as :func:`attnwidgets.runner.get_runner` does)."""
         from ..runner import get_runner
 
         return get_runner(self.model, self.revision, device=self.device, dtype=self.dtype)
@@ -140,7 +140,7 @@ class Options:
     num_gpus : float
         GPUs per actor (0.5 puts two actors on one GPU).
     device, dtype : str, optional
-        Where each worker runs its model and what it loads the weights in (see :func:`attnwidgets.get_runner`);
+        Where each worker runs its model and what it loads the weights in (see :func:`attnwidgets.runner.get_runner`);
         statistics are accumulated in float32/float64 whatever the dtype.
     results_dir : str or Path, optional
         Folder that keeps every finished shard; a rerun with the same folder resumes.

@@ -8,7 +8,7 @@ Examples
 --------
 >>> import attnwidgets as aw
 >>> from attnwidgets.studies.tasks import sts_task
->>> sweep = sweep_heads(aw.get_runner(), sts_task(), progress=False)     # doctest: +SKIP
+>>> sweep = sweep_heads(aw.runner.get_runner(), sts_task(), progress=False)     # doctest: +SKIP
 >>> sweep.heads.shape, sweep.improving.sum()                              # doctest: +SKIP
 ((6, 12), ...)
 """
@@ -709,7 +709,7 @@ def random_pruning_curve(
     --------
     >>> import attnwidgets as aw
     >>> from attnwidgets.studies.tasks import sts_sample
-    >>> curve = random_pruning_curve(aw.get_runner(), sts_sample(40)[0], progress=False)    # doctest: +SKIP
+    >>> curve = random_pruning_curve(aw.runner.get_runner(), sts_sample(40)[0], progress=False)    # doctest: +SKIP
     >>> curve.frame[["share", "n_pruned", "metric"]]                                        # doctest: +SKIP
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):

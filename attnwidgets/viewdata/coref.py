@@ -27,5 +27,5 @@ def coref_stats(scores: CorefScores) -> HeadStats:
     ([[0.5, 1.0]], 'm · 2 coreferent mentions · baselines: nearest 0.50, same head 0.50, rules 0.50')
     """
     if not isinstance(scores, CorefScores):
-        raise TypeError(f"expected CorefScores (from attnwidgets.coref_scores), got {type(scores).__name__}")
+        raise TypeError(f"expected CorefScores (from attnwidgets.studies.coref_scores), got {type(scores).__name__}")
     return HeadStats({COREF_STATISTIC: np.asarray(scores.accuracy, dtype=np.float64)}, scores.caption())

@@ -34,7 +34,7 @@ class HeadWidget(AttnWidget):
 
     layer = Index(0).tag(sync=True)
     """int, default 0: the selected head's layer. Clicking a head in the page sets it; setting it here moves the
-    highlight. Link it to other widgets with :func:`attnwidgets.link_selection`."""
+    highlight. Link it to other widgets with :func:`attnwidgets.widgets.link_selection`."""
 
     head = Index(0).tag(sync=True)
     """int, default 0: the selected head; -1 selects the whole layer (the heatmap's "mean of heads"). Two-way like
@@ -87,7 +87,8 @@ class HeadWidget(AttnWidget):
 
     @property
     def selection_shape(self) -> tuple[int, int]:
-        """(layers, heads) of the statistics, what :func:`attnwidgets.link_selection` checks linked widgets by."""
+        """(layers, heads) of the statistics, what :func:`attnwidgets.widgets.link_selection` checks linked widgets
+        by."""
         return self.stats.shape
 
     @traitlets.validate("layer", "head")

@@ -128,7 +128,7 @@ class AblationWidget(AttnWidget):
     --------
     >>> import attnwidgets as aw
     >>> w = aw.AblationWidget(["A man plays the guitar."], text_pairs=["A man is playing a guitar."])
-    >>> w.ablation = aw.Ablation.heads({(5, 3): "zero"})
+    >>> w.ablation = aw.runner.Ablation.heads({(5, 3): "zero"})
     >>> list(w.frame.columns), w.result.ablation
     (['item', 'name', 'before', 'after', 'delta'], Ablation(5.3=zero))
     >>> w.reset(); w.ablation
@@ -211,7 +211,7 @@ class AblationWidget(AttnWidget):
             raise ValueError(f"unknown watch {watch!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or "
                              "a callable result -> float | dict")
         if not (isinstance(reference, str) and reference in ("corpus", "texts")) and not hasattr(reference, "digest"):
-            raise ValueError("reference is 'corpus', 'texts' or a MeanPattern from attnwidgets.mean_pattern")
+            raise ValueError("reference is 'corpus', 'texts' or a MeanPattern from attnwidgets.runner.mean_pattern")
         self._runner = get_runner(model)
         self._texts = texts
         self._pairs = None if text_pairs is None else [str(t) for t in text_pairs]
@@ -303,7 +303,7 @@ class AblationWidget(AttnWidget):
             if not isinstance(value, Ablation):
                 if not isinstance(value, Mapping) or not isinstance(value.get("edits", []), list):
                     raise TypeError("an ablation looks like {'edits': [{stack, layer, head, mode, scale}, ...]} "
-                                    "or is an attnwidgets.Ablation")
+                                    "or is an attnwidgets.runner.Ablation")
                 needs_mean = any(isinstance(e, Mapping) and e.get("mode") == "mean" for e in value["edits"])
                 value = Ablation.from_dict(value, reference=self._mean_reference() if needs_mean else None)
             value.validate(self._runner.info)

@@ -25,14 +25,14 @@ class EntropyBars(HeadWidget):
 
     Low bars are focused heads (a few keys take the mass); bars near the line attend broadly. A switch in the page
     chooses the mean over all query rows or the [CLS] row alone (the last row for decoders). Hovering a bar shows its
-    value; clicking it selects that head (``layer``, ``head``), which :func:`attnwidgets.link_selection` passes on to
-    a heatmap.
+    value; clicking it selects that head (``layer``, ``head``), which :func:`attnwidgets.widgets.link_selection` passes
+    on to a heatmap.
 
     Parameters
     ----------
     result : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
         One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
-        (:func:`attnwidgets.corpus_stats`, or its tidy ``.frame()``), or a dict of (layers, heads) arrays
+        (:func:`attnwidgets.studies.corpus_stats`, or its tidy ``.frame()``), or a dict of (layers, heads) arrays
         with the keys ``entropy`` (and optionally ``entropy_cls``, ``entropy_last``, ``entropy_uniform``).
     rows : {"all", "cls", "last"}
         Which rows' entropy to show first.

@@ -72,7 +72,7 @@ class FillMask(AttnWidget):
 
     @property
     def view(self) -> dict[str, Any]:
-        """What is drawn (:func:`attnwidgets.studies.masked_lm.fill_mask_view`); ``aw.plot_fill_mask(w.view)``."""
+        """What is drawn (:func:`attnwidgets.studies.masked_lm.fill_mask_view`); ``aw.plots.plot_fill_mask(w.view)``."""
         return self._view
 
     def fills(self) -> list[dict[str, Any]]:

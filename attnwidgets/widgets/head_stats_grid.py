@@ -27,7 +27,7 @@ class HeadStatsGrid(HeadWidget):
     ----------
     result : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
         One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
-        (:func:`attnwidgets.corpus_stats` or its tidy ``.frame()``), or a dict of (layers, heads) arrays.
+        (:func:`attnwidgets.studies.corpus_stats` or its tidy ``.frame()``), or a dict of (layers, heads) arrays.
     statistic : str
         What colours the grid first: a key of :data:`attnwidgets.analysis.STATISTICS` ("cls", "sep", "punct",
         "self", "prev", "next", "first", "entropy", ...). Default: "sep", or "first" for decoders.
@@ -84,9 +84,10 @@ class HeadStatsGrid(HeadWidget):
 
     @classmethod
     def from_coref(cls, scores: Any, **kwargs: Any) -> HeadStatsGrid:
-        """Every head's antecedent selection accuracy (:func:`attnwidgets.coref_scores`) as a layers x heads grid;
-        the title names the baselines (nearest mention, same head word, rule-based sieves). Clicking a cell selects that
-        head (``layer``, ``head``), which :func:`attnwidgets.link_selection` passes on to a head view or heatmap.
+        """Every head's antecedent selection accuracy (:func:`attnwidgets.studies.coref_scores`) as a layers x
+        heads grid; the title names the baselines (nearest mention, same head word, rule-based sieves). Clicking a
+        cell selects that head (``layer``, ``head``), which :func:`attnwidgets.widgets.link_selection` passes on to a
+        head view or heatmap.
 
         Keyword arguments go to :class:`HeadStatsGrid` (``theme``, ``colormap``, ``layer``, ``head``); without ``layer``
         and ``head`` the best head is selected. Its static twin is :func:`attnwidgets.plots.plot_coref`.

@@ -2,7 +2,7 @@
 
 bertviz's neuron view, for any eager model: the query vector and the key vectors as colour strips, their elementwise
 product, q·k per key, the scaling by √d, the softmax, and the weighted sum of the values, each in its own panel.
-The vectors are captured from the real model (:func:`attnwidgets.capture_qk`), after rotary embeddings.
+The vectors are captured from the real model (:func:`attnwidgets.runner.capture_qk`), after rotary embeddings.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ class QKStepThrough(AttnWidget):
     Parameters
     ----------
     capture : QKCapture or sequence of QKCapture
-        What the view shows: from :func:`attnwidgets.capture_qk` (one layer) or
-        :func:`attnwidgets.capture_qk_layers` (several). Unlike the other attention views it takes a capture, not
+        What the view shows: from :func:`attnwidgets.runner.capture_qk` (one layer) or
+        :func:`attnwidgets.runner.capture_qk_layers` (several). Unlike the other attention views it takes a capture, not
         an AttentionResult: it needs the query, key and value vectors, which a result does not keep.
         ``captures=`` is its old name, accepted with a DeprecationWarning for one release.
     layer, head, query : int
@@ -191,7 +191,7 @@ class QKStepThrough(AttnWidget):
         layer = self.layer if layer is None else layer
         if layer not in self._captures:
             raise IndexError(f"layer {layer} was not captured; captured layers: {sorted(self._captures)}. "
-                             "Capture it with attnwidgets.capture_qk_layers(text, layers=[...])")
+                             "Capture it with attnwidgets.runner.capture_qk_layers(text, layers=[...])")
         return self._captures[layer]
 
     def values(self, layer: int | None = None, head: int | None = None, query: int | None = None

@@ -1,7 +1,7 @@
 """The head-roles view: a layers x heads grid of previous-token, duplicate-token and induction scores (the role picked
 in its menu), linked to a heatmap of the selected head on the repeated random sequence. Built from two existing views
 (:class:`HeadStatsGrid`, :class:`AttentionHeatmap`) linked in the page; its static twin is
-:func:`attnwidgets.plot_head_roles`.
+:func:`attnwidgets.plots.plot_head_roles`.
 """
 
 from __future__ import annotations

@@ -11,11 +11,11 @@ SETUP = """
 import attnwidgets as aw
 from attnwidgets.data import coref_sample_path
 aw.set_theme("lecture")
-scores = aw.coref_scores(coref_sample_path(), progress=False)
+scores = aw.studies.coref_scores(coref_sample_path(), progress=False)
 grid = aw.HeadStatsGrid.from_coref(scores)
 r = aw.run("The committee approved the new law on Monday. Critics say its rules are too strict.")
 heat = aw.AttentionHeatmap(r, words=True)
-link = aw.link_selection(grid, heat)
+link = aw.widgets.link_selection(grid, heat)
 """
 GRID, HEAT = 0, 1
 
