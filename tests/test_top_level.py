@@ -50,3 +50,14 @@ def test_moved_names_are_in_their_subpackage_and_the_error_says_where_to_look() 
     with pytest.raises(AttributeError, match=r"no attribute 'plot_heatmap'.*attnwidgets\.plots"):
         aw.plot_heatmap  # noqa: B018
 
+
+
+def test_a_study_function_is_the_function_whatever_was_imported_first() -> None:
+    """A study module and a study function of one name would make ``aw.studies.<name>`` the module or the function
+    depending on import order; no name is both."""
+    import pkgutil
+
+    import attnwidgets.studies as studies
+
+    modules = {m.name for m in pkgutil.iter_modules(studies.__path__)}
+    assert not modules & set(studies.__all__), sorted(modules & set(studies.__all__))

@@ -15,12 +15,16 @@ gradients   mean |∂L/∂A| per head by key kind (Clark et al.)
 watch       what an ablation does to a model's outputs (masked-token predictions, classes, similarities)
 corpus      corpus statistics from texts, one padded batch alive at a time
 dependency  heads as dependency parsers, from a CoNLL-U treebank
-attention_probe  Clark et al.'s attention-based probing classifier (a parser reading every head), trained on a treebank
+probing     attention_probe: Clark et al.'s attention-based probing classifier (a parser reading every head),
+            trained on a treebank
 padding     the padding mask, live: a padded batch with the mask and with it forgotten
 saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
 shards      the one route of every study over many inputs: plan shards, run them here or on Ray, merge
 residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
+coref       coref_scores: does a mention attend to its antecedent (Clark et al. section 5), from a CorefUD file
+roles       head_roles (previous-token, duplicate-token, induction scores of a decoder) and confirm_role
+masked_lm   the bundled model's masked-LM head: fill_mask, its held-out accuracy, a frequency baseline
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -61,8 +65,8 @@ _LAZY: dict[str, str] = {
     "WatchResult": "attnwidgets.studies.watch",
     "corpus_stats": "attnwidgets.studies.corpus",
     "dependency_scores": "attnwidgets.studies.dependency",
-    "attention_probe": "attnwidgets.studies.attention_probe",
-    "ProbeResult": "attnwidgets.studies.attention_probe",
+    "attention_probe": "attnwidgets.studies.probing",
+    "ProbeResult": "attnwidgets.studies.probing",
     "save": "attnwidgets.studies.saved",
     "load": "attnwidgets.studies.saved",
     "norm_attention": "attnwidgets.studies.norms",
@@ -84,8 +88,8 @@ _LAZY: dict[str, str] = {
 
 __all__ = [*_LAZY]
 
-_MODULES = ["attention_probe", "corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding",
-            "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual"]
+_MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "masked_lm", "norms", "padding",
+            "probing", "residual", "roles", "saved", "shards", "shipped", "sweeps", "tasks", "watch"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)
