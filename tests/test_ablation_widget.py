@@ -13,7 +13,6 @@ matplotlib.use("Agg")
 
 import dataclasses
 import shutil
-import warnings
 
 import numpy as np
 import pytest
@@ -306,31 +305,21 @@ def test_encoder_decoder_grid_per_stack(tiny_bart):
     assert w.kind == "encoder" and w._payload["map"]["key"] == "encoder/0/1/2"
 
 
-def test_old_names_still_work_with_a_deprecation_warning(tiny_bert, tiny_bart):
+def test_the_attention_stack_is_kind_and_the_watched_output_is_watch(tiny_bert, tiny_bart):
+    """The pre-release spellings (stack=, kind=<watched output>, .stack) are gone: each is refused, naming the
+    arguments the widget takes, instead of being quietly mapped."""
     def first(result):
         return float(result.attention[0, 0, 0, 0])
 
-    with pytest.warns(DeprecationWarning, match="watch="):
-        w = aw.AblationWidget(TEXTS[:1], kind=first, model=tiny_bert)
+    w = aw.AblationWidget(TEXTS[:1], watch=first, model=tiny_bert)
     assert w.kind == "self" and "first(result)" in w._payload["watch"] and w._payload["output"] == "callable"
-    with pytest.warns(DeprecationWarning, match="watch="):
-        w = aw.AblationWidget(TEXTS[:1], kind="drift", model=tiny_bert)
-    assert w.kind == "self" and w._payload["output"] == "drift"
-    with pytest.warns(DeprecationWarning, match="kind=") as caught:
-        w = aw.AblationWidget(["The cat sat."], stack="cross", kind="drift", model=tiny_bart)
-    assert w.kind == "cross" and w._payload["output"] == "drift" and len(caught) == 2
-    with pytest.warns(DeprecationWarning, match="now AblationWidget.kind"):
-        assert w.stack == "cross"
-    with pytest.warns(DeprecationWarning):
-        w.stack = "decoder"
-    assert w.kind == "decoder"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        aw.AblationWidget(TEXTS[:1], kind="self", watch="drift", model=tiny_bert)  # the new names do not warn
-    with pytest.raises(TypeError, match="once"), pytest.warns(DeprecationWarning):
-        aw.AblationWidget(TEXTS[:1], kind="drift", watch="pairs", model=tiny_bert)
-    with pytest.raises(TypeError, match="once"), pytest.warns(DeprecationWarning):
-        aw.AblationWidget(TEXTS[:1], kind="self", stack="self", model=tiny_bert)
+    w = aw.AblationWidget(["The cat sat."], kind="cross", watch="drift", model=tiny_bart)
+    assert w.kind == "cross" and w._payload["output"] == "drift"
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['stack'\].*'kind'"):
+        aw.AblationWidget(TEXTS[:1], stack="self", model=tiny_bert)
+    with pytest.raises(traitlets.TraitError):
+        aw.AblationWidget(TEXTS[:1], kind="drift", model=tiny_bert)
+    assert not hasattr(w, "stack")
 
 
 def test_bundled_model_default_texts_and_static_twin(bundled):

@@ -13,7 +13,7 @@ import traitlets
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.head_stats import HeadStats, head_stats, stat_labels, takes_attention
 from ..viewdata.wire import pack
-from ._base import MISSING, AttnWidget, Index, checked, renamed_argument
+from ._base import AttnWidget, Index, checked
 
 __all__ = ["HeadWidget"]
 
@@ -53,8 +53,7 @@ class HeadWidget(AttnWidget):
     """dict: title, names and labels of the statistics, [layers, heads], whether the words switch applies, and
     widget-specific entries."""
 
-    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
-        result = renamed_argument(type(self).__name__, "result", result, kwargs, "source")
+    def __init__(self, result: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
         self._source = result
         self._smoothing = float(smoothing)
         self._can_words = takes_attention(result)

@@ -18,7 +18,6 @@ drops a message older than one it has already applied (two views of one widget).
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,7 @@ import pandas as pd
 import traitlets
 
 from ..result import AttentionResult
-from ..viewdata.checks import KINDS, check_head, check_int, check_layer
+from ..viewdata.checks import check_head, check_int, check_layer
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
 
@@ -121,8 +120,7 @@ class AblationWidget(AttnWidget):
     k : int
         Top-k for masked-LM predictions.
     ablation, kind, layer, head, mode, item, colormap, theme
-        Initial trait values (see the traits). ``kind`` is the attention stack, as in every view; ``stack=`` and
-        ``kind=<watched output>`` still work, with a DeprecationWarning, until the next release.
+        Initial trait values (see the traits). ``kind`` is the attention stack, as in every view.
 
     Examples
     --------
@@ -188,7 +186,6 @@ class AblationWidget(AttnWidget):
     ) -> None:
         from ..runner import get_runner
 
-        watch = _deprecated_names(kwargs, watch)
         texts, text_pairs, model = _from_results(texts, text_pairs, model)
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single text in a list")
@@ -269,19 +266,6 @@ class AblationWidget(AttnWidget):
     def frame(self) -> pd.DataFrame:
         """The latest watched numbers: ``item``, ``name``, ``before``, ``after``, ``delta``."""
         return self._watch.frame.copy()
-
-    @property
-    def stack(self) -> str:
-        """Deprecated: the attention stack is ``kind``, as in every view."""
-        warnings.warn("AblationWidget.stack is now AblationWidget.kind (the attention stack, as in every view)",
-                      DeprecationWarning, stacklevel=2)
-        return self.kind
-
-    @stack.setter
-    def stack(self, value: str) -> None:
-        warnings.warn("AblationWidget.stack is now AblationWidget.kind (the attention stack, as in every view)",
-                      DeprecationWarning, stacklevel=2)
-        self.kind = value
 
     def reset(self) -> None:
         """Enable every head again (re-runs, which is a cache hit: the clean run is kept)."""
@@ -491,28 +475,3 @@ def _from_results(texts: Any, text_pairs: Any, model: Any) -> tuple[Any, Any, An
 
         model = runner_for(results[0].model)
     return [r.text for r in results], text_pairs, model
-
-
-def _deprecated_names(kwargs: dict[str, Any], watch: Any) -> Any:
-    """Map the old ``stack=`` (now ``kind``) and ``kind=<watched output>`` (now ``watch``) onto the new names, with a
-    DeprecationWarning; returns the watched output."""
-    if "stack" in kwargs:
-        warnings.warn("AblationWidget(stack=...) is now AblationWidget(kind=...): kind is the attention stack, as in "
-                      "every view", DeprecationWarning, stacklevel=3)
-        stack = kwargs.pop("stack")
-        if "kind" in kwargs and kwargs["kind"] in KINDS:
-            raise TypeError("give the attention stack once, as kind= (stack= is its old name)")
-        if "kind" in kwargs:
-            watch = _old_kind(kwargs.pop("kind"), watch)
-        kwargs["kind"] = stack
-    if "kind" in kwargs and (callable(kwargs["kind"]) or kwargs["kind"] not in KINDS):
-        watch = _old_kind(kwargs.pop("kind"), watch)
-    return watch
-
-
-def _old_kind(value: Any, watch: Any) -> Any:
-    warnings.warn(f"AblationWidget(kind={getattr(value, '__name__', value)!r}) names the watched output: that is now "
-                  "watch=; kind is the attention stack, as in every view", DeprecationWarning, stacklevel=4)
-    if watch != "auto":
-        raise TypeError("give the watched output once, as watch= (kind= was its old name)")
-    return value

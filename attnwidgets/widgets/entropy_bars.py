@@ -8,7 +8,6 @@ from typing import Any
 import traitlets
 
 from ..viewdata.head_stats import entropy_baseline
-from ._base import MISSING
 from ._headstats import HeadWidget
 from ._measure import MEASURE_LABELS, can_norms, check_measure, measure_trait, shown
 
@@ -74,7 +73,7 @@ class EntropyBars(HeadWidget):
     """str, default "weights": the entropy of the weights, or of the norm share (Kobayashi et al. 2020) of each row.
     Two-way: the page's switch sets it. A source that cannot give norms keeps the weights and the error box says why."""
 
-    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+    def __init__(self, result: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
         self._measure_now = check_measure(kwargs.pop("measure", "weights"))
         super().__init__(result, smoothing=smoothing, **kwargs)
         self.measure = self._measure_now

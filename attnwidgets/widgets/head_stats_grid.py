@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from ._base import MISSING, Colormap
+from ._base import Colormap
 from ._headstats import HeadWidget
 
 __all__ = ["HeadStatsGrid"]
@@ -59,7 +59,7 @@ class HeadStatsGrid(HeadWidget):
     colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
-    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+    def __init__(self, result: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
         super().__init__(result, smoothing=smoothing, **kwargs)
 
     @classmethod

@@ -18,7 +18,7 @@ from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
 from ..viewdata.windows import check_window, default_window, is_long, qk_window, window_around
 from ..viewdata.wire import pack
-from ._base import MISSING, AttnWidget, Colormap, Index, checked, renamed_argument
+from ._base import AttnWidget, Colormap, Index, checked
 
 # The arrays of one (layer, head), in the order their buffers travel; a capture with a position bias adds "bias"
 # (and T5's "bucket") after them.
@@ -109,8 +109,7 @@ class QKStepThrough(AttnWidget):
     """dict: the first view's arrays as binary buffers (``{key, arrays: {name: packed}}``), so the first paint needs
     no round trip."""
 
-    def __init__(self, capture: QKCapture | Sequence[QKCapture] = MISSING, **kwargs: Any) -> None:
-        capture = renamed_argument("QKStepThrough", "capture", capture, kwargs, "captures")
+    def __init__(self, capture: QKCapture | Sequence[QKCapture], **kwargs: Any) -> None:
         self._captures = captures_by_layer(capture, "QKStepThrough")
         first = next(iter(self._captures.values()))
         kwargs.setdefault("layer", first.layer)
