@@ -29,7 +29,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "studies": {"anywidget", "traitlets", "matplotlib", "viewdata", "widgets", "plots", "teaching", "export", "cli",
                 "magics", "fallback"},
     "plots": {"anywidget", "traitlets", "widgets", "export", "cli", "magics", "fallback"},
-    "widgets": {"plots", "teaching", "cli", "magics"},
+    "widgets": {"plots", "teaching", "export", "cli", "magics"},
     "teaching": {"widgets", "plots", "export", "cli", "magics", "runner", "studies", "fallback"},
     "data": {"torch", "transformers", "anywidget", "traitlets", "matplotlib", "runner", "studies", "analysis",
              "viewdata", "widgets", "plots", "teaching", "export", "cli", "magics", "fallback"},
