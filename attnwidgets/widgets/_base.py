@@ -26,7 +26,7 @@ _LIVE: weakref.WeakSet[AttnWidget] = weakref.WeakSet()
 def set_theme(name: str, *, existing: bool = True) -> None:
     """Set the theme of every view: "light" (notebooks) or "lecture" (projector: large, high contrast).
 
-    New widgets and static figures (``aw.plot_*`` called without ``theme=``) start with it, and
+    New widgets and static figures (``aw.plots.plot_*`` called without ``theme=``) start with it, and
     (``existing=True``, the default) widgets already shown restyle at once, except those given a theme of their own
     (``theme=`` when created, or ``w.theme = ...`` later). ``existing=False`` only changes what new widgets start
     with.
