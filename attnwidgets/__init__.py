@@ -14,145 +14,68 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._version import __version__
 from .lazy import attach
-from .result import AttentionResult, ModelInfo
+from .result import AttentionResult
 
-
-def _version() -> str:
-    """The installed distribution's version (pyproject.toml is its one source); read from pyproject.toml itself in a
-    source tree that was never installed, so a checkout on ``PYTHONPATH`` still knows its version."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("attnwidgets")
-    except PackageNotFoundError:
-        import re
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-        found = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(encoding="utf-8"), re.M) \
-            if pyproject.is_file() else None
-        return found.group(1) if found else "0+unknown"
-
-
-__version__ = _version()
-
-# name -> module that defines it; resolved on first use so `import attnwidgets` stays light.
+# name -> module that defines it; resolved on first use so `import attnwidgets` stays light. What a lecture or a first
+# notebook types: running a model, the results, the views, saving, the theme, the errors. Everything else lives in a
+# subpackage, reached as ``aw.plots``, ``aw.analysis``, ``aw.studies``, ``aw.teaching``, ``aw.runner``, ``aw.widgets``.
 _LAZY: dict[str, str] = {
+    # running a model
     "run": "attnwidgets.runner",
     "run_batch": "attnwidgets.runner",
-    "get_runner": "attnwidgets.runner",
-    "Runner": "attnwidgets.runner",
-    "ModelLoadError": "attnwidgets.runner",
-    "AttentionUnavailableError": "attnwidgets.runner",
+    "generate": "attnwidgets.runner",
+    # results
+    "GenerationResult": "attnwidgets.generation_result",
+    # views
+    "AblationWidget": "attnwidgets.widgets",
+    "AttentionCompare": "attnwidgets.widgets",
     "AttentionHeatmap": "attnwidgets.widgets",
     "AttentionProfile": "attnwidgets.widgets",
-    "plot_profile": "attnwidgets.plots",
-    "ModelView": "attnwidgets.widgets",
-    "HeadView": "attnwidgets.widgets",
-    "plot_model_view": "attnwidgets.plots",
-    "plot_head_view": "attnwidgets.plots",
     "EntropyBars": "attnwidgets.widgets",
-    "HeadStatsGrid": "attnwidgets.widgets",
-    "HeadClusterMap": "attnwidgets.widgets",
-    "link_selection": "attnwidgets.widgets",
-    "plot_heatmap": "attnwidgets.plots",
-    "panel_grid": "attnwidgets.plots.style",
-    "fit_panels": "attnwidgets.plots.style",
-    "plot_head_stats": "attnwidgets.plots",
-    "sink_grid": "attnwidgets.widgets",
-    "plot_sinks": "attnwidgets.plots",
-    "sink_shares": "attnwidgets.analysis",
-    "Ablation": "attnwidgets.runner.ablation",
-    "mean_pattern": "attnwidgets.runner.ablation",
-    "watch_ablation": "attnwidgets.studies.watch",
-    "AblationWidget": "attnwidgets.widgets",
-    "plot_ablation_panel": "attnwidgets.plots",
-    "sweep_heads": "attnwidgets.studies.sweeps",
-    "pruning_curve": "attnwidgets.studies.sweeps",
-    "head_importance": "attnwidgets.studies.importance",
-    "compare_finetuning": "attnwidgets.studies.finetune",
-    "plot_sweep": "attnwidgets.plots",
-    "plot_pruning_curve": "attnwidgets.plots",
-    "set_theme": "attnwidgets.widgets",
-    "set_static_fallback": "attnwidgets.fallback",
-    "QKCapture": "attnwidgets.qk_result",
-    "capture_qk": "attnwidgets.runner.qk",
-    "capture_qk_layers": "attnwidgets.runner.qk",
-    "QKStepThrough": "attnwidgets.widgets",
+    "FillMask": "attnwidgets.widgets",
     "QKSpaceView": "attnwidgets.widgets",
-    "plot_qk": "attnwidgets.plots",
-    "save_html": "attnwidgets.export",
-    "PositionalExplorer": "attnwidgets.widgets",
-    "MaskExplorer": "attnwidgets.widgets",
-    "position_embeddings": "attnwidgets.runner.positions",
-    "padding_check": "attnwidgets.studies.padding",
-    "corpus_stats": "attnwidgets.studies.corpus",
-    "surface_stats": "attnwidgets.analysis",
-    "word_level": "attnwidgets.analysis",
-    "dependency_scores": "attnwidgets.studies.dependency",
-    "attention_probe": "attnwidgets.studies.attention_probe",
-    "attention_flow": "attnwidgets.analysis",
-    "attention_rollout": "attnwidgets.analysis",
-    "attention_gradients": "attnwidgets.studies.gradients",
-    "plot_token_attention": "attnwidgets.plots",
-    "plot_entropy_by_layer": "attnwidgets.plots",
-    "plot_head_clusters": "attnwidgets.plots",
-    "set_dense_budget": "attnwidgets.attention_stack",
-    "dense_budget": "attnwidgets.attention_stack",
-    "AttentionTooLargeError": "attnwidgets.attention_stack",
-    "generate": "attnwidgets.runner.generation",
-    "GenerationResult": "attnwidgets.generation_result",
     "GenerationView": "attnwidgets.widgets",
-    "plot_generation": "attnwidgets.plots",
+    "HeadClusterMap": "attnwidgets.widgets",
+    "HeadRolesView": "attnwidgets.widgets",
+    "HeadStatsGrid": "attnwidgets.widgets",
+    "HeadView": "attnwidgets.widgets",
+    "MaskExplorer": "attnwidgets.widgets",
+    "ModelView": "attnwidgets.widgets",
+    "PositionalExplorer": "attnwidgets.widgets",
+    "QKStepThrough": "attnwidgets.widgets",
+    # saving, showing
     "save": "attnwidgets.studies.saved",
     "load": "attnwidgets.studies.saved",
-    "AttentionCompare": "attnwidgets.widgets",
-    "plot_compare": "attnwidgets.plots",
-    "compare_attention": "attnwidgets.analysis.compare",
-    "align_tokens": "attnwidgets.analysis.compare",
-    "coref_scores": "attnwidgets.studies.coref",
-    "read_coref": "attnwidgets.analysis.coref",
-    "ParseError": "attnwidgets.analysis",
-    "CorefScores": "attnwidgets.analysis.coref",
-    "coref_grid": "attnwidgets.widgets",
-    "plot_coref": "attnwidgets.plots",
-    "head_roles": "attnwidgets.studies.roles",
-    "confirm_role": "attnwidgets.studies.roles",
-    "induction_loss": "attnwidgets.studies.roles",
-    "HeadRoles": "attnwidgets.analysis.roles",
-    "role_scores": "attnwidgets.analysis.roles",
-    "head_roles_view": "attnwidgets.widgets.roles",
-    "plot_head_roles": "attnwidgets.plots.roles",
-    "plot_role_check": "attnwidgets.plots.roles",
-    "plot_induction_curve": "attnwidgets.plots.roles",
-    "LiveInductionCurve": "attnwidgets.plots.roles",
-    "HeadRolesView": "attnwidgets.widgets.roles",
-    "link_span": "attnwidgets.widgets",
-    "norm_attention": "attnwidgets.studies.norms",
-    "value_norms": "attnwidgets.studies.norms",
-    "mixing_ratio": "attnwidgets.studies.norms",
-    "norm_result": "attnwidgets.studies.norms",
-    "norm_results": "attnwidgets.studies.norms",
-    "merge": "attnwidgets.studies.shards",
-    "residual_contributions": "attnwidgets.studies.residual",
-    "ResidualContributions": "attnwidgets.analysis.block",
-    "plot_norm_comparison": "attnwidgets.plots",
-    "plot_residual_contributions": "attnwidgets.plots",
-    "plot_attention_cost": "attnwidgets.plots",
-    "fill_mask": "attnwidgets.studies.fillmask",
-    "FillMask": "attnwidgets.widgets",
-    "plot_fill_mask": "attnwidgets.plots",
-    "fill_mask_accuracy": "attnwidgets.studies.fillmask",
-    "frequency_baseline": "attnwidgets.studies.fillmask",
-    "plot_pretrain_curve": "attnwidgets.plots.pretrain",
-    "LivePretrainCurve": "attnwidgets.plots.pretrain",
+    "save_html": "attnwidgets.export",
+    "set_theme": "attnwidgets.widgets",
+    # errors
+    "ModelLoadError": "attnwidgets.runner",
+    "AttentionUnavailableError": "attnwidgets.runner",
+    "AttentionTooLargeError": "attnwidgets.attention_stack",
+    "SavedFileError": "attnwidgets.persist",
 }
 
-__all__ = ["AttentionResult", "ModelInfo", "__version__", *_LAZY]
+#: The subpackages, imported on first use as attributes (``aw.plots.plot_heatmap``).
+_SUBPACKAGES = ("analysis", "plots", "runner", "studies", "teaching", "widgets")
+
+__all__ = ["AttentionResult", "__version__", *_LAZY]
+
+_getattr, __dir__ = attach("attnwidgets", _LAZY, ["AttentionResult", "load_ipython_extension", *_SUBPACKAGES])
 
 
-__getattr__, __dir__ = attach("attnwidgets", _LAZY, ["AttentionResult", "ModelInfo", "__version__"])
+def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"attnwidgets.{name}")
+    try:
+        return _getattr(name)
+    except AttributeError:
+        raise AttributeError(f"module 'attnwidgets' has no attribute {name!r}: the top level keeps the runs, results, "
+                             "views, save/load and errors; plots, statistics, studies and the teaching kit are in "
+                             f"attnwidgets.{', attnwidgets.'.join(_SUBPACKAGES)}") from None
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -460,7 +460,7 @@ class LazyStack:
                 f"{format_bytes(dense_budget())}. Ask for what you will look at instead: result.head(layer, head) "
                 f"for one head's (query, key) map, result.rows(layer, start, stop) for a block of rows, or "
                 f"result.iter_blocks() to go through all of them; or raise the budget with "
-                f"attnwidgets.set_dense_budget(nbytes)"
+                f"attnwidgets.runner.set_dense_budget(nbytes)"
             )
         out = np.empty(self.shape, np.float32)
         for layer, start, stop, block in iter_blocks(self):

@@ -132,7 +132,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         prog="attnwidgets", allow_abbrev=False,
         description="See what a transformer's attention heads do: write a view as one self-contained HTML page.",
     )
-    from . import __version__
+    from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -199,10 +199,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _lab(args)
     if args.command == "export":
         return _export(args)
+    from .export import save_html
+
     try:
         widget = build_view(args.text, view=args.view, model=args.model, pair=args.pair, layer=args.layer,
                             head=args.head, theme=args.theme, query=args.query)
-        widget.save_html(args.out, title=args.title, precision=args.precision, scope=args.scope)
+        save_html(widget, args.out, title=args.title, precision=args.precision, scope=args.scope)
     except UsageError as exc:
         show.error(str(exc))  # exits 2
     except (OSError, ValueError, RuntimeError, IndexError, TypeError, TraitError) as exc:

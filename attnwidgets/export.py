@@ -105,7 +105,7 @@ def _b64(buffer: Any) -> dict[str, str]:
 def _encode_buffers(value: Any, precision: Precision = "float32") -> Any:
     """Replace every bytes-like value in nested state with ``{"$b64": ...}`` (the page turns it back into bytes).
 
-    Packed float32 arrays (``{buffer, dtype, shape}``, see :func:`attnwidgets.widgets.pack`) are stored at
+    Packed float32 arrays (``{buffer, dtype, shape}``, see :func:`attnwidgets.viewdata.wire.pack`) are stored at
     ``precision`` on the way.
     """
     if isinstance(value, (bytes, bytearray, memoryview)):

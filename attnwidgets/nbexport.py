@@ -11,7 +11,7 @@ show their line of text.
 Why the picture and not the live view inlined as ``save_html`` does: the picture is already in every view's bundle
 (the kernel made it), so the export needs nothing but the notebook; it works for a notebook executed elsewhere; it
 is a few tens of kB per view where an inlined live page carries its JS bundle and its data (100 kB to MBs each);
-and it is what GitHub and nbviewer show too. For an interactive page of one view, ``view.save_html(...)``.
+and it is what GitHub and nbviewer show too. For an interactive page of one view, ``attnwidgets.save_html(view, ...)``.
 
 The page loads no script from the network: nbconvert's lab template is used with its require.js and MathJax
 ``<script src=...>`` blocks emptied (maths shows as its TeX source). This module imports nothing of ours but the

@@ -345,7 +345,7 @@ def read_entry(path: str | os.PathLike[str], name: str, shape: Sequence[int | No
 
 
 def _version() -> str:
-    from . import __version__
+    from ._version import __version__
 
     return __version__
 
@@ -530,7 +530,7 @@ def save_result(result: AttentionResult, path: str | os.PathLike[str]) -> Path:
     """Save a (small) :class:`AttentionResult`: its tokens, ids, attention (every kind) and outputs.
 
     A long input's result (``result.is_lazy``: attention kept as queries and keys) and an ablated result are refused:
-    save what you measured from it instead (``aw.corpus_stats([result]).save(path)``), or the text, model and
+    save what you measured from it instead (``aw.studies.corpus_stats([result]).save(path)``), or the text, model and
     ablation (``ablation.to_dict()``) to run it again.
 
     Examples
@@ -548,8 +548,8 @@ def save_result(result: AttentionResult, path: str | os.PathLike[str]) -> Path:
         mib = result.dense_nbytes() / 2**20
         raise ValueError(f"this result keeps its attention as queries and keys (a long input, {result.n_tokens} "
                          f"tokens: {mib:,.0f} MiB as a dense array), and only small results are saved; save what you "
-                         "measured from it instead (e.g. aw.corpus_stats([result]).save(path)), or the text to run "
-                         "it again")
+                         "measured from it instead (e.g. aw.studies.corpus_stats([result]).save(path)), or the text to "
+                         "run it again")
     if result.ablation is not None:
         raise ValueError("this result is ablated, and an ablation is not saved with it; save the clean result "
                          "(and ablation.to_dict() beside it, to apply it again), or what you measured from it")

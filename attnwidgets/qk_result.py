@@ -1,7 +1,7 @@
 """The plain result of a QK capture: queries, keys, values and every step of attention, as numpy (no torch).
 
-Made by :func:`attnwidgets.capture_qk` (runner/qk.py); shown by :class:`attnwidgets.QKStepThrough` and
-:func:`attnwidgets.plot_qk`. Kept apart from the runner so widgets and plots can use it without importing torch.
+Made by :func:`attnwidgets.runner.capture_qk` (runner/qk.py); shown by :class:`attnwidgets.QKStepThrough` and
+:func:`attnwidgets.plots.plot_qk`. Kept apart from the runner so widgets and plots can use it without importing torch.
 """
 
 from __future__ import annotations

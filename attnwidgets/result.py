@@ -24,7 +24,7 @@ __all__ = ["BUNDLED_SOURCE", "AttentionKind", "AttentionResult", "AttentionTooLa
            "ModelInfo", "ModelKind", "check_attention", "head_matrix"]
 
 #: :attr:`ModelInfo.source` of the bundled default model: it loads from wherever its package is installed, so a
-#: result records which model it is rather than a folder of one machine. ``attnwidgets.get_runner`` takes it.
+#: result records which model it is rather than a folder of one machine. ``attnwidgets.runner.get_runner`` takes it.
 BUNDLED_SOURCE = "bundled:all-MiniLM-L6-v2"
 
 _STACKS = ("attention", "decoder_attention", "cross_attention")
@@ -66,7 +66,7 @@ class ModelInfo:
         ``config.json``) for a local folder; None when unknown. Saved files are tagged with it
         (:mod:`attnwidgets.persist`).
     source : str | None
-        What loads this model again, with ``revision``: ``attnwidgets.get_runner(info.source, info.revision,
+        What loads this model again, with ``revision``: ``attnwidgets.runner.get_runner(info.source, info.revision,
         device=info.device, dtype=info.dtype)``. The hub id, the local folder as an absolute path, or
         :data:`BUNDLED_SOURCE`; None for a model that cannot be loaded again by a name (fine-tuned in memory, a toy
         model, a result built from arrays, a file saved before this field existed).

@@ -92,7 +92,7 @@ def main() -> None:
     from attnwidgets.data import load_corpus
     from attnwidgets.studies import corpus_stats
 
-    runner = aw.get_runner()
+    runner = aw.runner.get_runner()
     corpus = load_corpus()
     texts = [corpus[i % len(corpus)] for i in range(args.n)]
     bs = args.batch_size

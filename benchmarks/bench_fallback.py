@@ -24,7 +24,7 @@ def result(n_tokens: int, n_layers: int = 6, n_heads: int = 12) -> aw.AttentionR
     return aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), tokens)
 
 
-def per_display(widget: aw.AttnWidget, repeat: int = 3) -> tuple[float, int]:
+def per_display(widget: aw.widgets.AttnWidget, repeat: int = 3) -> tuple[float, int]:
     """(best seconds, bytes of the bundle as saved in the .ipynb)."""
     best = float("inf")
     for _ in range(repeat):

@@ -79,7 +79,7 @@ def main() -> None:
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, path in _models(Path(tmp), **sizes).items():
-            runner = aw.get_runner(path)
+            runner = aw.runner.get_runner(path)
             ids = runner.tokenizer([prompt], return_tensors="pt")["input_ids"][:, :prompt_len]
             text = runner.tokenizer.decode(ids[0])
             plain = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa").eval()

@@ -9,7 +9,7 @@ Usage::
     OMP_NUM_THREADS=1 python benchmarks/bench_long_context.py   # one thread per process (see below)
 
 Each size runs in a fresh subprocess (so peak memory is its own): a randomly initialised model saved to a temp folder
-with the bundled WordPiece tokenizer (max positions raised), loaded through ``attnwidgets.get_runner``. Figures are
+with the bundled WordPiece tokenizer (max positions raised), loaded through ``attnwidgets.runner.get_runner``. Figures are
 CPU seconds of the process (``time.process_time``, all its threads), relative to a plain forward of the same model
 loaded with ``attn_implementation="sdpa"``: on a shared, loaded box wall time measures the neighbours, and idle
 BLAS/torch threads spin, so run it with ``OMP_NUM_THREADS=1`` as well as with all cores and compare within one run.
@@ -127,7 +127,7 @@ def child(setup: str, n: int, repeat: int, numpy_layers: int, eager_gb: float) -
     while len(ids) < n:
         ids = ids + ids
     text = tok.decode(ids[: n - 2])
-    runner = aw.get_runner(str(folder))
+    runner = aw.runner.get_runner(str(folder))
     runner.run("warm up", truncation="error")
     plain = type(runner.model).from_pretrained(folder, attn_implementation="sdpa").eval()
     enc = runner.encode([text], [None], [None], "error")

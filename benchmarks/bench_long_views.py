@@ -44,7 +44,7 @@ def _views(r, n: int, layers: int, heads: int) -> dict[str, float]:
 
 def measure(n: int, layers: int = 12, heads: int = 12) -> dict[str, float]:
     r = lazy_result(n, layers=layers, heads=heads, kv_heads=heads, head_dim=64 if layers == 12 else 8)
-    old = aw.set_dense_budget(0)
+    old = aw.runner.set_dense_budget(0)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -54,7 +54,7 @@ def measure(n: int, layers: int = 12, heads: int = 12) -> dict[str, float]:
         pass_s, _ = timed(lambda: headstats.attach_summary(fresh))
         after = _views(fresh, n, layers, heads)
     finally:
-        aw.set_dense_budget(old)
+        aw.runner.set_dense_budget(old)
     out = {f"{k} (before)": v for k, v in before.items()}
     out["statistics + overview pass (once per run)"] = pass_s
     out.update({f"{k} (after)": v for k, v in after.items()})

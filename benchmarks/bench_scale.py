@@ -135,7 +135,7 @@ def main() -> None:
     n = args.workers
 
     def local_stats() -> Any:  # the model is loaded before it is timed, as the kept workers have theirs
-        aw.get_runner()
+        aw.runner.get_runner()
         return Measured(lambda: corpus_stats(texts, batch_size=args.batch_size, progress=False))
 
     def ray_stats(some: list[str]) -> Any:
@@ -196,7 +196,7 @@ def main() -> None:
                      "", ""))
 
     # per-token cost: a bare forward (tokenise + forward with attentions, as every run of ours) vs the statistics
-    runner = aw.get_runner()
+    runner = aw.runner.get_runner()
     order = np.argsort([len(t) for t in texts], kind="stable")
     sorted_texts = [texts[i] for i in order]
     start = time.process_time()

@@ -289,7 +289,7 @@ def bench(name: str, model: str | None, n_tokens: int, libs: Path | None, tmp: P
     n_switch = 3 if smoke else 7 if quick else 13
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        runner = aw.get_runner(model)
+        runner = aw.runner.get_runner(model)
         text = _text(n_tokens)
         enc = runner.encode([text])
         runner.forward(enc)  # warm up
@@ -314,11 +314,11 @@ def bench(name: str, model: str | None, n_tokens: int, libs: Path | None, tmp: P
         w = make()
         r["live_bytes"] = _live_bytes(w)
         r["kernel_ms"], r["reply_bytes"] = _kernel_switch_ms(w, _requests(view, layers, heads, n_switch))
-        view_page = w.save_html(tmp / f"{name}-{view}-view.html", scope="view")
+        view_page = aw.save_html(w, tmp / f"{name}-{view}-view.html", scope="view")
         # scope="all" said outright: the switches below need every head in the page, and "auto" (the default) keeps
         # only the view on screen once the page passes save_html's 20 MB limit (12 x 12 heads at 512 tokens do), so
         # the first switch waited for a head that was not there.
-        all_page = w.save_html(tmp / f"{name}-{view}-all.html", precision="uint8", scope="all")
+        all_page = aw.save_html(w, tmp / f"{name}-{view}-all.html", precision="uint8", scope="all")
         r["view_page"], r["all_page"] = view_page.stat().st_size, all_page.stat().st_size
         r["loads"] = 1 if smoke else 3
         r["first_ms"] = browser.first_paint(view_page, view, r["loads"])

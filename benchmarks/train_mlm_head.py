@@ -1,6 +1,6 @@
 """Train the bundled encoder's masked-LM head (attnwidgets/data/mlm_head.npz) and measure the variants.
 
-The encoder (all-MiniLM-L6-v2) stays frozen; the head (:class:`attnwidgets.studies.fillmask.MLMHead`: dense, GELU,
+The encoder (all-MiniLM-L6-v2) stays frozen; the head (:class:`attnwidgets.studies.masked_lm.MLMHead`: dense, GELU,
 LayerNorm, decoder tied to the word embeddings, a bias) reads the hidden state of one layer at each masked position.
 Training targets come from BERT's 80/10/10 rule as the students see it,
 :func:`attnwidgets.teaching.objectives.bert_mask`, applied ``--draws`` times to each training text. Training
@@ -10,8 +10,8 @@ texts: the train part of
 Only the head's weights are shipped, never that text.
 
 Variants are chosen on the validation part; the held-out part is reported with
-:func:`attnwidgets.studies.fillmask.fill_mask_accuracy`'s definition (single-piece words masked one at a time, top-k,
-special tokens excluded), beside :func:`attnwidgets.studies.fillmask.frequency_baseline`. Seeded; features are cached.
+:func:`attnwidgets.studies.masked_lm.fill_mask_accuracy`'s definition (single-piece words masked one at a time, top-k,
+special tokens excluded), beside :func:`attnwidgets.studies.masked_lm.frequency_baseline`. Seeded; features are cached.
 
     python benchmarks/train_mlm_head.py [--layers 3 4 5 6] [--extra docstrings] [--write]
     python benchmarks/train_mlm_head.py --smoke    # 4 documents per part, layer 6, one epoch: that it runs (CI)
@@ -33,7 +33,7 @@ import torch
 
 import attnwidgets as aw
 from attnwidgets.data import data_path, split_documents
-from attnwidgets.studies.fillmask import HEAD_FILE, MLMHead, fill_mask_accuracy, frequency_baseline, mask_cases
+from attnwidgets.studies.masked_lm import HEAD_FILE, MLMHead, fill_mask_accuracy, frequency_baseline, mask_cases
 from attnwidgets.teaching.objectives import bert_mask
 
 CACHE = Path("/tmp/attnwidgets_mlm_features")
@@ -184,7 +184,7 @@ def main() -> None:
         args.layers, args.extra, args.draws, args.epochs = [6], ["none"], 1, [1]
 
     torch.manual_seed(args.seed)
-    runner = aw.get_runner()
+    runner = aw.runner.get_runner()
     tok = runner.tokenizer
     emb = runner.model.get_input_embeddings().weight.detach().float()
     special = sorted(set(tok.all_special_ids))
@@ -244,8 +244,8 @@ def main() -> None:
                   "n_docs": {k: len(v) for k, v in parts.items()}, "table": rows}
         np.savez_compressed(path, **arrays, layer=np.array(layer),  # type: ignore[arg-type]
                             report=np.array(json.dumps(report)))
-        from attnwidgets.studies import fillmask
-        fillmask.forget_heads()
+        from attnwidgets.studies import masked_lm
+        masked_lm.forget_heads()
         check = fill_mask_accuracy()
         report["held_out_check"] = {"top-1": check[1], "top-5": check[5], "n": check.n}
         np.savez_compressed(path, **arrays, layer=np.array(layer),  # type: ignore[arg-type]

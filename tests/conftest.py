@@ -225,7 +225,7 @@ def bundled():
     """The shared runner of the bundled model (loaded once per test session)."""
     import attnwidgets as aw
 
-    return aw.get_runner()
+    return aw.runner.get_runner()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ matplotlib.use("Agg")
 
 import dataclasses
 import shutil
-import warnings
 
 import numpy as np
 import pytest
@@ -306,31 +305,21 @@ def test_encoder_decoder_grid_per_stack(tiny_bart):
     assert w.kind == "encoder" and w._payload["map"]["key"] == "encoder/0/1/2"
 
 
-def test_old_names_still_work_with_a_deprecation_warning(tiny_bert, tiny_bart):
+def test_the_attention_stack_is_kind_and_the_watched_output_is_watch(tiny_bert, tiny_bart):
+    """The pre-release spellings (stack=, kind=<watched output>, .stack) are gone: each is refused, naming the
+    arguments the widget takes, instead of being quietly mapped."""
     def first(result):
         return float(result.attention[0, 0, 0, 0])
 
-    with pytest.warns(DeprecationWarning, match="watch="):
-        w = aw.AblationWidget(TEXTS[:1], kind=first, model=tiny_bert)
+    w = aw.AblationWidget(TEXTS[:1], watch=first, model=tiny_bert)
     assert w.kind == "self" and "first(result)" in w._payload["watch"] and w._payload["output"] == "callable"
-    with pytest.warns(DeprecationWarning, match="watch="):
-        w = aw.AblationWidget(TEXTS[:1], kind="drift", model=tiny_bert)
-    assert w.kind == "self" and w._payload["output"] == "drift"
-    with pytest.warns(DeprecationWarning, match="kind=") as caught:
-        w = aw.AblationWidget(["The cat sat."], stack="cross", kind="drift", model=tiny_bart)
-    assert w.kind == "cross" and w._payload["output"] == "drift" and len(caught) == 2
-    with pytest.warns(DeprecationWarning, match="now AblationWidget.kind"):
-        assert w.stack == "cross"
-    with pytest.warns(DeprecationWarning):
-        w.stack = "decoder"
-    assert w.kind == "decoder"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        aw.AblationWidget(TEXTS[:1], kind="self", watch="drift", model=tiny_bert)  # the new names do not warn
-    with pytest.raises(TypeError, match="once"), pytest.warns(DeprecationWarning):
-        aw.AblationWidget(TEXTS[:1], kind="drift", watch="pairs", model=tiny_bert)
-    with pytest.raises(TypeError, match="once"), pytest.warns(DeprecationWarning):
-        aw.AblationWidget(TEXTS[:1], kind="self", stack="self", model=tiny_bert)
+    w = aw.AblationWidget(["The cat sat."], kind="cross", watch="drift", model=tiny_bart)
+    assert w.kind == "cross" and w._payload["output"] == "drift"
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['stack'\].*'kind'"):
+        aw.AblationWidget(TEXTS[:1], stack="self", model=tiny_bert)
+    with pytest.raises(traitlets.TraitError):
+        aw.AblationWidget(TEXTS[:1], kind="drift", model=tiny_bert)
+    assert not hasattr(w, "stack")
 
 
 def test_bundled_model_default_texts_and_static_twin(bundled):
@@ -338,12 +327,12 @@ def test_bundled_model_default_texts_and_static_twin(bundled):
     assert w._payload["stacks"] == {"self": [6, 12]} and len(w._payload["rows"]) == 3
     assert isinstance(w.result, aw.AttentionResult) and isinstance(w.watch_result, WatchResult)
     w.ablation = Ablation.layers([5])
-    fig = aw.plot_ablation_panel(w)
+    fig = aw.plots.plot_ablation_panel(w)
     assert "5=zero" in fig.axes[0].get_title()
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert f"{w.frame['after'].iloc[0]:.3f}" in texts
     with pytest.raises(TypeError, match="WatchResult"):
-        aw.plot_ablation_panel([1, 2, 3])
+        aw.plots.plot_ablation_panel([1, 2, 3])
 
 
 def test_a_result_stands_for_its_text_and_model(tiny_bert):
@@ -353,7 +342,7 @@ def test_a_result_stands_for_its_text_and_model(tiny_bert):
     from_texts = aw.AblationWidget([TEXTS[0]], text_pairs=[PAIRS[0]], model=tiny_bert, watch="pairs")
     assert from_result.result.text == TEXTS[0] and from_result.result.model.name == clean.model.name
     np.testing.assert_allclose(from_result.watch_result.frame["before"], from_texts.watch_result.frame["before"])
-    other = aw.run("Another text.", model=aw.get_runner())
+    other = aw.run("Another text.", model=aw.runner.get_runner())
     with pytest.raises(ValueError, match="different models"):
         aw.AblationWidget([clean, other])
     with pytest.raises(ValueError, match="sentence-pair result is one input"):

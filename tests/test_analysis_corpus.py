@@ -34,7 +34,7 @@ def _mean_of_results(runner, texts, pairs=None, **kwargs):
 def test_corpus_equals_mean_of_single_results(tiny_bert, words):
     import attnwidgets as aw
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     stats = corpus_stats(TEXTS, model=runner, batch_size=2, progress=False, words=words)
     expected = _mean_of_results(runner, TEXTS, words=words)
     mean = stats.mean()
@@ -46,7 +46,7 @@ def test_corpus_equals_mean_of_single_results(tiny_bert, words):
 def test_corpus_pairs_and_tidy_frame(tiny_bert):
     import attnwidgets as aw
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     stats = corpus_stats(PAIRS, model=runner, batch_size=4, progress=False)
     expected = _mean_of_results(runner, [a for a, _ in PAIRS], [b for _, b in PAIRS])
     for k in ("sep", "sep_sep", "rest_sep", "cls", "punct", "entropy"):
@@ -66,7 +66,7 @@ def test_corpus_pairs_and_tidy_frame(tiny_bert):
 def test_decoder_corpus_matches_results(tiny_llama):
     import attnwidgets as aw
 
-    runner = aw.get_runner(tiny_llama)
+    runner = aw.runner.get_runner(tiny_llama)
     stats = corpus_stats(TEXTS, model=runner, batch_size=3, progress=False)
     expected = _mean_of_results(runner, TEXTS)
     for k in ("first", "self", "prev", "entropy", "entropy_last", "entropy_uniform"):
@@ -77,7 +77,7 @@ def test_corpus_runner_keeps_one_batch_alive(tiny_bert, monkeypatch):
     import attnwidgets as aw
     import attnwidgets.runner.batches as batches
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     cached_before = len(runner.cache)
     refs: list[weakref.ref] = []
     most_alive = 0

@@ -63,7 +63,7 @@ def test_a_multiword_tokens_words_share_its_pieces():
 
 
 def test_every_word_of_a_multiword_treebank_is_scored_through_a_model(tiny_bert):
-    from attnwidgets import dependency_scores
+    from attnwidgets.studies import dependency_scores
 
     sents = read_conllu(MWT)
     scores = dependency_scores(sents, model=tiny_bert, progress=False)
@@ -71,7 +71,7 @@ def test_every_word_of_a_multiword_treebank_is_scored_through_a_model(tiny_bert)
 
 
 def test_subtypes_false_pools_relations_for_a_list_of_sentences_too(tiny_bert):
-    from attnwidgets import dependency_scores
+    from attnwidgets.studies import dependency_scores
 
     sents = read_conllu(MWT)  # read with subtypes
     pooled = dependency_scores(sents, model=tiny_bert, progress=False, subtypes=False)
@@ -110,7 +110,7 @@ def test_ties_between_best_heads_are_reported():
 
 
 def test_repr_is_a_summary_not_the_arrays(tiny_bert):
-    from attnwidgets import corpus_stats, dependency_scores
+    from attnwidgets.studies import corpus_stats, dependency_scores
 
     scores = dependency_scores(read_conllu(MWT), model=tiny_bert, progress=False)
     text = repr(scores)
@@ -169,7 +169,8 @@ def test_text_reading_is_a_choice_checked_by_hand():
 
 
 def test_dependency_scores_reads_the_words_when_asked(tiny_bert):
-    from attnwidgets import dependency_scores, get_runner
+    from attnwidgets.runner import get_runner
+    from attnwidgets.studies import dependency_scores
 
     runner = get_runner(tiny_bert)
     for text, expected in (("surface", "del perro"), ("words", "de el perro")):

@@ -12,7 +12,7 @@ def test_known_gradient(tiny_bert):
     import attnwidgets as aw
     from attnwidgets.studies.gradients import attention_gradients
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
 
     def to_cls_in_layer0(outputs, enc):  # L = sum_i A0[h, i, 0]: ∂L/∂A0[i, j] = 1 if j is [CLS], else 0
         return outputs.attentions[0][..., 0].sum()
@@ -36,7 +36,7 @@ def test_padding_never_counts(tiny_bert):
     import attnwidgets as aw
     from attnwidgets.studies.gradients import attention_gradients
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
 
     def total(outputs, enc):
         return outputs.attentions[0].sum()
@@ -51,7 +51,7 @@ def test_masked_lm_loss(tiny_bert_mlm):
     import attnwidgets as aw
     from attnwidgets.studies.gradients import attention_gradients
 
-    runner = aw.get_runner(tiny_bert_mlm)
+    runner = aw.runner.get_runner(tiny_bert_mlm)
     assert runner.head == "masked-lm"
     g = attention_gradients(TEXTS, model=runner, seed=0)
     again = attention_gradients(TEXTS, model=runner, seed=0)
@@ -68,7 +68,7 @@ def test_paraphrase_objective_and_errors(tiny_bert):
     import attnwidgets as aw
     from attnwidgets.studies.gradients import attention_gradients, embedding_similarity
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     with pytest.raises(ValueError, match="objective"):
         attention_gradients(TEXTS, model=runner)
     pairs = [(t, t.replace("The", "A")) for t in TEXTS]
@@ -88,7 +88,7 @@ def test_words_gradient_is_the_gradient_of_word_level_attention(tiny_bert):
     from attnwidgets.analysis import key_kind_index, token_kinds, word_groups, word_level, word_matrices
     from attnwidgets.studies.gradients import attention_gradients
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     rng = np.random.default_rng(0)
     maps, coefs, kinds, split, twins = {}, {}, {}, [], {}
     for text in WORDY:
@@ -141,7 +141,7 @@ def test_words_is_pieces_when_every_word_is_one_piece(tiny_bert):
     import attnwidgets as aw
     from attnwidgets.studies.gradients import attention_gradients
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     assert all(r.n_tokens == len(set(r.word_ids[r.word_ids >= 0])) + 2 for r in runner.run_batch(TEXTS))
 
     def total(outputs, enc):
@@ -158,7 +158,7 @@ def test_words_on_a_decoder_counts_only_earlier_words(tiny_gpt2):
     from attnwidgets.analysis import word_level
     from attnwidgets.studies.gradients import attention_gradients
 
-    runner = aw.get_runner(tiny_gpt2)
+    runner = aw.runner.get_runner(tiny_gpt2)
 
     def total(outputs, enc):
         return outputs.attentions[-1].sum()

@@ -29,7 +29,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "studies": {"anywidget", "traitlets", "matplotlib", "viewdata", "widgets", "plots", "teaching", "export", "cli",
                 "magics", "fallback"},
     "plots": {"anywidget", "traitlets", "widgets", "export", "cli", "magics", "fallback"},
-    "widgets": {"plots", "teaching", "cli", "magics"},
+    "widgets": {"plots", "teaching", "export", "cli", "magics"},
     "teaching": {"widgets", "plots", "export", "cli", "magics", "runner", "studies", "fallback"},
     "data": {"torch", "transformers", "anywidget", "traitlets", "matplotlib", "runner", "studies", "analysis",
              "viewdata", "widgets", "plots", "teaching", "export", "cli", "magics", "fallback"},
@@ -45,6 +45,8 @@ FORBIDDEN["generation_result"] = FORBIDDEN["result"]
 FORBIDDEN["persist"] = FORBIDDEN["result"]
 # html_repr (the compact table every result and analysis shows in a notebook) too, so every layer can use it.
 FORBIDDEN["html_repr"] = FORBIDDEN["result"]
+# _version (the package version, read by persist, cli and the top level) imports nothing of ours.
+FORBIDDEN["_version"] = FORBIDDEN["result"]
 # lab (`attnwidgets lab`: copy the tutorials, start JupyterLab) needs nothing of ours, so the command starts fast.
 FORBIDDEN["lab"] = FORBIDDEN["result"]
 # nbexport (`attnwidgets export`: runs a notebook in a kernel, keeps its views' pictures) too; the kernel imports us.

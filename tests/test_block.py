@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnwidgets.analysis.block import ResidualContributions, loglog_slope, write_ratio
+from attnwidgets.analysis.residual import ResidualContributions, loglog_slope, write_ratio
 from attnwidgets.teaching.block import VARIANTS, attention_cost, compare_norms, toy_residual_contributions
 from attnwidgets.teaching.tasks import get_task
 from attnwidgets.teaching.training import train

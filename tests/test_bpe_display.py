@@ -162,7 +162,7 @@ def bpe_inputs(models) -> Inputs:
     split = aw.run(TEXT, model=models["split"])
     corpus = CorpusStats(patterns=False)
     corpus.update([merged, split])
-    capture = aw.capture_qk(TEXT, model=models["split"])
+    capture = aw.runner.capture_qk(TEXT, model=models["split"])
     generation = aw.generate(TEXT, model=models["split"], max_new_tokens=3)
     return Inputs(encdec, merged, [merged, split], corpus, capture, generation)
 
@@ -212,12 +212,12 @@ def test_word_level_heatmap_page_and_twin(bpe_inputs):
 
 
 def test_twin_labels_of_split_tokens(bpe_inputs):
-    fig = aw.plot_heatmap(bpe_inputs.results[1], 0, 0)
+    fig = aw.plots.plot_heatmap(bpe_inputs.results[1], 0, 0)
     texts = {t.get_text() for t in fig.findobj(Text)}
     assert {"·ca", "⟨C3⟩", "é", "·⟨E6⟩", "東", "京", "⟨F0 9F 99⟩", "🙂"} <= texts, sorted(texts)
 
 
 def test_the_same_tokens_in_a_saved_page(bpe_inputs, tmp_path: Path):
-    page = aw.HeadView(bpe_inputs.bert).save_html(tmp_path / "head.html").read_text(encoding="utf-8")
+    page = aw.save_html(aw.HeadView(bpe_inputs.bert), tmp_path / "head.html").read_text(encoding="utf-8")
     assert '[["\\u003cs\\u003e"," café"," 東京"," 🙂","\\u003c/s\\u003e"]' in page
     assert "ĠcafÃ©" not in page

@@ -48,7 +48,7 @@ def test_heatmap_vmax_refuses_nonsense(bad):
     with pytest.raises(traitlets.TraitError, match="vmax must be"):
         aw.AttentionHeatmap(uniform, vmax=bad)
     with pytest.raises(ValueError, match="vmax must be"):
-        aw.plot_heatmap(uniform, vmax=bad)
+        aw.plots.plot_heatmap(uniform, vmax=bad)
     with pytest.raises(TypeError):
         check_vmax("1")
 
@@ -57,12 +57,12 @@ def test_plot_heatmap_colour_bar_says_fixed_or_per_map():
     import matplotlib.pyplot as plt
 
     uniform, _ = _uniform_and_sharp()
-    fig = aw.plot_heatmap(uniform, vmax=1.0)
+    fig = aw.plots.plot_heatmap(uniform, vmax=1.0)
     bar = fig.axes[1]
     assert "fixed scale 0–1" in bar.get_ylabel()
     assert bar.get_ylim()[1] == pytest.approx(1.0)
     plt.close(fig)
-    fig = aw.plot_heatmap(uniform)
+    fig = aw.plots.plot_heatmap(uniform)
     label = fig.axes[1].get_ylabel()
     assert "per-map scale 0–0.2" in label, label
     plt.close(fig)

@@ -125,7 +125,7 @@ def test_lazy_results_compare_as_their_dense_twins(no_dense, monkeypatch):
     def refuse(_self):
         raise AssertionError("the comparison built a dense attention array")
 
-    aw.set_dense_budget(2 * 2 * 4 * 40 * 40 * 4)  # the aligned maps of both fit, nothing more is needed
+    aw.runner.set_dense_budget(2 * 2 * 4 * 40 * 40 * 4)  # the aligned maps of both fit, nothing more is needed
     monkeypatch.setattr(AttentionResult, "attention", property(refuse))
     c = compare_attention(a, b)  # read a block of rows at a time
     monkeypatch.undo()
@@ -136,7 +136,7 @@ def test_lazy_results_compare_as_their_dense_twins(no_dense, monkeypatch):
 
 def test_above_the_dense_budget_the_comparison_is_refused(no_dense):
     a = lazy_result(40, seed=0)
-    aw.set_dense_budget(1000)
+    aw.runner.set_dense_budget(1000)
     with pytest.raises(aw.AttentionTooLargeError, match="dense budget"):
         compare_attention(a, a)
 
@@ -159,7 +159,7 @@ def test_no_shared_token_is_a_clear_error():
     with pytest.raises(ValueError, match=r"no token of A .*'model-a'.* matches a token of B .*'model-b'"):
         compare_attention(a, b)
     with pytest.raises(ValueError, match="no token of A"):
-        aw.plot_compare(a, b)
+        aw.plots.plot_compare(a, b)
 
 
 def test_not_results_and_too_long_are_refused():
@@ -227,11 +227,11 @@ def test_html_in_a_token_travels_as_text():
 def test_static_twin_draws_diff_on_a_symmetric_scale_and_greys_unaligned_labels():
     a = _random(["[CLS]", "The", "cat", "sat", "[SEP]"], seed=0)
     b = _random(["[CLS]", "The", "cats", "sat", "[SEP]"], seed=1)
-    fig = aw.plot_compare(a, b, 1, 0, mode="diff", theme="light")
+    fig = aw.plots.plot_compare(a, b, 1, 0, mode="diff", theme="light")
     im = fig.axes[0].images[0]
     lo, hi = im.get_clim()
     assert lo == pytest.approx(-hi) and hi == pytest.approx(np.abs(compare_attention(a, b).diff[1, 0]).max())
-    fig = aw.plot_compare(a, b, 1, 0, mode="side", summary="cosine")
+    fig = aw.plots.plot_compare(a, b, 1, 0, mode="side", summary="cosine")
     colours = [t.get_color() for t in fig.axes[0].get_yticklabels()]
     assert colours[2] == "#a8a8a8" and colours[1] != "#a8a8a8"
     assert fig.axes[2].get_title() == "cosine similarity"

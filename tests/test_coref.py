@@ -312,7 +312,7 @@ def test_truncated_words_are_not_scored():
 
 def dense_check(scores, segments, model) -> None:
     """Recompute every scored mention's choice from each segment's dense attention, independently."""
-    runner = aw.get_runner(model)
+    runner = aw.runner.get_runner(model)
     k = 0
     for seg in segments:
         r = runner.run(seg.text)
@@ -331,8 +331,8 @@ def dense_check(scores, segments, model) -> None:
 
 
 def test_study_on_tiny_bert(tiny_bert):
-    scores = aw.coref_scores(coref_sample_path(), tiny_bert, progress=False, max_tokens=24)
-    runner = aw.get_runner(tiny_bert)
+    scores = aw.studies.coref_scores(coref_sample_path(), tiny_bert, progress=False, max_tokens=24)
+    runner = aw.runner.get_runner(tiny_bert)
 
     def count(text: str) -> int:
         return len(runner.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -347,7 +347,7 @@ def test_study_on_tiny_bert(tiny_bert):
 
 
 def test_study_on_the_bundled_model():
-    scores = aw.coref_scores(coref_sample_path(), progress=False)
+    scores = aw.studies.coref_scores(coref_sample_path(), progress=False)
     segs = coref_segments(read_coref(coref_sample_path()), max_tokens=10_000)
     assert scores.n_segments == 6 and scores.n_documents == 6  # each document fits in 128 pieces
     dense_check(scores, segs, None)
@@ -362,17 +362,17 @@ def test_study_on_the_bundled_model():
 def test_views_of_the_scores():
     seg = coref_segments(read_coref(DOGS), singletons=True)[0]  # "A cat", mentioned once, stays a candidate
     s = score_coref([word_result(seg, {9: 1}, n_heads=3)], [seg])
-    g = aw.coref_grid(s)
+    g = aw.HeadStatsGrid.from_coref(s)
     assert g.statistic == "antecedent_selection" and (g.layer, g.head) == (0, 0)
     assert g.values("antecedent_selection").tolist() == [[1.0, 0.0, 0.0]]
     assert "same head 1.00" in g._meta["title"]
-    fig = aw.plot_coref(s, theme="lecture")
+    fig = aw.plots.plot_coref(s, theme="lecture")
     assert "baselines: nearest 0.00" in fig.axes[0].get_title()
     with pytest.raises(TypeError, match="CorefScores"):
-        aw.coref_grid({"x": 1})
+        aw.HeadStatsGrid.from_coref({"x": 1})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        aw.plot_coref(s, selected=False)
+        aw.plots.plot_coref(s, selected=False)
 
 
 # -- definitions a reader can choose (issue 23 §4) -----------------------------------------------------------------
@@ -410,7 +410,7 @@ def test_mention_order_is_a_choice():
     with pytest.raises(ValueError, match="order must be 'inner_first'"):
         score_coref([word_result(seg)], [seg], order="start")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no_same_head must be"):
-        aw.coref_scores(ANN_DOG, model="no-such-model", no_same_head="skip")  # type: ignore[arg-type]
+        aw.studies.coref_scores(ANN_DOG, model="no-such-model", no_same_head="skip")  # type: ignore[arg-type]
 
 
 def test_same_head_fallback_counts_by_hand():

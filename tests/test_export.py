@@ -44,7 +44,7 @@ def test_request_key_ignores_id_and_order():
 
 def test_heatmap_page_is_self_contained_and_inert(tmp_path):
     w = aw.AttentionHeatmap(_evil_result(), layer=1, head=2)
-    path = w.save_html(tmp_path / "page.html")
+    path = aw.save_html(w, tmp_path / "page.html")
     page = path.read_text(encoding="utf-8")
     assert page.lower().count("</script>") == 3, "only our own three script blocks end"
     assert "<img" not in page
@@ -270,7 +270,7 @@ def test_a_page_past_the_limit_saves_the_view_on_screen_and_says_so(tmp_path, ca
 
     w = _long_heatmap()
     with pytest.warns(UserWarning, match="scope='all'") as caught:
-        path = w.save_html(tmp_path / "long.html")
+        path = aw.save_html(w, tmp_path / "long.html")
     message = str(caught[0].message)
     size = path.stat().st_size
     assert size < PAGE_LIMIT and _data(path.read_text(encoding="utf-8"))["scope"] == "view"
@@ -285,7 +285,7 @@ def test_a_page_past_the_limit_saves_the_view_on_screen_and_says_so(tmp_path, ca
 
 def test_scope_all_forces_the_full_page_and_a_small_page_is_full_by_default(tmp_path, recwarn):
     w = _long_heatmap()
-    path = w.save_html(tmp_path / "full.html", scope="all")
+    path = aw.save_html(w, tmp_path / "full.html", scope="all")
     assert path.stat().st_size > 20_000_000 and _data(path.read_text(encoding="utf-8"))["scope"] == "all"
     small = aw.AttentionHeatmap(_evil_result())
     assert _data(page_html(small))["scope"] == "all"

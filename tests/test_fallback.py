@@ -98,7 +98,7 @@ def test_view_without_twin_gets_text_only():
 
 def test_switch_off_keeps_text():
     w = VIEWS["AttentionHeatmap"]()
-    aw.set_static_fallback(False)
+    fallback.set_static_fallback(False)
     data, _ = w._repr_mimebundle_()
     assert "image/png" not in data and data["text/plain"].startswith("AttentionHeatmap")
 

@@ -17,7 +17,7 @@ def _roles() -> HeadRoles:
 
 
 def test_lecture_puts_both_views_in_one_row_sharing_its_width():
-    view = aw.head_roles_view(_roles(), theme="lecture")
+    view = aw.HeadRolesView(_roles(), theme="lecture")
     assert view.fitting()
     assert view.layout.flex_flow == "row nowrap"
     assert (view.grid.layout.flex, view.heatmap.layout.flex) == ("0 1 42%", "1 1 58%")
@@ -25,7 +25,7 @@ def test_lecture_puts_both_views_in_one_row_sharing_its_width():
 
 
 def test_light_wraps_as_before_and_follows_fit_and_theme():
-    view = aw.head_roles_view(_roles(), theme="light")
+    view = aw.HeadRolesView(_roles(), theme="light")
     assert not view.fitting()
     assert view.layout.flex_flow == "row wrap" and view.grid.layout.flex is None
     view.grid.fit = True

@@ -263,10 +263,10 @@ def test_generation_view_payload_and_requests(tiny_gpt2) -> None:
     with pytest.raises(TypeError, match="GenerationResult"):
         aw.GenerationView(g.result)
     assert len(w._export_requests("all")) == 2 * 5
-    fig = aw.plot_generation(g, step=2, layer=1, head=2)
+    fig = aw.plots.plot_generation(g, step=2, layer=1, head=2)
     assert fig.axes[1].get_title() == "steps x keys · self attention · layer 1 · head 2"
     from attnwidgets.viewdata.labels import token_label
 
     assert fig.axes[2].get_yticklabels()[0].get_text() == token_label(g.topk_tokens[2][0])
     with pytest.raises(ValueError, match="step 9"):
-        aw.plot_generation(g, step=9)
+        aw.plots.plot_generation(g, step=9)

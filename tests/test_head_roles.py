@@ -96,7 +96,7 @@ def test_forced_heads_in_a_real_decoder_score_exactly(fixture, request):
     n = 6
     forced = _Force({(0, 1): _pattern("previous_token", n), (1, 2): _pattern("induction", n),
                      (1, 0): _pattern("duplicate_token", n)})
-    roles = aw.head_roles(path, seq_len=n, n_seqs=3, ablation=forced)
+    roles = aw.studies.head_roles(path, seq_len=n, n_seqs=3, ablation=forced)
     assert roles.shape == (2, 4)
     assert roles.scores["previous_token"][0, 1] == pytest.approx(1.0, abs=1e-6)
     assert roles.scores["induction"][1, 2] == pytest.approx(1.0, abs=1e-6)
@@ -111,12 +111,12 @@ def test_forced_heads_in_a_real_decoder_score_exactly(fixture, request):
 @pytest.mark.parametrize("fixture", ["tiny_gpt2", "tiny_llama"])
 def test_random_decoders_shapes_and_sanity(fixture, request):
     path = request.getfixturevalue(fixture)
-    roles = aw.head_roles(path, seq_len=8, n_seqs=4, seed=1)
+    roles = aw.studies.head_roles(path, seq_len=8, n_seqs=4, seed=1)
     assert isinstance(roles, HeadRoles) and roles.shape == (2, 4) and roles.prefix == 1
     for v in roles.scores.values():
         assert v.shape == (2, 4) and np.all((v >= 0) & (v <= 1))
     # equal to recomputing from the example's dense attention for a one-sequence run
-    one = aw.head_roles(path, seq_len=8, n_seqs=1, seed=1)
+    one = aw.studies.head_roles(path, seq_len=8, n_seqs=1, seed=1)
     again = role_scores(one.example.attention, 8, 1)
     for k in ROLES:
         np.testing.assert_allclose(one.scores[k], again[k], atol=1e-6)
@@ -132,36 +132,36 @@ def test_random_decoders_shapes_and_sanity(fixture, request):
     row = frame[(frame["layer"] == 1) & (frame["head"] == 3)]
     assert row["induction"].item() == roles.scores["induction"][1, 3]
     # seeded
-    np.testing.assert_array_equal(aw.head_roles(path, seq_len=8, n_seqs=4, seed=1).scores["induction"],
+    np.testing.assert_array_equal(aw.studies.head_roles(path, seq_len=8, n_seqs=4, seed=1).scores["induction"],
                                   roles.scores["induction"])
 
 
 def test_encoders_and_encoder_decoders_are_refused(tiny_bert, tiny_bart):
     with pytest.raises(ValueError, match=r"needs a decoder.*is an encoder"):
-        aw.head_roles(tiny_bert)
+        aw.studies.head_roles(tiny_bert)
     with pytest.raises(ValueError, match=r"needs a decoder.*is an encoder-decoder"):
-        aw.head_roles(tiny_bart)
+        aw.studies.head_roles(tiny_bart)
     with pytest.raises(ValueError, match="needs a decoder"):
-        aw.confirm_role(None)
+        aw.studies.confirm_role(None)
 
 
 def test_too_long_or_bad_counts_are_refused(tiny_gpt2):
     with pytest.raises(ValueError, match="takes at most 64"):
-        aw.head_roles(tiny_gpt2, seq_len=40)
+        aw.studies.head_roles(tiny_gpt2, seq_len=40)
     with pytest.raises(ValueError, match="n_seqs must be an integer"):
-        aw.head_roles(tiny_gpt2, n_seqs=0)
+        aw.studies.head_roles(tiny_gpt2, n_seqs=0)
     with pytest.raises(ValueError, match="unknown role"):
-        aw.head_roles(tiny_gpt2, seq_len=4, n_seqs=1).top("copying")
+        aw.studies.head_roles(tiny_gpt2, seq_len=4, n_seqs=1).top("copying")
 
 
 def test_confirm_role_ablates_the_top_heads(tiny_gpt2):
-    roles = aw.head_roles(tiny_gpt2, seq_len=8, n_seqs=4)
-    check = aw.confirm_role(tiny_gpt2, roles, k=2, n_random=3, seq_len=8, n_seqs=4)
+    roles = aw.studies.head_roles(tiny_gpt2, seq_len=8, n_seqs=4)
+    check = aw.studies.confirm_role(tiny_gpt2, roles, k=2, n_random=3, seq_len=8, n_seqs=4)
     assert check.heads == roles.top("induction", 2)
     assert len(check.random_heads) == 3 and all(len(h) == 2 and not set(h) & set(check.heads)
                                                 for h in check.random_heads)
     # the losses are real: the ablated runs differ from the clean one, and the clean loss matches induction_loss
-    assert check.clean == pytest.approx(aw.induction_loss(tiny_gpt2, seq_len=8, n_seqs=4, seed=1))
+    assert check.clean == pytest.approx(aw.studies.induction_loss(tiny_gpt2, seq_len=8, n_seqs=4, seed=1))
     assert check.ablated != check.clean
     f = check.frame()
     assert len(f) == 5 and f["rise"].iloc[0] == 0.0
@@ -180,27 +180,27 @@ def _toy_roles():
 
 def test_view_opens_the_best_head():
     roles = _toy_roles()
-    view = aw.head_roles_view(roles)
+    view = aw.HeadRolesView(roles)
     assert (view.grid.layer, view.grid.head, view.heatmap.head) == (0, 1, 1)
     assert view.grid.values("induction").tolist() == [[0.0, 1.0]]
     assert view.grid._meta["labels"]["induction"] == "induction score"
-    assert aw.head_roles_view(roles, "previous_token").heatmap.head == 0
+    assert aw.HeadRolesView(roles, "previous_token").heatmap.head == 0
     with pytest.raises(ValueError, match="unknown role"):
-        aw.head_roles_view(roles, "copying")
+        aw.HeadRolesView(roles, "copying")
     with pytest.raises(TypeError, match="takes the HeadRoles"):
-        aw.head_roles_view({"induction": np.zeros((1, 2))})
+        aw.HeadRolesView({"induction": np.zeros((1, 2))})
     with pytest.raises(ValueError, match="layer 3 is out of range"):
-        aw.head_roles_view(roles, layer=3)
+        aw.HeadRolesView(roles, layer=3)
 
 
 def test_static_twins():
     roles = _toy_roles()
-    fig = aw.plot_head_roles(roles, "previous_token")
+    fig = aw.plots.plot_head_roles(roles, "previous_token")
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["previous-token score", "head 0.0 on the repeated tokens"]
     assert fig._suptitle.get_text() == "toy · 1 x [BOS] + 2 x 3 random tokens"
     # the drawn map is the head's attention (the induction stripe for head 1)
-    fig = aw.plot_head_roles(roles, "induction")
+    fig = aw.plots.plot_head_roles(roles, "induction")
     drawn = next(ax for ax in fig.axes if ax.get_title().startswith("head 0.1"))
     data = drawn.collections[0].get_array() if drawn.collections else drawn.images[0].get_array()
     matrix = np.ma.filled(np.ma.asarray(data, dtype=float), np.nan).reshape(7, 7)
@@ -216,4 +216,4 @@ def test_static_twins():
     lines = ax[1].get_lines()
     assert [round(v, 2) for v in lines[1].get_ydata()] == [0.1, 0.9] and lines[1].get_linewidth() == 2.5
     with pytest.raises(ValueError, match="one entry per evaluation"):
-        aw.plot_induction_curve([0, 1], [1.0], np.zeros((2, 1, 1)))
+        aw.plots.plot_induction_curve([0, 1], [1.0], np.zeros((2, 1, 1)))

@@ -56,7 +56,7 @@ def test_first_state_holds_the_statistics(opened, make):
 def test_grid_opens_with_its_statistic_chosen(opened):
     from attnwidgets.analysis.roles import ROLES, HeadRoles
 
-    view = aw.head_roles_view(HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, _toy(), 3, 1, 1, 0, "toy"))
+    view = aw.HeadRolesView(HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, _toy(), 3, 1, 1, 0, "toy"))
     state = next(s for s in opened if s.get("_esm") == view.grid._esm)
     assert state["statistic"] == "induction" and "stats" in state["_payload"]
     plain = aw.HeadStatsGrid(_toy())

@@ -7,7 +7,7 @@ import pytest
 import traitlets
 
 import attnwidgets as aw
-from attnwidgets.widgets import pack
+from attnwidgets.viewdata.wire import pack
 
 
 def crafted() -> aw.AttentionResult:
@@ -125,12 +125,12 @@ def test_static_twin_draws_the_same_matrix():
 
     matplotlib.use("Agg")
     r = crafted()
-    fig = aw.plot_heatmap(r, layer=1, head=2)
+    fig = aw.plots.plot_heatmap(r, layer=1, head=2)
     ax = fig.axes[0]
     drawn = ax.collections[0].get_array().reshape(5, 5)
     np.testing.assert_allclose(drawn, r.attention[1, 2], rtol=1e-6)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["[CLS]", "un", "##believ", "##able", "[SEP]"]
     assert "layer 1 · head 2" in ax.get_title()
-    fig2 = aw.plot_heatmap(r, layer=0, head=-1, theme="lecture")
+    fig2 = aw.plots.plot_heatmap(r, layer=0, head=-1, theme="lecture")
     np.testing.assert_allclose(fig2.axes[0].collections[0].get_array().reshape(5, 5), r.attention[0].mean(0),
                                rtol=1e-6)

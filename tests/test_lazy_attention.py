@@ -123,7 +123,7 @@ def test_dense_access_past_the_budget_says_what_to_call(tiny_gpt2, no_dense) -> 
 
 def test_ablation_past_the_budget_is_refused_clearly(tiny_gpt2, no_dense) -> None:
     with pytest.raises(ValueError, match="dense budget"):
-        get_runner(tiny_gpt2).run(TEXT, ablation=aw.Ablation.heads([(0, 1)]), truncation="error")
+        get_runner(tiny_gpt2).run(TEXT, ablation=aw.runner.Ablation.heads([(0, 1)]), truncation="error")
 
 
 def test_an_interrupted_run_leaves_nothing_in_the_cache(tiny_gpt2, no_dense, monkeypatch) -> None:

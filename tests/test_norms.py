@@ -58,7 +58,7 @@ def _hand(model, inputs, layer_input, values, w_o, n_kv: int):
 
 
 def _inputs(path: str, text: str):
-    tok = aw.get_runner(path).tokenizer
+    tok = aw.runner.get_runner(path).tokenizer
     return tok(text, return_tensors="pt")
 
 
@@ -72,10 +72,10 @@ def test_bert_matches_the_formula_by_hand(tiny_bert, tmp_path):
                            lambda lay, x: layers[lay].attention.self.value(x),
                            lambda lay: layers[lay].attention.output.dense.weight, n_kv=4)
     res = aw.run(TEXT, model=path)
-    got = aw.norm_attention(res)
+    got = aw.studies.norm_attention(res)
     assert got.shape == hand.shape == (2, 4, res.n_tokens, res.n_tokens)
     np.testing.assert_allclose(got, hand, atol=1e-5, rtol=1e-5)
-    np.testing.assert_allclose(aw.mixing_ratio(res), ratio, atol=1e-5)
+    np.testing.assert_allclose(aw.studies.mixing_ratio(res), ratio, atol=1e-5)
     # the per-head norm map is the weights scaled per key, not the weights: the biases make the norms unequal
     assert not np.allclose(got / got.sum(-1, keepdims=True), res.attention, atol=1e-3)
 
@@ -90,8 +90,8 @@ def test_gpt2_matches_the_formula_by_hand(tiny_gpt2, tmp_path):
                            lambda lay, x: blocks[lay].attn.c_attn(x)[:, 2 * E:],
                            lambda lay: blocks[lay].attn.c_proj.weight.T, n_kv=4)  # Conv1D keeps (in, out)
     res = aw.run(TEXT, model=path)
-    np.testing.assert_allclose(aw.norm_attention(res), hand, atol=1e-5, rtol=1e-5)
-    np.testing.assert_allclose(aw.mixing_ratio(res), ratio, atol=1e-5)
+    np.testing.assert_allclose(aw.studies.norm_attention(res), hand, atol=1e-5, rtol=1e-5)
+    np.testing.assert_allclose(aw.studies.mixing_ratio(res), ratio, atol=1e-5)
 
 
 def test_llama_gqa_matches_the_formula_by_hand(tiny_llama, tmp_path):
@@ -103,31 +103,31 @@ def test_llama_gqa_matches_the_formula_by_hand(tiny_llama, tmp_path):
                            lambda lay, x: layers[lay].self_attn.v_proj(x),
                            lambda lay: layers[lay].self_attn.o_proj.weight, n_kv=2)
     res = aw.run(TEXT, model=tiny_llama)
-    got = aw.norm_attention(res)
+    got = aw.studies.norm_attention(res)
     np.testing.assert_allclose(got, hand, atol=1e-5, rtol=1e-5)
-    np.testing.assert_allclose(aw.mixing_ratio(res), ratio, atol=1e-5)
+    np.testing.assert_allclose(aw.studies.mixing_ratio(res), ratio, atol=1e-5)
     # query heads 0 and 1 share value head 0, but each has its own slice of o_proj: different norms
-    v = aw.value_norms(res)
+    v = aw.studies.value_norms(res)
     assert v.shape == (2, 4, res.n_tokens) and not np.allclose(v[:, 0], v[:, 1])
 
 
 def test_selections_share_and_layer_sum(tiny_bert):
     res = aw.run("A short one.", model=tiny_bert)
-    full = aw.norm_attention(res)
-    v = aw.value_norms(res)
+    full = aw.studies.norm_attention(res)
+    v = aw.studies.value_norms(res)
     np.testing.assert_allclose(full, res.attention * v[:, :, None, :], rtol=1e-6)
-    np.testing.assert_allclose(aw.norm_attention(res, layer=1, head=2, rows=(1, 3)), full[1, 2, 1:3])
-    share = aw.norm_attention(res, layer=0, share=True)
+    np.testing.assert_allclose(aw.studies.norm_attention(res, layer=1, head=2, rows=(1, 3)), full[1, 2, 1:3])
+    share = aw.studies.norm_attention(res, layer=0, share=True)
     np.testing.assert_allclose(share.sum(-1), 1.0, atol=1e-5)
     np.testing.assert_allclose(share, norm_share(full[0]), atol=1e-6)
     # ‖Σ_h α f_h‖ lies between 0 and Σ_h ‖α f_h‖ (triangle inequality), and is not the plain sum
-    summed = aw.norm_attention(res, layer=0, heads="sum")
+    summed = aw.studies.norm_attention(res, layer=0, heads="sum")
     assert summed.shape == full.shape[2:]
     assert np.all(summed <= full[0].sum(0) + 1e-5) and not np.allclose(summed, full[0].sum(0))
     # the weight-based mixing ratio is 1 - the head-mean diagonal
     diag = np.einsum("lhii->lih", res.attention).mean(-1)
-    np.testing.assert_allclose(aw.mixing_ratio(res, measure="weights"), 1 - diag, atol=1e-6)
-    nr = aw.norm_result(res)
+    np.testing.assert_allclose(aw.studies.mixing_ratio(res, measure="weights"), 1 - diag, atol=1e-6)
+    nr = aw.studies.norm_result(res)
     np.testing.assert_allclose(nr.attention, norm_share(full), atol=1e-6)
     assert nr.tokens == res.tokens
 
@@ -136,13 +136,13 @@ def test_lazy_result_by_blocks(tiny_llama, no_dense):
     text = "Blocks of rows, one at a time, for a long input."
     res = aw.run(text, model=tiny_llama)
     assert res.is_lazy
-    got = aw.norm_attention(res, layer=1, rows=(0, res.n_tokens))
+    got = aw.studies.norm_attention(res, layer=1, rows=(0, res.n_tokens))
     with pytest.raises(aw.AttentionTooLargeError, match="layer="):
-        aw.norm_attention(res)
+        aw.studies.norm_attention(res)
     with pytest.raises(aw.AttentionTooLargeError, match="norm_attention"):
-        aw.norm_result(res)
-    ratio = aw.mixing_ratio(res)
-    twin = res.rows(1, 0, res.n_tokens) * aw.value_norms(res)[1][:, None, :]
+        aw.studies.norm_result(res)
+    ratio = aw.studies.mixing_ratio(res)
+    twin = res.rows(1, 0, res.n_tokens) * aw.studies.value_norms(res)[1][:, None, :]
     np.testing.assert_allclose(got, twin, rtol=1e-6)
     assert ratio.shape == (2, res.n_tokens) and np.all((ratio >= 0) & (ratio <= 1))
 
@@ -150,21 +150,21 @@ def test_lazy_result_by_blocks(tiny_llama, no_dense):
 def test_bad_input(tiny_bert, tiny_bart):
     res = aw.run("A short one.", model=tiny_bert)
     with pytest.raises(ValueError, match="layer="):
-        aw.norm_attention(res, head=1)
+        aw.studies.norm_attention(res, head=1)
     with pytest.raises(ValueError, match="layer must be"):
-        aw.norm_attention(res, layer=7)
+        aw.studies.norm_attention(res, layer=7)
     with pytest.raises(IndexError):
-        aw.norm_attention(res, layer=0, rows=(0, 99))
+        aw.studies.norm_attention(res, layer=0, rows=(0, 99))
     with pytest.raises(ValueError, match="from_arrays"):
-        aw.norm_attention(aw.AttentionResult.from_arrays(res.attention, res.tokens))
+        aw.studies.norm_attention(aw.AttentionResult.from_arrays(res.attention, res.tokens))
     with pytest.raises(ValueError, match="ablated"):
-        aw.norm_attention(aw.run("A short one.", model=tiny_bert, ablation=aw.Ablation.heads([(0, 1)])))
+        aw.studies.norm_attention(aw.run("A short one.", model=tiny_bert, ablation=aw.runner.Ablation.heads([(0, 1)])))
     with pytest.raises(TypeError):
-        aw.norm_attention(3)  # type: ignore[arg-type]
+        aw.studies.norm_attention(3)  # type: ignore[arg-type]
     with pytest.raises(NotImplementedError, match="encoder-decoder"):
-        aw.norm_attention(aw.run("A short one.", model=tiny_bart))
+        aw.studies.norm_attention(aw.run("A short one.", model=tiny_bart))
     with pytest.raises(ValueError, match="measure"):
-        aw.mixing_ratio(res, measure="norm")  # type: ignore[arg-type]
+        aw.studies.mixing_ratio(res, measure="norm")  # type: ignore[arg-type]
 
 
 def test_unsliceable_output_projection_is_refused():
@@ -186,7 +186,7 @@ def test_views_switch_to_norms(tiny_bert):
     from attnwidgets.fallback import twin_figure
 
     res = aw.run("The cat sat on the mat.", model=tiny_bert)
-    share = norm_share(aw.norm_attention(res))
+    share = norm_share(aw.studies.norm_attention(res))
     heat = aw.AttentionHeatmap(res, layer=1, head=2)
     np.testing.assert_allclose(heat.matrix(), res.attention[1, 2])
     heat.measure = "norms"
@@ -221,7 +221,7 @@ def test_views_refuse_norms_they_cannot_compute(tiny_bert):
     heat.measure = "norms"
     assert heat.measure == "weights" and "aw.run" in heat._error
     np.testing.assert_allclose(heat.matrix(), res.attention[0, 0])
-    bars = aw.EntropyBars(aw.corpus_stats(["The cat sat."], model=tiny_bert, progress=False))
+    bars = aw.EntropyBars(aw.studies.corpus_stats(["The cat sat."], model=tiny_bert, progress=False))
     bars.measure = "norms"
     assert bars.measure == "weights" and "corpus statistics" in bars._error
     with pytest.raises(ValueError, match=r"aw\.run"):
@@ -230,19 +230,19 @@ def test_views_refuse_norms_they_cannot_compute(tiny_bert):
 
 def test_static_twins_take_measure(tiny_bert):
     res = aw.run("The cat sat.", model=tiny_bert)
-    share = norm_share(aw.norm_attention(res))
-    fig = aw.plot_heatmap(res, 1, 0, measure="norms", annotate=False)
+    share = norm_share(aw.studies.norm_attention(res))
+    fig = aw.plots.plot_heatmap(res, 1, 0, measure="norms", annotate=False)
     drawn = fig.axes[0].collections[0].get_array().reshape(share.shape[2:])
     np.testing.assert_allclose(np.asarray(drawn), share[1, 0], atol=1e-6)
     assert "norms" in fig.axes[0].get_title()
-    assert "norms" in aw.plot_model_view(res, measure="norms")._suptitle.get_text()
-    assert "norms" in aw.plot_entropy_by_layer(res, measure="norms").axes[0].get_title()
-    fig2 = aw.plot_token_attention(res, ("cls",), measure="norms")
+    assert "norms" in aw.plots.plot_model_view(res, measure="norms")._suptitle.get_text()
+    assert "norms" in aw.plots.plot_entropy_by_layer(res, measure="norms").axes[0].get_title()
+    fig2 = aw.plots.plot_token_attention(res, ("cls",), measure="norms")
     cls = np.asarray(fig2.axes[0].get_lines()[0].get_ydata())  # the layer means of the [CLS] share of the norm
     np.testing.assert_allclose(cls, share[..., 0].mean(-1).mean(-1), atol=1e-5)
     assert "‖αf(x)‖" in fig2.axes[0].get_ylabel()
     with pytest.raises(ValueError, match="measure"):
-        aw.plot_heatmap(res, measure="norm")
+        aw.plots.plot_heatmap(res, measure="norm")
 
 
 def traitlets_error():
@@ -256,7 +256,7 @@ def test_batched_extra_passes_match_one_at_a_time(tiny_gpt2, tiny_bert):
     from attnwidgets.runner.norms import norm_inputs, norm_inputs_batch
 
     for path in (tiny_gpt2, tiny_bert):
-        runner = aw.get_runner(path)
+        runner = aw.runner.get_runner(path)
         texts = ["A short one.", "A rather longer sentence, with a comma and more words in it.", "Hi"]
         batched = norm_inputs_batch(runner, [t + " (batched)" for t in texts])
         for text, got in zip(texts, batched, strict=True):
@@ -264,6 +264,7 @@ def test_batched_extra_passes_match_one_at_a_time(tiny_gpt2, tiny_bert):
             for name in ("gram", "dot", "out_sq", "value_norms"):
                 np.testing.assert_allclose(got[name], alone[name], rtol=1e-4, atol=1e-5)
         results = runner.run_batch(texts, progress=False)
-        for r, nr in zip(results, aw.norm_results(results), strict=True):  # each result gets its own input's norms
-            np.testing.assert_allclose(nr.attention, norm_share(r.attention * aw.value_norms(r)[:, :, None]),
+        # each result gets its own input's norms
+        for r, nr in zip(results, aw.studies.norm_results(results), strict=True):
+            np.testing.assert_allclose(nr.attention, norm_share(r.attention * aw.studies.value_norms(r)[:, :, None]),
                                        atol=1e-6)

@@ -4,8 +4,8 @@ themes, and no text is under LECTURE_MIN_FONT (14 pt) in the lecture theme.
 Before, the notebooks laid several panels out with ``plt.subplots`` at laptop sizes: in the lecture theme 01 §6's
 five checkpoint maps were ~20 px squares with titles wrapped to four lines, 02's rollout / flow panels and the
 tiny-vs-bundled comparison had ~8 px titles and a colour-bar label over the next panel's axis label, and 03's six
-role maps were shrunk to ~95 px. ``aw.panel_grid`` / ``aw.fit_panels`` lay panels out for the theme (in the lecture
-theme they wrap to rows inside 960 px).
+role maps were shrunk to ~95 px. ``aw.plots.panel_grid`` / ``aw.plots.fit_panels`` lay panels out for the theme (in the
+lecture theme they wrap to rows inside 960 px).
 
 The fast tests build the notebooks' multi-panel layouts from hand-made attention; the slow one runs each notebook
 top to bottom in a kernel (one run per notebook and theme) and checks every figure it displays, collected at display
@@ -83,42 +83,42 @@ DIGITS = ["<s>", "3", "1", "4", "1", "5", "9", "2", "</s>"]  # the toy translato
 
 def _checkpoints(theme: str) -> Figure:
     """01 §6: five checkpoints of a toy translator's cross-attention, titled with step and accuracy."""
-    fig, axes = aw.panel_grid(5, (3.2, 3.2), theme=theme)
+    fig, axes = aw.plots.panel_grid(5, (3.2, 3.2), theme=theme)
     for k, ax in enumerate(axes):
-        aw.plot_heatmap(_result(9, k, words=DIGITS), 1, 0, ax=ax, annotate=False, vmax=1.0, theme=theme)
+        aw.plots.plot_heatmap(_result(9, k, words=DIGITS), 1, 0, ax=ax, annotate=False, vmax=1.0, theme=theme)
         ax.set_title(f"step {k * 75}, accuracy {k * 0.24:.0%}")
-    return aw.fit_panels(fig, theme)
+    return aw.plots.fit_panels(fig, theme)
 
 
 def _rollout(theme: str) -> Figure:
     """02: the last layer's mean, rollout and flow side by side."""
-    fig, axes = aw.panel_grid(3, (5.6, 5.4), lecture_width=6, theme=theme)  # one a row in the lecture
+    fig, axes = aw.plots.panel_grid(3, (5.6, 5.4), lecture_width=6, theme=theme)  # one a row in the lecture
     for k, (ax, name) in enumerate(zip(axes, ["last layer, mean of heads", "rollout (all layers)",
                                                "flow (all layers)"])):
-        aw.plot_heatmap(_result(13, k, 1, 1), ax=ax, annotate=False, theme=theme)
+        aw.plots.plot_heatmap(_result(13, k, 1, 1), ax=ax, annotate=False, theme=theme)
         ax.set_title(name)
-    return aw.fit_panels(fig, theme)
+    return aw.plots.fit_panels(fig, theme)
 
 
 def _tiny_vs_bundled(theme: str) -> Figure:
     """02: for each pattern, the tiny model's and the bundled model's most extreme head."""
-    fig, axes = aw.panel_grid(8, (4.0, 4.0), cols=4, theme=theme)  # in the lecture theme one pattern a row
+    fig, axes = aw.plots.panel_grid(8, (4.0, 4.0), cols=4, theme=theme)  # in the lecture theme one pattern a row
     for j, pattern in enumerate(["to [CLS]", "to [SEP]", "to previous", "to next"]):
         for i, name in enumerate(["tiny", "bundled"]):
             ax = axes[2 * j + i]
-            aw.plot_heatmap(_result(13, j + 4 * i), 1, 2, ax=ax, annotate=False, vmax=1.0, theme=theme)
+            aw.plots.plot_heatmap(_result(13, j + 4 * i), 1, 2, ax=ax, annotate=False, vmax=1.0, theme=theme)
             ax.set_title(f"{name} L{i} H{j}: {pattern} 0.{37 + j}")
-    return aw.fit_panels(fig, theme)
+    return aw.plots.fit_panels(fig, theme)
 
 
 def _roles(theme: str) -> Figure:
     """03: six heads with a role each, on a sentence pair."""
-    fig, axes = aw.panel_grid(6, (5.0, 4.75), cols=3, lecture_width=6, theme=theme)
+    fig, axes = aw.plots.panel_grid(6, (5.0, 4.75), cols=3, lecture_width=6, theme=theme)
     for k, ax in enumerate(axes):
-        aw.plot_heatmap(_result(17, k), k % 2, k % 3, ax=ax, annotate=False, theme=theme)
+        aw.plots.plot_heatmap(_result(17, k), k % 2, k % 3, ax=ax, annotate=False, theme=theme)
         ax.set_title(f"{['broad', 'previous', 'next', '[CLS]', '[SEP]', 'punctuation'][k]}: layer {k % 2}, "
                      f"head {k % 3}")
-    return aw.fit_panels(fig, theme)
+    return aw.plots.fit_panels(fig, theme)
 
 
 LAYOUTS = {"01 checkpoints": _checkpoints, "02 rollout and flow": _rollout, "02 tiny vs bundled": _tiny_vs_bundled,
@@ -156,28 +156,28 @@ def test_the_old_layout_fails_the_check():
     fig = Figure(figsize=(16, 3.2))
     axes = fig.subplots(1, 5)
     for k, ax in enumerate(axes):
-        aw.plot_heatmap(_result(9, k), 1, 0, ax=ax, annotate=False, vmax=1.0, theme="lecture")
+        aw.plots.plot_heatmap(_result(9, k), 1, 0, ax=ax, annotate=False, vmax=1.0, theme="lecture")
         ax.set_title(f"step {k * 75}, accuracy {k * 0.24:.0%}")
     problems = figure_problems(fig, "lecture")
     assert any("under 14" in p for p in problems) and any("px wide" in p for p in problems), problems
 
 
 def test_panel_grid_wraps_to_the_lecture_width_and_checks_its_arguments():
-    fig, axes = aw.panel_grid(3, (5.6, 5.4), theme="lecture")  # two 4.8 in panels per row, the shape kept
+    fig, axes = aw.plots.panel_grid(3, (5.6, 5.4), theme="lecture")  # two 4.8 in panels per row, the shape kept
     assert len(axes) == 3 and axes[0].get_subplotspec().get_gridspec().get_geometry() == (2, 2)
     assert tuple(np.round(fig.get_size_inches(), 2)) == (9.6, round(2 * 5.4 * 4.8 / 5.6, 2))
     assert len(fig.axes) == 3  # no empty fourth panel
-    fig, axes = aw.panel_grid(3, (5.6, 5.4), lecture_width=3.0, theme="lecture")
+    fig, axes = aw.plots.panel_grid(3, (5.6, 5.4), lecture_width=3.0, theme="lecture")
     assert axes[0].get_subplotspec().get_gridspec().get_geometry() == (1, 3)
-    fig, axes = aw.panel_grid(3, (5.6, 5.4), theme="light")
+    fig, axes = aw.plots.panel_grid(3, (5.6, 5.4), theme="light")
     assert axes[0].get_subplotspec().get_gridspec().get_geometry() == (1, 3)
     assert tuple(np.round(fig.get_size_inches(), 2)) == (16.8, 5.4)
-    fig, axes = aw.panel_grid(8, (4, 4), cols=4, theme="light")
+    fig, axes = aw.plots.panel_grid(8, (4, 4), cols=4, theme="light")
     assert axes[0].get_subplotspec().get_gridspec().get_geometry() == (2, 4)
     with pytest.raises(ValueError, match="at least one panel"):
-        aw.panel_grid(0)
+        aw.plots.panel_grid(0)
     with pytest.raises(ValueError, match="positive"):
-        aw.panel_grid(2, (0, 3))
+        aw.plots.panel_grid(2, (0, 3))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from attnwidgets.widgets.mask_explorer import build_mask
 
 
 def test_masked_batch_gives_pad_zero_weight_and_matches_running_alone(tiny_bert):
-    df = aw.padding_check(["a cat", "the cat sat on the mat because it was tired"], model=tiny_bert)
+    df = aw.studies.padding_check(["a cat", "the cat sat on the mat because it was tired"], model=tiny_bert)
     short, long = df.iloc[0], df.iloc[1]
     assert short["pad"] > 0 and long["pad"] == 0 and short["tokens"] + short["pad"] == long["tokens"]
     assert short["pad_weight_masked"] == 0.0                      # exp(-huge) underflows to exactly 0
@@ -37,9 +37,9 @@ def test_pad_weight_is_the_share_a_hand_built_batch_gives_pad():
 
 
 def test_a_causal_decoder_padded_on_the_right_never_reads_its_padding(tiny_gpt2):
-    df = aw.padding_check(["a cat", "the cat sat on the mat because it was tired"], model=tiny_gpt2)
+    df = aw.studies.padding_check(["a cat", "the cat sat on the mat because it was tired"], model=tiny_gpt2)
     short = df.iloc[0]
-    side = aw.get_runner(tiny_gpt2).tokenizer.padding_side
+    side = aw.runner.get_runner(tiny_gpt2).tokenizer.padding_side
     if side == "right":  # causal: query i sees keys <= i, and every [PAD] comes after the last real token
         assert short["pad_weight_forgotten"] == 0.0 and short["cosine_forgotten"] == pytest.approx(1.0, abs=1e-5)
     else:
@@ -49,7 +49,7 @@ def test_a_causal_decoder_padded_on_the_right_never_reads_its_padding(tiny_gpt2)
 @pytest.mark.parametrize("texts", [["only one"], ["same length", "same length"]])
 def test_a_batch_without_padding_is_a_clear_error(tiny_bert, texts):
     with pytest.raises(ValueError, match=r"two texts|same length"):
-        aw.padding_check(texts, model=tiny_bert)
+        aw.studies.padding_check(texts, model=tiny_bert)
 
 
 def test_mask_explorer_padding_masks_pad_columns_only():

@@ -58,7 +58,7 @@ def assert_same_corpus_stats(a: CorpusStats, b: CorpusStats) -> None:
 @pytest.mark.parametrize("options", [dict(), dict(words=True, smoothing=1e-4, distances=True),
                                      dict(patterns=False)])
 def test_corpus_stats_round_trip_on_a_tiny_model(tiny_bert, tmp_path, options) -> None:
-    stats = aw.corpus_stats(SENTENCES, model=tiny_bert, progress=False, **options)
+    stats = aw.studies.corpus_stats(SENTENCES, model=tiny_bert, progress=False, **options)
     path = stats.save(tmp_path / "stats.npz")
     back = CorpusStats.load(path, model=tiny_bert)
     assert_same_corpus_stats(stats, back)
@@ -71,8 +71,8 @@ def test_corpus_stats_round_trip_on_a_tiny_model(tiny_bert, tmp_path, options) -
 def test_a_loaded_corpus_stats_keeps_adding(tiny_bert, tmp_path) -> None:
     """Sums, counts and distances come back as running sums: adding the rest of the corpus to the loaded half gives
     the statistics of the whole corpus."""
-    whole = aw.corpus_stats(SENTENCES, model=tiny_bert, distances=True, progress=False, batch_size=1)
-    half = aw.corpus_stats(SENTENCES[:1], model=tiny_bert, distances=True, progress=False)
+    whole = aw.studies.corpus_stats(SENTENCES, model=tiny_bert, distances=True, progress=False, batch_size=1)
+    half = aw.studies.corpus_stats(SENTENCES[:1], model=tiny_bert, distances=True, progress=False)
     back = CorpusStats.load(half.save(tmp_path / "half.npz"))
     back.update(aw.run(t, model=tiny_bert) for t in SENTENCES[1:])
     for key, value in whole.mean().items():
@@ -88,9 +88,9 @@ def test_corpus_stats_of_a_long_input_round_trip(tmp_path) -> None:
 def test_corpus_stats_on_the_bundled_model_and_shipped_corpus(tmp_path) -> None:
     from attnwidgets.data import load_corpus
 
-    stats = aw.corpus_stats(load_corpus()[:16], progress=False, distances=True)
+    stats = aw.studies.corpus_stats(load_corpus()[:16], progress=False, distances=True)
     path = stats.save(tmp_path / "bundled.npz")
-    runner = aw.get_runner()
+    runner = aw.runner.get_runner()
     assert_same_corpus_stats(stats, CorpusStats.load(path, model=runner))
     tags = read_tags(path)
     assert tags["kind"] == "CorpusStats" and tags["attnwidgets_file"] == FORMAT
@@ -100,9 +100,9 @@ def test_corpus_stats_on_the_bundled_model_and_shipped_corpus(tmp_path) -> None:
 
 
 def test_corpus_stats_from_another_model_are_refused(tiny_bert, tmp_path) -> None:
-    stats = aw.corpus_stats(SENTENCES, model=tiny_bert, progress=False)
+    stats = aw.studies.corpus_stats(SENTENCES, model=tiny_bert, progress=False)
     path = stats.save(tmp_path / "stats.npz")
-    for other in (aw.get_runner(), aw.get_runner().info, "bert-base-uncased"):
+    for other in (aw.runner.get_runner(), aw.runner.get_runner().info, "bert-base-uncased"):
         with pytest.raises(ModelMismatchError) as caught:
             CorpusStats.load(path, model=other)
         message = str(caught.value)
@@ -136,11 +136,11 @@ def test_dependency_scores_round_trip_on_the_ud_sample(tmp_path) -> None:
     from attnwidgets.analysis.dependency import DependencyScores, read_conllu
     from attnwidgets.data import ud_sample_path
 
-    scores = aw.dependency_scores(read_conllu(ud_sample_path())[:12], progress=False, rows="first")
+    scores = aw.studies.dependency_scores(read_conllu(ud_sample_path())[:12], progress=False, rows="first")
     assert scores.settings == {"rows": "first", "subtypes": True}
-    assert scores.model_info == aw.get_runner().info
+    assert scores.model_info == aw.runner.get_runner().info
     path = aw.save(scores, tmp_path / "deps.npz")
-    back = aw.load(path, model=aw.get_runner())
+    back = aw.load(path, model=aw.runner.get_runner())
     assert isinstance(back, DependencyScores)
     assert_same_dependency_scores(scores, back)
     assert_same_dependency_scores(scores, DependencyScores.load(path, model="all-MiniLM-L6-v2 (bundled)"))
@@ -151,11 +151,11 @@ def test_dependency_scores_from_a_tiny_model_are_refused_against_the_bundled_one
     from attnwidgets.analysis.dependency import DependencyScores, read_conllu
     from attnwidgets.data import ud_sample_path
 
-    scores = aw.dependency_scores(read_conllu(ud_sample_path())[:4], model=tiny_bert, progress=False)
+    scores = aw.studies.dependency_scores(read_conllu(ud_sample_path())[:4], model=tiny_bert, progress=False)
     path = scores.save(tmp_path / "deps.npz")
     assert_same_dependency_scores(scores, DependencyScores.load(path, model=tiny_bert))
     with pytest.raises(ModelMismatchError, match="all-MiniLM-L6-v2") as caught:
-        aw.load(path, model=aw.get_runner())
+        aw.load(path, model=aw.runner.get_runner())
     assert tiny_bert in str(caught.value)
 
 
@@ -202,7 +202,7 @@ def tiny_task():
 def test_sweep_round_trip_on_a_tiny_model(tiny_bert, tiny_task, tmp_path) -> None:
     from attnwidgets.studies.sweeps import SweepResult, sweep_heads
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     sweep = sweep_heads(runner, tiny_task, progress=False)
     assert sweep.model == runner.info and sweep.settings["task"] == tiny_task.name
     path = aw.save(sweep, tmp_path / "sweep.npz")
@@ -210,13 +210,13 @@ def test_sweep_round_trip_on_a_tiny_model(tiny_bert, tiny_task, tmp_path) -> Non
     assert_same_sweep(sweep, back)
     assert_same_sweep(sweep, aw.load(path))
     with pytest.raises(ModelMismatchError):
-        aw.load(path, model=aw.get_runner())
+        aw.load(path, model=aw.runner.get_runner())
 
 
 def test_pruning_curve_and_importance_round_trip(tiny_bert, tiny_task, tmp_path) -> None:
     from attnwidgets.studies.sweeps import PruningCurve, pruning_curve
 
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     curve = pruning_curve(runner, tiny_task, step=0.25, max_share=0.5, progress=False)
     back = PruningCurve.load(curve.save(tmp_path / "curve.npz"), model=runner)
     assert_frame_equal(curve.frame, back.frame)
@@ -266,13 +266,13 @@ def test_results_round_trip(tiny_bert, tiny_bart, tmp_path) -> None:
         back = aw.load(path, model=result.model)
         assert_same_result(result, back)
     with pytest.raises(ModelMismatchError, match=r"tiny|bart"):
-        aw.load(tmp_path / "r1.npz", model=aw.get_runner())
+        aw.load(tmp_path / "r1.npz", model=aw.runner.get_runner())
 
 
 def test_long_and_ablated_results_are_refused_with_what_to_do(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"queries and keys.*corpus_stats"):
         aw.save(lazy_result(64), tmp_path / "lazy.npz")
-    ablated = aw.run("The cat sat.", ablation=aw.Ablation.heads([(0, 1)]))
+    ablated = aw.run("The cat sat.", ablation=aw.runner.Ablation.heads([(0, 1)]))
     with pytest.raises(ValueError, match=r"ablated.*to_dict"):
         aw.save(ablated, tmp_path / "ablated.npz")
     assert not list(tmp_path.iterdir())
@@ -369,14 +369,14 @@ def test_saving_something_else_says_what_can_be_saved(tmp_path) -> None:
     with pytest.raises(TypeError, match="CorpusStats, DependencyScores"):
         aw.save({"a": 1}, tmp_path / "x.npz")
     with pytest.raises(TypeError, match="importance array"):
-        aw.save(CorpusStats(), tmp_path / "x.npz", model=aw.get_runner())
+        aw.save(CorpusStats(), tmp_path / "x.npz", model=aw.runner.get_runner())
 
 
 # -- provenance ----------------------------------------------------------------------------------------------------
 
 
 def test_provenance_and_its_check(tiny_bert, tmp_path) -> None:
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     tags = provenance(runner)
     assert tags["name"] == tiny_bert and tags["path"] == str(Path(tiny_bert).resolve())
     assert tags["commit"].startswith("config-sha256:") and tags["n_layers"] == 2 and tags["n_heads"] == 4

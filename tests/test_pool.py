@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attnwidgets.analysis.corpus import CorpusStats
 from attnwidgets.analysis.dependency import read_conllu
 from attnwidgets.data import load_corpus, ud_sample_path
 from attnwidgets.persist import provenance
@@ -149,7 +150,8 @@ def test_an_interrupted_call_ends_the_workers_it_left_busy(ray_local, tiny_bert,
     plan = shards.plan([(t, None) for t in TEXTS[:4]], per_shard=4)
     options = shards.Options(backend="ray", num_workers=1, progress=False)
     with pytest.raises(KeyboardInterrupt):
-        shards.run(SleepUntilInterrupted(str(marker)), plan, tiny_bert, options, settings={}, desc="", unit="")
+        shards.run(SleepUntilInterrupted(str(marker)), plan, tiny_bert, options, kind=CorpusStats, settings={},
+                   desc="", unit="")
     interrupter.join(timeout=5)
     assert int(marker.read_text()) == pid
     assert kept.actors == [], "the worker left running a shard nobody will read is ended"
@@ -187,13 +189,15 @@ def test_a_worker_killed_mid_call_is_replaced_and_the_numbers_are_the_same(ray_l
     work = CorpusWork(distances=True, batch_size=4)
     plan = shards.plan([(t, None) for t in TEXTS], per_shard=4, lengths=[len(t) for t in TEXTS])
     options = shards.Options(backend="ray", num_workers=1, progress=False)
-    remote = shards.run(SleepUntilKilled(work, str(marker)), plan, tiny_bert, options, settings={}, desc="", unit="")
+    remote = shards.run(SleepUntilKilled(work, str(marker)), plan, tiny_bert, options, kind=CorpusStats, settings={},
+                        desc="", unit="")
     killer.join(timeout=5)
 
     assert killed and not psutil.pid_exists(killed[0])
     assert kept.started == before + (1 - had) + 1, "a fresh worker took the dead one's place"
     assert killed[0] not in kept.worker_pids() and len(kept.worker_pids()) == 1
-    local = shards.run(work, plan, get_runner(tiny_bert), shards.Options(progress=False), settings={}, desc="",
+    local = shards.run(work, plan, get_runner(tiny_bert), shards.Options(progress=False), kind=CorpusStats, settings={},
+                       desc="",
                        unit="")
     assert (remote.n_docs, remote.n_tokens) == (local.n_docs, local.n_tokens) == (16, local.n_tokens)
     for key, value in local.mean().items():

@@ -86,26 +86,26 @@ def test_lazy_8k_style_result_never_builds_dense_attention(no_dense):
     with pytest.raises(aw.AttentionTooLargeError):
         _ = lazy.attention
     w = aw.AttentionProfile(lazy, layer=1, head=-1, query=(40, 260), unit="sentence")
-    aw.set_dense_budget(1 << 30)
+    aw.runner.set_dense_budget(1 << 30)
     dense = twin.attention[1, :, 40:260].mean(axis=(0, 1))
-    aw.set_dense_budget(0)
+    aw.runner.set_dense_budget(0)
     np.testing.assert_allclose(w.weights(), dense, atol=1e-6)
     np.testing.assert_allclose(w.weights(head=[0, 3]), dense_head_list(twin, [0, 3]), atol=1e-6)
     starts = w.unit_starts()
     assert starts[0] == 0 and len(starts) > 10  # the lazy helper's tokens have a "." every 11
     np.testing.assert_allclose(w.profile(), np.add.reduceat(dense.astype(np.float64), starts), atol=1e-5)
     assert len(w._export_requests("all")) == 2 * 5
-    fig = aw.plot_profile(lazy, 1, [0, 3], query=(40, 260), unit="sentence")
+    fig = aw.plots.plot_profile(lazy, 1, [0, 3], query=(40, 260), unit="sentence")
     assert "heads [0, 3]" in fig.axes[0].get_title()
 
 
 def dense_head_list(twin: AttentionResult, heads: list[int]) -> np.ndarray:
-    before = aw.dense_budget()
-    aw.set_dense_budget(1 << 30)
+    before = aw.runner.dense_budget()
+    aw.runner.set_dense_budget(1 << 30)
     try:
         return twin.attention[1, heads, 40:260].mean(axis=(0, 1))
     finally:
-        aw.set_dense_budget(before)
+        aw.runner.set_dense_budget(before)
 
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [
@@ -132,9 +132,9 @@ def test_bad_input_to_the_functions_and_the_plot(small):
     with pytest.raises(ValueError, match="repeat a head"):
         query_profile(small, 0, 1, head=[1, 1])
     with pytest.raises(ValueError, match="unknown unit"):
-        aw.plot_profile(small, unit="words")
+        aw.plots.plot_profile(small, unit="words")
     with pytest.raises(ValueError, match="out of range"):
-        aw.plot_profile(small, query=(0, 7))
+        aw.plots.plot_profile(small, query=(0, 7))
     with pytest.raises(TypeError, match="AttentionProfile takes an AttentionResult"):
         aw.AttentionProfile("some text")
     w = aw.AttentionProfile(small)
@@ -181,7 +181,7 @@ def test_hostile_token_text_stays_text(tmp_path):
     r = AttentionResult.from_arrays(a, hostile)
     w = aw.AttentionProfile(r)
     assert w._payload["docs"]["self"]["pieces"][0] == hostile[0]  # sent as data, drawn with textContent
-    text = w.save_html(tmp_path / "p.html").read_text(encoding="utf-8")
+    text = aw.save_html(w, tmp_path / "p.html").read_text(encoding="utf-8")
     assert "<img src=x" not in text and "<script>alert" not in text
 
 
@@ -193,7 +193,7 @@ def test_document_pieces_read_like_text():
 
 
 def test_static_twin_draws_the_profile(small):
-    fig = aw.plot_profile(small, 1, 0, query=(2, 4), unit="sentence", theme="lecture")
+    fig = aw.plots.plot_profile(small, 1, 0, query=(2, 4), unit="sentence", theme="lecture")
     ax = fig.axes[0]
     assert ax.get_title().endswith("query tokens 2–3 · per sentence")
     w = query_profile(small, 1, (2, 4), 0)

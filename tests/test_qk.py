@@ -29,7 +29,7 @@ def _head_outputs(runner, text: str, layer: int, suffix: str) -> np.ndarray:
 
 @pytest.mark.parametrize("layer", [0, 1])
 def test_tiny_bert_softmax_scaling_and_output(tiny_bert, layer):
-    runner = aw.get_runner(tiny_bert)
+    runner = aw.runner.get_runner(tiny_bert)
     cap = capture_qk(TEXT, model=runner, layer=layer)
     res = runner.run(TEXT)
     n = len(res.tokens)
@@ -46,7 +46,7 @@ def test_tiny_bert_softmax_scaling_and_output(tiny_bert, layer):
 
 
 def test_tiny_llama_rope_gqa(tiny_llama):
-    runner = aw.get_runner(tiny_llama)
+    runner = aw.runner.get_runner(tiny_llama)
     caps = capture_qk_layers(TEXT, model=runner)
     res = runner.run(TEXT)
     n = len(res.tokens)
@@ -79,7 +79,7 @@ def test_bundled_model_all_layers(bundled):
 
 
 def test_encoder_decoder_cross_stack(tiny_bart):
-    runner = aw.get_runner(tiny_bart)
+    runner = aw.runner.get_runner(tiny_bart)
     cap = capture_qk("The cat sat.", model=runner, stack="cross", layer=1, target="A cat.")
     res = runner.run("The cat sat.", target="A cat.")
     assert cap.tokens == res.target_tokens and cap.key_tokens == res.tokens

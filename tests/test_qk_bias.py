@@ -40,7 +40,7 @@ def _eager_attentions(path: str, runner) -> dict[str, tuple[torch.Tensor, ...]]:
 
 @pytest.mark.parametrize("stack", ["encoder", "decoder"])
 def test_t5_bias_step_reproduces_eager_attention(tiny_t5, stack):
-    runner = aw.get_runner(tiny_t5)
+    runner = aw.runner.get_runner(tiny_t5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "differs from the model's weights" warning any more
         caps = capture_qk_layers(TEXT, model=runner, stack=stack, target=TARGET)
@@ -73,7 +73,7 @@ HAND_BUCKETS = {
 
 @pytest.mark.parametrize("stack", ["encoder", "decoder"])
 def test_bias_panel_is_the_models_table_at_hand_checked_buckets(tiny_t5, stack):
-    runner = aw.get_runner(tiny_t5)
+    runner = aw.runner.get_runner(tiny_t5)
     cap = capture_qk(TEXT, model=runner, stack=stack, target=TARGET, layer=1)
     table = _table(runner, stack)
     n, m = cap.mask.shape

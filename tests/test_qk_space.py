@@ -136,7 +136,7 @@ def test_study_matches_capture_qk_sentence_by_sentence(request, fixture, layer, 
     assert isinstance(space, QKSpace) and space.n_sentences == 3
     queries, keys, weights = [], [], []
     for s, text in enumerate(TEXTS):
-        cap = aw.capture_qk(text, model=model, layer=layer).head(head)
+        cap = aw.runner.capture_qk(text, model=model, layer=layer).head(head)
         assert space.tokens[s] == aw.run(text, model=model).tokens
         assert np.allclose(space.weights[s], cap["weights"], atol=1e-5)
         queries.append(cap["q"])

@@ -114,7 +114,7 @@ def test_corpus_stats_on_ray_cleans_up_a_failed_start(tiny_bert, monkeypatch):
     monkeypatch.setattr(ray, "init", init)
     monkeypatch.setattr(ray, "shutdown", lambda: calls.append("shutdown"))
     with pytest.raises(RuntimeError, match="RAY_agent_register_timeout_ms"):
-        aw.corpus_stats(["The cat sat.", "A dog barked."], model=tiny_bert, backend="ray", num_workers=1,
+        aw.studies.corpus_stats(["The cat sat.", "A dog barked."], model=tiny_bert, backend="ray", num_workers=1,
                         progress=False)
     assert calls == ["init", "shutdown"] * 3
     assert dict(os.environ) == before

@@ -95,18 +95,18 @@ FROM_A_RESULT: list[tuple[str, type, Callable[[list[AttentionResult]], Any]]] = 
     ("EntropyBars-norms", aw.EntropyBars, lambda rs: aw.EntropyBars(rs[0], measure="norms")),
     ("HeadStatsGrid", aw.HeadStatsGrid, lambda rs: aw.HeadStatsGrid(rs[0])),
     ("HeadStatsGrid-list", aw.HeadStatsGrid, lambda rs: aw.HeadStatsGrid(rs)),
-    ("sink_grid", aw.HeadStatsGrid, lambda rs: aw.sink_grid(rs[0])),
+    ("HeadStatsGrid.from_sinks", aw.HeadStatsGrid, lambda rs: aw.HeadStatsGrid.from_sinks(rs[0])),
     ("HeadClusterMap", aw.HeadClusterMap, lambda rs: aw.HeadClusterMap(rs)),
     ("AttentionCompare", aw.AttentionCompare, lambda rs: aw.AttentionCompare(rs[0], rs[1])),
     ("AttentionCompare-ablated", aw.AttentionCompare,
-     lambda rs: aw.AttentionCompare(rs[0], aw.run(rs[0].text, ablation=aw.Ablation.layers([2])))),
+     lambda rs: aw.AttentionCompare(rs[0], aw.run(rs[0].text, ablation=aw.runner.Ablation.layers([2])))),
     ("AblationWidget", aw.AblationWidget, lambda rs: aw.AblationWidget(rs[0])),
     ("AblationWidget-list", aw.AblationWidget, lambda rs: aw.AblationWidget(rs, watch="drift")),
 ]
 
 #: widget -> what it takes instead of a result.
 NOT_FROM_A_RESULT: dict[str, str] = {
-    "QKStepThrough": "a QKCapture (aw.capture_qk(text)): queries and keys, which a result does not keep",
+    "QKStepThrough": "a QKCapture (aw.runner.capture_qk(text)): queries and keys, which a result does not keep",
     "GenerationView": "a GenerationResult of aw.generate, which needs a decoder (the bundled model is an encoder)",
     "FillMask": "a text with [MASK] (it runs the masked-LM head itself)",
     "PositionalExplorer": "an encoding name or a position table (PositionalExplorer.from_model)",
@@ -134,7 +134,7 @@ def test_widget_from_a_bundled_result(case: str, cls: type, make: Callable[[list
     if case.endswith("-norms"):
         assert w.measure == "norms", f"{case}: fell back to the weights"
     if isinstance(w, aw.AblationWidget):  # it re-runs: the same shared runner, the results' own texts
-        assert w._runner is aw.get_runner()
+        assert w._runner is aw.runner.get_runner()
         assert w.result.text == results[0].text and len(w.frame) == (1 if case == "AblationWidget" else 2)
-        w.ablation = aw.Ablation.heads({(5, 3): "zero"})
-        assert w._error == "" and w.result.ablation == aw.Ablation.heads({(5, 3): "zero"})
+        w.ablation = aw.runner.Ablation.heads({(5, 3): "zero"})
+        assert w._error == "" and w.result.ablation == aw.runner.Ablation.heads({(5, 3): "zero"})

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import attnwidgets as aw
-from attnwidgets import corpus_stats
 from attnwidgets.analysis import CorpusStats, surface_stats
 from attnwidgets.analysis.surface import row_entropy
 from attnwidgets.result import AttentionResult, InvalidAttentionError, check_attention
 from attnwidgets.runner import AttentionUnavailableError, get_runner
+from attnwidgets.studies import corpus_stats
 
 TOKENS = ["[CLS]", "a", "b", "[SEP]"]
 

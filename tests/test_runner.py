@@ -189,26 +189,26 @@ def test_the_dense_budget_applies_to_cached_inputs(tiny_bert):
     need = 4 * 2 * 4 * n * n  # float32 x 2 layers x 4 heads x n queries x n keys
     assert not dense.is_lazy and runner.dense_nbytes(n) == need
     before = runner.n_forward
-    old = aw.set_dense_budget(need - 1)
+    old = aw.runner.set_dense_budget(need - 1)
     try:
         lazy = runner.run(text)
         assert lazy.is_lazy and runner.n_forward == before + 1
         assert runner.run(text) is lazy and runner.run_batch([text], progress=False)[0] is lazy
         assert runner.n_forward == before + 1, "the lazy result is cached in its turn"
         np.testing.assert_allclose(lazy.head(1, 2), dense.attention[1, 2], atol=1e-6)
-        aw.set_dense_budget(need)  # exactly what it takes: dense
+        aw.runner.set_dense_budget(need)  # exactly what it takes: dense
         again = runner.run(text)
         assert not again.is_lazy and runner.n_forward == before + 2
         np.testing.assert_array_equal(again.attention, dense.attention)
     finally:
-        aw.set_dense_budget(old)
+        aw.runner.set_dense_budget(old)
     assert runner.run(text) is again and runner.n_forward == before + 2
-    ablated = runner.run(text, ablation=aw.Ablation.heads([(0, 1)]))
-    aw.set_dense_budget(need - 1)
+    ablated = runner.run(text, ablation=aw.runner.Ablation.heads([(0, 1)]))
+    aw.runner.set_dense_budget(need - 1)
     try:  # an ablation is dense whatever the budget: its cached result stays the answer
-        assert runner.run(text, ablation=aw.Ablation.heads([(0, 1)])) is ablated
+        assert runner.run(text, ablation=aw.runner.Ablation.heads([(0, 1)])) is ablated
     finally:
-        aw.set_dense_budget(old)
+        aw.runner.set_dense_budget(old)
 
 
 def test_cache_is_bounded_by_bytes(tiny_bert):
@@ -425,7 +425,7 @@ def test_rows_are_checked_on_every_side_of_an_encoder_decoder(tiny_bart, monkeyp
 
 
 def test_ablated_runs_may_zero_rows(tiny_bert):
-    r = get_runner(tiny_bert).run("Ablations zero heads on purpose.", ablation=aw.Ablation.heads([(1, 2)]))
+    r = get_runner(tiny_bert).run("Ablations zero heads on purpose.", ablation=aw.runner.Ablation.heads([(1, 2)]))
     assert r.attention[1, 2].sum() == 0.0 and r.attention[0].sum(-1) == pytest.approx(1.0, abs=1e-5)
 
 

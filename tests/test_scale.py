@@ -73,7 +73,7 @@ def test_corpus_stats_of_shards_merge_into_the_whole_in_any_order(tiny_bert):
     assert_same_stats(a.merge(b, c), whole)
     assert_same_stats(c.merge(a, b), whole)
     assert_same_stats(a.merge(b).merge(c), a.merge(b.merge(c)))
-    assert_same_stats(aw.merge([b, c, a]), whole)
+    assert_same_stats(aw.studies.merge([b, c, a]), whole)
     # the parts are not changed
     assert a.n_docs == 5 and whole.n_docs == 24
     # against a hand-checkable number: the mean is the count-weighted mean of the parts' means
@@ -91,22 +91,22 @@ def test_merging_different_models_or_settings_is_refused(tiny_bert, tiny_gpt2):
     with pytest.raises(ValueError, match="words=False"):
         a.merge(CorpusWork(words=True)(bert, [(TEXTS[1], None)]))
     with pytest.raises(TypeError, match="one kind"):
-        aw.merge([a, ImportanceSums(np.zeros((2, 4)), 1)])
+        aw.studies.merge([a, ImportanceSums(np.zeros((2, 4)), 1)])
     with pytest.raises(ValueError, match="at least one part"):
-        aw.merge([])
+        aw.studies.merge([])
 
 
 def test_dependency_scores_of_shards_merge_into_the_whole(tiny_bert):
     sentences = read_conllu(ud_sample_path())
-    whole = aw.dependency_scores(sentences, tiny_bert, progress=False)
-    parts = [aw.dependency_scores(sentences[i:i + 10], tiny_bert, progress=False) for i in range(0, 45, 10)]
+    whole = aw.studies.dependency_scores(sentences, tiny_bert, progress=False)
+    parts = [aw.studies.dependency_scores(sentences[i:i + 10], tiny_bert, progress=False) for i in range(0, 45, 10)]
     assert any(p.relations != whole.relations for p in parts)  # parts saw fewer relations: merge aligns them
-    merged = aw.merge(parts[::-1])
+    merged = aw.studies.merge(parts[::-1])
     assert merged.relations == whole.relations and merged.n_sentences == whole.n_sentences == 45
     np.testing.assert_array_equal(merged.counts, whole.counts)
     np.testing.assert_array_equal(merged.correct, whole.correct)
     np.testing.assert_array_equal(merged.baseline_correct, whole.baseline_correct)
-    first = aw.dependency_scores(sentences[:10], tiny_bert, rows="first", progress=False)
+    first = aw.studies.dependency_scores(sentences[:10], tiny_bert, rows="first", progress=False)
     with pytest.raises(ValueError, match="rows='mean' in part 0 but rows='first'"):
         parts[0].merge(first)
 
@@ -137,7 +137,7 @@ def test_importance_sums_merge_and_head_importance_is_derived_from_them(tiny_ber
     task = toy_task(runner)
     batches = task.batches(2)
     whole = importance_sums(runner, task, batches)
-    merged = aw.merge([importance_sums(runner, task, [b]) for b in batches[::-1]])
+    merged = aw.studies.merge([importance_sums(runner, task, [b]) for b in batches[::-1]])
     assert merged.n_examples == whole.n_examples == 8
     np.testing.assert_allclose(merged.total, whole.total, rtol=1e-10)
     np.testing.assert_allclose(head_importance(runner, task, batch_size=2, progress=False), whole.importance(),
@@ -184,14 +184,14 @@ def test_an_interrupted_run_resumes_from_its_results_folder(tiny_bert, tmp_path)
     options = shards.Options(results_dir=tmp_path / "run", progress=False)
     settings = {"study": "test", "distances": True}
     with pytest.raises(KeyboardInterrupt):
-        shards.run(StopAfter(work, 4), plan, runner, options, settings=settings, desc="", unit="")
+        shards.run(StopAfter(work, 4), plan, runner, options, kind=CorpusStats, settings=settings, desc="", unit="")
     files = sorted(p.name for p in (tmp_path / "run").iterdir())
     assert files.count("manifest.json") == 1 and len([f for f in files if f.endswith(".npz")]) == 4
     again = Counting(work)
-    resumed = shards.run(again, plan, runner, options, settings=settings, desc="", unit="")
+    resumed = shards.run(again, plan, runner, options, kind=CorpusStats, settings=settings, desc="", unit="")
     assert again.calls == 2  # only the two shards that had not finished
-    uninterrupted = shards.run(work, plan, runner, shards.Options(progress=False), settings=settings, desc="",
-                               unit="")
+    uninterrupted = shards.run(work, plan, runner, shards.Options(progress=False), kind=CorpusStats,
+                               settings=settings, desc="", unit="")
     assert_same_stats(resumed, uninterrupted, rtol=1e-12)
     # a shard file carries the model, revision and package version
     import json
@@ -200,28 +200,30 @@ def test_an_interrupted_run_resumes_from_its_results_folder(tiny_bert, tmp_path)
     assert meta["model"] == shards.ModelSpec.of(runner).name and meta["version"] == aw.__version__
     assert "revision" in meta
     # the public route: corpus_stats(results_dir=) resumes too, and gives the same numbers
-    first = aw.corpus_stats(TEXTS, model=tiny_bert, results_dir=tmp_path / "public", progress=False, batch_size=8)
-    second = aw.corpus_stats(TEXTS, model=tiny_bert, results_dir=tmp_path / "public", progress=False, batch_size=8)
+    first = aw.studies.corpus_stats(TEXTS, model=tiny_bert, results_dir=tmp_path / "public", progress=False,
+                                    batch_size=8)
+    second = aw.studies.corpus_stats(TEXTS, model=tiny_bert, results_dir=tmp_path / "public", progress=False,
+                                     batch_size=8)
     assert_same_stats(first, second, rtol=1e-12)
 
 
 def test_a_results_folder_of_another_run_is_refused(tiny_bert, tiny_gpt2, tmp_path):
     folder = tmp_path / "run"
-    aw.corpus_stats(TEXTS[:4], model=tiny_bert, results_dir=folder, progress=False)
+    aw.studies.corpus_stats(TEXTS[:4], model=tiny_bert, results_dir=folder, progress=False)
     with pytest.raises(shards.ResultsFolderError, match=r"smoothing.*Use another folder"):
-        aw.corpus_stats(TEXTS[:4], model=tiny_bert, results_dir=folder, progress=False, smoothing=1e-4)
+        aw.studies.corpus_stats(TEXTS[:4], model=tiny_bert, results_dir=folder, progress=False, smoothing=1e-4)
     with pytest.raises(shards.ResultsFolderError, match="holds shards of another run: it has model="):
-        aw.corpus_stats(TEXTS[:4], model=tiny_gpt2, results_dir=folder, progress=False)
+        aw.studies.corpus_stats(TEXTS[:4], model=tiny_gpt2, results_dir=folder, progress=False)
     with pytest.raises(shards.ResultsFolderError, match="the plan"):
-        aw.corpus_stats(TEXTS[4:8], model=tiny_bert, results_dir=folder, progress=False)
+        aw.studies.corpus_stats(TEXTS[4:8], model=tiny_bert, results_dir=folder, progress=False)
 
 
 def test_missing_ray_says_how_to_install_it(tiny_bert, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
     with pytest.raises(ImportError, match=r'pip install "attnwidgets\[ray\]"'):
-        aw.corpus_stats(TEXTS[:2], model=tiny_bert, backend="ray", progress=False)
+        aw.studies.corpus_stats(TEXTS[:2], model=tiny_bert, backend="ray", progress=False)
     with pytest.raises(ValueError, match="backend must be 'local' or 'ray'"):
-        aw.corpus_stats(TEXTS[:2], model=tiny_bert, backend="dask", progress=False)
+        aw.studies.corpus_stats(TEXTS[:2], model=tiny_bert, backend="dask", progress=False)
 
 
 # -- Ray ----------------------------------------------------------------------------------------------------------
@@ -246,13 +248,13 @@ def ray_session():
 
 def test_ray_gives_the_single_process_numbers_on_the_shipped_corpus_and_ud_sample(ray_session):
     corpus = load_corpus()
-    local = aw.corpus_stats(corpus, progress=False, distances=True)
-    remote = aw.corpus_stats(corpus, progress=False, distances=True, backend="ray", num_workers=2)
+    local = aw.studies.corpus_stats(corpus, progress=False, distances=True)
+    remote = aw.studies.corpus_stats(corpus, progress=False, distances=True, backend="ray", num_workers=2)
     assert remote.n_docs == len(corpus) == 293
     assert_same_stats(remote, local)
     ud = read_conllu(ud_sample_path())
-    dep_local = aw.dependency_scores(ud, progress=False)
-    dep_remote = aw.dependency_scores(ud, progress=False, backend="ray", num_workers=2, batch_size=8)
+    dep_local = aw.studies.dependency_scores(ud, progress=False)
+    dep_remote = aw.studies.dependency_scores(ud, progress=False, backend="ray", num_workers=2, batch_size=8)
     assert dep_remote.relations == dep_local.relations and dep_remote.n_sentences == 45
     np.testing.assert_array_equal(dep_remote.counts, dep_local.counts)
     # argmax of attention rows: a tie broken differently by float rounding may move one guess
@@ -293,10 +295,12 @@ def test_a_killed_ray_worker_is_retried_and_the_result_is_identical(ray_session,
     settings = {"study": "test"}
     marker = tmp_path / "killed"
     with shards.Pool(tiny_bert, shards.Options(backend="ray", num_workers=2, progress=False)) as pool:
-        parts = pool.map(KillOnce(work, str(marker)), plan, settings=settings, desc="", unit="")
+        parts = pool.map(KillOnce(work, str(marker)), plan, kind=CorpusStats, settings=settings, desc="",
+                         unit="")
         pids = pool.worker_pids()
     killed = int(marker.read_text())
     assert killed not in pids  # the process that died was replaced by a restarted actor
-    remote = aw.merge(parts)
-    local = shards.run(work, plan, runner, shards.Options(progress=False), settings=settings, desc="", unit="")
+    remote = aw.studies.merge(parts)
+    local = shards.run(work, plan, runner, shards.Options(progress=False), kind=CorpusStats, settings=settings,
+                       desc="", unit="")
     assert_same_stats(remote, local)

@@ -157,7 +157,7 @@ def test_profile_selection_and_query_follow_each_other(small):
 
 
 def test_plot_heatmap_draws_the_combined_row(small):
-    fig = aw.plot_heatmap(small, 1, 2, selection=[3, 4], annotate=False)
+    fig = aw.plots.plot_heatmap(small, 1, 2, selection=[3, 4], annotate=False)
     ax = fig.axes[0]
     inset = next(child for child in ax.child_axes)
     drawn = inset.images[0].get_array()
@@ -166,19 +166,19 @@ def test_plot_heatmap_draws_the_combined_row(small):
     outlined = [p for p in ax.patches if p.get_edgecolor()[:3] != (0, 0, 0)]
     assert [(p.get_y(), p.get_height()) for p in outlined] == [(3, 2)]
     with pytest.raises(ValueError, match="out of range"):
-        aw.plot_heatmap(small, selection=[8])
-    assert not aw.plot_heatmap(small).axes[0].child_axes
+        aw.plots.plot_heatmap(small, selection=[8])
+    assert not aw.plots.plot_heatmap(small).axes[0].child_axes
 
 
 def test_plot_model_view_and_profile_take_the_selection(small):
-    fig = aw.plot_model_view(small, selection=[3, 4], combine="sum", highlight=(1, 2))
+    fig = aw.plots.plot_model_view(small, selection=[3, 4], combine="sum", highlight=(1, 2))
     row = np.asarray(fig.axes[1].images[0].get_array())[0]
     np.testing.assert_allclose(row, small.attention[1, 2, 3:5].sum(0), rtol=1e-6)
     assert "sum of 2 rows" in fig.axes[1].get_title()
-    fig = aw.plot_profile(small, 1, 0, selection=[1, 4])
+    fig = aw.plots.plot_profile(small, 1, 0, selection=[1, 4])
     assert "2 query tokens (mean)" in fig.axes[0].get_title()
     with pytest.raises(TypeError, match="list of token positions"):
-        aw.plot_profile(small, selection=4)
+        aw.plots.plot_profile(small, selection=4)
 
 
 # -- linking ---------------------------------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ def test_link_span_keeps_selections_and_combine_together(small):
     heat, model, prof = aw.AttentionHeatmap(small), aw.ModelView(small), aw.AttentionProfile(small)
     head = aw.HeadView(small)
     heat.selection = [3, 4]
-    link = aw.link_span(heat, model, prof, head, js=False)
+    link = aw.widgets.link_span(heat, model, prof, head, js=False)
     assert model.selection == prof.selection == head.selected == [3, 4]
     model.selection = [2]
     assert heat.selection == [2] and prof.selection == [2] and head.selected == [2]
@@ -198,9 +198,9 @@ def test_link_span_keeps_selections_and_combine_together(small):
     heat.selection = [5]
     assert model.selection == [2]
     with pytest.raises(TypeError, match="two or more"):
-        aw.link_span(heat)
+        aw.widgets.link_span(heat)
     with pytest.raises(TypeError, match="select query tokens"):
-        aw.link_span(heat, ipywidgets.IntSlider())  # a widget without a selection of tokens
+        aw.widgets.link_span(heat, ipywidgets.IntSlider())  # a widget without a selection of tokens
     r = aw.run(PIECES)
     with pytest.raises(ValueError, match="different query tokens"):
-        aw.link_span(aw.AttentionHeatmap(r), aw.ModelView(r), aw.AttentionHeatmap(r, words=True))
+        aw.widgets.link_span(aw.AttentionHeatmap(r), aw.ModelView(r), aw.AttentionHeatmap(r, words=True))

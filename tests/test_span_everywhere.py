@@ -107,7 +107,7 @@ def test_stat_widgets_check_the_selection(small, view):
 
 
 def test_statistics_without_attention_refuse_a_selection(small):
-    stats = aw.corpus_stats([small, small])
+    stats = aw.analysis.corpus_stats([small, small])
     w = aw.HeadStatsGrid(stats)
     assert w._meta["tokens"] == []
     with pytest.raises(traitlets.TraitError, match="only when given one result's attention"):
@@ -165,7 +165,7 @@ def test_link_span_links_a_heatmap_to_each(small, view):
     other = AttentionResult.from_arrays(small.attention[:, :, ::-1, ::-1].copy(), TOKENS[::-1])
     w = aw.AttentionCompare(small, other) if view == "compare" else view(small)
     heat = aw.AttentionHeatmap(small)
-    link = aw.link_span(heat, w, js=False)
+    link = aw.widgets.link_span(heat, w, js=False)
     heat.selection = [3, 4]  # what a click and a shift-click in the heatmap do
     assert w.selection == [3, 4]
     heat.combine = "sum"
@@ -177,9 +177,9 @@ def test_link_span_links_a_heatmap_to_each(small, view):
     assert w.selection == [1]
     longer = aw.AttentionHeatmap(AttentionResult.from_arrays(np.full((1, 1, 3, 3), 1 / 3, np.float32), list("abc")))
     with pytest.raises(ValueError, match="different query tokens"):
-        aw.link_span(longer, w)
+        aw.widgets.link_span(longer, w)
 
 
 def test_link_span_refuses_a_widget_that_selects_no_tokens(small):
     with pytest.raises(TypeError, match="select query tokens"):
-        aw.link_span(aw.AttentionHeatmap(small), ipywidgets.IntSlider())
+        aw.widgets.link_span(aw.AttentionHeatmap(small), ipywidgets.IntSlider())

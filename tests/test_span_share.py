@@ -194,7 +194,7 @@ def test_link_span_links_a_heatmap_and_a_generation_view(hand):
     import attnwidgets as aw
 
     heat, view = aw.AttentionHeatmap(hand.result), aw.GenerationView(hand)
-    link = aw.link_span(heat, view, js=False)
+    link = aw.widgets.link_span(heat, view, js=False)
     heat.selection = [0, 1]  # what a click and a shift-click in the heatmap do
     assert view.selection == [0, 1] and view._share["key"] == "0:2/mean/layer"  # the heatmap's combine came along
     view.selection = [2]  # and back
@@ -204,7 +204,7 @@ def test_link_span_links_a_heatmap_and_a_generation_view(hand):
     link.unlink()
     other = aw.AttentionHeatmap(AttentionResult.from_arrays(np.full((1, 1, 4, 4), .25, np.float32), list("abcd")))
     with pytest.raises(ValueError, match="different query tokens"):
-        aw.link_span(other, view)
+        aw.widgets.link_span(other, view)
 
 
 def test_twin_draws_the_same_lines(hand):

@@ -232,7 +232,7 @@ def test_cluster_map_words_switch(result):
 def test_link_selection_through_python_moves_the_heatmap(result):
     bars, grid, cmap = aw.EntropyBars(result), aw.HeadStatsGrid(result), aw.HeadClusterMap(result)
     heat = aw.AttentionHeatmap(result, layer=1, head=1)
-    link = aw.link_selection(heat, bars, grid, cmap, js=False)
+    link = aw.widgets.link_selection(heat, bars, grid, cmap, js=False)
     assert (bars.layer, bars.head) == (1, 1), "linked widgets take the first widget's selection"
     bars.layer, bars.head = 0, 2  # what a click on bar 0-2 does
     assert (heat.layer, heat.head) == (0, 2)
@@ -246,7 +246,7 @@ def test_link_selection_through_python_moves_the_heatmap(result):
 
 def test_link_selection_in_the_page_uses_jslink(result):
     bars, heat = aw.EntropyBars(result), aw.AttentionHeatmap(result)
-    link = aw.link_selection(bars, heat)
+    link = aw.widgets.link_selection(bars, heat)
     assert len(link.links) == 2
     assert all(isinstance(k, widget_link.Link) for k in link.links)
     assert {(k.source[0], k.source[1], k.target[0], k.target[1]) for k in link.links} == {
@@ -257,12 +257,12 @@ def test_link_selection_in_the_page_uses_jslink(result):
 def test_link_selection_rejects_bad_widgets(result):
     bars = aw.EntropyBars(result)
     with pytest.raises(TypeError, match="two or more"):
-        aw.link_selection(bars)
+        aw.widgets.link_selection(bars)
     with pytest.raises(TypeError, match="'layer' and 'head'"):
-        aw.link_selection(bars, ipywidgets.IntSlider())
+        aw.widgets.link_selection(bars, ipywidgets.IntSlider())
     other = aw.AttentionHeatmap(_result(n_layers=3, n_heads=2))
     with pytest.raises(ValueError, match="different models"):
-        aw.link_selection(bars, other)
+        aw.widgets.link_selection(bars, other)
 
 
 # -- static twin --------------------------------------------------------------------------------------------------
@@ -271,10 +271,10 @@ def test_link_selection_rejects_bad_widgets(result):
 def test_plot_head_stats_matches_the_grid(result):
     from matplotlib.figure import Figure
 
-    fig = aw.plot_head_stats(result, "prev", selected=(1, 2))
+    fig = aw.plots.plot_head_stats(result, "prev", selected=(1, 2))
     assert isinstance(fig, Figure)
     mesh = fig.axes[0].collections[0]
     np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(2, 3), surface_stats(result)["prev"], rtol=1e-5)
     assert "previous" in fig.axes[0].get_title()
     with pytest.raises(ValueError, match="unknown statistic"):
-        aw.plot_head_stats(result, "nope")
+        aw.plots.plot_head_stats(result, "nope")

@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 
 import attnwidgets as aw
+from attnwidgets.analysis.corpus import CorpusStats
 from attnwidgets.analysis.dependency import DependencyScores
 from attnwidgets.analysis.sinks import sink_shares
 from attnwidgets.persist import SavedFileError, save_importance
@@ -409,7 +410,7 @@ def study(tiny_bert):
 
     def run(folder: Path):
         return shards.run(CorpusWork(batch_size=4), plan, runner, shards.Options(results_dir=folder, progress=False),
-                          settings=SETTINGS, desc="", unit="")
+                          kind=CorpusStats, settings=SETTINGS, desc="", unit="")
 
     return run
 

@@ -149,9 +149,9 @@ def test_saved_folder_runs_in_the_runner_with_attention_of_the_right_shape(run, 
 def test_the_saved_folder_fills_in_and_reads_sentence_order(run, tok):
     import attnwidgets as aw
 
-    top = aw.fill_mask("The cat sat on the [MASK].", k=3, model=str(run.folder))
+    top = aw.studies.fill_mask("The cat sat on the [MASK].", k=3, model=str(run.folder))
     assert len(top) == 3 and top["probability"].is_monotonic_decreasing and top["probability"].sum() <= 1 + 1e-6
-    acc = aw.fill_mask_accuracy(str(run.folder), DOCS[:2])
+    acc = aw.studies.fill_mask_accuracy(str(run.folder), DOCS[:2])
     assert acc.n == 36  # the two documents' 36 words are all one piece, each masked once
     pairs = nsp_pairs(DOCS, np.random.default_rng(0))
     p = nsp_probabilities(run, pairs)

@@ -82,7 +82,7 @@ def test_positional_traits_validate_and_redraw():
 
 
 def test_position_embeddings_of_the_bundled_model():
-    table = aw.position_embeddings()
+    table = aw.runner.position_embeddings()
     assert table.shape == (512, 384) and table.dtype == np.float32
     w = aw.PositionalExplorer.from_model(length=32)
     assert w.encoding == "learned" and "512 × 384" in w._meta["table_name"]

@@ -70,7 +70,7 @@ def test_bert_matches_the_definition_by_hand(tiny_bert, tmp_path):
 
     path = _biased(tiny_bert, tmp_path, BertModel, 0)
     model = BertModel.from_pretrained(path, attn_implementation="eager").double().eval()
-    inputs = aw.get_runner(path).tokenizer(TEXT, return_tensors="pt")
+    inputs = aw.runner.get_runner(path).tokenizer(TEXT, return_tensors="pt")
     H = model.config.num_attention_heads
     with torch.no_grad():
         hidden = model(**inputs, output_hidden_states=True).hidden_states
@@ -102,7 +102,7 @@ def test_gpt2_matches_the_definition_by_hand_and_keeps_causality(tiny_gpt2, tmp_
 
     path = _biased(tiny_gpt2, tmp_path, GPT2LMHeadModel, 1)
     lm = GPT2LMHeadModel.from_pretrained(path, attn_implementation="eager").double().eval()
-    inputs = aw.get_runner(path).tokenizer(TEXT, return_tensors="pt")
+    inputs = aw.runner.get_runner(path).tokenizer(TEXT, return_tensors="pt")
     H, E = lm.config.n_head, lm.config.n_embd
     with torch.no_grad():
         hidden = lm(**inputs, output_hidden_states=True).hidden_states
@@ -135,7 +135,7 @@ def test_llama_gqa_matches_the_definition_by_hand(tiny_llama):
     from transformers import LlamaForCausalLM
 
     lm = LlamaForCausalLM.from_pretrained(tiny_llama, attn_implementation="eager").double().eval()
-    inputs = aw.get_runner(tiny_llama).tokenizer(TEXT, return_tensors="pt")
+    inputs = aw.runner.get_runner(tiny_llama).tokenizer(TEXT, return_tensors="pt")
     cfg = lm.config
     H, H_kv = cfg.num_attention_heads, cfg.num_key_value_heads
     n = inputs["input_ids"].shape[1]
@@ -188,7 +188,7 @@ def test_bad_input(tiny_bert, tiny_bart):
     with pytest.raises(ValueError, match="from_arrays"):
         value_zeroing(aw.AttentionResult.from_arrays(res.attention, res.tokens))
     with pytest.raises(ValueError, match="ablated"):
-        value_zeroing(aw.run("A short one.", model=tiny_bert, ablation=aw.Ablation.heads([(0, 1)])))
+        value_zeroing(aw.run("A short one.", model=tiny_bert, ablation=aw.runner.Ablation.heads([(0, 1)])))
     with pytest.raises(TypeError):
         value_zeroing(3)  # type: ignore[arg-type]
     with pytest.raises(NotImplementedError, match="encoder-decoder"):
@@ -196,14 +196,14 @@ def test_bad_input(tiny_bert, tiny_bart):
     from attnwidgets.runner.value_zeroing import value_zeroing_distances
 
     with pytest.raises(ValueZeroingUnavailableError, match=r"'bart'.*encoder-decoder"):
-        value_zeroing_distances(aw.get_runner(tiny_bart), "A short one.")
+        value_zeroing_distances(aw.runner.get_runner(tiny_bart), "A short one.")
 
 
 def test_attention_outside_our_function_is_refused_naming_the_model(tiny_bert, tmp_path):
     """A model whose attention does not run through attnwidgets' attention function (here: switched to transformers'
     own eager code after loading) has value vectors we cannot reach: a NotImplementedError naming the model type."""
     path = shutil.copytree(tiny_bert, tmp_path / "own_attention")
-    runner = aw.get_runner(str(path))
+    runner = aw.runner.get_runner(str(path))
     res = runner.run("A short one.")
     config = runner.model.config
     before = config._attn_implementation
@@ -259,13 +259,13 @@ def test_static_twins_take_value_zeroing(tiny_bert):
 
     res = aw.run("The cat sat.", model=tiny_bert)
     C = value_zeroing(res)
-    fig = aw.plot_heatmap(res, 1, 0, measure="value_zeroing", annotate=False)
+    fig = aw.plots.plot_heatmap(res, 1, 0, measure="value_zeroing", annotate=False)
     drawn = np.asarray(fig.axes[0].collections[0].get_array()).reshape(C.shape[1:])
     np.testing.assert_allclose(drawn, C[1], atol=1e-6)
     assert "value zeroing" in fig.axes[0].get_title()
-    assert "value zeroing" in aw.plot_model_view(res, measure="value_zeroing")._suptitle.get_text()
-    assert "value zeroing" in aw.plot_entropy_by_layer(res, measure="value_zeroing").axes[0].get_title()
-    fig2 = aw.plot_token_attention(res, ("cls",), measure="value_zeroing")
+    assert "value zeroing" in aw.plots.plot_model_view(res, measure="value_zeroing")._suptitle.get_text()
+    assert "value zeroing" in aw.plots.plot_entropy_by_layer(res, measure="value_zeroing").axes[0].get_title()
+    fig2 = aw.plots.plot_token_attention(res, ("cls",), measure="value_zeroing")
     np.testing.assert_allclose(np.asarray(fig2.axes[0].get_lines()[0].get_ydata()), C[..., 0].mean(-1), atol=1e-5)
     heat = aw.AttentionHeatmap(res, layer=1, measure="value_zeroing")
     assert "value zeroing" in twin_figure(heat).axes[0].get_title()

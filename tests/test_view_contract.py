@@ -306,25 +306,24 @@ def test_save_html_writes_a_page(view, tmp_path):
     case, make = view
     w = make()
     assert isinstance(w._export_requests("view"), list) and isinstance(w._export_requests("all"), list)
-    path = w.save_html(tmp_path / f"{case.id}.html")
+    path = aw.save_html(w, tmp_path / f"{case.id}.html")
     text = path.read_text(encoding="utf-8")
     assert text.startswith("<!doctype html>") and case.id in text
     assert '"_payload"' in text, "the page carries the payload"
 
 
-def test_old_first_argument_names_still_work_with_a_warning(inputs):
+def test_the_first_argument_has_one_name(inputs):
+    """The pre-release spellings (source=, captures=) are gone: the first argument is required, and an old keyword is
+    refused with the names the view takes."""
     for cls in (aw.EntropyBars, aw.HeadStatsGrid, aw.HeadClusterMap):
-        with pytest.warns(DeprecationWarning, match=r"source=\.\.\.\) is deprecated") as got:
-            w = cls(source=inputs.results)
-        assert got[0].filename == __file__, "the warning points at the caller's line"
-        assert w.selection_shape == (2, 3)
-        with pytest.raises(TypeError, match="both 'result' and its old name 'source'"):
+        assert cls(inputs.results).selection_shape == (2, 3)
+        with pytest.raises(TypeError, match="missing 1 required positional argument: 'result'"):
+            cls(source=inputs.results)
+        with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['source'\]"):
             cls(inputs.results, source=inputs.results)
-    with pytest.warns(DeprecationWarning, match=r"captures=\.\.\.\) is deprecated"):
-        w = aw.QKStepThrough(captures=inputs.capture)
-    assert w.head == 0
-    with pytest.raises(TypeError, match="missing 1 required argument: 'capture'"):
-        aw.QKStepThrough()
+    assert aw.QKStepThrough(inputs.capture).head == 0
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'capture'"):
+        aw.QKStepThrough(captures=inputs.capture)
 
 
 def test_head_view_head_and_heads_stay_in_step(inputs):

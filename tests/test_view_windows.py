@@ -34,7 +34,7 @@ def test_lazy_head_view_sends_a_window_equal_to_the_dense_rows(no_dense):
     info = content["window"]
     assert info["q"] == [100, 164] and info["k"] == [100, 164] and 0 in info["far"]
     drawn = unpack(_reply_payload(content, buffers))
-    aw.set_dense_budget(1 << 40)
+    aw.runner.set_dense_budget(1 << 40)
     dense = dense_twin(r).attention[0][:, 100:164]
     cols = [*range(100, 164), *info["far"]]
     expected = dense[:, :, cols]
@@ -110,12 +110,12 @@ def test_short_dense_inputs_keep_the_whole_view():
 
 def test_plot_head_view_of_a_lazy_result_draws_the_window(no_dense):
     r = lazy_result(2000, sink=10.0)
-    fig = aw.plot_head_view(r, 1, [0], window=(100, 120))
+    fig = aw.plots.plot_head_view(r, 1, [0], window=(100, 120))
     title = fig.axes[0].get_title()
     assert "tokens 100–119 of 2000" in title
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert labels[0].startswith("100 ") and any(t.startswith("#0 ") for t in labels), "the sink is a far key"
-    aw.set_dense_budget(1 << 40)
+    aw.runner.set_dense_budget(1 << 40)
     a = dense_twin(r).attention[1, 0, 100:120]
     n_far = sum(t.startswith("#") for t in labels)
     far = [int(t.split()[0][1:]) for t in labels if t.startswith("#")]
@@ -154,7 +154,7 @@ def test_qk_window_on_a_long_capture():
     assert names[-2:] == ["keys", "outside"] and len(buffers) == len(names)
     with pytest.raises(traitlets.TraitError, match="at most 256"):
         w.window = [0, 400]
-    fig = aw.plot_qk(cap, 2, 400)
+    fig = aw.plots.plot_qk(cap, 2, 400)
     assert "keys 368–431 of 800" in fig._suptitle.get_text()
 
 

@@ -232,7 +232,7 @@ def test_static_twins_return_figures():
 
     matplotlib.use("Agg")
     r = _random_result(2, 3, 6)
-    fig = aw.plot_model_view(r, highlight=(1, 2))
+    fig = aw.plots.plot_model_view(r, highlight=(1, 2))
     (ax,) = fig.axes  # one image of every head, each tile scaled to its own maximum, one blank cell between tiles
     mosaic = np.asarray(ax.images[0].get_array().filled(np.nan))
     assert mosaic.shape == (2 * 7 - 1, 3 * 7 - 1)
@@ -241,9 +241,9 @@ def test_static_twins_return_figures():
     assert np.isnan(mosaic[6]).all() and np.isnan(mosaic[:, 13]).all()
     (box,) = ax.patches
     assert box.get_xy() == (14 - 0.5, 7 - 0.5) and (box.get_width(), box.get_height()) == (6, 6)
-    fig2 = aw.plot_head_view(r, layer=1, heads=[0, 2], min_weight=0.0)
+    fig2 = aw.plots.plot_head_view(r, layer=1, heads=[0, 2], min_weight=0.0)
     assert len(fig2.axes[0].lines) == 2 * 6 * 6
-    fig3 = aw.plot_head_view(r, layer=0, queries=[1], min_weight=0.0)
+    fig3 = aw.plots.plot_head_view(r, layer=0, queries=[1], min_weight=0.0)
     assert len(fig3.axes[0].lines) == 3 * 6
 
 

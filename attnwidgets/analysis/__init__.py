@@ -2,8 +2,8 @@
 
 Importing this package imports neither torch, transformers, the runner nor any widget (a test checks
 ``sys.modules``), and nothing here ever runs a model: every function takes results or arrays. The experiments that
-run a model over many texts and hand the results here (``aw.corpus_stats(texts)``, ``aw.dependency_scores(file)``)
-live in :mod:`attnwidgets.studies`.
+run a model over many texts and hand the results here (``aw.studies.corpus_stats(texts)``,
+``aw.studies.dependency_scores(file)``) live in :mod:`attnwidgets.studies`.
 
 Modules
 -------
@@ -20,9 +20,13 @@ corpus      running statistics over many results or padded batches, memory bound
 from .attention_probe import AttentionProbe, ProbeSentence, fit_attention_probe, probe_sentence
 from .batch import AttentionBatch
 from .clustering import HeadDistances, head_distances, head_embedding, js_divergence
+from .compare import align_tokens, compare_attention
+from .coref import CorefScores, read_coref
 from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
 from .dependency import DependencyScores, ParseError, Sentence, align_words, read_conllu, score_dependencies
 from .patterns import PATTERNS, classify_patterns, pattern_features, pattern_frame, patterns_from_features
+from .residual import ResidualContributions
+from .roles import HeadRoles, role_scores
 from .rollout import attention_flow, attention_rollout
 from .sinks import sink_frame, sink_shares
 from .surface import (
@@ -46,17 +50,22 @@ __all__ = [
     "STATISTIC_LABELS",
     "AttentionBatch",
     "AttentionProbe",
+    "CorefScores",
     "CorpusStats",
     "DependencyScores",
     "HeadDistances",
+    "HeadRoles",
     "ParseError",
     "ProbeSentence",
+    "ResidualContributions",
     "Sentence",
     "SurfaceStats",
+    "align_tokens",
     "align_words",
     "attention_flow",
     "attention_rollout",
     "classify_patterns",
+    "compare_attention",
     "corpus_stats",
     "fit_attention_probe",
     "head_distances",
@@ -71,6 +80,8 @@ __all__ = [
     "patterns_from_features",
     "probe_sentence",
     "read_conllu",
+    "read_coref",
+    "role_scores",
     "row_entropy",
     "score_dependencies",
     "sink_frame",

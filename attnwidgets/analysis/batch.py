@@ -177,7 +177,7 @@ class AttentionBatch:
                 f"a padded batch of {b} inputs of up to {t} tokens takes {format_bytes(need)}, more than the dense "
                 f"budget of {format_bytes(dense_budget())}: measure long inputs one at a time with the blockwise "
                 f"functions (surface_stats, pattern_features, CorpusStats.add, HeadDistances.add), or raise the "
-                f"budget with attnwidgets.set_dense_budget(nbytes)")
+                f"budget with attnwidgets.runner.set_dense_budget(nbytes)")
         attention = np.zeros((b, n_layers, n_heads, t, t), dtype=np.float32)
         valid = np.zeros((b, t), dtype=bool)
         segment = np.full((b, t), -1, dtype=np.int64)

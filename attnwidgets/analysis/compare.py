@@ -365,7 +365,7 @@ def compare_attention(a: AttentionResult, b: AttentionResult, kind: AttentionKin
         raise AttentionTooLargeError(
             f"comparing {len(queries)} x {len(keys)} aligned tokens over {La} x {Ha} heads needs {format_bytes(need)}, "
             f"more than the dense budget {format_bytes(dense_budget())}; compare a shorter window of the inputs or "
-            "raise aw.set_dense_budget()")
+            "raise aw.runner.set_dense_budget()")
     return AttentionComparison(
         a, b, kind, queries, keys,
         _aligned_maps(a, kind, queries.a_index, keys.a_index),

@@ -6,7 +6,7 @@ is the tidy pandas DataFrame with the columns ``layer, head, statistic, value`` 
 the plots and widgets take, and its ``.mean()`` a dict of (L, H) arrays.
 
 This module never runs a model: :func:`corpus_stats` takes results. Running texts through a model in padded batches
-is :func:`attnwidgets.studies.corpus.corpus_stats` (``aw.corpus_stats``), which feeds a :class:`CorpusStats`.
+is :func:`attnwidgets.studies.corpus.corpus_stats` (``aw.studies.corpus_stats``), which feeds a :class:`CorpusStats`.
 
 At any length: a long input's result (``result.is_lazy``) is not padded into a batch; it is measured on its own, a
 block of rows at a time, surface statistics and pattern features in one pass over its attention
@@ -211,8 +211,8 @@ class CorpusStats:
 
         Every part is running sums and counts (of each statistic, of pattern classes, of head distances), so merging
         adds them: associative and independent of the order up to float rounding. Statistics of a corpus split into
-        shards, merged, equal those of the whole corpus (this is how ``aw.corpus_stats`` runs, in one process or on
-        a Ray cluster). Neither part is changed.
+        shards, merged, equal those of the whole corpus (this is how ``aw.studies.corpus_stats`` runs, in one process or
+        on a Ray cluster). Neither part is changed.
 
         Raises
         ------
@@ -499,8 +499,8 @@ def corpus_stats(
     """Aggregate per-head statistics over results already run, ``batch_size`` at a time.
 
     This is the results-only half: it never runs a model. To run texts (or sentence pairs) through a model and
-    aggregate as the batches come, use :func:`attnwidgets.corpus_stats` (:func:`attnwidgets.studies.corpus_stats`),
-    which also takes results and hands them here.
+    aggregate as the batches come, use :func:`attnwidgets.studies.corpus_stats`, which also takes results and hands them
+    here.
 
     Parameters
     ----------
@@ -526,12 +526,12 @@ def corpus_stats(
     """
     if isinstance(results, str):
         raise TypeError("analysis.corpus_stats takes AttentionResult objects; to run texts through a model use "
-                        "attnwidgets.corpus_stats(texts)")
+                        "attnwidgets.studies.corpus_stats(texts)")
     items = iter(results)
     first = next(items, None)
     if first is not None and not isinstance(first, AttentionResult):
         raise TypeError(f"analysis.corpus_stats takes AttentionResult objects, got {type(first).__name__}; to run "
-                        "texts through a model use attnwidgets.corpus_stats(texts)")
+                        "texts through a model use attnwidgets.studies.corpus_stats(texts)")
     acc = CorpusStats(words=words, smoothing=smoothing, distances=distances, patterns=patterns)
     return acc.update(itertools.chain([first], items) if first is not None else (), batch_size=batch_size)
 

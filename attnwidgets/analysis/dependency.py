@@ -16,13 +16,13 @@ Words whose pieces were truncated away are left out.
 
 What the model reads of a sentence is its ``# text`` line, so a multiword token is read whole, as written ("didn't",
 Spanish "del") and its syntactic words ("did" + "n't", "de" + "el") share its pieces; ``text="words"``
-(:func:`read_conllu`, ``aw.dependency_scores``) reads the syntactic words joined by spaces instead, so each word has
-pieces of its own. The choice moves the scores of the relations that multiword tokens carry (``aux`` and ``advmod``
+(:func:`read_conllu`, ``aw.studies.dependency_scores``) reads the syntactic words joined by spaces instead, so each word
+has pieces of its own. The choice moves the scores of the relations that multiword tokens carry (``aux`` and ``advmod``
 of English "didn't", ``case`` and ``det`` of Spanish "del"). A HEAD past its sentence, HEADs forming a cycle and any
 line that is not CoNLL-U are refused with a :class:`ParseError` naming the file, the line and the sentence.
 
 This module scores results already run (:func:`score_dependencies`); running a treebank through a model is
-:func:`attnwidgets.studies.dependency.dependency_scores` (``aw.dependency_scores``).
+:func:`attnwidgets.studies.dependency.dependency_scores` (``aw.studies.dependency_scores``).
 
 At any length: for a long input (``result.is_lazy``) each head's word-level rows are made a block at a time from the
 pieces' rows (:class:`~attnwidgets.analysis.words.WordMap`) and only their argmax is kept, so no

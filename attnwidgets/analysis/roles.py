@@ -6,8 +6,8 @@ token that *followed* that token's earlier occurrence (and so predicts it); a du
 earlier occurrence itself; a previous-token head attends to the position just before it. These are the standard
 scores of the interpretability literature (TransformerLens's ``detect_head`` patterns and its induction-score demo).
 
-Numpy only: the arrays come from :func:`attnwidgets.head_roles` (any decoder the runner loads) or from the teaching
-kit's toy decoder (:func:`attnwidgets.teaching.induction.train_induction`).
+Numpy only: the arrays come from :func:`attnwidgets.studies.head_roles` (any decoder the runner loads) or from the
+teaching kit's toy decoder (:func:`attnwidgets.teaching.induction.train_induction`).
 
 Layout of one sequence (``n`` = ``seq_len``, ``p`` = ``prefix``, 1 with a BOS token and 0 without)::
 
@@ -126,7 +126,7 @@ def role_scores(attention: Any, seq_len: int, prefix: int = 1) -> dict[str, np.n
 
 @dataclass(eq=False)
 class HeadRoles:
-    """Per-head role scores of one model on repeated random token sequences (:func:`attnwidgets.head_roles`).
+    """Per-head role scores of one model on repeated random token sequences (:func:`attnwidgets.studies.head_roles`).
 
     Attributes
     ----------

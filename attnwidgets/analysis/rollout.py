@@ -91,7 +91,7 @@ def attention_rollout(
                 f"the full rollout of {n} tokens needs {format_bytes(need)} of (n, n) float64 matrices and n³ work per "
                 f"layer, more than the dense budget of {format_bytes(dense_budget())}. Roll out the query rows you "
                 f"will look at instead: attention_rollout(result, rows=[i, ...]) costs O(layers · n²) at any length "
-                f"(or raise the budget with attnwidgets.set_dense_budget(nbytes))"
+                f"(or raise the budget with attnwidgets.runner.set_dense_budget(nbytes))"
             )
     out = []
     rolled: np.ndarray | None = None

@@ -3,8 +3,8 @@
 Many models park most of a head's attention on the first token when the head has nothing better to do (Xiao et
 al. 2023, "Efficient Streaming Language Models with Attention Sinks"; bertviz issue #131 "every token focuses on
 the first token"). :func:`sink_shares` measures it per layer and head, a block of rows at a time, so it works at
-any length; ``attnwidgets.sink_grid`` shows it as a layers x heads grid and the heatmap's ``discount_sinks``
-takes the sink out of the colour scale so the rest of the pattern shows.
+any length; ``attnwidgets.HeadStatsGrid.from_sinks`` shows it as a layers x heads grid and the heatmap's
+``discount_sinks`` takes the sink out of the colour scale so the rest of the pattern shows.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def ud_sample_path() -> Path:
 
 def coref_sample_path() -> Path:
     """Path of the hand-annotated coreference sample (CorefUD CoNLL-U: 6 documents, 29 sentences, 80 mentions), for
-    :func:`attnwidgets.coref_scores` and :func:`attnwidgets.read_coref`.
+    :func:`attnwidgets.studies.coref_scores` and :func:`attnwidgets.analysis.read_coref`.
 
     Examples
     --------

@@ -19,10 +19,13 @@ from .profile import plot_profile
 from .qk import plot_qk
 from .qk_space import plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
+from .style import fit_panels, panel_grid
 
 __all__ = [
     "LiveInductionCurve",
     "LivePretrainCurve",
+    "fit_panels",
+    "panel_grid",
     "plot_ablation_panel",
     "plot_attention_cost",
     "plot_compare",

@@ -50,7 +50,7 @@ def plot_ablation_panel(source: Any, *, title: str | None = None, decimals: int 
     Parameters
     ----------
     source : WatchResult, DataFrame or AblationWidget
-        The tidy ``item``, ``name``, ``before``, ``after`` table of :func:`attnwidgets.watch_ablation`.
+        The tidy ``item``, ``name``, ``before``, ``after`` table of :func:`attnwidgets.studies.watch_ablation`.
     title : str, optional
         Default: the ablation of the widget or result, when known.
     decimals : int

@@ -2,7 +2,7 @@
 the residual stream, and the measured cost of attention against n and d.
 
 The figures take the objects of :mod:`attnwidgets.teaching.block` (``NormComparison``, ``AttentionCost``) by their
-attributes (plots never import the teaching kit) and :class:`~attnwidgets.analysis.block.ResidualContributions`.
+attributes (plots never import the teaching kit) and :class:`~attnwidgets.analysis.residual.ResidualContributions`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..analysis.block import ResidualContributions, loglog_slope
+from ..analysis.residual import ResidualContributions, loglog_slope
 from ..viewdata.theme import resolve_theme
 from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure
 
@@ -99,7 +99,7 @@ def plot_residual_contributions(contributions: ResidualContributions | Sequence[
     """
     items = [contributions] if isinstance(contributions, ResidualContributions) else list(contributions)
     if not items or not all(isinstance(c, ResidualContributions) for c in items):
-        raise TypeError("expected a ResidualContributions or a list of them (aw.residual_contributions, "
+        raise TypeError("expected a ResidualContributions or a list of them (aw.studies.residual_contributions, "
                         "teaching.toy_residual_contributions)")
     theme = resolve_theme(theme)
     scale = LECTURE_SCALE if theme == "lecture" else 1.0

@@ -33,7 +33,7 @@ def _table(stats: Any, who: str) -> HeadStats:
 def _need(arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
     missing = [n for n in names if n not in arrays]
     if missing:
-        raise KeyError(f"statistics {missing} are missing; compute them with attnwidgets.corpus_stats")
+        raise KeyError(f"statistics {missing} are missing; compute them with attnwidgets.studies.corpus_stats")
 
 
 def _layer_dots(ax: Any, values: np.ndarray, color: str, first: int, seed: int = 0) -> None:
@@ -67,7 +67,7 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     measure : {"weights", "norms", "value_zeroing"}
         The shares of the weights, of each row's ‖α_ij f(x_j)‖ (Kobayashi et al. 2020), or of Mohebbi et al. 2023's
         value-zeroing map (``stats`` must then be results of :func:`attnwidgets.run`, or pass their
-        :func:`attnwidgets.norm_results` with "weights").
+        :func:`attnwidgets.studies.norm_results` with "weights").
 
     Returns
     -------
@@ -136,7 +136,7 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
 
     Examples
     --------
-    >>> from attnwidgets import corpus_stats
+    >>> from attnwidgets.studies import corpus_stats
     >>> stats = corpus_stats(["The cat sat.", "A dog barked at the moon."], progress=False)
     >>> fig = plot_entropy_by_layer(stats)
     >>> [ax.get_title() for ax in fig.axes]

@@ -48,7 +48,7 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     >>> import numpy as np, attnwidgets as aw
     >>> a = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["The", "cat", "sat"])
     >>> b = aw.AttentionResult.from_arrays(np.full((3, 3), 1 / 3, np.float32), ["The", "cats", "sat"])
-    >>> fig = aw.plot_compare(a, b, mode="diff")
+    >>> fig = aw.plots.plot_compare(a, b, mode="diff")
     >>> [ax.get_title() for ax in fig.axes[:2]]
     ['B − A (aligned tokens)', 'Jensen–Shannon divergence (bits)']
     """

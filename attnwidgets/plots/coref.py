@@ -1,4 +1,5 @@
-"""Static twin of :func:`attnwidgets.coref_grid`: antecedent selection accuracy per head, baselines in the title."""
+"""Static twin of :meth:`attnwidgets.HeadStatsGrid.from_coref`: antecedent selection accuracy per head, baselines
+in the title."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ __all__ = ["plot_coref"]
 
 @lecture_fit
 def plot_coref(scores: Any, *, selected: tuple[int, int] | bool | None = True, **kwargs: Any) -> Figure:
-    """Draw every head's antecedent selection accuracy (:func:`attnwidgets.coref_scores`) as a layers x heads grid,
-    the baselines in the title, the best head outlined (``selected=False``: none; or a (layer, head) to outline).
+    """Draw every head's antecedent selection accuracy (:func:`attnwidgets.studies.coref_scores`) as a layers x heads
+    grid, the baselines in the title, the best head outlined (``selected=False``: none; or a (layer, head) to outline).
     Other keyword arguments go to :func:`attnwidgets.plots.plot_head_stats` (``theme``, ``cmap``, ``ax``,
     ``annotate``).
 

@@ -25,7 +25,7 @@ def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *,
     Parameters
     ----------
     view : dict or FillMask
-        What :func:`attnwidgets.studies.fillmask.fill_mask_view` returns (``FillMask(...).view``), or the widget.
+        What :func:`attnwidgets.studies.masked_lm.fill_mask_view` returns (``FillMask(...).view``), or the widget.
     mask : int
         Which [MASK]'s attention to draw (0 = the first).
     layer : int

@@ -34,7 +34,7 @@ def plot_generation(gen: GenerationResult, step: int = 0, layer: int = 0, head: 
     kind : str, optional
         "self" (decoders) or "decoder" / "cross" (encoder-decoders; default "cross").
     theme, cmap : str, optional
-        As :func:`attnwidgets.plot_heatmap`.
+        As :func:`attnwidgets.plots.plot_heatmap`.
 
     Examples
     --------

@@ -123,14 +123,14 @@ def plot_head_stats(
 
 @lecture_fit
 def plot_sinks(result: Any, keys: Any = (0,), *, kind: str = "self", **kwargs: Any) -> Figure:
-    """Static twin of :func:`attnwidgets.sink_grid`: each head's mean share of attention on ``keys`` (default
-    the first token) as a layers x heads grid. Keyword arguments go to :func:`plot_head_stats`.
+    """Static twin of :meth:`attnwidgets.HeadStatsGrid.from_sinks`: each head's mean share of attention on ``keys``
+    (default the first token) as a layers x heads grid. Keyword arguments go to :func:`plot_head_stats`.
 
     Examples
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> a = np.array([[1, 0, 0], [.8, .2, 0], [.5, .25, .25]], np.float32)
-    >>> fig = aw.plot_sinks(aw.AttentionResult.from_arrays(a, ["<s>", "a", "b"], kind="decoder"))
+    >>> fig = aw.plots.plot_sinks(aw.AttentionResult.from_arrays(a, ["<s>", "a", "b"], kind="decoder"))
     >>> "share of attention on key 0" in fig.axes[0].get_title()
     True
     """

@@ -70,7 +70,7 @@ def plot_head_view(
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> r = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32)[None, None], ["[CLS]", "hi", "[SEP]"])
-    >>> len(aw.plot_head_view(r).axes[0].lines)
+    >>> len(aw.plots.plot_head_view(r).axes[0].lines)
     3
     """
     kind = check_kind(result, kind)

@@ -71,7 +71,7 @@ def plot_heatmap(
         "mean" (default, on the map's colour scale) or "sum" (on its own scale) of the selected rows.
     measure : {"weights", "norms", "value_zeroing"}
         As the widget's switch: the weights, Kobayashi et al. 2020's ‖α_ij f(x_j)‖ as a share of each row (see
-        :func:`attnwidgets.norm_attention`), or Mohebbi et al. 2023's value zeroing (one map per layer, shown in each
+        :func:`attnwidgets.studies.norm_attention`), or Mohebbi et al. 2023's value zeroing (one map per layer, shown in each
         of its heads; see :mod:`attnwidgets.studies.zeroing`); a result of :func:`attnwidgets.run`.
 
     Returns
@@ -82,7 +82,7 @@ def plot_heatmap(
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> r = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["[CLS]", "hi", "[SEP]"])
-    >>> fig = aw.plot_heatmap(r)
+    >>> fig = aw.plots.plot_heatmap(r)
     >>> fig.axes[0].get_title()
     'arrays · self attention · layer 0 · head 0'
     """

@@ -71,7 +71,7 @@ def plot_model_view(
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> r = aw.AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd"))
-    >>> len(aw.plot_model_view(r).axes)    # one image of every head
+    >>> len(aw.plots.plot_model_view(r).axes)    # one image of every head
     1
     """
     kind = check_kind(result, kind)

@@ -83,7 +83,7 @@ def plot_profile(
     >>> import numpy as np, attnwidgets as aw
     >>> a = np.tril(np.ones((1, 1, 4, 4), np.float32)); a /= a.sum(-1, keepdims=True)
     >>> r = aw.AttentionResult.from_arrays(a, ["Hi", ".", " Yes", "!"], kind="decoder")
-    >>> fig = aw.plot_profile(r, query=3, unit="sentence")
+    >>> fig = aw.plots.plot_profile(r, query=3, unit="sentence")
     >>> fig.axes[0].get_title()
     'arrays · self attention · layer 0 · mean of heads · query token 3 · per sentence'
     """

@@ -34,7 +34,8 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     Parameters
     ----------
     capture : QKCapture or list of QKCapture
-        From :func:`attnwidgets.capture_qk` (one layer) or :func:`attnwidgets.capture_qk_layers` (several), as
+        From :func:`attnwidgets.runner.capture_qk` (one layer) or :func:`attnwidgets.runner.capture_qk_layers`
+        (several), as
         :class:`attnwidgets.QKStepThrough` takes.
     head, query : int
         Query head and query token.

@@ -22,7 +22,7 @@ __all__ = ["LiveInductionCurve", "plot_head_roles", "plot_induction_curve", "plo
 @lecture_fit
 def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = None, head: int | None = None,
                     theme: str | None = None, cmap: str | None = None) -> Figure:
-    """Static twin of :func:`attnwidgets.head_roles_view`: the layers x heads grid of one role's score (left) and
+    """Static twin of :class:`attnwidgets.HeadRolesView`: the layers x heads grid of one role's score (left) and
     one head's attention on the repeated sequence (right; default the role's best head, outlined in the grid).
 
     On an induction head the right panel shows the induction stripe: in the second copy's rows, a diagonal
@@ -35,7 +35,7 @@ def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = 
     >>> a = np.tril(np.ones((7, 7), np.float32)); a /= a.sum(1, keepdims=True)
     >>> ex = aw.AttentionResult.from_arrays(np.stack([a, a])[None], list("^abcabc"), kind="decoder")
     >>> roles = HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, ex, 3, 1, 1, 0, "toy")
-    >>> fig = aw.plot_head_roles(roles)
+    >>> fig = aw.plots.plot_head_roles(roles)
     >>> [ax.get_title() for ax in fig.axes if ax.get_title()][1]
     'head 0.1 on the repeated tokens'
     """
@@ -65,7 +65,7 @@ def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = 
 @lecture_fit
 def plot_role_check(check: Any, *, theme: str | None = None) -> Figure:
     """Bars of the induction loss: nothing ablated, the role's best heads ablated, and each random set ablated
-    (:func:`attnwidgets.confirm_role`).
+    (:func:`attnwidgets.studies.confirm_role`).
 
     Examples
     --------

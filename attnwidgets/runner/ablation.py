@@ -152,7 +152,7 @@ def stack_shape(info: ModelInfo, stack: str) -> tuple[int, int]:
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> stack_shape(aw.get_runner().info, "self")
+    >>> stack_shape(aw.runner.get_runner().info, "self")
     (6, 12)
     """
     _check_stack(stack)
@@ -437,7 +437,7 @@ def mean_pattern(runner: Runner, texts: Sequence[str], *, max_tokens: int = 128,
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> ref = mean_pattern(aw.get_runner(), ["The cat sat.", "A dog barked at the moon."])
+    >>> ref = mean_pattern(aw.runner.get_runner(), ["The cat sat.", "A dog barked at the moon."])
     >>> ref.patterns["self"].shape[:2]
     (6, 12)
     """

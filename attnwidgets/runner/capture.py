@@ -20,7 +20,7 @@ import contextlib
 import contextvars
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -28,10 +28,18 @@ from torch import nn
 
 from ..attention_stack import KeyMask, LayerQK, LazyStack, RelativeBias
 
-if TYPE_CHECKING:
-    from .control import AttentionSite
+Stack = Literal["self", "encoder", "decoder", "cross"]
 
-__all__ = ["Capture", "CapturedCall", "captured_attention", "capturing", "current"]
+
+@dataclass(frozen=True)
+class AttentionSite:
+    """Where an attention call happens: which stack and which layer (0-based)."""
+
+    stack: Stack
+    layer: int
+
+
+__all__ = ["AttentionSite", "Capture", "CapturedCall", "captured_attention", "capturing", "current"]
 
 _BLOCK_BYTES = 64 << 20
 

@@ -19,24 +19,15 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import nn
 
 from . import capture
-
-Stack = Literal["self", "encoder", "decoder", "cross"]
+from .capture import AttentionSite, Stack
 
 ATTN_IMPLEMENTATION = "attnwidgets"
-
-
-@dataclass(frozen=True)
-class AttentionSite:
-    """Where an attention call happens: which stack and which layer (0-based)."""
-
-    stack: Stack
-    layer: int
 
 
 @dataclass

@@ -26,7 +26,7 @@ import contextlib
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -35,13 +35,29 @@ from torch import nn
 from ..result import AttentionResult
 from . import control
 from .cache import ByteLRU
-
-if TYPE_CHECKING:
-    from .runner import Encoded, Runner
+from .encoding import Encoded
 
 STATE_BYTES = 512 << 20
 
-__all__ = ["CleanState", "ReplayState", "forward_ablated", "layer_modules", "start_layers"]
+__all__ = ["CleanState", "ReplayRunner", "ReplayState", "forward_ablated", "layer_modules", "start_layers"]
+
+
+class ReplayRunner(Protocol):
+    """What partial recomputation uses of a :class:`attnwidgets.runner.Runner` (which holds a :class:`ReplayState`
+    and calls :func:`forward_ablated`): named here so this module does not import the runner back."""
+
+    @property
+    def model(self) -> nn.Module: ...
+
+    info: Any
+    cache: ByteLRU[AttentionResult]
+    replay: ReplayState
+
+    def forward(self, enc: Encoded, hooks: Sequence[control.AttentionHook] = ()) -> Any: ...
+
+    def cached(self, key: Hashable) -> AttentionResult | None: ...
+
+    def to_result(self, enc: Encoded, out: Any, row: int, ablation: Any) -> AttentionResult: ...
 
 
 @dataclass
@@ -92,7 +108,7 @@ class ReplayState:
     clean: ByteLRU[CleanState] = field(default_factory=lambda: ByteLRU(STATE_BYTES))
 
 
-def layer_modules(runner: Runner) -> dict[str, list[nn.Module]] | None:
+def layer_modules(runner: ReplayRunner) -> dict[str, list[nn.Module]] | None:
     """The layer modules of each group ("self", or "encoder" and "decoder"), in order; None if not found."""
     state = runner.replay
     if state.searched:
@@ -120,7 +136,7 @@ def layer_modules(runner: Runner) -> dict[str, list[nn.Module]] | None:
     return result
 
 
-def start_layers(runner: Runner, ablation: Any) -> dict[str, int]:
+def start_layers(runner: ReplayRunner, ablation: Any) -> dict[str, int]:
     """First layer to recompute in each group; layers below it are replayed (the full stack when it equals its size)."""
     modules = layer_modules(runner) or {}
     if runner.info.kind != "encoder-decoder":
@@ -223,7 +239,7 @@ def _result_attention(res: AttentionResult, which: str) -> np.ndarray:
     return arr
 
 
-def _clean_run(runner: Runner, enc: Encoded, clean_keys: Sequence[Hashable],
+def _clean_run(runner: ReplayRunner, enc: Encoded, clean_keys: Sequence[Hashable],
                modules: dict[str, list[nn.Module]]) -> list[CleanState]:
     """Run the batch without hooks, keep each row's layer outputs and clean result (also cached as a result)."""
     raw: dict[str, list[Any]] = {}
@@ -273,7 +289,7 @@ def _pad_rows(rows: Sequence[torch.Tensor], valid: torch.Tensor) -> torch.Tensor
     return x
 
 
-def _substitutes(runner: Runner, ready: Sequence[CleanState], enc: Encoded,
+def _substitutes(runner: ReplayRunner, ready: Sequence[CleanState], enc: Encoded,
                  starts: dict[str, int]) -> control.Substitutes:
     """The clean weights and head outputs of the self-attention that opens each group's first recomputed layer.
 
@@ -294,7 +310,7 @@ def _substitutes(runner: Runner, ready: Sequence[CleanState], enc: Encoded,
     return given
 
 
-def forward_ablated(runner: Runner, enc: Encoded, hooks: Sequence[control.AttentionHook], ablation: Any,
+def forward_ablated(runner: ReplayRunner, enc: Encoded, hooks: Sequence[control.AttentionHook], ablation: Any,
                     clean_keys: Sequence[Hashable], fill_attention: bool = True) -> Any:
     """Forward ``enc`` with the ablation's hooks, replaying the layers below the first edited one.
 

@@ -229,7 +229,7 @@ def capture_qk(
     Examples
     --------
     >>> import numpy as np, attnwidgets as aw
-    >>> c = aw.capture_qk("The cat sat.", layer=2)
+    >>> c = aw.runner.capture_qk("The cat sat.", layer=2)
     >>> r = aw.run("The cat sat.")
     >>> bool(np.allclose(c.weights, r.attention[2], atol=1e-6)), round(c.scaling ** -2)
     (True, 32)

@@ -60,7 +60,7 @@ class Runner(Tokenising):
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> r = aw.get_runner()
+    >>> r = aw.runner.get_runner()
     >>> res = r.run("The cat sat.")
     >>> res.attention.shape[:2]
     (6, 12)
@@ -318,7 +318,7 @@ class Runner(Tokenising):
                             f"an ablation edits dense attention weights, and {longest} tokens of {self.info.name!r} "
                             f"would take {format_bytes(self.dense_nbytes(longest))} of them, more than the dense "
                             f"budget ({format_bytes(dense_budget())}). Ablate a shorter text, or raise the budget "
-                            "with attnwidgets.set_dense_budget(nbytes)")
+                            "with attnwidgets.runner.set_dense_budget(nbytes)")
                     if hooks:  # ablated: replay the layers below the first edited one from the clean run
                         clean = [self.cache_key(texts[i], pairs[i], tgts[i], None, truncation) for i in todo]
                         out = forward_ablated(self, enc, hooks, ablation, clean)
@@ -561,7 +561,7 @@ def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: s
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> aw.get_runner(device="cpu") is aw.get_runner()
+    >>> aw.runner.get_runner(device="cpu") is aw.runner.get_runner()
     True
     """
     if isinstance(model, Runner):
@@ -597,7 +597,7 @@ def runner_for(info: ModelInfo) -> Runner:
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> runner_for(aw.run("Hi.").model) is aw.get_runner()
+    >>> runner_for(aw.run("Hi.").model) is aw.runner.get_runner()
     True
     """
     for runner in list(_live):

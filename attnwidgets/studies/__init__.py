@@ -15,7 +15,8 @@ gradients   mean |∂L/∂A| per head by key kind (Clark et al.)
 watch       what an ablation does to a model's outputs (masked-token predictions, classes, similarities)
 corpus      corpus statistics from texts, one padded batch alive at a time
 dependency  heads as dependency parsers, from a CoNLL-U treebank
-attention_probe  Clark et al.'s attention-based probing classifier (a parser reading every head), trained on a treebank
+probing     attention_probe: Clark et al.'s attention-based probing classifier (a parser reading every head),
+            trained on a treebank
 padding     the padding mask, live: a padded batch with the mask and with it forgotten
 saved       aw.save / aw.load: any analysis to a tagged file and back (the format is attnwidgets.persist)
 norms       norm-based attention (Kobayashi et al. 2020) and the mixing ratio (2021) of a run
@@ -25,6 +26,9 @@ pool        Ray workers that load a model once and are kept for the session (shu
 results_folder  a sharded study's results_dir: finished shards kept, checked and read back on a rerun
 residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
 qk_corpus   a head's queries and keys across a corpus, embedded together (AttentionViz)
+coref       coref_scores: does a mention attend to its antecedent (Clark et al. section 5), from a CorefUD file
+roles       head_roles (previous-token, duplicate-token, induction scores of a decoder) and confirm_role
+masked_lm   the bundled model's masked-LM head: fill_mask, its held-out accuracy, a frequency baseline
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -65,8 +69,8 @@ _LAZY: dict[str, str] = {
     "WatchResult": "attnwidgets.studies.watch",
     "corpus_stats": "attnwidgets.studies.corpus",
     "dependency_scores": "attnwidgets.studies.dependency",
-    "attention_probe": "attnwidgets.studies.attention_probe",
-    "ProbeResult": "attnwidgets.studies.attention_probe",
+    "attention_probe": "attnwidgets.studies.probing",
+    "ProbeResult": "attnwidgets.studies.probing",
     "save": "attnwidgets.studies.saved",
     "load": "attnwidgets.studies.saved",
     "norm_attention": "attnwidgets.studies.norms",
@@ -82,13 +86,20 @@ _LAZY: dict[str, str] = {
     "worker_pool": "attnwidgets.studies.pool",
     "residual_contributions": "attnwidgets.studies.residual",
     "qk_space": "attnwidgets.studies.qk_corpus",
+    "coref_scores": "attnwidgets.studies.coref",
+    "head_roles": "attnwidgets.studies.roles",
+    "confirm_role": "attnwidgets.studies.roles",
+    "induction_loss": "attnwidgets.studies.roles",
+    "fill_mask": "attnwidgets.studies.masked_lm",
+    "fill_mask_accuracy": "attnwidgets.studies.masked_lm",
+    "frequency_baseline": "attnwidgets.studies.masked_lm",
 }
 
 __all__ = [*_LAZY]
 
-_MODULES = ["attention_probe", "corpus", "dependency", "finetune", "gradients", "importance", "norms", "padding",
-            "pool", "results_folder", "saved", "shards", "shipped", "sweeps", "tasks", "watch", "residual", "zeroing",
-            "qk_corpus"]
+_MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "masked_lm", "norms", "padding",
+            "pool", "probing", "qk_corpus", "residual", "results_folder", "roles", "saved", "shards", "shipped", "sweeps",
+            "tasks", "watch", "zeroing"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -5,8 +5,8 @@ the model. Each padded batch comes straight from :func:`attnwidgets.runner.batch
 is built), is added to the running sums and dropped, so only one batch of maps is alive at a time.
 
 Long texts: a padded batch is a dense (B, L, H, T, T) array, so texts whose share of it would break the dense budget
-(``L · H · n² · 4 · batch_size > aw.dense_budget()``) are run as results instead (:meth:`Runner.iter_results`, which
-keeps a long input's attention as queries and keys) and measured a block of rows at a time
+(``L · H · n² · 4 · batch_size > aw.runner.dense_budget()``) are run as results instead (:meth:`Runner.iter_results`,
+which keeps a long input's attention as queries and keys) and measured a block of rows at a time
 (:meth:`~attnwidgets.analysis.corpus.CorpusStats.add_results`).
 """
 
@@ -143,7 +143,8 @@ def corpus_stats(
     plan = shards.plan(todo, per_shard=max(1, batch_size), lengths=[len(a) + len(b or "") for a, b in todo])
     settings = {"study": "corpus_stats", "words": words, "smoothing": smoothing, "distances": distances,
                 "patterns": patterns, "batch_size": batch_size, "truncation": truncation}
-    return shards.run(work, plan, model, options, settings=settings, desc="corpus statistics", unit="text")
+    return shards.run(work, plan, model, options, kind=CorpusStats, settings=settings, desc="corpus statistics",
+                      unit="text")
 
 
 @dataclass

@@ -106,7 +106,8 @@ def dependency_scores(
     if text != "surface":  # recorded only when not the default, so folders written before the option still resume
         settings["text"] = text
     work = DependencyWork(rows=rows, subtypes=subtypes, batch_size=batch_size, truncation=truncation)
-    return shards.run(work, plan, model, options, settings=settings, desc="dependency scores", unit="sentence")
+    return shards.run(work, plan, model, options, kind=DependencyScores, settings=settings, desc="dependency scores",
+                      unit="sentence")
 
 
 @dataclass

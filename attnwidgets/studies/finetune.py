@@ -157,7 +157,7 @@ def compare_finetuning(
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> cmp = compare_finetuning(aw.get_runner(), progress=False)     # doctest: +SKIP
+    >>> cmp = compare_finetuning(aw.runner.get_runner(), progress=False)     # doctest: +SKIP
     >>> cmp.by_layer[["layer", "mean"]]                                 # doctest: +SKIP
     """
     train, test = train_test_split_frame(load_sentiment(), test_size=test_size, seed=seed)

@@ -205,7 +205,7 @@ def attention_gradients(
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> r = aw.get_runner()                                      # the bundled sentence encoder: no MLM head
+    >>> r = aw.runner.get_runner()                                      # the bundled sentence encoder: no MLM head
     >>> obj = embedding_similarity(r, [("The cat sat.", "A cat was sitting.")])
     >>> g = attention_gradients(["The cat sat."], model=r, objective=obj)
     >>> g.mean().shape                                           # (layer, head, key kind)

@@ -228,8 +228,8 @@ def head_importance(
                              device=device, dtype=dtype, results_dir=results_dir, progress=progress)
     settings = {"study": "head_importance", "task": task.name, "stack": stack, "batch_size": batch_size,
                 "mask": None if mask is None else np.asarray(mask, np.float64).ravel().tolist()}
-    sums = shards.run(ImportanceWork(task, mask, stack), plan, runner, options, settings=settings,
-                      desc="head importance", unit="text")
+    sums = shards.run(ImportanceWork(task, mask, stack), plan, runner, options, kind=ImportanceSums,
+                      settings=settings, desc="head importance", unit="text")
     return sums.importance(normalize)
 
 

@@ -9,14 +9,14 @@ Examples
 --------
 >>> import attnwidgets as aw
 >>> res = aw.run("The cat sat on the mat.")
->>> N = aw.norm_attention(res, layer=0)            # (head, query, key): ‖α^h_ij f_h(x_j)‖
+>>> N = aw.studies.norm_attention(res, layer=0)            # (head, query, key): ‖α^h_ij f_h(x_j)‖
 >>> N.shape, bool((N >= 0).all())
 ((12, 9, 9), True)
 >>> import numpy as np
->>> v = aw.value_norms(res)                        # (layer, head, key): ‖f_h(x_j)‖
+>>> v = aw.studies.value_norms(res)                        # (layer, head, key): ‖f_h(x_j)‖
 >>> bool(np.allclose(N, res.attention[0] * v[0][:, None, :]))    # α^h_ij ‖f_h(x_j)‖
 True
->>> aw.mixing_ratio(res).shape                     # (layer, token)
+>>> aw.studies.mixing_ratio(res).shape                     # (layer, token)
 (6, 9)
 """
 
@@ -117,9 +117,9 @@ def norm_attention(source: Source, text_pair: str | None = None, *,
     --------
     >>> import attnwidgets as aw
     >>> res = aw.run("The cat sat.")
-    >>> aw.norm_attention(res, layer=2, head=3).shape, aw.norm_attention(res).shape
+    >>> aw.studies.norm_attention(res, layer=2, head=3).shape, aw.studies.norm_attention(res).shape
     ((6, 6), (6, 12, 6, 6))
-    >>> aw.norm_attention(res, layer=1, heads="sum", rows=(0, 2)).shape
+    >>> aw.studies.norm_attention(res, layer=1, heads="sum", rows=(0, 2)).shape
     (2, 6)
     """
     result, runner = resolve_source(source, text_pair, model)
@@ -186,7 +186,7 @@ def norm_results(results: list[AttentionResult], *, model: str | os.PathLike[str
     --------
     >>> import attnwidgets as aw
     >>> rs = aw.run_batch(["The cat sat.", "A dog barked at the moon."], progress=False)
-    >>> [r.attention.shape for r in aw.norm_results(rs)] == [r.attention.shape for r in rs]
+    >>> [r.attention.shape for r in aw.studies.norm_results(rs)] == [r.attention.shape for r in rs]
     True
     """
     resolved = [resolve_source(r, None, model) for r in results]
@@ -209,7 +209,7 @@ def norm_result(source: Source, text_pair: str | None = None, *,
         raise AttentionTooLargeError(
             f"this input's attention is kept as queries and keys ({result.n_tokens} tokens); its norm maps would "
             f"take {format_bytes(result.dense_nbytes())}, more than the dense budget: use "
-            "aw.norm_attention(result, layer=..., rows=(start, stop))")
+            "aw.studies.norm_attention(result, layer=..., rows=(start, stop))")
     shared = norm_attention(result, model=runner, share=True)
     return result.replace(attention=shared)
 

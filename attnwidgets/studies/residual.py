@@ -1,13 +1,13 @@
 """How much each sublayer (attention, feed-forward) of a real model writes into the residual stream, per layer.
 
 The hooks are :mod:`attnwidgets.runner.residual`; the ratio ``‖sublayer output‖ / ‖residual stream‖`` (mean over
-tokens) is :func:`attnwidgets.analysis.block.write_ratio`. The toy model's twin is
+tokens) is :func:`attnwidgets.analysis.residual.write_ratio`. The toy model's twin is
 :func:`attnwidgets.teaching.block.toy_residual_contributions`.
 
 Examples
 --------
 >>> import attnwidgets as aw
->>> rc = aw.residual_contributions("The cat sat on the mat.")      # the bundled MiniLM: BERT-style, post-LN
+>>> rc = aw.studies.residual_contributions("The cat sat on the mat.")      # the bundled MiniLM: BERT-style, post-LN
 >>> rc.ratio.shape, rc.sublayers, rc.norm_first
 ((6, 2), ['attention', 'feed-forward'], False)
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from ..analysis.block import ResidualContributions
+from ..analysis.residual import ResidualContributions
 from ..runner import Runner, get_runner
 from ..runner.residual import SUBLAYERS, ResidualUnavailableError, residual_vectors
 

@@ -32,18 +32,9 @@ class ResultsFolderError(ValueError):
 
 def package_version() -> str:
     """The version of attnwidgets that shard files are tagged with."""
-    from .. import __version__
+    from .._version import __version__
 
     return str(__version__)
-
-
-def _mergeable_types() -> dict[str, Any]:
-    from ..analysis.corpus import CorpusStats
-    from ..analysis.dependency import DependencyScores
-    from .importance import ImportanceSums
-    from .sweeps import SweepResult
-
-    return {t.__name__: t for t in (CorpusStats, DependencyScores, SweepResult, ImportanceSums)}
 
 
 class ResultsFolder:
@@ -58,9 +49,11 @@ class ResultsFolder:
     passes the checks of its kind; otherwise :class:`ResultsFolderError` names it and says how to compute it again.
     """
 
-    def __init__(self, path: str | os.PathLike[str], tags: dict[str, Any], shards: Sequence[Shard]) -> None:
+    def __init__(self, path: str | os.PathLike[str], tags: dict[str, Any], shards: Sequence[Shard],
+                 kind: type[Any]) -> None:
         self.path = Path(path)
         self.tags = tags
+        self.kind = kind  # what every shard holds: a partial result with to_state/from_state and merge
         self.manifest: dict[str, Any] = {**tags, "shards": [s.key for s in shards], "files": {}}
         self.path.mkdir(parents=True, exist_ok=True)
         mf = self.path / "manifest.json"
@@ -158,11 +151,10 @@ class ResultsFolder:
         if digest != record["sha256"]:
             raise self._refuse(shard, f"has changed since it was written (sha256 {digest[:12]}..., the manifest "
                                f"recorded {record['sha256'][:12]}...)")
-        kinds = _mergeable_types()
-        if meta.get("type") not in kinds:
-            raise self._refuse(shard, f"holds a {meta.get('type')!r}, not one of {', '.join(kinds)}")
+        if meta.get("type") != self.kind.__name__:
+            raise self._refuse(shard, f"holds a {meta.get('type')!r}, not a {self.kind.__name__}")
         try:
-            return kinds[meta["type"]].from_state(arrays, meta["state"])
+            return self.kind.from_state(arrays, meta["state"])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             what = f"has no field {exc}" if isinstance(exc, KeyError) else str(exc)
             raise self._refuse(shard, f"holds a {meta['type']} that fails its checks ({what})") from exc

@@ -136,13 +136,13 @@ def head_roles(
     -------
     HeadRoles
         ``scores`` per role (layers, heads), the first sequence's attention as ``example`` (what
-        :func:`attnwidgets.head_roles_view` opens on a click) and ``extra["induction_loss"]`` (n_seqs,): the
+        :class:`attnwidgets.HeadRolesView` opens on a click) and ``extra["induction_loss"]`` (n_seqs,): the
         loss of predicting the second copy's tokens after its first.
 
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> aw.head_roles()                                    # the bundled model is an encoder
+    >>> aw.studies.head_roles()                                    # the bundled model is an encoder
     Traceback (most recent call last):
     ...
     ValueError: head_roles needs a decoder (causal language model such as GPT-2 or Llama); ...

@@ -131,7 +131,7 @@ class ModelSpec:
         return "all-MiniLM-L6-v2 (bundled)" if self.model is None else self.model
 
     def load(self) -> Any:
-        """The runner (loaded once per process and kept, as :func:`attnwidgets.get_runner` does)."""
+        """The runner (loaded once per process and kept, as :func:`attnwidgets.runner.get_runner` does)."""
         from ..runner import get_runner
         from ..runner.loading import ModelLoadError
 
@@ -162,7 +162,7 @@ class Options:
         GPUs per actor (0.5 puts two actors on one GPU). A GPU actor reserves ``torch_threads`` CPUs as well: its
         tokenising and statistics run there.
     device, dtype : str, optional
-        Where each worker runs its model and what it loads the weights in (see :func:`attnwidgets.get_runner`);
+        Where each worker runs its model and what it loads the weights in (see :func:`attnwidgets.runner.get_runner`);
         statistics are accumulated in float32/float64 whatever the dtype.
     results_dir : str or Path, optional
         Folder that keeps every finished shard; a rerun with the same folder resumes.
@@ -226,14 +226,17 @@ def merge(parts: Sequence[Any]) -> Any:
 
 
 def run(work: Callable[[Any, list[Any]], Any], shards: Sequence[Shard], model: Any, options: Options, *,
-        settings: dict[str, Any], desc: str, unit: str) -> Any:
+        kind: type[Any], settings: dict[str, Any], desc: str, unit: str) -> Any:
     """Run ``work(runner, shard.items)`` on every shard and merge the partials (see the module docstring).
+
+    ``kind`` is the class of what ``work`` returns (its ``merge`` joins the partials, its ``from_state`` reads a
+    finished shard back from a results folder).
 
     ``model`` is a runner, a model name or folder, or None (the bundled model); ``settings`` are what the partials
     were measured with, written to a results folder's manifest so that a folder of another run is refused.
     """
     with Pool(model, options) as pool:
-        return merge(pool.map(work, shards, settings=settings, desc=desc, unit=unit))
+        return merge(pool.map(work, shards, kind=kind, settings=settings, desc=desc, unit=unit))
 
 
 class Pool:
@@ -280,10 +283,10 @@ class Pool:
         return {"model": self.spec.name, "revision": self.spec.revision, "version": package_version(),
                 "settings": json.loads(json.dumps(settings, default=json_default))}
 
-    def map(self, work: Callable[[Any, list[Any]], Any], shards: Sequence[Shard], *, settings: dict[str, Any],
-            desc: str, unit: str) -> list[Any]:
+    def map(self, work: Callable[[Any, list[Any]], Any], shards: Sequence[Shard], *, kind: type[Any],
+            settings: dict[str, Any], desc: str, unit: str) -> list[Any]:
         """The partial result of every shard, in plan order (finished shards of a results folder loaded, not run)."""
-        folder = ResultsFolder(self.options.results_dir, self.tags(settings), shards) \
+        folder = ResultsFolder(self.options.results_dir, self.tags(settings), shards, kind) \
             if self.options.results_dir is not None else None
         done: dict[int, Any] = {}
         if folder is not None:

@@ -8,7 +8,7 @@ Examples
 --------
 >>> import attnwidgets as aw
 >>> from attnwidgets.studies.tasks import sts_task
->>> sweep = sweep_heads(aw.get_runner(), sts_task(), progress=False)     # doctest: +SKIP
+>>> sweep = sweep_heads(aw.runner.get_runner(), sts_task(), progress=False)     # doctest: +SKIP
 >>> sweep.heads.shape, sweep.improving.sum()                              # doctest: +SKIP
 ((6, 12), ...)
 """
@@ -32,7 +32,7 @@ from ..result import ModelInfo
 from ..runner import Runner
 from ..runner.ablation import Ablation, MeanPattern
 from ..runner.partial import forward_ablated
-from .importance import ImportanceWork, least_important
+from .importance import ImportanceSums, ImportanceWork, least_important
 from .tasks import Task, pooled_embedding
 
 __all__ = ["PrunedWork", "PruningCurve", "SweepResult", "SweepWork", "evaluate", "pooled_embeddings", "pruning_curve",
@@ -468,8 +468,8 @@ def sweep_heads(
     settings = {"study": "sweep_heads", "task": task.name, "metric": task.metric, "mode": mode, "layers": layers,
                 "stack": stack, "batch_size": batch_size, "reference": reference is not None}
     work = SweepWork(task, (L, H), mode, stack, reference, batch_size)
-    result: SweepResult = shards.run(work, shards.plan(units), runner, options, settings=settings,
-                                     desc=f"sweep ({mode})", unit="ablation")
+    result: SweepResult = shards.run(work, shards.plan(units), runner, options, kind=SweepResult,
+                                     settings=settings, desc=f"sweep ({mode})", unit="ablation")
     result.seconds = time.perf_counter() - start
     result.model, result.settings = runner.info, settings
     return result
@@ -645,7 +645,8 @@ def pruning_curve(
     with shards.Pool(runner, options) as pool:
 
         def metric(heads: list[tuple[int, int]]) -> float:
-            (part,) = pool.map(measure, shards.plan([list(heads)]), settings=settings, desc="", unit="")
+            (part,) = pool.map(measure, shards.plan([list(heads)]), kind=SweepResult, settings=settings, desc="",
+                               unit="")
             return float(part.baseline)
 
         rows = [dict(share=0.0, n_pruned=0, metric=metric([]), pruned=[])]
@@ -655,8 +656,8 @@ def pruning_curve(
             bar = tqdm(total=n_steps, desc="pruning", unit="step", delay=1.0)
         try:
             for _ in range(n_steps):
-                parts = pool.map(ImportanceWork(task, mask.copy(), stack), importance_plan, settings=settings,
-                                 desc="", unit="")
+                parts = pool.map(ImportanceWork(task, mask.copy(), stack), importance_plan, kind=ImportanceSums,
+                                 settings=settings, desc="", unit="")
                 imp = shards.merge(parts).importance("layer")
                 importances.append(imp)
                 chosen = least_important(imp, per_step, pruned)
@@ -714,7 +715,7 @@ def random_pruning_curve(
     --------
     >>> import attnwidgets as aw
     >>> from attnwidgets.studies.tasks import sts_sample
-    >>> curve = random_pruning_curve(aw.get_runner(), sts_sample(40)[0], progress=False)    # doctest: +SKIP
+    >>> curve = random_pruning_curve(aw.runner.get_runner(), sts_sample(40)[0], progress=False)    # doctest: +SKIP
     >>> curve.frame[["share", "n_pruned", "metric"]]                                        # doctest: +SKIP
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):

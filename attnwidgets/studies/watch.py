@@ -18,7 +18,7 @@ Examples
 --------
 >>> import attnwidgets as aw
 >>> from attnwidgets.runner.ablation import Ablation
->>> w = watch_ablation(aw.get_runner(), ["A man plays the guitar."], Ablation.layers([5]),
+>>> w = watch_ablation(aw.runner.get_runner(), ["A man plays the guitar."], Ablation.layers([5]),
 ...                    text_pairs=["A man is playing a guitar."])
 >>> w.kind, list(w.frame.columns)
 ('pairs', ['item', 'name', 'before', 'after', 'delta'])

@@ -6,8 +6,8 @@ into the residual stream, and what attention costs.
   Transformer Architecture*), LayerNorm or RMSNorm (Zhang & Sennrich 2019). It records the loss and the gradient norm
   (before clipping) at every step.
 - :func:`toy_residual_contributions` measures ``‖sublayer output‖ / ‖residual stream‖`` per layer (the reduction is
-  :func:`attnwidgets.analysis.block.write_ratio`; ``aw.residual_contributions`` does the same for a Hugging Face
-  model).
+  :func:`attnwidgets.analysis.residual.write_ratio`; ``aw.studies.residual_contributions`` does the same for a Hugging
+  Face model).
 - :func:`attention_cost` times scaled dot-product attention against the sequence length n and the head width d on
   this machine and fits the log-log slopes (the O(n² · d) of the paper's Table 1).
 
@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..analysis.block import ResidualContributions, loglog_slope
+from ..analysis.residual import ResidualContributions, loglog_slope
 from .tasks import Task, get_task
 from .training import TrainingRun, attention_result, train
 from .transformer import (

@@ -13,13 +13,13 @@ same vector is added to every token, so it cannot tell A from B); DistilBERT has
 [SEP] between them). A model whose embedding module is not BERT's (GPT-2's ``wte``/``wpe`` without a LayerNorm,
 rotary models with no position table) is refused with a :class:`ValueError` that says why.
 
-The model comes from the runner (the teaching kit does not import it): pass a runner (``aw.get_runner(MODEL)``), or
+The model comes from the runner (the teaching kit does not import it): pass a runner (``aw.runner.get_runner(MODEL)``), or
 a model with its tokenizer.
 
 Examples
 --------
 >>> import attnwidgets as aw
->>> parts = input_embeddings(aw.get_runner(None), "The kettle clicked off.", "Mara poured the water.")
+>>> parts = input_embeddings(aw.runner.get_runner(None), "The kettle clicked off.", "Mara poured the water.")
 >>> parts.tokens[:3], parts.segment_ids.tolist()[-3:], parts.token.shape
 (['[CLS]', 'the', 'kettle'], [1, 1, 1], (13, 384))
 >>> bool(np.allclose(parts.total, parts.token + parts.segment + parts.position))
@@ -126,7 +126,7 @@ def _split(model: Any, tokenizer: Any) -> tuple[nn.Module, Any, str]:
     if tokenizer is None:
         inner, tokenizer = getattr(model, "model", None), getattr(model, "tokenizer", None)
         if not isinstance(inner, nn.Module) or tokenizer is None:
-            raise TypeError("input_embeddings needs a runner (aw.get_runner(MODEL)) or a model with its tokenizer "
+            raise TypeError("input_embeddings needs a runner (aw.runner.get_runner(MODEL)) or a model with its tokenizer "
                             f"(input_embeddings(model, a, b, tokenizer=tok)); got {type(model).__name__}")
         info = getattr(model, "info", None)
         return inner, tokenizer, str(getattr(info, "name", type(inner).__name__))
@@ -158,7 +158,7 @@ def input_embeddings(model: Any, a: str, b: str | None = None, *, tokenizer: Any
     Parameters
     ----------
     model : Runner | torch.nn.Module
-        A runner (``aw.get_runner(MODEL)``: its model and tokenizer), or a BERT-like model with ``tokenizer=``.
+        A runner (``aw.runner.get_runner(MODEL)``: its model and tokenizer), or a BERT-like model with ``tokenizer=``.
     a, b : str
         Sentence A, and optionally sentence B.
     tokenizer : optional

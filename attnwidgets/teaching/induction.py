@@ -16,7 +16,7 @@ Two choices make it an induction head and make it quick:
   head can do it alone, and it forms in a few hundred. ``smeared_keys=False`` trains the plain model.
 
 Torch, like the rest of the teaching kit's models. The scores are :func:`attnwidgets.analysis.roles.role_scores`,
-the same definitions :func:`attnwidgets.head_roles` uses on a Hugging Face decoder.
+the same definitions :func:`attnwidgets.studies.head_roles` uses on a Hugging Face decoder.
 
 Examples
 --------
@@ -167,7 +167,7 @@ class InductionRun:
 
     def roles(self) -> HeadRoles:
         """The trained model's :class:`~attnwidgets.analysis.roles.HeadRoles` on the probe batch (what
-        :func:`attnwidgets.head_roles_view` and :func:`attnwidgets.plot_head_roles` show)."""
+        :class:`attnwidgets.HeadRolesView` and :func:`attnwidgets.plots.plot_head_roles` show)."""
         scores = {"previous_token": self.previous_token[-1], "duplicate_token": self.duplicate_token[-1],
                   "induction": self.induction[-1]}
         return HeadRoles(scores, self.result(), self.seq_len, 1, len(self.probe), 0, "attnwidgets.teaching/induction",
@@ -180,8 +180,8 @@ class InductionRun:
 
     def confirm_role(self, k: int = 1, n_random: int = 5, seed: int = 0) -> RoleCheck:
         """Ablate the ``k`` heads with the highest final induction score and, for comparison, ``n_random`` random sets
-        of ``k`` other heads; the second-copy loss of each (as :func:`attnwidgets.confirm_role` does on a Hugging
-        Face decoder)."""
+        of ``k`` other heads; the second-copy loss of each (as :func:`attnwidgets.studies.confirm_role` does on a
+        Hugging Face decoder)."""
         roles = self.roles()
         top = roles.top("induction", k)
         n_layers, n_heads = roles.shape

@@ -12,8 +12,8 @@ Everything a class should be able to watch is a small function here:
   linear warm-up, seeded, with a progress bar and a callback for a live loss curve, and saves model and tokenizer to
   a folder that ``aw.run(text, model=folder)`` loads;
 - :func:`nsp_probabilities` reads what it learned about sentence order on held-out pairs; its fill-ins are read by
-  the project's one masked-LM measure, ``aw.fill_mask(text, model=run.folder)`` and
-  ``aw.fill_mask_accuracy(run.folder)`` against ``aw.frequency_baseline()``.
+  the project's one masked-LM measure, ``aw.studies.fill_mask(text, model=run.folder)`` and
+  ``aw.studies.fill_mask_accuracy(run.folder)`` against ``aw.studies.frequency_baseline()``.
 
 The vocabulary (:func:`compact_tokenizer`) is the bundled model's WordPiece vocabulary cut down to the pieces the
 shipped text uses plus every single character: any shipped sentence is split into exactly the same pieces as the

@@ -25,7 +25,7 @@ def captures_by_layer(capture: Any, who: str) -> dict[int, QKCapture]:
     """{layer: capture} from one capture or a list of them; TypeError naming ``who`` for anything else."""
     caps = [capture] if isinstance(capture, QKCapture) else list(capture) if isinstance(capture, Sequence) else []
     if not caps or not all(isinstance(c, QKCapture) for c in caps):
-        raise TypeError(f"{who} takes a QKCapture or a list of them (from attnwidgets.capture_qk or "
+        raise TypeError(f"{who} takes a QKCapture or a list of them (from attnwidgets.runner.capture_qk or "
                         f"capture_qk_layers), got {type(capture).__name__}")
     return {c.layer: c for c in caps}
 
@@ -43,5 +43,5 @@ def check_captured(layer: Any, captures: Mapping[int, QKCapture]) -> int:
     value = check_int(layer, "layer")
     if value not in captures:
         raise ValueError(f"layer {value} was not captured; captured layers: {sorted(captures)}. "
-                         "Capture it with attnwidgets.capture_qk_layers(text, layers=[...])")
+                         "Capture it with attnwidgets.runner.capture_qk_layers(text, layers=[...])")
     return value

@@ -47,8 +47,8 @@ def make_comparison(a: Any, b: Any, kind: str = "self", *, words: bool = False,
         n = max(r.attention_shape(kind)[2:])  # type: ignore[arg-type]
         if n > COMPARE_MAX_TOKENS:
             raise ValueError(f"{who} draws up to {COMPARE_MAX_TOKENS} tokens a side; {side} has {n}: compare a "
-                             "shorter passage (aw.compare_attention gives the numbers at any length within the "
-                             "dense budget)")
+                             "shorter passage (aw.analysis.compare_attention gives the numbers at any length within "
+                             "the dense budget)")
     return compare_attention(a, b, kind, words=bool(words))  # type: ignore[arg-type]
 
 

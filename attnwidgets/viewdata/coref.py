@@ -1,4 +1,4 @@
-"""Coreference scores as per-head statistics, for :func:`attnwidgets.coref_grid` and
+"""Coreference scores as per-head statistics, for :meth:`attnwidgets.HeadStatsGrid.from_coref` and
 :func:`attnwidgets.plots.plot_coref` (the same table: one statistic, ``antecedent_selection``, and a title that
 names the baselines)."""
 
@@ -27,5 +27,5 @@ def coref_stats(scores: CorefScores) -> HeadStats:
     ([[0.5, 1.0]], 'm · 2 coreferent mentions · baselines: nearest 0.50, same head 0.50, rules 0.50')
     """
     if not isinstance(scores, CorefScores):
-        raise TypeError(f"expected CorefScores (from attnwidgets.coref_scores), got {type(scores).__name__}")
+        raise TypeError(f"expected CorefScores (from attnwidgets.studies.coref_scores), got {type(scores).__name__}")
     return HeadStats({COREF_STATISTIC: np.asarray(scores.accuracy, dtype=np.float64)}, scores.caption())

@@ -137,7 +137,7 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
     ----------
     source : AttentionResult, list of AttentionResult, CorpusStats, DataFrame, dict or HeadStats
         One result (:func:`attnwidgets.run`), several (averaged as a corpus), a
-        :class:`~attnwidgets.analysis.CorpusStats` (from :func:`~attnwidgets.corpus_stats`), its tidy
+        :class:`~attnwidgets.analysis.CorpusStats` (from :func:`~attnwidgets.studies.corpus_stats`), its tidy
         ``.frame()`` (columns layer, head, statistic, value) or a dict of (L, H) arrays.
     words : bool
         Word-level statistics; only sources that hold attention can be converted.
@@ -207,7 +207,7 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
         return HeadStats(values, "statistics")
     raise TypeError(
         f"{who} takes an AttentionResult (from attnwidgets.run), a list of them, CorpusStats (from "
-        f"attnwidgets.corpus_stats), a tidy statistics DataFrame or a dict of (layers, heads) arrays; "
+        f"attnwidgets.studies.corpus_stats), a tidy statistics DataFrame or a dict of (layers, heads) arrays; "
         f"got {type(source).__name__}"
     )
 

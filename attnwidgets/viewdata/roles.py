@@ -16,7 +16,7 @@ __all__ = ["check_roles", "role_stats"]
 def check_roles(roles: Any, who: str) -> HeadRoles:
     """``roles`` if it is a :class:`HeadRoles`, else a TypeError saying where one comes from."""
     if not isinstance(roles, HeadRoles):
-        raise TypeError(f"{who} takes the HeadRoles that aw.head_roles(model) (or an InductionRun's .roles()) "
+        raise TypeError(f"{who} takes the HeadRoles that aw.studies.head_roles(model) (or an InductionRun's .roles()) "
                         f"returns, got {type(roles).__name__}")
     return roles
 

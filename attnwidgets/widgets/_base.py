@@ -4,11 +4,8 @@ live in :mod:`attnwidgets.viewdata.wire`."""
 
 from __future__ import annotations
 
-import sys
-import warnings
 import weakref
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import anywidget
@@ -18,13 +15,9 @@ from ..viewdata.checks import COLORMAPS, THEMES, check_colormap, check_fit, chec
 from ..viewdata.theme import current_theme, use_theme
 from ..viewdata.wire import bundle_text
 
-__all__ = ["MISSING", "THEMES", "AttnWidget", "Colormap", "Index", "checked", "renamed_argument", "set_theme"]
+__all__ = ["THEMES", "AttnWidget", "Colormap", "Index", "checked", "set_theme"]
 
 _T = TypeVar("_T")
-
-#: Marks a first argument that was not given (so a deprecated keyword spelling can stand in for it).
-MISSING: Any = object()
-
 
 #: Widgets alive in this kernel (weakly held: a widget nobody refers to any more is not kept alive by this).
 _LIVE: weakref.WeakSet[AttnWidget] = weakref.WeakSet()
@@ -33,7 +26,7 @@ _LIVE: weakref.WeakSet[AttnWidget] = weakref.WeakSet()
 def set_theme(name: str, *, existing: bool = True) -> None:
     """Set the theme of every view: "light" (notebooks) or "lecture" (projector: large, high contrast).
 
-    New widgets and static figures (``aw.plot_*`` called without ``theme=``) start with it, and
+    New widgets and static figures (``aw.plots.plot_*`` called without ``theme=``) start with it, and
     (``existing=True``, the default) widgets already shown restyle at once, except those given a theme of their own
     (``theme=`` when created, or ``w.theme = ...`` later). ``existing=False`` only changes what new widgets start
     with.
@@ -103,29 +96,6 @@ class Fit(traitlets.TraitType):  # type: ignore[type-arg]
 
     def validate(self, obj: Any, value: Any) -> Any:
         return checked(check_fit, value)
-
-
-def renamed_argument(widget: str, new: str, value: Any, kwargs: dict[str, Any], old: str) -> Any:
-    """The first argument ``new`` of ``widget``, taken from the deprecated keyword ``old`` (with a
-    DeprecationWarning) when that is how it was given; TypeError when it is missing or given twice."""
-    if old in kwargs:
-        if value is not MISSING:
-            raise TypeError(f"{widget} got both {new!r} and its old name {old!r}; pass {new!r} only")
-        warnings.warn(f"{widget}({old}=...) is deprecated; the first argument is now called {new!r}",
-                      DeprecationWarning, stacklevel=_caller_level())
-        return kwargs.pop(old)
-    if value is MISSING:
-        raise TypeError(f"{widget} missing 1 required argument: {new!r}")
-    return value
-
-
-def _caller_level() -> int:
-    """stacklevel of the first frame outside attnwidgets.widgets (the user's line that made the widget)."""
-    here = str(Path(__file__).resolve().parent)
-    frame, level = sys._getframe(1), 1
-    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(here):
-        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
-    return level
 
 
 class AttnWidget(anywidget.AnyWidget):
@@ -254,15 +224,3 @@ class AttnWidget(anywidget.AnyWidget):
         if handler is None:
             raise ValueError(f"unknown request {request.get('what')!r}")
         return handler(request)
-
-    def save_html(self, path: str | Path, *, title: str | None = None, precision: str = "float16",
-                  scope: str = "auto") -> Path:
-        """Write this view as one self-contained HTML file (JS and data inlined, no CDN, renders offline).
-
-        ``precision`` ("float16", "uint8" or "float32") and ``scope`` ("all": every view precomputed, "view": only
-        the one on screen, "auto": "all" unless the page would pass 20 MB) trade file size against exactness; see
-        :mod:`attnwidgets.export`. Prints the size written.
-        """
-        from ..export import save_html
-
-        return save_html(self, path, title=title, precision=precision, scope=scope)  # type: ignore[arg-type]

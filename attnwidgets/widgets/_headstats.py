@@ -15,7 +15,7 @@ from ..viewdata.checks import check_head, check_layer
 from ..viewdata.head_stats import HeadStats, head_stats, stat_labels, takes_attention
 from ..viewdata.labels import axis_tokens
 from ..viewdata.wire import pack
-from ._base import MISSING, AttnWidget, Index, checked, renamed_argument
+from ._base import AttnWidget, Index, checked
 from ._span import SpanSelection
 
 __all__ = ["HeadWidget"]
@@ -42,7 +42,7 @@ class HeadWidget(SpanSelection, AttnWidget):
 
     layer = Index(0).tag(sync=True)
     """int, default 0: the selected head's layer. Clicking a head in the page sets it; setting it here moves the
-    highlight. Link it to other widgets with :func:`attnwidgets.link_selection`."""
+    highlight. Link it to other widgets with :func:`attnwidgets.widgets.link_selection`."""
 
     head = Index(0).tag(sync=True)
     """int, default 0: the selected head; -1 selects the whole layer (the heatmap's "mean of heads"). Two-way like
@@ -61,8 +61,7 @@ class HeadWidget(SpanSelection, AttnWidget):
     """dict: title, names and labels of the statistics, [layers, heads], whether the words switch applies, and
     widget-specific entries."""
 
-    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
-        result = renamed_argument(type(self).__name__, "result", result, kwargs, "source")
+    def __init__(self, result: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
         self._source = result
         self._smoothing = float(smoothing)
         self._can_words = takes_attention(result)
@@ -98,7 +97,8 @@ class HeadWidget(SpanSelection, AttnWidget):
 
     @property
     def selection_shape(self) -> tuple[int, int]:
-        """(layers, heads) of the statistics, what :func:`attnwidgets.link_selection` checks linked widgets by."""
+        """(layers, heads) of the statistics, what :func:`attnwidgets.widgets.link_selection` checks linked widgets
+        by."""
         return self.stats.shape
 
     def _n_selectable(self, kind: str | None = None, words: bool | None = None) -> int:

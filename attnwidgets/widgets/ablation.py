@@ -18,7 +18,6 @@ drops a message older than one it has already applied (two views of one widget).
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,7 @@ import pandas as pd
 import traitlets
 
 from ..result import AttentionResult
-from ..viewdata.checks import KINDS, check_head, check_int, check_layer
+from ..viewdata.checks import check_head, check_int, check_layer
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
 
@@ -121,14 +120,13 @@ class AblationWidget(AttnWidget):
     k : int
         Top-k for masked-LM predictions.
     ablation, kind, layer, head, mode, item, colormap, theme
-        Initial trait values (see the traits). ``kind`` is the attention stack, as in every view; ``stack=`` and
-        ``kind=<watched output>`` still work, with a DeprecationWarning, until the next release.
+        Initial trait values (see the traits). ``kind`` is the attention stack, as in every view.
 
     Examples
     --------
     >>> import attnwidgets as aw
     >>> w = aw.AblationWidget(["A man plays the guitar."], text_pairs=["A man is playing a guitar."])
-    >>> w.ablation = aw.Ablation.heads({(5, 3): "zero"})
+    >>> w.ablation = aw.runner.Ablation.heads({(5, 3): "zero"})
     >>> list(w.frame.columns), w.result.ablation
     (['item', 'name', 'before', 'after', 'delta'], Ablation(5.3=zero))
     >>> w.reset(); w.ablation
@@ -188,7 +186,6 @@ class AblationWidget(AttnWidget):
     ) -> None:
         from ..runner import get_runner
 
-        watch = _deprecated_names(kwargs, watch)
         texts, text_pairs, model = _from_results(texts, text_pairs, model)
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single text in a list")
@@ -211,7 +208,7 @@ class AblationWidget(AttnWidget):
             raise ValueError(f"unknown watch {watch!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or "
                              "a callable result -> float | dict")
         if not (isinstance(reference, str) and reference in ("corpus", "texts")) and not hasattr(reference, "digest"):
-            raise ValueError("reference is 'corpus', 'texts' or a MeanPattern from attnwidgets.mean_pattern")
+            raise ValueError("reference is 'corpus', 'texts' or a MeanPattern from attnwidgets.runner.mean_pattern")
         self._runner = get_runner(model)
         self._texts = texts
         self._pairs = None if text_pairs is None else [str(t) for t in text_pairs]
@@ -270,19 +267,6 @@ class AblationWidget(AttnWidget):
         """The latest watched numbers: ``item``, ``name``, ``before``, ``after``, ``delta``."""
         return self._watch.frame.copy()
 
-    @property
-    def stack(self) -> str:
-        """Deprecated: the attention stack is ``kind``, as in every view."""
-        warnings.warn("AblationWidget.stack is now AblationWidget.kind (the attention stack, as in every view)",
-                      DeprecationWarning, stacklevel=2)
-        return self.kind
-
-    @stack.setter
-    def stack(self, value: str) -> None:
-        warnings.warn("AblationWidget.stack is now AblationWidget.kind (the attention stack, as in every view)",
-                      DeprecationWarning, stacklevel=2)
-        self.kind = value
-
     def reset(self) -> None:
         """Enable every head again (re-runs, which is a cache hit: the clean run is kept)."""
         self.ablation = None
@@ -303,7 +287,7 @@ class AblationWidget(AttnWidget):
             if not isinstance(value, Ablation):
                 if not isinstance(value, Mapping) or not isinstance(value.get("edits", []), list):
                     raise TypeError("an ablation looks like {'edits': [{stack, layer, head, mode, scale}, ...]} "
-                                    "or is an attnwidgets.Ablation")
+                                    "or is an attnwidgets.runner.Ablation")
                 needs_mean = any(isinstance(e, Mapping) and e.get("mode") == "mean" for e in value["edits"])
                 value = Ablation.from_dict(value, reference=self._mean_reference() if needs_mean else None)
             value.validate(self._runner.info)
@@ -491,28 +475,3 @@ def _from_results(texts: Any, text_pairs: Any, model: Any) -> tuple[Any, Any, An
 
         model = runner_for(results[0].model)
     return [r.text for r in results], text_pairs, model
-
-
-def _deprecated_names(kwargs: dict[str, Any], watch: Any) -> Any:
-    """Map the old ``stack=`` (now ``kind``) and ``kind=<watched output>`` (now ``watch``) onto the new names, with a
-    DeprecationWarning; returns the watched output."""
-    if "stack" in kwargs:
-        warnings.warn("AblationWidget(stack=...) is now AblationWidget(kind=...): kind is the attention stack, as in "
-                      "every view", DeprecationWarning, stacklevel=3)
-        stack = kwargs.pop("stack")
-        if "kind" in kwargs and kwargs["kind"] in KINDS:
-            raise TypeError("give the attention stack once, as kind= (stack= is its old name)")
-        if "kind" in kwargs:
-            watch = _old_kind(kwargs.pop("kind"), watch)
-        kwargs["kind"] = stack
-    if "kind" in kwargs and (callable(kwargs["kind"]) or kwargs["kind"] not in KINDS):
-        watch = _old_kind(kwargs.pop("kind"), watch)
-    return watch
-
-
-def _old_kind(value: Any, watch: Any) -> Any:
-    warnings.warn(f"AblationWidget(kind={getattr(value, '__name__', value)!r}) names the watched output: that is now "
-                  "watch=; kind is the attention stack, as in every view", DeprecationWarning, stacklevel=4)
-    if watch != "auto":
-        raise TypeError("give the watched output once, as watch= (kind= was its old name)")
-    return value

@@ -134,7 +134,7 @@ class AttentionCompare(SpanSelection, AttnWidget):
 
     @property
     def selection_shape(self) -> tuple[int, int]:
-        """(layers, heads), what :func:`attnwidgets.link_selection` checks linked widgets by."""
+        """(layers, heads), what :func:`attnwidgets.widgets.link_selection` checks linked widgets by."""
         return self._comparison.shape
 
     def summary_values(self, summary: str | None = None) -> np.ndarray:

@@ -8,7 +8,6 @@ from typing import Any
 import traitlets
 
 from ..viewdata.head_stats import entropy_baseline
-from ._base import MISSING
 from ._headstats import HeadWidget
 from ._measure import MEASURE_LABELS, can_norms, check_measure, measure_trait, shown
 
@@ -25,14 +24,14 @@ class EntropyBars(HeadWidget):
 
     Low bars are focused heads (a few keys take the mass); bars near the line attend broadly. A switch in the page
     chooses the mean over all query rows or the [CLS] row alone (the last row for decoders). Hovering a bar shows its
-    value; clicking it selects that head (``layer``, ``head``), which :func:`attnwidgets.link_selection` passes on to
-    a heatmap.
+    value; clicking it selects that head (``layer``, ``head``), which :func:`attnwidgets.widgets.link_selection` passes
+    on to a heatmap.
 
     Parameters
     ----------
     result : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
         One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
-        (:func:`attnwidgets.corpus_stats`, or its tidy ``.frame()``), or a dict of (layers, heads) arrays
+        (:func:`attnwidgets.studies.corpus_stats`, or its tidy ``.frame()``), or a dict of (layers, heads) arrays
         with the keys ``entropy`` (and optionally ``entropy_cls``, ``entropy_last``, ``entropy_uniform``).
     rows : {"all", "cls", "last"}
         Which rows' entropy to show first.
@@ -76,7 +75,7 @@ class EntropyBars(HeadWidget):
     of the value-zeroing map ("value_zeroing", Mohebbi et al. 2023). Two-way: the page's switch sets it. A source
     that cannot give them keeps the weights and the error box says why."""
 
-    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+    def __init__(self, result: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
         self._measure_now = check_measure(kwargs.pop("measure", "weights"))
         super().__init__(result, smoothing=smoothing, **kwargs)
         self.measure = self._measure_now

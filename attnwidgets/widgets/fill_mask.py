@@ -20,7 +20,7 @@ class FillMask(AttnWidget):
     probabilities, and the attention of a [MASK] position over the tokens (one layer, one head or their mean).
 
     Type another sentence in the page's box (Enter) and Python fills it in again. The bundled model uses the
-    masked-LM head shipped with attnwidgets (:mod:`attnwidgets.studies.fillmask`); a model with its own masked-LM
+    masked-LM head shipped with attnwidgets (:mod:`attnwidgets.studies.masked_lm`); a model with its own masked-LM
     head uses that.
 
     Parameters
@@ -61,7 +61,7 @@ class FillMask(AttnWidget):
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= 20:
             raise ValueError(f"k must be a whole number from 1 to 20, got {k!r}")
         self._model = model
-        from ..studies.fillmask import fill_mask_view
+        from ..studies.masked_lm import fill_mask_view
 
         self._view = fill_mask_view(text, int(k), model)         # raises for a bad text: nothing half-built
         last = "layer" not in kwargs
@@ -72,7 +72,7 @@ class FillMask(AttnWidget):
 
     @property
     def view(self) -> dict[str, Any]:
-        """What is drawn (:func:`attnwidgets.studies.fillmask.fill_mask_view`); ``aw.plot_fill_mask(w.view)``."""
+        """What is drawn (:func:`attnwidgets.studies.masked_lm.fill_mask_view`); ``aw.plots.plot_fill_mask(w.view)``."""
         return self._view
 
     def fills(self) -> list[dict[str, Any]]:
@@ -115,7 +115,7 @@ class FillMask(AttnWidget):
         if not hasattr(self, "_view"):
             return
         try:
-            from ..studies.fillmask import fill_mask_view
+            from ..studies.masked_lm import fill_mask_view
 
             view = fill_mask_view(self.text, self.k, self._model)
         except (TypeError, ValueError) as exc:

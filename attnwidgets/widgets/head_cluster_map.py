@@ -10,7 +10,7 @@ import traitlets
 
 from ..viewdata.head_stats import HeadStats, embedding_frame, head_points, head_stats
 from ..viewdata.wire import pack
-from ._base import MISSING, Colormap, renamed_argument
+from ._base import Colormap
 from ._headstats import HeadWidget
 
 __all__ = ["HeadClusterMap"]
@@ -73,8 +73,7 @@ class HeadClusterMap(HeadWidget):
     """dict: {stats, points}: the statistics as one packed (S, L, H) float32 buffer (as every HeadWidget) and the
     MDS coordinates as a packed (K, 2) float32 buffer, heads in layer-major order (k = layer * H + h)."""
 
-    def __init__(self, result: Any = MISSING, *, stats: Any = None, seed: int = 0, **kwargs: Any) -> None:
-        result = renamed_argument("HeadClusterMap", "result", result, kwargs, "source")
+    def __init__(self, result: Any, *, stats: Any = None, seed: int = 0, **kwargs: Any) -> None:
         self._seed = int(seed)
         self._extra_stats = stats
         words = kwargs.get("words", False)

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from ._base import MISSING, Colormap
+from ._base import Colormap
 from ._headstats import HeadWidget
 
-__all__ = ["HeadStatsGrid", "sink_grid"]
+__all__ = ["HeadStatsGrid"]
 
 
 class HeadStatsGrid(HeadWidget):
@@ -27,7 +27,7 @@ class HeadStatsGrid(HeadWidget):
     ----------
     result : AttentionResult, list of AttentionResult, CorpusStats, DataFrame or dict
         One result (:func:`attnwidgets.run`), several (averaged), corpus statistics
-        (:func:`attnwidgets.corpus_stats` or its tidy ``.frame()``), or a dict of (layers, heads) arrays.
+        (:func:`attnwidgets.studies.corpus_stats` or its tidy ``.frame()``), or a dict of (layers, heads) arrays.
     statistic : str
         What colours the grid first: a key of :data:`attnwidgets.analysis.STATISTICS` ("cls", "sep", "punct",
         "self", "prev", "next", "first", "entropy", ...). Default: "sep", or "first" for decoders.
@@ -59,8 +59,56 @@ class HeadStatsGrid(HeadWidget):
     colormap = Colormap().tag(sync=True)
     """str, default "" (the theme's): "blues", "viridis", "cividis", "greys" or "reds"."""
 
-    def __init__(self, result: Any = MISSING, *, smoothing: float = 0.0, **kwargs: Any) -> None:
+    def __init__(self, result: Any, *, smoothing: float = 0.0, **kwargs: Any) -> None:
         super().__init__(result, smoothing=smoothing, **kwargs)
+
+    @classmethod
+    def from_sinks(cls, result: Any, keys: Any = (0,), *, kind: str = "self", **kwargs: Any) -> HeadStatsGrid:
+        """Attention sinks as a layers x heads grid: each head's mean share of attention on ``keys`` (default the
+        first token; :func:`attnwidgets.analysis.sink_shares`), read a block of rows at a time, so any length works.
+
+        Keyword arguments go to :class:`HeadStatsGrid` (``theme``, ``colormap``, ``layer``, ``head``). Its static twin
+        is :func:`attnwidgets.plots.plot_sinks`.
+
+        Examples
+        --------
+        >>> import numpy as np, attnwidgets as aw
+        >>> a = np.array([[1, 0, 0], [.8, .2, 0], [.5, .25, .25]], np.float32)
+        >>> g = aw.HeadStatsGrid.from_sinks(aw.AttentionResult.from_arrays(a, ["<s>", "a", "b"], kind="decoder"))
+        >>> g.statistic, round(float(g.values("sink")[0, 0]), 3)
+        ('sink', 0.65)
+        """
+        from ..viewdata.head_stats import sink_stats
+
+        return cls(sink_stats(result, keys, kind), statistic="sink", **kwargs)
+
+    @classmethod
+    def from_coref(cls, scores: Any, **kwargs: Any) -> HeadStatsGrid:
+        """Every head's antecedent selection accuracy (:func:`attnwidgets.studies.coref_scores`) as a layers x
+        heads grid; the title names the baselines (nearest mention, same head word, rule-based sieves). Clicking a
+        cell selects that head (``layer``, ``head``), which :func:`attnwidgets.widgets.link_selection` passes on to a
+        head view or heatmap.
+
+        Keyword arguments go to :class:`HeadStatsGrid` (``theme``, ``colormap``, ``layer``, ``head``); without ``layer``
+        and ``head`` the best head is selected. Its static twin is :func:`attnwidgets.plots.plot_coref`.
+
+        Examples
+        --------
+        >>> import numpy as np, attnwidgets as aw
+        >>> from attnwidgets.analysis.coref import CorefScores
+        >>> s = CorefScores(np.array([[[True, False], [True, True]]]), {b: np.array([True, False])
+        ...                 for b in ("nearest", "same_head", "rules")}, [{"kind": "pronoun"}] * 2)
+        >>> g = aw.HeadStatsGrid.from_coref(s)
+        >>> g.statistic, g.values("antecedent_selection").tolist(), (g.layer, g.head)
+        ('antecedent_selection', [[0.5, 1.0]], (0, 1))
+        """
+        from ..viewdata.coref import COREF_STATISTIC, coref_stats
+
+        stats = coref_stats(scores)
+        if "layer" not in kwargs and "head" not in kwargs:
+            best = scores.best_heads(1).iloc[0]
+            kwargs.update(layer=int(best["layer"]), head=int(best["head"]))
+        return cls(stats, statistic=COREF_STATISTIC, **kwargs)
 
     def _before_open(self) -> None:
         if not self.statistic:  # in the first state the page gets
@@ -86,23 +134,3 @@ class HeadStatsGrid(HeadWidget):
         super()._recompute(words)
         if self.statistic and self.statistic not in self.stats.names():
             self.statistic = self._default_statistic()
-
-
-def sink_grid(result: Any, keys: Any = (0,), *, kind: str = "self", **kwargs: Any) -> HeadStatsGrid:
-    """Attention sinks as a layers x heads grid: each head's mean share of attention on ``keys`` (default the
-    first token; :func:`attnwidgets.analysis.sink_shares`), read a block of rows at a time, so any length works.
-
-    Keyword arguments go to :class:`HeadStatsGrid` (``theme``, ``colormap``, ``layer``, ``head``). Its static twin
-    is :func:`attnwidgets.plots.plot_sinks`.
-
-    Examples
-    --------
-    >>> import numpy as np, attnwidgets as aw
-    >>> a = np.array([[1, 0, 0], [.8, .2, 0], [.5, .25, .25]], np.float32)
-    >>> g = aw.sink_grid(aw.AttentionResult.from_arrays(a, ["<s>", "a", "b"], kind="decoder"))
-    >>> g.statistic, round(float(g.values("sink")[0, 0]), 3)
-    ('sink', 0.65)
-    """
-    from ..viewdata.head_stats import sink_stats
-
-    return HeadStatsGrid(sink_stats(result, keys, kind), statistic="sink", **kwargs)

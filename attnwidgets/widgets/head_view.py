@@ -107,7 +107,7 @@ class HeadView(ShowsResult, AttnWidget):
     selected = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default []: query (left) positions whose lines alone are drawn. Click a left token to select it,
     shift-click to select the span up to another, ctrl/cmd-click to add or remove one, click it again (or Escape) to
-    clear: the click rules of every view's ``selection`` (:func:`attnwidgets.link_span` links them)."""
+    clear: the click rules of every view's ``selection`` (:func:`attnwidgets.widgets.link_span` links them)."""
 
     min_weight = traitlets.Float(0.02).tag(sync=True)
     """float, default 0.02: lines lighter than this are not drawn (they would be nearly invisible anyway). It is

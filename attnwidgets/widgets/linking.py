@@ -88,7 +88,7 @@ def link_selection(*widgets: Any, js: bool = True) -> SelectionLink:
     >>> import attnwidgets as aw
     >>> result = aw.run("The cat sat on the mat because it was tired.")
     >>> bars, heat = aw.EntropyBars(result), aw.AttentionHeatmap(result)
-    >>> link = aw.link_selection(bars, heat, js=False)   # the default js=True links in the page
+    >>> link = aw.widgets.link_selection(bars, heat, js=False)   # the default js=True links in the page
     >>> bars.layer, bars.head = 4, 7                      # what a click on bar 4-7 does
     >>> heat.layer, heat.head
     (4, 7)
@@ -96,7 +96,7 @@ def link_selection(*widgets: Any, js: bool = True) -> SelectionLink:
 
     In a notebook, display them side by side and click::
 
-        aw.link_selection(bars, heat)
+        aw.widgets.link_selection(bars, heat)
         ipywidgets.HBox([bars, heat])
     """
     if len(widgets) < 2:
@@ -181,7 +181,7 @@ def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
     >>> import attnwidgets as aw
     >>> r = aw.run("I flew from New York to Paris.")
     >>> heat, model = aw.AttentionHeatmap(r, layer=2), aw.ModelView(r, layer=2)
-    >>> link = aw.link_span(heat, model, js=False)
+    >>> link = aw.widgets.link_span(heat, model, js=False)
     >>> heat.selection = [4, 5]; heat.combine = "sum"
     >>> model.selection, model.combine
     ([4, 5], 'sum')

@@ -195,7 +195,7 @@ class PositionalExplorer(AttnWidget):
     encoding : str
         "sinusoidal", "learned", "rope", "alibi" or "t5".
     table : np.ndarray, optional
-        A learned ``[position, dim]`` table shown for "learned", e.g. ``aw.position_embeddings()`` (the bundled
+        A learned ``[position, dim]`` table shown for "learned", e.g. ``aw.runner.position_embeddings()`` (the bundled
         model's 512 x 384 table). Without one, "learned" shows a random table (a learned table before training).
     table_name : str, optional
         What to call the table in the title.

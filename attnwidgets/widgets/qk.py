@@ -2,7 +2,7 @@
 
 bertviz's neuron view, for any eager model: the query vector and the key vectors as colour strips, their elementwise
 product, q·k per key, the scaling by √d, the softmax, and the weighted sum of the values, each in its own panel.
-The vectors are captured from the real model (:func:`attnwidgets.capture_qk`), after rotary embeddings.
+The vectors are captured from the real model (:func:`attnwidgets.runner.capture_qk`), after rotary embeddings.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
 from ..viewdata.windows import check_window, default_window, is_long, qk_window, window_around
 from ..viewdata.wire import pack
-from ._base import MISSING, AttnWidget, Colormap, Index, checked, renamed_argument
+from ._base import AttnWidget, Colormap, Index, checked
 
 # The arrays of one (layer, head), in the order their buffers travel; a capture with a position bias adds "bias"
 # (and T5's "bucket") after them.
@@ -47,8 +47,8 @@ class QKStepThrough(AttnWidget):
     Parameters
     ----------
     capture : QKCapture or sequence of QKCapture
-        What the view shows: from :func:`attnwidgets.capture_qk` (one layer) or
-        :func:`attnwidgets.capture_qk_layers` (several). Unlike the other attention views it takes a capture, not
+        What the view shows: from :func:`attnwidgets.runner.capture_qk` (one layer) or
+        :func:`attnwidgets.runner.capture_qk_layers` (several). Unlike the other attention views it takes a capture, not
         an AttentionResult: it needs the query, key and value vectors, which a result does not keep.
         ``captures=`` is its old name, accepted with a DeprecationWarning for one release.
     layer, head, query : int
@@ -109,8 +109,7 @@ class QKStepThrough(AttnWidget):
     """dict: the first view's arrays as binary buffers (``{key, arrays: {name: packed}}``), so the first paint needs
     no round trip."""
 
-    def __init__(self, capture: QKCapture | Sequence[QKCapture] = MISSING, **kwargs: Any) -> None:
-        capture = renamed_argument("QKStepThrough", "capture", capture, kwargs, "captures")
+    def __init__(self, capture: QKCapture | Sequence[QKCapture], **kwargs: Any) -> None:
         self._captures = captures_by_layer(capture, "QKStepThrough")
         first = next(iter(self._captures.values()))
         kwargs.setdefault("layer", first.layer)
@@ -191,7 +190,7 @@ class QKStepThrough(AttnWidget):
         layer = self.layer if layer is None else layer
         if layer not in self._captures:
             raise IndexError(f"layer {layer} was not captured; captured layers: {sorted(self._captures)}. "
-                             "Capture it with attnwidgets.capture_qk_layers(text, layers=[...])")
+                             "Capture it with attnwidgets.runner.capture_qk_layers(text, layers=[...])")
         return self._captures[layer]
 
     def values(self, layer: int | None = None, head: int | None = None, query: int | None = None

@@ -1,7 +1,7 @@
 """The head-roles view: a layers x heads grid of previous-token, duplicate-token and induction scores (the role picked
 in its menu), linked to a heatmap of the selected head on the repeated random sequence. Built from two existing views
 (:class:`HeadStatsGrid`, :class:`AttentionHeatmap`) linked in the page; its static twin is
-:func:`attnwidgets.plot_head_roles`.
+:func:`attnwidgets.plots.plot_head_roles`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .head_stats_grid import HeadStatsGrid
 from .heatmap import AttentionHeatmap
 from .linking import link_selection
 
-__all__ = ["HeadRolesView", "head_roles_view"]
+__all__ = ["HeadRolesView"]
 
 
 class HeadRolesView(ipywidgets.HBox):
@@ -35,11 +35,21 @@ class HeadRolesView(ipywidgets.HBox):
         copy's rows.
     link : SelectionLink
         The in-page link between the two (``link.unlink()`` to separate them).
+
+    Examples
+    --------
+    >>> import numpy as np, attnwidgets as aw
+    >>> from attnwidgets.analysis.roles import HeadRoles, ROLES
+    >>> a = np.tril(np.ones((7, 7), np.float32)); a /= a.sum(1, keepdims=True)
+    >>> ex = aw.AttentionResult.from_arrays(np.stack([a, a])[None], list("^abcabc"), kind="decoder")
+    >>> view = aw.HeadRolesView(HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, ex, 3, 1, 1, 0, "toy"))
+    >>> (view.grid.statistic, view.grid.head, view.heatmap.head)
+    ('induction', 1, 1)
     """
 
     def __init__(self, roles: Any, role: str = "induction", *, layer: int | None = None, head: int | None = None,
                  **kwargs: Any) -> None:
-        roles = check_roles(roles, "head_roles_view")
+        roles = check_roles(roles, "HeadRolesView")
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}; choose one of {list(ROLES)}")
         n_layers, n_heads = roles.shape
@@ -47,7 +57,7 @@ class HeadRolesView(ipywidgets.HBox):
         layer = best[0] if layer is None else check_layer(layer, n_layers)
         head = best[1] if head is None else check_head(head, n_heads)
         self.roles = roles
-        self.grid = HeadStatsGrid(role_stats(roles, "head_roles_view"), statistic=role, layer=layer, head=head,
+        self.grid = HeadStatsGrid(role_stats(roles, "HeadRolesView"), statistic=role, layer=layer, head=head,
                                   **kwargs)
         self.heatmap = AttentionHeatmap(roles.example, layer=layer, head=head,
                                         **{k: v for k, v in kwargs.items() if k == "theme"})
@@ -75,31 +85,3 @@ class HeadRolesView(ipywidgets.HBox):
             self.layout.flex_flow = "row wrap"
             self.grid.layout = ipywidgets.Layout()
             self.heatmap.layout = ipywidgets.Layout()
-
-
-def head_roles_view(roles: Any, role: str = "induction", **kwargs: Any) -> HeadRolesView:
-    """Show :func:`attnwidgets.head_roles` scores as a grid with click-through to each head's pattern.
-
-    Parameters
-    ----------
-    roles : HeadRoles
-        From :func:`attnwidgets.head_roles` or the teaching kit's ``InductionRun.roles()``.
-    role : str
-        The role that colours the grid first: "previous_token", "duplicate_token" or "induction" (the page's menu
-        switches).
-    layer, head : int, optional
-        The head opened first (default the best head of ``role``).
-    **kwargs
-        ``theme``, ``colormap`` (for the grid; the heatmap follows the theme).
-
-    Examples
-    --------
-    >>> import numpy as np, attnwidgets as aw
-    >>> from attnwidgets.analysis.roles import HeadRoles, ROLES
-    >>> a = np.tril(np.ones((7, 7), np.float32)); a /= a.sum(1, keepdims=True)
-    >>> ex = aw.AttentionResult.from_arrays(np.stack([a, a])[None], list("^abcabc"), kind="decoder")
-    >>> view = aw.head_roles_view(HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, ex, 3, 1, 1, 0, "toy"))
-    >>> (view.grid.statistic, view.grid.head, view.heatmap.head)
-    ('induction', 1, 1)
-    """
-    return HeadRolesView(roles, role, **kwargs)

@@ -169,7 +169,7 @@ def test_disable_layer_mode_switch_and_reset(nb):
 
 
 def test_setting_the_trait_in_python_redraws_the_grid(nb):
-    nb.python("w.ablation = aw.Ablation.heads({(1, 2): 'zero', (4, 0): 0.25})")
+    nb.python("w.ablation = aw.runner.Ablation.heads({(1, 2): 'zero', (4, 0): 0.25})")
     now = wait_for(nb, py_ablation(nb))
     assert now["rows"] == python_rows(nb)
     assert cell(nb, 1, 2).get_attribute("data-state") == "zero"

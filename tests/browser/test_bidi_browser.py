@@ -102,7 +102,7 @@ def test_override_and_invisible_characters_are_marked_and_isolated_in_jupyterlab
 @pytest.mark.parametrize("name", ["heatmap", "head-view", "qk"])
 def test_saved_page_and_its_svg_export_show_the_same(nb, browser, tmp_path, name):
     path = tmp_path / f"bidi-{name}.html"
-    nb.python(f"views[{name!r}].save_html({str(path)!r}, title={NAME!r})")
+    nb.python(f"aw.save_html(views[{name!r}], {str(path)!r}, title={NAME!r})")
     assert "<title>gpt⟨U+202E⟩-reversed</title>" in path.read_text(encoding="utf-8")
     context = browser.new_context(viewport={"width": 1300, "height": 1400}, accept_downloads=True)
     context.add_init_script(f"({HOOK})();")

@@ -15,7 +15,7 @@ text = "The cat sat on the mat because it was tired."
 r = aw.run(text)
 heat = aw.AttentionHeatmap(r)
 hv = aw.HeadView(r)
-qk = aw.QKStepThrough(aw.capture_qk_layers(text), layer=0, head=0)
+qk = aw.QKStepThrough(aw.runner.capture_qk_layers(text), layer=0, head=0)
 grid = aw.HeadStatsGrid(r, statistic="sep")
 """
 HEAT, HV, QK, GRID = range(4)

@@ -1,6 +1,6 @@
-"""The coreference grid (aw.coref_grid) in JupyterLab, lecture theme at 1280 x 720: it draws every head's antecedent
-selection accuracy, names the baselines in its title, shows a head's value on hover, and a click selects the head in
-Python and opens it in a linked heatmap."""
+"""The coreference grid (aw.HeadStatsGrid.from_coref) in JupyterLab, lecture theme at 1280 x 720: it draws every
+head's antecedent selection accuracy, names the baselines in its title, shows a head's value on hover, and a click
+selects the head in Python and opens it in a linked heatmap."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ SETUP = """
 import attnwidgets as aw
 from attnwidgets.data import coref_sample_path
 aw.set_theme("lecture")
-scores = aw.coref_scores(coref_sample_path(), progress=False)
-grid = aw.coref_grid(scores)
+scores = aw.studies.coref_scores(coref_sample_path(), progress=False)
+grid = aw.HeadStatsGrid.from_coref(scores)
 r = aw.run("The committee approved the new law on Monday. Critics say its rules are too strict.")
 heat = aw.AttentionHeatmap(r, words=True)
-link = aw.link_selection(grid, heat)
+link = aw.widgets.link_selection(grid, heat)
 """
 GRID, HEAT = 0, 1
 

@@ -59,7 +59,7 @@ SOFTMAX = "[data-testid=qk-softmax]"
 
 def test_heatmap_page_draws_and_switches_heads_offline(browser, tmp_path):
     r = aw.run("The cat sat on the mat because it was tired.")
-    path = aw.AttentionHeatmap(r, layer=2, head=3).save_html(tmp_path / "heatmap.html")
+    path = aw.save_html(aw.AttentionHeatmap(r, layer=2, head=3), tmp_path / "heatmap.html")
     page = Offline(browser, path)
     wait_dataset(page.page, HEAT, "view", "self/2/3/t")
     first = canvas_stats(page.page, HEAT)
@@ -78,7 +78,7 @@ def test_heatmap_page_draws_and_switches_heads_offline(browser, tmp_path):
 
 def test_view_scope_page_says_what_is_missing(browser, tmp_path):
     r = aw.run("The cat sat on the mat.")
-    path = aw.AttentionHeatmap(r, layer=1, head=0).save_html(tmp_path / "view.html", scope="view")
+    path = aw.save_html(aw.AttentionHeatmap(r, layer=1, head=0), tmp_path / "view.html", scope="view")
     page = Offline(browser, path)
     wait_dataset(page.page, HEAT, "view", "self/1/0/t")
     page.page.locator("[data-testid=head-select]").select_option("5")
@@ -91,11 +91,11 @@ def test_view_scope_page_says_what_is_missing(browser, tmp_path):
 
 def test_tokens_stay_text_in_saved_pages(browser, tmp_path):
     a = np.full((1, 2, 5, 5), 0.2, np.float32)
-    heat = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, EVIL)).save_html(tmp_path / "evil.html")
+    heat = aw.save_html(aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, EVIL)), tmp_path / "evil.html")
     rng = np.random.default_rng(0)
     cap = QKCapture.from_vectors(rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 4)),
                                  rng.normal(size=(2, 5, 4)), EVIL)
-    qk = aw.QKStepThrough(cap, query=2).save_html(tmp_path / "evil_qk.html")
+    qk = aw.save_html(aw.QKStepThrough(cap, query=2), tmp_path / "evil_qk.html")
     for path, canvas in ((heat, HEAT), (qk, SOFTMAX)):
         page = Offline(browser, path)
         page.page.wait_for_function("(s) => document.querySelector(s)?.dataset.view", arg=canvas, timeout=20_000)
@@ -115,7 +115,7 @@ def test_tokens_stay_text_in_saved_pages(browser, tmp_path):
 
 def test_png_and_svg_downloads(browser, tmp_path):
     a = np.full((1, 1, 5, 5), 0.2, np.float32)
-    path = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, EVIL)).save_html(tmp_path / "dl.html")
+    path = aw.save_html(aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, EVIL)), tmp_path / "dl.html")
     page = Offline(browser, path)
     wait_dataset(page.page, HEAT, "view", "self/0/0/t")
     with page.page.expect_download() as info:
@@ -165,7 +165,7 @@ def click_thumb(page, layer: int, head: int) -> None:
 
 def test_model_view_page_opens_full_heads_offline(browser, tmp_path):
     r = aw.run("The cat sat on the mat because it was tired.")
-    path = aw.ModelView(r, layer=0, head=1).save_html(tmp_path / "model_view.html")
+    path = aw.save_html(aw.ModelView(r, layer=0, head=1), tmp_path / "model_view.html")
     page = Offline(browser, path)
     wait_dataset(page.page, HEAT, "view", "self/0/1")
     assert canvas_stats(page.page, GRID)["ink"] > 5000, "the thumbnails are drawn"
@@ -196,7 +196,7 @@ def test_model_view_page_opens_full_heads_offline(browser, tmp_path):
 def test_head_view_page_switches_layers_offline(browser, tmp_path):
     r = aw.run("The cat sat on the mat.", "It was tired.")
     w = aw.HeadView(r, layer=0)
-    path = w.save_html(tmp_path / "head_view.html")
+    path = aw.save_html(w, tmp_path / "head_view.html")
     page = Offline(browser, path)
     wait_dataset(page.page, LINES, "view", "self/0/t")
     first = canvas_stats(page.page, LINES)
@@ -229,7 +229,7 @@ def test_uint8_pages_draw_the_causal_mask_grey(browser, tmp_path):
     r = aw.AttentionResult.from_arrays(a, ["The", "cat", "sat", "on", "the", "mat"], kind="decoder")
     for name, widget, view in (("heatmap", aw.AttentionHeatmap(r, layer=1, head=1), "self/1/1/t"),
                                ("model-view", aw.ModelView(r, layer=1, head=1), "self/1/1")):
-        path = widget.save_html(tmp_path / f"{name}-uint8.html", precision="uint8")
+        path = aw.save_html(widget, tmp_path / f"{name}-uint8.html", precision="uint8")
         page = Offline(browser, path)
         wait_dataset(page.page, HEAT, "view", view)
         assert page.page.evaluate(PIXEL, [1, 4]) == GREY, f"{name}: a future key is drawn grey"
@@ -253,7 +253,7 @@ def test_words_toggle_in_saved_pages_redraws_at_word_level(browser, tmp_path):
     assert len(words) < len(r.tokens), "the text has words of several pieces"
     hv = aw.HeadView(r, layer=1)
     for name, widget, canvas, view in (("heatmap", heat, HEAT, "self/1/2"), ("head-view", hv, LINES, "self/1")):
-        page = Offline(browser, widget.save_html(tmp_path / f"{name}-words.html"))
+        page = Offline(browser, aw.save_html(widget, tmp_path / f"{name}-words.html"))
         d = wait_dataset(page.page, canvas, "view", f"{view}/t")
         assert int(d["nq"]) == len(r.tokens)
         page.page.locator(".aw-root input[aria-label='word level']").check()

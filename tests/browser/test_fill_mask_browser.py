@@ -24,7 +24,7 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     top = nb.python("print(w.fills()[0]['tokens'][0])").strip()
     drawn = dataset(nb.page, "fills-canvas")
     assert drawn["top"] == top
-    # The bars' words and probabilities as drawn are aw.fill_mask's table (Python's top-k, in order).
+    # The bars' words and probabilities as drawn are aw.studies.fill_mask's table (Python's top-k, in order).
     want_fills = json.loads(nb.python("import json; print(json.dumps(w.fills()))"))
     assert json.loads(drawn["words"]) == [f["tokens"] for f in want_fills]
     probs = json.loads(drawn["probs"])[0]

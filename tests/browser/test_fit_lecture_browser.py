@@ -16,7 +16,7 @@ import attnwidgets as aw
 aw.set_theme("lecture")
 text = {TEXT!r}
 r = aw.run(text)
-cap = aw.capture_qk_layers(text)
+cap = aw.runner.capture_qk_layers(text)
 """
 
 #: (variable, constructor, CSS selector of the legend / colour bar inside the view's root, or "" for none).

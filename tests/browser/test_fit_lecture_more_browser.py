@@ -52,7 +52,7 @@ VIEWS: list[tuple[str, str, str]] = [
     ("stats", "aw.HeadStatsGrid(r12, statistic='prev')", ".aw-legend"),
     ("clusters", "aw.HeadClusterMap(r12)", "[data-testid=legend]"),
     ("generation", "aw.GenerationView(gen, step=5)", "[data-testid=caption]"),
-    ("roles", "aw.head_roles_view(roles)", ".aw-legend"),
+    ("roles", "aw.HeadRolesView(roles)", ".aw-legend"),
 ]
 #: Drawn at the theme's full size, for the comparison.
 OFF = [("stats_off", "aw.HeadStatsGrid(r12, statistic='prev', fit=False)", ".aw-legend"),
@@ -155,7 +155,7 @@ rng = np.random.default_rng(0)
 c = np.tril(rng.random((12, 12, 17, 17))).astype(np.float32); c /= c.sum(-1, keepdims=True)
 ex = aw.AttentionResult.from_arrays(c, ["<s>", *"abcdefgh", *"abcdefgh"], kind="decoder")
 roles = HeadRoles({k: rng.random((12, 12)) for k in ROLES}, ex, 8, 1, 1, 0, "toy")
-v = aw.head_roles_view(roles)
+v = aw.HeadRolesView(roles)
 """
 
 

@@ -23,7 +23,7 @@ att = att.astype(np.float32)
 r = list("QWERTYUI")
 example = aw.AttentionResult.from_arrays(att, ["<s>", *r, *r], kind="decoder")
 roles = HeadRoles(role_scores(att, n), example, n, 1, 1, 0, "hand-made")
-view = aw.head_roles_view(roles)
+view = aw.HeadRolesView(roles)
 """
 GRID, HEAT = 0, 1
 

@@ -270,10 +270,10 @@ def test_saved_pages_keep_their_styles(browser, tmp_path):
     toks = ["[CLS]", "the", "cat", "sat", "[SEP]"]
     rng = np.random.default_rng(0)
     a = rng.dirichlet(np.ones(5), size=(1, 2, 5)).astype(np.float32)
-    heat = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, toks)).save_html(tmp_path / "heat.html")
+    heat = aw.save_html(aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, toks)), tmp_path / "heat.html")
     cap = QKCapture.from_vectors(rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 4)),
                                  toks)
-    qk = aw.QKStepThrough(cap, query=2).save_html(tmp_path / "qk.html")
+    qk = aw.save_html(aw.QKStepThrough(cap, query=2), tmp_path / "qk.html")
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     errors: list[str] = []
     try:

@@ -20,7 +20,7 @@ bars = aw.EntropyBars(r)
 grid = aw.HeadStatsGrid(r, statistic="sep")
 cmap = aw.HeadClusterMap(r)
 hm = aw.AttentionHeatmap(r)
-qk = aw.QKStepThrough(aw.capture_qk_layers("The cat sat on the mat."))
+qk = aw.QKStepThrough(aw.runner.capture_qk_layers("The cat sat on the mat."))
 aw.set_theme("light", existing=False)  # new widgets only: these stay in the lecture theme
 """
 VIEWS = ["mv", "hv", "bars", "grid", "cmap", "hm", "qk"]

@@ -10,6 +10,7 @@ from helpers import canvas_stats, dataset, unisolate
 SETUP = """
 import numpy as np, attnwidgets as aw
 from attnwidgets.attention_stack import KeyMask, LayerQK, LazyStack
+from attnwidgets.result import ModelInfo
 THEME
 n, H, KV, D = 3000, 4, 2, 16
 rng = np.random.default_rng(0)
@@ -20,12 +21,12 @@ for _ in range(2):
     k[:, 1:, 1] += 2.0 * np.sin(np.arange(1, n) / 40.0); q[..., 1] += 2.0 * np.sin(np.arange(n) / 40.0)
     layers.append(LayerQK(q, k, D ** -0.5, KeyMask.causal(n, n)))
 tokens = ["<s>"] + [f"w{i}" for i in range(1, n)]
-info = aw.ModelInfo(name="lazy GQA decoder", kind="decoder", n_layers=2, n_heads=H, max_length=n, n_kv_heads=KV,
+info = ModelInfo(name="lazy GQA decoder", kind="decoder", n_layers=2, n_heads=H, max_length=n, n_kv_heads=KV,
                     head_dim=D)
 r = aw.AttentionResult(tokens=tokens, token_ids=np.arange(n), word_ids=np.arange(n) - 1,
                        segment_ids=np.zeros(n, np.int64), special_mask=np.arange(n) == 0,
                        attention=LazyStack(tuple(layers)), model=info, text=" ".join(tokens))
-aw.set_dense_budget(0)   # result.attention raises: everything below must read rows
+aw.runner.set_dense_budget(0)   # result.attention raises: everything below must read rows
 w = aw.AttentionHeatmap(r, head=1)
 m = aw.ModelView(r, layer=1, head=2)
 """

@@ -13,7 +13,7 @@ import json
 import attnwidgets as aw
 aw.set_theme("lecture")
 r = aw.run("The cat sat on the mat, because it was tired.")
-share = aw.norm_attention(r, share=True)
+share = aw.studies.norm_attention(r, share=True)
 w = aw.AttentionHeatmap(r, layer=2, head=3)
 w
 """

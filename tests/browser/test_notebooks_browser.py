@@ -106,7 +106,7 @@ def test_stat_views_drawn_before_their_statistics_wait_for_them(lab):
         "from attnwidgets.analysis.roles import HeadRoles, ROLES\n"
         "a = np.tril(np.ones((7, 7), np.float32)); a /= a.sum(1, keepdims=True)\n"
         "ex = aw.AttentionResult.from_arrays(np.stack([a, a])[None], list('^abcabc'), kind='decoder')\n"
-        "roles = aw.head_roles_view(HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, ex, 3, 1, 1, 0, 'toy'))\n"
+        "roles = aw.HeadRolesView(HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, ex, 3, 1, 1, 0, 'toy'))\n"
         "bars = aw.EntropyBars(ex)\n"
         "views = [roles.grid, bars]\n"
         "kept = [(v._payload, v._meta) for v in views]\n"

@@ -26,7 +26,7 @@ import sys; sys.path.insert(0, {str(TESTS)!r})
 import attnwidgets as aw
 from lazy_helpers import lazy_result
 aw.set_theme("lecture")
-aw.set_dense_budget(0)  # nothing may build the dense attention
+aw.runner.set_dense_budget(0)  # nothing may build the dense attention
 words = ["The", " model", " reads", " a", " long", " report", ",", " and", " it", " looks", " back", "."]
 tokens = ["<s>"] + [("\\n\\n" if i % 97 == 96 else words[i % len(words)]) for i in range(2999)]
 r = lazy_result(3000, layers=4, heads=4, kv_heads=2, tokens=tokens, seed=2)

@@ -9,7 +9,7 @@ from helpers import canvas_stats, wait_dataset
 SETUP = """
 import attnwidgets as aw
 text = "The cat sat on the mat because it was tired."
-caps = aw.capture_qk_layers(text)
+caps = aw.runner.capture_qk_layers(text)
 w = aw.QKStepThrough(caps, layer=2, head=3)
 w
 """
@@ -79,7 +79,7 @@ def test_qk_draws_selects_and_syncs(lab):
 T5_SETUP = """
 import attnwidgets as aw
 text = "The cat sat on the mat because it was tired."
-cap = aw.capture_qk(text, model={path!r}, stack="encoder", layer=1)
+cap = aw.runner.capture_qk(text, model={path!r}, stack="encoder", layer=1)
 w = aw.QKStepThrough(cap, head=2, query=4, theme="lecture")
 w
 """

@@ -16,7 +16,7 @@ ny = [a.tokens.index("new"), a.tokens.index("york")]
 h = aw.AttentionHeatmap(a, layer=2, head=-1)
 g = aw.HeadStatsGrid(a, statistic="sep")
 c = aw.AttentionCompare(a, b, layer=2, head=-1)
-link = aw.link_span(h, g, c)
+link = aw.widgets.link_span(h, g, c)
 """
 
 BAND_INK = """(c, [y, h]) => {

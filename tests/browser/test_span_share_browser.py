@@ -18,7 +18,7 @@ import attnwidgets as aw
 g = aw.generate("The cat sat on the mat because", {path!r}, max_new_tokens=8, min_new_tokens=8)
 w = aw.GenerationView(g, step=0, layer=1, head=-1)
 h = aw.AttentionHeatmap(g.result, layer=1, head=-1)
-link = aw.link_span(h, w)
+link = aw.widgets.link_span(h, w)
 """
 
 

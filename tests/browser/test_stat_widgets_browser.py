@@ -1,5 +1,5 @@
 """EntropyBars, HeadStatsGrid and HeadClusterMap in JupyterLab: each draws, hover shows the value, a click selects the
-head in Python, and a heatmap linked with aw.link_selection (jslink, in the page) redraws that head.
+head in Python, and a heatmap linked with aw.widgets.link_selection (jslink, in the page) redraws that head.
 
 One notebook (the bundled model, 6 layers x 12 heads) serves the module: the model loads once.
 """
@@ -18,7 +18,7 @@ bars = aw.EntropyBars(r)
 grid = aw.HeadStatsGrid(r, statistic="sep")
 cmap = aw.HeadClusterMap(r)
 heat = aw.AttentionHeatmap(r, layer=0, head=0)
-link = aw.link_selection(heat, bars, grid, cmap)
+link = aw.widgets.link_selection(heat, bars, grid, cmap)
 """
 BARS, GRID, CMAP, HEAT = 0, 1, 2, 3
 

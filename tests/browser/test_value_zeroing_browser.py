@@ -16,7 +16,7 @@ from attnwidgets.studies import value_zeroing
 aw.set_theme("lecture")
 r = aw.run("The cat sat on the mat, because it was tired.")
 vz = value_zeroing(r)
-share = aw.norm_attention(r, share=True)
+share = aw.studies.norm_attention(r, share=True)
 w = aw.AttentionHeatmap(r, layer=2, head=3)
 w
 """

@@ -16,7 +16,7 @@ SETUP = f"""
 import sys; sys.path.insert(0, {str(TESTS)!r})
 import attnwidgets as aw
 from lazy_helpers import lazy_result
-aw.set_dense_budget(0)  # any dense build raises: the view must read windows
+aw.runner.set_dense_budget(0)  # any dense build raises: the view must read windows
 aw.set_theme("lecture")
 r = lazy_result(5000, sink=10.0)
 w = aw.HeadView(r, layer=1)

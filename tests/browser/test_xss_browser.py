@@ -118,7 +118,7 @@ def test_hostile_tokens_are_text_in_every_view_in_jupyterlab(nb):
 @pytest.mark.parametrize("name", VIEWS)
 def test_hostile_tokens_are_text_in_saved_pages(nb, browser, tmp_path, name):
     path = tmp_path / f"xss-{name}.html"
-    nb.python(f"views[{name!r}].save_html({str(path)!r})")
+    nb.python(f"aw.save_html(views[{name!r}], {str(path)!r})")
     page_text = path.read_text(encoding="utf-8")
     assert page_text.lower().count("</script") == 3, "only the page's own three script blocks end"
     context = browser.new_context(viewport={"width": 1300, "height": 1400})
@@ -155,7 +155,7 @@ def test_hostile_tokens_are_text_in_saved_pages(nb, browser, tmp_path, name):
 
 def test_saved_state_keeps_the_tokens_exactly(nb, tmp_path):
     path = tmp_path / "heatmap.html"
-    nb.python(f"views['heatmap'].save_html({str(path)!r})")
+    nb.python(f"aw.save_html(views['heatmap'], {str(path)!r})")
     page = path.read_text(encoding="utf-8")
     block = page.split('<script type="application/json" id="aw-data">', 1)[1].split("</script>", 1)[0]
     assert json.loads(block)["state"]["_meta"]["tokens"]["self"][0] == EVIL

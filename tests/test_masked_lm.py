@@ -1,4 +1,5 @@
-"""Fill in the [MASK]: the shipped MLM head of the bundled model, aw.fill_mask, the held-out accuracy measure."""
+"""Fill in the [MASK]: the shipped MLM head of the bundled model, aw.studies.fill_mask, the held-out accuracy
+measure."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import torch
 
 import attnwidgets as aw
 from attnwidgets.data import data_path
-from attnwidgets.studies import fillmask as fm
+from attnwidgets.studies import masked_lm as fm
 
 
 def test_shipped_head_is_small_float16_and_without_the_decoder_matrix():
@@ -35,7 +36,7 @@ def test_shipped_head_is_small_float16_and_without_the_decoder_matrix():
 
 
 def test_head_matches_a_hand_built_forward_and_is_tied():
-    runner = aw.get_runner()
+    runner = aw.runner.get_runner()
     head = fm.load_head(runner)
     emb = runner.model.get_input_embeddings().weight
     assert head.embeddings.data_ptr() == emb.data_ptr()          # the decoder IS the input embedding matrix
@@ -55,7 +56,7 @@ def test_head_matches_a_hand_built_forward_and_is_tied():
 
 def test_fill_mask_probabilities_and_positions():
     text = "The chef tasted the [MASK] and added more salt."
-    df = aw.fill_mask(text, k=5)
+    df = aw.studies.fill_mask(text, k=5)
     assert list(df.columns) == ["mask", "position", "rank", "token", "probability"]
     assert list(df["rank"]) == [1, 2, 3, 4, 5]
     assert (np.diff(df["probability"]) <= 0).all()
@@ -64,7 +65,7 @@ def test_fill_mask_probabilities_and_positions():
     full = torch.softmax(torch.from_numpy(logits).double(), -1).numpy()
     assert full.sum() == pytest.approx(1.0, abs=1e-9)
     np.testing.assert_allclose(df["probability"], np.sort(full[0])[::-1][:5], rtol=1e-9)
-    df_all = aw.fill_mask(text, k=30522)
+    df_all = aw.studies.fill_mask(text, k=30522)
     assert df_all["probability"].sum() == pytest.approx(1.0, abs=1e-6)
 
 
@@ -72,46 +73,46 @@ def test_fill_mask_on_an_easy_sentence_gives_what_was_measured():
     # The shipped head (10 epochs on the shipped text) still leans on frequent pieces: on this sentence its top five
     # are (measured) . .20, the .10, because .04, a .04, for .02; on the chef's sentence food words come in
     # ("delicious", "tomatoes" in the top five). This pins that behaviour, so a better head shows up as a failing test.
-    df = aw.fill_mask("The cat sat on the [MASK].")
+    df = aw.studies.fill_mask("The cat sat on the [MASK].")
     assert df["token"][0] == "." and 0.15 < df["probability"][0] < 0.25
     assert {"the", "a"} <= set(df["token"])
-    chef = aw.fill_mask("The chef tasted the [MASK] and added more salt.")
+    chef = aw.studies.fill_mask("The chef tasted the [MASK] and added more salt.")
     assert {"delicious", "tomatoes"} <= set(chef["token"])
 
 
 def test_fill_mask_spellings_and_several_masks():
-    a = aw.fill_mask("The chef tasted the [MASK] and added more salt.")
-    b = aw.fill_mask("The chef tasted the <mask> and added more salt.")
-    c = aw.fill_mask("The chef tasted the [mask] and added more salt.")
+    a = aw.studies.fill_mask("The chef tasted the [MASK] and added more salt.")
+    b = aw.studies.fill_mask("The chef tasted the <mask> and added more salt.")
+    c = aw.studies.fill_mask("The chef tasted the [mask] and added more salt.")
     assert list(a["token"]) == list(b["token"]) == list(c["token"])
-    two = aw.fill_mask("The [MASK] sat on the [MASK].", k=3)
+    two = aw.studies.fill_mask("The [MASK] sat on the [MASK].", k=3)
     assert sorted(set(two["mask"])) == [0, 1] and len(two) == 6
     assert two["position"].nunique() == 2
 
 
 def test_fill_mask_errors():
     with pytest.raises(ValueError, match="no \\[MASK\\]"):
-        aw.fill_mask("The chef tasted the soup.")
+        aw.studies.fill_mask("The chef tasted the soup.")
     with pytest.raises(ValueError, match="no \\[MASK\\]"):
-        aw.fill_mask("The chef tasted the ___.")
+        aw.studies.fill_mask("The chef tasted the ___.")
     with pytest.raises(ValueError, match="empty"):
-        aw.fill_mask("   ")
+        aw.studies.fill_mask("   ")
     with pytest.raises(TypeError, match="string"):
-        aw.fill_mask(["The [MASK]."])  # type: ignore[arg-type]
+        aw.studies.fill_mask(["The [MASK]."])  # type: ignore[arg-type]
     for k in (0, -1, 2.5, True, "5"):
         with pytest.raises(ValueError, match="k must be"):
-            aw.fill_mask("The [MASK].", k=k)  # type: ignore[arg-type]
+            aw.studies.fill_mask("The [MASK].", k=k)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="tokens long"):
-        aw.fill_mask("word " * 600 + "[MASK]")
-    hostile = aw.fill_mask("<b>bold</b> <script>alert(1)</script> \x00 [MASK] 🦜.")
+        aw.studies.fill_mask("word " * 600 + "[MASK]")
+    hostile = aw.studies.fill_mask("<b>bold</b> <script>alert(1)</script> \x00 [MASK] 🦜.")
     assert len(hostile) == 5 and hostile["probability"].between(0, 1).all()
 
 
 def test_fill_mask_other_models(tiny_bert, tiny_bert_mlm):
     with pytest.raises(fm.NoMaskedLMHeadError, match="no masked-LM head"):
-        aw.fill_mask("The [MASK] sat.", model=tiny_bert)
-    df = aw.fill_mask("The [MASK] sat.", model=tiny_bert_mlm, k=4)
-    runner = aw.get_runner(tiny_bert_mlm)
+        aw.studies.fill_mask("The [MASK] sat.", model=tiny_bert)
+    df = aw.studies.fill_mask("The [MASK] sat.", model=tiny_bert_mlm, k=4)
+    runner = aw.runner.get_runner(tiny_bert_mlm)
     tok = runner.tokenizer
     enc = tok("The [MASK] sat.", return_tensors="pt")
     with torch.no_grad():
@@ -124,7 +125,7 @@ def test_fill_mask_other_models(tiny_bert, tiny_bert_mlm):
 def test_widget_state_and_errors():
     w = aw.FillMask("The chef tasted the [MASK] and added more salt.", k=3)
     assert w.layer == 5 and w.head == -1 and w.mask == 0
-    table = aw.fill_mask("The chef tasted the [MASK] and added more salt.", k=3)
+    table = aw.studies.fill_mask("The chef tasted the [MASK] and added more salt.", k=3)
     assert w.fills()[0]["tokens"] == list(table["token"])
     r = aw.run("The chef tasted the [MASK] and added more salt.")
     pos = int(table["position"][0])
@@ -149,7 +150,7 @@ def test_widget_state_and_errors():
 
 def test_static_twin():
     w = aw.FillMask("The [MASK] barked at the [MASK].", k=4)
-    fig = aw.plot_fill_mask(w.view, mask=1, layer=3, head=2, theme="lecture")
+    fig = aw.plots.plot_fill_mask(w.view, mask=1, layer=3, head=2, theme="lecture")
     axes = fig.axes
     assert len(axes) == 3
     bars = [p.get_width() for p in axes[1].patches]
@@ -157,9 +158,9 @@ def test_static_twin():
     heights = [p.get_height() for p in axes[2].patches]
     np.testing.assert_allclose(heights, w.view["rows"][1, 3, 2], rtol=1e-6)
     with pytest.raises(ValueError, match="out of range"):
-        aw.plot_fill_mask(w.view, mask=2)
+        aw.plots.plot_fill_mask(w.view, mask=2)
     with pytest.raises(TypeError, match="fill_mask_view"):
-        aw.plot_fill_mask({"tokens": []})
+        aw.plots.plot_fill_mask({"tokens": []})
 
 
 # -- the measure: fill_mask_accuracy and frequency_baseline on hand-made cases -----------------------------------------
@@ -187,7 +188,7 @@ def _rigged(path: str, cls_name: str = "BertForMaskedLM"):
 
 
 def test_mask_cases_words_and_pieces():
-    tok = aw.get_runner().tokenizer
+    tok = aw.runner.get_runner().tokenizer
     c = fm.mask_cases(tok, DOCS)
     assert [tok.convert_ids_to_tokens(t) for t in c.targets] == ["the", "cat", "sat", "on", "the", "mat", "a", "dog",
                                                                  "barked"]

@@ -249,8 +249,8 @@ def mask_cases(tokenizer: Any, docs: Sequence[str], max_length: int = 128) -> Ma
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> c = mask_cases(aw.get_runner().tokenizer, ["The cat sat, unbelievably."])
-    >>> [aw.get_runner().tokenizer.decode([t]) for t in c.targets], c.n_multi_piece
+    >>> c = mask_cases(aw.runner.get_runner().tokenizer, ["The cat sat, unbelievably."])
+    >>> [aw.runner.get_runner().tokenizer.decode([t]) for t in c.targets], c.n_multi_piece
     (['the', 'cat', 'sat'], 1)
     """
     if isinstance(docs, str):

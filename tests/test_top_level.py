@@ -1,0 +1,63 @@
+"""The top level is small (what a lecture or a first notebook types) and the rest is one attribute away.
+
+``import attnwidgets as aw`` gives the runs, the results, the views, save/load, the theme and the errors; plots,
+statistics, studies, the teaching kit and the runner's tools are ``aw.plots``, ``aw.analysis``, ``aw.studies``,
+``aw.teaching``, ``aw.runner``, ``aw.widgets``, imported when first touched.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import attnwidgets as aw
+
+BUDGET = 30
+SUBPACKAGES = {"analysis", "plots", "runner", "studies", "teaching", "widgets"}
+
+
+def public(names: list[str]) -> list[str]:
+    return sorted(n for n in names if not n.startswith("__") and n not in SUBPACKAGES)
+
+
+def test_the_top_level_is_within_its_budget() -> None:
+    assert len(public(aw.__all__)) <= BUDGET, public(aw.__all__)
+    assert len(public(dir(aw))) <= BUDGET, public(dir(aw))
+    assert set(public(aw.__all__)) <= set(dir(aw))
+
+
+def test_every_top_level_name_resolves() -> None:
+    for name in [*aw.__all__, *dir(aw)]:
+        assert getattr(aw, name) is not None, name
+
+
+@pytest.mark.parametrize("name", sorted(SUBPACKAGES))
+def test_each_subpackage_is_an_attribute_imported_on_first_use(name: str) -> None:
+    code = (f"import sys, attnwidgets as aw\nbefore = 'attnwidgets.{name}' in sys.modules\n"
+            f"mod = aw.{name}\nprint(before, mod is sys.modules['attnwidgets.{name}'], 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[:2] == ["False", "True"], out
+    if name in {"analysis", "plots"}:  # numpy/matplotlib layers: reaching them loads no model code
+        assert out[2] == "False", f"aw.{name} imported torch"
+
+
+def test_moved_names_are_in_their_subpackage_and_the_error_says_where_to_look() -> None:
+    assert aw.plots.plot_heatmap.__module__ == "attnwidgets.plots.heatmap"
+    assert aw.studies.corpus_stats.__module__ == "attnwidgets.studies.corpus"
+    assert aw.runner.get_runner.__module__ == "attnwidgets.runner.runner"
+    with pytest.raises(AttributeError, match=r"no attribute 'plot_heatmap'.*attnwidgets\.plots"):
+        aw.plot_heatmap  # noqa: B018
+
+
+
+def test_a_study_function_is_the_function_whatever_was_imported_first() -> None:
+    """A study module and a study function of one name would make ``aw.studies.<name>`` the module or the function
+    depending on import order; no name is both."""
+    import pkgutil
+
+    import attnwidgets.studies as studies
+
+    modules = {m.name for m in pkgutil.iter_modules(studies.__path__)}
+    assert not modules & set(studies.__all__), sorted(modules & set(studies.__all__))
