@@ -9,7 +9,8 @@ Usage::
     OMP_NUM_THREADS=1 python benchmarks/bench_long_context.py   # one thread per process (see below)
 
 Each size runs in a fresh subprocess (so peak memory is its own): a randomly initialised model saved to a temp folder
-with the bundled WordPiece tokenizer (max positions raised), loaded through ``attnwidgets.runner.get_runner``. Figures are
+with the bundled WordPiece tokenizer (max positions raised), loaded through ``attnwidgets.runner.get_runner``.
+Figures are
 CPU seconds of the process (``time.process_time``, all its threads), relative to a plain forward of the same model
 loaded with ``attn_implementation="sdpa"``: on a shared, loaded box wall time measures the neighbours, and idle
 BLAS/torch threads spin, so run it with ``OMP_NUM_THREADS=1`` as well as with all cores and compare within one run.

@@ -112,7 +112,8 @@ def test_other_families_and_bad_input_are_refused_clearly(tiny_gpt2, bert, tiny_
     with pytest.raises(ValueError, match="Pass a BERT-like encoder"):
         input_embeddings(gpt2, A, tokenizer=_tokenizer(tiny_gpt2))
     model, tok = bert
-    with pytest.raises(TypeError, match=r"needs a runner \(aw.runner.get_runner\(MODEL\)\) or a model with its tokenizer"):
+    with pytest.raises(TypeError,
+                       match=r"needs a runner \(aw.runner.get_runner\(MODEL\)\) or a model with its tokenizer"):
         input_embeddings(model, A)
     with pytest.raises(TypeError, match="one or two sentences as strings"):
         input_embeddings(model, A, 3, tokenizer=tok)

@@ -71,8 +71,8 @@ def plot_heatmap(
         "mean" (default, on the map's colour scale) or "sum" (on its own scale) of the selected rows.
     measure : {"weights", "norms", "value_zeroing"}
         As the widget's switch: the weights, Kobayashi et al. 2020's ‖α_ij f(x_j)‖ as a share of each row (see
-        :func:`attnwidgets.studies.norm_attention`), or Mohebbi et al. 2023's value zeroing (one map per layer, shown in each
-        of its heads; see :mod:`attnwidgets.studies.zeroing`); a result of :func:`attnwidgets.run`.
+        :func:`attnwidgets.studies.norm_attention`), or Mohebbi et al. 2023's value zeroing (one map per layer, shown in
+        each of its heads; see :mod:`attnwidgets.studies.zeroing`); a result of :func:`attnwidgets.run`.
 
     Returns
     -------

@@ -98,8 +98,8 @@ _LAZY: dict[str, str] = {
 __all__ = [*_LAZY]
 
 _MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "masked_lm", "norms", "padding",
-            "pool", "probing", "qk_corpus", "residual", "results_folder", "roles", "saved", "shards", "shipped", "sweeps",
-            "tasks", "watch", "zeroing"]
+            "pool", "probing", "qk_corpus", "residual", "results_folder", "roles", "saved", "shards", "shipped",
+            "sweeps", "tasks", "watch", "zeroing"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

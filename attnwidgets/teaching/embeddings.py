@@ -13,7 +13,8 @@ same vector is added to every token, so it cannot tell A from B); DistilBERT has
 [SEP] between them). A model whose embedding module is not BERT's (GPT-2's ``wte``/``wpe`` without a LayerNorm,
 rotary models with no position table) is refused with a :class:`ValueError` that says why.
 
-The model comes from the runner (the teaching kit does not import it): pass a runner (``aw.runner.get_runner(MODEL)``), or
+The model comes from the runner (the teaching kit does not import it): pass a runner
+(``aw.runner.get_runner(MODEL)``), or
 a model with its tokenizer.
 
 Examples
@@ -126,7 +127,8 @@ def _split(model: Any, tokenizer: Any) -> tuple[nn.Module, Any, str]:
     if tokenizer is None:
         inner, tokenizer = getattr(model, "model", None), getattr(model, "tokenizer", None)
         if not isinstance(inner, nn.Module) or tokenizer is None:
-            raise TypeError("input_embeddings needs a runner (aw.runner.get_runner(MODEL)) or a model with its tokenizer "
+            raise TypeError("input_embeddings needs a runner (aw.runner.get_runner(MODEL)) or a model with its "
+                            "tokenizer "
                             f"(input_embeddings(model, a, b, tokenizer=tok)); got {type(model).__name__}")
         info = getattr(model, "info", None)
         return inner, tokenizer, str(getattr(info, "name", type(inner).__name__))
