@@ -18,11 +18,11 @@ MEASURE_VALUE = {"weights": "attention weight", "norms": "share of the row's ‖
 
 def measured(source: Any, measure: str) -> Any:
     """``source`` for "weights"; its norm-share result(s) for "norms", its value-zeroing result(s) for "value_zeroing"
-    (:func:`attnwidgets.studies.norms.measured`, imported only then: it runs the model again)."""
+    (:func:`attnwidgets.studies.measures.measured`, imported only then: it runs the model again)."""
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {list(MEASURES)}, got {measure!r}")
     if measure == "weights":
         return source
-    from ..studies.norms import measured as norms
+    from ..studies.measures import measured as norms
 
     return norms(source, measure)

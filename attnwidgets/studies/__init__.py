@@ -83,7 +83,7 @@ _LAZY: dict[str, str] = {
     "ImportanceSums": "attnwidgets.studies.importance",
     "merge": "attnwidgets.studies.shards",
     "shutdown_pool": "attnwidgets.studies.pool",
-    "worker_pool": "attnwidgets.studies.pool",
+    "worker_pool": "attnwidgets.studies.shards",
     "residual_contributions": "attnwidgets.studies.residual",
     "qk_space": "attnwidgets.studies.qk_corpus",
     "coref_scores": "attnwidgets.studies.coref",
@@ -97,9 +97,9 @@ _LAZY: dict[str, str] = {
 
 __all__ = [*_LAZY]
 
-_MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "masked_lm", "norms", "padding",
-            "pool", "probing", "qk_corpus", "residual", "results_folder", "roles", "saved", "shards", "shipped",
-            "sweeps", "tasks", "watch", "zeroing"]
+_MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "masked_lm", "measures", "norms",
+            "padding", "pool", "probing", "qk_corpus", "residual", "results_folder", "roles", "saved", "shards",
+            "shipped", "sweeps", "tasks", "watch", "zeroing"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

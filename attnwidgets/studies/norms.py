@@ -35,7 +35,7 @@ from ..runner import Runner, get_runner
 from ..runner.norms import NormInputsUnavailableError, norm_inputs, norm_inputs_batch
 from ..runner.runner import runner_for
 
-__all__ = ["MEASURES", "NormInputsUnavailableError", "can_norms", "measured", "mixing_ratio", "norm_attention",
+__all__ = ["MEASURES", "NormInputsUnavailableError", "can_norms", "mixing_ratio", "norm_attention",
            "norm_result", "norm_results", "resolve_source", "value_norms"]
 
 Source = AttentionResult | str
@@ -212,29 +212,3 @@ def norm_result(source: Source, text_pair: str | None = None, *,
             "aw.studies.norm_attention(result, layer=..., rows=(start, stop))")
     shared = norm_attention(result, model=runner, share=True)
     return result.replace(attention=shared)
-
-
-
-def measured(source: object, measure: str) -> object:
-    """What a view (and its static twin) shows for ``measure``: ``source`` itself for "weights"; for "norms" its
-    :func:`norm_result`, for "value_zeroing" its :func:`attnwidgets.studies.zeroing.value_zeroing_result`
-    (each of a list). ValueError for a measure or a source that cannot be shown so."""
-    if measure not in MEASURES:
-        raise ValueError(f"measure must be one of {list(MEASURES)}, got {measure!r}")
-    if measure == "weights":
-        return source
-    if not can_norms(source):
-        what = "norms" if measure == "norms" else "value zeroing"
-        raise ValueError(f"{what} need results of aw.run (not ablated, not an encoder-decoder, not corpus "
-                         "statistics): the model is run again on each text to read its value vectors")
-    if measure == "value_zeroing":
-        from .zeroing import value_zeroing_result
-
-        if isinstance(source, (list, tuple)):
-            return [value_zeroing_result(r) for r in source]
-        assert isinstance(source, AttentionResult)
-        return value_zeroing_result(source)
-    if isinstance(source, (list, tuple)):
-        return norm_results(list(source))
-    assert isinstance(source, AttentionResult)
-    return norm_result(source)

@@ -7,7 +7,8 @@ calls for the same model, device and dtype, by any of those studies, reuse them,
 A call that asks for more workers than the pool has adds the missing ones; one that asks for fewer uses some.
 
 - :func:`shutdown_pool` ends every pool's workers (and the local Ray that attnwidgets started); it also runs when the
-  interpreter exits. ``with worker_pool(model, num_workers=4): ...`` starts a pool and ends it on leaving the block.
+  interpreter exits. ``with shards.worker_pool(model, num_workers=4): ...`` starts a pool and ends it on leaving the
+  block.
 - Each worker reserves ``torch_threads`` CPUs (1 by default), GPU workers too: a worker's tokenising and statistics run
   on its CPU whatever device runs the forward, so a GPU worker is not packed onto a CPU another worker is using.
 - A worker that dies during a call (killed, out of memory, its node lost) is replaced by a fresh one, which loads the
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["RETRIES", "PoolError", "ShardWorker", "WorkerPool", "actor_resources", "get_pool", "import_ray",
-           "make_room", "pools", "shutdown_pool", "start_local_ray", "worker_env", "worker_pool"]
+           "make_room", "pools", "shutdown_pool", "start_local_ray", "worker_env"]
 
 RAY_MISSING = 'backend="ray" needs Ray, which is not installed: pip install "attnwidgets[ray]"'
 
@@ -125,29 +126,6 @@ def shutdown_pool() -> int:
         ray.shutdown()
     _STARTED["node"] = None
     return ended
-
-
-@contextlib.contextmanager
-def worker_pool(model: Any = None, *, num_workers: int | None = None, ray_address: str | None = None,
-                num_gpus: float = 0, device: str | None = None, dtype: str | None = None,
-                torch_threads: int = 1) -> Iterator[WorkerPool]:
-    """A kept pool for ``model``, its workers started now (``num_workers``, default every CPU, or GPUs /
-    ``num_gpus``), ended when the block is left. Studies run inside with the same model, device and dtype use it.
-
-    ``with worker_pool("bert-base-uncased", num_workers=4): corpus_stats(texts, model="bert-base-uncased",
-    backend="ray"); dependency_scores(path, "bert-base-uncased", backend="ray")``: both calls run on the same four
-    workers, which load the model once.
-    """
-    from .shards import ModelSpec
-
-    spec = ModelSpec.of(model, device, dtype)
-    pool = get_pool(spec, ray_address=ray_address, num_gpus=num_gpus, torch_threads=torch_threads,
-                    num_workers=num_workers)
-    try:
-        pool.ensure(pool.workers_for(num_workers, None))
-        yield pool
-    finally:
-        pool.close()
 
 
 def _node_id(ray: Any) -> str:

@@ -15,15 +15,24 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .shards import Shard
+__all__ = ["ResultsFolder", "ResultsFolderError", "Shard", "json_default", "package_version"]
 
-__all__ = ["ResultsFolder", "ResultsFolderError", "json_default", "package_version"]
+
+@dataclass(frozen=True)
+class Shard:
+    """One piece of a study's work: its index in the plan, its items, how many items it counts for on the progress
+    bar, and a key (a hash of the items) that a results folder checks on resume."""
+
+    index: int
+    items: list[Any]
+    size: int
+    key: str
 
 
 class ResultsFolderError(ValueError):

@@ -34,6 +34,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -44,20 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from .results_folder import ResultsFolder, ResultsFolderError, json_default, package_version
+from .results_folder import ResultsFolder, ResultsFolderError, Shard, json_default, package_version
 
-__all__ = ["ModelSpec", "Options", "Pool", "ResultsFolderError", "Shard", "merge", "plan", "run"]
-
-
-@dataclass(frozen=True)
-class Shard:
-    """One piece of a study's work: its index in the plan, its items, how many items it counts for on the progress
-    bar, and a key (a hash of the items) that a results folder checks on resume."""
-
-    index: int
-    items: list[Any]
-    size: int
-    key: str
+__all__ = ["ModelSpec", "Options", "Pool", "ResultsFolderError", "Shard", "merge", "plan", "run", "worker_pool"]
 
 
 def plan(items: Sequence[Any], *, per_shard: int = 1, lengths: Sequence[int] | None = None,
@@ -344,3 +334,26 @@ class Pool:
     def worker_pids(self) -> list[int]:
         """Process ids of the Ray workers (for tests that kill one)."""
         return [] if self._workers is None else self._workers.worker_pids()
+
+
+@contextlib.contextmanager
+def worker_pool(model: Any = None, *, num_workers: int | None = None, ray_address: str | None = None,
+                num_gpus: float = 0, device: str | None = None, dtype: str | None = None,
+                torch_threads: int = 1) -> Iterator[Any]:
+    """A kept pool for ``model``, its workers started now (``num_workers``, default every CPU, or GPUs /
+    ``num_gpus``), ended when the block is left. Studies run inside with the same model, device and dtype use it.
+
+    ``with worker_pool("bert-base-uncased", num_workers=4): corpus_stats(texts, model="bert-base-uncased",
+    backend="ray"); dependency_scores(path, "bert-base-uncased", backend="ray")``: both calls run on the same four
+    workers, which load the model once.
+    """
+    from .pool import get_pool
+
+    spec = ModelSpec.of(model, device, dtype)
+    pool = get_pool(spec, ray_address=ray_address, num_gpus=num_gpus, torch_threads=torch_threads,
+                    num_workers=num_workers)
+    try:
+        pool.ensure(pool.workers_for(num_workers, None))
+        yield pool
+    finally:
+        pool.close()

@@ -45,7 +45,7 @@ def shown(source: Any, measure: str) -> Any:
     """What a widget shows for ``measure``: the source itself for weights, its norm-share result(s) for norms."""
     if measure == "weights":
         return source
-    from ..studies.norms import measured
+    from ..studies.measures import measured
 
     return measured(source, measure)
 
