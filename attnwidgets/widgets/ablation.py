@@ -1,4 +1,5 @@
-"""AblationWidget: disable or scale heads and layers and watch an output change, live (front end: js/src/ablation.ts).
+"""AblationWidget: disable or scale heads and layers and watch an output change, live (front end:
+js/src/views/ablation/).
 
 The one widget that takes a model rather than a result: every change re-runs it. The torch work stays in the runner
 (:func:`attnwidgets.studies.watch.watch_ablation`, which recomputes only the layers at and above the first edited one);

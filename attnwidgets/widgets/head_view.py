@@ -1,4 +1,4 @@
-"""HeadView: bertviz's line view: queries left, keys right, one colour per head (front end: js/src/head_view.ts)."""
+"""HeadView: bertviz's line view: queries left, keys right, one colour per head (front end: js/src/views/head_view/)."""
 
 from __future__ import annotations
 
@@ -296,7 +296,8 @@ class HeadView(ShowsResult, AttnWidget):
                             max(0.0, self.min_weight))[0]
 
     def _view_key(self, kind: str, layer: int, words: bool, window: list[int]) -> str:
-        """The page's name for a view (js/src/head_view.ts viewKey): kind/layer/level, and /start-stop in a window."""
+        """The page's name for a view (js/src/views/head_view/state.ts viewKey): kind/layer/level, and /start-stop
+        in a window."""
         key = f"{kind}/{layer}/{'w' if words else 't'}"
         return key + (f"/{window[0]}-{window[1]}" if not words and self.windowed(window) else "")
 

@@ -1,4 +1,4 @@
-"""QKStepThrough: one head's attention for one query, step by step (front end: js/src/qk.ts).
+"""QKStepThrough: one head's attention for one query, step by step (front end: js/src/views/qk/).
 
 bertviz's neuron view, for any eager model: the query vector and the key vectors as colour strips, their elementwise
 product, q·k per key, the scaling by √d, the softmax, and the weighted sum of the values, each in its own panel.
@@ -223,7 +223,8 @@ class QKStepThrough(AttnWidget):
         return out
 
     def _view_key(self) -> str:
-        """The page's name for the view (js/src/qk.ts viewKey): layer/head, and /query/start-stop in a window."""
+        """The page's name for the view (js/src/views/qk/state.ts viewKey): layer/head, and /query/start-stop in a
+        window."""
         key = f"{self.layer}/{self.head}"
         return key + (f"/{self.query}/{self.window[0]}-{self.window[1]}" if self.windowed() else "")
 
