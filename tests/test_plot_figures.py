@@ -80,6 +80,13 @@ FILL_VIEW = {"tokens": ["[CLS]", "the", "[MASK]", "sat", "[SEP]"], "positions": 
 QK_SPACE = build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), 0.25)] * 2,
                           [["[CLS]", "a", "b", "[SEP]"]] * 2)
 PANEL = pd.DataFrame({"item": ["a", "b"], "name": ["p", "p"], "before": [0.9, 0.2], "after": [0.7, 0.3]})
+_X = np.random.default_rng(5).normal(size=(5, 8))
+INPUT_PARTS = SimpleNamespace(tokens=["[CLS]", "a", "[SEP]", "b", "[SEP]"], part=[0, 0, 0, 1, 1], token=_X,
+                              segment=0.3 * _X, position=0.2 * _X, total=1.5 * _X, normed=_X, model="toy",
+                              segment_rows=2)
+EXTRAPOLATION = SimpleNamespace(schemes=["sinusoidal", "learned"], test_lengths=[4, 8, 12],
+                                accuracy=np.array([[1.0, 0.9, 0.3], [1.0, 0.95, np.nan]]), train_max=8,
+                                limit=lambda scheme: 8 if scheme == "learned" else None, settings={"n_symbols": 10})
 
 #: One call per plot function, with the theme passed through (None: the current one).
 CALLS = {
@@ -90,6 +97,8 @@ CALLS = {
     "plot_sinks": lambda theme: plots.plot_sinks(R, keys=[0, 1], theme=theme),
     "plot_qk": lambda theme: plots.plot_qk(_captures(), 1, 2, theme=theme),
     "plot_qk_space": lambda theme: plots.plot_qk_space(QK_SPACE, "token", theme=theme),
+    "plot_input_embeddings": lambda theme: plots.plot_input_embeddings(INPUT_PARTS, dims=6, theme=theme),
+    "plot_extrapolation": lambda theme: plots.plot_extrapolation(EXTRAPOLATION, theme=theme),
     "plot_token_attention": lambda theme: plots.plot_token_attention(STATS, theme=theme),
     "plot_entropy_by_layer": lambda theme: plots.plot_entropy_by_layer(STATS, theme=theme),
     "plot_head_clusters": lambda theme: plots.plot_head_clusters(EMBEDDING, theme=theme),
