@@ -36,6 +36,10 @@ MORE = {
     "head view 16 tokens": lambda theme: plots.plot_head_view(_uniform(N), theme=theme),
 }
 ALL = {**CALLS, **MORE}
+#: Teaching figures taller than one screen at lecture size, on purpose: their text is held to LECTURE_MIN_FONT here
+#: and to no overlap by tests/test_notebook_figures.py, but they scroll. The input-embeddings picture (notebook 02
+#: §2b) is six strips of a sentence pair's tokens: at 14 pt labels it is two screens tall (951 x 1272 px).
+SCROLLS = {"plot_input_embeddings"}
 
 
 def _drawn_texts(fig) -> list[Text]:
@@ -59,7 +63,9 @@ def test_lecture_figure_is_readable_and_fits(name):
     assert not small, f"{name}: text below {LECTURE_MIN_FONT} pt: {small[:5]}"
     assert fig.dpi == LECTURE_DPI
     w, h = _shown_px(fig)
-    assert w <= LECTURE_BOX[0] * LECTURE_DPI and h <= LECTURE_BOX[1] * LECTURE_DPI, f"{name}: shown at {w:.0f}x{h:.0f}"
+    assert w <= LECTURE_BOX[0] * LECTURE_DPI, f"{name}: shown at {w:.0f}x{h:.0f}"
+    if name not in SCROLLS:
+        assert h <= LECTURE_BOX[1] * LECTURE_DPI, f"{name}: shown at {w:.0f}x{h:.0f}"
 
 
 def test_long_token_lists_are_thinned_not_shrunk():
