@@ -436,14 +436,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
         );
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(off, b.x, b.y, b.w, b.h);
-    ctx.strokeStyle = t.accent;
-    ctx.lineWidth = t.name === "lecture" ? 3 : 2;
-    ctx.strokeRect(b.x - 1, b.y - 1, b.w + 2, b.h + 2);
-    ctx.font = `${t.font}px ${t.fontFamily}`;
-    ctx.fillStyle = t.accent;
-    ctx.textAlign = "right";
-    ctx.textBaseline = "middle";
-    ctx.fillText(label, b.x - 6, b.y + b.h / 2);
+    span.frameSpanRow(ctx, b, label, t);
   }
 
   function diffLegend(canvas: HTMLCanvasElement, div: DivergingName): void {

@@ -208,14 +208,24 @@ export function drawSpanRow(
   const img = matrixCanvas(row, 1, row.length, vmax, map);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(img, band.k0, 0, band.kn, 1, band.x, band.y, band.w, band.h);
+  frameSpanRow(ctx, band, label, t);
+}
+
+/** The accent frame and the label left of a span's combined row (drawn over the row's pixels at `box`). */
+export function frameSpanRow(
+  ctx: CanvasRenderingContext2D,
+  box: { x: number; y: number; w: number; h: number },
+  label: string,
+  t: Theme,
+): void {
   ctx.strokeStyle = t.accent;
   ctx.lineWidth = t.name === "lecture" ? 3 : 2;
-  ctx.strokeRect(band.x - 1, band.y - 1, band.w + 2, band.h + 2);
+  ctx.strokeRect(box.x - 1, box.y - 1, box.w + 2, box.h + 2);
   ctx.font = `${t.font}px ${t.fontFamily}`;
   ctx.fillStyle = t.accent;
   ctx.textAlign = "right";
   ctx.textBaseline = "middle";
-  ctx.fillText(label, band.x - 6, band.y + band.h / 2);
+  ctx.fillText(label, box.x - 6, box.y + box.h / 2);
 }
 
 /** Outline each run of selected rows across a map in the theme's accent: row q spans [yOf(q), yOf(q) + rowH). */
