@@ -1,29 +1,8 @@
-// Helpers of the teaching explorers (positional.ts, mask_explorer.ts): signed-value pixels, rectangular panel
-// geometry, axis ticks, byte sizes, divisors, and a labelled slider built with DOM APIs only.
+// Helpers of the teaching explorers (views/positional, views/mask_explorer): rectangular panel geometry, axis ticks,
+// a labelled slider built with DOM APIs only, the caption and the row of panels. What only one of them uses lives in
+// its view (mask_explorer/state.ts: byte sizes, divisors, positions typed; positional/state.ts: diverging pixels).
 
-import { type DivergingName, divergingRgb } from "./diverging";
 import { h, listen } from "./dom";
-
-/** RGBA pixels of a rows x cols matrix on a diverging scale [-vmax, vmax]; NaN (masked) cells are light grey. */
-export function divergingPixels(
-  data: ArrayLike<number>,
-  rows: number,
-  cols: number,
-  vmax: number,
-  name: DivergingName,
-): Uint8ClampedArray<ArrayBuffer> {
-  const px = new Uint8ClampedArray(new ArrayBuffer(rows * cols * 4));
-  for (let i = 0; i < rows * cols; i++) {
-    const v = data[i];
-    const o = i * 4;
-    const [r, g, b] = Number.isNaN(v) ? [220, 220, 220] : divergingRgb(name, v, vmax);
-    px[o] = r;
-    px[o + 1] = g;
-    px[o + 2] = b;
-    px[o + 3] = 255;
-  }
-  return px;
-}
 
 /** Where a rows x cols panel sits: cells fill a box of at most maxW x maxH, never larger than maxCell. */
 export interface PanelGeometry {
@@ -71,37 +50,6 @@ export function tickIndices(n: number, count = 5): number[] {
   if (out.length > 1 && n - 1 - out[out.length - 1] < step / 2) out.pop();
   out.push(n - 1);
   return out;
-}
-
-/** A byte count for people: "2.00 GiB", "512 MiB", "64 KiB". */
-export function formatBytes(n: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  const text = v >= 100 || Number.isInteger(v) ? v.toFixed(0) : v.toFixed(2);
-  return `${text} ${units[u]}`;
-}
-
-/** Divisors of n in increasing order (the n_kv_heads that work for n query heads). */
-export function divisors(n: number): number[] {
-  const out: number[] = [];
-  for (let k = 1; k <= n; k++) if (n % k === 0) out.push(k);
-  return out;
-}
-
-/** Positions typed as "0, 8 15" -> [0, 8, 15]: integers in 0..n-1, sorted, without repeats. */
-export function parsePositions(text: string, n: number): number[] {
-  const seen = new Set<number>();
-  for (const part of text.split(/[\s,;]+/)) {
-    if (!/^\d+$/.test(part)) continue;
-    const v = Number(part);
-    if (v < n) seen.add(v);
-  }
-  return [...seen].sort((a, b) => a - b);
 }
 
 /** A labelled range slider whose number shows while dragging; `commit` runs once the user lets go. */
