@@ -1,0 +1,87 @@
+// FillMask's controls: the [MASK], layer and head menus; the sentence box (Enter or leaving it sets `text`); a click
+// on a [MASK]'s bars picks it; the attention row's tooltip.
+
+import { h, listen, resetControls, select } from "../../shared/dom";
+import { type WidgetModel, saveTraits } from "../../shared/model";
+import { userText } from "../../shared/text";
+import { hoverTooltip } from "../../shared/tooltip";
+import { type FillMaskTraits, type FillsLayout, columnAt, menuOptions, panelAt } from "./state";
+
+type Model = WidgetModel<FillMaskTraits>;
+
+/** (Re)build the bar: the [MASK] menu (with several), layer, head, export. */
+export function buildControls(
+  model: Model,
+  bar: HTMLElement,
+  exportControls: (list: Array<() => void>) => HTMLElement,
+  list: Array<() => void>,
+): void {
+  resetControls(list, bar);
+  const opts = menuOptions(model.get("_meta").shape);
+  const menu = (name: "layer" | "head" | "mask", options: Array<[string, string]>, label: string) => {
+    const s = select(options, String(model.get(name)), name);
+    list.push(listen(s, "change", () => saveTraits(model, { [name]: Number(s.value) })));
+    bar.append(h("label", {}, `${label} `, s));
+  };
+  if (opts.mask) menu("mask", opts.mask, "attention of [MASK]");
+  menu("layer", opts.layer, "layer");
+  menu("head", opts.head, "head");
+  bar.append(exportControls(list));
+}
+
+/** The sentence box: Enter or a change sends the text to Python (when it changed). */
+export function sentenceBox(model: Model, input: HTMLInputElement): Array<() => void> {
+  const submit = () => {
+    if (input.value !== model.get("text")) saveTraits(model, { text: input.value });
+  };
+  return [
+    listen(input, "keydown", (e: KeyboardEvent) => {
+      if (e.key === "Enter") submit();
+    }),
+    listen(input, "change", submit),
+  ];
+}
+
+/** A click on a [MASK]'s panel of bars makes it the [MASK] whose attention is shown. */
+export function pickMask(
+  model: Model,
+  canvas: HTMLCanvasElement,
+  layout: () => FillsLayout | null,
+): () => void {
+  return listen(canvas, "click", (e: MouseEvent) => {
+    const l = layout();
+    if (!l) return;
+    const rect = canvas.getBoundingClientRect();
+    const m = panelAt(
+      l,
+      (model.get("_payload").fills ?? []).length,
+      e.clientX - rect.left,
+      e.clientY - rect.top,
+    );
+    if (m >= 0 && m !== model.get("mask")) saveTraits(model, { mask: m });
+  });
+}
+
+/** The attention row's tooltip: the token and its attention. */
+export function rowHover(
+  model: Model,
+  canvas: HTMLCanvasElement,
+  root: HTMLElement,
+  tooltip: HTMLElement,
+  o: { columns: () => { x0: number; colW: number }; values: () => Float32Array },
+): Array<() => void> {
+  return hoverTooltip(canvas, root, tooltip, {
+    hitAt: (e) => {
+      const rect = canvas.getBoundingClientRect();
+      const j = columnAt(o.columns(), (model.get("_payload").tokens ?? []).length, e.clientX - rect.left);
+      return j < 0 ? null : j;
+    },
+    same: (a, b) => a === b,
+    tip: (j) => {
+      const v = o.values()[j];
+      const tok = model.get("_payload").tokens[j];
+      return { text: `token ${j}: ${userText(tok)}\nattention ${v.toFixed(3)}`, data: { key: String(j) } };
+    },
+    changed: () => {},
+  });
+}

@@ -1,0 +1,139 @@
+// FillMask: type a sentence with [MASK]; the model's top-k fillers per [MASK] as bars with probabilities, and the
+// attention of one [MASK] position over the tokens (layer / head menus, head -1 = the layer's mean). Mirrors
+// attnwidgets/widgets/fill_mask.py. Typing sets the synced `text` trait (Enter or leaving the box); Python fills it
+// in again and sends a new payload. Token text is drawn on canvases or set as textContent, never as markup.
+// This file wires the parts up: state.ts (what to show), paint.ts (bars and row), controls.ts (menus, box, clicks).
+
+import { decode } from "../../shared/buffers";
+import { controlGroup, h } from "../../shared/dom";
+import { roomFor } from "../../shared/heads";
+import { type RenderProps, onModel } from "../../shared/model";
+import { userText } from "../../shared/text";
+import { applyTheme, theme } from "../../shared/theme";
+import { tooltipBox } from "../../shared/tooltip";
+import { widgetShell } from "../../shared/widget_shell";
+import { buildControls, pickMask, rowHover, sentenceBox } from "./controls";
+import { paintFills, paintRow } from "./paint";
+import {
+  type FillMaskTraits,
+  type FillsLayout,
+  attentionRow,
+  fillCaption,
+  pictureWidth,
+  rowTitle,
+} from "./state";
+
+export type { FillMaskTraits } from "./state";
+
+const CSS = `
+.aw-fill-mask input.aw-fill-text[type="text"] { font: inherit; width: 32em; max-width: 90%; padding: 2px 6px; }
+.aw-fill-mask canvas { display: block; }
+`;
+
+/** The sentence box, the two canvases and the texts around them. */
+function fillDom() {
+  const input = h("input", {
+    type: "text",
+    className: "aw-fill-text",
+    "aria-label": "sentence with [MASK]",
+    "data-testid": "fill-text",
+    spellcheck: "false",
+  });
+  return {
+    input,
+    inputRow: h("div", { className: "aw-bar" }, h("label", {}, "sentence ", input)),
+    fillsCanvas: h("canvas", { className: "aw-canvas", "data-testid": "fills-canvas" }),
+    rowCanvas: h("canvas", { className: "aw-canvas", "data-testid": "row-canvas" }),
+    rowTitle: h("div", { className: "aw-muted", "data-testid": "row-title", "data-export-text": "" }),
+    caption: h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" }),
+  };
+}
+
+function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
+  const shell = widgetShell(model, el, "aw-fill-mask", CSS);
+  const { root, title, bar, errorBox, cleanups, showError } = shell;
+  const dom = fillDom();
+  const tooltip = tooltipBox();
+  root.append(
+    title,
+    dom.inputRow,
+    bar,
+    errorBox,
+    dom.fillsCanvas,
+    dom.rowTitle,
+    dom.rowCanvas,
+    dom.caption,
+    tooltip,
+  );
+
+  let rows: Float32Array = new Float32Array(0);
+  let columns = { x0: 0, colW: 0 };
+  let panels: FillsLayout | null = null; // the bars' panels, one per [MASK]: a click picks that [MASK]
+  const controls = controlGroup(cleanups);
+  // The pictures are as wide as the widget (the row title spans it); drawn again when that width changes.
+  let measured = 0;
+  const resize = new ResizeObserver(() => {
+    if (dom.rowTitle.clientWidth === measured) return;
+    measured = dom.rowTitle.clientWidth;
+    paint();
+  });
+  resize.observe(dom.rowTitle);
+  cleanups.push(() => resize.disconnect());
+  const values = () => {
+    const shape = model.get("_meta").shape;
+    return attentionRow(rows, shape, model.get("mask"), model.get("layer"), model.get("head"));
+  };
+
+  function paint(): void {
+    const t = theme(model.get("theme"));
+    applyTheme(root, t);
+    title.textContent = `${userText(model.get("_meta").model ?? "")} · fill in the [MASK]`;
+    if (document.activeElement !== dom.input) dom.input.value = model.get("text");
+    const p = model.get("_payload");
+    const room = pictureWidth(measured, roomFor(el), t.name);
+    panels = paintFills(dom.fillsCanvas, p, model.get("mask"), t, room);
+    const shape = model.get("_meta").shape;
+    const m = Math.min(model.get("mask"), shape[0] - 1);
+    const [layer, head] = [model.get("layer"), model.get("head")];
+    const row = rows.length
+      ? attentionRow(rows, shape, m, layer, head)
+      : new Float32Array((p.tokens ?? []).length);
+    columns = paintRow(dom.rowCanvas, p, row, m, t, room);
+    dom.rowTitle.textContent = rowTitle(m, layer, head);
+    dom.caption.textContent = fillCaption((p.fills ?? []).length);
+  }
+
+  function load(): void {
+    try {
+      rows = decode(model.get("_payload").rows).data;
+      showError(model.get("_error"));
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+    buildControls(model, bar, shell.exportControls, controls);
+    paint();
+  }
+
+  cleanups.push(
+    ...sentenceBox(model, dom.input),
+    pickMask(model, dom.fillsCanvas, () => panels),
+    ...rowHover(model, dom.rowCanvas, root, tooltip, { columns: () => columns, values }),
+    onModel(model, "change:_payload", load),
+    onModel(model, "change:_meta", load),
+    onModel(model, "change:layer", paint),
+    onModel(model, "change:head", paint),
+    onModel(model, "change:mask", () => {
+      buildControls(model, bar, shell.exportControls, controls);
+      paint();
+    }),
+    onModel(model, "change:theme", paint),
+    onModel(model, "change:text", () => {
+      if (document.activeElement !== dom.input) dom.input.value = model.get("text");
+    }),
+  );
+  void errorBox;
+  load();
+  return shell.close;
+}
+
+export default { render };

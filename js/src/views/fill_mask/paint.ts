@@ -1,0 +1,127 @@
+// FillMask's drawing: the fillers' bars, one panel per [MASK], and the attention row of the chosen [MASK] over the
+// tokens (state.ts says what).
+
+import { categorical } from "../../shared/colors";
+import { fitToken, prepareCanvas, textMeasurer } from "../../shared/draw";
+import type { Theme } from "../../shared/theme";
+import { type Fill, type FillMaskTraits, type FillsLayout, fillsLayout, rowColumns } from "./state";
+
+/** The filler bars of one [MASK] `m` in the panel at (x0, y0). */
+function drawPanel(
+  ctx: CanvasRenderingContext2D,
+  l: FillsLayout,
+  t: Theme,
+  f: Fill,
+  at: { m: number; x0: number; y0: number; position: number; selected: boolean },
+): void {
+  const font = `${t.font}px ${t.fontFamily}`;
+  const { lineH, labelW, barMax, pMax } = l;
+  const { x0, y0 } = at;
+  ctx.fillStyle = at.selected ? t.accent : t.fg;
+  ctx.textAlign = "left";
+  ctx.font = `bold ${font}`;
+  ctx.fillText(`[MASK] #${at.m + 1} (token ${at.position})`, x0 + 4, y0 + lineH / 2);
+  ctx.font = font;
+  f.tokens.forEach((tok, r) => {
+    const y = y0 + lineH * (r + 1);
+    const pr = f.probs[r];
+    ctx.fillStyle = t.fg;
+    ctx.textAlign = "right";
+    ctx.fillText(fitToken(ctx, tok, labelW - 10), x0 + labelW - 6, y + lineH / 2);
+    ctx.fillStyle = categorical(at.m);
+    ctx.fillRect(x0 + labelW, y + lineH * 0.15, Math.max(1, (barMax * pr) / pMax), lineH * 0.7);
+    ctx.fillStyle = t.fg;
+    ctx.textAlign = "left";
+    ctx.fillText(`${(100 * pr).toFixed(1)} %`, x0 + labelW + (barMax * pr) / pMax + 6, y + lineH / 2);
+  });
+}
+
+/** Paint the fillers' panels `room` px wide at most; returns their layout (a click picks a panel's [MASK]). */
+export function paintFills(
+  canvas: HTMLCanvasElement,
+  p: FillMaskTraits["_payload"],
+  selected: number,
+  t: Theme,
+  room: number,
+): FillsLayout {
+  const fills = p.fills ?? [];
+  const probe = textMeasurer();
+  const font = `${t.font}px ${t.fontFamily}`;
+  probe.font = font;
+  const l = fillsLayout(fills, room, t.font, Math.round(probe.measureText("100.0 %").width) + 8);
+  const ctx = prepareCanvas(canvas, l.w * l.perRow, l.h * l.nRows);
+  ctx.fillStyle = t.bg;
+  ctx.fillRect(0, 0, l.w * l.perRow, l.h * l.nRows);
+  ctx.font = font;
+  ctx.textBaseline = "middle";
+  fills.forEach((f, m) => {
+    const at = { m, x0: (m % l.perRow) * l.w, y0: Math.floor(m / l.perRow) * l.h };
+    drawPanel(ctx, l, t, f, { ...at, position: p.positions[m], selected: m === selected });
+  });
+  Object.assign(canvas.dataset, {
+    nMasks: String(fills.length),
+    top: fills.map((f) => f.tokens[0] ?? "").join("\u241f"),
+    nBars: String(fills.reduce((a, f) => a + f.tokens.length, 0)),
+    // what the bars say, per [MASK]: its words and probabilities as drawn (for tests and screen readers)
+    words: JSON.stringify(fills.map((f) => f.tokens)),
+    probs: JSON.stringify(fills.map((f) => f.probs)),
+    selected: String(selected),
+    perRow: String(l.perRow),
+    panelW: String(l.w),
+    panelH: String(l.h),
+  });
+  return l;
+}
+
+/** Paint the attention row `values` of [MASK] `m` over the tokens; returns its columns (for the tooltip). */
+export function paintRow(
+  canvas: HTMLCanvasElement,
+  p: FillMaskTraits["_payload"],
+  values: Float32Array,
+  m: number,
+  t: Theme,
+  room: number,
+): { x0: number; colW: number } {
+  const tokens = p.tokens ?? [];
+  const n = tokens.length;
+  const { x0, colW, rotated } = rowColumns(n, room, t.font);
+  const plotH = Math.round(t.font * 5);
+  const labelH = Math.round(rotated ? t.font * 4.5 : t.font * 1.8);
+  const width = x0 + colW * n + 8;
+  const height = t.font + plotH + labelH;
+  const ctx = prepareCanvas(canvas, width, height);
+  ctx.fillStyle = t.bg;
+  ctx.fillRect(0, 0, width, height);
+  ctx.font = `${t.font}px ${t.fontFamily}`;
+  let vmax = 0;
+  for (const v of values) if (v > vmax) vmax = v;
+  const top = Math.max(vmax, 1e-6);
+  const y0 = t.font;
+  ctx.fillStyle = t.muted;
+  ctx.textAlign = "right";
+  ctx.textBaseline = "middle";
+  ctx.fillText(top.toFixed(2), x0 - 4, y0);
+  ctx.fillText("0", x0 - 4, y0 + plotH);
+  const masks = new Set(p.positions ?? []);
+  for (let j = 0; j < n; j++) {
+    const x = x0 + j * colW;
+    const bh = (plotH * values[j]) / top;
+    ctx.fillStyle = j === p.positions[m] ? t.accent : masks.has(j) ? t.muted : categorical(0);
+    ctx.fillRect(x + 2, y0 + plotH - bh, colW - 4, bh);
+    ctx.save();
+    ctx.translate(x + colW / 2, y0 + plotH + 6);
+    ctx.rotate(rotated ? -Math.PI / 4 : 0);
+    ctx.textAlign = rotated ? "right" : "center";
+    ctx.textBaseline = "top";
+    ctx.fillStyle = j === p.positions[m] ? t.accent : t.fg;
+    ctx.fillText(fitToken(ctx, tokens[j], rotated ? labelH * 1.3 : colW - 4, 12), 0, 0);
+    ctx.restore();
+  }
+  ctx.strokeStyle = t.fg;
+  ctx.beginPath();
+  ctx.moveTo(x0, y0 + plotH + 0.5);
+  ctx.lineTo(x0 + colW * n, y0 + plotH + 0.5);
+  ctx.stroke();
+  Object.assign(canvas.dataset, { n: String(n), x0: String(x0), colW: String(colW), max: String(vmax) });
+  return { x0, colW };
+}

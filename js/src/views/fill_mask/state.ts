@@ -1,0 +1,139 @@
+// FillMask's state: pure functions from the traits and the payload to what the page draws (no DOM): the attention
+// row of one [MASK], the bar panels' layout, which panel a click is on, the texts. Mirrors attnwidgets/widgets/fill_mask.py.
+
+import type { Packed } from "../../shared/buffers";
+
+export interface Fill {
+  tokens: string[];
+  probs: number[];
+}
+
+/** Python traits of FillMask (attnwidgets/widgets/fill_mask.py). */
+export interface FillMaskTraits {
+  text: string;
+  k: number;
+  layer: number;
+  head: number;
+  mask: number;
+  theme: string;
+  _error: string;
+  _meta: { model: string; shape: number[] }; // shape: (masks, layers, heads, tokens)
+  _payload: {
+    tokens: string[];
+    positions: number[];
+    fills: Fill[];
+    rows: Packed;
+    text: string;
+  };
+}
+
+/** The attention of mask `m` at `layer` over the tokens; head -1 is the mean over the layer's heads. */
+export function attentionRow(
+  rows: Float32Array,
+  shape: number[],
+  m: number,
+  layer: number,
+  head: number,
+): Float32Array {
+  const [, nLayers, nHeads, n] = shape;
+  const out = new Float32Array(n);
+  const base = (m * nLayers + layer) * nHeads * n;
+  const heads = head < 0 ? Array.from({ length: nHeads }, (_, i) => i) : [head];
+  for (const hh of heads) for (let j = 0; j < n; j++) out[j] += rows[base + hh * n + j] / heads.length;
+  return out;
+}
+
+/** The menus' options for a (masks, layers, heads, tokens) shape: [MASK] #1.. (only with several), layers, heads
+ * with "mean" (-1) first. */
+export function menuOptions(shape: number[]): {
+  mask: Array<[string, string]> | null;
+  layer: Array<[string, string]>;
+  head: Array<[string, string]>;
+} {
+  const [nMasks, nLayers, nHeads] = shape;
+  const count = (n: number) => Array.from({ length: n }, (_, i): [string, string] => [String(i), String(i)]);
+  return {
+    mask:
+      nMasks > 1
+        ? Array.from({ length: nMasks }, (_, i): [string, string] => [String(i), `#${i + 1}`])
+        : null,
+    layer: count(nLayers),
+    head: [["-1", "mean"], ...count(nHeads)],
+  };
+}
+
+/** The pictures' width (CSS px): the widget's (`measured`, else the output area's), within 240 and the theme's most. */
+export function pictureWidth(measured: number, room: number, themeName: string): number {
+  const w = measured || room;
+  return Math.max(240, Math.min(w - 8, themeName === "lecture" ? 1180 : 900));
+}
+
+/** Where the bar panels go: one per [MASK], `perRow` a row, each `w` x `h`; a bar `barMax` px at the top
+ * probability `pMax` (one scale for every panel: the longest bar is the most probable filler shown). */
+export interface FillsLayout {
+  perRow: number;
+  w: number;
+  h: number;
+  nRows: number;
+  lineH: number;
+  labelW: number;
+  barMax: number;
+  pMax: number;
+}
+
+export function fillsLayout(fills: Fill[], room: number, font: number, valueW: number): FillsLayout {
+  const k = Math.max(1, ...fills.map((f) => f.tokens.length));
+  const lineH = Math.round(font * 1.6);
+  const labelW = Math.round(font * 7);
+  const perRow = Math.max(1, Math.min(fills.length, Math.floor(room / (labelW + valueW + font * 6))));
+  const w = Math.floor(Math.min(room / perRow, labelW + valueW + font * 14));
+  return {
+    perRow,
+    w,
+    h: lineH * (k + 1) + 8,
+    nRows: Math.ceil(fills.length / perRow),
+    lineH,
+    labelW,
+    barMax: w - labelW - valueW - 16,
+    pMax: Math.max(1e-6, ...fills.flatMap((f) => f.probs)),
+  };
+}
+
+/** The [MASK] whose panel is at (x, y) px, or -1 outside the `n` panels. */
+export function panelAt(l: Pick<FillsLayout, "w" | "h" | "perRow">, n: number, x: number, y: number): number {
+  const col = Math.floor(x / l.w);
+  const row = Math.floor(y / l.h);
+  const m = row * l.perRow + col;
+  return col >= 0 && col < l.perRow && m >= 0 && m < n ? m : -1;
+}
+
+/** The attention row's columns: x of the first, width of each, and whether the labels are turned 45°. */
+export function rowColumns(
+  n: number,
+  room: number,
+  font: number,
+): { x0: number; colW: number; rotated: boolean } {
+  const x0 = Math.round(font * 3.2);
+  const colW = Math.max(8, Math.min(font * 4.5, Math.floor((room - x0) / Math.max(1, n))));
+  return { x0, colW, rotated: colW < font * 4 };
+}
+
+/** The token column under x px, or -1 outside the `n` tokens. */
+export function columnAt(cols: { x0: number; colW: number }, n: number, x: number): number {
+  const j = Math.floor((x - cols.x0) / (cols.colW || 1));
+  return j >= 0 && j < n ? j : -1;
+}
+
+/** The title over the attention row. */
+export function rowTitle(m: number, layer: number, head: number): string {
+  return `Where [MASK] #${m + 1} attends: layer ${layer}, ${head < 0 ? "mean of the heads" : `head ${head}`}`;
+}
+
+/** The caption: what the bars are, how to pick a [MASK] (with several), how to type. */
+export function fillCaption(nFills: number): string {
+  return (
+    "Bars: each filler's probability (softmax over all pieces, top k). " +
+    (nFills > 1 ? "Click a [MASK]'s bars to see where it attends. " : "") +
+    "Type a sentence with [MASK], then Enter."
+  );
+}

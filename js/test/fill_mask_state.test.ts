@@ -1,0 +1,99 @@
+// FillMask's state (views/fill_mask/state.ts): pure functions, checked against hand-computed cases.
+import { describe, expect, it } from "vitest";
+import {
+  attentionRow,
+  columnAt,
+  fillCaption,
+  fillsLayout,
+  menuOptions,
+  panelAt,
+  pictureWidth,
+  rowColumns,
+  rowTitle,
+} from "../src/views/fill_mask/state";
+
+describe("attentionRow", () => {
+  // shape (masks 2, layers 1, heads 2, tokens 3): values = 100 * mask + 10 * head + token
+  const shape = [2, 1, 2, 3];
+  const rows = Float32Array.from({ length: 12 }, (_, i) => {
+    const [m, hh, j] = [Math.floor(i / 6), Math.floor(i / 3) % 2, i % 3];
+    return 100 * m + 10 * hh + j;
+  });
+  it("reads one head's row of one [MASK]", () => {
+    expect(Array.from(attentionRow(rows, shape, 1, 0, 1))).toEqual([110, 111, 112]);
+    expect(Array.from(attentionRow(rows, shape, 0, 0, 0))).toEqual([0, 1, 2]);
+  });
+  it("averages the layer's heads for head -1", () => {
+    expect(Array.from(attentionRow(rows, shape, 1, 0, -1))).toEqual([105, 106, 107]);
+  });
+});
+
+describe("controls", () => {
+  it("offers a [MASK] menu only with several, and mean before the heads", () => {
+    const one = menuOptions([1, 2, 3, 9]);
+    expect(one.mask).toBeNull();
+    expect(one.layer).toEqual([
+      ["0", "0"],
+      ["1", "1"],
+    ]);
+    expect(one.head.map(([v]) => v)).toEqual(["-1", "0", "1", "2"]);
+    expect(one.head[0][1]).toBe("mean");
+    expect(menuOptions([2, 1, 1, 4]).mask).toEqual([
+      ["0", "#1"],
+      ["1", "#2"],
+    ]);
+  });
+});
+
+describe("layout", () => {
+  const fills = [
+    { tokens: ["a", "b", "c"], probs: [0.5, 0.2, 0.1] },
+    { tokens: ["d"], probs: [0.8] },
+    { tokens: ["e", "f"], probs: [0.3, 0.3] },
+  ];
+  it("sizes the pictures to the widget, within 240 px and the theme's most", () => {
+    expect(pictureWidth(700, 1000, "light")).toBe(692);
+    expect(pictureWidth(0, 1000, "light")).toBe(900);
+    expect(pictureWidth(0, 1000, "lecture")).toBe(992);
+    expect(pictureWidth(100, 1000, "light")).toBe(240);
+  });
+  it("puts as many [MASK] panels in a row as fit, bars on one scale", () => {
+    // font 10: line 16, labels 70, a panel at least 70 + 50 + 60 = 180 px, at most 70 + 50 + 140 = 260
+    const l = fillsLayout(fills, 400, 10, 50);
+    expect([l.perRow, l.w, l.h, l.nRows, l.lineH, l.labelW]).toEqual([2, 200, 16 * 4 + 8, 2, 16, 70]);
+    expect(l.barMax).toBe(200 - 70 - 50 - 16);
+    expect(l.pMax).toBe(0.8);
+    const wide = fillsLayout(fills, 2000, 10, 50);
+    expect([wide.perRow, wide.w, wide.nRows]).toEqual([3, 260, 1]);
+    expect(fillsLayout([], 400, 10, 50).perRow).toBe(1);
+  });
+  it("finds the [MASK] panel under a click, none outside", () => {
+    const l = { w: 200, h: 72, perRow: 2 };
+    expect(panelAt(l, 3, 10, 10)).toBe(0);
+    expect(panelAt(l, 3, 250, 10)).toBe(1);
+    expect(panelAt(l, 3, 10, 80)).toBe(2);
+    expect(panelAt(l, 3, 250, 80)).toBe(-1); // a fourth panel that does not exist
+    expect(panelAt(l, 3, 450, 10)).toBe(-1); // right of the row
+    expect(panelAt(l, 3, -5, 10)).toBe(-1);
+  });
+  it("spaces the tokens of the attention row and finds the one under the pointer", () => {
+    // font 10: x0 32; (400 - 32) / 4 = 92 -> at most 45 px a column, labels level
+    expect(rowColumns(4, 400, 10)).toEqual({ x0: 32, colW: 45, rotated: false });
+    // 40 tokens: 9 px columns (at least 8), labels turned
+    expect(rowColumns(40, 400, 10)).toEqual({ x0: 32, colW: 9, rotated: true });
+    const cols = { x0: 32, colW: 45 };
+    expect(columnAt(cols, 4, 32)).toBe(0);
+    expect(columnAt(cols, 4, 32 + 45 * 3 + 44)).toBe(3);
+    expect(columnAt(cols, 4, 32 + 45 * 4)).toBe(-1);
+    expect(columnAt(cols, 4, 20)).toBe(-1);
+  });
+});
+
+describe("texts", () => {
+  it("titles the row and captions the view", () => {
+    expect(rowTitle(0, 3, -1)).toBe("Where [MASK] #1 attends: layer 3, mean of the heads");
+    expect(rowTitle(1, 0, 5)).toBe("Where [MASK] #2 attends: layer 0, head 5");
+    expect(fillCaption(1)).not.toContain("Click");
+    expect(fillCaption(2)).toContain("Click a [MASK]'s bars to see where it attends. ");
+  });
+});
