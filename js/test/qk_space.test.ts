@@ -6,11 +6,16 @@ import {
   N_COLS,
   OTHER,
   buildGrid,
+  categoryCount,
+  colorOptions,
   coordinates,
   gridNearest,
+  panelSizes,
+  panelTitle,
   pointColors,
+  pointTip,
   tokenInSentence,
-} from "../src/shared/qk_space_state";
+} from "../src/views/qk_space/state";
 
 /** A point table as Python packs it: one row of nine numbers per point. */
 function table(rows: Array<Partial<Record<keyof typeof COL, number>>>): Float32Array {
@@ -120,5 +125,52 @@ describe("a token in its sentence", () => {
   });
   it("shows invisible characters as the other views do", () => {
     expect(tokenInSentence(["a\u200bb"], 0)).toBe("⟦a⟨U+200B⟩b⟧");
+  });
+});
+
+describe("the view's sizes, menu and texts", () => {
+  it("offers part of speech only when the corpus has it", () => {
+    expect(colorOptions({ has_pos: false }).map(([v]) => v)).toEqual(["position", "token", "attention"]);
+    expect(colorOptions({ has_pos: true }).map(([v]) => v)).toEqual([
+      "position",
+      "token",
+      "pos",
+      "attention",
+    ]);
+    const m = { token_names: ["the", "a", "of"], pos_names: ["NOUN"] };
+    expect([categoryCount(m, "token"), categoryCount(m, "pos"), categoryCount(m, "position")]).toEqual([
+      3, 1, 0,
+    ]);
+  });
+
+  it("sizes the scatter and the panel to the theme, the output area and a fitted box", () => {
+    // area 1000: avail 988, scatter min(400, 543) = 400, panel min(400, 988 - 400 - 12) = 400
+    expect(panelSizes(500, 1000, null)).toEqual([400, 400]);
+    // area 600: avail 588, scatter round(0.55 * 588) = 323, panel 588 - 323 - 12 = 253
+    expect(panelSizes(500, 600, null)).toEqual([323, 253]);
+    // fitted 700 x 300: scatter min(378, 300 - 4) = 296; panel min(296, 300 - 24) = 276
+    expect(panelSizes(500, 1000, { width: 700, height: 300 })).toEqual([296, 276]);
+    expect(panelSizes(500, 200, null)).toEqual([240, 140]); // never below 240 and 140
+  });
+
+  it("explains a point in its tooltip, by what the colour shows", () => {
+    const meta = { tokens: [["a"], ["the", "cat", "sat", "down"]], pos_names: ["NOUN"] };
+    const points = table([
+      { kind: 1, sentence: 1, token: 2, received: 0.125, posCat: 0 },
+      { kind: 0, sentence: 0, token: 0, received: Number.NaN, posCat: -1 },
+    ]);
+    const key = pointTip(meta, points, "attention", 0);
+    expect(key.text).toBe("key “sat” · sentence 1, token 2\nthe cat ⟦sat⟧ down\nattention received: 0.125");
+    expect(key.data).toEqual({ kind: "key", sentence: "1", token: "2", text: "sat" });
+    expect(pointTip(meta, points, "pos", 0).text.split("\n")[2]).toBe("part of speech: NOUN");
+    expect(pointTip(meta, points, "attention", 1).text).toBe("query “a” · sentence 0, token 0\n⟦a⟧");
+    expect(pointTip(meta, points, "pos", 1).text.split("\n")[2]).toBe("part of speech: other");
+  });
+
+  it("titles the panel with the sentence, the head and the clicked token", () => {
+    const m = { layer: 3, head: 1 };
+    expect(panelTitle(m, 4, null)).toBe("sentence 4 · layer 3 head 1");
+    expect(panelTitle(m, 4, { text: "cat", isKey: true })).toBe("sentence 4 · layer 3 head 1 · key “cat”");
+    expect(panelTitle(m, 4, { text: "cat", isKey: false })).toBe("sentence 4 · layer 3 head 1 · query “cat”");
   });
 });

@@ -1,9 +1,36 @@
-// The query–key space view's state, without the DOM: the point table Python packs
-// (attnwidgets/viewdata/qk_space.py: COLUMNS), a grid of buckets for hit-testing 10k+ points, the colour of each
-// point, and a token shown in its sentence. Pure functions, unit-tested (js/test/qk_space.test.ts).
+// QKSpaceView's state, without the DOM: the traits, the point table Python packs (attnwidgets/viewdata/qk_space.py:
+// COLUMNS), a grid of buckets for hit-testing 10k+ points, the colour of each point, the sizes, a token shown in its
+// sentence and the tooltip. Pure functions, unit-tested (js/test/qk_space.test.ts). Mirrors attnwidgets/widgets/qk_space.py.
 
-import { type ColorMapName, categorical, lut, lutIndex } from "./colors";
-import { tokenLabel } from "./text";
+import type { Packed } from "../../shared/buffers";
+import { type ColorMapName, categorical, lut, lutIndex } from "../../shared/colors";
+import { fmt } from "../../shared/heads";
+import { tokenLabel } from "../../shared/text";
+
+/** Python traits of QKSpaceView (attnwidgets/widgets/qk_space.py). */
+export interface QKSpaceTraits {
+  color: ColorBy;
+  colormap: string;
+  sentence: number; // -1: none clicked yet
+  point: number; // -1: none
+  theme: string;
+  fit: "auto" | boolean | number[];
+  _error: string;
+  _payload: { points: Packed }; // (N, 9) float32, columns as COL
+  _meta: QKSpaceMeta;
+}
+
+export interface QKSpaceMeta {
+  title: string;
+  method: string;
+  layer: number;
+  head: number;
+  tokens: string[][]; // each sentence's tokens
+  token_names: string[];
+  pos_names: string[];
+  has_pos: boolean;
+  explained: number[];
+}
 
 /** Columns of one point, in the order Python packs them (nine float32 numbers per point). */
 export const COL = {
@@ -158,4 +185,71 @@ export function tokenInSentence(tokens: string[], k: number, context = 8): strin
     words.push(j === k ? `⟦${t}⟧` : t);
   }
   return `${lo > 0 ? "… " : ""}${words.join(" ")}${hi < tokens.length ? " …" : ""}`;
+}
+
+/** The colour menu's options (part of speech only when the corpus has it). */
+export function colorOptions(m: Pick<QKSpaceMeta, "has_pos">): Array<[string, string]> {
+  const out: Array<[string, string]> = [
+    ["position", "position in sentence"],
+    ["token", "token"],
+  ];
+  if (m.has_pos) out.push(["pos", "part of speech"]);
+  out.push(["attention", "attention received (keys)"]);
+  return out;
+}
+
+/** Sizes of the scatter and the panel (CSS px) for a theme's `maxGrid`, the output area's width `area` and, fitting,
+ * the fitted `room`: the scatter about 55 % of the width, the panel what is left (at least 140 px). */
+export function panelSizes(
+  maxGrid: number,
+  area: number,
+  room: { width: number; height: number } | null,
+): [number, number] {
+  const avail = Math.min(area, room ? room.width : Number.POSITIVE_INFINITY) - 12;
+  let s = Math.round(Math.min(maxGrid * 0.8, Math.max(240, avail * 0.55)));
+  if (room) s = Math.max(160, Math.min(s, room.height - 4));
+  const p = Math.max(140, Math.min(s, Math.floor(avail - s - 12)));
+  return [s, room ? Math.min(p, room.height - 24) : p];
+}
+
+/** How many categories colouring `by` has (tokens or parts of speech; 0 for a continuous one). */
+export function categoryCount(m: Pick<QKSpaceMeta, "token_names" | "pos_names">, by: ColorBy): number {
+  return by === "token" ? m.token_names.length : by === "pos" ? m.pos_names.length : 0;
+}
+
+/** The tooltip of point i: query or key, the token in its sentence, and what the colouring shows of it. */
+export function pointTip(
+  m: Pick<QKSpaceMeta, "tokens" | "pos_names">,
+  points: Float32Array,
+  by: ColorBy,
+  i: number,
+): { text: string; data: Record<string, string> } {
+  const s = column(points, i, COL.sentence);
+  const k = column(points, i, COL.token);
+  const kind = column(points, i, COL.kind) === 0 ? "query" : "key";
+  const tokens = m.tokens[s] ?? [];
+  const lines = [
+    `${kind} “${tokenLabel(tokens[k] ?? "", 24)}” · sentence ${s}, token ${k}`,
+    tokenInSentence(tokens, k),
+  ];
+  if (by === "attention" && kind === "key")
+    lines.push(`attention received: ${fmt(column(points, i, COL.received))}`);
+  if (by === "pos") {
+    const c = column(points, i, COL.posCat);
+    lines.push(`part of speech: ${c >= 0 ? m.pos_names[c] : "other"}`);
+  }
+  return {
+    text: lines.join("\n"),
+    data: { kind, sentence: String(s), token: String(k), text: tokens[k] ?? "" },
+  };
+}
+
+/** The panel's title for sentence s on the head, with the clicked token (a query's row or a key's column). */
+export function panelTitle(
+  m: Pick<QKSpaceMeta, "layer" | "head">,
+  s: number,
+  token: { text: string; isKey: boolean } | null,
+): string {
+  const what = token ? ` · ${token.isKey ? "key" : "query"} “${tokenLabel(token.text, 20)}”` : "";
+  return `sentence ${s} · layer ${m.layer} head ${m.head}${what}`;
 }
