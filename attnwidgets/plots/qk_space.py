@@ -14,7 +14,7 @@ from .style import LECTURE_SCALE, colormap, lecture_fit, lecture_fonts, new_figu
 
 __all__ = ["plot_qk_space"]
 
-_OTHER = "#b4b4b4"  # js/src/shared/qk_space_state.ts OTHER
+_OTHER = "#b4b4b4"  # js/src/views/qk_space/state.ts OTHER
 _LABELS = {"position": "position in sentence (first … last)",
            "attention": "attention received (mean over the queries that see it)"}
 

@@ -13,7 +13,7 @@ from ..analysis.qk_space import COLORS, QKSpace, check_color
 
 __all__ = ["COLORS", "COLUMNS", "MAX_CATEGORIES", "check_qk_space", "check_view_color", "qk_space_columns"]
 
-#: The columns of :func:`qk_space_columns`' point table, in order (js/src/shared/qk_space_state.ts reads them so).
+#: The columns of :func:`qk_space_columns`' point table, in order (js/src/views/qk_space/state.ts reads them so).
 COLUMNS = ("x", "y", "kind", "sentence", "token", "position", "received", "token_cat", "pos_cat")
 
 #: The most categories a colouring names (the categorical palette's size); the rarer ones are "other" (grey).

@@ -1,5 +1,5 @@
 """EntropyBars: the entropy of every head's attention, bars grouped by layer, with the uniform baseline
-(front end: js/src/entropy_bars.ts). The widget form of Clark et al. 2019, Figure 4."""
+(front end: js/src/views/entropy_bars/). The widget form of Clark et al. 2019, Figure 4."""
 
 from __future__ import annotations
 

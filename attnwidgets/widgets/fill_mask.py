@@ -1,5 +1,5 @@
 """FillMask: type a sentence with [MASK], see the model's top-k fillers and where the [MASK] position attends
-(front end: js/src/fill_mask.ts; static twin: attnwidgets.plots.plot_fill_mask)."""
+(front end: js/src/views/fill_mask/; static twin: attnwidgets.plots.plot_fill_mask)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """HeadClusterMap: heads placed by how alike their attention is, as a 2-D MDS scatter
-(front end: js/src/head_cluster_map.ts). The widget form of Clark et al. 2019, Figure 6."""
+(front end: js/src/views/head_cluster_map/). The widget form of Clark et al. 2019, Figure 6."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HeadStatsGrid: a layers x heads grid coloured by any per-head statistic (front end: js/src/head_stats_grid.ts).
+"""HeadStatsGrid: a layers x heads grid coloured by any per-head statistic (front end: js/src/views/head_stats_grid/).
 
 The widget form of Clark et al. 2019's per-head statistics ([CLS], [SEP], punctuation, self, previous, next, entropy);
 its static twin is :func:`attnwidgets.plots.plot_head_stats`.

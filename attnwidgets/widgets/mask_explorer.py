@@ -1,5 +1,5 @@
 """MaskExplorer: which keys each query may see, and how MQA/GQA share key/value heads (front end:
-js/src/mask_explorer.ts).
+js/src/views/mask_explorer/).
 
 The masks come from :mod:`attnwidgets.viewdata.masks` (numpy): full (encoder), causal (decoder), sliding window
 (local attention) and global + local (Longformer/BigBird). A second panel shows grouped-query attention: which

@@ -1,5 +1,5 @@
 """PositionalExplorer: positional encodings as pictures, and why relative distance emerges (front end:
-js/src/positional.ts).
+js/src/views/positional/).
 
 Two panels per encoding, computed in numpy by :mod:`attnwidgets.viewdata.positional`: on the left the encoding itself
 (``[position, dim]`` for sinusoidal, learned and RoPE; ``[head, distance]`` or ``[head, offset]`` for the biases of

@@ -1,5 +1,5 @@
 """QKSpaceView: one head's queries and keys over a corpus as one scatter (AttentionViz; front end:
-js/src/qk_space.ts)."""
+js/src/views/qk_space/)."""
 
 from __future__ import annotations
 
