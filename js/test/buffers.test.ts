@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decode, halfToFloat, maxOf, replyPacked, toBytes } from "../src/shared/buffers";
+import { decode, halfToFloat, maxOf, replyPacked, scaleTop, toBytes } from "../src/shared/buffers";
 
 describe("halfToFloat", () => {
   it("decodes known half-precision bit patterns", () => {
@@ -58,5 +58,16 @@ describe("decode", () => {
   it("toBytes and maxOf", () => {
     expect(toBytes(new Uint16Array([1])).byteLength).toBe(2);
     expect(maxOf(new Float32Array([0.1, 0.7, 0.3]))).toBeCloseTo(0.7);
+  });
+});
+
+describe("scaleTop", () => {
+  it("is vmax as sent when positive and finite, else the largest value, else 1", () => {
+    const data = Float32Array.from([0.25, 0.75, 0]);
+    expect(scaleTop(0.5, data)).toBe(0.5);
+    expect(scaleTop(undefined, data)).toBe(0.75);
+    expect(scaleTop(0, data)).toBe(0.75);
+    expect(scaleTop(Number.NaN, data)).toBe(0.75);
+    expect(scaleTop(-1, new Float32Array(3))).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { gridGeometry } from "../src/model_view";
 import { fitOn, fitScale, fixedBox, roomInBox } from "../src/shared/fit";
 import { heatmapLayout } from "../src/shared/layout";
+import { gridGeometry } from "../src/views/model_view/state";
 import { PANEL_CHROME, fitGeometry, panelWidths, panels, tagWidth } from "../src/views/qk/state";
 
 describe("fitOn / fixedBox", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { kvGroups } from "../src/model_view";
 import { kvHeadNote, overviewNote } from "../src/shared/long_context";
+import { kvGroups } from "../src/views/model_view/state";
 
 describe("long-context captions", () => {
   it("says how an overview was reduced and when rows were sampled", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fixedTop, scaleNote } from "../src/heatmap";
+import { fixedTop, scaleNote } from "../src/views/heatmap/state";
 
 describe("heatmap colour scale legend", () => {
   it("a fixed top is a positive finite number; anything else is per map", () => {

@@ -3,11 +3,14 @@ import {
   SpanSelector,
   nextSpan,
   selectionKey,
+  spanBand,
   spanCaption,
+  spanRoom,
   spanRuns,
   spanTop,
   stepSpan,
 } from "../src/shared/span";
+import { theme } from "../src/shared/theme";
 
 const plain = { shiftKey: false, ctrlKey: false, metaKey: false };
 const shift = { ...plain, shiftKey: true };
@@ -97,5 +100,35 @@ describe("SpanSelector", () => {
     expect(state.selection).toEqual([]);
     expect(s.anchor).toBeNull();
     expect(saves).toBe(5);
+  });
+});
+
+describe("SpanSelector keys and the combined row's room", () => {
+  it("Shift+arrows step the span, Escape clears a selection, other keys are left alone", () => {
+    const state: Record<string, unknown> = { selection: [], combine: "mean" };
+    const model = {
+      get: (k: string) => state[k],
+      set: (k: string, v: unknown) => {
+        state[k] = v;
+      },
+      save_changes: () => {},
+    } as unknown as ConstructorParameters<typeof SpanSelector>[0];
+    const s = new SpanSelector(model);
+    expect(s.keydown({ key: "Escape", shiftKey: false }, 5)).toBe(false); // nothing selected: not ours
+    expect(s.keydown({ key: "ArrowDown", shiftKey: true }, 5)).toBe(true);
+    expect(s.keydown({ key: "ArrowDown", shiftKey: true }, 5)).toBe(true);
+    expect(state.selection).toEqual([0, 1]);
+    expect(s.keydown({ key: "ArrowDown", shiftKey: false }, 5)).toBe(false); // a layer step, not a span step
+    expect(s.keydown({ key: "ArrowRight", shiftKey: true }, 5)).toBe(false);
+    expect(state.selection).toEqual([0, 1]);
+    expect(s.keydown({ key: "Escape", shiftKey: false }, 5)).toBe(true);
+    expect(state.selection).toEqual([]);
+  });
+
+  it("adds the band's gap, its height and 4 px", () => {
+    const t = theme("light");
+    const band = spanBand(20, t);
+    expect(spanRoom(20, t)).toBe(band.gap + band.height + 4);
+    expect(spanRoom(100, t)).toBe(band.gap + 28 + 4); // the band is at most 28 px tall
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { gridGeometry, thumbAt } from "../src/model_view";
 import { keeps, lineThreshold } from "../src/views/head_view/state";
+import { gridGeometry, thumbAt } from "../src/views/model_view/state";
 
 describe("HeadView helpers", () => {
   it("sentence filters keep only their segment pair", () => {

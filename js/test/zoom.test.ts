@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { heatmapLayout } from "../src/shared/layout";
-import { NO_ZOOM, cellAtZoom, clampZoom, panBy, tilesFor, visibleCells, zoomAt } from "../src/shared/zoom";
+import {
+  NO_ZOOM,
+  cellAtZoom,
+  clampZoom,
+  panBy,
+  rowAtZoom,
+  tilesFor,
+  visibleCells,
+  zoomAt,
+} from "../src/shared/zoom";
 
 const l = heatmapLayout({
   nq: 2048,
@@ -54,5 +63,22 @@ describe("zoom and pan", () => {
       [5, 256],
       [5, 300],
     ]);
+  });
+});
+
+describe("rowAtZoom", () => {
+  const small = heatmapLayout({ nq: 4, nk: 6, labelWidth: 40, labelHeight: 30, maxGrid: 120, maxCell: 20 });
+  it("finds the query row under a cell or its label, unzoomed and zoomed", () => {
+    expect(small.cell).toBe(20); // 6 keys in 120 px
+    expect(rowAtZoom(small, NO_ZOOM, small.x0 + 5, small.y0 + 45)).toBe(2);
+    expect(rowAtZoom(small, NO_ZOOM, 2, small.y0 + 5)).toBe(0); // on the row's label
+    // zoom 2 from row 2: rows of 40 px, so 45 px down is row 2 + 1 and 5 px down row 2
+    expect(rowAtZoom(small, { z: 2, q0: 2, k0: 0 }, small.x0 + 5, small.y0 + 45)).toBe(3);
+    expect(rowAtZoom(small, { z: 2, q0: 2, k0: 0 }, small.x0 + 5, small.y0 + 5)).toBe(2);
+  });
+  it("is null above or below the grid and right of it", () => {
+    expect(rowAtZoom(small, NO_ZOOM, small.x0 + 5, small.y0 - 1)).toBeNull();
+    expect(rowAtZoom(small, NO_ZOOM, small.x0 + 5, small.y0 + 80)).toBeNull();
+    expect(rowAtZoom(small, NO_ZOOM, small.x0 + 121, small.y0 + 5)).toBeNull();
   });
 });

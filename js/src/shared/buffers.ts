@@ -78,3 +78,9 @@ export function maxOf(data: Float32Array): number {
   for (let i = 0; i < data.length; i++) if (data[i] > m) m = data[i];
   return m;
 }
+
+/** The top of a map's colour scale: `vmax` as sent when it is a positive number, else the data's largest value
+ * (1 for an all-zero map). */
+export function scaleTop(vmax: number | undefined, data: Float32Array): number {
+  return vmax !== undefined && Number.isFinite(vmax) && vmax > 0 ? vmax : maxOf(data) || 1;
+}

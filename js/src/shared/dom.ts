@@ -33,6 +33,22 @@ export function select(options: Array<[string, string]>, value: string, label: s
   return s;
 }
 
+/** A menu (`select`, test id `testid`) whose change calls `pick` with the value chosen; its listener goes to
+ * `controls` (a control group, rebuilt with the bar). */
+export function menu(
+  controls: Array<() => void>,
+  options: Array<[string, string]>,
+  value: string,
+  label: string,
+  testid: string,
+  pick: (value: string) => void,
+): HTMLSelectElement {
+  const sel = select(options, value, label);
+  sel.dataset.testid = testid;
+  controls.push(listen(sel, "change", () => pick(sel.value)));
+  return sel;
+}
+
 /** Listen, and get back a function that stops listening (for render()'s cleanup). */
 export function listen<K extends keyof HTMLElementEventMap>(
   target: HTMLElement | Window | Document,

@@ -2,6 +2,7 @@
 // so 512 x 512 cells cost the same as 5 x 5.
 
 import { type ColorMapName, lut, lutIndex } from "./colors";
+import { h } from "./dom";
 import type { HeatmapLayout } from "./layout";
 import { isolate, tokenLabel } from "./text";
 import type { Theme } from "./theme";
@@ -171,6 +172,27 @@ export function drawLegend(canvas: HTMLCanvasElement, map: ColorMapName, width =
     ctx.fillStyle = `rgb(${table[j]},${table[j + 1]},${table[j + 2]})`;
     ctx.fillRect(x, 0, 1, height);
   }
+}
+
+/** The legend row under a map: "0", the colour bar (drawn by drawLegend) and the top's text, which the view sets. */
+export function legendRow(): { legend: HTMLDivElement; bar: HTMLCanvasElement; top: HTMLSpanElement } {
+  const bar = h("canvas");
+  const top = h("span", { className: "aw-muted", "data-export-text": true });
+  const zero = h("span", { className: "aw-muted", text: "0", "data-export-text": true });
+  return { legend: h("div", { className: "aw-legend" }, zero, bar, top), bar, top };
+}
+
+/** Outline one `size`-sized cell at (x, y) in the accent colour: the cell under the pointer. */
+export function outlineCell(
+  ctx: CanvasRenderingContext2D,
+  x: number,
+  y: number,
+  size: number,
+  t: Theme,
+): void {
+  ctx.strokeStyle = t.accent;
+  ctx.lineWidth = 2;
+  ctx.strokeRect(x, y, size, size);
 }
 
 /** A rows x cols matrix as an offscreen canvas (one pixel per cell), to draw scaled, cropped or panned. */

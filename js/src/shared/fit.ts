@@ -2,7 +2,7 @@
 // 1280 x 720 shows about 600 px of notebook). The `fit` trait (attnwidgets/widgets/_base.py) says whether a view fits:
 // "auto" (in the lecture theme only), true, false, or a fixed [width, height] in CSS pixels.
 //
-// How a view uses it (see heatmap.ts):
+// How a view uses it (see views/heatmap/index.ts):
 //   const fit = fitWatcher(model, el, root, paint);   // repaints when the box or the trait changes
 //   cleanups.push(fit.cleanup);
 //   ... in paint(): const room = fit.room(scroll);     // null: not fitting (draw at the theme's size)

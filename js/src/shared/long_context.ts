@@ -1,4 +1,7 @@
-// Captions shared by the heatmap and the model view for long inputs and grouped-query attention.
+// Captions and the reduction menu shared by the heatmap and the model view for long inputs and grouped-query
+// attention.
+
+import { menu } from "./dom";
 
 /** What the caption says about a long input's overview: how blocks merge and how many rows were read. */
 export function overviewNote(factor: number, reduce: string, rowsUsed: number): string {
@@ -11,4 +14,19 @@ export function overviewNote(factor: number, reduce: string, rowsUsed: number): 
 /** "KV head g" for a query head under grouped-query attention (groupSize query heads per key/value head). */
 export function kvHeadNote(head: number, groupSize: number): string {
   return groupSize > 1 && head >= 0 ? ` · KV head ${Math.floor(head / groupSize)}` : "";
+}
+
+/** The "block max | block mean" menu (test id `reduce-select`): how a long input's overview (or the model view's
+ * thumbnails) merges a block of cells; `pick` gets the choice. */
+export function reduceMenu(
+  controls: Array<() => void>,
+  value: string,
+  label: string,
+  pick: (value: string) => void,
+): HTMLSelectElement {
+  const options: Array<[string, string]> = [
+    ["max", "block max"],
+    ["mean", "block mean"],
+  ];
+  return menu(controls, options, value || "max", label, "reduce-select", pick);
 }

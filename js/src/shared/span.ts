@@ -9,9 +9,11 @@
 // adds or removes one token and makes it the anchor. Escape clears; Shift+ArrowDown / Shift+ArrowUp grow or shrink
 // the span from the keyboard (stepSpan).
 
+import { decode, replyPacked } from "./buffers";
 import type { ColorMapName } from "./colors";
 import { h, listen, select } from "./dom";
 import { matrixCanvas } from "./draw";
+import type { Requester } from "./requests";
 import { visibleText } from "./text";
 import type { Theme } from "./theme";
 
@@ -127,6 +129,18 @@ export class SpanSelector {
     this.model.set("selection", []);
     this.model.save_changes();
   }
+
+  /** The selection's keys on a map of `n` query rows: Shift+ArrowDown / Shift+ArrowUp grow or shrink the span,
+   * Escape clears a selection. True when the key was one of them (the caller stops it there). */
+  keydown(e: { key: string; shiftKey: boolean }, n: number): boolean {
+    if (e.shiftKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+      this.step(e.key === "ArrowDown" ? 1 : -1, n);
+      return true;
+    }
+    if (e.key !== "Escape" || !(this.model.get("selection") ?? []).length) return false;
+    this.clear();
+    return true;
+  }
 }
 
 /** The bar's span controls: the "mean | sum" menu and a clear button, disabled while nothing is selected. */
@@ -186,6 +200,12 @@ export function spanBand(cell: number, t: Theme): { gap: number; height: number 
   return { gap: Math.max(6, Math.round(t.font * 0.6)), height: Math.max(12, Math.min(28, Math.round(cell))) };
 }
 
+/** The height a combined row under a map of `cell`-sized cells adds to the canvas: its gap, its band, 4 px below. */
+export function spanRoom(cell: number, t: Theme): number {
+  const band = spanBand(cell, t);
+  return band.gap + band.height + 4;
+}
+
 /** Colour-scale top of a combined row: the map's for a mean (it is a row like the ones above, on their scale),
  * its own largest value for a sum (which can pass 1). */
 export function spanTop(row: Float32Array, combine: string, mapTop: number): number {
@@ -193,6 +213,43 @@ export function spanTop(row: Float32Array, combine: string, mapTop: number): num
   let top = 0;
   for (const v of row) if (v > top) top = v;
   return top || 1;
+}
+
+/** The selection's combined row of the map on screen, asked of Python by a "span" request (viewdata/selection.py
+ * span_row) once per key (the page's name for view, selection and combine); the heatmap and the model view draw it
+ * under their map. */
+export class SpanRowFetch {
+  private row: { key: string; data: Float32Array } | null = null;
+
+  /** The combined row named `key`, or null while it is not here. */
+  get(key: string): Float32Array | null {
+    return this.row && this.row.key === key ? this.row.data : null;
+  }
+
+  /** Fetch the row named `key()` with `request` (the view's fields; `what` is added), unless nothing is selected
+   * or it is here already, then `paint`. A reply for a key no longer on screen is dropped; errors go to `showError`. */
+  async fetch<T>(
+    requester: Requester<T>,
+    selected: boolean,
+    key: () => string,
+    request: Record<string, unknown>,
+    paint: () => void,
+    showError: (msg: string) => void,
+  ): Promise<void> {
+    const want = key();
+    if (!selected || this.row?.key === want) {
+      paint();
+      return;
+    }
+    try {
+      const reply = await requester.get(want, { what: "span", ...request });
+      if (want !== key()) return; // moved on meanwhile
+      this.row = { key: want, data: decode(replyPacked(reply.content, reply.buffers[0])).data };
+      paint();
+    } catch (e) {
+      showError(String((e as Error).message ?? e));
+    }
+  }
 }
 
 /** Draw the combined row in `band`, framed in the accent colour, with its label left of it (right-aligned). */

@@ -56,6 +56,10 @@ export interface HoverSpec<H> {
   same(a: H, b: H): boolean;
   tip(hit: H): { text: string; data: Record<string, string> };
   changed(hit: H | null): void;
+  /** false: keep the tooltip right of the pointer at the root's right edge (the matrix views scroll instead). */
+  flip?: boolean;
+  /** True while the pointer's moves belong to something else (a drag that pans): no hover then. */
+  skip?(e: MouseEvent): boolean;
 }
 
 /** Tooltips over `canvas` (placed in `root`) and a `changed` call each time the hovered thing changes; returns the
@@ -69,6 +73,7 @@ export function hoverTooltip<H>(
   let last: H | null = null;
   return [
     listen(canvas, "mousemove", (e: MouseEvent) => {
+      if (spec.skip?.(e)) return;
       const hit = spec.hitAt(e);
       if (hit === null) {
         hideTooltip(tooltip);
@@ -79,7 +84,7 @@ export function hoverTooltip<H>(
         return;
       }
       const { text, data } = spec.tip(hit);
-      showTooltip(tooltip, root, e, text, data);
+      showTooltip(tooltip, root, e, text, data, spec.flip ?? true);
       if (last === null || !spec.same(last, hit)) {
         last = hit;
         spec.changed(hit);

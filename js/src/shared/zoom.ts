@@ -1,5 +1,5 @@
 // Zoom and pan over a heatmap grid, in cell units, and the tiles a zoomed view needs at full detail.
-// Pure functions (unit-tested in test/zoom.test.ts); js/src/heatmap.ts owns the state and the events.
+// Pure functions (unit-tested in test/zoom.test.ts); js/src/views/heatmap/ owns the state and the events.
 
 import type { HeatmapLayout } from "./layout";
 
@@ -57,6 +57,14 @@ export function cellAtZoom(l: HeatmapLayout, v: Zoom, x: number, y: number): { q
   const k = Math.floor(v.k0 + (x - l.x0) / cz);
   if (q < 0 || k < 0 || q >= l.nq || k >= l.nk) return null;
   return { q, k };
+}
+
+/** The query row under CSS pixel (x, y) (a cell, or the row's label left of the grid), or null: what a click
+ * selects. With NO_ZOOM, the row of an unzoomed map. */
+export function rowAtZoom(l: HeatmapLayout, v: Zoom, x: number, y: number): number | null {
+  if (y < l.y0 || y >= l.y0 + l.cell * l.nq || x > l.x0 + l.cell * l.nk) return null;
+  const q = Math.floor(v.q0 + (y - l.y0) / (l.cell * v.z));
+  return q >= 0 && q < l.nq ? q : null;
 }
 
 /** Visible cells: rows [q0, q1) and columns [k0, k1), whole cells, clipped to the matrix. */
