@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { divergingPixels } from "../src/compare";
+import { divergingPixels } from "../src/views/compare/state";
 
 describe("divergingPixels", () => {
   it("draws 0 white, the ends of a symmetric scale in opposite colours, NaN light grey", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { keySpan, stepKey } from "../src/generation";
+import { keySpan, stepKey } from "../src/views/generation/state";
 
 describe("generation view helpers", () => {
   it("maps a key to its token on the text", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { docText, inkFor, stripColumns, unitIndex, unitRange, unitSums } from "../src/shared/profile";
+import { docText, inkFor, stripColumns, unitIndex, unitRange, unitSums } from "../src/views/profile/state";
 
 describe("profile helpers", () => {
   it("adds key weights up per unit like viewdata.profile.unit_sums", () => {

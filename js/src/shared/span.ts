@@ -82,15 +82,19 @@ export function selectionKey(selection: number[]): string {
  * pass them through userText for display). */
 export function spanCaption(tokens: string[], selection: number[], combine: string, limit = 6): string {
   if (!selection.length) return "";
+  const rows = selection.length === 1 ? "row" : "rows";
+  return `${combine} of ${selection.length} ${rows}: ${spanTokens(tokens, selection, limit)}`;
+}
+
+/** The selected tokens (the first `limit`, then "…"): one span joined by spaces with its positions "(a–b)", several
+ * joined by " · " (the tokens part of spanCaption). */
+export function spanTokens(tokens: string[], selection: number[], limit = 6): string {
   const shown = selection.slice(0, limit).map((p) => tokens[p] ?? "?");
   const more = selection.length > limit ? " …" : "";
-  const rows = selection.length === 1 ? "row" : "rows";
-  if (spanRuns(selection).length === 1) {
-    const where =
-      selection.length > 1 ? ` (${selection[0]}–${selection[selection.length - 1]})` : ` (${selection[0]})`;
-    return `${combine} of ${selection.length} ${rows}: ${shown.join(" ")}${more}${where}`;
-  }
-  return `${combine} of ${selection.length} ${rows}: ${shown.join(" · ")}${more}`;
+  if (spanRuns(selection).length !== 1) return `${shown.join(" · ")}${more}`;
+  const where =
+    selection.length > 1 ? ` (${selection[0]}–${selection[selection.length - 1]})` : ` (${selection[0]})`;
+  return `${shown.join(" ")}${more}${where}`;
 }
 
 /** The part of a widget's model the span helpers use: the synced `selection` and `combine` traits. */
