@@ -1,5 +1,5 @@
 """AttentionCompare: two results' attention side by side, or as a signed difference, with a per-head summary grid
-(front end: js/src/compare.ts). The numbers are :func:`attnwidgets.analysis.compare.compare_attention`'s; the static
+(front end: js/src/views/compare/). The numbers are :func:`attnwidgets.analysis.compare.compare_attention`'s; the static
 twin is :func:`attnwidgets.plots.plot_compare`.
 """
 

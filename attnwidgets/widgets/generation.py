@@ -1,4 +1,4 @@
-"""GenerationView: a model's attention while it writes, step by step (front end: js/src/generation.ts)."""
+"""GenerationView: a model's attention while it writes, step by step (front end: js/src/views/generation/)."""
 
 from __future__ import annotations
 

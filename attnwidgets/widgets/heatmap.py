@@ -1,4 +1,4 @@
-"""AttentionHeatmap: one head's attention as a query x key heatmap (front end: js/src/heatmap.ts)."""
+"""AttentionHeatmap: one head's attention as a query x key heatmap (front end: js/src/views/heatmap/)."""
 
 from __future__ import annotations
 

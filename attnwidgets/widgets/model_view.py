@@ -1,4 +1,4 @@
-"""ModelView: every layer x head as a thumbnail; click one for its full heatmap (front end: js/src/model_view.ts)."""
+"""ModelView: every layer x head as a thumbnail; click one for its full heatmap (front end: js/src/views/model_view/)."""
 
 from __future__ import annotations
 

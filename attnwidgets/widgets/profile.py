@@ -1,4 +1,4 @@
-"""AttentionProfile: where in a long document a query span looks (front end: js/src/profile.ts)."""
+"""AttentionProfile: where in a long document a query span looks (front end: js/src/views/profile/)."""
 
 from __future__ import annotations
 
@@ -193,7 +193,7 @@ class AttentionProfile(SpanSelection, ShowsResult, AttnWidget):
         return self._docs[kind]
 
     def _key(self, kind: str, layer: int, head: int, selection: list[int], combine: str) -> str:
-        """The page's name for a profile (js/src/profile.ts profileKey): the selection as runs "a:b,c:d"."""
+        """The page's name for a profile (js/src/views/profile/state.ts profileKey): the selection as runs "a:b,c:d"."""
         return f"{kind}/{layer}/{head}/{','.join(f'{a}:{b}' for a, b in runs(selection))}/{combine}"
 
     def _refresh(self) -> None:
