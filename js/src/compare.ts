@@ -40,7 +40,7 @@ export interface CompareTraits {
   head: number;
   kind: string;
   words: boolean;
-  mode: string; // "side" | "diff"
+  show: string; // "side" | "diff"
   summary: string; // "js" | "cosine"
   colormap: string;
   diverging: string;
@@ -198,12 +198,12 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
         "show",
         traitMenu(
           model,
-          "mode",
+          "show",
           [
             ["side", "A | B"],
             ["diff", "B − A"],
           ],
-          "mode",
+          "show",
           controls,
         ),
       ),
@@ -233,7 +233,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     for (const [id, trait] of [
       ["layer-select", "layer"],
       ["head-select", "head"],
-      ["mode-select", "mode"],
+      ["show-select", "show"],
       ["summary-select", "summary"],
     ] as const) {
       const s = bar.querySelector<HTMLSelectElement>(`[data-testid="${id}"]`);
@@ -274,7 +274,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const m = meta();
     const p = model.get("_payload");
     const L = m.labels;
-    const mode = model.get("mode");
+    const show = model.get("show");
     const map = (model.get("colormap") || t.colormap) as ColorMapName;
     const div = (model.get("diverging") || (t.name === "lecture" ? "puor" : "rdbu")) as DivergingName;
     const probe = textMeasurer();
@@ -290,7 +290,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
       which: Panel["which"];
       name: string;
     }> =
-      mode === "diff"
+      show === "diff"
         ? [{ q: L.aligned[0], k: L.aligned[1], qOk: null, kOk: null, which: "diff", name: "B − A" }]
         : [
             {
@@ -389,7 +389,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
       );
     });
     Object.assign(maps.dataset, {
-      mode,
+      show,
       selection: (model.get("selection") ?? []).join(","),
       span: rows ? (p.span_key ?? "") : "",
       spanY: rows ? String(bandY) : "",
@@ -398,7 +398,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
       dmax: String(p.dmax),
       shown: p.key,
     });
-    if (mode === "diff") {
+    if (show === "diff") {
       diffLegend(mapLegend, div);
       mapLo.textContent = `−${fmt(p.dmax, 3)}`;
       mapHi.textContent = `+${fmt(p.dmax, 3)}`;
@@ -473,7 +473,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
     const leftPad = Math.ceil(probe.measureText(String(nLayers - 1)).width) + t.font * 2 + 8;
     const top = t.font * 2 + 10;
     const room = Math.min(roomFor(el), 1600);
-    const share = model.get("mode") === "side" ? 0.27 : 0.36; // two maps need more room than one
+    const share = model.get("show") === "side" ? 0.27 : 0.36; // two maps need more room than one
     const maxW = Math.min(room * share, t.maxGrid * 0.6);
     // (its legend's label wraps to the column's width: a fixed allowance for it, not its measured height, which
     // would shrink the grid, narrow the column and wrap the label further on every repaint)
@@ -658,7 +658,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
   for (const trait of [
     "layer",
     "head",
-    "mode",
+    "show",
     "summary",
     "theme",
     "colormap",
