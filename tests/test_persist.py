@@ -216,7 +216,7 @@ def test_sweep_round_trip_on_a_tiny_model(tiny_bert, tiny_task, tmp_path) -> Non
 
 
 def test_pruning_curve_and_importance_round_trip(tiny_bert, tiny_task, tmp_path) -> None:
-    from attnwidgets.studies.sweeps import PruningCurve, pruning_curve
+    from attnwidgets.studies.pruning import PruningCurve, pruning_curve
 
     runner = aw.runner.get_runner(tiny_bert)
     curve = pruning_curve(runner, tiny_task, step=0.25, max_share=0.5, progress=False)
