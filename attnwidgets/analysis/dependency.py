@@ -157,8 +157,8 @@ def sentence_word_matrices(sentence: Sentence, tokens: Sequence[str], special_ma
     >>> from attnwidgets.analysis.conllu import Sentence
     >>> s = Sentence(["He", "didn't"], np.array([1, -1]), ["nsubj", "root"], "He didn't")
     >>> r, c, present = sentence_word_matrices(s, ["he", "didn", "'", "t"], rows="mean")
-    >>> r.round(2).tolist(), c.sum(0).tolist(), present.tolist()
-    ([[1.0, 0.0, 0.0, 0.0], [0.0, 0.33, 0.33, 0.33]], [1.0, 3.0], [True, True])
+    >>> (3 * r).round().astype(int).tolist(), c.sum(0).tolist(), present.tolist()   # "didn't": a third of each piece
+    ([[3, 0, 0, 0], [0, 1, 1, 1]], [1.0, 3.0], [True, True])
     >>> sentence_word_matrices(s, ["he", "didn"], rows="first")[0].tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
