@@ -81,7 +81,7 @@ def cell_map(ax: Any, values: Any, *, cmap: str, vmin: float, vmax: float, annot
     >>> mesh = cell_map(fig.add_subplot(), np.array([[0.1, np.nan], [0.9, 0.5]]), cmap="Blues", vmin=0, vmax=1,
     ...                 annotate=True, colorbar={"label": "share"})
     >>> [t.get_text() for t in fig.axes[0].texts], [t.get_color() for t in fig.axes[0].texts]
-    (['0.10', '0.90', '0.50'], ['.15', 'w', '.15'])
+    (['0.10', '0.90', '0.50'], ['.15', 'w', 'w'])
     >>> fig.axes[0].get_ylim(), fig.axes[1].get_ylabel()
     ((2.0, 0.0), 'share')
     """
