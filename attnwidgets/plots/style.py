@@ -82,8 +82,8 @@ def cell_map(ax: Any, values: Any, *, cmap: str, vmin: float, vmax: float, annot
     ...                 annotate=True, colorbar={"label": "share"})
     >>> [t.get_text() for t in fig.axes[0].texts], [t.get_color() for t in fig.axes[0].texts]
     (['0.10', '0.90', '0.50'], ['.15', 'w', 'w'])
-    >>> fig.axes[0].get_ylim(), fig.axes[1].get_ylabel()
-    ((2.0, 0.0), 'share')
+    >>> [float(y) for y in fig.axes[0].get_ylim()], fig.axes[1].get_ylabel()     # row 0 at the top; the colour bar
+    ([2.0, 0.0], 'share')
     """
     import numpy as np
     from matplotlib.colors import to_rgba_array
