@@ -116,8 +116,9 @@ def cell_map(ax: Any, values: Any, *, cmap: str, vmin: float, vmax: float, annot
         rgb = to_rgba_array(mesh.get_facecolors())[:, :3]
         linear = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
         luminance = linear @ np.array([0.2126, 0.7152, 0.0722])
+        blank = np.ma.getmaskarray(data)  # NaN cells: no number
         for (r, c), lum in zip(np.ndindex(rows, cols), luminance):
-            if data.mask is np.ma.nomask or not data.mask[r, c]:
+            if not blank[r, c]:
                 ax.text(c + 0.5, r + 0.5, f"{data[r, c]:.2f}", color=".15" if lum > 0.408 else "w", ha="center",
                         va="center", fontsize=fontsize)
     ax.set_aspect("equal")
