@@ -239,7 +239,7 @@ def _lab(args: argparse.Namespace) -> int:
     try:
         launch = prepare_lab(args.dir, lecture=args.lecture, fresh=args.fresh, port=args.port,
                              browser=not args.no_browser)
-    except OSError as exc:
+    except (OSError, ImportError) as exc:
         print(f"attnwidgets: error: {exc}", file=sys.stderr)
         return 1
     print(f"tutorials in {launch.folder}: {len(launch.copied)} copied, {len(launch.kept)} kept as you left them"

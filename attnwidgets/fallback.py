@@ -180,7 +180,7 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
 
     def compare(w: Any) -> Figure:
         return plots.plot_compare(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, words=w.words,
-                                  mode=w.mode,
+                                  show=w.show,
                                   summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap))
 
     def qk_space(w: Any) -> Figure:

@@ -47,6 +47,37 @@ LECTURE_WORKSPACE = {
 LECTURE_WORKSPACE_FILE = "default-37a8.jupyterlab-workspace"
 
 
+#: What installs JupyterLab, nbconvert and nbclient, which ``attnwidgets lab`` and ``attnwidgets export`` run on (the
+#: package's own dependencies do not include them).
+LAB_INSTALL = 'pip install "attnwidgets[lab]"'
+
+
+def require_lab(command: str, *modules: str) -> None:
+    """Raise :class:`ModuleNotFoundError` naming ``command``, the missing ``modules`` and :data:`LAB_INSTALL` if any
+    of ``modules`` cannot be imported.
+
+    >>> require_lab("attnwidgets lab", "json")
+    >>> try:
+    ...     require_lab("attnwidgets lab", "no_such_module_here")
+    ... except ModuleNotFoundError as exc:
+    ...     print(exc)
+    attnwidgets lab needs no_such_module_here, which the lab extra installs: pip install "attnwidgets[lab]"
+    """
+    import importlib.util
+
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules (blocked)
+            found = False
+        if not found:
+            missing.append(name)
+    if missing:
+        raise ModuleNotFoundError(f"{command} needs {', '.join(missing)}, which the lab extra installs: {LAB_INSTALL}",
+                                  name=missing[0])
+
+
 def tutorials_source() -> Path:
     """The folder holding the tutorial notebooks: ``attnwidgets/tutorials`` in an installed wheel, the repository's
     ``notebooks/`` in a source checkout (an editable install)."""
@@ -84,6 +115,7 @@ def prepare_lab(folder: str | Path | None = None, *, lecture: bool = False, fres
     >>> len(prepare_lab(launch.folder, browser=False).kept) == len(launch.copied)   # a second launch keeps edits
     True
     """
+    require_lab("attnwidgets lab", "jupyterlab")
     source = tutorials_source()
     target = Path(folder).expanduser() if folder is not None else Path.home() / "attnwidgets-tutorials"
     if target.exists() and not target.is_dir():

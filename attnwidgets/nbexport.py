@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .lab import require_lab
 from .persist import atomic_write
 
 __all__ = ["WIDGET_MIME", "ExportStats", "NotebookExportError", "export_notebook", "static_views", "to_html"]
@@ -152,6 +153,10 @@ def export_notebook(path: str | os.PathLike[str], out: str | os.PathLike[str] | 
 
     The notebook file itself is never changed.
     """
+    try:
+        require_lab("attnwidgets export", "nbformat", "nbclient", "nbconvert")
+    except ModuleNotFoundError as exc:
+        raise NotebookExportError(str(exc)) from exc
     src = Path(path)
     nb = read_notebook(src)
     if execute_cells:

@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 def describe(run: object) -> str:
     """A shipped run's repr; a study's numbers in one line (a sweep's baseline and range, a curve's metric at
     each point)."""
-    from attnwidgets.studies.sweeps import PruningCurve, SweepResult
+    from attnwidgets.studies.pruning import PruningCurve
+    from attnwidgets.studies.sweeps import SweepResult
 
     if isinstance(run, SweepResult):
         return (f"SweepResult of {run.heads.size} heads and {run.layers.size} layers ({run.mode}): baseline "

@@ -151,7 +151,8 @@ def test_static_twins_return_figures():
     from matplotlib.figure import Figure
 
     from attnwidgets.plots import plot_pruning_curve, plot_sweep
-    from attnwidgets.studies.sweeps import PruningCurve, SweepResult
+    from attnwidgets.studies.pruning import PruningCurve
+    from attnwidgets.studies.sweeps import SweepResult
 
     heads = np.array([[0.5, 0.7], [0.6, 0.4]])
     sweep = SweepResult(frame=None, heads=heads, layers=np.array([0.3, 0.55]), baseline=0.6, metric="acc",
@@ -179,7 +180,7 @@ def test_pruning_curve_plot_takes_a_frame():
     import pandas as pd
 
     from attnwidgets.plots import plot_pruning_curve
-    from attnwidgets.studies.sweeps import PruningCurve
+    from attnwidgets.studies.pruning import PruningCurve
 
     frame = pd.DataFrame({"share": [0, 0.5], "metric": [0.9, 0.8]})
     fig = plot_pruning_curve(frame)

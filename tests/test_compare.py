@@ -176,7 +176,7 @@ def test_not_results_and_too_long_are_refused():
 def test_view_payload_follows_the_head_and_labels_mark_unaligned_tokens():
     a = _random(["[CLS]", "The", "cat", "sat", "[SEP]"], seed=0)
     b = _random(["[CLS]", "The", "cats", "sat", "on", "[SEP]"], seed=1)
-    w = aw.AttentionCompare(a, b, layer=1, head=2, mode="diff")
+    w = aw.AttentionCompare(a, b, layer=1, head=2, show="diff")
     assert w._payload["key"] == "1/2/t"
     assert w._payload["diff"]["shape"] == [4, 4] and w._payload["b"]["shape"] == [6, 6]
     diff = np.frombuffer(w._payload["diff"]["buffer"], np.float32).reshape(4, 4)
@@ -195,10 +195,10 @@ def test_view_payload_follows_the_head_and_labels_mark_unaligned_tokens():
     np.testing.assert_allclose(summary[1], w.summary_values("cosine"), atol=1e-6)
 
 
-def test_view_refuses_bad_mode_summary_and_head():
+def test_view_refuses_bad_show_summary_and_head():
     r = _random(["a", "b"])
-    with pytest.raises(traitlets.TraitError, match="mode must be one of"):
-        aw.AttentionCompare(r, r, mode="overlay")
+    with pytest.raises(traitlets.TraitError, match="show must be one of"):
+        aw.AttentionCompare(r, r, show="overlay")
     w = aw.AttentionCompare(r, r)
     with pytest.raises(traitlets.TraitError, match="summary must be one of"):
         w.summary = "kl"
@@ -227,11 +227,11 @@ def test_html_in_a_token_travels_as_text():
 def test_static_twin_draws_diff_on_a_symmetric_scale_and_greys_unaligned_labels():
     a = _random(["[CLS]", "The", "cat", "sat", "[SEP]"], seed=0)
     b = _random(["[CLS]", "The", "cats", "sat", "[SEP]"], seed=1)
-    fig = aw.plots.plot_compare(a, b, 1, 0, mode="diff", theme="light")
+    fig = aw.plots.plot_compare(a, b, 1, 0, show="diff", theme="light")
     im = fig.axes[0].images[0]
     lo, hi = im.get_clim()
     assert lo == pytest.approx(-hi) and hi == pytest.approx(np.abs(compare_attention(a, b).diff[1, 0]).max())
-    fig = aw.plots.plot_compare(a, b, 1, 0, mode="side", summary="cosine")
+    fig = aw.plots.plot_compare(a, b, 1, 0, show="side", summary="cosine")
     colours = [t.get_color() for t in fig.axes[0].get_yticklabels()]
     assert colours[2] == "#a8a8a8" and colours[1] != "#a8a8a8"
     assert fig.axes[2].get_title() == "cosine similarity"
@@ -245,7 +245,7 @@ def test_clean_vs_ablated_on_a_model(tiny_bert):
     c = compare_attention(clean, ablated)
     assert c.queries.identity
     assert np.all(c.js[0] > 0) and np.all(c.js[1] > 0)  # the edited layer and the one it feeds change
-    w = aw.AttentionCompare(clean, ablated, mode="diff")
+    w = aw.AttentionCompare(clean, ablated, show="diff")
     assert w._meta["identity"] and "ablated" in w._meta["b_name"]
     assert aw.AttentionCompare(clean, clean)._payload["dmax"] == 0.0
 
@@ -269,7 +269,7 @@ def test_two_models_with_different_tokenizers_align_by_word(tiny_bert, tiny_gpt2
     cat = wb.tokens.index(" cat") if " cat" in wb.tokens else [t.strip() for t in wb.tokens].index("cat")
     j = int(np.flatnonzero(c.queries.b_index == cat)[0])
     np.testing.assert_allclose(c.b_maps[1, 2, j], wb.attention[1, 2, cat][c.keys.b_index], atol=1e-6)
-    w = aw.AttentionCompare(bert, gpt2, words=True, mode="diff")
+    w = aw.AttentionCompare(bert, gpt2, words=True, show="diff")
     aligned = w._meta["labels"]["aligned"][0]
     assert aligned[0] == "the/The" and "cat" in aligned  # A's text, and B's where it differs beyond case and space
     with pytest.raises(ValueError, match=r"words=True aligns whole words"):

@@ -104,7 +104,7 @@ def test_an_empty_corpus_shows_its_summary_without_a_table():
 
 
 def test_dataclass_with_a_long_repr_shows_its_short_fields():
-    from attnwidgets.studies.sweeps import PruningCurve
+    from attnwidgets.studies.pruning import PruningCurve
 
     frame = pd.DataFrame({"share": np.linspace(0, 1, 40), "n_pruned": range(40), "metric": np.zeros(40),
                           "pruned": [[]] * 40})

@@ -79,6 +79,14 @@ def test_a_file_where_the_folder_should_be_is_a_clear_error(tmp_path, capsys):
     assert "is not a folder" in capsys.readouterr().err
 
 
+def test_without_jupyterlab_it_says_which_extra_to_install_and_copies_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "jupyterlab", None)  # as on `pip install attnwidgets` without the lab extra
+    assert cli.main(["lab", "--dir", str(tmp_path / "t"), "--dry-run"]) == 1
+    err = capsys.readouterr().err
+    assert "attnwidgets lab needs jupyterlab" in err and 'pip install "attnwidgets[lab]"' in err
+    assert not (tmp_path / "t").exists()
+
+
 @pytest.mark.parametrize(("value", "theme", "warns"), [("lecture", "lecture", False), ("", "light", False),
                                                        ("neon", "light", True)])
 def test_theme_from_the_environment(value, theme, warns):

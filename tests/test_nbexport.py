@@ -141,6 +141,17 @@ def test_no_execute_takes_the_stored_outputs(exported, tmp_path):
     assert "application/vnd.jupyter.widget-view+json" not in html and not re.search(r"<script[^>]*\ssrc=", html)
 
 
+def test_without_nbconvert_it_says_which_extra_to_install(tmp_path, monkeypatch, capsys):
+    from attnwidgets import cli
+
+    path = make_notebook(tmp_path / "n.ipynb", [("code", "x = 1")])
+    monkeypatch.setitem(sys.modules, "nbconvert", None)  # as on `pip install attnwidgets` without the lab extra
+    assert cli.main(["export", str(path), "--no-execute"]) == 1
+    err = capsys.readouterr().err
+    assert "attnwidgets export needs nbconvert" in err and 'pip install "attnwidgets[lab]"' in err
+    assert not path.with_suffix(".html").exists()
+
+
 @pytest.mark.parametrize(("make", "says"), [
     (lambda d: d / "missing.ipynb", "no such notebook file"),
     (lambda d: write(d / "bad.ipynb", "{not json"), "not a readable Jupyter notebook"),

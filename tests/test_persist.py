@@ -133,7 +133,8 @@ def assert_same_dependency_scores(a, b) -> None:
 
 
 def test_dependency_scores_round_trip_on_the_ud_sample(tmp_path) -> None:
-    from attnwidgets.analysis.dependency import DependencyScores, read_conllu
+    from attnwidgets.analysis.conllu import read_conllu
+    from attnwidgets.analysis.dependency import DependencyScores
     from attnwidgets.data import ud_sample_path
 
     scores = aw.studies.dependency_scores(read_conllu(ud_sample_path())[:12], progress=False, rows="first")
@@ -148,7 +149,8 @@ def test_dependency_scores_round_trip_on_the_ud_sample(tmp_path) -> None:
 
 
 def test_dependency_scores_from_a_tiny_model_are_refused_against_the_bundled_one(tiny_bert, tmp_path) -> None:
-    from attnwidgets.analysis.dependency import DependencyScores, read_conllu
+    from attnwidgets.analysis.conllu import read_conllu
+    from attnwidgets.analysis.dependency import DependencyScores
     from attnwidgets.data import ud_sample_path
 
     scores = aw.studies.dependency_scores(read_conllu(ud_sample_path())[:4], model=tiny_bert, progress=False)
@@ -214,7 +216,7 @@ def test_sweep_round_trip_on_a_tiny_model(tiny_bert, tiny_task, tmp_path) -> Non
 
 
 def test_pruning_curve_and_importance_round_trip(tiny_bert, tiny_task, tmp_path) -> None:
-    from attnwidgets.studies.sweeps import PruningCurve, pruning_curve
+    from attnwidgets.studies.pruning import PruningCurve, pruning_curve
 
     runner = aw.runner.get_runner(tiny_bert)
     curve = pruning_curve(runner, tiny_task, step=0.25, max_share=0.5, progress=False)

@@ -109,7 +109,7 @@ CALLS = {
     "plot_profile": lambda theme: plots.plot_profile(R, 1, -1, query=2, theme=theme),
     "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
     "plot_span_share": lambda theme: plots.plot_span_share(GENERATION, (0, 1), step=1, theme=theme),
-    "plot_compare": lambda theme: plots.plot_compare(R, R, 1, 0, mode="diff", theme=theme),
+    "plot_compare": lambda theme: plots.plot_compare(R, R, 1, 0, show="diff", theme=theme),
     "plot_coref": lambda theme: plots.plot_coref(COREF, theme=theme),
     "plot_head_roles": lambda theme: plots.plot_head_roles(ROLES, theme=theme),
     "plot_role_check": lambda theme: plots.plot_role_check(

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attnwidgets.analysis.conllu import read_conllu
 from attnwidgets.analysis.corpus import CorpusStats
-from attnwidgets.analysis.dependency import read_conllu
 from attnwidgets.data import load_corpus, ud_sample_path
 from attnwidgets.persist import provenance
 from attnwidgets.runner import Runner, get_runner

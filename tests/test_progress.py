@@ -19,7 +19,7 @@ LOOPING = {  # functions over many inputs: each must take progress=
     "attnwidgets.runner.runner.Runner.iter_results", "attnwidgets.runner.ablation.mean_pattern",
     "attnwidgets.studies.corpus.corpus_stats", "attnwidgets.studies.dependency.dependency_scores",
     "attnwidgets.studies.gradients.attention_gradients", "attnwidgets.studies.sweeps.sweep_heads",
-    "attnwidgets.studies.sweeps.pruning_curve", "attnwidgets.studies.importance.head_importance",
+    "attnwidgets.studies.pruning.pruning_curve", "attnwidgets.studies.importance.head_importance",
     "attnwidgets.studies.finetune.finetune_classifier", "attnwidgets.studies.finetune.compare_finetuning",
     "attnwidgets.studies.watch.watch_ablation", "attnwidgets.analysis.dependency.score_dependencies",
 }

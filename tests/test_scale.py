@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import attnwidgets as aw
+from attnwidgets.analysis.conllu import read_conllu
 from attnwidgets.analysis.corpus import CorpusStats
-from attnwidgets.analysis.dependency import read_conllu
 from attnwidgets.data import load_corpus, ud_sample_path
 from attnwidgets.runner import get_runner
 from attnwidgets.studies import pool, shards

@@ -23,15 +23,9 @@ import torch
 
 from attnwidgets.persist import TAGS, ModelMismatchError, SavedFileError, info_from_tags, read, write
 from attnwidgets.runner.ablation import Ablation
+from attnwidgets.studies.pruning import PruningCurve, pruning_curve, random_pruning_curve
 from attnwidgets.studies.shipped import STUDIES, load_study, shipped_study, study_path, task_sha256
-from attnwidgets.studies.sweeps import (
-    PruningCurve,
-    SweepResult,
-    SweepWork,
-    evaluate,
-    pruning_curve,
-    random_pruning_curve,
-)
+from attnwidgets.studies.sweeps import SweepResult, SweepWork, evaluate
 from attnwidgets.studies.tasks import sts_sample, sts_task
 from attnwidgets.teaching import shipped
 from attnwidgets.teaching.shipped import (

@@ -9,7 +9,8 @@ import torch
 from attnwidgets.runner import get_runner
 from attnwidgets.runner.ablation import Ablation
 from attnwidgets.studies.importance import head_importance, least_important, normalize_importance
-from attnwidgets.studies.sweeps import evaluate, pooled_embeddings, pruning_curve, sweep_heads
+from attnwidgets.studies.pruning import pruning_curve
+from attnwidgets.studies.sweeps import evaluate, pooled_embeddings, sweep_heads
 from attnwidgets.studies.tasks import Task, pooled_embedding, sentiment_task, sts_task
 
 TEXTS = ["The cat sat on the mat.", "Dogs bark at night.", "She gave him the book.", "It rained all day long."]

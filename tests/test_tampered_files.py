@@ -29,11 +29,13 @@ import attnwidgets as aw
 from attnwidgets.analysis.corpus import CorpusStats
 from attnwidgets.analysis.dependency import DependencyScores
 from attnwidgets.analysis.sinks import sink_shares
-from attnwidgets.persist import SavedFileError, save_importance
+from attnwidgets.persist import SavedFileError
 from attnwidgets.result import AttentionResult, ModelInfo
 from attnwidgets.studies import shards
 from attnwidgets.studies.corpus import CorpusWork
-from attnwidgets.studies.sweeps import PruningCurve, SweepResult
+from attnwidgets.studies.pruning import PruningCurve
+from attnwidgets.studies.saved import save_importance
+from attnwidgets.studies.sweeps import SweepResult
 
 # -- crafting files ------------------------------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ Modules
 -------
 surface     shares of attention to [CLS], [SEP], punctuation, self, previous, next, first token; entropy
 words       word-level attention (to a word: sum over pieces; from a word: mean over pieces)
-dependency  CoNLL-U reading, word alignment, scoring heads as dependency parsers (Clark et al. Table 1)
+conllu      reading CoNLL-U treebanks (sentences, gold heads and relations; ParseError for a bad file)
+dependency  word alignment, scoring heads as dependency parsers (Clark et al. Table 1)
 attention_probe  Clark et al.'s attention-based probing classifier (section 5): features, training, UAS, baselines
 clustering  Jensen–Shannon distances between heads, MDS embedding
 patterns    Kovaleva et al. pattern classes from measurable statistics
@@ -21,9 +22,10 @@ from .attention_probe import AttentionProbe, ProbeSentence, fit_attention_probe,
 from .batch import AttentionBatch
 from .clustering import HeadDistances, head_distances, head_embedding, js_divergence
 from .compare import align_tokens, compare_attention
+from .conllu import ParseError, Sentence, read_conllu
 from .coref import CorefScores, read_coref
 from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
-from .dependency import DependencyScores, ParseError, Sentence, align_words, read_conllu, score_dependencies
+from .dependency import DependencyScores, align_words, score_dependencies
 from .patterns import PATTERNS, classify_patterns, pattern_features, pattern_frame, patterns_from_features
 from .residual import ResidualContributions
 from .roles import HeadRoles, role_scores

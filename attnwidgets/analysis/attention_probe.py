@@ -54,7 +54,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..result import AttentionResult
-from .dependency import Sentence, piece_word_matrix
+from .conllu import Sentence
+from .dependency import sentence_word_matrices
 from .words import RowMode
 
 if TYPE_CHECKING:
@@ -124,22 +125,13 @@ def probe_sentence(result: AttentionResult, sentence: Sentence, rows: RowMode = 
 
     ``vectors`` (n_pieces, d), when given, are averaged over each word's pieces into the word vectors.
     """
-    if rows not in ("mean", "first"):
-        raise ValueError(f"rows must be 'mean' or 'first', got {rows!r}")
-    c = piece_word_matrix(sentence, result.tokens, result.special_mask)  # (n, m) pieces -> words
-    sizes = c.sum(0)
-    present = sizes > 0
-    if rows == "mean":
-        r = (c / np.maximum(sizes, 1)).T
-    else:
-        r = np.zeros(c.T.shape, dtype=np.float32)
-        r[np.flatnonzero(present), np.argmax(c > 0, axis=0)[present]] = 1.0
+    r, c, present = sentence_word_matrices(sentence, result.tokens, result.special_mask, rows)
     from_words = np.matmul(r, np.asarray(result.attention, dtype=np.float64))  # (L, H, m, n)
     special = from_words[..., np.asarray(result.special_mask, bool)].sum(-1)
     words = np.matmul(from_words, c)
     word_vectors = None
     if vectors is not None:
-        word_vectors = (c / np.maximum(sizes, 1)).T @ np.asarray(vectors, dtype=np.float64)
+        word_vectors = (c / np.maximum(c.sum(0), 1)).T @ np.asarray(vectors, dtype=np.float64)
     upos = sentence.upos or [""] * len(sentence.words)
     punct = np.array([u == "PUNCT" or (not u and rel == "punct") for u, rel in zip(upos, sentence.relations)])
     return ProbeSentence(words, special, np.asarray(sentence.heads, dtype=np.int64), punct, present, word_vectors)

@@ -81,8 +81,9 @@ import numpy as np
 
 from ..html_repr import repr_html
 from ..result import AttentionResult
+from .conllu import ParseError, Sentence
 from .coref_files import CorefDocument, Mention, read_coref
-from .dependency import ParseError, Sentence, piece_word_matrix
+from .dependency import piece_word_matrix, sentence_word_matrices
 from .naming import both_names, paper_label
 from .words import RowMode, WordMap, WordStack
 
@@ -332,18 +333,7 @@ def _score_segment_mentions(seg: CorefSegment, present: np.ndarray, order: Order
 def _head_predictions(result: AttentionResult, seg: CorefSegment, rows: RowMode, queries: Sequence[int]
                       ) -> tuple[np.ndarray, np.ndarray]:
     """((L, H, q) argmax word of each query word's row, (m,) words present in the input)."""
-    c = piece_word_matrix(seg.sentence, result.tokens, result.special_mask)  # (n, m)
-    sizes = c.sum(0)
-    present = sizes > 0
-    m = c.shape[1]
-    if rows == "mean":
-        r = (c / np.maximum(sizes, 1)).T
-    elif rows == "first":
-        r = np.zeros((m, result.n_tokens), dtype=np.float32)
-        first = np.argmax(c > 0, axis=0)
-        r[np.flatnonzero(present), first[present]] = 1.0
-    else:
-        raise ValueError(f"rows must be 'mean' or 'first', got {rows!r}")
+    r, c, present = sentence_word_matrices(seg.sentence, result.tokens, result.special_mask, rows)
     q = np.asarray(list(queries), dtype=np.int64)
     n_layers, n_heads = result.n_layers, result.n_heads
     pred = np.zeros((n_layers, n_heads, q.size), dtype=np.int64)

@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from .dependency import ParseError, Sentence, check_tree, conllu_head, conllu_id, source_lines
+from .conllu import ParseError, Sentence, check_tree, conllu_head, conllu_id, source_lines
 
 __all__ = ["CorefDocument", "Mention", "read_coref"]
 

@@ -1,4 +1,4 @@
-"""Static matplotlib/seaborn twins of the widgets, for slides, papers and PDFs. Each function returns a Figure."""
+"""Static matplotlib twins of the widgets, for slides, papers and PDFs. Each function returns a Figure."""
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .ablation_panel import plot_ablation_panel

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..viewdata.head_stats import HeadStats, entropy_baseline, head_points, head_stats
 from ._measure import MEASURE_SUFFIX, measured
-from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
+from .style import COLORBLIND, LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["plot_entropy_by_layer", "plot_head_clusters", "plot_token_attention"]
 
@@ -84,12 +84,10 @@ def plot_token_attention(stats: Any, statistics: Sequence[str] = ("cls", "sep", 
     >>> fig.axes[1].get_lines()[0].get_xdata().tolist()          # the layer means of attention to [SEP]
     [0, 1, 2, 3, 4, 5]
     """
-    import seaborn as sns
-
     theme = resolve_theme(theme)
     arrays = _table(measured(stats, measure), "plot_token_attention").values
     _need(arrays, statistics)
-    colors = sns.color_palette("colorblind", len(statistics))
+    colors = COLORBLIND[:len(statistics)]
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
     with lecture_fonts(theme):
         fig = new_figure((3.2 * len(statistics) * scale, 3.0 * scale))
@@ -142,8 +140,6 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
     >>> [ax.get_title() for ax in fig.axes]
     ['entropy, all rows', 'entropy, [CLS] row']
     """
-    import seaborn as sns
-
     theme = resolve_theme(theme)
     table = _table(measured(stats, measure), "plot_entropy_by_layer")
     arrays = table.values
@@ -152,7 +148,7 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
     if unknown or not rows:
         raise ValueError(f"rows must name some of {list(_ROWS)}, got {rows!r}")
     _need(arrays, [_ROWS[r][0] for r in rows])
-    colors = sns.color_palette("colorblind", len(rows))
+    colors = COLORBLIND[:len(rows)]
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
     with lecture_fonts(theme):
         fig = new_figure((3.5 * len(rows) * scale, 3.0 * scale))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..analysis.compare import SUMMARIES
-from ..viewdata.compare import COMPARE_MODES, compare_head, compare_labels, make_comparison
+from ..viewdata.compare import COMPARE_SHOW, compare_head, compare_labels, make_comparison
 from ..viewdata.labels import token_label
 from .style import lecture_fit, lecture_fonts, new_figure, resolve_theme
 
@@ -22,7 +22,7 @@ _UNALIGNED = "#a8a8a8"
 
 @lecture_fit
 def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "self", words: bool = False,
-                 mode: str = "side", summary: str = "js", theme: str | None = None, cmap: str | None = None,
+                 show: str = "side", summary: str = "js", theme: str | None = None, cmap: str | None = None,
                  diverging: str | None = None) -> Figure:
     """Compare two results' attention for one head (``head=-1``: the layer's mean), with every head's summary.
 
@@ -35,7 +35,7 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     kind : str
     words : bool
         Word level (pieces merged), as the widget's ``words``.
-    mode : {"side", "diff"}
+    show : {"side", "diff"}
         Both maps whole (unaligned token labels grey), or B − A over the aligned tokens on a symmetric diverging
         scale (blue below 0, red above in the light theme; purple/orange in the lecture theme).
     summary : {"js", "cosine"}
@@ -48,21 +48,21 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     >>> import numpy as np, attnwidgets as aw
     >>> a = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["The", "cat", "sat"])
     >>> b = aw.AttentionResult.from_arrays(np.full((3, 3), 1 / 3, np.float32), ["The", "cats", "sat"])
-    >>> fig = aw.plots.plot_compare(a, b, mode="diff")
+    >>> fig = aw.plots.plot_compare(a, b, show="diff")
     >>> [ax.get_title() for ax in fig.axes[:2]]
     ['B − A (aligned tokens)', 'Jensen–Shannon divergence (bits)']
     """
-    if mode not in COMPARE_MODES:
-        raise ValueError(f"mode must be one of {list(COMPARE_MODES)}, got {mode!r}")
+    if show not in COMPARE_SHOW:
+        raise ValueError(f"show must be one of {list(COMPARE_SHOW)}, got {show!r}")
     if summary not in SUMMARIES:
         raise ValueError(f"summary must be one of {list(SUMMARIES)}, got {summary!r}")
     c = make_comparison(a, b, kind, words=words, who="plot_compare")
     theme = resolve_theme(theme)
     with lecture_fonts(theme):
-        return _draw(c, layer, head, mode, summary, theme, cmap, diverging)
+        return _draw(c, layer, head, show, summary, theme, cmap, diverging)
 
 
-def _draw(c: Any, layer: int, head: int, mode: str, summary: str, theme: str, cmap: str | None,
+def _draw(c: Any, layer: int, head: int, show: str, summary: str, theme: str, cmap: str | None,
           diverging: str | None) -> Figure:
     shown = compare_head(c, layer, head)
     labels = compare_labels(c)
@@ -72,13 +72,13 @@ def _draw(c: Any, layer: int, head: int, mode: str, summary: str, theme: str, cm
     values = c.summary(summary)
     n = max(len(labels["a"][0]), len(labels["b"][0]))
     side = min(7.0, max(2.6, 0.32 * n + 1.2)) * (1.25 if big else 1.0)
-    panels = 1 if mode == "diff" else 2
+    panels = 1 if show == "diff" else 2
     L, H = c.shape
     grid_w = min(6.0, max(2.5, 0.3 * H + 1.0)) * (1.25 if big else 1.0)
     fig = new_figure((side * panels + grid_w + 1.6, max(side, grid_w * L / max(H, 1)) + 1.0), layout="constrained")
     widths = [side] * panels + [grid_w]
     axes = fig.subplots(1, panels + 1, gridspec_kw={"width_ratios": widths})
-    if mode == "diff":
+    if show == "diff":
         q, k = labels["aligned"]
         d = max(shown.dmax, 1e-12)
         im = axes[0].imshow(np.ma.masked_invalid(shown.diff), cmap=diverging or _DIVERGING[theme], vmin=-d, vmax=d)

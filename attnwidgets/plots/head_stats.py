@@ -8,7 +8,7 @@ import numpy as np
 
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.head_stats import head_stats, stat_labels
-from .style import lecture_fit, new_figure, resolve_theme
+from .style import cell_map, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -66,7 +66,6 @@ def plot_head_stats(
     >>> fig.axes[0].get_title()
     'arrays · attention to [SEP]'
     """
-    import seaborn as sns
     from matplotlib.patches import Rectangle
 
     theme = resolve_theme(theme)
@@ -93,20 +92,8 @@ def plot_head_stats(
     hi = float(finite.max()) if finite.size else 1.0
     vmin = 0.0 if lo >= 0 else lo  # shares and entropies start at 0, as in the widget
     label = stat_labels([statistic])[statistic]
-    sns.heatmap(
-        np.ma.masked_invalid(values),
-        ax=ax,
-        cmap=cmap or _CMAPS.get(theme, "Blues"),
-        vmin=vmin,
-        vmax=hi if hi > vmin else vmin + 1.0,
-        square=True,
-        annot=annotate,
-        fmt=".2f",
-        annot_kws={"fontsize": font - 2},
-        linewidths=0.5,
-        linecolor="white",
-        cbar_kws={"shrink": 0.8, "label": label},
-    )
+    cell_map(ax, values, cmap=cmap or _CMAPS.get(theme, "Blues"), vmin=vmin, vmax=hi if hi > vmin else vmin + 1.0,
+             annotate=annotate, fontsize=font - 2, linewidth=0.5, colorbar={"shrink": 0.8, "label": label})
     if selected is not None:
         layer, head = selected
         x, w = (0, n_heads) if head < 0 else (head, 1)

@@ -10,7 +10,7 @@ from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
 from ._measure import MEASURE_SUFFIX, MEASURE_VALUE, measured
-from .style import lecture_fit, new_figure, resolve_theme
+from .style import cell_map, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -86,8 +86,6 @@ def plot_heatmap(
     >>> fig.axes[0].get_title()
     'arrays · self attention · layer 0 · head 0'
     """
-    import seaborn as sns
-
     kind, layer, head = check_view(result, kind, layer, head)
     theme = resolve_theme(theme)
     result = measured(result, measure)
@@ -123,20 +121,10 @@ def plot_heatmap(
     else:
         fig = ax.figure
     font = 16 if big else 9
-    sns.heatmap(
-        matrix,
-        ax=ax,
-        cmap=cmap or _CMAPS.get(theme, "Blues"),
-        vmin=0.0,
-        vmax=top,
-        square=True,
-        xticklabels=[token_label(k) for k in keys] if n <= 80 else False,
-        yticklabels=[token_label(q) for q in queries] if n <= 80 else False,
-        annot=annotate,
-        fmt=".2f",
-        annot_kws={"fontsize": font - 2},
-        cbar_kws={"shrink": 0.7, "label": label},
-    )
+    cell_map(ax, matrix, cmap=cmap or _CMAPS.get(theme, "Blues"), vmin=0.0, vmax=top, annotate=annotate,
+             fontsize=font - 2, xticklabels=[token_label(k) for k in keys] if n <= 80 else False,
+             yticklabels=[token_label(q) for q in queries] if n <= 80 else False,
+             colorbar={"shrink": 0.7, "label": label})
     ax.xaxis.tick_top()
     ax.tick_params(axis="x", rotation=90, labelsize=font)
     ax.tick_params(axis="y", rotation=0, labelsize=font)

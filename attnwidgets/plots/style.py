@@ -15,7 +15,7 @@ import functools
 import re
 import textwrap
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import pairwise
 from typing import Any, Literal, TypeVar
@@ -26,9 +26,9 @@ from matplotlib.figure import Figure
 
 from ..viewdata.theme import resolve_theme
 
-__all__ = ["LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "LiveFigure", "colormap", "fit_lecture",
-           "fit_panels", "lecture_fit", "lecture_fonts", "manual_layout", "new_figure", "panel_grid", "resolve_theme",
-           "untangle"]
+__all__ = ["COLORBLIND", "LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "LiveFigure", "cell_map",
+           "colormap", "fit_lecture", "fit_panels", "lecture_fit", "lecture_fonts", "manual_layout", "new_figure",
+           "panel_grid", "resolve_theme", "untangle"]
 
 #: How much larger a lecture figure is than a light one (fonts are set separately).
 LECTURE_SCALE = 1.3
@@ -60,6 +60,69 @@ def new_figure(figsize: tuple[float, float], **kwargs: Any) -> Figure:
 def colormap(name: str) -> Colormap:
     """The registered matplotlib colour map ``name`` (what ``pyplot.get_cmap`` gives, without pyplot)."""
     return colormaps[name]
+
+
+#: Ten colours told apart with the common colour-vision deficiencies (seaborn's "colorblind" palette, after Wong 2011).
+COLORBLIND = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#fbafe4", "#949494", "#ece133",
+              "#56b4e9")
+
+
+def cell_map(ax: Any, values: Any, *, cmap: str, vmin: float, vmax: float, annotate: bool = False,
+             fontsize: float = 7.0, xticklabels: Sequence[str] | bool = True,
+             yticklabels: Sequence[str] | bool = True, linewidth: float = 0.0,
+             colorbar: dict[str, Any] | None = None) -> Any:
+    """Draw ``values`` (rows x columns; NaN cells left blank) as a grid of square coloured cells on ``ax``, row 0 at
+    the top, with each value written in its cell (``annotate``, two decimals, dark on light cells and white on dark
+    ones), tick labels at the cell centres (``True``: the indices, thinned to what the axis holds; ``False``: none)
+    and a colour bar (``colorbar``: keyword arguments of ``Figure.colorbar``). Returns the cells (a QuadMesh).
+
+    >>> import numpy as np
+    >>> fig = new_figure((3, 2))
+    >>> mesh = cell_map(fig.add_subplot(), np.array([[0.1, np.nan], [0.9, 0.5]]), cmap="Blues", vmin=0, vmax=1,
+    ...                 annotate=True, colorbar={"label": "share"})
+    >>> [t.get_text() for t in fig.axes[0].texts], [t.get_color() for t in fig.axes[0].texts]
+    (['0.10', '0.90', '0.50'], ['.15', 'w', 'w'])
+    >>> [float(y) for y in fig.axes[0].get_ylim()], fig.axes[1].get_ylabel()     # row 0 at the top; the colour bar
+    ([2.0, 0.0], 'share')
+    """
+    import numpy as np
+    from matplotlib.colors import to_rgba_array
+
+    data = np.ma.masked_invalid(np.asarray(values, dtype=np.float64))
+    rows, cols = data.shape
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    mesh = ax.pcolormesh(data, cmap=cmap, vmin=vmin, vmax=vmax, linewidths=linewidth, edgecolor="white")
+    ax.set(xlim=(0, cols), ylim=(0, rows))
+    ax.invert_yaxis()
+    if colorbar is not None:
+        ax.figure.colorbar(mesh, ax=ax, **colorbar).outline.set_linewidth(0)
+    box = ax.get_window_extent().transformed(ax.figure.dpi_scale_trans.inverted())
+    for axis, labels, n, inches in ((ax.xaxis, xticklabels, cols, box.width),
+                                    (ax.yaxis, yticklabels, rows, box.height)):
+        if labels is False:
+            ticks, texts = [], []
+        elif labels is True:  # every k-th index: as many as the axis holds at its tick labels' font size
+            (tick,) = axis.set_ticks([0])
+            every = n // max(1, int(inches // (tick.label1.get_size() / 72))) + 1
+            ticks, texts = list(np.arange(0, n, every) + 0.5), [str(i) for i in range(0, n, every)]
+        else:
+            ticks, texts = list(np.arange(n) + 0.5), list(labels)
+        axis.set_ticks(ticks, texts)
+    for label in ax.get_yticklabels():
+        label.set_verticalalignment("center")
+    if annotate:
+        mesh.update_scalarmappable()
+        rgb = to_rgba_array(mesh.get_facecolors())[:, :3]
+        linear = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+        luminance = linear @ np.array([0.2126, 0.7152, 0.0722])
+        blank = np.ma.getmaskarray(data)  # NaN cells: no number
+        for (r, c), lum in zip(np.ndindex(rows, cols), luminance):
+            if not blank[r, c]:
+                ax.text(c + 0.5, r + 0.5, f"{data[r, c]:.2f}", color=".15" if lum > 0.408 else "w", ha="center",
+                        va="center", fontsize=fontsize)
+    ax.set_aspect("equal")
+    return mesh
 
 
 @contextmanager

@@ -7,7 +7,8 @@ embeddings, to analysis. Nothing below imports this package.
 Modules
 -------
 tasks       a Task: texts, a metric over their results, a differentiable loss (shipped sentiment and STS tasks)
-sweeps      ablate each head in turn and score a task (Michel et al., Kovaleva et al.); pruning curves
+sweeps      ablate each head in turn and score a task (Michel et al., Kovaleva et al.)
+pruning     pruning curves: the task with more and more heads pruned, by importance or at random (Michel et al.)
 shipped     the sweep and pruning curves of the bundled model that notebook 04 shows, shipped: loaded, or run here
 importance  Michel et al. head importance from gradients of gates on every head
 finetune    fine-tune a copy of a model on a classifier task and compare its attention with the original
@@ -52,11 +53,11 @@ _LAZY: dict[str, str] = {
     "evaluate": "attnwidgets.studies.sweeps",
     "pooled_embeddings": "attnwidgets.studies.sweeps",
     "sweep_heads": "attnwidgets.studies.sweeps",
-    "pruning_curve": "attnwidgets.studies.sweeps",
-    "random_pruning_curve": "attnwidgets.studies.sweeps",
+    "pruning_curve": "attnwidgets.studies.pruning",
+    "random_pruning_curve": "attnwidgets.studies.pruning",
     "shipped_study": "attnwidgets.studies.shipped",
     "SweepResult": "attnwidgets.studies.sweeps",
-    "PruningCurve": "attnwidgets.studies.sweeps",
+    "PruningCurve": "attnwidgets.studies.pruning",
     "head_importance": "attnwidgets.studies.importance",
     "normalize_importance": "attnwidgets.studies.importance",
     "compare_finetuning": "attnwidgets.studies.finetune",
@@ -98,8 +99,8 @@ _LAZY: dict[str, str] = {
 __all__ = [*_LAZY]
 
 _MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "masked_lm", "measures", "norms",
-            "padding", "pool", "probing", "qk_corpus", "residual", "results_folder", "roles", "saved", "shards",
-            "shipped", "sweeps", "tasks", "watch", "zeroing"]
+            "padding", "pool", "probing", "pruning", "qk_corpus", "residual", "results_folder", "roles", "saved",
+            "shards", "shipped", "sweeps", "tasks", "watch", "zeroing"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

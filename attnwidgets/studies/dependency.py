@@ -13,14 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..analysis.dependency import (
-    DependencyScores,
-    Sentence,
-    TextMode,
-    read_conllu,
-    score_dependencies,
-    words_text,
-)
+from ..analysis.conllu import Sentence, TextMode, read_conllu, words_text
+from ..analysis.dependency import DependencyScores, score_dependencies
 from ..analysis.words import RowMode
 from . import shards
 
@@ -55,7 +49,7 @@ def dependency_scores(
         A runner, a model id or folder, or None for the bundled model.
     rows, subtypes
         See :func:`~attnwidgets.analysis.dependency.score_dependencies` and
-        :func:`~attnwidgets.analysis.dependency.read_conllu`.
+        :func:`~attnwidgets.analysis.conllu.read_conllu`.
     text : {"surface", "words"}
         What the model reads of each sentence. "surface" (default): its ``# text`` line, so a multiword token is read
         whole as written ("didn't") and its syntactic words ("did", "n't") share its pieces. "words": the syntactic

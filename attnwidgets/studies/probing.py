@@ -28,7 +28,7 @@ from ..analysis.attention_probe import (
     split_sentences,
     weight_frame,
 )
-from ..analysis.dependency import ParseError, Sentence, read_conllu
+from ..analysis.conllu import ParseError, Sentence, read_conllu
 from ..analysis.intervals import wilson_interval
 from ..analysis.words import RowMode
 from ..html_repr import repr_html

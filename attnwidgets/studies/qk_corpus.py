@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..analysis.dependency import Sentence, piece_word_matrix, read_conllu
+from ..analysis.conllu import Sentence, read_conllu
+from ..analysis.dependency import piece_word_matrix
 from ..analysis.qk_space import QKSpace, build_qk_space, check_color, check_method
 from ..runner import Runner, control, get_runner
 from ..runner.capture import Capture

@@ -5,11 +5,11 @@ Notebook 04 disables every head and every layer of the bundled all-MiniLM-L6-v2 
 (78 evaluations) and prunes its heads by importance and in a random order: tens of seconds on a laptop, minutes on a
 busy one. Those studies were run once, from fixed seeds and one thread, by ``python benchmarks/train_shipped.py``, and
 saved by their own ``save`` (:meth:`SweepResult.save <attnwidgets.studies.sweeps.SweepResult.save>`,
-:meth:`PruningCurve.save <attnwidgets.studies.sweeps.PruningCurve.save>`: tagged with the model they came from) as
+:meth:`PruningCurve.save <attnwidgets.studies.pruning.PruningCurve.save>`: tagged with the model they came from) as
 ``attnwidgets/data/shipped_<name>.npz``, the same place as the trained runs of :mod:`attnwidgets.teaching.shipped`.
 
 :func:`shipped_study` hands back the :class:`~attnwidgets.studies.sweeps.SweepResult` or
-:class:`~attnwidgets.studies.sweeps.PruningCurve` that the study's call returns. It loads the shipped one when the
+:class:`~attnwidgets.studies.pruning.PruningCurve` that the study's call returns. It loads the shipped one when the
 runner is the bundled model and the task is the study's (:func:`~attnwidgets.studies.tasks.sts_sample` of 40 pairs,
 the first task it returns); for another model or another task (a notebook's ``MODEL`` or ``FULL_TASK`` switch), or
 with ``train=True``, it runs the study here and says so.
@@ -44,7 +44,8 @@ import numpy as np
 
 from ..persist import ModelMismatchError, SavedFileError, check_provenance, machine_description, read_tags
 from ..runner import Runner
-from .sweeps import PruningCurve, SweepResult, pruning_steps
+from .pruning import PruningCurve, pruning_steps
+from .sweeps import SweepResult
 from .tasks import Task, sts_sample
 
 __all__ = ["SCRIPT", "STUDIES", "Study", "load_study", "make_study", "shipped_study", "study_path", "task_sha256"]
@@ -82,10 +83,10 @@ STUDIES: dict[str, Study] = {s.name: s for s in [
 
 
 def _function(kind: str) -> Any:
-    from . import sweeps
+    from . import pruning, sweeps
 
-    return {"sweep": sweeps.sweep_heads, "pruning": sweeps.pruning_curve,
-            "random-pruning": sweeps.random_pruning_curve}[kind]
+    return {"sweep": sweeps.sweep_heads, "pruning": pruning.pruning_curve,
+            "random-pruning": pruning.random_pruning_curve}[kind]
 
 
 def _study(name: str) -> Study:

@@ -17,13 +17,13 @@ from .checks import check_head, check_layer
 from .display import is_causal, mask_future
 from .labels import axis_tokens
 
-__all__ = ["COMPARE_MAX_TOKENS", "COMPARE_MODES", "CompareHead", "compare_head", "compare_labels", "make_comparison"]
+__all__ = ["COMPARE_MAX_TOKENS", "COMPARE_SHOW", "CompareHead", "compare_head", "compare_labels", "make_comparison"]
 
 #: Most tokens a side the compare view draws (two whole maps travel for every head shown).
 COMPARE_MAX_TOKENS = 1024
 
-#: The compare view's modes: both maps side by side, or their signed difference.
-COMPARE_MODES = ("side", "diff")
+#: What the compare view shows (its ``show``): both maps side by side, or their signed difference.
+COMPARE_SHOW = ("side", "diff")
 
 
 def make_comparison(a: Any, b: Any, kind: str = "self", *, words: bool = False,

@@ -13,7 +13,7 @@ import traitlets
 from ..analysis.compare import SUMMARIES, AttentionComparison
 from ..result import AttentionResult
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head, check_layer
-from ..viewdata.compare import COMPARE_MODES, CompareHead, compare_head, compare_labels, make_comparison
+from ..viewdata.compare import COMPARE_SHOW, CompareHead, compare_head, compare_labels, make_comparison
 from ..viewdata.selection import span_row
 from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
@@ -36,7 +36,7 @@ class AttentionCompare(SpanSelection, AttnWidget):
     remove one, Escape clears): ``selection`` holds positions of A's queries (so :func:`attnwidgets.link_span`
     links it with a heatmap of A), the rows are outlined in A and, where aligned, in B, and each map gets the
     ``combine`` ("mean" or "sum") of its selected rows drawn under it: A's, B's over the aligned partners, and in
-    "diff" mode B − A of those two over the aligned keys (:meth:`span_weights`).
+    ``show="diff"`` B − A of those two over the aligned keys (:meth:`span_weights`).
 
     Parameters
     ----------
@@ -52,7 +52,7 @@ class AttentionCompare(SpanSelection, AttnWidget):
         Selected query rows of A (at the level shown: tokens, or words with ``words=True``).
     combine : str
         "mean" (default) or "sum" of the selected rows.
-    mode : str
+    show : str
         "side" (both maps) or "diff" (B − A).
     summary : str
         What colours the grid: "js" or "cosine".
@@ -66,7 +66,7 @@ class AttentionCompare(SpanSelection, AttnWidget):
     Examples
     --------
     >>> import attnwidgets as aw
-    >>> w = aw.AttentionCompare(aw.run("The cat sat on the mat."), aw.run("The cats sat on the mat."), mode="diff")
+    >>> w = aw.AttentionCompare(aw.run("The cat sat on the mat."), aw.run("The cats sat on the mat."), show="diff")
     >>> w.comparison.queries.a_index.tolist()
     [0, 1, 3, 4, 5, 6, 7, 8]
     >>> w.summary_values("js").shape
@@ -88,7 +88,7 @@ class AttentionCompare(SpanSelection, AttnWidget):
     """bool, default False: compare at word level (to a word: sum over its pieces; from a word: mean), so two
     tokenizers that cut a word differently meet at it. Setting it recomputes the comparison."""
 
-    mode = traitlets.Unicode("side").tag(sync=True)
+    show = traitlets.Unicode("side").tag(sync=True)
     """str, default "side": "side" draws A and B whole, side by side; "diff" draws B − A over the aligned tokens
     on a symmetric diverging scale. The page's menu sets it."""
 
@@ -193,10 +193,10 @@ class AttentionCompare(SpanSelection, AttnWidget):
                                        " make a new one for another kind")
         return str(proposal["value"])
 
-    @traitlets.validate("mode")
-    def _valid_mode(self, proposal: dict[str, Any]) -> str:
-        if proposal["value"] not in COMPARE_MODES:
-            raise traitlets.TraitError(f"mode must be one of {list(COMPARE_MODES)}, got {proposal['value']!r}")
+    @traitlets.validate("show")
+    def _valid_show(self, proposal: dict[str, Any]) -> str:
+        if proposal["value"] not in COMPARE_SHOW:
+            raise traitlets.TraitError(f"show must be one of {list(COMPARE_SHOW)}, got {proposal['value']!r}")
         return str(proposal["value"])
 
     @traitlets.validate("summary")

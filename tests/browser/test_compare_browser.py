@@ -12,7 +12,7 @@ SETUP = """
 import attnwidgets as aw
 a = aw.run("The cat sat on the mat.")
 b = aw.run("The cats sat on the mat.")
-w = aw.AttentionCompare(a, b, layer=2, head=3, mode="diff")
+w = aw.AttentionCompare(a, b, layer=2, head=3, show="diff")
 """
 
 #: Pixels of the maps canvas that are clearly red, clearly blue, and exactly the unaligned-label grey.
@@ -38,7 +38,7 @@ def signed(nb) -> dict:
 def test_compare_view_diff_colours_click_and_fit(lab):
     nb = lab.open([SETUP, "w"], viewport=(1280, 720))
     root = nb.widget(0)
-    maps = wait_dataset(nb.page, "compare-maps", "mode", "diff")
+    maps = wait_dataset(nb.page, "compare-maps", "show", "diff")
     assert maps["shown"] == "2/3/t"
     px = signed(nb)
     # B − A at the aligned tokens has both signs: red cells (B attends more) and blue cells (A attends more).
@@ -65,15 +65,15 @@ def test_compare_view_diff_colours_click_and_fit(lab):
     wait_dataset(nb.page, "compare-maps", "shown", "4/7/t")
 
     # Side by side: two panels, the unaligned "cat"/"cats" labels in grey.
-    root.locator("[data-testid=mode-select]").select_option("side")
-    eventually(nb, "print(w.mode)", "side")
-    maps = wait_dataset(nb.page, "compare-maps", "mode", "side")
+    root.locator("[data-testid=show-select]").select_option("side")
+    eventually(nb, "print(w.show)", "side")
+    maps = wait_dataset(nb.page, "compare-maps", "show", "side")
     assert len(json.loads(maps["panels"])) == 2
     assert signed(nb)["grey"] > 10
 
     # Lecture theme at 1280 x 720: the whole view fits the screen (no horizontal scroll, within the height).
-    nb.python("aw.set_theme('lecture'); w.mode = 'diff'")
-    wait_dataset(nb.page, "compare-maps", "mode", "diff")
+    nb.python("aw.set_theme('lecture'); w.show = 'diff'")
+    wait_dataset(nb.page, "compare-maps", "show", "diff")
     nb.page.wait_for_timeout(300)
     nb.page.evaluate("() => document.querySelector('.aw-compare').scrollIntoView({block: 'start'})")
     nb.screenshot("compare-diff-lecture-1280x720")
@@ -83,8 +83,8 @@ def test_compare_view_diff_colours_click_and_fit(lab):
     assert scroll, "the maps scroll sideways at 1280 px"
     px = signed(nb)  # PuOr: orange above 0, purple below
     assert px["orange"] > 200 and px["purple"] > 200, px
-    nb.python("w.mode = 'side'")
-    wait_dataset(nb.page, "compare-maps", "mode", "side")
+    nb.python("w.show = 'side'")
+    wait_dataset(nb.page, "compare-maps", "show", "side")
     nb.page.evaluate("() => document.querySelector('.aw-compare').scrollIntoView({block: 'start'})")
     nb.screenshot("compare-side-lecture-1280x720")
 

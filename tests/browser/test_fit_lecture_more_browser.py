@@ -47,7 +47,7 @@ roles = HeadRoles({{k: rng.random((12, 12)) for k in ROLES}}, ex, 8, 1, 1, 0, "t
 #: (variable, constructor, CSS selector of the legend inside the view, or "" when it has none).
 VIEWS: list[tuple[str, str, str]] = [
     ("ablation", "aw.AblationWidget([text], text_pairs=[text.replace('fox', 'cat')])", ".aw-abl-panel .aw-muted"),
-    ("compare", "aw.AttentionCompare(r, r2, mode='side')", ".aw-legend"),
+    ("compare", "aw.AttentionCompare(r, r2, show='side')", ".aw-legend"),
     ("entropy", "aw.EntropyBars(r)", "[data-testid=caption]"),
     ("stats", "aw.HeadStatsGrid(r12, statistic='prev')", ".aw-legend"),
     ("clusters", "aw.HeadClusterMap(r12)", "[data-testid=legend]"),

@@ -1,4 +1,4 @@
-// AttentionCompare's controls: the mode, layer, head and summary menus, the words toggle, the span controls; hover
+// AttentionCompare's controls: the show, layer, head and summary menus, the words toggle, the span controls; hover
 // on the maps and the grid, clicks (a grid cell opens its head, a map row selects), the arrow keys and Escape.
 
 import { h, listen, resetControls, select } from "../../shared/dom";
@@ -21,7 +21,7 @@ import {
 
 type Model = WidgetModel<CompareTraits>;
 
-/** (Re)build the toolbar: mode, layer, head and summary menus, words, the span controls, the export buttons. */
+/** (Re)build the toolbar: show, layer, head and summary menus, words, the span controls, the export buttons. */
 export function buildControls(
   model: Model,
   bar: HTMLElement,
@@ -36,7 +36,7 @@ export function buildControls(
     ["side", "A | B"],
     ["diff", "B − A"],
   ];
-  bar.append(h("label", {}, "show", traitMenu(model, "mode", modes, "mode", controls)));
+  bar.append(h("label", {}, "show", traitMenu(model, "show", modes, "show", controls)));
   const numbers = (n: number) =>
     Array.from({ length: n }, (_, i): [string, string] => [String(i), String(i)]);
   const layers = select(numbers(nLayers), String(model.get("layer")), "layer");
@@ -57,7 +57,7 @@ export function syncMenus(model: Model, bar: HTMLElement): void {
   for (const [id, trait] of [
     ["layer-select", "layer"],
     ["head-select", "head"],
-    ["mode-select", "mode"],
+    ["show-select", "show"],
     ["summary-select", "summary"],
   ] as const) {
     const s = bar.querySelector<HTMLSelectElement>(`[data-testid="${id}"]`);

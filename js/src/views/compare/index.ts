@@ -106,7 +106,7 @@ function paintBoth(
     head: model.get("head"),
     room: roomFor(el),
     fitted,
-    mode: model.get("mode"),
+    show: model.get("show"),
   });
   parts.right.style.width = `${Math.max(held.grid.width, 200)}px`;
   const selection = model.get("selection") ?? [];
@@ -120,7 +120,7 @@ function paintBoth(
     t,
     m,
     p,
-    mode: model.get("mode"),
+    show: model.get("show"),
     map,
     div: (model.get("diverging") || (t.name === "lecture" ? "puor" : "rdbu")) as DivergingName,
     mats: held.mats,
@@ -195,7 +195,7 @@ function render({ model, el }: RenderProps<CompareTraits>): () => void {
   for (const trait of [
     "layer",
     "head",
-    "mode",
+    "show",
     "summary",
     "theme",
     "colormap",

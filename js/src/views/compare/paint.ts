@@ -103,7 +103,7 @@ export interface MapsScene {
   t: Theme;
   m: CompareMeta;
   p: ComparePayload;
-  mode: string;
+  show: string;
   map: ColorMapName;
   div: DivergingName;
   mats: { a: Float32Array; b: Float32Array; diff: Float32Array };
@@ -160,7 +160,7 @@ function drawPanel(
   );
 }
 
-/** The maps of the mode side by side, each with its span row under it when there is one; the legend for the mode.
+/** The maps of the show side by side, each with its span row under it when there is one; the legend for the show.
  * Returns the panels (hover and clicks find cells by them) and the canvas's width. */
 export function paintMaps(
   canvas: HTMLCanvasElement,
@@ -169,7 +169,7 @@ export function paintMaps(
 ): { panels: Panel[]; width: number } {
   const { t, p } = s;
   const probe = textMeasurer();
-  const maps = sides(s.m, s.mode);
+  const maps = sides(s.m, s.show);
   const rooms = maps.map((d) => labelRoom(probe, [...d.q, ...d.k], t, t.font * 7));
   const lay = panelLayout({
     sides: maps,
@@ -193,7 +193,7 @@ export function paintMaps(
   ctx.imageSmoothingEnabled = false;
   lay.panels.forEach((pn, i) => drawPanel(ctx, s, pn, maps[i], rooms[i], bandY));
   Object.assign(canvas.dataset, {
-    mode: s.mode,
+    show: s.show,
     selection: s.selection.join(","),
     span: s.spanRows ? (p.span_key ?? "") : "",
     spanY: s.spanRows ? String(bandY) : "",
@@ -202,9 +202,9 @@ export function paintMaps(
     dmax: String(p.dmax),
     shown: p.key,
   });
-  if (s.mode === "diff") diffLegend(legend.canvas, s.div);
+  if (s.show === "diff") diffLegend(legend.canvas, s.div);
   else drawLegend(legend.canvas, s.map);
-  const text = mapLegendText(s.mode, p.vmax, p.dmax);
+  const text = mapLegendText(s.show, p.vmax, p.dmax);
   legend.lo.textContent = text.lo;
   legend.hi.textContent = text.hi;
   legend.label.textContent = text.label;
@@ -222,7 +222,7 @@ export interface GridScene {
   head: number;
   room: number; // the page's width for the view
   fitted: { width: number; height: number } | null;
-  mode: string;
+  show: string;
 }
 
 /** The grid's size: a share of the room (two maps need more than one), fitted to the box when there is one. */
@@ -233,7 +233,7 @@ function gridGeometry(s: GridScene, probe: CanvasRenderingContext2D): GridLayout
   const leftPad = Math.ceil(probe.measureText(String(nLayers - 1)).width) + t.font * 2 + 8;
   const top = t.font * 2 + 10;
   const room = Math.min(s.room, 1600);
-  const share = s.mode === "side" ? 0.27 : 0.36;
+  const share = s.show === "side" ? 0.27 : 0.36;
   const maxW = Math.min(room * share, t.maxGrid * 0.6);
   // (its legend's label wraps to the column's width: a fixed allowance for it, not its measured height, which
   // would shrink the grid, narrow the column and wrap the label further on every repaint)

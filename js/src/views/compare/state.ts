@@ -12,7 +12,7 @@ export interface CompareTraits {
   head: number;
   kind: string;
   words: boolean;
-  mode: string; // "side" | "diff"
+  show: string; // "side" | "diff"
   summary: string; // "js" | "cosine"
   colormap: string;
   diverging: string;
@@ -111,11 +111,11 @@ export function absTop(row: ArrayLike<number>): number {
   return top;
 }
 
-/** The maps of a mode: B − A over the aligned tokens, or A | B with their unaligned tokens marked. The panels say
+/** The maps of a show: B − A over the aligned tokens, or A | B with their unaligned tokens marked. The panels say
  * A and B alone when both results have one name (the title names it once). */
-export function sides(m: CompareMeta, mode: string): Side[] {
+export function sides(m: CompareMeta, show: string): Side[] {
   const L = m.labels;
-  if (mode === "diff")
+  if (show === "diff")
     return [{ q: L.aligned[0], k: L.aligned[1], qOk: null, kOk: null, which: "diff", name: "B − A" }];
   const same = m.a_name === m.b_name;
   return [
@@ -275,13 +275,13 @@ export function captionText(m: CompareMeta): string {
   return `Tokens matched by text (difflib); grey tokens have no partner (${qa} in A, ${qb} in B) and are left out of B − A.`;
 }
 
-/** The maps' legend: its ends and label, for the mode. */
+/** The maps' legend: its ends and label, for the show. */
 export function mapLegendText(
-  mode: string,
+  show: string,
   vmax: number,
   dmax: number,
 ): { lo: string; hi: string; label: string } {
-  if (mode === "diff")
+  if (show === "diff")
     return {
       lo: `−${fmt(dmax, 3)}`,
       hi: `+${fmt(dmax, 3)}`,
