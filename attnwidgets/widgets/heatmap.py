@@ -12,7 +12,7 @@ from ..result import AttentionResult
 from ..viewdata.checks import check_view, check_vmax, check_words
 from ..viewdata.display import Reduced, check_reduce, is_causal, kv_group, mask_future, sink_keys
 from ..viewdata.labels import kind_tokens
-from ..viewdata.state import to_reply, to_wire
+from ..viewdata.state import to_reply
 from ..viewdata.views.heatmap import (
     HeatmapOptions,
     HeatmapState,
@@ -188,8 +188,7 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         state = heatmap_state(self._result, self._options(), weights=self._weights,
                               words=self._source(True) if self.words else None)
         self._state = state
-        self._payload = to_wire(state.payload)
-        self._meta = to_wire(state.meta)
+        self._show(state)
 
     def overview(self, kind: str | None = None, layer: int | None = None, head: int | None = None,
                  words: bool | None = None) -> Reduced:

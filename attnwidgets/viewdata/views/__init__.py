@@ -12,13 +12,13 @@ name is the view's front-end name (``js/src/views/<name>/`` or ``js/src/<name>.t
 
 from __future__ import annotations
 
-from . import heatmap
+from . import ablation, heatmap
 
 #: view name -> its state dataclass (the generated TypeScript has ``Views[name] = {payload, meta?}``), and the
 #: dataclasses of its requests' answers.
-STATES: dict[str, type] = {"heatmap": heatmap.HeatmapState}
+STATES: dict[str, type] = {"heatmap": heatmap.HeatmapState, "ablation": ablation.AblationState}
 REPLIES: dict[str, tuple[type, ...]] = {
     "heatmap": (heatmap.HeatmapMatrix, heatmap.HeatmapRegion, heatmap.LevelLabels),
 }
 
-__all__ = ["REPLIES", "STATES", "heatmap"]
+__all__ = ["REPLIES", "STATES", "ablation", "heatmap"]

@@ -149,11 +149,12 @@ def heatmap_state(result: AttentionResult, options: HeatmapOptions, *, weights: 
     payload = HeatmapPayload(key=f"{options.kind}/{options.layer}/{options.head}/{level}", matrix=shown.matrix,
                              factor=shown.factor, rows_used=shown.rows_used, vmax=shown.vmax,
                              labels=heatmap_labels(source) if options.words else None)
+    kinds = list(result.kinds)
+    shapes = {kind: result.attention_shape(kind) for kind in kinds}  # type: ignore[arg-type]
     meta = HeatmapMeta(
         title=result.model.name + MEASURE_LABELS[options.measure],
-        kinds=list(result.kinds),
-        shapes={kind: (int(result.attention_shape(kind)[0]), int(result.attention_shape(kind)[1]))  # type: ignore[arg-type]
-                for kind in result.kinds},
+        kinds=kinds,
+        shapes={kind: (int(shape[0]), int(shape[1])) for kind, shape in shapes.items()},
         measure=options.measure,
         can_norms=can_norms(result if weights is None else weights),
         tokens=kind_tokens(result),
@@ -161,7 +162,7 @@ def heatmap_state(result: AttentionResult, options: HeatmapOptions, *, weights: 
         reduce=options.reduce,
         sinks=list(_sinks(source, options)),
         vmax=options.vmax,
-        kv_group_size={kind: kv_group_size(result, kind) for kind in result.kinds},
+        kv_group_size={kind: kv_group_size(result, kind) for kind in kinds},
     )
     return HeatmapState(payload, meta)
 
