@@ -17,7 +17,7 @@ import pytest
 
 from attnwidgets.result import AttentionResult
 from attnwidgets.viewdata.state import to_reply, to_wire, ts_type
-from attnwidgets.viewdata.views import REPLIES, STATES, ablation, heatmap
+from attnwidgets.viewdata.views import REPLIES, STATES, ablation, head_view, heatmap
 
 ROOT = Path(__file__).resolve().parent.parent
 WIRE_TS = ROOT / "js" / "src" / "generated" / "wire.ts"
@@ -104,6 +104,20 @@ def test_what_the_ablation_sends_is_what_its_interfaces_name():
     assert wire["payload"]["rows"] == [{"item": "pair 0", "label": "pair 0: a b  ↔  c d", "name": "cosine",
                                         "before": 0.75, "after": None, "delta": None}], "NaN crosses as null"
     assert wire["payload"]["map"]["key"] == "self/0/0/1" and wire["payload"]["stacks"] == {"self": [1, 2]}
+
+
+@pytest.mark.parametrize("words", [False, True])
+def test_what_the_head_view_sends_is_what_its_interfaces_name(words):
+    seen = interfaces()
+    w = np.array([[[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]]], np.float32)
+    r = AttentionResult.from_arrays(w, ["a", "##b", "c"], word_ids=np.array([0, 0, 1]))
+    wire = to_wire(head_view.head_view_state(r, head_view.HeadViewOptions(words=words, window=(0, 3))))
+    _fields_match(wire["payload"], "HeadViewPayload", seen)
+    _fields_match(wire["meta"], "HeadViewMeta", seen)
+    assert wire["meta"]["tokens"] == {"self": [["a", "##b", "c"], ["a", "##b", "c"]]}, "tuples cross as lists"
+    if words:
+        _fields_match(wire["payload"]["labels"], "LineLabels", seen)
+        assert wire["payload"]["labels"]["tokens"]["self"][0] == ["ab", "c"]
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

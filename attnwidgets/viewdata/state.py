@@ -40,12 +40,19 @@ import numpy as np
 
 from .wire import pack
 
-__all__ = ["OPTIONAL", "packed_as", "to_reply", "to_wire", "ts_type"]
+__all__ = ["OPTIONAL", "packed_as", "to_reply", "to_wire", "ts_type", "typed_as"]
 
 
 #: Field metadata of a field that may be absent: ``field(default=None, metadata=OPTIONAL)`` is left out of the wire
 #: dict when None (``name?:`` in TypeScript).
 OPTIONAL = types.MappingProxyType({"optional": True})
+
+
+def typed_as(ts: str, module: str) -> types.MappingProxyType[str, str]:
+    """Field metadata of a value that is already in its wire form and typed by hand in TypeScript: ``ts`` is the
+    type's name, exported by ``module`` (relative to js/src/generated/). HeadView's line sets are one
+    (:mod:`attnwidgets.viewdata.lines` packs them; js/src/shared/lines.ts ``LinePayload`` reads them)."""
+    return types.MappingProxyType({"ts": ts, "ts_module": module})
 
 
 def packed_as(dtype: str) -> types.MappingProxyType[str, str]:

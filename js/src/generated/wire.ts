@@ -2,6 +2,7 @@
 // Run `python js/scripts/wire_types.py` from the repository root after changing a view's state.
 
 import type { Packed } from "../shared/buffers";
+import type { LinePayload } from "../shared/lines";
 
 /** A "labels" request's answer: ``{kind: [query labels, key labels]}`` at one level (tokens or words). */
 export interface LevelLabels {
@@ -92,8 +93,34 @@ export interface AblationPayload {
   map: AblationMap;
 }
 
+/** Labels of every kind at one level (token or word): what a "labels" request answers. */
+export interface LineLabels {
+  tokens: Record<string, [string[], string[]]>;
+  segments: Record<string, [number[], number[]]>;
+}
+
+/** ``_payload``: the first layer's lines, so the first paint needs no round trip. */
+export interface HeadViewPayload {
+  key: string;
+  heads: LinePayload;
+  labels?: LineLabels;
+}
+
+/** ``_meta``: titles, shapes and token-level labels, whatever layer is on screen. */
+export interface HeadViewMeta {
+  title: string;
+  kinds: string[];
+  shapes: Record<string, [number, number]>;
+  tokens: Record<string, [string[], string[]]>;
+  segments: Record<string, [number[], number[]]>;
+  can_words: boolean;
+  long: boolean;
+  n_kv_heads: number;
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
   ablation: { payload: AblationPayload };
+  head_view: { payload: HeadViewPayload; meta: HeadViewMeta };
 }
