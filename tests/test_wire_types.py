@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import AttentionResult
 from attnwidgets.viewdata.state import to_reply, to_wire, ts_type
-from attnwidgets.viewdata.views import REPLIES, STATES, ablation, head_view, heatmap
+from attnwidgets.viewdata.views import REPLIES, STATES, ablation, head_view, heatmap, qk
 
 ROOT = Path(__file__).resolve().parent.parent
 WIRE_TS = ROOT / "js" / "src" / "generated" / "wire.ts"
@@ -118,6 +119,21 @@ def test_what_the_head_view_sends_is_what_its_interfaces_name(words):
     if words:
         _fields_match(wire["payload"]["labels"], "LineLabels", seen)
         assert wire["payload"]["labels"]["tokens"]["self"][0] == ["ab", "c"]
+
+
+@pytest.mark.parametrize("window", [(0, 3), (1, 3)])
+def test_what_qk_sends_is_what_its_interfaces_name(window):
+    seen = interfaces()
+    rng = np.random.default_rng(0)
+    cap = QKCapture.from_vectors(*rng.normal(size=(3, 2, 3, 4)), ["a", "b", "c"])
+    wire = to_wire(qk.qk_state({0: cap}, qk.QKOptions(0, 1, 2, window)))
+    _fields_match(wire["payload"], "QKPayload", seen)
+    _fields_match(wire["payload"]["arrays"], "QKArrays", seen)
+    _fields_match(wire["meta"], "QKMeta", seen)
+    mask = wire["payload"]["arrays"]["mask"]
+    assert mask["dtype"] == "uint8" and bytes(mask["buffer"]) == b"\xff" * int(np.prod(mask["shape"])), \
+        "a boolean mask crosses as uint8 (every key allowed: every byte the top)"
+    assert ("keys" in wire["payload"]["arrays"]) is (window != (0, 3)), "keys and outside travel only in a window"
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

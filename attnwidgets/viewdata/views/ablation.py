@@ -126,7 +126,7 @@ class AblationState:
     payload: AblationPayload
 
 
-def ablation_setup(title: str, stacks: Mapping[str, tuple[int, int]], kv_heads: Mapping[str, int],
+def ablation_setup(title: str, stacks: Mapping[str, Sequence[int]], kv_heads: Mapping[str, int],
                    texts: Sequence[str], pairs: Sequence[str] | None, watch: str) -> AblationSetup:
     return AblationSetup(title, {k: (int(v[0]), int(v[1])) for k, v in stacks.items()}, dict(kv_heads),
                          tuple(texts), None if pairs is None else tuple(pairs), watch)

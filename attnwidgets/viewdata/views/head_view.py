@@ -127,7 +127,7 @@ def head_view_state(result: AttentionResult, options: HeadViewOptions, *,
     """What the page draws; ``words`` is the word-level result when already made (made here when needed)."""
     source = (words if words is not None else word_level(result)) if options.words else result
     long = is_long(_n_queries(result, options.kind), result.is_lazy)
-    kinds = list(result.kinds)
+    kinds: list[str] = list(result.kinds)
     shapes = {kind: result.attention_shape(kind) for kind in kinds}  # type: ignore[arg-type]
     labels = head_view_labels(result)
     meta = HeadViewMeta(

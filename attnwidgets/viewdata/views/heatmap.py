@@ -149,7 +149,7 @@ def heatmap_state(result: AttentionResult, options: HeatmapOptions, *, weights: 
     payload = HeatmapPayload(key=f"{options.kind}/{options.layer}/{options.head}/{level}", matrix=shown.matrix,
                              factor=shown.factor, rows_used=shown.rows_used, vmax=shown.vmax,
                              labels=heatmap_labels(source) if options.words else None)
-    kinds = list(result.kinds)
+    kinds: list[str] = list(result.kinds)
     shapes = {kind: result.attention_shape(kind) for kind in kinds}  # type: ignore[arg-type]
     meta = HeatmapMeta(
         title=result.model.name + MEASURE_LABELS[options.measure],

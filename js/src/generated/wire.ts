@@ -118,9 +118,48 @@ export interface HeadViewMeta {
   n_kv_heads: number;
 }
 
+/** One head's arrays: q, output (n, d); k, v (m, d); logits, scaled, weights, mask (n, m); in a window one query's row (n = 1) with ``keys`` and ``outside``; bias, bucket (n, m) when the model adds a position bias. */
+export interface QKArrays {
+  q: Packed;
+  k: Packed;
+  v: Packed;
+  logits: Packed;
+  scaled: Packed;
+  weights: Packed;
+  output: Packed;
+  mask: Packed;
+  keys?: Packed;
+  outside?: Packed;
+  bias?: Packed;
+  bucket?: Packed;
+}
+
+/** ``_payload``: the first view's arrays, so the first paint needs no round trip. */
+export interface QKPayload {
+  key: string;
+  arrays: QKArrays;
+}
+
+/** ``_meta``: what the panels' labels need whatever head is on screen. */
+export interface QKMeta {
+  title: string;
+  stack: string;
+  layers: number[];
+  n_heads: number;
+  n_kv_heads: number;
+  head_dim: number;
+  scaling: number;
+  tokens: string[];
+  key_tokens: string[];
+  long: boolean;
+  bias: boolean;
+  buckets: boolean;
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
   ablation: { payload: AblationPayload };
   head_view: { payload: HeadViewPayload; meta: HeadViewMeta };
+  qk: { payload: QKPayload; meta: QKMeta };
 }
