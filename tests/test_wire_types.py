@@ -18,7 +18,7 @@ import pytest
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import AttentionResult
 from attnwidgets.viewdata.state import to_reply, to_wire, ts_type
-from attnwidgets.viewdata.views import REPLIES, STATES, ablation, head_view, heatmap, qk
+from attnwidgets.viewdata.views import REPLIES, STATES, ablation, head_view, heatmap, model_view, qk
 
 ROOT = Path(__file__).resolve().parent.parent
 WIRE_TS = ROOT / "js" / "src" / "generated" / "wire.ts"
@@ -134,6 +134,21 @@ def test_what_qk_sends_is_what_its_interfaces_name(window):
     assert mask["dtype"] == "uint8" and bytes(mask["buffer"]) == b"\xff" * int(np.prod(mask["shape"])), \
         "a boolean mask crosses as uint8 (every key allowed: every byte the top)"
     assert ("keys" in wire["payload"]["arrays"]) is (window != (0, 3)), "keys and outside travel only in a window"
+
+
+def test_what_the_model_view_sends_is_what_its_interfaces_name():
+    seen = interfaces()
+    w = np.array([[[[0.5, 0.5], [0.0, 1.0]]]], np.float32)
+    r = AttentionResult.from_arrays(w, ["a", "b"])
+    state = model_view.model_view_state(r, model_view.ModelViewOptions(thumb_size=4))
+    wire = to_wire(state)
+    _fields_match(wire["payload"], "ModelViewPayload", seen)
+    _fields_match(wire["meta"], "ModelViewMeta", seen)
+    thumbs = wire["payload"]["thumbs"]
+    assert thumbs["dtype"] == "uint8" and thumbs["shape"] == [1, 1, 2, 2]
+    assert list(bytes(thumbs["buffer"])) == [128, 128, 0, 255], "each cell a share of 255 of the head's maximum"
+    content, _ = to_reply(model_view.model_view_thumbs(r, "self", model_view.ModelViewOptions(thumb_size=4)))
+    _fields_match({k: v for k, v in content.items() if k not in ("shape", "dtype", "scale")}, "ModelViewThumbs", seen)
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

@@ -156,10 +156,39 @@ export interface QKMeta {
   buckets: boolean;
 }
 
+/** ``_payload``: the current kind's thumbnails (full heads come by "matrix" request). */
+export interface ModelViewPayload {
+  kind: string;
+  factor: number;
+  rows_used: number;
+  reduce: string;
+  thumbs: Packed;
+}
+
+/** ``_meta``: titles, shapes, labels and which kinds are causal. */
+export interface ModelViewMeta {
+  title: string;
+  measure: string;
+  can_norms: boolean;
+  kinds: string[];
+  shapes: Record<string, [number, number]>;
+  tokens: Record<string, [string[], string[]]>;
+  causal: Record<string, boolean>;
+  kv_group_size: Record<string, number>;
+  reduce: string;
+}
+
+/** A "thumbs" request's answer: one kind's thumbnails, uint8 [layer, head, tq, tk], each to its own maximum. */
+export interface ModelViewThumbs extends Omit<Packed, "buffer"> {
+  factor: number;
+  rows_used: number;
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
   ablation: { payload: AblationPayload };
   head_view: { payload: HeadViewPayload; meta: HeadViewMeta };
   qk: { payload: QKPayload; meta: QKMeta };
+  model_view: { payload: ModelViewPayload; meta: ModelViewMeta };
 }
