@@ -17,8 +17,9 @@ import pytest
 
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import AttentionResult
+from attnwidgets.viewdata.compare import make_comparison
 from attnwidgets.viewdata.state import to_reply, to_wire, ts_type
-from attnwidgets.viewdata.views import REPLIES, STATES, ablation, head_view, heatmap, model_view, qk
+from attnwidgets.viewdata.views import REPLIES, STATES, ablation, compare, head_view, heatmap, model_view, qk
 
 ROOT = Path(__file__).resolve().parent.parent
 WIRE_TS = ROOT / "js" / "src" / "generated" / "wire.ts"
@@ -149,6 +150,23 @@ def test_what_the_model_view_sends_is_what_its_interfaces_name():
     assert list(bytes(thumbs["buffer"])) == [128, 128, 0, 255], "each cell a share of 255 of the head's maximum"
     content, _ = to_reply(model_view.model_view_thumbs(r, "self", model_view.ModelViewOptions(thumb_size=4)))
     _fields_match({k: v for k, v in content.items() if k not in ("shape", "dtype", "scale")}, "ModelViewThumbs", seen)
+
+
+@pytest.mark.parametrize("selection", [(), (1,)])
+def test_what_compare_sends_is_what_its_interfaces_name(selection):
+    seen = interfaces()
+    a = AttentionResult.from_arrays(np.array([[1.0, 0.0], [0.5, 0.5]], np.float32), ["x", "y"])
+    b = AttentionResult.from_arrays(np.array([[1.0, 0.0], [0.25, 0.75]], np.float32), ["x", "y"])
+    wire = to_wire(compare.compare_state(make_comparison(a, b), (a, b), compare.CompareOptions(selection=selection)))
+    _fields_match(wire["payload"], "ComparePayload", seen)
+    _fields_match(wire["meta"], "CompareMeta", seen)
+    _fields_match(wire["meta"]["labels"], "CompareLabels", seen)
+    assert wire["payload"]["dmax"] == 0.25 and wire["meta"]["query_map"] == [[0, 1], [0, 1]]
+    if selection:  # row 1 of B minus row 1 of A, hand-computed
+        diff = wire["payload"]["span_diff"]
+        assert np.frombuffer(diff["buffer"], "<f4").tolist() == [-0.25, 0.25]
+    else:
+        assert "span_key" not in wire["payload"], "no selection: no span fields at all"
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

@@ -184,6 +184,45 @@ export interface ModelViewThumbs extends Omit<Packed, "buffer"> {
   rows_used: number;
 }
 
+/** ``_payload``: the head on screen (both maps whole and the aligned difference), every head's summaries as one (2, L, H) array (js, cosine), and the selection's combined rows when something is selected. */
+export interface ComparePayload {
+  key: string;
+  a: Packed;
+  b: Packed;
+  diff: Packed;
+  vmax: number;
+  dmax: number;
+  summary: Packed;
+  span_key?: string;
+  span_a?: Packed;
+  span_b?: Packed;
+  span_diff?: Packed;
+}
+
+/** Token labels and which are aligned (each [query side, key side]). */
+export interface CompareLabels {
+  a: [string[], string[]];
+  b: [string[], string[]];
+  a_matched: [boolean[], boolean[]];
+  b_matched: [boolean[], boolean[]];
+  aligned: [string[], string[]];
+}
+
+/** ``_meta``: names, labels, the [layers, heads] shape, the summaries and how tokens were aligned. */
+export interface CompareMeta {
+  title: string;
+  a_name: string;
+  b_name: string;
+  labels: CompareLabels;
+  shape: [number, number];
+  summaries: string[];
+  summary_labels: Record<string, string>;
+  method: string;
+  identity: boolean;
+  query_map: [number[], number[]];
+  can_words: boolean;
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -191,4 +230,5 @@ export interface Views {
   head_view: { payload: HeadViewPayload; meta: HeadViewMeta };
   qk: { payload: QKPayload; meta: QKMeta };
   model_view: { payload: ModelViewPayload; meta: ModelViewMeta };
+  compare: { payload: ComparePayload; meta: CompareMeta };
 }
