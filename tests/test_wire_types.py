@@ -19,7 +19,17 @@ from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import AttentionResult
 from attnwidgets.viewdata.compare import make_comparison
 from attnwidgets.viewdata.state import to_reply, to_wire, ts_type
-from attnwidgets.viewdata.views import REPLIES, STATES, ablation, compare, head_view, heatmap, model_view, qk
+from attnwidgets.viewdata.views import (
+    REPLIES,
+    STATES,
+    ablation,
+    compare,
+    head_view,
+    heatmap,
+    model_view,
+    profile,
+    qk,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 WIRE_TS = ROOT / "js" / "src" / "generated" / "wire.ts"
@@ -167,6 +177,16 @@ def test_what_compare_sends_is_what_its_interfaces_name(selection):
         assert np.frombuffer(diff["buffer"], "<f4").tolist() == [-0.25, 0.25]
     else:
         assert "span_key" not in wire["payload"], "no selection: no span fields at all"
+
+
+def test_what_the_profile_sends_is_what_its_interfaces_name():
+    seen = interfaces()
+    r = AttentionResult.from_arrays(np.array([[1.0, 0.0], [0.25, 0.75]], np.float32), ["Hi", "."])
+    wire = to_wire(profile.profile_state(r, profile.ProfileOptions(selection=(1,), combine="sum")))
+    _fields_match(wire["payload"], "ProfilePayload", seen)
+    _fields_match(wire["payload"]["docs"]["self"], "ProfileDoc", seen)
+    w = wire["payload"]["weights"]
+    assert np.frombuffer(w["buffer"], "<f4").tolist() == [0.25, 0.75] and wire["payload"]["key"] == "self/0/-1/1:2/sum"
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

@@ -65,6 +65,8 @@ def interface(cls: type, seen: dict[str, type], state: typing.Any, reply: bool =
             lines.append(f"  {f.name}{absent}: {f.metadata['ts']};")
             continue
         lines.append(f"  {f.name}{absent}: {state.ts_type(hint, seen)};")
+    if arrays and len(lines) == 1:  # nothing beside the array: the array's spec itself
+        return f'{_doc(cls)}export type {cls.__name__} = Omit<Packed, "buffer">;'
     lines.append("}")
     return "\n".join(lines)
 

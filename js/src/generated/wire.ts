@@ -223,6 +223,27 @@ export interface CompareMeta {
   can_words: boolean;
 }
 
+/** One kind's document: each key token as it reads in running text, the query tokens, and the first token of each sentence and paragraph. */
+export interface ProfileDoc {
+  pieces: string[];
+  queries: string[];
+  sentence: number[];
+  paragraph: number[];
+}
+
+/** ``_payload``: every kind's document and the first profile, so the first paint needs no round trip. */
+export interface ProfilePayload {
+  title: string;
+  kinds: string[];
+  shapes: Record<string, [number, number]>;
+  docs: Record<string, ProfileDoc>;
+  key: string;
+  weights: Packed;
+}
+
+/** A "profile" request's answer: (key,) the attention each key receives. */
+export type ProfileWeights = Omit<Packed, "buffer">;
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -231,4 +252,5 @@ export interface Views {
   qk: { payload: QKPayload; meta: QKMeta };
   model_view: { payload: ModelViewPayload; meta: ModelViewMeta };
   compare: { payload: ComparePayload; meta: CompareMeta };
+  profile: { payload: ProfilePayload };
 }
