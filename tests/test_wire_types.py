@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import AttentionResult
 from attnwidgets.viewdata.compare import make_comparison
@@ -22,8 +23,10 @@ from attnwidgets.viewdata.state import to_reply, to_wire, ts_type
 from attnwidgets.viewdata.views import (
     REPLIES,
     STATES,
+    TRAITS,
     ablation,
     compare,
+    generation,
     head_view,
     heatmap,
     model_view,
@@ -189,8 +192,27 @@ def test_what_the_profile_sends_is_what_its_interfaces_name():
     assert np.frombuffer(w["buffer"], "<f4").tolist() == [0.25, 0.75] and wire["payload"]["key"] == "self/0/-1/1:2/sum"
 
 
+def test_what_the_generation_view_sends_is_what_its_interfaces_name():
+    seen = interfaces()
+    att = np.tril(np.ones((4, 4), np.float32))
+    att /= att.sum(1, keepdims=True)
+    r = AttentionResult.from_arrays(att, ["a", "b", "c", "d"], kind="decoder")
+    g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d", "e"], np.array([2, 3, 4]),
+                         np.array([[2], [3], [4]]), np.array([[0.9], [0.8], [0.7]], np.float32),
+                         [["c"], ["d"], ["e"]], text="c d e")
+    wire = to_wire(generation.generation_state(g, generation.GenerationOptions()))
+    _fields_match(wire["payload"], "GenerationPayload", seen)
+    _fields_match(wire["meta"], "GenerationMeta", seen)
+    assert wire["payload"]["matrix"]["dtype"] == "float16", "the steps x keys matrix crosses as float16"
+    share = to_wire(generation.generation_share(g, [0, 1], "mean", "layer", 0))
+    _fields_match(share, "GenerationShare", seen)
+    bad = to_wire(generation.generation_share(g, [3], "mean", "layer", 0))  # a generated token: no share
+    _fields_match(bad, "GenerationShare", seen)
+    assert bad["error"] and "lines" not in bad
+
+
 def test_every_reply_and_state_dataclass_is_frozen():
-    for cls in [*STATES.values(), *(c for group in REPLIES.values() for c in group)]:
+    for cls in [*STATES.values(), *(c for group in [*REPLIES.values(), *TRAITS.values()] for c in group)]:
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls  # type: ignore[attr-defined]
 
 

@@ -23,13 +23,13 @@ OUT = ROOT / "js" / "src" / "generated" / "wire.ts"
 LINE_WIDTH = 110  # biome.json's
 
 
-def _load() -> tuple[dict[str, type], dict[str, tuple[type, ...]], typing.Any]:
+def _load() -> tuple[dict[str, type], dict[str, tuple[type, ...]], dict[str, tuple[type, ...]], typing.Any]:
     sys.path.insert(0, str(ROOT))
     try:
         from attnwidgets.viewdata import state, views
     finally:
         sys.path.remove(str(ROOT))
-    return views.STATES, views.REPLIES, state
+    return views.STATES, views.REPLIES, views.TRAITS, state
 
 
 def _doc(cls: type) -> str:
@@ -72,7 +72,7 @@ def interface(cls: type, seen: dict[str, type], state: typing.Any, reply: bool =
 
 
 def render() -> str:
-    states, replies, state = _load()
+    states, replies, traits, state = _load()
     IMPORTS.clear()
     seen: dict[str, type] = {}
     done: dict[str, type] = {}
@@ -102,6 +102,8 @@ def render() -> str:
             emit(hints[f.name])
         for reply in replies.get(view, ()):
             emit(reply, reply=True)
+        for other in traits.get(view, ()):
+            emit(other)
         views.append(f"  {view}: {{ {parts} }};")
     IMPORTS.setdefault("../shared/buffers", set()).add("Packed")
     imports = [f"import type {{ {', '.join(sorted(names))} }} from \"{module}\";"

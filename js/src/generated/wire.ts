@@ -244,6 +244,39 @@ export interface ProfilePayload {
 /** A "profile" request's answer: (key,) the attention each key receives. */
 export type ProfileWeights = Omit<Packed, "buffer">;
 
+/** ``_payload``: the first view's steps x keys matrix and the top-k probabilities of every step. */
+export interface GenerationPayload {
+  key: string;
+  matrix: Packed;
+  topk_probs: Packed;
+}
+
+/** ``_meta``: the tokens (prompt, generated, keys of each kind), shapes and the top-k tokens of every step. */
+export interface GenerationMeta {
+  title: string;
+  kinds: string[];
+  shapes: Record<string, [number, number]>;
+  prompt: string[];
+  generated: string[];
+  keys: Record<string, string[]>;
+  first_row: number;
+  encoder_decoder: boolean;
+  topk_tokens: string[][];
+  text: string;
+  n_selectable: number;
+}
+
+/** A "matrix" request's answer: (steps, keys) float16, NaN for keys not yet written. */
+export type GenerationMatrix = Omit<Packed, "buffer">;
+
+/** ``_share``: the span-share panel of the selection, (steps, lines) float32 and a label per line, or why not. */
+export interface GenerationShare {
+  key: string;
+  error: string;
+  lines?: Packed;
+  labels?: string[];
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -253,4 +286,5 @@ export interface Views {
   model_view: { payload: ModelViewPayload; meta: ModelViewMeta };
   compare: { payload: ComparePayload; meta: CompareMeta };
   profile: { payload: ProfilePayload };
+  generation: { payload: GenerationPayload; meta: GenerationMeta };
 }
