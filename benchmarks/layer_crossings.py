@@ -10,8 +10,9 @@ plots, and export/fallback/cli/magics above them), counted with :func:`sys.setpr
 through, whatever the loop sizes.
 
 A *representation change* is one call that turns the numbers into another container: ``viewdata.wire.pack`` (array
-to bytes), ``DataFrame.to_dict`` / ``DataFrame.to_records`` (frame to rows of Python objects), ``ndarray.tolist``
-(array to Python lists), a ``DataFrame`` built from rows, counted when our code makes the call.
+to bytes), ``DataFrame.to_dict`` / ``to_records`` / ``itertuples`` (frame to rows of Python objects),
+``Series.to_numpy`` (a column to an array), ``ndarray.tolist`` (array to Python lists), a ``DataFrame`` built from
+rows, counted when our code makes the call.
 
 Actions (the bundled all-MiniLM-L6-v2, offline):
 
@@ -74,7 +75,8 @@ def layer_of(filename: str) -> str | None:
 
 #: Python functions whose call is a change of representation (name -> where it lives)
 CONVERTERS = {("pack", "wire.py"): "pack", ("to_dict", "frame.py"): "DataFrame.to_dict",
-              ("to_records", "frame.py"): "DataFrame.to_records", ("__init__", "frame.py"): "DataFrame(rows)"}
+              ("to_records", "frame.py"): "DataFrame.to_records", ("itertuples", "frame.py"): "DataFrame.itertuples",
+              ("to_numpy", "base.py"): "Series.to_numpy", ("__init__", "frame.py"): "DataFrame(rows)"}
 #: C functions whose call is one
 C_CONVERTERS = {"tolist": "ndarray.tolist"}
 

@@ -157,9 +157,9 @@ def _number(v: Any) -> float | None:
 
 def ablation_rows(frame: Any, setup: AblationSetup) -> list[OutputRow]:
     """The watched numbers as rows, read from the frame's columns (NaN → None: JSON has no NaN)."""
-    columns = [frame[c].to_numpy() for c in ("item", "name", "before", "after", "delta")]
+    rows = frame[["item", "name", "before", "after", "delta"]].itertuples(index=False, name=None)
     return [OutputRow(str(item), item_label(str(item), setup.texts, setup.pairs), str(name), _number(b), _number(a),
-                      _number(d)) for item, name, b, a, d in zip(*columns, strict=True)]
+                      _number(d)) for item, name, b, a, d in rows]
 
 
 def ablation_map(outcome: Outcome, view: AblationView) -> AblationMap:
