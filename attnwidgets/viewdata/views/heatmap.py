@@ -51,7 +51,7 @@ class HeatmapOptions:
 class LevelLabels:
     """A "labels" request's answer: ``{kind: [query labels, key labels]}`` at one level (tokens or words)."""
 
-    tokens: dict[str, list[list[str]]]
+    tokens: dict[str, tuple[list[str], list[str]]]  # kind -> [query labels, key labels]
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class HeatmapMeta:
     shapes: dict[str, tuple[int, int]]  # [layers, heads] per kind
     measure: str
     can_norms: bool
-    tokens: dict[str, list[list[str]]]  # token-level labels per kind
+    tokens: dict[str, tuple[list[str], list[str]]]  # token-level labels per kind
     can_words: bool
     reduce: str
     sinks: list[int]
@@ -136,7 +136,7 @@ def heatmap_region(source: AttentionResult, options: HeatmapOptions, q0: int, q1
 
 def heatmap_labels(source: AttentionResult) -> LevelLabels:
     """The labels of every kind at ``source``'s level."""
-    return LevelLabels(kind_tokens(source))
+    return LevelLabels({kind: (q, k) for kind, (q, k) in kind_tokens(source).items()})
 
 
 def heatmap_state(result: AttentionResult, options: HeatmapOptions, *, weights: AttentionResult | None = None,
@@ -157,7 +157,7 @@ def heatmap_state(result: AttentionResult, options: HeatmapOptions, *, weights: 
         shapes={kind: (int(shape[0]), int(shape[1])) for kind, shape in shapes.items()},
         measure=options.measure,
         can_norms=can_norms(result if weights is None else weights),
-        tokens=kind_tokens(result),
+        tokens={kind: (q, k) for kind, (q, k) in kind_tokens(result).items()},
         can_words=bool((result.word_ids >= 0).any()) and result.cross_attention is None,
         reduce=options.reduce,
         sinks=list(_sinks(source, options)),

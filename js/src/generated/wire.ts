@@ -6,7 +6,7 @@ import type { LinePayload } from "../shared/lines";
 
 /** A "labels" request's answer: ``{kind: [query labels, key labels]}`` at one level (tokens or words). */
 export interface LevelLabels {
-  tokens: Record<string, string[][]>;
+  tokens: Record<string, [string[], string[]]>;
 }
 
 /** ``_payload``: the first view's map, so the first paint needs no round trip. */
@@ -26,7 +26,7 @@ export interface HeatmapMeta {
   shapes: Record<string, [number, number]>;
   measure: string;
   can_norms: boolean;
-  tokens: Record<string, string[][]>;
+  tokens: Record<string, [string[], string[]]>;
   can_words: boolean;
   reduce: string;
   sinks: number[];
