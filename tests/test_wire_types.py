@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnwidgets.analysis.qk_space import build_qk_space
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import AttentionResult
@@ -32,6 +33,7 @@ from attnwidgets.viewdata.views import (
     model_view,
     profile,
     qk,
+    qk_space,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,6 +211,22 @@ def test_what_the_generation_view_sends_is_what_its_interfaces_name():
     bad = to_wire(generation.generation_share(g, [3], "mean", "layer", 0))  # a generated token: no share
     _fields_match(bad, "GenerationShare", seen)
     assert bad["error"] and "lines" not in bad
+
+
+def test_what_the_qk_space_view_sends_is_what_its_interfaces_name():
+    seen = interfaces()
+    rng = np.random.default_rng(3)
+    tokens = [["[CLS]", "a", "[SEP]"], ["[CLS]", "the", "dog", "[SEP]"]]
+    q = [rng.normal(size=(len(t), 4)) for t in tokens]
+    k = [rng.normal(size=(len(t), 4)) for t in tokens]
+    w = [np.full((len(t), len(t)), 1 / len(t)) for t in tokens]
+    space = build_qk_space(q, k, w, tokens, layer=1, head=0, model="toy")
+    wire = to_wire(qk_space.qk_space_state(space))
+    _fields_match(wire["payload"], "QKSpacePayload", seen)
+    _fields_match(wire["meta"], "QKSpaceMeta", seen)
+    assert wire["payload"]["points"]["shape"] == [14, 9], "a query and a key row per token: 2 * 7"
+    with pytest.raises(ValueError, match="sentence 2 is out of range: there are 2 sentences"):
+        qk_space.sentence_weights(space, 2)
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

@@ -12,23 +12,25 @@ name is the view's front-end name (``js/src/views/<name>/`` or ``js/src/<name>.t
 
 from __future__ import annotations
 
-from . import ablation, compare, generation, head_view, heatmap, model_view, profile, qk
+from . import ablation, compare, generation, head_view, heatmap, model_view, profile, qk, qk_space
 
 #: view name -> its state dataclass (the generated TypeScript has ``Views[name] = {payload, meta?}``), and the
 #: dataclasses of its requests' answers.
 STATES: dict[str, type] = {"heatmap": heatmap.HeatmapState, "ablation": ablation.AblationState,
                            "head_view": head_view.HeadViewState, "qk": qk.QKState,
                            "model_view": model_view.ModelViewState, "compare": compare.CompareState,
-                           "profile": profile.ProfileState, "generation": generation.GenerationState}
+                           "profile": profile.ProfileState, "generation": generation.GenerationState,
+                           "qk_space": qk_space.QKSpaceState}
 REPLIES: dict[str, tuple[type, ...]] = {
     "heatmap": (heatmap.HeatmapMatrix, heatmap.HeatmapRegion, heatmap.LevelLabels),
     "head_view": (head_view.LineLabels,),
     "model_view": (model_view.ModelViewThumbs,),
     "profile": (profile.ProfileWeights,),
     "generation": (generation.GenerationMatrix,),
+    "qk_space": (qk_space.QKSpaceWeights,),
 }
 #: view name -> the dataclasses of its other traits (GenerationView's ``_share``): interfaces, not replies.
 TRAITS: dict[str, tuple[type, ...]] = {"generation": (generation.GenerationShare,)}
 
 __all__ = ["REPLIES", "STATES", "TRAITS", "ablation", "compare", "generation", "head_view", "heatmap", "model_view",
-           "profile", "qk"]
+           "profile", "qk", "qk_space"]

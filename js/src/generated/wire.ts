@@ -277,6 +277,27 @@ export interface GenerationShare {
   labels?: string[];
 }
 
+/** ``_payload``: (N, 9) float32 points: x, y, kind (0 query, 1 key), sentence, token, relative position, attention received (NaN for queries), token category, part-of-speech category. */
+export interface QKSpacePayload {
+  points: Packed;
+}
+
+/** ``_meta``: the title, the projection, each sentence's tokens and the category names. */
+export interface QKSpaceMeta {
+  title: string;
+  method: string;
+  layer: number;
+  head: number;
+  tokens: string[][];
+  token_names: string[];
+  pos_names: string[];
+  has_pos: boolean;
+  explained: number[];
+}
+
+/** A "sentence" request's answer: that sentence's attention map of the head. */
+export type QKSpaceWeights = Omit<Packed, "buffer">;
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -287,4 +308,5 @@ export interface Views {
   compare: { payload: ComparePayload; meta: CompareMeta };
   profile: { payload: ProfilePayload };
   generation: { payload: GenerationPayload; meta: GenerationMeta };
+  qk_space: { payload: QKSpacePayload; meta: QKSpaceMeta };
 }
