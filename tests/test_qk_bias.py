@@ -100,7 +100,8 @@ def test_t5_widget_sends_bias_and_buckets_also_in_a_window(tiny_t5):
     names = list(w._payload["arrays"])
     assert names == [*ARRAYS, "bias", "bucket"]
     w.window = [2, 6]
-    packed = dict(w._packed(w.layer, 1, 3, [2, 6]))
+    content, buffers = w.answer({"what": "qk", "layer": w.layer, "head": 1, "query": 3, "window": [2, 6]})
+    packed = {spec["name"]: {**spec, "buffer": buf} for spec, buf in zip(content["arrays"], buffers, strict=True)}
     got = np.frombuffer(packed["bias"]["buffer"], "<f4")
     keys = np.frombuffer(packed["keys"]["buffer"], "<f4").astype(int)
     np.testing.assert_allclose(got, cap.bias[1, 3, keys], atol=1e-7)

@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..result import AttentionResult
 from ..viewdata.checks import check_view, check_vmax, scale_note
-from ..viewdata.display import check_reduce, head_overview, kv_group, sink_keys
+from ..viewdata.display import check_reduce, kv_group, sink_keys
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
+from ..viewdata.views.heatmap import HeatmapOptions, heatmap_matrix
 from ._measure import MEASURE_SUFFIX, MEASURE_VALUE, measured
 from .style import cell_map, lecture_fit, new_figure, resolve_theme
 
@@ -98,7 +99,8 @@ def plot_heatmap(
     combine = check_combine(combine)
     selection = check_selection([] if selection is None else selection, len(queries))
     sinks = sink_keys(discount_sinks, len(keys))
-    shown = head_overview(result, kind, layer, head, reduce, discount=sinks)
+    # The page's own map (viewdata.views.heatmap): the same function the widget's payload and requests come from.
+    shown = heatmap_matrix(result, HeatmapOptions(kind, layer, head, reduce=reduce, discount_sinks=sinks))
     # Up to 1024 tokens the map itself (a causal head's future as its zeros); past it the widget's overview.
     matrix = result.head(layer, head, kind=kind) if shown.factor == 1 else shown.matrix  # type: ignore[arg-type]
     vmax = check_vmax(vmax)

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from ..result import AttentionResult
 
-__all__ = ["INVISIBLE_RANGES", "axis_segments", "axis_tokens", "is_invisible", "kind_tokens", "token_label",
+__all__ = ["INVISIBLE_RANGES", "MEASURE_LABELS", "axis_segments", "axis_tokens", "is_invisible", "kind_tokens",
+           "token_label",
            "visible_text"]
 
+MEASURE_LABELS = {"weights": "", "norms": " · norms ‖αf(x)‖ (row share)",
+                  "value_zeroing": " · value zeroing (per layer, row share)"}
+"""What a view's title gets after the model's name for each ``measure``, so a screenshot says what it shows."""
 
 # First and last code point of every character shown as a ⟨U+XXXX⟩ marker: control (Cc) and format (Cf) characters
 # of Unicode 17, with the line and paragraph separators U+2028/U+2029 (bidi controls, zero-width characters, the soft

@@ -12,6 +12,7 @@ import anywidget
 import traitlets
 
 from ..viewdata.checks import COLORMAPS, THEMES, check_colormap, check_fit, check_int, check_theme
+from ..viewdata.state import to_wire
 from ..viewdata.theme import current_theme, use_theme
 from ..viewdata.wire import bundle_text
 
@@ -190,6 +191,15 @@ class AttnWidget(anywidget.AnyWidget):
     @traitlets.validate("theme")
     def _check_theme(self, proposal: dict[str, Any]) -> str:
         return checked(check_theme, proposal["value"])
+
+    def _show(self, state: Any) -> None:
+        """Publish a view's state (a dataclass from :mod:`attnwidgets.viewdata.views`): its ``payload`` becomes
+        ``_payload`` and its ``meta`` (when it has one) ``_meta``, in one sync."""
+        wire = to_wire(state)
+        with self.hold_sync():
+            self._payload = wire["payload"]
+            if "meta" in wire:
+                self._meta = wire["meta"]  # type: ignore[attr-defined]
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """The requests a saved page answers without a kernel (:func:`attnwidgets.export.save_html` precomputes their

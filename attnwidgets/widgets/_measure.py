@@ -21,12 +21,10 @@ from typing import Any
 import traitlets
 
 from ..analysis.norms import MEASURES, can_norms
+from ..viewdata.labels import MEASURE_LABELS
 
 __all__ = ["MEASURES", "MEASURE_LABELS", "MeasureSwitch", "can_norms", "check_measure", "measure_trait", "shown"]
 
-MEASURE_LABELS = {"weights": "", "norms": " · norms ‖αf(x)‖ (row share)",
-                  "value_zeroing": " · value zeroing (per layer, row share)"}
-"""What the title gets after the model's name, so a screenshot says what it shows."""
 
 
 def measure_trait() -> Any:

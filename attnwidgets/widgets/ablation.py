@@ -22,13 +22,20 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 import traitlets
 
 from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_int, check_layer
-from ..viewdata.wire import pack
+from ..viewdata.views.ablation import (
+    AblationState,
+    AblationView,
+    Outcome,
+    ablation_setup,
+    ablation_state,
+    with_map,
+    with_seq,
+)
 from ._base import AttnWidget, Colormap, Index, checked
 
 if TYPE_CHECKING:
@@ -76,16 +83,6 @@ class _AblationTrait(traitlets.TraitType[Any, Any]):
 
 def _ablation_json(ablation: Any, _widget: Any) -> dict[str, Any]:
     return ablation.to_dict()
-
-
-def _jsonable(v: Any) -> Any:
-    if v is None or isinstance(v, str):
-        return v
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    return None if not np.isfinite(f) else f
 
 
 class AblationWidget(AttnWidget):
@@ -229,14 +226,10 @@ class AblationWidget(AttnWidget):
         kwargs.setdefault("kind", "encoder" if encdec else "self")
         super().__init__(**kwargs)
         self.on_msg(self._on_page_message)
-        self._static = {
-            "title": info.name,
-            "stacks": self._shapes,
-            # GQA: heads sharing a key/value head are grouped in the grid (decoder-only models; 0 = unknown).
-            "kv_heads": {} if encdec else {"self": int(getattr(info, "n_kv_heads", 0) or 0)},
-            "items": [t if len(t) <= 48 else t[:45] + "..." for t in texts],
-            "watch": self._describe(),
-        }
+        # GQA: heads sharing a key/value head are grouped in the grid (decoder-only models; 0 = unknown).
+        kv_heads = {} if encdec else {"self": int(getattr(info, "n_kv_heads", 0) or 0)}
+        self._setup = ablation_setup(info.name, self._shapes, kv_heads, texts, self._pairs, self._describe())
+        self._state: AblationState | None = None
         self._rerun()
 
     # -- reading -------------------------------------------------------------------------------------------------
@@ -372,35 +365,21 @@ class AblationWidget(AttnWidget):
         finally:
             self._running = False
         self._watch = watch
-        rows = [{"item": str(r["item"]), "label": self._label(str(r["item"])), "name": str(r["name"]),
-                 **{key: _jsonable(r[key]) for key in ("before", "after", "delta")}}
-                for r in watch.to_dict()["rows"]]
+        state = ablation_state(self._setup, self._outcome(), self._view(), self.ablation.to_dict(), seconds=seconds,
+                               seq=self._seq)
         with self.hold_sync():
-            self._payload = {**self._static, "output": watch.kind, "rows": rows, "seconds": seconds,
-                             "ablation": self.ablation.to_dict(), "seq": self._seq, "map": self._map()}
+            self._publish(state)
             self._error = ""
 
-    def _label(self, item: str) -> str:
-        """What a watched item is, for the panel: "pair 2" -> both sentences, "text 0 ..." -> the text."""
-        words = item.split()
-        if len(words) >= 2 and words[0] in ("pair", "text") and words[1].isdigit() and int(words[1]) < len(self._texts):
-            i = int(words[1])
-            if words[0] == "pair" and self._pairs is not None:
-                return f"{item}: {self._texts[i]}  ↔  {self._pairs[i]}"
-            return f"{item}: {self._texts[i]}"
-        return item
+    def _outcome(self) -> Outcome:
+        return Outcome(self._watch.kind, self._watch.frame, self._watch.before, self._watch.after)
 
-    def _map(self) -> dict[str, Any]:
-        """The selected head's map before and after, for the payload."""
-        before, queries, keys = self._watch.before[self.item].attention_of(self.kind)
-        after, _, _ = self._watch.after[self.item].attention_of(self.kind)
-        return {
-            "key": f"{self.kind}/{self.item}/{self.layer}/{self.head}",
-            "queries": list(queries),
-            "keys": list(keys),
-            "before": pack(before[self.layer, self.head]),
-            "after": pack(after[self.layer, self.head]),
-        }
+    def _view(self) -> AblationView:
+        return AblationView(self.kind, self.layer, self.head, self.item)
+
+    def _publish(self, state: AblationState) -> None:
+        self._state = state
+        self._show(state)
 
     @traitlets.observe("ablation")
     def _on_ablation(self, _change: dict[str, Any]) -> None:
@@ -425,8 +404,8 @@ class AblationWidget(AttnWidget):
                 self.layer = n_layers - 1
             elif self.head >= n_heads:
                 self.head = n_heads - 1
-            else:
-                self._payload = {**self._payload, "map": self._map()}
+            elif self._state is not None:
+                self._publish(with_map(self._state, self._outcome(), self._view()))
 
     # -- messages from the page ----------------------------------------------------------------------------------
 
@@ -451,7 +430,8 @@ class AblationWidget(AttnWidget):
                 self._error = str(exc)
             except Exception:  # a failing run has written its error to _error already; the page shows it
                 pass
-            self._payload = {**self._payload, "seq": seq}
+            if self._state is not None and self._state.payload.seq != seq:  # no run answered it (an error, no change)
+                self._publish(with_seq(self._state, seq))
 
 
 def _from_results(texts: Any, text_pairs: Any, model: Any) -> tuple[Any, Any, Any]:

@@ -13,9 +13,8 @@ import traitlets
 from ..analysis.compare import SUMMARIES, AttentionComparison
 from ..result import AttentionResult
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head, check_layer
-from ..viewdata.compare import COMPARE_SHOW, CompareHead, compare_head, compare_labels, make_comparison
-from ..viewdata.selection import span_row
-from ..viewdata.wire import pack
+from ..viewdata.compare import COMPARE_SHOW, CompareHead, compare_head, make_comparison
+from ..viewdata.views.compare import CompareOptions, compare_span, compare_state
 from ._base import AttnWidget, Colormap, Index, checked
 from ._span import SpanSelection
 
@@ -119,7 +118,6 @@ class AttentionCompare(SpanSelection, AttnWidget):
         self._result = self._comparison.a
         super().__init__(**kwargs)
         self._check(self.layer, self.head)
-        self._publish_meta()
         self._publish()
 
     @property
@@ -155,20 +153,8 @@ class AttentionCompare(SpanSelection, AttnWidget):
         """The combined rows drawn under the maps: {"a": (A's keys,), "b": (B's keys,), "diff": (aligned keys,)}
         float32. "a" is the ``combine`` of A's selected rows; "b" of the B rows aligned with them (NaN everywhere
         when none is aligned); "diff" is b − a over the aligned keys. ValueError when nothing is selected."""
-        combine = self.combine if combine is None else combine
-        c = self._comparison
-        sel = list(self.selection)
-        if not sel:
-            raise ValueError("selection is empty: select one or more query tokens of A to combine their rows")
-        row_a = span_row(c.a, self.layer, sel, self.head, self.kind, combine)
-        partner = dict(zip(c.queries.a_index.tolist(), c.queries.b_index.tolist()))
-        sel_b = sorted(partner[q] for q in sel if q in partner)
-        if sel_b:
-            row_b = span_row(c.b, self.layer, sel_b, self.head, self.kind, combine)
-        else:
-            row_b = np.full(c.b.attention_shape(self.kind)[3], np.nan, np.float32)  # type: ignore[arg-type]
-        diff = (row_b[c.keys.b_index] - row_a[c.keys.a_index]).astype(np.float32)
-        return {"a": row_a, "b": row_b, "diff": diff}
+        return compare_span(self._comparison, self.layer, self.head, list(self.selection),
+                            self.combine if combine is None else combine)
 
     def _check(self, layer: int, head: int) -> None:
         n_layers, n_heads = self._comparison.shape
@@ -224,51 +210,9 @@ class AttentionCompare(SpanSelection, AttnWidget):
             self._result = self._comparison.a
             self._meta = {}  # the selection indexes other rows now: cleared without publishing the old level
             self.selection = []
-            self._publish_meta()
             self._publish()
 
-    def _publish_meta(self) -> None:
-        c = self._comparison
-        self._meta = {
-            "title": "A vs B",
-            "a_name": _name(c.a),
-            "b_name": _name(c.b),
-            "labels": compare_labels(c),
-            "shape": list(c.shape),
-            "summaries": list(SUMMARIES),
-            "summary_labels": dict(SUMMARIES),
-            "method": c.queries.method,
-            "identity": c.queries.identity and c.keys.identity,
-            "query_map": [c.queries.a_index.tolist(), c.queries.b_index.tolist()],
-            "can_words": self.kind in ("self", "encoder") and all(
-                bool((r.word_ids >= 0).any()) and r.cross_attention is None for r in self._inputs),
-        }
-
     def _publish(self) -> None:
-        v = self.shown()
-        c = self._comparison
-        stacked = np.stack([c.js, c.cosine]).astype(np.float32)
-        self._payload = {
-            "key": f"{self.layer}/{self.head}/{'w' if self.words else 't'}",
-            "a": pack(v.a),
-            "b": pack(v.b),
-            "diff": pack(v.diff),
-            "vmax": v.vmax,
-            "dmax": v.dmax,
-            "summary": pack(stacked),
-            **self._span_payload(),
-        }
-
-    def _span_payload(self) -> dict[str, Any]:
-        """The selection's combined rows for the page ({} when nothing is selected)."""
-        if not self.selection:
-            return {}
-        rows = self.span_weights()
-        key = ",".join(str(q) for q in self.selection)
-        return {"span_key": f"{self.layer}/{self.head}/{key}/{self.combine}",
-                **{f"span_{k}": pack(v) for k, v in rows.items()}}
-
-
-def _name(result: AttentionResult) -> str:
-    name = result.model.name.rsplit("/", 1)[-1]
-    return name + (" · ablated" if result.ablation is not None else "")
+        """Publish the state (meta and the head on screen, with the selection's rows) in one sync."""
+        options = CompareOptions(self.layer, self.head, self.words, tuple(self.selection), self.combine)
+        self._show(compare_state(self._comparison, self._inputs, options))

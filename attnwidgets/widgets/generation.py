@@ -8,8 +8,15 @@ import traitlets
 
 from ..generation_result import GenerationResult
 from ..viewdata.checks import check_head, check_layer
-from ..viewdata.selection import SHARE_BY, runs, selection_share
-from ..viewdata.wire import pack
+from ..viewdata.selection import SHARE_BY, selection_share
+from ..viewdata.state import to_reply, to_wire
+from ..viewdata.views.generation import (
+    GenerationOptions,
+    generation_matrix,
+    generation_share,
+    generation_state,
+    share_key,
+)
 from ._base import AttnWidget, Colormap, Index, checked
 from ._span import SpanSelection
 
@@ -152,20 +159,11 @@ class GenerationView(SpanSelection, AttnWidget):
             self._refresh_share()
 
     def _share_key(self) -> str:
-        sel = ",".join(f"{a}:{b}" for a, b in runs(list(self.selection)))
-        return f"{sel}/{self.combine}/{self.share_by}" + (f"/{self.layer}" if self.share_by == "head" else "")
+        return share_key(list(self.selection), self.combine, self.share_by, self.layer)
 
     def _refresh_share(self) -> None:
-        if not self.selection:
-            self._share = {}
-            return
-        key = self._share_key()
-        try:
-            lines, labels = self.share()
-        except (ValueError, IndexError) as exc:
-            self._share = {"key": key, "error": str(exc)}
-            return
-        self._share = {"key": key, "lines": pack(lines), "labels": labels, "error": ""}
+        share = generation_share(self._gen, list(self.selection), self.combine, self.share_by, self.layer)
+        self._share = {} if share is None else to_wire(share)
 
     @traitlets.validate("layer", "head", "kind", "step")
     def _valid(self, proposal: dict[str, Any]) -> Any:
@@ -187,25 +185,7 @@ class GenerationView(SpanSelection, AttnWidget):
                                       self.kind if kind is None else kind)
 
     def _refresh(self) -> None:
-        g = self._gen
-        self._meta = {
-            "title": g.model.name,
-            "kinds": list(g.kinds),
-            "shapes": {kind: list(self._shape(kind)) for kind in g.kinds},
-            "prompt": list(g.prompt_tokens),
-            "generated": list(g.generated_tokens),
-            "keys": {kind: g.key_tokens(kind) for kind in g.kinds},
-            "first_row": g.first_row,
-            "encoder_decoder": g.is_encoder_decoder,
-            "topk_tokens": [list(row) for row in g.topk_tokens],
-            "text": g.text,
-            "n_selectable": g.result.n_tokens,
-        }
-        self._payload = {
-            "key": f"{self.kind}/{self.layer}/{self.head}",
-            "matrix": pack(self.matrix(), "float16"),
-            "topk_probs": pack(g.topk_probs),
-        }
+        self._show(generation_state(self._gen, GenerationOptions(self.kind, self.layer, self.head)))
 
     def _handlers(self) -> dict[str, Any]:
         return {"matrix": self._matrix_request}
@@ -213,8 +193,7 @@ class GenerationView(SpanSelection, AttnWidget):
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind, layer, head = str(req["kind"]), int(req["layer"]), int(req["head"])
         self._check(kind, layer, head)
-        packed = pack(self.matrix(kind, layer, head), "float16")
-        return {"shape": packed["shape"], "dtype": packed["dtype"]}, [packed["buffer"]]
+        return to_reply(generation_matrix(self._gen, GenerationOptions(kind, layer, head)))
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Every (kind, layer, head or mean) a saved page can switch to, or only the one on screen."""

@@ -9,8 +9,17 @@ import traitlets
 
 from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_view, check_words
-from ..viewdata.labels import axis_segments, kind_tokens
-from ..viewdata.lines import SENTENCE_FILTERS, filter_mask, layer_payload, payload_reply, window_payload
+from ..viewdata.lines import SENTENCE_FILTERS, filter_mask, payload_reply
+from ..viewdata.state import to_reply, to_wire
+from ..viewdata.views.head_view import (
+    HeadViewOptions,
+    HeadViewState,
+    head_view_labels,
+    head_view_layer,
+    head_view_state,
+    is_windowed,
+    view_key,
+)
 from ..viewdata.windows import WINDOW_THRESHOLD, check_window, default_window, is_long, window_around
 from ._base import AttnWidget, Index, checked
 from ._result import ShowsResult, take_result
@@ -125,6 +134,8 @@ class HeadView(ShowsResult, AttnWidget):
     segments] per kind, and whether word level is available. Word-level labels come by "labels" request (and in
     ``_payload`` when it is word level), so a saved page can switch levels offline."""
 
+    _state: HeadViewState  # what _payload and _meta were made from (viewdata.views.head_view)
+
     _payload = traitlets.Dict().tag(sync=True)
     """dict: {key, heads, labels?}: the first layer's heads [head, query, key] (sparse rows of the weights >=
     ``min_weight``, or one dense buffer when that is smaller; see :mod:`attnwidgets.viewdata.lines`), so the first
@@ -155,8 +166,7 @@ class HeadView(ShowsResult, AttnWidget):
 
     def windowed(self, window: list[int] | None = None) -> bool:
         """Whether ``window`` (default: the current one) is drawn as a window: a long input, or narrower than it."""
-        window = self.window if window is None else window
-        return self.long or list(window) != [0, self._n_queries()]
+        return is_windowed(self._result, self.kind, self.window if window is None else window)
 
     def _default_window(self, kind: str | None = None) -> tuple[int, int]:
         return default_window(self._n_queries(kind), self._result.is_lazy, self.selected)
@@ -276,15 +286,14 @@ class HeadView(ShowsResult, AttnWidget):
     def labels(self, words: bool | None = None) -> dict[str, dict[str, list[list[Any]]]]:
         """{"tokens": {kind: [query tokens, key tokens]}, "segments": {kind: [query segments, key segments]}} at
         token level, or at word level (``words=True``; default: the current ``words``)."""
-        src = self._source(self.words if words is None else words)
-        segments: dict[str, list[list[Any]]] = {kind: list(axis_segments(src, kind)) for kind in src.kinds}
-        return {"tokens": kind_tokens(src), "segments": segments}
+        return to_wire(head_view_labels(self._source(self.words if words is None else words)))
+
+    def _options(self, kind: str, layer: int, words: bool, window: list[int] | None) -> HeadViewOptions:
+        return HeadViewOptions(kind, layer, words, None if window is None else (int(window[0]), int(window[1])),
+                               self.min_weight)
 
     def _pack_layer(self, kind: str, layer: int, words: bool, window: list[int] | None = None) -> dict[str, Any]:
-        floor = max(0.0, self.min_weight)
-        if not words and window is not None and (self.long or list(window) != [0, self._n_queries(kind)]):
-            return window_payload(self._result, kind, layer, check_window(window, self._n_queries(kind)), floor)
-        return layer_payload(self.layer_heads(kind, layer, words), floor)
+        return head_view_layer(self._result, self._source(words), self._options(kind, layer, words, window))
 
     def window_heads(self, layer: int | None = None) -> np.ndarray:
         """[head, query, key] float32 of the window on screen: its queries, its keys, then the far keys (see
@@ -296,34 +305,21 @@ class HeadView(ShowsResult, AttnWidget):
                             max(0.0, self.min_weight))[0]
 
     def _view_key(self, kind: str, layer: int, words: bool, window: list[int]) -> str:
-        """The page's name for a view (js/src/views/head_view/state.ts viewKey): kind/layer/level, and /start-stop
-        in a window."""
-        key = f"{kind}/{layer}/{'w' if words else 't'}"
-        return key + (f"/{window[0]}-{window[1]}" if not words and self.windowed(window) else "")
+        """The page's name for a view (js/src/views/head_view/state.ts viewKey)."""
+        return view_key(self._result, self._options(kind, layer, words, window))
 
     def _refresh_meta(self) -> None:
-        r = self._result
-        shapes = {kind: [int(s) for s in r.attention_shape(kind)[:2]] for kind in r.kinds}  # type: ignore[arg-type]
-        long = self.long
-        self._meta = {
-            "title": r.model.name,
-            "kinds": list(r.kinds),
-            "shapes": shapes,
-            **self.labels(False),
-            "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None and not long,
-            "long": long,
-            "n_kv_heads": int(r.model.n_kv_heads or 0),
-        }
         window = list(self.window) or list(self._default_window())
-        key = self._view_key(self.kind, self.layer, self.words, window)
-        self._payload = {"key": key, "heads": self._pack_layer(self.kind, self.layer, self.words, window),
-                         **({"labels": self.labels(True)} if self.words else {})}
+        state = head_view_state(self._result, self._options(self.kind, self.layer, self.words, window),
+                                words=self._source(True) if self.words else None)
+        self._state = state
+        self._show(state)
 
     def _handlers(self) -> dict[str, Any]:
         return {"layer": self._layer_request, "labels": self._labels_request}
 
     def _labels_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        return self.labels(bool(req.get("words", False))), []
+        return to_reply(head_view_labels(self._source(bool(req.get("words", False)))))
 
     @traitlets.observe("min_weight")
     def _on_min_weight(self, change: dict[str, Any]) -> None:
@@ -346,15 +342,16 @@ class HeadView(ShowsResult, AttnWidget):
         labels = [{"what": "labels", "words": True}]
         if not self.words and self.windowed():
             # A window: every layer of the kind on screen at that window (the page asks with it).
-            layers = [self.layer] if scope == "view" else range(self._meta["shapes"][self.kind][0])
+            layers = [self.layer] if scope == "view" else range(self._state.meta.shapes[self.kind][0])
             return [{"what": "layer", "kind": self.kind, "layer": layer, "words": False, "window": list(self.window)}
                     for layer in layers]
         if scope == "view":
             view = {"what": "layer", "kind": self.kind, "layer": self.layer, "words": self.words}
             return [view, *(labels if self.words else [])]
         # Word level is saved for inputs up to 256 tokens (like the heatmap's) or when it is the view on screen.
-        short = max((len(q) for q, _ in self._meta["tokens"].values()), default=0) <= 256
-        levels = [False, True] if self._meta.get("can_words") and (short or self.words) else [bool(self.words)]
+        meta = self._state.meta
+        short = max((len(q) for q, _ in meta.tokens.values()), default=0) <= 256
+        levels = [False, True] if meta.can_words and (short or self.words) else [bool(self.words)]
         out = [{"what": "layer", "kind": kind, "layer": layer, "words": words} for words in levels
-               for kind, (n_layers, _) in self._meta["shapes"].items() for layer in range(n_layers)]
+               for kind, (n_layers, _) in meta.shapes.items() for layer in range(n_layers)]
         return out + (labels if True in levels else [])

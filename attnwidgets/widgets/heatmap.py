@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 import traitlets
 
-from ..analysis.words import word_level
 from ..result import AttentionResult
 from ..viewdata.checks import check_view, check_vmax, check_words
-from ..viewdata.display import (
-    Reduced,
-    check_reduce,
-    head_overview,
-    is_causal,
-    kv_group,
-    kv_group_size,
-    mask_future,
-    region_of,
-    sink_keys,
-)
+from ..viewdata.display import Reduced, check_reduce, is_causal, kv_group, mask_future, sink_keys
 from ..viewdata.labels import kind_tokens
-from ..viewdata.wire import pack
+from ..viewdata.state import to_reply
+from ..viewdata.views.heatmap import (
+    HeatmapOptions,
+    HeatmapState,
+    heatmap_labels,
+    heatmap_matrix,
+    heatmap_region,
+    heatmap_state,
+    words_source,
+)
 from ._base import AttnWidget, Colormap, Index, checked
-from ._measure import MEASURE_LABELS, MeasureSwitch, can_norms, check_measure, shown
+from ._measure import MeasureSwitch, check_measure, shown
 from ._result import ShowsResult, proposed_view, take_result
 from ._span import SpanSelection
 
@@ -131,6 +130,8 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     """dict: title, attention kinds, [layers, heads] per kind and token-level labels per kind. Word-level labels come
     by "labels" request (and in ``_payload`` when it is word level), so a saved page can switch levels offline."""
 
+    _state: HeatmapState  # what _payload and _meta were made from (viewdata.views.heatmap)
+
     _payload = traitlets.Dict().tag(sync=True)
     """dict: {key, matrix, factor, labels?}: the first view's matrix as a binary buffer, so the first paint needs no
     round trip, and ``{"tokens": labels(True)}`` when ``words`` is on. Above 1024 tokens the matrix is a block-max
@@ -152,7 +153,7 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         if not check_words(self._result, words):
             return self._result
         if self._words_result is None:
-            self._words_result = word_level(self._result)
+            self._words_result = words_source(self._result, True)
         return self._words_result
 
     def _check_view(self, kind: str, layer: int, head: int) -> None:
@@ -176,48 +177,27 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         """{kind: [query labels, key labels]} at token level, or at word level (``words=True``)."""
         return kind_tokens(self._source(self.words if words is None else words))
 
-    def _refresh_meta(self) -> None:
-        r = self._result
-        shapes = {kind: [int(s) for s in r.attention_shape(kind)[:2]] for kind in r.kinds}
-        shown = self.overview()
-        self._payload = {
-            "key": f"{self.kind}/{self.layer}/{self.head}/{'w' if self.words else 't'}",
-            "matrix": pack(shown.matrix),
-            **self._about(shown),
-            **({"labels": {"tokens": self.labels(True)}} if self.words else {}),  # as a "labels" request answers
-        }
-        self._meta = {
-            "title": r.model.name + MEASURE_LABELS[self.measure],
-            "kinds": list(r.kinds),
-            "shapes": shapes,
-            "measure": self.measure,
-            "can_norms": can_norms(self._weights),
-            "tokens": self.labels(False),
-            "can_words": bool((r.word_ids >= 0).any()) and r.cross_attention is None,
-            "reduce": self.reduce,
-            "sinks": list(self._sinks(self.kind)),
-            "vmax": self.vmax,  # the fixed top, or None: per map (the legend says which)
-            "kv_group_size": {kind: kv_group_size(r, kind) for kind in r.kinds},
-        }
+    def _options(self, **changes: Any) -> HeatmapOptions:
+        """The view the traits choose, with ``changes`` (what a request names)."""
+        sinks = self.discount_sinks if isinstance(self.discount_sinks, bool) else tuple(self.discount_sinks)
+        options = HeatmapOptions(kind=self.kind, layer=self.layer, head=self.head, words=self.words,
+                                 reduce=self.reduce, discount_sinks=sinks, vmax=self.vmax, measure=self.measure)
+        return dataclasses.replace(options, **changes)
 
-    def _sinks(self, kind: str, words: bool | None = None) -> tuple[int, ...]:
-        src = self._source(self.words if words is None else words)
-        return sink_keys(self.discount_sinks, src.attention_shape(kind)[3])  # type: ignore[arg-type]
+    def _refresh_meta(self) -> None:
+        state = heatmap_state(self._result, self._options(), weights=self._weights,
+                              words=self._source(True) if self.words else None)
+        self._state = state
+        self._show(state)
 
     def overview(self, kind: str | None = None, layer: int | None = None, head: int | None = None,
                  words: bool | None = None) -> Reduced:
         """What the page draws for a view (the current one unless given): the map itself up to 1024 tokens, else
         its block max or mean (``reduce``), computed from the result a block of rows at a time."""
-        kind = self.kind if kind is None else kind
-        words = self.words if words is None else words
-        return head_overview(self._source(words), kind, self.layer if layer is None else layer,
-                             self.head if head is None else head, self.reduce, discount=self._sinks(kind, words))
-
-    def _about(self, shown: Reduced) -> dict[str, Any]:
-        """What travels with a matrix besides its numbers: factor, rows read per block, colour-scale top (the fixed
-        ``vmax`` when set, else the map's own)."""
-        top = shown.vmax if self.vmax is None else self.vmax
-        return {"factor": shown.factor, "rows_used": shown.rows_used, "vmax": top}
+        options = self._options(**{k: v for k, v in (("kind", kind), ("layer", layer), ("head", head),
+                                                     ("words", words)) if v is not None})
+        shown = heatmap_matrix(self._source(options.words), dataclasses.replace(options, vmax=None))
+        return Reduced(shown.matrix, shown.factor, shown.rows_used, shown.vmax)
 
     @traitlets.validate("vmax")
     def _valid_vmax(self, proposal: dict[str, Any]) -> float | None:
@@ -293,7 +273,7 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
                 "span": self._span_request}
 
     def _labels_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        return {"tokens": self.labels(bool(req.get("words", False)))}, []
+        return to_reply(heatmap_labels(self._source(bool(req.get("words", False)))))
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Requests a saved page answers without a kernel: every (kind, layer, head or mean), token-level and (when
@@ -303,26 +283,27 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
             view = {"what": "matrix", "kind": self.kind, "layer": self.layer, "head": self.head, "words": self.words}
             return [view, *(labels if self.words else []), *self._span_export(view)]
         # Word level doubles the file; it is saved for short inputs (<= 256 tokens) or when it is the view on screen.
-        short = max((len(q) for q, _ in self._meta["tokens"].values()), default=0) <= 256
-        levels = [False, True] if self._meta.get("can_words") and (short or self.words) else [bool(self.words)]
+        meta = self._state.meta
+        short = max((len(q) for q, _ in meta.tokens.values()), default=0) <= 256
+        levels = [False, True] if meta.can_words and (short or self.words) else [bool(self.words)]
         out = [{"what": "matrix", "kind": kind, "layer": layer, "head": head, "words": words}
-               for words in levels for kind, (n_layers, n_heads) in self._meta["shapes"].items()
+               for words in levels for kind, (n_layers, n_heads) in meta.shapes.items()
                for layer in range(n_layers) for head in range(-1, n_heads)]
         view = {"kind": self.kind, "layer": self.layer, "head": self.head, "words": self.words}
         return out + (labels if True in levels else []) + self._span_export(view)
 
+    def _request_options(self, req: dict[str, Any]) -> HeatmapOptions:
+        options = self._options(kind=str(req["kind"]), layer=int(req["layer"]), head=int(req["head"]),
+                                words=bool(req.get("words", False)))
+        self._check_view(options.kind, options.layer, options.head)
+        return options
+
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         # Long inputs (> 1024 tokens) come as a block-max overview; zooming in fetches exact "region" tiles.
-        kind, layer, head, words = str(req["kind"]), int(req["layer"]), int(req["head"]), bool(req.get("words", False))
-        self._check_view(kind, layer, head)
-        shown = self.overview(kind, layer, head, words)
-        packed = pack(shown.matrix)
-        return {"shape": packed["shape"], "dtype": packed["dtype"], **self._about(shown)}, [packed["buffer"]]
+        options = self._request_options(req)
+        return to_reply(heatmap_matrix(self._source(options.words), options))
 
     def _region_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        options = self._request_options(req)
         q0, q1, k0, k1 = (int(req[k]) for k in ("q0", "q1", "k0", "k1"))
-        kind, layer, head, words = str(req["kind"]), int(req["layer"]), int(req["head"]), bool(req.get("words", False))
-        self._check_view(kind, layer, head)
-        block, a0, b0 = region_of(self._source(words), kind, layer, head, q0, q1, k0, k1)
-        packed = pack(block)
-        return {"shape": packed["shape"], "dtype": packed["dtype"], "q0": a0, "k0": b0}, [packed["buffer"]]
+        return to_reply(heatmap_region(self._source(options.words), options, q0, q1, k0, k1))

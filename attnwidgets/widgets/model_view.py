@@ -9,19 +9,18 @@ import traitlets
 
 from ..result import AttentionResult
 from ..viewdata.checks import check_view
-from ..viewdata.display import (
-    Reduced,
-    check_reduce,
-    head_overview,
-    is_causal,
-    kv_group_size,
-    mask_future,
-    result_thumbnails,
+from ..viewdata.display import Reduced, check_reduce, is_causal, mask_future
+from ..viewdata.state import to_reply
+from ..viewdata.views.heatmap import HeatmapMatrix, HeatmapOptions, heatmap_matrix
+from ..viewdata.views.model_view import (
+    ModelViewOptions,
+    ModelViewState,
+    model_view_state,
+    model_view_thumbs,
+    shown_kind,
 )
-from ..viewdata.labels import kind_tokens
-from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
-from ._measure import MEASURE_LABELS, MeasureSwitch, can_norms, check_measure, shown
+from ._measure import MeasureSwitch, check_measure, shown
 from ._result import ShowsResult, proposed_view, take_result
 from ._span import SpanSelection
 
@@ -102,6 +101,8 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, kinds, [layers, heads] per kind, [query tokens, key tokens] per kind, and which kinds are causal."""
 
+    _state: ModelViewState  # what _payload and _meta were made from (viewdata.views.model_view)
+
     _payload = traitlets.Dict().tag(sync=True)
     """dict: {kind, factor, thumbs}: the current kind's thumbnails as one uint8 buffer [layer, head, tq, tk], each
     scaled to its own maximum. The page draws the grid from it; full heads come by "matrix" request. A saved page
@@ -120,40 +121,30 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
             self._result = shown(result, measure)
             self.measure = measure
         self._check(self.kind, self.layer, self.head)
-        self._refresh_meta()
-        self._refresh_thumbs()
+        self._refresh()
 
-    def _refresh_meta(self) -> None:
-        result = self._result
-        self._meta = {
-            "title": result.model.name + MEASURE_LABELS[self.measure],
-            "measure": self.measure,
-            "can_norms": can_norms(self._weights),
-            "kinds": list(result.kinds),
-            "shapes": {kind: [int(s) for s in result.attention_shape(kind)[:2]] for kind in result.kinds},
-            "tokens": {kind: [list(q), list(k)] for kind, (q, k) in kind_tokens(result).items()},
-            "causal": {kind: is_causal(result, kind) for kind in result.kinds},
-            "kv_group_size": {kind: kv_group_size(result, kind) for kind in result.kinds},
-            "reduce": self.reduce,
-        }
+    def _options(self) -> ModelViewOptions:
+        return ModelViewOptions(self.kind, self.reduce, self.measure, self._thumb_size)
+
+    def _refresh(self) -> None:
+        """Publish the state (meta and the current kind's thumbnails) in one sync."""
+        self._state = model_view_state(self._result, self._options(), weights=self._weights)
+        self._show(self._state)
 
     @traitlets.validate("reduce")
     def _valid_reduce(self, proposal: dict[str, Any]) -> str:
         return checked(check_reduce, str(proposal["value"]))
 
     def _after_measure(self) -> None:
-        with self.hold_sync():
-            self._refresh_meta()
-            self._refresh_thumbs()
+        self._refresh()
 
     @traitlets.observe("reduce")
     def _on_reduce(self, change: dict[str, Any]) -> None:
         if hasattr(self, "_result") and self._meta:
-            self._refresh_meta()
-            self._refresh_thumbs()
+            self._refresh()
 
     def _kind(self, kind: str) -> str:
-        return "self" if kind == "encoder" and self._result.cross_attention is None else kind
+        return shown_kind(self._result, kind)
 
     def _check(self, kind: str, layer: int, head: int) -> None:
         checked(check_view, self._result, self._kind(kind), layer, head, allow_mean=False)
@@ -178,20 +169,12 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
                 self.layer, self.head = 0, 0
             if change["new"] != change["old"]:
                 self.selection = []  # another kind has other query rows
-            self._refresh_thumbs()
+            self._refresh()
 
     def thumbnails(self, kind: str | None = None) -> tuple[np.ndarray, int]:
         """``(uint8 [layer, head, tq, tk], factor)``: what the grid draws for ``kind`` (default: the current one)."""
-        thumbs, factor, _used = self._thumbs(kind)
-        return thumbs, factor
-
-    def _thumbs(self, kind: str | None = None) -> tuple[np.ndarray, int, int]:
-        return result_thumbnails(self._result, self._kind(kind or self.kind), self._thumb_size, self.reduce)
-
-    def _refresh_thumbs(self) -> None:
-        thumbs, factor, used = self._thumbs()
-        self._payload = {"kind": self.kind, "factor": factor, "rows_used": used, "reduce": self.reduce,
-                         "thumbs": pack(thumbs, "uint8")}
+        t = model_view_thumbs(self._result, kind or self.kind, self._options())
+        return t.thumbs, t.factor
 
     def matrix(self, kind: str | None = None, layer: int | None = None, head: int | None = None) -> np.ndarray:
         """The full (query, key) map of one head, NaN where a causal mask hides the key (built for this head only)."""
@@ -202,9 +185,13 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
 
     def overview(self, kind: str | None = None, layer: int | None = None, head: int | None = None) -> Reduced:
         """What the detail pane draws for a head: its map up to 1024 tokens, else its block max or mean."""
-        kind = self._kind(kind or self.kind)
-        return head_overview(self._result, kind, self.layer if layer is None else layer,
-                             self.head if head is None else head, self.reduce)
+        shown = self._detail(kind or self.kind, self.layer if layer is None else layer,
+                             self.head if head is None else head)
+        return Reduced(shown.matrix, shown.factor, shown.rows_used, shown.vmax)
+
+    def _detail(self, kind: str, layer: int, head: int) -> HeatmapMatrix:
+        """A head's map as the detail pane draws it: the heatmap's own (no sinks discounted, its own top)."""
+        return heatmap_matrix(self._result, HeatmapOptions(self._kind(kind), layer, head, reduce=self.reduce))
 
     def _handlers(self) -> dict[str, Any]:
         return {"matrix": self._matrix_request, "thumbs": self._thumbs_request, "span": self._span_request}
@@ -212,10 +199,7 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     def _thumbs_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind = str(req["kind"])
         self._check(kind, 0, 0)
-        thumbs, factor, used = self._thumbs(kind)
-        packed = pack(thumbs, "uint8")
-        return {"shape": packed["shape"], "dtype": "uint8", "scale": packed["scale"], "factor": factor,
-                "rows_used": used}, [packed["buffer"]]
+        return to_reply(model_view_thumbs(self._result, kind, self._options()))
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Requests a saved page answers without a kernel: every head's full map of every attention kind (and the
@@ -225,7 +209,7 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         if scope == "view":
             return [{"what": "matrix", **view}, *self._span_export(view)]
         out: list[dict[str, Any]] = []
-        for kind, (n_layers, n_heads) in self._meta["shapes"].items():
+        for kind, (n_layers, n_heads) in self._state.meta.shapes.items():
             if kind != self.kind:
                 out.append({"what": "thumbs", "kind": kind})
             out += [{"what": "matrix", "kind": kind, "layer": layer, "head": head}
@@ -235,7 +219,4 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind, layer, head = str(req["kind"]), int(req["layer"]), int(req["head"])
         self._check(kind, layer, head)
-        shown = self.overview(kind, layer, head)
-        packed = pack(shown.matrix)
-        return {"shape": packed["shape"], "dtype": packed["dtype"], "factor": shown.factor,
-                "rows_used": shown.rows_used, "vmax": shown.vmax}, [packed["buffer"]]
+        return to_reply(self._detail(kind, layer, head))

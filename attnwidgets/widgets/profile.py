@@ -14,17 +14,21 @@ from ..viewdata.profile import (
     check_span,
     check_unit,
     default_query,
-    document_pieces,
-    key_side,
     query_profile,
-    query_tokens,
     unit_of,
-    unit_starts,
     unit_sums,
     view_shape,
 )
-from ..viewdata.selection import runs, span_row
-from ..viewdata.wire import pack
+from ..viewdata.selection import span_row
+from ..viewdata.state import to_reply
+from ..viewdata.views.profile import (
+    ProfileDoc,
+    ProfileOptions,
+    profile_doc,
+    profile_key,
+    profile_state,
+    profile_weights,
+)
 from ._base import AttnWidget, Colormap, Index, checked
 from ._result import ShowsResult, proposed_view, take_result
 from ._span import SpanSelection
@@ -135,7 +139,7 @@ class AttentionProfile(SpanSelection, ShowsResult, AttnWidget):
         kind = checked(view_shape, self._result, kwargs.get("kind", "self"), 0, -1)[0]
         if query is None:
             query = default_query(self._result, kind)
-        self._docs: dict[str, dict[str, Any]] = {}
+        self._docs: dict[str, ProfileDoc] = {}
         self._ready = False
         self._syncing = False
         selection = kwargs.pop("selection", None)
@@ -175,39 +179,28 @@ class AttentionProfile(SpanSelection, ShowsResult, AttnWidget):
         """(units,) the first key token of each unit (``unit`` or the current one)."""
         unit = check_unit(unit or self.unit)
         doc = self._doc(self.kind)
-        return np.arange(len(doc["pieces"])) if unit == "token" else np.asarray(doc[unit], dtype=np.int64)
+        return np.arange(len(doc.pieces)) if unit == "token" else np.asarray(getattr(doc, unit), dtype=np.int64)
 
     def profile(self, unit: str | None = None) -> np.ndarray:
         """(units,) what the page colours: the weight of each token, sentence or paragraph (sum over its keys)."""
         return unit_sums(self.weights(), self.unit_starts(check_unit(unit or self.unit)))
 
-    def _doc(self, kind: str) -> dict[str, Any]:
+    def _doc(self, kind: str) -> ProfileDoc:
         if kind not in self._docs:
-            keys, special, words = key_side(self._result, kind)
-            self._docs[kind] = {
-                "pieces": document_pieces(keys, words, special),
-                "queries": query_tokens(self._result, kind),
-                "sentence": unit_starts(keys, "sentence", special).tolist(),
-                "paragraph": unit_starts(keys, "paragraph", special).tolist(),
-            }
+            self._docs[kind] = profile_doc(self._result, kind)
         return self._docs[kind]
 
     def _key(self, kind: str, layer: int, head: int, selection: list[int], combine: str) -> str:
         """The page's name for a profile (js/src/views/profile/state.ts profileKey): the selection as runs "a:b,c:d"."""
-        return f"{kind}/{layer}/{head}/{','.join(f'{a}:{b}' for a, b in runs(selection))}/{combine}"
+        return profile_key(ProfileOptions(kind, layer, head, tuple(selection), combine))
 
     def _refresh(self) -> None:
-        r = self._result
         if not self._ready or not self.selection:
             return  # the selection is set at the end of __init__, which refreshes then
-        self._payload = {
-            "title": r.model.name,
-            "kinds": list(r.kinds),
-            "shapes": {k: list(r.attention_shape(k)[:2]) for k in r.kinds},  # type: ignore[arg-type]
-            "docs": {k: self._doc(k) for k in r.kinds},
-            "key": self._key(self.kind, self.layer, self.head, list(self.selection), self.combine),
-            "weights": pack(self.weights()),
-        }
+        options = ProfileOptions(self.kind, self.layer, self.head, tuple(self.selection), self.combine)
+        state = profile_state(self._result, options, docs=self._docs)
+        self._docs.update(state.payload.docs)
+        self._show(state)
 
     # -- traits --------------------------------------------------------------------------------------------------------
 
@@ -283,13 +276,14 @@ class AttentionProfile(SpanSelection, ShowsResult, AttnWidget):
         return {"profile": self._profile_request}
 
     def _profile_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        layer, head, kind = int(req["layer"]), int(req["head"]), str(req["kind"])
         if "selection" in req:  # any set of query tokens, combined by mean or sum
-            w = span_row(self._result, int(req["layer"]), list(req["selection"]), int(req["head"]), str(req["kind"]),
-                         str(req.get("combine", "mean")))
+            answer = profile_weights(self._result, layer, head, kind, selection=list(req["selection"]),
+                                     combine=str(req.get("combine", "mean")))
         else:
-            w = self.weights(int(req["layer"]), int(req["head"]), (int(req["q0"]), int(req["q1"])), str(req["kind"]))
-        packed = pack(w)
-        return {"shape": packed["shape"], "dtype": packed["dtype"]}, [packed["buffer"]]
+            answer = profile_weights(self._result, layer, head, kind, query=(int(req["q0"]), int(req["q1"])))
+        content, buffers = to_reply(answer)
+        return {"shape": content["shape"], "dtype": content["dtype"]}, buffers
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Requests a saved page answers without a kernel: the current query's profile for every layer and head (and

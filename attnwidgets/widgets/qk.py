@@ -16,20 +16,13 @@ import traitlets
 from ..qk_result import QKCapture
 from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
+from ..viewdata.views.qk import QKOptions, extra_arrays, is_windowed, qk_arrays, qk_reply, qk_state, view_key
 from ..viewdata.windows import check_window, default_window, is_long, qk_window, window_around
-from ..viewdata.wire import pack
 from ._base import AttnWidget, Colormap, Index, checked
 
 # The arrays of one (layer, head), in the order their buffers travel; a capture with a position bias adds "bias"
 # (and T5's "bucket") after them.
 ARRAYS = ("q", "k", "v", "logits", "scaled", "weights", "output", "mask")
-
-
-def _extra(cap: QKCapture) -> tuple[str, ...]:
-    """The bias arrays a capture adds: ("bias", "bucket") for T5, ("bias",) for a bias without buckets, () else."""
-    if cap.bias is None:
-        return ()
-    return ("bias", "bucket") if cap.bucket is not None else ("bias",)
 
 
 class QKStepThrough(AttnWidget):
@@ -120,21 +113,6 @@ class QKStepThrough(AttnWidget):
         super().__init__(**kwargs)
         if not window_given:
             self.window = list(self._window_for(self.query))
-        name = first.model.name if first.model is not None else "arrays"
-        self._meta = {
-            "title": name,
-            "stack": first.stack,
-            "layers": sorted(self._captures),
-            "n_heads": first.n_heads,
-            "n_kv_heads": int(first.k.shape[0]),
-            "head_dim": first.head_dim,
-            "scaling": first.scaling,
-            "tokens": list(first.tokens),
-            "key_tokens": list(first.key_tokens),
-            "long": self.long,
-            "bias": first.bias is not None,
-            "buckets": first.bucket is not None,
-        }
         self._refresh_payload()
 
     @property
@@ -156,8 +134,7 @@ class QKStepThrough(AttnWidget):
 
     def windowed(self, window: list[int] | None = None) -> bool:
         """Whether ``window`` (default: the current one) is drawn as a window: a long capture, or narrower."""
-        window = self.window if window is None else window
-        return self.long or list(window) != [0, self._n_keys()]
+        return is_windowed(self._captures, self.window if window is None else window)
 
     def window_values(self, layer: int | None = None, head: int | None = None, query: int | None = None
                       ) -> dict[str, np.ndarray]:
@@ -203,37 +180,21 @@ class QKStepThrough(AttnWidget):
         out = {"q": arr["q"][i], "k": arr["k"], "v": arr["v"], "logits": arr["logits"][i],
                "scaled": arr["scaled"][i], "weights": arr["weights"][i], "mask": cap.mask[i],
                "output": arr["output"][i]}
-        for name in _extra(cap):
+        for name in extra_arrays(cap):
             out[name] = arr[name][i]
         return out
 
-    def _packed(self, layer: int, head: int, query: int | None = None, window: list[int] | None = None
-                ) -> list[tuple[str, dict[str, Any]]]:
-        cap = self.capture(layer)
-        if query is not None and window is not None:
-            # One query's row over the window's keys and the far keys; "keys" says which key each row is.
-            a = qk_window(cap, checked(check_head, head, cap.n_heads, allow_mean=False), int(query),
-                          check_window(window, self._n_keys()))
-            names = (*ARRAYS, "keys", "outside", *_extra(cap))
-            return [(name, pack(np.asarray(a[name], np.float32))) for name in names]
-        arr = cap.head(head)
-        out = [(name, pack(arr[name])) for name in ARRAYS[:-1]]
-        out.append(("mask", pack(cap.mask.astype(np.float32), "uint8")))
-        out.extend((name, pack(np.asarray(arr[name], np.float32))) for name in _extra(cap))
-        return out
+    def _options(self) -> QKOptions:
+        return QKOptions(self.layer, self.head, self.query, (int(self.window[0]), int(self.window[1])))
 
     def _view_key(self) -> str:
-        """The page's name for the view (js/src/views/qk/state.ts viewKey): layer/head, and /query/start-stop in a
-        window."""
-        key = f"{self.layer}/{self.head}"
-        return key + (f"/{self.query}/{self.window[0]}-{self.window[1]}" if self.windowed() else "")
+        """The page's name for the view (js/src/views/qk/state.ts viewKey)."""
+        return view_key(self._captures, self._options())
 
     def _refresh_payload(self) -> None:
         if not self.window:
             return
-        windowed = self.windowed()
-        self._payload = {"key": self._view_key(), "arrays": dict(
-            self._packed(self.layer, self.head, self.query if windowed else None, self.window if windowed else None))}
+        self._show(qk_state(self._captures, self._options()))
 
     @traitlets.validate("layer", "head", "query")
     def _valid(self, proposal: dict[str, Any]) -> int:
@@ -263,9 +224,10 @@ class QKStepThrough(AttnWidget):
             window = self.window
         if query is not None and not 0 <= int(query) < len(self.capture(int(req["layer"])).tokens):
             raise ValueError(f"query {query} is out of range")
-        packed = self._packed(int(req["layer"]), int(req["head"]), query, window)
-        arrays = [{k: v for k, v in p.items() if k != "buffer"} | {"name": name} for name, p in packed]
-        return {"arrays": arrays}, [p["buffer"] for _, p in packed]
+        cap = self.capture(int(req["layer"]))
+        head = int(req["head"]) if query is None else checked(check_head, int(req["head"]), cap.n_heads,
+                                                                 allow_mean=False)
+        return qk_reply(qk_arrays(cap, head, None if query is None else int(query), window))
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """Requests a saved page answers without a kernel: every captured layer x head, or the view on screen."""

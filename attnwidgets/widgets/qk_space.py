@@ -7,8 +7,9 @@ from typing import Any
 
 import traitlets
 
-from ..viewdata.qk_space import check_qk_space, check_view_color, qk_space_columns
-from ..viewdata.wire import pack
+from ..viewdata.qk_space import check_qk_space, check_view_color
+from ..viewdata.state import to_reply
+from ..viewdata.views.qk_space import qk_space_state, sentence_weights
 from ._base import AttnWidget, Colormap, checked
 
 __all__ = ["QKSpaceView"]
@@ -80,20 +81,8 @@ class QKSpaceView(AttnWidget):
     def __init__(self, space: Any, **kwargs: Any) -> None:
         self.space = check_qk_space(space, "QKSpaceView")
         kwargs.setdefault("color", self.space.color)
-        points, names = qk_space_columns(self.space)
-        s = self.space
-        method = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}[s.method]
-        meta = {
-            "title": f"{s.model or 'model'} · layer {s.layer} head {s.head} · queries and keys of "
-                     f"{s.n_sentences} sentences ({method})",
-            "method": s.method, "layer": s.layer, "head": s.head, "tokens": s.tokens,
-            "token_names": names["token"], "pos_names": names["pos"], "has_pos": s.upos is not None,
-            "explained": [] if s.explained is None else [float(x) for x in s.explained],
-        }
         super().__init__(**kwargs)
-        with self.hold_sync():
-            self._meta = meta
-            self._payload = {"points": pack(points)}
+        self._show(qk_space_state(self.space))
 
     @traitlets.validate("color")
     def _valid_color(self, proposal: dict[str, Any]) -> str:
@@ -120,11 +109,7 @@ class QKSpaceView(AttnWidget):
         return {"sentence": self._sentence_request}
 
     def _sentence_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        s = int(req["sentence"])
-        if not 0 <= s < self.space.n_sentences:
-            raise ValueError(f"sentence {s} is out of range: there are {self.space.n_sentences} sentences")
-        packed = pack(self.space.weights[s])
-        return {k: v for k, v in packed.items() if k != "buffer"}, [packed["buffer"]]
+        return to_reply(sentence_weights(self.space, int(req["sentence"])))
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """A saved page answers the map of every sentence (``scope="all"``) or of the one on screen (``"view"``)."""

@@ -39,6 +39,8 @@ const META: HeadViewMeta = {
     ],
   },
   can_words: true,
+  long: false,
+  n_kv_heads: 0,
 };
 const WIN = {
   q: [10, 12] as [number, number],

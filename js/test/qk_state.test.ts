@@ -32,6 +32,9 @@ const META: QKMeta = {
   scaling: 1 / Math.sqrt(2),
   tokens: ["a", "b"],
   key_tokens: ["a", "b", "c"],
+  long: false,
+  bias: false,
+  buckets: false,
 };
 
 const f32 = (xs: number[]) => Float32Array.from(xs);

@@ -1,21 +1,17 @@
 // AblationWidget's state: the ablation the page shows, as plain data, the pure edits its controls make to it, and
 // what the grid, the status line and the output panel show (no DOM).
-// Mirrors attnwidgets/runner/ablation.py (Ablation.to_dict) and attnwidgets/widgets/ablation.py (remode).
+// What Python sends is typed by js/src/generated/wire.ts (attnwidgets/viewdata/views/ablation.py); the edits mirror
+// attnwidgets/runner/ablation.py (Ablation.to_dict) and attnwidgets/widgets/ablation.py (remode).
 
-import type { Packed } from "../../shared/buffers";
+import type { AblationEdit, AblationSpec, OutputRow as GeneratedRow } from "../../generated/wire";
 import type { FitTrait } from "../../shared/fit";
+import type { PayloadOf, WireTraits } from "../../shared/wire_model";
 
-export interface OutputRow {
-  item: string;
-  label: string; // what the item is (the texts of a pair, a candidate, ...)
-  name: string; // "cosine", a token, a class, ...
-  before: number | null;
-  after: number | null;
-  delta: number | null;
-}
+/** A watched number before and after (generated from attnwidgets/viewdata/views/ablation.py). */
+export type OutputRow = GeneratedRow;
 
 /** Python traits of AblationWidget (attnwidgets/widgets/ablation.py). */
-export interface AblationTraits {
+export interface AblationTraits extends WireTraits<"ablation"> {
   ablation: AblationDict; // Python holds an Ablation; it syncs as its dict form
   mode: string; // "zero" | "uniform" | "mean"
   kind: string; // the attention stack: "self", or "encoder" / "decoder" / "cross"
@@ -25,39 +21,20 @@ export interface AblationTraits {
   colormap: string; // "" = the theme's
   theme: string;
   fit: FitTrait; // shared/fit.ts
-  _payload: Payload;
   _running: boolean;
   _error: string;
 }
 
-/** What the page draws, all of it computed in Python (AblationWidget._payload). */
-export interface Payload {
-  title: string;
-  watch: string; // what is watched, in words
-  stacks: Record<string, [number, number]>; // [layers, heads] per stack
-  kv_heads?: Record<string, number>; // GQA: key/value heads per stack (absent or 0: none shared)
-  items: string[]; // a short label per text
-  output: string; // the watched kind: "pairs", "ranking", ...
-  rows: OutputRow[];
-  seconds: number;
-  ablation: AblationDict; // the ablation the rows belong to
-  seq: number; // the last "apply" message answered
-  map: { key: string; queries: string[]; keys: string[]; before: Packed; after: Packed };
-}
+/** What the page draws, all of it computed in Python (AblationWidget._payload, generated). */
+export type Payload = PayloadOf<"ablation">;
 
 export const DEBOUNCE_MS = 150;
 
-export interface Edit {
-  stack: string;
-  layer: number;
-  head: number | null; // null: the whole layer
-  mode: string; // "zero" | "uniform" | "mean" | "scale"
-  scale: number;
-}
+/** One edit of an ablation (`head` null: the whole layer; `mode` "zero" | "uniform" | "mean" | "scale"). */
+export type Edit = AblationEdit;
 
-export interface AblationDict {
-  edits: Edit[];
-}
+/** An ablation in its dict form (Ablation.to_dict). */
+export type AblationDict = AblationSpec;
 
 export const DISABLE_MODES = ["zero", "uniform", "mean"] as const;
 

@@ -1,9 +1,10 @@
 // HeadView's state: pure functions from the traits and a layer's line payload to what the canvas draws (no DOM).
-// Mirrors attnwidgets/widgets/head_view.py; a window's payload says which token each row and column is
-// (attnwidgets/viewdata/lines.py: window_payload).
+// What Python sends is typed by js/src/generated/wire.ts (attnwidgets/viewdata/views/head_view.py); a window's
+// payload says which token each row and column is (attnwidgets/viewdata/lines.py: window_payload).
 
-import type { LinePayload } from "../../shared/lines";
+import type { LineLabels } from "../../generated/wire";
 import { userText } from "../../shared/text";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** Python traits of HeadView (attnwidgets/widgets/head_view.py). */
 export interface HeadViewTraits {
@@ -19,29 +20,19 @@ export interface HeadViewTraits {
   theme: string;
   _meta: HeadViewMeta;
   // labels: word-level labels, when the first view is word level (else they come by "labels" request)
-  _payload: { key: string; heads: LinePayload; labels?: LevelLabels } | Record<string, never>;
+  _payload: PayloadOf<"head_view"> | Record<string, never>;
   _error: string;
 }
 
-export interface HeadViewMeta {
-  title: string;
-  kinds: string[];
-  shapes: Record<string, [number, number]>;
-  tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens], token level
-  segments: Record<string, [number[], number[]]>; // kind -> [query segments, key segments], token level
-  can_words: boolean;
-  long?: boolean; // shown in windows only (more than 512 tokens, or a lazy result)
-  n_kv_heads?: number; // GQA: key/value heads (0 or = heads: none shared)
-}
+/** HeadView's `_meta` (generated from attnwidgets/viewdata/views/head_view.py): `long` is true when the input is
+ * shown in windows only (more than 512 tokens, or a lazy result); `n_kv_heads` 0 or = heads: no GQA. */
+export type HeadViewMeta = MetaOf<"head_view">;
 
 /** What picks the layer on screen: kind, layer, level and window. */
 export type HeadViewPick = Pick<HeadViewTraits, "kind" | "layer" | "words" | "window">;
 
-/** Labels of every kind at one level (token or word): what a "labels" request answers. */
-export interface LevelLabels {
-  tokens: Record<string, [string[], string[]]>;
-  segments: Record<string, [number[], number[]]>;
-}
+/** Labels of every kind at one level (token or word): what a "labels" request answers (generated). */
+export type LevelLabels = LineLabels;
 
 /** The labels of one kind: the tokens and sentence segments of the query (left) and key (right) columns. */
 export interface Columns {

@@ -1,10 +1,13 @@
 // QKStepThrough's state: pure functions from the traits and one head's arrays to what the panels draw (no DOM).
-// Mirrors attnwidgets/widgets/qk.py; a long capture crosses one query over a `window` of keys plus a few "far" keys
-// (attnwidgets/viewdata/windows.py: qk_window), and `keys` says which key each row is.
+// What Python sends is typed by js/src/generated/wire.ts (attnwidgets/viewdata/views/qk.py); a long capture crosses
+// one query over a `window` of keys plus a few "far" keys (attnwidgets/viewdata/windows.py: qk_window), and `keys`
+// says which key each row is.
 
+import type { QKArrays } from "../../generated/wire";
 import { type Packed, decode } from "../../shared/buffers";
 import { isolate, tokenLabel, userText } from "../../shared/text";
 import type { Theme } from "../../shared/theme";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** Python traits of QKStepThrough (attnwidgets/widgets/qk.py). */
 export interface QKTraits {
@@ -15,24 +18,13 @@ export interface QKTraits {
   colormap: string; // "" = the theme's diverging scale; "rdbu" | "puor"
   theme: string;
   _meta: QKMeta;
-  _payload: { key: string; arrays: Record<string, Packed> } | Record<string, never>;
+  _payload: PayloadOf<"qk"> | Record<string, never>;
   _error: string;
 }
 
-export interface QKMeta {
-  title: string;
-  stack: string;
-  layers: number[];
-  n_heads: number;
-  n_kv_heads: number;
-  head_dim: number;
-  scaling: number;
-  tokens: string[];
-  key_tokens: string[];
-  long?: boolean; // shown in windows only (more than 512 keys)
-  bias?: boolean; // the model adds a position bias to the scaled logits: a "+ bias" panel
-  buckets?: boolean; // the bias is T5's: each key's relative-position bucket is shown
-}
+/** QKStepThrough's `_meta` (generated from attnwidgets/viewdata/views/qk.py): `long` when shown in windows only
+ * (more than 512 keys), `bias` when the model adds a position bias (a "+ bias" panel), `buckets` when it is T5's. */
+export type QKMeta = MetaOf<"qk">;
 
 /** What the view shows: the traits that pick a head, a query and a window. */
 export type QKView = Pick<QKTraits, "layer" | "head" | "query" | "window">;
@@ -49,7 +41,7 @@ export interface HeadData {
   outside: number; // a window: the weight on keys outside it
 }
 
-export function headData(key: string, arrays: Record<string, Packed>): HeadData {
+export function headData(key: string, arrays: QKArrays | Record<string, Packed>): HeadData {
   const out: Record<string, Float32Array> = {};
   for (const [name, p] of Object.entries(arrays)) out[name] = decode(p).data;
   const [n, m] = arrays.logits.shape;

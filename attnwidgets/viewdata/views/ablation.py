@@ -1,0 +1,193 @@
+"""AblationWidget's state (front end: js/src/views/ablation/): what the page draws once the model has run clean and
+ablated, as pure functions of the watched outputs and the view's choices. The widget runs the model (through
+:func:`attnwidgets.studies.watch.watch_ablation`) and hands the outcome here; nothing here runs a model.
+
+The watched numbers go from the outcome's frame straight into :class:`OutputRow` (one change of form: frame columns
+to rows), the selected head's maps stay arrays until :func:`~attnwidgets.viewdata.state.to_wire` packs them.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> from attnwidgets.result import AttentionResult
+>>> clean = AttentionResult.from_arrays(np.full((1, 2, 2, 2), 0.5, np.float32), ["a", "b"])
+>>> setup = ablation_setup("m", {"self": (1, 2)}, {"self": 0}, ["a b"], None, "drift")
+>>> outcome = Outcome("drift", pd.DataFrame({"item": ["text 0"], "name": ["cosine"], "before": [1.0],
+...                   "after": [float("nan")], "delta": [float("nan")]}), [clean], [clean])
+>>> state = ablation_state(setup, outcome, AblationView(), {"edits": []}, seconds=0.5, seq=3)
+>>> state.payload.rows
+[OutputRow(item='text 0', label='text 0: a b', name='cosine', before=1.0, after=None, delta=None)]
+>>> state.payload.map.key, state.payload.map.after.shape
+('self/0/0/0', (2, 2))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...result import AttentionResult
+
+__all__ = ["AblationEdit", "AblationMap", "AblationPayload", "AblationSetup", "AblationSpec", "AblationState",
+           "AblationView", "Outcome", "OutputRow", "ablation_map", "ablation_rows", "ablation_setup",
+           "ablation_state", "item_label", "with_map", "with_seq"]
+
+
+class Outcome(NamedTuple):
+    """What a run of the model gave (the fields of :class:`~attnwidgets.studies.watch.WatchResult`)."""
+
+    kind: str
+    frame: Any  # pandas.DataFrame: item, name, before, after, delta
+    before: Sequence[AttentionResult]
+    after: Sequence[AttentionResult]
+
+
+@dataclass(frozen=True)
+class AblationView:
+    """The widget's view traits: the stack, the selected head and the text its maps show."""
+
+    kind: str = "self"
+    layer: int = 0
+    head: int = 0
+    item: int = 0
+
+
+@dataclass(frozen=True)
+class AblationSetup:
+    """What stays while the widget lives: the model's stacks and the texts (made once, in ``__init__``)."""
+
+    title: str
+    stacks: dict[str, tuple[int, int]]
+    kv_heads: dict[str, int]
+    texts: tuple[str, ...]
+    pairs: tuple[str, ...] | None
+    watch: str
+
+
+@dataclass(frozen=True)
+class OutputRow:
+    item: str
+    label: str  # what the item is (the texts of a pair, a candidate, ...)
+    name: str  # "cosine", a token, a class, ...
+    before: float | None
+    after: float | None
+    delta: float | None
+
+
+@dataclass(frozen=True)
+class AblationMap:
+    """The selected head's map before and after, for one text."""
+
+    key: str  # kind/item/layer/head
+    queries: list[str]
+    keys: list[str]
+    before: np.ndarray
+    after: np.ndarray
+
+
+@dataclass(frozen=True)
+class AblationEdit:
+    stack: str
+    layer: int
+    head: int | None  # None: the whole layer
+    mode: str  # "zero" | "uniform" | "mean" | "scale"
+    scale: float
+
+
+@dataclass(frozen=True)
+class AblationSpec:
+    """An ablation in its dict form (``Ablation.to_dict``)."""
+
+    edits: list[AblationEdit]
+
+
+@dataclass(frozen=True)
+class AblationPayload:
+    """``_payload``: what the page draws, all of it computed in Python."""
+
+    title: str
+    watch: str  # what is watched, in words
+    stacks: dict[str, tuple[int, int]]  # [layers, heads] per stack
+    kv_heads: dict[str, int]  # GQA: key/value heads per stack (0: none shared)
+    items: list[str]  # a short label per text
+    output: str  # the watched kind: "pairs", "ranking", ...
+    rows: list[OutputRow]
+    seconds: float
+    ablation: AblationSpec  # the ablation the rows belong to
+    seq: int  # the last "apply" message answered
+    map: AblationMap
+
+
+@dataclass(frozen=True)
+class AblationState:
+    payload: AblationPayload
+
+
+def ablation_setup(title: str, stacks: Mapping[str, Sequence[int]], kv_heads: Mapping[str, int],
+                   texts: Sequence[str], pairs: Sequence[str] | None, watch: str) -> AblationSetup:
+    return AblationSetup(title, {k: (int(v[0]), int(v[1])) for k, v in stacks.items()}, dict(kv_heads),
+                         tuple(texts), None if pairs is None else tuple(pairs), watch)
+
+
+def item_label(item: str, texts: Sequence[str], pairs: Sequence[str] | None) -> str:
+    """What a watched item is, for the panel: "pair 2" → both sentences, "text 0 ..." → the text.
+
+    >>> item_label("pair 0", ["a"], ["b"]), item_label("text 0 [MASK] 1", ["a"], None), item_label("x", [], None)
+    ('pair 0: a  ↔  b', 'text 0 [MASK] 1: a', 'x')
+    """
+    words = item.split()
+    if len(words) >= 2 and words[0] in ("pair", "text") and words[1].isdigit() and int(words[1]) < len(texts):
+        i = int(words[1])
+        if words[0] == "pair" and pairs is not None:
+            return f"{item}: {texts[i]}  ↔  {pairs[i]}"
+        return f"{item}: {texts[i]}"
+    return item
+
+
+def _number(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def ablation_rows(frame: Any, setup: AblationSetup) -> list[OutputRow]:
+    """The watched numbers as rows, read from the frame's columns (NaN → None: JSON has no NaN)."""
+    rows = frame[["item", "name", "before", "after", "delta"]].itertuples(index=False, name=None)
+    return [OutputRow(str(item), item_label(str(item), setup.texts, setup.pairs), str(name), _number(b), _number(a),
+                      _number(d)) for item, name, b, a, d in rows]
+
+
+def ablation_map(outcome: Outcome, view: AblationView) -> AblationMap:
+    """The selected head's map (``view``) before and after, for the text ``view.item``."""
+    before, queries, keys = outcome.before[view.item].attention_of(view.kind)  # type: ignore[arg-type]
+    after, _, _ = outcome.after[view.item].attention_of(view.kind)  # type: ignore[arg-type]
+    return AblationMap(f"{view.kind}/{view.item}/{view.layer}/{view.head}", list(queries), list(keys),
+                       before[view.layer, view.head], after[view.layer, view.head])
+
+
+def ablation_state(setup: AblationSetup, outcome: Outcome, view: AblationView, ablation: Mapping[str, Any], *,
+                   seconds: float, seq: int) -> AblationState:
+    """What the page draws after a run: ``ablation`` is the run's ablation in its dict form."""
+    spec = AblationSpec([AblationEdit(str(e["stack"]), int(e["layer"]), None if e.get("head") is None else
+                                      int(e["head"]), str(e["mode"]), float(e["scale"]))
+                         for e in ablation.get("edits", [])])
+    items = [t if len(t) <= 48 else t[:45] + "..." for t in setup.texts]
+    return AblationState(AblationPayload(
+        title=setup.title, watch=setup.watch, stacks=setup.stacks, kv_heads=setup.kv_heads, items=items,
+        output=outcome.kind, rows=ablation_rows(outcome.frame, setup), seconds=float(seconds), ablation=spec,
+        seq=int(seq), map=ablation_map(outcome, view)))
+
+
+def with_map(state: AblationState, outcome: Outcome, view: AblationView) -> AblationState:
+    """``state`` showing another head or text (no run: the maps come from the outcome)."""
+    return AblationState(replace(state.payload, map=ablation_map(outcome, view)))
+
+
+def with_seq(state: AblationState, seq: int) -> AblationState:
+    """``state`` answering the page's message ``seq``."""
+    return AblationState(replace(state.payload, seq=int(seq)))
