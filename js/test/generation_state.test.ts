@@ -98,8 +98,8 @@ describe("generation view state", () => {
   });
 
   it("shows the share panel only for a selection Python answered", () => {
-    expect(sharing([1], { key: "k" })).toBe(true);
-    expect(sharing([], { key: "k" })).toBe(false);
+    expect(sharing([1], { key: "k", error: "" })).toBe(true);
+    expect(sharing([], { key: "k", error: "" })).toBe(false);
     expect(sharing([1], {})).toBe(false);
     expect(sharing(undefined, undefined)).toBe(false);
     expect(shareHeight("light", null)).toBe(150);

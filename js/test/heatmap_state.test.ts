@@ -21,6 +21,11 @@ const iso = (s: string) => `${FSI}${s}${PDI}`;
 
 const META: HeatmapMeta = {
   title: "tiny",
+  measure: "weights",
+  can_norms: false,
+  reduce: "max",
+  sinks: [],
+  vmax: null,
   kinds: ["self"],
   shapes: { self: [2, 4] },
   tokens: {
@@ -104,11 +109,13 @@ describe("what the page says", () => {
   });
 
   it("the legend names the scale and at most five discounted sinks", () => {
-    expect(legendText(0.5, {})).toBe("0.500 · per-map scale (this map’s max)");
+    expect(legendText(0.5, { vmax: null, sinks: [] })).toBe("0.500 · per-map scale (this map’s max)");
     expect(legendText(0.5, { vmax: 0.5, sinks: [0] })).toBe(
       "0.500 · fixed scale (same for every map) · sink key 0 discounted (clipped to the top colour)",
     );
-    expect(legendText(1, { sinks: [0, 1, 2, 3, 4, 5] })).toContain("sink keys 0, 1, 2, 3, 4, … discounted");
+    expect(legendText(1, { vmax: null, sinks: [0, 1, 2, 3, 4, 5] })).toContain(
+      "sink keys 0, 1, 2, 3, 4, … discounted",
+    );
   });
 
   it("the title names the head, its KV head, the level, zoom, overview and selection", () => {

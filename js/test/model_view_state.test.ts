@@ -21,6 +21,9 @@ const iso = (s: string) => `${FSI}${s}${PDI}`;
 
 const META: ModelViewMeta = {
   title: "tiny",
+  measure: "weights",
+  can_norms: false,
+  reduce: "max",
   kinds: ["self"],
   shapes: { self: [2, 4] },
   tokens: {

@@ -5,6 +5,7 @@ import type { Packed } from "../../shared/buffers";
 import { type DivergingName, divergingRgb } from "../../shared/diverging";
 import { fmt, headLabel, statRange } from "../../shared/heads";
 import { userText } from "../../shared/text";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** Python traits of AttentionCompare (attnwidgets/widgets/compare.py). */
 export interface CompareTraits {
@@ -25,39 +26,9 @@ export interface CompareTraits {
   _payload: ComparePayload;
 }
 
-export interface CompareMeta {
-  title: string;
-  a_name: string;
-  b_name: string;
-  labels: {
-    a: [string[], string[]];
-    b: [string[], string[]];
-    a_matched: [boolean[], boolean[]];
-    b_matched: [boolean[], boolean[]];
-    aligned: [string[], string[]];
-  };
-  shape: [number, number];
-  summaries: string[];
-  summary_labels: Record<string, string>;
-  method: string;
-  identity: boolean;
-  can_words: boolean;
-  query_map: [number[], number[]]; // aligned query positions: A's, and B's partner of each
-}
+export type CompareMeta = MetaOf<"compare">;
 
-export interface ComparePayload {
-  key: string;
-  a: Packed;
-  b: Packed;
-  diff: Packed;
-  vmax: number;
-  dmax: number;
-  summary: Packed;
-  span_key?: string;
-  span_a?: Packed;
-  span_b?: Packed;
-  span_diff?: Packed;
-}
+export type ComparePayload = PayloadOf<"compare">;
 
 export type Which = "a" | "b" | "diff";
 

@@ -2,10 +2,12 @@
 // the page draws (no DOM). Mirrors attnwidgets/widgets/generation.py; the span share is computed in Python
 // (`_share`, viewdata/selection.py selection_share).
 
+import type { GenerationShare } from "../../generated/wire";
 import type { Matrix, Packed } from "../../shared/buffers";
 import { headLabel } from "../../shared/heads";
 import { spanTokens } from "../../shared/span";
 import { tokenLabel, userText } from "../../shared/text";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** Python traits of GenerationView. */
 export interface GenerationTraits {
@@ -22,30 +24,13 @@ export interface GenerationTraits {
   _share: ShareAnswer;
   _error: string;
   _meta: GenerationMeta;
-  _payload: { key: string; matrix: Packed; topk_probs: Packed };
+  _payload: PayloadOf<"generation">;
 }
 
-export interface GenerationMeta {
-  title: string;
-  kinds: string[];
-  shapes: Record<string, [number, number]>;
-  prompt: string[];
-  generated: string[];
-  keys: Record<string, string[]>;
-  first_row: number;
-  encoder_decoder: boolean;
-  topk_tokens: string[][];
-  text: string;
-  n_selectable: number;
-}
+export type GenerationMeta = MetaOf<"generation">;
 
 /** Python's answer for the span-share panel: the steps x lines matrix and each line's name, or why not. */
-export interface ShareAnswer {
-  key?: string;
-  lines?: Packed;
-  labels?: string[];
-  error?: string;
-}
+export type ShareAnswer = GenerationShare | Record<string, never>;
 
 /** What picks the matrix on screen. */
 export type GenerationPick = Pick<GenerationTraits, "kind" | "layer" | "head">;

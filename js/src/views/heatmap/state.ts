@@ -7,20 +7,11 @@ import { kvHeadNote, overviewNote } from "../../shared/long_context";
 import type { MeasureMeta } from "../../shared/measure";
 import { selectionKey, spanCaption } from "../../shared/span";
 import { userText } from "../../shared/text";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 import { type Tile, type Zoom, visibleCells } from "../../shared/zoom";
 
-/** What `_meta` says about the result on screen. */
-export interface HeatmapMeta extends MeasureMeta {
-  title: string;
-  kinds: string[];
-  shapes: Record<string, [number, number]>; // kind -> [layers, heads]
-  tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens], token level
-  can_words: boolean;
-  reduce?: string;
-  sinks?: number[]; // keys discounted from the colour scale (clipped to its top colour)
-  vmax?: number | null; // the colour scale's fixed top (the same for every map); null: each map's own maximum
-  kv_group_size?: Record<string, number>; // query heads per key/value head (1: no GQA)
-}
+/** What `_meta` says about the result on screen (generated from Python: viewdata/views/heatmap.py). */
+export type HeatmapMeta = MetaOf<"heatmap">;
 
 /** Python traits of AttentionHeatmap (attnwidgets/widgets/heatmap.py). */
 export interface HeatmapTraits {
@@ -40,16 +31,7 @@ export interface HeatmapTraits {
   _meta: HeatmapMeta;
   // labels: word-level labels per kind, when the first view is word level (else they come by "labels" request)
   // vmax: top of the colour scale (the largest weight, or over non-sink keys); rows_used: query rows read per block
-  _payload:
-    | {
-        key: string;
-        matrix: Packed;
-        factor?: number;
-        rows_used?: number;
-        vmax?: number;
-        labels?: { tokens: Labels };
-      }
-    | Record<string, never>;
+  _payload: PayloadOf<"heatmap"> | Record<string, never>;
   _error: string;
 }
 

@@ -6,17 +6,10 @@ import { kvHeadNote, overviewNote } from "../../shared/long_context";
 import type { MeasureMeta } from "../../shared/measure";
 import { selectionKey, spanCaption } from "../../shared/span";
 import { userText } from "../../shared/text";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
-/** What `_meta` says about the result on screen. */
-export interface ModelViewMeta extends MeasureMeta {
-  title: string;
-  kinds: string[];
-  shapes: Record<string, [number, number]>; // kind -> [layers, heads]
-  tokens: Record<string, [string[], string[]]>; // kind -> [query tokens, key tokens]
-  causal: Record<string, boolean>;
-  kv_group_size?: Record<string, number>; // query heads per key/value head (1: no GQA)
-  reduce?: string;
-}
+/** What `_meta` says about the result on screen (generated from Python: viewdata/views/model_view.py). */
+export type ModelViewMeta = MetaOf<"model_view">;
 
 /** Python traits of ModelView (attnwidgets/widgets/model_view.py). */
 export interface ModelViewTraits {
@@ -32,7 +25,7 @@ export interface ModelViewTraits {
   fit: "auto" | boolean | number[]; // shared/fit.ts
   _meta: ModelViewMeta;
   // rows_used: query rows read per block of `factor` (fewer than factor: a run of rows stands for the block)
-  _payload: Thumbs | Record<string, never>;
+  _payload: PayloadOf<"model_view"> | Record<string, never>;
   _error: string;
 }
 

@@ -5,6 +5,7 @@
 import type { Packed } from "../../shared/buffers";
 import { selectionKey, spanCaption } from "../../shared/span";
 import { userText, visibleText } from "../../shared/text";
+import type { PayloadOf } from "../../shared/wire_model";
 
 export type Unit = "token" | "sentence" | "paragraph";
 
@@ -32,14 +33,7 @@ export interface ProfileTraits {
   _error: string;
 }
 
-export interface ProfilePayload {
-  title: string;
-  kinds: string[];
-  shapes: Record<string, [number, number]>;
-  docs: Record<string, Doc>;
-  key: string;
-  weights: Packed;
-}
+export type ProfilePayload = PayloadOf<"profile">;
 
 /** What picks the profile on screen. */
 export type ProfilePick = Pick<ProfileTraits, "kind" | "layer" | "head" | "selection" | "combine">;

@@ -6,6 +6,7 @@ import type { Packed } from "../../shared/buffers";
 import { type ColorMapName, categorical, lut, lutIndex } from "../../shared/colors";
 import { fmt } from "../../shared/heads";
 import { tokenLabel } from "../../shared/text";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** Python traits of QKSpaceView (attnwidgets/widgets/qk_space.py). */
 export interface QKSpaceTraits {
@@ -16,21 +17,11 @@ export interface QKSpaceTraits {
   theme: string;
   fit: "auto" | boolean | number[];
   _error: string;
-  _payload: { points: Packed }; // (N, 9) float32, columns as COL
+  _payload: PayloadOf<"qk_space">; // points: (N, 9) float32, columns as COL
   _meta: QKSpaceMeta;
 }
 
-export interface QKSpaceMeta {
-  title: string;
-  method: string;
-  layer: number;
-  head: number;
-  tokens: string[][]; // each sentence's tokens
-  token_names: string[];
-  pos_names: string[];
-  has_pos: boolean;
-  explained: number[];
-}
+export type QKSpaceMeta = MetaOf<"qk_space">;
 
 /** Columns of one point, in the order Python packs them (nine float32 numbers per point). */
 export const COL = {
