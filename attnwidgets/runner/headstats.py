@@ -256,7 +256,9 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
     with_overview = f > 1
     if with_overview:  # kept as float16, made a layer at a time in float32 (one layer's scratch, not L of them)
         count = _overview_counts(T, S, f, causal)
-        seen = count > 0
+        hidden_t = _tensor(count == 0, dev)
+        inv_count = _tensor((1.0 / np.maximum(count, 1)).astype(np.float32), dev)
+        nan = float("nan")
         keep_max = np.empty((L, H, r2, c2), np.float16)
         keep_mean = np.empty((L, H, r2, c2), np.float16)
         keep_head = np.empty((L, r2, c2), np.float16)
@@ -312,17 +314,14 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                     if ov is not None and acc is not None:
                         ov.add_heads(start // f, k0 // f, f, f if rows_per >= f else rows_per, acc.div_(H))
                 del q, k, logits, p, heads_sum
-                if ov is not None:
-                    nan = np.float32(np.nan)
-                    ov_sum = ov.sum.cpu().numpy()
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        keep_max[li] = np.where(seen, ov.max.cpu().numpy(), nan)
-                        keep_mean[li] = np.where(seen, ov_sum / np.maximum(count, 1), nan)
-                        keep_head[li] = np.where(seen, ov.head.cpu().numpy(), nan)
-                        # key 0 counts as a visible cell holding 0, as the views' discount does it
-                        keep_rest_max[li] = np.where(seen[:, 0], ov.rest_max.cpu().numpy(), nan)
-                        keep_rest_mean[li] = np.where(seen[:, 0], ov.rest_sum.cpu().numpy() /
-                                                      np.maximum(count[:, 0], 1), nan)
+                if ov is not None:  # masked, divided and made float16 in torch (numpy's float16 cast is slow)
+                    keep_max[li] = ov.max.masked_fill_(hidden_t, nan).half().cpu().numpy()
+                    keep_mean[li] = ov.sum.mul_(inv_count).masked_fill_(hidden_t, nan).half().cpu().numpy()
+                    keep_head[li] = ov.head.masked_fill_(hidden_t, nan).half().cpu().numpy()
+                    # key 0 counts as a visible cell holding 0, as the views' discount does it
+                    keep_rest_max[li] = ov.rest_max.masked_fill_(hidden_t[:, 0], nan).half().cpu().numpy()
+                    keep_rest_mean[li] = ov.rest_sum.mul_(inv_count[:, 0]).masked_fill_(hidden_t[:, 0], nan) \
+                        .half().cpu().numpy()
     except torch.OutOfMemoryError as err:
         raise DeviceMemoryError(_oom_message(dev, heads_per, rows_per, S, budget)) from err
     except RuntimeError as err:  # MPS and some backends say it in a RuntimeError
