@@ -65,9 +65,10 @@ def _device(device: Any) -> torch.device:
 
 
 BLOCK_BYTES = 4 << 20
-"""Weights computed at once (one group of heads x a block of rows x the keys they see). Measured on one CPU core at
-1k-8k tokens, blocks that stay in the core's L2 cache (1-2 MiB) make the pass 1.5-2x faster than 32 MiB ones, which
-go out to memory on each of the nine passes over a block; a GPU takes bigger ones (``block_bytes``)."""
+"""Weights computed at once (one group of heads x a block of rows x the keys they see), chosen by measurement on one
+CPU core at 2k-8k tokens: 4-8 MiB blocks made the pass fastest; 1 MiB ones leave too few rows for the QK^T GEMM at
+8k, and the old 32 MiB ones (every head at once) go out to memory on each of the nine passes over a block. A GPU
+takes bigger ones (``block_bytes``)."""
 _MIN_ROWS = 32  # fewer rows per block leave the QK^T GEMM memory-bound (its keys read again for every block)
 
 
