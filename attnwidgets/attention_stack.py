@@ -25,7 +25,7 @@ it, ``result.attention`` raises :class:`AttentionTooLargeError` and code works f
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -385,9 +385,8 @@ class LazyStack:
 
     layers: tuple[LayerQK, ...]
     _dense: list[np.ndarray] = field(default_factory=list, repr=False)
-    summary: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
-    """Per-head sums and overviews made with the weights (``attnwidgets.runner.headstats``), or empty: plain arrays,
-    handed over whole by :meth:`set_summary`; a stack made another way (selected, loaded) starts without."""
+    _summary: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _maker: list[Callable[[LazyStack], dict[str, np.ndarray]]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if not self.layers:
@@ -413,14 +412,36 @@ class LazyStack:
         for layer in self.layers:
             for a in layer.arrays():
                 seen[id(a)] = a.nbytes
-        return sum(seen.values()) + sum(a.nbytes for a in self._dense) + sum(a.nbytes for a in self.summary.values())
+        return sum(seen.values()) + sum(a.nbytes for a in self._dense) + sum(a.nbytes for a in self._summary.values())
+
+    @property
+    def summary(self) -> dict[str, np.ndarray]:
+        """Per-head sums and overviews made with the weights (``attnwidgets.runner.headstats``), or empty: plain
+        arrays, read-only. The runner hands a long input's stack a maker (:meth:`defer_summary`) instead of the arrays,
+        so a run costs its forward only; the first statistic or view that asks pays for the pass, once. A pass that
+        fails or is interrupted leaves nothing behind (the maker is kept: the next ask tries again). A stack made
+        another way (selected, loaded, built from arrays) starts without."""
+        if not self._summary and self._maker:
+            self.set_summary(self._maker[0](self))
+        return self._summary
+
+    @property
+    def summary_pending(self) -> bool:
+        """Whether a maker waits to make :attr:`summary` (asking for it runs the pass)."""
+        return bool(self._maker) and not self._summary
+
+    def defer_summary(self, maker: Callable[[LazyStack], dict[str, np.ndarray]]) -> None:
+        """Make :attr:`summary` with ``maker(self)`` when it is first asked for (a function of the stack, so the stack
+        holds no reference to itself)."""
+        self._maker[:] = [maker]
 
     def set_summary(self, arrays: dict[str, np.ndarray]) -> None:
         """Hand this stack its summary, all at once and read-only (it describes these queries and keys only)."""
         for a in arrays.values():
             a.flags.writeable = False
-        self.summary.clear()
-        self.summary.update(arrays)
+        self._summary.clear()
+        self._summary.update(arrays)
+        self._maker.clear()
 
     def rows(self, layer: int, start: int, stop: int, head: int | None = None) -> np.ndarray:
         """Weights of rows ``start..stop``: (H, r, S) for every head, (r, S) for one, the heads' mean for ``-1``."""
@@ -479,7 +500,7 @@ class LazyStack:
         for layer in self.layers:
             for a in layer.arrays():
                 a.flags.writeable = False
-        for a in self.summary.values():
+        for a in self._summary.values():
             a.flags.writeable = False
 
 

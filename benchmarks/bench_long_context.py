@@ -1,11 +1,13 @@
-"""Long inputs: CPU time and memory of attnwidgets (capture + statistics pass) vs a plain SDPA forward, transformers'
-eager attention with ``output_attentions`` and TransformerLens (when installed).
+"""Long inputs: CPU time and memory of attnwidgets (the capture run, the statistics pass, and the floor any exact
+statistic needs) vs a plain SDPA forward, transformers' eager attention with ``output_attentions`` and TransformerLens
+(when installed).
 
 Usage::
 
     python benchmarks/bench_long_context.py              # 1k / 2k / 4k / 8k on a 12 x 12 BERT-shaped random config
     python benchmarks/bench_long_context.py --quick      # 1k and 2k
-    python benchmarks/bench_long_context.py --smoke      # 256 tokens on a 2 x 2 BERT and Llama: that it runs (CI)
+    python benchmarks/bench_long_context.py --smoke      # 256 tokens on a 2 x 2 BERT and Llama, kept as queries and
+                                                         # keys (dense budget 0): that it runs (CI)
     OMP_NUM_THREADS=1 python benchmarks/bench_long_context.py   # one thread per process (see below)
 
 Each size runs in a fresh subprocess (so peak memory is its own): a randomly initialised model saved to a temp folder
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -88,6 +91,28 @@ def _transformer_lens(folder: Path, spec: dict, n: int):
     return None  # TransformerBridge wraps a hub model by name: not offline-buildable from a config here
 
 
+def _floor(stack) -> float:
+    """CPU seconds of what any exact statistic over every weight must do at least: the QK^T GEMMs and one exp per
+    weight, over the keys each block of rows sees, in the pass's own blocks (nothing else: no max, sum or write)."""
+    import torch
+
+    from attnwidgets.runner.headstats import BLOCK_BYTES, _plan
+
+    c0 = _cpu()
+    with torch.inference_mode():
+        for layer in stack.layers:
+            rows, _heads = _plan(layer, layer.n_keys, 1, BLOCK_BYTES)
+            q = torch.from_numpy(layer.query.copy()) * layer.scaling
+            k = torch.from_numpy(layer.key.copy())
+            group = layer.n_heads // layer.n_kv_heads
+            for start in range(0, layer.n_queries, rows):
+                stop = min(layer.n_queries, start + rows)
+                k0, k1 = int(layer.mask.lo[start:stop].min()), int(layer.mask.hi[start:stop].max())
+                for h in range(layer.n_heads):
+                    torch.mm(q[h, start:stop], k[h // group, k0:k1].T).exp_()
+    return _cpu() - c0
+
+
 def child(setup: str, n: int, repeat: int, numpy_layers: int, eager_gb: float) -> dict:
     """One measurement in this (fresh) process."""
     import warnings
@@ -148,27 +173,22 @@ def child(setup: str, n: int, repeat: int, numpy_layers: int, eager_gb: float) -
     plain_cpu = statistics.median(m[0] for m in fwd)
     plain_peak = max(m[2] for m in fwd)
 
-    # attnwidgets: capture forward + the statistics pass (timed on its own) + the result
-    spent: list[float] = []
-    real = headstats.summarise
-
-    def timed_summarise(*args, **kwargs):
-        c0 = _cpu()
-        try:
-            return real(*args, **kwargs)
-        finally:
-            spent.append(_cpu() - c0)
-
-    headstats.summarise = timed_summarise  # type: ignore[assignment]
-    runs = []
+    # attnwidgets: the capture forward (run), then the statistics pass that the first statistic or view pays (timed on
+    # its own, as attach_summary, which runs the maker the runner left on the stack)
+    runs, passes = [], []
     for _ in range(repeat):
         runner.cache.clear()
         runs.append(_measure(lambda: runner.run(text, truncation="error")))
-    headstats.summarise = real  # type: ignore[assignment]
+        made = runs[-1][3]
+        if isinstance(made.stack(), LazyStack):
+            assert made.stack().summary_pending, "the runner made the statistics in run"
+            passes.append(_measure(lambda made=made: headstats.attach_summary(made)))
     result = runs[-1][3]
     aw_cpu = statistics.median(m[0] for m in runs)
     aw_peak = max(m[2] for m in runs)
-    pass_cpu = statistics.median(spent) if spent else float("nan")
+    pass_cpu = statistics.median(m[0] for m in passes) if passes else float("nan")
+    pass_peak = max(m[2] for m in passes) if passes else float("nan")
+    floor_cpu = _floor(result.stack()) if passes else float("nan")
 
     # statistics from the kept sums (after) and in numpy from queries and keys (before: the path a loaded result takes)
     c0 = _cpu()
@@ -224,7 +244,8 @@ def child(setup: str, n: int, repeat: int, numpy_layers: int, eager_gb: float) -
         tl_note = "skipped (memory)"
     return dict(setup=setup, tokens=tokens, lazy=result.is_lazy, threads=torch.get_num_threads(), dense=dense_gb,
                 held=result.nbytes / 1e9, plain_cpu=plain_cpu, plain_peak=plain_peak, aw_cpu=aw_cpu, aw_peak=aw_peak,
-                pass_cpu=pass_cpu, stats_after=stats_after, numpy_cpu=numpy_cpu, numpy_layers=measured_layers,
+                pass_cpu=pass_cpu, pass_peak=pass_peak, floor_cpu=floor_cpu,
+                stats_after=stats_after, numpy_cpu=numpy_cpu, numpy_layers=measured_layers,
                 eager_cpu=eager_cpu, eager_peak=eager_peak, tl_cpu=tl_cpu, tl_peak=tl_peak, tl_note=tl_note)
 
 
@@ -253,9 +274,10 @@ def main() -> None:
     rows = []
     failed = False
     for setup, n in plan:
+        env = {**os.environ, "ATTNWIDGETS_DENSE_BUDGET": "0"} if args.smoke else None  # smoke: the long-input path
         out = subprocess.run([sys.executable, __file__, "--child", setup, str(n), "--repeat", str(args.repeat),
                               "--numpy-layers", str(args.numpy_layers), "--eager-gb", str(args.eager_gb)],
-                             capture_output=True, text=True, check=False)
+                             capture_output=True, text=True, check=False, env=env)
         if out.returncode:
             print(f"{setup} at {n}: failed\n{out.stderr[-2000:]}")
             failed = True
@@ -274,20 +296,27 @@ def main() -> None:
     print(f"\nCPU time (all threads of the process; torch threads: {threads}) relative to a plain SDPA forward, and "
           "peak RSS over the loaded model")
     print(f"{'setup':<14} {'tokens':>6} {'dense attn':>10} {'SDPA fwd':>9} {'run / SDPA fwd':>15} "
-          f"{'(stats pass)':>12} {'eager / fwd':>11} {'TL / fwd':>9} {'peak: SDPA':>10} {'attnwidgets':>11} "
-          f"{'eager':>7} {'TL':>7} {'stats after':>11} {'stats before (numpy)':>21}")
+          f"{'stats pass':>10} {'run+stats':>9} {'floor':>6} {'pass/floor':>10} {'eager / fwd':>11} {'TL / fwd':>9} "
+          f"{'peak: SDPA':>10} {'run':>7} {'pass':>7} {'eager':>7} {'TL':>7} {'stats after':>11} "
+          f"{'stats before (numpy)':>21}")
     for r in rows:
         tl = ratio(r["tl_cpu"], r["plain_cpu"]) if not r["tl_note"] else r["tl_note"]
         print(f"{r['setup']:<14} {r['tokens']:>6} {r['dense']:>8.2f}GB {r['plain_cpu']:>8.1f}s "
-              f"{ratio(r['aw_cpu'], r['plain_cpu']):>15} {ratio(r['pass_cpu'], r['plain_cpu']):>12} "
+              f"{ratio(r['aw_cpu'], r['plain_cpu']):>15} {ratio(r['pass_cpu'], r['plain_cpu']):>10} "
+              f"{ratio(r['aw_cpu'] + r['pass_cpu'], r['plain_cpu']):>9} {ratio(r['floor_cpu'], r['plain_cpu']):>6} "
+              f"{ratio(r['pass_cpu'], r['floor_cpu']):>10} "
               f"{ratio(r['eager_cpu'], r['plain_cpu']):>11} {tl:>9} {mem(r['plain_peak']):>10} "
-              f"{mem(r['aw_peak']):>11} {mem(r['eager_peak']):>7} {mem(r['tl_peak']):>7} "
+              f"{mem(r['aw_peak']):>7} {mem(r['pass_peak']):>7} {mem(r['eager_peak']):>7} {mem(r['tl_peak']):>7} "
               f"{r['stats_after'] * 1000:>9.1f}ms {ratio(r['numpy_cpu'], r['plain_cpu']):>13} "
               f"({r['numpy_layers']} layers)")
-    print("\nrun = runner.run: forward with capture + the statistics/overview pass (stats pass, also shown alone) + "
-          "the result. stats after = surface_stats(result) from the kept sums; stats before = the numpy path (a "
-          "loaded result), timed on the layers shown and scaled to all. eager = transformers' eager attention with "
-          "output_attentions=True; '-' where its dense attention is above --eager-gb.")
+    print("\nAll relative to the plain SDPA forward. run = runner.run: the forward with capture and the result (the "
+          "statistics pass is left as a maker on the stack). stats pass = that pass (every head's statistics sums and "
+          "overview), paid once, by the first statistic or view that asks (attach_summary here). run+stats = the "
+          "two. floor = the bare QK^T GEMMs plus one exp per weight in the pass's blocks: what any exact statistic "
+          "over every weight costs at least (pass/floor: the rest of the pass, max, sum, entropy, scaling and the "
+          "overview's reductions). stats after = surface_stats(result) from the kept sums; stats before = the numpy "
+          "path (a loaded result), timed on the layers shown and scaled to all. eager = transformers' eager attention "
+          "with output_attentions=True; '-' where its dense attention is above --eager-gb.")
     if failed:
         sys.exit(1)  # a setup that failed is a failed run (CI runs --smoke), not a shorter table
 

@@ -19,10 +19,10 @@ from attnwidgets.analysis.corpus import CorpusStats
 from attnwidgets.analysis.patterns import PatternBlocks
 from attnwidgets.analysis.sinks import sink_shares
 from attnwidgets.analysis.surface import SurfaceBlocks, surface_from_summary, surface_stats
-from attnwidgets.attention_stack import KeyMask, LayerQK, LazyStack
+from attnwidgets.attention_stack import KeyMask, LayerQK, LazyStack, RelativeBias
 from attnwidgets.result import AttentionResult, ModelInfo
 from attnwidgets.runner import get_runner, headstats
-from attnwidgets.viewdata.display import reduce_head, region_of, result_thumbnails
+from attnwidgets.viewdata.display import block_reduce, mask_future, reduce_head, region_of, result_thumbnails
 from tests.test_lazy_attention import FAMILIES, TEXT
 
 PAIR = "The dog barked."
@@ -213,9 +213,11 @@ def test_bfloat16_queries_are_measured_in_float32(no_dense) -> None:
 
 
 def test_out_of_memory_names_the_block_and_what_to_try(tiny_gpt2, no_dense, monkeypatch) -> None:
+    """The pass runs when a statistic first asks: out of memory there is a DeviceMemoryError naming the block and
+    what to try, the result keeps no summary, and the next ask (memory freed) makes it whole."""
     runner = get_runner(tiny_gpt2)
-    text = TEXT + " out of memory"
-    key = runner.cache_key(text, truncation="error")
+    result = runner.run(TEXT + " out of memory", truncation="error")
+    real = headstats._weights
 
     def full(*args, **kwargs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 9.00 GiB")
@@ -223,14 +225,44 @@ def test_out_of_memory_names_the_block_and_what_to_try(tiny_gpt2, no_dense, monk
     monkeypatch.setattr(headstats, "_weights", full)
     with pytest.raises(headstats.DeviceMemoryError, match=r"rows x \d+ keys x \d+ heads is .*B.*block_bytes=.*"
                                                           r"device='cpu'"):
-        runner.run(text, truncation="error")
-    assert runner.cache.get(key) is None
+        surface_stats(result)
+    assert result.stack().summary_pending and not result.stack()._summary
+    monkeypatch.setattr(headstats, "_weights", real)
+    fast, slow = surface_stats(result), _numpy_surface(result)
+    for name in slow:
+        np.testing.assert_allclose(fast[name], slow[name], atol=1e-5, err_msg=name)
+
+
+def test_a_run_pays_for_its_forward_and_the_first_ask_for_the_pass(tiny_gpt2, no_dense, monkeypatch) -> None:
+    """``run`` leaves the pass as a maker on the stack: no block is computed until a statistic (or a view) asks;
+    then it runs once, and the cached result shares it with every later run of the input."""
+    runner = get_runner(tiny_gpt2)
+    text = TEXT + " deferred pass"
+    real = headstats._weights
+    calls: list[int] = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(headstats, "_weights", counted)
+    result = runner.run(text, truncation="error")
+    assert not calls and result.stack().summary_pending
+    first = surface_stats(result)
+    made = len(calls)
+    assert made >= result.attention_shape()[0] and not result.stack().summary_pending
+    again = runner.run(text, truncation="error")
+    assert again.stack() is result.stack()
+    second = surface_stats(again)
+    assert len(calls) == made, "the pass ran twice"
+    np.testing.assert_array_equal(first["entropy"], second["entropy"])
+    assert not headstats.attach_summary(result)  # made already: nothing to do
 
 
 def test_an_interrupted_pass_caches_nothing_and_a_rerun_is_whole(tiny_gpt2, no_dense, monkeypatch) -> None:
     runner = get_runner(tiny_gpt2)
     text = TEXT + " interrupted pass"
-    key = runner.cache_key(text, truncation="error")
+    result = runner.run(text, truncation="error")
     real = headstats._weights
     calls: list[int] = []
 
@@ -242,14 +274,13 @@ def test_an_interrupted_pass_caches_nothing_and_a_rerun_is_whole(tiny_gpt2, no_d
 
     monkeypatch.setattr(headstats, "_weights", interrupt)
     with pytest.raises(KeyboardInterrupt):
-        runner.run(text, truncation="error")
-    assert runner.cache.get(key) is None and len(calls) == 2
+        surface_stats(result)
+    assert len(calls) == 2 and not result.stack()._summary and result.stack().summary_pending
     monkeypatch.setattr(headstats, "_weights", real)
-    result = runner.run(text, truncation="error")
     fast, slow = surface_stats(result), _numpy_surface(result)
     for name in slow:
         np.testing.assert_allclose(fast[name], slow[name], atol=1e-5, err_msg=name)
-    assert runner.cache.get(key) is result
+    assert runner.cached(runner.cache_key(text, truncation="error")) is result
 
 
 def test_the_summary_is_read_only_and_counted(tiny_gpt2, no_dense) -> None:
@@ -271,3 +302,74 @@ def test_a_bfloat16_model_is_measured_in_float32(family, request, no_dense) -> N
     fast, slow = surface_stats(result), _numpy_surface(result)
     for name in slow:
         np.testing.assert_allclose(fast[name], slow[name], rtol=0, atol=1e-5, err_msg=f"{family}: {name}")
+
+
+def _stack(causal: bool, n: int = 300, heads: int = 4, kv: int = 2, d: int = 8) -> LazyStack:
+    """Three layers that take every path of the pass: grouped-query keys, a causal / sliding-window / packed mask
+    (keys outside an interval, and a row that sees no key), a position bias with a soft-cap, sinks."""
+    rng = np.random.default_rng(11)
+
+    def qk() -> tuple[np.ndarray, np.ndarray]:
+        return (rng.normal(size=(heads, n, d)).astype(np.float32) * 1.5,
+                rng.normal(size=(kv, n, d)).astype(np.float32))
+
+    if causal:
+        masks = [KeyMask.causal(n, n), KeyMask.causal(n, n, window=37), KeyMask.causal(n, n)]
+    else:
+        allowed = (np.arange(n)[:, None] // 60 == np.arange(n)[None, :] // 60) | (np.arange(n)[None, :] % 7 == 0)
+        allowed[5] = False  # a row that sees no key: weights 0, entropy 0
+        masks = [KeyMask.full(n, n), KeyMask.from_allowed(allowed), KeyMask.full(n, n)]
+    dist = np.arange(n)[None, :] - np.arange(n)[:, None]
+    bias = RelativeBias.from_dense(np.stack([-0.05 * (h + 1) * np.abs(dist) for h in range(heads)]).astype(np.float32))
+    layers = []
+    for i, mask in enumerate(masks):
+        q, k = qk()
+        layers.append(LayerQK(q, k, d ** -0.5, mask, bias=bias if i == 0 else None,
+                              softcap=3.0 if i == 0 else None,
+                              sinks=rng.normal(size=heads).astype(np.float32) if i == 2 else None))
+    return LazyStack(tuple(layers))
+
+
+def _reference(stack: LazyStack, causal: bool, factor: int, special: np.ndarray) -> dict[str, np.ndarray]:
+    """Every array of the summary from the dense weights in numpy (LayerQK.rows), written out by its definition."""
+    L, _H, T, S = stack.shape
+    out: dict[str, list[np.ndarray]] = {}
+    for layer in range(L):
+        a = stack.rows(layer, 0, T).astype(np.float64)  # (H, T, S)
+        i = np.arange(T)
+        prev = np.where(i >= 1, a[:, i, np.maximum(i - 1, 0)], 0.0)
+        nxt = np.where(i + 1 < S, a[:, i, np.minimum(i + 1, S - 1)], 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ent = -np.where(a > 0, a * np.log(a), 0.0).sum(-1)
+        got = {"colsum": a.sum(1), "diag": np.stack([prev, a[:, i, i], nxt], 1), "entropy": ent,
+               "corner": a[:, :headstats.CORNER, :headstats.CORNER], "special_weights": a[:, special]}
+        if factor > 1:
+            shown = mask_future(a) if causal else a.astype(np.float32)
+            got["overview_max"] = block_reduce(shown, factor, "max")
+            got["overview_mean"] = block_reduce(shown, factor, "mean")
+            got["overview_head_max"] = block_reduce(mask_future(a.mean(0)) if causal else a.mean(0), factor, "max")
+            rest = shown.copy()
+            rest[..., 0] = np.where(np.isnan(rest[..., 0]), np.nan, 0.0)  # key 0: a visible cell holding 0
+            first = rest[..., : min(factor, S)]
+            got["overview_max_rest0"] = block_reduce(first, factor, "max")[..., 0]
+            got["overview_mean_rest0"] = block_reduce(first, factor, "mean")[..., 0]
+        for name, value in got.items():
+            out.setdefault(name, []).append(value)
+    return {name: np.stack(v) for name, v in out.items()}
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("factor", [1, 5, 64])
+@pytest.mark.parametrize("block_bytes", [1, 2 * 32 * 300 * 4, 1 << 30])
+def test_every_block_plan_gives_the_dense_numbers(causal, factor, block_bytes) -> None:
+    """Blocks of one head and 32 rows, of a key head's two query heads, of every head at once; rows a divisor of the
+    overview's factor (64) or a multiple (5) of it: each array equals its definition over the dense weights."""
+    stack = _stack(causal)
+    special = np.array([0, 150, 299])
+    got = headstats.summarise(stack, causal=causal, special_rows=special, factor=factor, block_bytes=block_bytes)
+    want = _reference(stack, causal, factor, special)
+    for name, value in want.items():
+        tol = dict(rtol=2e-3, atol=1e-4) if name.startswith("overview") else dict(rtol=0, atol=1e-5)
+        np.testing.assert_allclose(got[name].astype(np.float64), value, equal_nan=True, err_msg=name, **tol)
+    if not causal:
+        assert not got["entropy"][1, :, 5].any() and not got["diag"][1, :, :, 5].any()  # the row that sees no key

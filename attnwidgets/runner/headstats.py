@@ -1,9 +1,11 @@
 """Per-head sums of a long input's attention, made in torch on the model's device in one pass over its queries and keys.
 
 A long input's result keeps queries and keys (:class:`~attnwidgets.attention_stack.LazyStack`); every statistic over it
-used to rebuild the weights in numpy, a block of rows at a time, on one thread, once per statistic asked for. Here the
-runner rebuilds them once, right after the capture forward, on the device the model runs on (CUDA, MPS or the CPU),
-a block of rows at a time (nothing n x n is kept), and keeps only what the statistics and the views read back:
+used to rebuild the weights in numpy, a block of rows at a time, on one thread, once per statistic asked for. Here they
+are rebuilt once, on the device the model runs on (CUDA, MPS or the CPU), a block of heads x rows at a time (nothing
+n x n is kept), and only what the statistics and the views read back is kept. The runner leaves this pass as a maker
+on the stack (:meth:`LazyStack.defer_summary`): a run costs its forward, and the first statistic or view that asks
+pays for the pass, once (:func:`attach_summary` pays now). What is kept:
 
 - ``colsum`` (L, H, S) float64: the weight each key gets, summed over the query rows (the shares of attention to
   [CLS], [SEP], punctuation, the first token, special or content tokens, sinks: each a key set);
@@ -20,8 +22,10 @@ a block of rows at a time (nothing n x n is kept), and keeps only what the stati
   heatmap that discounts the sink).
 
 Weights are computed in float32 whatever the model's dtype (as :meth:`LayerQK.rows` does), with the same masks, bias,
-soft-cap and sinks. The arrays are numpy (the result layer stays free of torch); they are handed to the stack only
-when the whole pass is done, so an interrupted pass leaves nothing half-written. ``attnwidgets.analysis`` derives its
+soft-cap and sinks, each block in place in two scratch buffers (the QK^T GEMM, then max, exp, sum, Σ e·s, scale, and
+the overview's row maxima and sums, from which the column sums follow). The arrays are numpy (the result layer stays
+free of torch); they are handed to the stack only when the whole pass is done, so an interrupted pass leaves nothing
+half-written. ``attnwidgets.analysis`` derives its
 statistics from them (:mod:`attnwidgets.analysis.surface`), and computes them in numpy for a stack without them
 (a result loaded from disk, or built from arrays).
 """
@@ -35,9 +39,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..attention_stack import BLOCK_BYTES, LayerQK, LazyStack, format_bytes, overview_factor
+from ..attention_stack import LayerQK, LazyStack, format_bytes, overview_factor
 
-__all__ = ["CORNER", "MAX_SPECIAL_ROWS", "DeviceMemoryError", "attach_summary", "summarise"]
+__all__ = ["BLOCK_BYTES", "CORNER", "MAX_SPECIAL_ROWS", "DeviceMemoryError", "attach_summary", "summarise"]
 
 CORNER = 8
 """Rows and keys of the top-left corner kept (sink shares of key sets that start with up to 8 first keys)."""
@@ -60,57 +64,99 @@ def _device(device: Any) -> torch.device:
     return torch.device("cpu") if device is None else torch.device(device)
 
 
-def _block_rows(n_heads: int, width: int, factor: int, block_bytes: int) -> int:
-    rows = max(1, block_bytes // max(1, n_heads * width * 4))
-    return max(factor, (rows // factor) * factor)
+BLOCK_BYTES = 4 << 20
+"""Weights computed at once (one group of heads x a block of rows x the keys they see), chosen by measurement on one
+CPU core at 2k-8k tokens: 4-8 MiB blocks made the pass fastest; 1 MiB ones leave too few rows for the QK^T GEMM at
+8k, and the old 32 MiB ones (every head at once) go out to memory on each of the nine passes over a block. A GPU
+takes bigger ones (``block_bytes``)."""
+_MIN_ROWS = 32  # fewer rows per block leave the QK^T GEMM memory-bound (its keys read again for every block)
 
 
-def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, start: int, stop: int, k0: int, k1: int,
-             dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(p, entropy)`` for rows ``start..stop`` over keys ``k0..k1``: the weights (H, r, w), by the math of
-    :meth:`LayerQK.rows` in torch (in place, few passes over the block), and each row's entropy (H, r),
-    ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator."""
-    h, h_kv = layer.n_heads, layer.n_kv_heads
-    group, r = h // h_kv, stop - start
-    logits = torch.matmul(q[:, start:stop].reshape(h_kv, group * r, -1), k[:, k0:k1].transpose(1, 2))
-    logits = logits.reshape(h, r, k1 - k0)
-    logits.mul_(layer.scaling)
-    if layer.bias is not None:
-        logits += _tensor(np.ascontiguousarray(layer.bias.rows(start, stop, layer.n_keys)[..., k0:k1]), dev)
+def _plan(layer: LayerQK, width: int, factor: int, budget: int) -> tuple[int, int]:
+    """``(rows, heads)`` per block: heads a group of query heads that shares key heads whole (a divisor of the
+    key/value group size, or a multiple of it), rows a multiple or a divisor of ``factor`` (the overview's row
+    blocks then never straddle two blocks of rows unevenly), the block within ``budget`` bytes where it can be."""
+    h, group = layer.n_heads, layer.n_heads // layer.n_kv_heads
+    cells = max(1, budget // 4)
+    rows = max(1, min(max(_MIN_ROWS, cells // max(1, width)), layer.n_queries))
+    heads = 1
+    for d in range(1, h + 1):
+        if h % d == 0 and (group % d == 0 or d % group == 0) and d * rows * width <= cells:
+            heads = d
+    if rows >= factor:
+        rows = (rows // factor) * factor
+    else:
+        rows = max(d for d in range(1, rows + 1) if factor % d == 0)
+    return rows, heads
+
+
+def _hidden_spans(layer: LayerQK, start: int, stop: int, k0: int, k1: int) -> list[tuple[int, int, np.ndarray]]:
+    """``(a, b, hidden)`` for the key spans ``a..b`` (of ``k0..k1``) where some row of ``start..stop`` hides a key:
+    ``hidden`` (rows, b - a) bool. An interval mask hides keys only left of ``max(lo)`` and from ``min(hi)`` on
+    (a causal block: its last few keys), so the rest of the block is never touched by a mask."""
+    if layer.mask.allowed is not None:
+        hidden = ~layer.mask.allowed[start:stop, k0:k1]
+        return [(k0, k1, hidden)] if hidden.any() else []
+    lo, hi = layer.mask.lo[start:stop, None], layer.mask.hi[start:stop, None]
+    spans = []
+    left, right = min(k1, int(lo.max())), max(k0, int(hi.min()))
+    if left > k0:
+        keys = np.arange(k0, left)
+        spans.append((k0, left, (keys < lo) | (keys >= hi)))
+        k0 = left
+    if max(right, k0) < k1:
+        keys = np.arange(max(right, k0), k1)
+        spans.append((int(keys[0]), k1, (keys < lo) | (keys >= hi)))
+    return spans
+
+
+def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int, start: int, stop: int, k0: int,
+             k1: int, bias: torch.Tensor | None, spans: list[tuple[int, int, torch.Tensor]],
+             sinks: torch.Tensor | None, logits: torch.Tensor, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(p, entropy)`` for heads ``h0..h1``, rows ``start..stop`` over keys ``k0..k1``: the weights (h, r, w), by
+    the math of :meth:`LayerQK.rows` in torch, written into the flat buffer ``p``, and each row's entropy (h, r),
+    ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator (no log per weight).
+
+    ``q`` holds the queries already multiplied by the scaling; ``bias`` the block's rows of the position bias (all
+    heads), ``spans`` the hidden keys (:func:`_hidden_spans`, as tensors, columns from ``k0``), ``sinks`` (H, 1, 1)
+    the sink logits; ``logits`` is a flat scratch buffer. Every step is in place, so a block is read about nine times
+    and stays in cache."""
+    group, hb, r, w = layer.n_heads // layer.n_kv_heads, h1 - h0, stop - start, k1 - k0
+    s = logits[: hb * r * w].view(hb, r, w)
+    if hb <= group:  # the heads share one key head
+        j = h0 // group
+        torch.mm(q[h0:h1, start:stop].reshape(hb * r, -1), k[j, k0:k1].T, out=s.view(hb * r, w))
+    else:  # whole groups of heads, one key head each
+        j0, j1 = h0 // group, h1 // group
+        torch.bmm(q[h0:h1, start:stop].reshape(j1 - j0, group * r, -1), k[j0:j1, k0:k1].transpose(1, 2),
+                  out=s.view(j1 - j0, group * r, w))
+    if bias is not None:
+        s += bias[h0:h1]
     if layer.softcap is not None:
         c = float(layer.softcap)
-        logits.div_(c).tanh_().mul_(c)
-    if layer.mask.allowed is not None:
-        hidden = ~_tensor(np.ascontiguousarray(layer.mask.allowed[start:stop, k0:k1]), dev)
-    elif int(layer.mask.lo[start:stop].max()) <= k0 and int(layer.mask.hi[start:stop].min()) >= k1:
-        hidden = None  # every row sees every key of the span: no mask pass at all
-    else:
-        keys = torch.arange(k0, k1, device=dev)
-        lo = _tensor(layer.mask.lo[start:stop], dev)[:, None]
-        hi = _tensor(layer.mask.hi[start:stop], dev)[:, None]
-        hidden = (keys < lo) | (keys >= hi)
-    if hidden is not None:
-        logits.masked_fill_(hidden, float("-inf"))
-    top = logits.amax(-1, keepdim=True)
+        s.div_(c).tanh_().mul_(c)
+    for a, b, hidden in spans:
+        s[..., a:b].masked_fill_(hidden, float("-inf"))
+    top = s.amax(-1, keepdim=True)
     sink = None
-    if layer.sinks is not None:
-        sink = _tensor(layer.sinks.astype(np.float32), dev)[:, None, None]
+    if sinks is not None:
+        sink = sinks[h0:h1]
         top = torch.maximum(top, sink)
     top.masked_fill_(top == float("-inf"), 0.0)
-    logits.sub_(top)  # s
-    p = torch.exp(logits)
-    if hidden is not None:
-        logits.masked_fill_(hidden, 0.0)  # hidden keys: e = 0, and s·e must be 0, not NaN
-    z = p.sum(-1, keepdim=True)
+    s.sub_(top)
+    e = torch.exp(s, out=p[: hb * r * w].view(hb, r, w))
+    for a, b, hidden in spans:  # hidden keys: e = 0, and s·e must be 0, not NaN
+        s[..., a:b].masked_fill_(hidden, 0.0)
+    z = e.sum(-1, keepdim=True)
     mass = z[..., 0].clone()  # Σ e over the keys
     if sink is not None:
-        z = z + torch.exp(sink - top)
+        z += torch.exp(sink - top)
     z.masked_fill_(z == 0, 1.0)
-    es = logits.mul_(p).sum(-1)  # Σ e·s (logits is spent)
+    es = s.mul_(e).sum(-1)  # Σ e·s (s is spent)
     zz = z[..., 0]
     entropy = torch.log(zz) * (mass / zz) - es / zz
-    p.div_(z)
-    return p, entropy
+    e.mul_(z.reciprocal_())
+    return e, entropy
 
 
 def _overview_counts(n_q: int, n_k: int, factor: int, causal: bool) -> np.ndarray:
@@ -127,22 +173,64 @@ def _overview_counts(n_q: int, n_k: int, factor: int, causal: bool) -> np.ndarra
     return count.reshape(r2, factor, c2).sum(1)
 
 
-def _reduce(p: torch.Tensor, factor: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Block max and block sum of ``p`` (..., r, w) over ``factor`` x ``factor`` cells (a partial block at the end of
-    either side counts what it has): rows first (contiguous), then columns on the ``factor`` times smaller rest."""
+def _by_rows(p: torch.Tensor, span: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Max and sum of ``p`` (..., r, w) over groups of ``span`` rows (the last group may be shorter): (..., g, w)."""
     *lead, r, w = p.shape
-    if r % factor:
-        p = torch.nn.functional.pad(p, (0, 0, 0, factor - r % factor))
-    r2 = p.shape[-2] // factor
-    by_rows = p.reshape(*lead, r2, factor, w)
-    rmax, rsum = by_rows.amax(-2), by_rows.sum(-2)  # (..., r2, w)
+    full = (r // span) * span
+    maxes, sums = [], []
+    if full:
+        grouped = p[..., :full, :].reshape(*lead, full // span, span, w)
+        maxes.append(grouped.amax(-2))
+        sums.append(grouped.sum(-2))
+    if full < r:
+        maxes.append(p[..., full:, :].amax(-2, keepdim=True))
+        sums.append(p[..., full:, :].sum(-2, keepdim=True))
+    if len(maxes) == 1:
+        return maxes[0], sums[0]
+    return torch.cat(maxes, -2), torch.cat(sums, -2)
+
+
+def _by_columns(x: torch.Tensor, factor: int, how: str) -> torch.Tensor:
+    """Max or sum of ``x`` (..., w) over groups of ``factor`` columns (the last may be shorter)."""
+    *lead, w = x.shape
     main = (w // factor) * factor
-    mx = rmax[..., :main].reshape(*lead, r2, main // factor, factor).amax(-1)
-    sm = rsum[..., :main].reshape(*lead, r2, main // factor, factor).sum(-1)
+    reduce = (lambda t: t.amax(-1)) if how == "max" else (lambda t: t.sum(-1))
+    out = reduce(x[..., :main].reshape(*lead, main // factor, factor))
     if main < w:
-        mx = torch.cat([mx, rmax[..., main:].amax(-1, keepdim=True)], -1)
-        sm = torch.cat([sm, rsum[..., main:].sum(-1, keepdim=True)], -1)
-    return mx, sm
+        out = torch.cat([out, reduce(x[..., main:])[..., None]], -1)
+    return out
+
+
+class _Overview:
+    """One layer's overview, accumulated block by block on the device (float32), kept as float16 numpy."""
+
+    def __init__(self, n_heads: int, r2: int, c2: int, dev: torch.device) -> None:
+        self.max = torch.zeros((n_heads, r2, c2), device=dev)
+        self.sum = torch.zeros((n_heads, r2, c2), device=dev)
+        self.head = torch.zeros((r2, c2), device=dev)
+        self.rest_max = torch.zeros((n_heads, r2), device=dev)
+        self.rest_sum = torch.zeros((n_heads, r2), device=dev)
+
+    def add(self, h0: int, h1: int, b0: int, c0: int, f: int, rmax: torch.Tensor, rsum: torch.Tensor,
+            first: bool) -> None:
+        """Row-grouped max and sum (heads, groups, w) of keys from block column ``c0`` on, rows from group ``b0``."""
+        mx, sm = _by_columns(rmax, f, "max"), _by_columns(rsum, f, "sum")
+        b1, c1 = b0 + mx.shape[-2], c0 + mx.shape[-1]
+        cell = self.max[h0:h1, b0:b1, c0:c1]
+        torch.maximum(cell, mx, out=cell)
+        self.sum[h0:h1, b0:b1, c0:c1] += sm
+        if first:  # the first column of blocks without key 0 (a heatmap that discounts the sink)
+            part = slice(1, min(f, rmax.shape[-1]))
+            rest = self.rest_max[h0:h1, b0:b1]
+            torch.maximum(rest, rmax[..., part].amax(-1) if part.stop > 1 else torch.zeros_like(rest), out=rest)
+            if part.stop > 1:
+                self.rest_sum[h0:h1, b0:b1] += rsum[..., part].sum(-1)
+
+    def add_heads(self, b0: int, c0: int, f: int, span: int, mean: torch.Tensor) -> None:
+        hmax, _ = _by_rows(mean, span)
+        mx = _by_columns(hmax, f, "max")
+        cell = self.head[b0:b0 + mx.shape[-2], c0:c0 + mx.shape[-1]]
+        torch.maximum(cell, mx, out=cell)
 
 
 def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None = None, factor: int | None = None,
@@ -151,8 +239,8 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
 
     ``causal`` is the views' rule for the overview's visible cells (a decoder's self-attention); ``special_rows`` the
     rows kept whole (the special tokens'); ``factor`` the overview's cells per block (default
-    :func:`~attnwidgets.attention_stack.overview_factor`; 1: no overview). Raises :class:`DeviceMemoryError` when a
-    block does not fit the device.
+    :func:`~attnwidgets.attention_stack.overview_factor`; 1: no overview); ``block_bytes`` the weights computed at
+    once (default :data:`BLOCK_BYTES`). Raises :class:`DeviceMemoryError` when a block does not fit the device.
     """
     L, H, T, S = stack.shape
     dev = _device(device)
@@ -169,25 +257,28 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
     with_overview = f > 1
     if with_overview:  # kept as float16, made a layer at a time in float32 (one layer's scratch, not L of them)
         count = _overview_counts(T, S, f, causal)
-        seen = count > 0
+        hidden_t = _tensor(count == 0, dev)
+        inv_count = _tensor((1.0 / np.maximum(count, 1)).astype(np.float32), dev)
+        nan = float("nan")
         keep_max = np.empty((L, H, r2, c2), np.float16)
         keep_mean = np.empty((L, H, r2, c2), np.float16)
         keep_head = np.empty((L, r2, c2), np.float16)
         keep_rest_max = np.empty((L, H, r2), np.float16)
         keep_rest_mean = np.empty((L, H, r2), np.float16)
-    rows_per = 1
+    rows_per, heads_per = 1, H
     try:
         with torch.inference_mode():
             for li, layer in enumerate(stack.layers):
-                q = _tensor(layer.query, dev)
+                rows_per, heads_per = _plan(layer, S, f, budget)
+                q = _tensor(layer.query, dev) * layer.scaling  # scaled once, not every logit
                 k = _tensor(layer.key, dev)
-                rows_per = _block_rows(H, S, f, budget)
-                if with_overview:
-                    ov_max = np.zeros((H, r2, c2), np.float32)
-                    ov_sum = np.zeros((H, r2, c2), np.float32)
-                    ov_head = np.zeros((r2, c2), np.float32)
-                    rest_max = np.zeros((H, r2), np.float32)
-                    rest_sum = np.zeros((H, r2), np.float32)
+                sinks = None if layer.sinks is None else \
+                    _tensor(layer.sinks.astype(np.float32), dev)[:, None, None]
+                cells = heads_per * rows_per * S
+                logits = torch.empty(cells, device=dev)
+                p = torch.empty(cells, device=dev)
+                ov = _Overview(H, r2, c2, dev) if with_overview else None
+                heads_sum = torch.empty(rows_per * S, device=dev) if with_overview and heads_per < H else None
                 for start in range(0, T, rows_per):
                     stop = min(T, start + rows_per)
                     if layer.mask.allowed is not None:
@@ -196,37 +287,48 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         k0, k1 = int(layer.mask.lo[start:stop].min()), int(layer.mask.hi[start:stop].max())
                         k1 = max(k0, k1)
                         k0, k1 = (k0 // f) * f, min(S, -(-k1 // f) * f)
-                    p = _add_block(li, layer, q, k, start, stop, k0, k1, dev, colsum, diag, entropy, corner,
-                                   special, special_w)
-                    if with_overview and p is not None:
-                        mx, sm = _reduce(p, f)
-                        b0, b1, c0 = start // f, start // f + mx.shape[-2], k0 // f
-                        ov_max[:, b0:b1, c0:c0 + mx.shape[-1]] = mx.cpu().numpy()
-                        ov_sum[:, b0:b1, c0:c0 + sm.shape[-1]] = sm.cpu().numpy()
-                        hm, _ = _reduce(p.mean(0), f)
-                        ov_head[b0:b1, c0:c0 + hm.shape[-1]] = hm.cpu().numpy()
-                        if k0 == 0:  # the first column of blocks without key 0
-                            part = p[..., 1:min(f, k1)]
-                            pm, ps = _reduce(torch.nn.functional.pad(part, (0, f - 1 - part.shape[-1])), f)
-                            rest_max[:, b0:b1] = pm[..., 0].cpu().numpy()
-                            rest_sum[:, b0:b1] = ps[..., 0].cpu().numpy()
-                    del p
-                del q, k
-                if with_overview:
-                    nan = np.float32(np.nan)
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        keep_max[li] = np.where(seen, ov_max, nan)
-                        keep_mean[li] = np.where(seen, ov_sum / np.maximum(count, 1), nan)
-                        keep_head[li] = np.where(seen, ov_head, nan)
-                        # key 0 counts as a visible cell holding 0, as the views' discount does it
-                        keep_rest_max[li] = np.where(seen[:, 0], rest_max, nan)
-                        keep_rest_mean[li] = np.where(seen[:, 0], rest_sum / np.maximum(count[:, 0], 1), nan)
+                    if k1 <= k0:  # no key seen by any row: weights 0, entropies 0
+                        continue
+                    r, w = stop - start, k1 - k0
+                    bias = None
+                    if layer.bias is not None:
+                        bias = _tensor(np.ascontiguousarray(layer.bias.rows(start, stop, S)[..., k0:k1]), dev)
+                    spans = [(a - k0, b - k0, _tensor(hidden, dev))
+                             for a, b, hidden in _hidden_spans(layer, start, stop, k0, k1)]
+                    acc = None if heads_sum is None else heads_sum[: r * w].view(r, w).zero_()
+                    for h0 in range(0, H, heads_per):
+                        h1 = h0 + heads_per
+                        block, ent = _weights(layer, q, k, h0, h1, start, stop, k0, k1, bias, spans, sinks, logits, p)
+                        entropy[li, h0:h1, start:stop] = ent.cpu().numpy()
+                        _add_rows(li, h0, h1, start, stop, k0, k1, block, dev, diag, corner, special, special_w)
+                        if ov is None:
+                            colsum[li, h0:h1, k0:k1] += block.sum(-2).cpu().numpy()
+                            continue
+                        span = f if rows_per >= f else rows_per
+                        rmax, rsum = _by_rows(block, span)
+                        colsum[li, h0:h1, k0:k1] += rsum.sum(-2).cpu().numpy()
+                        ov.add(h0, h1, start // f, k0 // f, f, rmax, rsum, k0 == 0)
+                        if acc is not None:
+                            acc += block.sum(0) if h1 - h0 > 1 else block[0]
+                        else:
+                            acc = block.sum(0)
+                    if ov is not None and acc is not None:
+                        ov.add_heads(start // f, k0 // f, f, f if rows_per >= f else rows_per, acc.div_(H))
+                del q, k, logits, p, heads_sum
+                if ov is not None:  # masked, divided and made float16 in torch (numpy's float16 cast is slow)
+                    keep_max[li] = ov.max.masked_fill_(hidden_t, nan).half().cpu().numpy()
+                    keep_mean[li] = ov.sum.mul_(inv_count).masked_fill_(hidden_t, nan).half().cpu().numpy()
+                    keep_head[li] = ov.head.masked_fill_(hidden_t, nan).half().cpu().numpy()
+                    # key 0 counts as a visible cell holding 0, as the views' discount does it
+                    keep_rest_max[li] = ov.rest_max.masked_fill_(hidden_t[:, 0], nan).half().cpu().numpy()
+                    keep_rest_mean[li] = ov.rest_sum.mul_(inv_count[:, 0]).masked_fill_(hidden_t[:, 0], nan) \
+                        .half().cpu().numpy()
     except torch.OutOfMemoryError as err:
-        raise DeviceMemoryError(_oom_message(dev, H, rows_per, S, budget)) from err
+        raise DeviceMemoryError(_oom_message(dev, heads_per, rows_per, S, budget)) from err
     except RuntimeError as err:  # MPS and some backends say it in a RuntimeError
         if "out of memory" not in str(err).lower():
             raise
-        raise DeviceMemoryError(_oom_message(dev, H, rows_per, S, budget)) from err
+        raise DeviceMemoryError(_oom_message(dev, heads_per, rows_per, S, budget)) from err
     out: dict[str, np.ndarray] = {
         "colsum": colsum, "diag": diag, "entropy": entropy, "corner": corner, "special_rows": special,
         "special_weights": special_w, "causal": np.array(bool(causal)), "factor": np.array(f, np.int64),
@@ -237,52 +339,44 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
     return out
 
 
-def _add_block(li: int, layer: LayerQK, q: torch.Tensor, k: torch.Tensor, start: int, stop: int, k0: int, k1: int,
-               dev: torch.device, colsum: np.ndarray, diag: np.ndarray, entropy: np.ndarray, corner: np.ndarray,
-               special: np.ndarray, special_w: np.ndarray) -> torch.Tensor | None:
-    """Rows ``start..stop`` of layer ``li``: their sums added to the arrays; returns their weights (keys k0..k1)."""
-    h, r = layer.n_heads, stop - start
-    if k1 <= k0:  # no key seen by any row: weights 0, entropies 0
-        return None
-    p, ent = _weights(layer, q, k, start, stop, k0, k1, dev)
-    entropy[li, :, start:stop] = ent.cpu().numpy()
-    ones = torch.ones((1, 1, r), dtype=p.dtype, device=dev)
-    colsum[li, :, k0:k1] += torch.matmul(ones, p)[:, 0].cpu().numpy()
-    rows = torch.arange(r, device=dev)
+def _add_rows(li: int, h0: int, h1: int, start: int, stop: int, k0: int, k1: int, p: torch.Tensor,
+              dev: torch.device, diag: np.ndarray, corner: np.ndarray, special: np.ndarray,
+              special_w: np.ndarray) -> None:
+    """The diagonals, the corner and the special rows of heads ``h0..h1``, rows ``start..stop`` (weights ``p`` over
+    keys ``k0..k1``) into the arrays (the diagonals as views of the block: no index built)."""
+    r, w = stop - start, k1 - k0
     for j, offset in enumerate((-1, 0, 1)):
-        key = rows + start + offset - k0
-        ok = (key >= 0) & (key < k1 - k0)
-        if bool(ok.any()):
-            vals = torch.zeros((h, r), dtype=p.dtype, device=dev)
-            vals[:, ok] = p[:, rows[ok], key[ok]]
-            diag[li, :, j, start:stop] = vals.cpu().numpy()
+        d = start + offset - k0  # row i's key i + offset sits at column i + d of the block
+        i0, i1 = max(0, -d), min(r, w - d)
+        if i1 > i0:
+            diag[li, h0:h1, j, start + i0:start + i1] = torch.diagonal(p, d, 1, 2).cpu().numpy()
     if start < CORNER and k0 < CORNER:
         nr, nk = min(CORNER, stop) - start, min(CORNER, k1) - k0
-        corner[li, :, start:start + nr, k0:k0 + nk] = p[:, :nr, :nk].cpu().numpy()
+        corner[li, h0:h1, start:start + nr, k0:k0 + nk] = p[:, :nr, :nk].cpu().numpy()
     inside = np.flatnonzero((special >= start) & (special < stop))
     if inside.size:
-        special_w[li, :, inside, k0:k1] = p[:, _tensor(special[inside] - start, dev)].cpu().numpy() \
+        special_w[li, h0:h1, inside, k0:k1] = p[:, _tensor(special[inside] - start, dev)].cpu().numpy() \
             .transpose(1, 0, 2)
-    return p
 
 
 def _oom_message(dev: torch.device, n_heads: int, rows: int, n_keys: int, budget: int) -> str:
     need = n_heads * rows * n_keys * 4
     return (f"the statistics pass ran out of memory on {dev}: one block of {rows} rows x {n_keys} keys x {n_heads} "
             f"heads is {format_bytes(need)} of float32 weights (a few of them are alive at once). Try smaller blocks "
-            f"(attach_summary(result, block_bytes={max(1 << 20, budget // 4)})), another device "
+            f"(attach_summary(result, block_bytes={max(1 << 16, budget // 4)})), another device "
             "(device='cpu'), or a shorter input")
 
 
 def attach_summary(result: Any, device: Any = None, block_bytes: int | None = None) -> bool:
-    """Compute :func:`summarise` for ``result``'s self-attention (a long input's, kept as queries and keys) and hand
-    it to its stack; False when there is nothing to do (dense attention, or a summary already there).
+    """Compute :func:`summarise` for ``result``'s self-attention (a long input's, kept as queries and keys) now and
+    hand it to its stack; False when there is nothing to do (dense attention, or a summary already made).
 
-    The runner does this for every long input it runs; call it for a result built from arrays or loaded from disk to
-    get the fast path (on ``device``) for its statistics and views.
+    The runner leaves a maker on every long input's stack, so the pass runs when a statistic or a view first asks;
+    call this to pay for it now (on ``device``, in blocks of ``block_bytes``), or for a result built from arrays or
+    loaded from disk to get the fast path for its statistics and views.
     """
     stack = result.stack("self")
-    if not isinstance(stack, LazyStack) or stack.summary:
+    if not isinstance(stack, LazyStack) or (not stack.summary_pending and stack.summary):
         return False
     causal = result.model.kind == "decoder"
     arrays = summarise(stack, causal=causal, special_rows=np.flatnonzero(result.special_mask), device=device,

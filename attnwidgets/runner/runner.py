@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import weakref
 from collections.abc import Hashable, Iterator, Sequence
@@ -402,8 +403,9 @@ class Runner(Tokenising):
                 "architecture (BERT, GPT-2, BART, Llama)."
             )
         self._check_lazy(attention, "self-attention" if kind != "encoder-decoder" else "encoder self-attention")
-        # every head's statistics sums and overview, on the model's device while its queries and keys are at hand
-        attention.set_summary(headstats.summarise(attention, causal=kind == "decoder",
+        # every head's statistics sums and overview, made on the model's device by one pass when a statistic or a
+        # view first asks (so a run costs its forward), then kept
+        attention.defer_summary(functools.partial(headstats.summarise, causal=kind == "decoder",
                                                   special_rows=np.flatnonzero(src["special_mask"]),
                                                   device=self.device))
         fields: dict[str, Any] = {}
