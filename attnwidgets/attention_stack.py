@@ -25,6 +25,7 @@ it, ``result.attention`` raises :class:`AttentionTooLargeError` and code works f
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -387,6 +388,8 @@ class LazyStack:
     _dense: list[np.ndarray] = field(default_factory=list, repr=False)
     _summary: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _maker: list[Callable[[LazyStack], dict[str, np.ndarray]]] = field(default_factory=list, repr=False)
+    _making: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one pass at a time, never two
+    _warming: list[threading.Thread] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if not self.layers:
@@ -422,8 +425,37 @@ class LazyStack:
         fails or is interrupted leaves nothing behind (the maker is kept: the next ask tries again). A stack made
         another way (selected, loaded, built from arrays) starts without."""
         if not self._summary and self._maker:
-            self.set_summary(self._maker[0](self))
+            with self._making:  # a pass warming in the background (warm_summary) is waited for, not made twice
+                if not self._summary and self._maker:
+                    self.set_summary(self._maker[0](self))
         return self._summary
+
+    @property
+    def summary_made(self) -> dict[str, np.ndarray]:
+        """:attr:`summary` when it is made, else empty: never runs the pass (what a view reads, so opening one is fast)."""
+        return self._summary
+
+    def warm_summary(self) -> bool:
+        """Start making :attr:`summary` in a background thread when a maker waits, and say whether one started.
+
+        A view of a long input calls this when it opens: it draws its first map from sampled rows at once (it never
+        asks for a pending summary), and its later maps are lookups once the pass is done, while the kernel waits for
+        the user. A statistic asked meanwhile waits for that pass instead of making a second one. A pass that fails
+        there (out of memory, say) stores nothing: the next ask makes it again in the asker's thread, and raises there.
+        """
+        if not self.summary_pending or any(t.is_alive() for t in self._warming):
+            return False
+
+        def make() -> None:
+            try:
+                self.summary  # noqa: B018 (the property makes it)
+            except Exception:  # kept maker: the next ask retries and reports it
+                pass
+
+        thread = threading.Thread(target=make, name="attnwidgets-summary")
+        self._warming[:] = [thread]
+        thread.start()
+        return True
 
     @property
     def summary_pending(self) -> bool:

@@ -259,6 +259,42 @@ def test_a_run_pays_for_its_forward_and_the_first_ask_for_the_pass(tiny_gpt2, no
     assert not headstats.attach_summary(result)  # made already: nothing to do
 
 
+def test_a_view_opens_from_rows_and_makes_the_pass_in_the_background(tiny_gpt2, no_dense, monkeypatch) -> None:
+    """Opening a view of a pending result never waits for the pass in the kernel's thread: its first map comes from
+    rows, the pass starts in a background thread (once), and a statistic asked meanwhile waits for that pass instead
+    of making a second one; afterwards the map is the pass's overview, equal to the rows' block max."""
+    import threading
+
+    import attnwidgets as aw
+
+    runner = get_runner(tiny_gpt2)
+    result = runner.run(TEXT + " warmed in the background", truncation="error")
+    stack = result.stack()
+    assert stack.summary_pending
+    real = headstats._weights
+    gate, threads = threading.Event(), set()
+
+    def held(*args, **kwargs):
+        threads.add(threading.current_thread().name)
+        gate.wait(30)  # the pass waits until the view has opened
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(headstats, "_weights", held)
+    view = aw.AttentionHeatmap(result, layer=1, head=0)
+    assert stack.summary_pending and not stack.summary_made  # the first map came from rows
+    first = view.answer({"what": "matrix", "kind": "self", "layer": 1, "head": 0, "words": False})
+    assert not stack.warm_summary()  # one pass at a time
+    gate.set()
+    stats = surface_stats(result)  # waits for the background pass
+    assert threads == {"attnwidgets-summary"}, threads
+    assert not stack.summary_pending and stack.summary_made
+    np.testing.assert_allclose(stats["entropy"], _numpy_surface(result)["entropy"], atol=1e-5)
+    again = view.answer({"what": "matrix", "kind": "self", "layer": 1, "head": 0, "words": False})
+    assert again[0]["shape"] == first[0]["shape"]
+    np.testing.assert_allclose(np.frombuffer(again[1][0], np.float32), np.frombuffer(first[1][0], np.float32),
+                               atol=1e-6)
+
+
 def test_an_interrupted_pass_caches_nothing_and_a_rerun_is_whole(tiny_gpt2, no_dense, monkeypatch) -> None:
     runner = get_runner(tiny_gpt2)
     text = TEXT + " interrupted pass"

@@ -296,9 +296,10 @@ def reduce_head(result: AttentionResult, kind: str, layer: int, head: int | None
 def _kept_overview(result: AttentionResult, kind: str, layer: int, head: int | None, factor: int, how: str,
                    discount: tuple[int, ...]) -> Reduced | None:
     """The overview the runner made with the weights (``stack.summary``, every head at once, all rows read), when it
-    is the one asked for: a lookup, not a rebuild. None otherwise (the caller reads rows)."""
+    is made and is the one asked for: a lookup, not a rebuild. None otherwise (the caller reads rows; a view that
+    opens starts the pass in the background, :meth:`LazyStack.warm_summary`)."""
     stack = result.stack(kind)  # type: ignore[arg-type]
-    summary = stack.summary if isinstance(stack, LazyStack) else None
+    summary = stack.summary_made if isinstance(stack, LazyStack) else None  # pending: read rows (never wait 26 s)
     if not summary or "overview_max" not in summary or int(summary["factor"]) != factor \
             or bool(summary["causal"]) != is_causal(result, kind) or discount not in ((), (0,)):
         return None
@@ -435,7 +436,7 @@ def result_thumbnails(result: AttentionResult, kind: str, side: int = 32, how: s
     budget = THUMB_BUDGET if budget is None else int(budget)
     per_layer = max(1, budget // max(1, L))
     stack = result.stack(kind)  # type: ignore[arg-type]
-    summary = stack.summary if isinstance(stack, LazyStack) else {}
+    summary = stack.summary_made if isinstance(stack, LazyStack) else {}
     kept = int(summary["factor"]) if "overview_max" in summary else 0
     if how == "max" and kept > 1 and factor % kept == 0 and bool(summary["causal"]) == is_causal(result, kind):
         # the runner's every-head block max, reduced further: a max of maxes is the max

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..attention_stack import LazyStack
 from ..result import AttentionResult
 
 
@@ -24,6 +25,10 @@ def take_result(widget: str, result: Any, kwargs: dict[str, Any]) -> AttentionRe
     if not isinstance(result, AttentionResult):
         raise TypeError(f"{widget} takes an AttentionResult (from attnwidgets.run), got {type(result).__name__}")
     kwargs.setdefault("kind", "self" if result.cross_attention is None else "encoder")
+    for kind in result.kinds:  # a long input's overviews and sums: made in the background while the first map shows
+        stack = result.stack(kind)  # type: ignore[arg-type]
+        if isinstance(stack, LazyStack):
+            stack.warm_summary()
     return result
 
 
