@@ -25,6 +25,7 @@ numbers to float32 rounding.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ SUMS = (*KEY_SETS, "sep_from_sep", "self", "prev", "next", "prev_words", "next_w
         "entropy_last", "own_segment")
 """The sums :meth:`CorpusSums.sums` hands back, each (B, L, H)."""
 
+_TINY = float(torch.finfo(torch.float32).tiny)
 _ELEMENTS = 1 << 24
 """Weights per chunk of inputs: the few temporaries of a layer's sums stay near 64 MiB each, whatever the batch."""
 
@@ -88,8 +90,9 @@ class CorpusSums:
         self.first = torch.argmax(valid.to(torch.int64), dim=1)  # (B,) first real row
         self.last = self.first + valid.sum(1) - 1
         self.out = torch.zeros((b, n_layers, n_heads, len(SUMS)), dtype=torch.float32, device=dev)
-        self.worst = torch.zeros((), dtype=torch.float32, device=dev)  # most a valid row's sum is off (NaN: not finite)
+        self.worst = torch.zeros((), dtype=torch.float32, device=dev)  # most a valid row's sum is off
         self.layers_seen: set[int] = set()
+        self._held: dict[tuple[int, int, int, int], dict[str, Any]] = {}
 
     def __call__(self, call: Any, weights: torch.Tensor) -> None:
         """The hook: sum the weights of a self-attention call; never edits them (returns None)."""
@@ -99,72 +102,80 @@ class CorpusSums:
         w = weights.detach()
         if w.dtype != torch.float32:
             w = w.float()
-        step = max(1, _ELEMENTS // max(1, int(np.prod(w.shape[1:]))))
+        step = max(1, _ELEMENTS // max(1, math.prod(w.shape[1:])))
         for start in range(0, w.shape[0], step):
             self._chunk(site.layer, start, w[start:start + step])
         self.layers_seen.add(site.layer)
         return None
 
-    def _chunk(self, layer: int, b0: int, w: torch.Tensor) -> None:
-        b, _h, t, s = w.shape
+    def _masks(self, b0: int, b: int, t: int, s: int, dev: torch.device) -> dict[str, Any]:
+        """What every layer of inputs ``b0..b0 + b`` shares (masks of rows, keys and diagonals), made once."""
+        key = (b0, b, t, s)
+        held = self._held.get(key)
+        if held is not None:
+            return held
         b1 = b0 + b
+        n_sets = len(KEY_SETS)
         valid = self.valid[b0:b1, :t]
         kvalid = self.valid[b0:b1, :s]
-        rows = valid[:, None, :]  # (b, 1, T)
-        keys = self.keys[b0:b1, :s]  # (b, S, K)
-        per_row = torch.matmul(w, keys[:, None])  # (b, H, T, K): mass each row puts on each set
-        per_row = torch.where(rows[..., None], per_row, 0.0)  # padded rows never count (not a product: NaN * 0)
-        out = self.out[b0:b1, layer]  # (b, H, n_sums), a view
-        n_sets = len(KEY_SETS)
-        out[..., :n_sets] = per_row[..., :n_sets].sum(2)
-        sep_rows = keys[:, :t, 1] > 0  # (b, T)
-        out[..., n_sets] = torch.where(sep_rows[:, None], per_row[..., 1], 0.0).sum(-1)
+        keys = self.keys[b0:b1, :s]
+        m: dict[str, Any] = {"rows": valid[:, None, :], "keys": keys,
+                             "sep_rows": (keys[:, :t, 1] > 0)[:, None],
+                             "word_rows": (keys[:, :t, n_sets - 1] > 0)[:, None],
+                             "seg1": (self.segment[b0:b1, :t] == 1)[:, None],
+                             "first": self.first[b0:b1], "last": self.last[b0:b1],
+                             "idx": torch.arange(b, device=dev)}
         words_k = keys[..., n_sets - 1]  # (b, S)
-        j = n_sets + 1
-        for name_i, offset in ((0, 0), (1, -1), (2, 1)):  # self, prev, next
-            d = torch.diagonal(w, offset=offset, dim1=-2, dim2=-1)  # (b, H, m): A[i, i + offset]
+        for offset in (0, -1, 1):  # A[i, i + offset] counts when row i and key i + offset are real tokens
             r0 = max(0, -offset)
-            m = d.shape[-1]
-            q_ok = valid[:, r0:r0 + m]
-            k_ok = kvalid[:, r0 + offset:r0 + offset + m]
-            both = (q_ok & k_ok)[:, None]
-            d = torch.where(both, d, 0.0)
-            out[..., j + name_i] = d.sum(-1)
-            if offset:
-                kw = words_k[:, r0 + offset:r0 + offset + m][:, None]
-                out[..., j + 3 + (0 if offset < 0 else 1)] = (d * kw).sum(-1)
-        # entropy over the visible keys, -Σ p ln p (xlogy: 0 ln 0 = 0)
-        visible = valid[:, None, :, None] & kvalid[:, None, None, :]  # (b, 1, T, S)
-        if self.causal:
-            visible = visible & torch.ones((t, s), dtype=torch.bool, device=w.device).tril(s - t)
+            n_diag = min(t - r0, s - r0 - offset)
+            both = valid[:, r0:r0 + n_diag] & kvalid[:, r0 + offset:r0 + offset + n_diag]
+            m[f"diag{offset}"] = both[:, None]
+            m[f"words{offset}"] = words_k[:, r0 + offset:r0 + offset + n_diag][:, None]
         if self.smoothing:
-            m_keys = visible.sum(-1, keepdim=True).clamp_min(1).to(w.dtype)
-            p = torch.where(visible, w * (1.0 - self.smoothing) + self.smoothing / m_keys, 0.0)
-        else:
-            p = torch.where(visible, w, 0.0)
-        h = -torch.special.xlogy(p, p).sum(-1)  # (b, H, T)
+            visible = valid[:, None, :, None] & kvalid[:, None, None, :]  # (b, 1, T, S)
+            if self.causal:
+                visible = visible & torch.ones((t, s), dtype=torch.bool, device=dev).tril(s - t)
+            m["visible"] = visible
+            m["per_key"] = self.smoothing / visible.sum(-1, keepdim=True).clamp_min(1).to(torch.float32)
+        self._held = {key: m}  # one batch shape at a time
+        return m
+
+    def _chunk(self, layer: int, b0: int, w: torch.Tensor) -> None:
+        b, _h, t, s = w.shape
+        m = self._masks(b0, b, t, s, w.device)
+        rows = m["rows"]  # (b, 1, T)
+        per_row = torch.bmm(w.reshape(b, -1, s), m["keys"]).reshape(b, _h, t, -1)  # (b, H, T, K): mass on each set
+        per_row = torch.where(rows[..., None], per_row, 0.0)  # padded rows never count (not a product: NaN * 0)
+        n_sets = len(KEY_SETS)
+        cols = [per_row[..., :n_sets].sum(2)]  # (b, H, n_sets), then (b, H, 1) each in the order of SUMS
+        cols.append((per_row[..., 1] * m["sep_rows"]).sum(-1, keepdim=True))
+        diags, words = [], []
+        for offset in (0, -1, 1):  # self, prev, next; then prev and next on word keys
+            d = torch.diagonal(w, offset=offset, dim1=-2, dim2=-1)  # (b, H, m): A[i, i + offset]
+            d = torch.where(m[f"diag{offset}"], d, 0.0)  # padding never counts (not a product: NaN * 0)
+            diags.append(d.sum(-1, keepdim=True))
+            if offset:
+                words.append((d * m[f"words{offset}"]).sum(-1, keepdim=True))
+        cols += diags + words
+        # entropy over the visible keys, -Σ p ln p; ln of at least the smallest normal float, so 0 ln 0 is 0 (hidden
+        # keys' weights are 0 already; a NaN stays NaN). A quarter of xlogy's time, which tests for 0 per weight.
+        p = torch.where(m["visible"], w * (1.0 - self.smoothing) + m["per_key"], 0.0) if self.smoothing else w
+        h = p.clamp_min(_TINY).log_().mul_(p).sum(-1)  # (b, H, T)
         del p
-        h = torch.where(rows, h, 0.0)
-        e = j + 5
-        out[..., e] = h.sum(-1)
-        idx = torch.arange(b, device=w.device)
-        out[..., e + 1] = h[idx, :, self.first[b0:b1]]
-        out[..., e + 2] = h[idx, :, self.last[b0:b1]]
+        h = torch.where(rows, h, 0.0).neg_()
+        cols += [h.sum(-1, keepdim=True), h[m["idx"], :, m["first"]][..., None], h[m["idx"], :, m["last"]][..., None]]
         # own segment: per word row, the share of its mass on word keys that stays in its segment
-        word_rows = (keys[:, :t, n_sets - 1] > 0)[:, None]  # (b, 1, T)
-        seg1 = (self.segment[b0:b1, :t] == 1)[:, None]
-        own = torch.where(seg1, per_row[..., n_sets + 1], per_row[..., n_sets])
+        own = torch.where(m["seg1"], per_row[..., n_sets + 1], per_row[..., n_sets])
         mass = per_row[..., n_sets] + per_row[..., n_sets + 1]
-        share = torch.where(word_rows & (mass > 0), own / torch.where(mass > 0, mass, 1.0), 0.0)
-        out[..., e + 3] = share.sum(-1)
-        # the check the numpy path makes: every valid row's weights finite and summing to 1 (to at most 1 with sinks)
-        total = torch.where(rows, per_row[..., -1], 1.0)
-        off = (total - 1.0).clamp_min(0.0) if self.has_sinks else (total - 1.0).abs()
-        if self.has_sinks:
-            off = torch.maximum(off, (-total).clamp_min(0.0))
-        worst = off.amax()
-        finite = torch.isfinite(per_row).all() & torch.isfinite(h).all()
-        self.worst = torch.where(finite, torch.maximum(self.worst, worst), torch.full_like(worst, float("nan")))
+        share = torch.where(m["word_rows"] & (mass > 0), own / torch.where(mass > 0, mass, 1.0), 0.0)
+        cols.append(share.sum(-1, keepdim=True))
+        self.out[b0:b0 + b, layer] = torch.cat(cols, -1)
+        # the check the numpy path makes: each valid row sums to 1 (at most 1 with sinks); a NaN or inf weight
+        # makes its row's sums NaN or inf, which checked() reads off the sums
+        total = per_row[..., -1]
+        off = (total - 1.0).clamp_min(0.0) if self.has_sinks else torch.where(rows, total - 1.0, 0.0).abs()
+        self.worst = torch.maximum(self.worst, off.amax())
 
     def sums(self) -> dict[str, np.ndarray]:
         """Every sum of :data:`SUMS`, each (B, L, H) float32 numpy."""
@@ -174,4 +185,5 @@ class CorpusSums:
     def checked(self, n_layers: int, tol: float) -> bool:
         """Whether every layer was seen and every valid row was finite and summed to 1 within ``tol``."""
         worst = float(self.worst)
-        return self.layers_seen == set(range(n_layers)) and np.isfinite(worst) and worst <= tol
+        finite = bool(torch.isfinite(self.out).all())
+        return self.layers_seen == set(range(n_layers)) and finite and np.isfinite(worst) and worst <= tol

@@ -89,7 +89,8 @@ def corpus_stats(
     words : bool
         Word-level statistics.
     batch_size : int
-        Inputs per forward pass; also the most maps alive at a time.
+        Inputs per forward pass; also the most maps alive at a time (one layer's, except with ``words`` or
+        ``distances``, whose batches hold every layer's).
     progress : bool
         Show a ``tqdm.auto`` progress bar.
     smoothing, distances, patterns
