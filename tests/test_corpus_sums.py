@@ -191,3 +191,14 @@ def test_corpus_stats_hands_the_in_forward_work_to_the_pool(tiny_bert, monkeypat
     monkeypatch.setattr(shards, "run", spy)
     corpus_stats(TEXTS[:2], model=tiny_bert, progress=False)
     assert len(seen) == 1 and isinstance(seen[0], CorpusWork) and seen[0].in_forward
+
+
+def test_a_batch_summed_in_chunks_of_one_input_gives_the_same_sums(tiny_gpt2, monkeypatch):
+    """Past _ELEMENTS weights a layer is summed a few inputs at a time (bounded temporaries): the same numbers."""
+    from attnwidgets.runner import corpus_sums
+
+    runner = aw.runner.get_runner(tiny_gpt2)
+    whole = CorpusWork(batch_size=4, smoothing=1e-4)(runner, _items(TEXTS))
+    monkeypatch.setattr(corpus_sums, "_ELEMENTS", 1)  # one input per chunk
+    chunked = CorpusWork(batch_size=4, smoothing=1e-4)(runner, _items(TEXTS))
+    _assert_same(chunked, whole, atol=1e-6)
