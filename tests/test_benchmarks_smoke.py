@@ -24,6 +24,7 @@ ARTIFACTS = ROOT / "test-artifacts" / "benchmarks-smoke"
 # What each script's table prints (its header): a smoke run that printed no table did not get to its measurements.
 TABLES = {
     "bench_ablation.py": "slider/full",
+    "bench_corpus.py": "| path | CPU s | ms / sentence | / SDPA fwd |",
     "bench_analysis.py": "/ bare: wall",
     "bench_fallback.py": "bundle off",
     "bench_generation.py": "| model | aw.generate",

@@ -139,6 +139,20 @@ def when_marked(marker: Path, action) -> threading.Thread:
     return thread
 
 
+def test_workers_sum_corpus_statistics_in_the_forward_and_their_shards_merge_as_one_batch(ray_local, tiny_bert):
+    """The workers run CorpusWork as it is pickled (sums made in the forward); 4 shards of 4 texts, merged, equal the
+    numpy path's statistics of all 16 texts in one batch."""
+    on_ray = corpus_stats(TEXTS, model=tiny_bert, backend="ray", num_workers=1, progress=False, batch_size=4)
+    runner = get_runner(tiny_bert)
+    maps = CorpusWork(batch_size=len(TEXTS), in_forward=False)(runner, [(t, None) for t in TEXTS])
+    assert (on_ray.n_docs, on_ray.n_tokens) == (maps.n_docs, maps.n_tokens) == (len(TEXTS), maps.n_tokens)
+    got, want = on_ray.mean(), maps.mean()
+    assert got.keys() == want.keys()
+    for k in want:
+        assert np.allclose(got[k], want[k], atol=1e-5, equal_nan=True), k
+    assert np.array_equal(on_ray.pattern_counts, maps.pattern_counts)
+
+
 def test_an_interrupted_call_ends_the_workers_it_left_busy(ray_local, tiny_bert, tmp_path):
     import psutil
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +31,20 @@ from .blocks import BlockAccumulator, run_blocks
 from .clustering import HeadDistances
 from .merging import check_same_model, check_same_settings
 from .patterns import PATTERNS, PatternBlocks, pattern_features_batch, pattern_frame, patterns_from_features
-from .surface import STATISTICS, SurfaceBlocks, stats_to_frame, surface_from_summary, surface_stats_batch
+from .surface import (
+    STATISTICS,
+    SurfaceBlocks,
+    stats_to_frame,
+    surface_from_summary,
+    surface_stats_batch,
+    uniform_entropy,
+)
+from .tokens import token_kinds
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CorpusStats", "corpus_stats"]
+__all__ = ["CorpusStats", "corpus_stats", "sum_sets"]
 
 
 class CorpusStats:
@@ -110,6 +118,46 @@ class CorpusStats:
         """Add a padded batch (already at word level if ``words`` is wanted)."""
         for part in batch.split():
             self._add(part)
+
+    def add_sums(self, sums: Mapping[str, np.ndarray], sets: Sequence[Mapping[str, np.ndarray]], *,
+                 causal: bool) -> None:
+        """Add a batch from the sums the runner made in the forward (:mod:`attnwidgets.runner.corpus_sums`): the
+        same statistics as :meth:`add_batch` of its padded weights, without them.
+
+        ``sums`` are each (B, L, H), summed over each input's rows (the names of
+        :data:`~attnwidgets.runner.corpus_sums.SUMS`); ``sets[i]`` is what :func:`sum_sets` gave input i. Not for
+        word-level statistics or head distances (they need the maps).
+        """
+        if self.words or self._distances is not None:
+            raise ValueError("word-level statistics and head distances need the attention maps: add_batch them")
+        if not sets:
+            return
+        lengths = np.array([len(s["words"]) for s in sets], np.int64)
+        n_sep = np.array([int(np.sum(s["sep"])) for s in sets], np.float64)[:, None, None]
+        n_words = np.array([int(np.sum(s["words"])) for s in sets], np.float64)[:, None, None]
+        is_pair = np.array([bool(np.any(np.asarray(s["segment"]) == 1)) for s in sets])[:, None, None]
+        got = {k: np.asarray(v, np.float64) for k, v in sums.items()}
+        n = np.maximum(lengths, 1).astype(np.float64)[:, None, None]
+        nan = np.float64(np.nan)
+        stats = {k: got[k] / n for k in ("cls", "sep", "punct", "first")}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stats["sep_sep"] = np.where(n_sep > 0, got["sep_from_sep"] / np.maximum(n_sep, 1), nan)
+            rest = n - n_sep
+            stats["rest_sep"] = np.where(rest > 0, (got["sep"] - got["sep_from_sep"]) / np.maximum(rest, 1), nan)
+        for k in ("self", "prev", "next", "entropy"):
+            stats[k] = got[k] / n
+        stats["entropy_cls"] = got["entropy_first"]
+        stats["entropy_last"] = got["entropy_last"]
+        shape = got["entropy"].shape
+        stats["entropy_uniform"] = np.broadcast_to(uniform_entropy(lengths, causal=causal)[:, None, None],
+                                                   shape).astype(np.float64)
+        features = None
+        if self._patterns:
+            features = {"vertical": got["sink"] / n,
+                        "diagonal": (got["prev_words"] + got["next_words"]) / n,
+                        "block": np.where(is_pair, got["own_segment"] / np.maximum(n_words, 1), nan),
+                        "content": got["words"] / n}
+        self._accumulate(stats, features, len(sets), int(lengths.sum()))
 
     def _add(self, batch: AttentionBatch) -> None:
         # NaN would be skipped below as "not defined for this input" (like sep_sep without a [SEP]): refuse it here.
@@ -485,6 +533,24 @@ def _numbers(value: Any, what: str, kinds: str) -> np.ndarray:
     if arr.dtype.kind not in kinds and not (kinds == "f" and arr.dtype.kind in "iu"):
         raise ValueError(f"its {what} is an array of {arr.dtype}, not of {'floats' if kinds == 'f' else 'integers'}")
     return arr.astype(np.float64 if kinds == "f" else np.int64)
+
+
+def sum_sets(tokens: Sequence[str], special_mask: np.ndarray, segment_ids: np.ndarray, *, causal: bool
+             ) -> dict[str, np.ndarray]:
+    """The key sets :meth:`CorpusStats.add_sums` reads, for one input of n tokens: ``cls``, ``sep``, ``punct``,
+    ``first`` (:func:`~attnwidgets.analysis.tokens.token_kinds`), ``sink`` (special tokens, and the first token of a
+    decoder: Kovaleva's vertical keys), ``words`` (the rest), each (n,) bool, and ``segment`` (n,) int.
+
+    Examples
+    --------
+    >>> s = sum_sets(["[CLS]", "hi", ".", "[SEP]"], np.array([1, 0, 0, 1], bool), np.zeros(4, int), causal=False)
+    >>> s["sink"].astype(int).tolist(), s["punct"].astype(int).tolist()
+    ([1, 0, 0, 1], [0, 0, 1, 0])
+    """
+    kinds = token_kinds(tokens, special_mask)
+    sink = kinds["special"] | (kinds["first"] if causal else np.zeros_like(kinds["first"]))
+    return {"cls": kinds["cls"], "sep": kinds["sep"], "punct": kinds["punct"], "first": kinds["first"],
+            "sink": sink, "words": ~sink, "segment": np.asarray(segment_ids, np.int64)}
 
 
 def corpus_stats(

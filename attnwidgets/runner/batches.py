@@ -5,19 +5,26 @@ pooling embeddings), which costs about as much as the forward pass itself for a 
 need neither: they take the whole padded batch as one numpy array, with padded rows and keys set to zero, plus each
 row's tokens. This is that path; it still goes through :meth:`Runner.encode` and :meth:`Runner.forward`, so ablation
 hooks and the forward-pass count behave the same.
+
+:func:`iter_sums` goes one step further: the weights are summed in the forward itself
+(:class:`~attnwidgets.runner.corpus_sums.CorpusSums`, on the model's device), so no layer's weights outlive the
+layer and only (B, L, H) sums come back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from . import control
+from .corpus_sums import CorpusSums
 from .runner import Runner, Truncation
 
-__all__ = ["PaddedAttention", "iter_padded"]
+__all__ = ["BatchSums", "PaddedAttention", "iter_padded", "iter_sums"]
 
 
 @dataclass
@@ -86,3 +93,72 @@ def iter_padded(
             word_ids=[f["word_ids"] for f in fields],
             segment_ids=[f["segment_ids"] for f in fields],
         )
+
+
+@dataclass
+class BatchSums:
+    """One batch's sums made in the forward (:class:`~attnwidgets.runner.corpus_sums.CorpusSums`).
+
+    Attributes
+    ----------
+    sums : dict[str, np.ndarray]
+        Each (B, L, H) float32, the names of :data:`~attnwidgets.runner.corpus_sums.SUMS`.
+    sets : list[Mapping[str, np.ndarray]]
+        Per input, the sets it was summed over (what ``sets_of`` made of its token fields).
+    lengths : np.ndarray
+        (B,) int64 real tokens of each input.
+    """
+
+    sums: dict[str, np.ndarray]
+    sets: list[Mapping[str, np.ndarray]]
+    lengths: np.ndarray
+
+
+def iter_sums(
+    runner: Runner,
+    texts: Sequence[str],
+    pairs: Sequence[str | None] | None = None,
+    *,
+    sets_of: Callable[[dict[str, Any]], Mapping[str, np.ndarray]],
+    smoothing: float = 0.0,
+    batch_size: int = 32,
+    truncation: Truncation = "warn",
+) -> Iterator[BatchSums]:
+    """Yield the self-attention sums of ``texts`` (encoders and decoders), ``batch_size`` inputs at a time.
+
+    ``sets_of(fields)`` names an input's key sets from its :meth:`Runner.token_fields` (see
+    :mod:`~attnwidgets.runner.corpus_sums`). One forward per batch, counted in ``n_forward``, with no attention
+    returned: each layer's eager weights are summed by an attention hook as the layer makes them and dropped with it.
+    A batch whose weights are not finite, or whose rows do not sum to 1, is run once more through :func:`iter_padded`,
+    whose check names the layer, head and row (:class:`~attnwidgets.runner.AttentionUnavailableError`).
+    """
+    info = runner.info
+    if info.kind == "encoder-decoder":
+        raise ValueError("padded corpus batches are for encoders and decoders; use Runner.iter_results instead")
+    pair_list = list(pairs) if pairs is not None else [None] * len(texts)
+    causal = info.kind == "decoder"
+    for start in range(0, len(texts), batch_size):
+        chunk = slice(start, start + batch_size)
+        enc = runner.encode(texts[chunk], pair_list[chunk], None, truncation)
+        fields = [runner.token_fields(enc, row) for row in range(enc.batch_size)]
+        sets = [sets_of(f) for f in fields]
+        device = runner.device
+        inputs = {k: v.to(device) for k, v in enc.inputs.items()}
+        mask = inputs.get("attention_mask")
+        valid = mask.bool() if mask is not None else torch.ones_like(inputs["input_ids"], dtype=torch.bool)
+        sums = CorpusSums(valid, sets, n_layers=info.n_layers, n_heads=info.n_heads, causal=causal,
+                          smoothing=smoothing, has_sinks=runner.has_sinks)
+        extra = {"logits_to_keep": 1} if runner.head == "causal-lm" else {}  # no n x vocab logits: none are read
+        runner.n_forward += 1
+        with torch.inference_mode(), control.attention_hooks([sums]):
+            runner.model(**inputs, output_attentions=False, output_hidden_states=False, return_dict=True, **extra)
+        dtype = runner.dtype
+        tol = max(1e-3, torch.finfo(dtype).eps) if dtype.is_floating_point else 1e-3
+        if not sums.checked(info.n_layers, tol):
+            for _ in iter_padded(runner, texts[chunk], pair_list[chunk], batch_size=batch_size,
+                                 truncation=truncation):
+                pass  # its check raises, naming where
+            raise RuntimeError(f"{info.name!r}: the attention sums of texts {start}..{start + enc.batch_size - 1} "
+                               "failed their check (a layer not seen, or rows not summing to 1) where the dense "
+                               "weights pass theirs; please report this with the model and texts")
+        yield BatchSums(sums=sums.sums(), sets=sets, lengths=valid.sum(1).cpu().numpy().astype(np.int64))

@@ -1,8 +1,11 @@
 """Corpus statistics from texts: many inputs through a model in padded batches, aggregated as they go.
 
 The aggregation is :class:`attnwidgets.analysis.corpus.CorpusStats` (pure numpy); this module is the half that runs
-the model. Each padded batch comes straight from :func:`attnwidgets.runner.batches.iter_padded` (no per-input result
-is built), is added to the running sums and dropped, so only one batch of maps is alive at a time.
+the model. Each batch's weights are summed in the forward, on the model's device, as each layer makes them
+(:func:`attnwidgets.runner.batches.iter_sums`): no layer's weights outlive the layer, and only (B, L, H) sums come
+back to numpy (:meth:`CorpusStats.add_sums`). Word-level statistics and head distances need the maps themselves: for
+those each padded batch comes from :func:`attnwidgets.runner.batches.iter_padded` (no per-input result is built), is
+added to the running sums and dropped, so only one batch of maps is alive at a time.
 
 Long texts: a padded batch is a dense (B, L, H, T, T) array, so texts whose share of it would break the dense budget
 (``L · H · n² · 4 · batch_size > aw.runner.dense_budget()``) are run as results instead (:meth:`Runner.iter_results`,
@@ -21,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..analysis.batch import AttentionBatch
-from ..analysis.corpus import CorpusStats
+from ..analysis.corpus import CorpusStats, sum_sets
 from ..analysis.corpus import corpus_stats as corpus_stats_of_results
 from ..attention_stack import dense_budget
 from ..data import load_corpus
@@ -86,7 +89,8 @@ def corpus_stats(
     words : bool
         Word-level statistics.
     batch_size : int
-        Inputs per forward pass; also the most maps alive at a time.
+        Inputs per forward pass; also the most maps alive at a time (one layer's, except with ``words`` or
+        ``distances``, whose batches hold every layer's).
     progress : bool
         Show a ``tqdm.auto`` progress bar.
     smoothing, distances, patterns
@@ -158,33 +162,40 @@ class CorpusWork:
     patterns: bool = True
     batch_size: int = 32
     truncation: Literal["warn", "error"] = "warn"
+    in_forward: bool = True
+    """Sum the weights in the forward (:func:`~attnwidgets.runner.batches.iter_sums`); False: pad each batch's maps
+    and measure them in numpy, as word-level statistics and head distances always do (the same numbers)."""
 
     def __call__(self, runner: Any, items: list[tuple[str, str | None]]) -> CorpusStats:
         firsts = [a for a, _ in items]
         seconds = None if all(b is None for _, b in items) else [b for _, b in items]
         return _run_texts(runner, firsts, seconds, words=self.words, batch_size=self.batch_size,
                           smoothing=self.smoothing, distances=self.distances, patterns=self.patterns,
-                          truncation=self.truncation)
+                          truncation=self.truncation, in_forward=self.in_forward)
 
 
 def _run_texts(runner: Any, firsts: list[str], seconds: list[str | None] | None, *, words: bool, batch_size: int,
-               smoothing: float, distances: bool, patterns: bool, truncation: Literal["warn", "error"]) -> CorpusStats:
+               smoothing: float, distances: bool, patterns: bool, truncation: Literal["warn", "error"],
+               in_forward: bool = True) -> CorpusStats:
     acc = CorpusStats(words=words, smoothing=smoothing, distances=distances, patterns=patterns)
     acc.model = runner.info
     causal = runner.info.kind == "decoder"
-    long = _too_long_to_pad(runner, firsts, seconds, batch_size)
+    summed = in_forward and not words and not distances
+    long = _too_long_to_pad(runner, firsts, seconds, batch_size, layers=1 if summed else runner.info.n_layers)
     short = np.flatnonzero(~long)
     if short.size:
         texts_short = [firsts[i] for i in short] if long.any() else firsts
         pairs_short = None if seconds is None else [seconds[i] for i in short] if long.any() else seconds
-        for padded in batches.iter_padded(runner, texts_short, pairs_short, batch_size=batch_size,
-                                          truncation=truncation):
-            batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens,
-                                               padded.special_mask, padded.segment_ids, causal=causal)
-            if words:
-                batch = batch.to_words(padded.word_ids)
-            acc.add_batch(batch)
-            del padded, batch  # only one batch of maps alive at a time
+        if summed:
+            def sets_of(fields: dict[str, Any]) -> dict[str, np.ndarray]:
+                return sum_sets(fields["tokens"], fields["special_mask"], fields["segment_ids"], causal=causal)
+
+            for part in batches.iter_sums(runner, texts_short, pairs_short, sets_of=sets_of, smoothing=smoothing,
+                                          batch_size=batch_size, truncation=truncation):
+                acc.add_sums(part.sums, part.sets, causal=causal)
+        else:
+            _add_padded(acc, runner, texts_short, pairs_short, words=words, batch_size=batch_size, causal=causal,
+                        truncation=truncation)
     if long.any():  # one at a time, as results (queries and keys above the dense budget)
         idx = np.flatnonzero(long)
         results = runner.iter_results([firsts[i] for i in idx],
@@ -196,12 +207,26 @@ def _run_texts(runner: Any, firsts: list[str], seconds: list[str | None] | None,
     return acc
 
 
-def _too_long_to_pad(runner: Any, firsts: list[str], seconds: list[str | None] | None, batch_size: int
-                     ) -> np.ndarray:
-    """(N,) bool: texts whose attention, times ``batch_size``, is more than the dense budget (counted in tokens
-    after truncation to the model's length)."""
+def _add_padded(acc: CorpusStats, runner: Any, texts: list[str], pairs: list[str | None] | None, *, words: bool,
+                batch_size: int, causal: bool, truncation: Literal["warn", "error"]) -> None:
+    """Each padded batch's maps, measured in numpy (word level and head distances need them)."""
+    for padded in batches.iter_padded(runner, texts, pairs, batch_size=batch_size,
+                                      truncation=truncation):
+        batch = AttentionBatch.from_padded(padded.attention, padded.valid, padded.tokens,
+                                           padded.special_mask, padded.segment_ids, causal=causal)
+        if words:
+            batch = batch.to_words(padded.word_ids)
+        acc.add_batch(batch)
+        del padded, batch  # only one batch of maps alive at a time
+
+
+def _too_long_to_pad(runner: Any, firsts: list[str], seconds: list[str | None] | None, batch_size: int, *,
+                     layers: int) -> np.ndarray:
+    """(N,) bool: texts whose attention in ``layers`` layers (all of them for padded maps, one when the sums are made
+    in the forward), times ``batch_size``, is more than the dense budget (counted in tokens after truncation to the
+    model's length)."""
     info = runner.info
-    per_token2 = info.n_layers * info.n_heads * 4 * max(batch_size, 1)
+    per_token2 = layers * info.n_heads * 4 * max(batch_size, 1)
     tokenizer = getattr(runner, "tokenizer", None)
     limit = int(info.max_length)
     if tokenizer is None or per_token2 * limit * limit <= dense_budget():  # nothing can be too long
