@@ -17,7 +17,7 @@ import pytest
 from attnwidgets import cli
 from attnwidgets.lab import LECTURE_NOTEBOOK, prepare_lab, tutorials_source
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TUTORIALS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
 
 

@@ -11,7 +11,7 @@ The fast tests build the notebooks' multi-panel layouts from hand-made attention
 top to bottom in a kernel (one run per notebook and theme) and checks every figure it displays, collected at display
 time, so a new figure cell is covered without being listed here. A widget's fallback picture (its static twin, in
 the display bundle for front ends without widgets) is left out: in JupyterLab the room sees the live widget, and
-tests/test_plot_lecture_sizes.py checks the twins.
+tests/plots/test_plot_lecture_sizes.py checks the twins.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from matplotlib.text import Text
 import attnwidgets as aw
 from attnwidgets.plots.style import LECTURE_BOX, LECTURE_DPI, LECTURE_MIN_FONT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
@@ -143,7 +143,7 @@ def test_every_static_twin_reads(theme):
     in the lecture theme the live curves' x ticks ran into the right axis's, the head view's colour-bar ticks into
     its token labels, plot_head_roles' colour-bar label into the map's axis label; in the light theme plot_sweep's
     and plot_coref's long titles ran over their colour bars, plot_norm_comparison's ticks met at a corner."""
-    from tests.test_plot_lecture_sizes import ALL
+    from tests.plots.test_plot_lecture_sizes import ALL
 
     bad = {name: figure_problems(ALL[name](theme), theme) for name in sorted(ALL)}
     assert not {k: v for k, v in bad.items() if v}
@@ -198,7 +198,7 @@ _Canvas.print_figure = _aw_record
 REPORT = """
 import sys as _sys
 _sys.path.insert(0, {root!r})
-from tests.test_notebook_figures import figure_problems as _problems
+from tests.plots.test_notebook_figures import figure_problems as _problems
 _seen = set()
 _report = []
 for _cell, _fig, _drawn in _aw_figures:

@@ -139,7 +139,8 @@ def light_after():
     aw.set_theme("light")
 
 
-#: What plots exports that lays panels out rather than drawing a figure of its own (tests/test_notebook_figures.py).
+#: What plots exports that lays panels out rather than drawing a figure of its own
+#: (tests/plots/test_notebook_figures.py).
 LAYOUT = {"panel_grid", "fit_panels"}
 
 

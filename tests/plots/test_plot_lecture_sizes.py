@@ -17,7 +17,7 @@ from matplotlib.text import Text
 import attnwidgets as aw
 from attnwidgets import plots
 from attnwidgets.plots.style import LECTURE_BOX, LECTURE_DPI, LECTURE_MIN_FONT, fit_lecture, new_figure
-from tests.test_plot_figures import CALLS
+from tests.plots.test_plot_figures import CALLS
 
 N = 16
 LONG = 60
@@ -37,7 +37,7 @@ MORE = {
 }
 ALL = {**CALLS, **MORE}
 #: Teaching figures taller than one screen at lecture size, on purpose: their text is held to LECTURE_MIN_FONT here
-#: and to no overlap by tests/test_notebook_figures.py, but they scroll. The input-embeddings picture (notebook 02
+#: and to no overlap by tests/plots/test_notebook_figures.py, but they scroll. The input-embeddings picture (notebook 02
 #: §2b) is six strips of a sentence pair's tokens: at 14 pt labels it is two screens tall (951 x 1272 px).
 SCROLLS = {"plot_input_embeddings"}
 

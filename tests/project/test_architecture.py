@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "attnwidgets"
+PACKAGE = Path(__file__).resolve().parents[2] / "attnwidgets"
 
 #: package (first dotted part below attnwidgets) -> what it must never import, ours or third party.
 FORBIDDEN: dict[str, set[str]] = {

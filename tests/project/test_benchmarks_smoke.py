@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 ARTIFACTS = ROOT / "test-artifacts" / "benchmarks-smoke"
 

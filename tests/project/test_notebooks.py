@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 # Runs a cell's source the way a kernel does (line magics like %load_ext included), and fails on any error.
 RUN_CELL = """

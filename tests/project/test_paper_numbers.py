@@ -26,7 +26,7 @@ import pytest
 from attnwidgets.analysis.intervals import wilson_interval
 from attnwidgets.data.papers import PaperNumbers, PaperNumbersError, load_paper_numbers, paper_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 NUMBERS = load_paper_numbers()
 

@@ -26,7 +26,7 @@ import pytest
 import attnwidgets as aw
 from attnwidgets.result import BUNDLED_SOURCE, AttentionResult
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 #: the markdown files whose ```python blocks are examples: the README, then every docs page.
 PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
@@ -34,7 +34,8 @@ PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 #: marker (a string only that block holds) -> why the block cannot run in CI.
 SKIPPED: dict[str, str] = {
     "eight_thousand_token_text": "a placeholder model ('path/or/hub-id') with a placeholder text, and 'gpt2' from the "
-                                 "hub: needs the network (long inputs run offline in tests/test_long_views.py)",
+                                 "hub: needs the network (long inputs run offline in "
+                                 "tests/viewdata/test_long_views.py)",
     'ray_address="auto"': "connects to a running Ray cluster and loads a 7B model from the hub on GPUs; `texts`, "
                           "`runner` and `task` are the reader's own",
     'model="bert-base-uncased"': "loads bert-base-uncased, gpt2 and opus-mt-en-de from the hub: needs the network",

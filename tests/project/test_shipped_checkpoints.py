@@ -46,7 +46,7 @@ from attnwidgets.teaching.shipped import (
 )
 
 REMAKE = "the shipped file is not what its recipe makes today: run `python benchmarks/train_shipped.py --only {}`"
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 
 @pytest.fixture(scope="module")

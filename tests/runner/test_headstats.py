@@ -23,7 +23,7 @@ from attnwidgets.attention_stack import KeyMask, LayerQK, LazyStack
 from attnwidgets.result import AttentionResult, ModelInfo
 from attnwidgets.runner import get_runner, headstats
 from attnwidgets.viewdata.display import reduce_head, region_of, result_thumbnails
-from tests.test_lazy_attention import FAMILIES, TEXT
+from tests.runner.test_lazy_attention import FAMILIES, TEXT
 
 PAIR = "The dog barked."
 

@@ -187,7 +187,7 @@ def test_many_rows_are_built_a_block_at_a_time_and_equal_one_block(monkeypatch) 
     """A request taller than one block is cut into blocks; every head form gives the numbers of a single block."""
     import sys
 
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1]))
     from lazy_helpers import lazy_result
 
     import attnwidgets.attention_stack as stack_module

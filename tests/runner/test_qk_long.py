@@ -9,7 +9,7 @@ import pytest
 from attnwidgets.attention_stack import set_dense_budget
 from attnwidgets.runner import get_runner
 from attnwidgets.runner.qk import capture_qk_layers
-from tests.test_lazy_attention import TEXT
+from tests.runner.test_lazy_attention import TEXT
 
 
 @pytest.mark.parametrize("family", ["tiny_gpt2", "tiny_llama", "tiny_bert", "tiny_t5"])

@@ -39,7 +39,8 @@ TEXTS = load_corpus()[:16]
 def ray_local():
     ray = pytest.importorskip("ray")
     here = Path(__file__).resolve().parent
-    env = {"PYTHONPATH": os.pathsep.join([str(here.parent), str(here), os.environ.get("PYTHONPATH", "")]),
+    path = [str(here.parents[1]), str(here.parent), str(here), os.environ.get("PYTHONPATH", "")]  # root, tests, here
+    env = {"PYTHONPATH": os.pathsep.join(path),
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
            "OMP_NUM_THREADS": "1"}
     ours = not ray.is_initialized()

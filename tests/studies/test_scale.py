@@ -234,7 +234,8 @@ def ray_session():
     """One local Ray with 2 worker CPUs for the whole session; workers can import this test module."""
     ray = pytest.importorskip("ray")
     here = Path(__file__).resolve().parent
-    env = {"PYTHONPATH": os.pathsep.join([str(here.parent), str(here), os.environ.get("PYTHONPATH", "")]),
+    path = [str(here.parents[1]), str(here.parent), str(here), os.environ.get("PYTHONPATH", "")]  # root, tests, here
+    env = {"PYTHONPATH": os.pathsep.join(path),
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
            "OMP_NUM_THREADS": "1"}
     started = time.perf_counter()

@@ -124,7 +124,7 @@ def test_other_families_and_bad_input_are_refused_clearly(tiny_gpt2, bert, tiny_
 @pytest.mark.parametrize("theme", ["light", "lecture"])
 def test_the_figure_reads_in_both_themes(bert, theme):
     from attnwidgets.plots import plot_input_embeddings
-    from tests.test_notebook_figures import figure_problems
+    from tests.plots.test_notebook_figures import figure_problems
 
     model, tok = bert
     parts = input_embeddings(model, A, B, tokenizer=tok)

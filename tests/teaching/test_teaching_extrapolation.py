@@ -206,7 +206,7 @@ def test_a_damaged_file_is_refused_clearly(tmp_path, change, message):
 @pytest.mark.parametrize("theme", ["light", "lecture"])
 def test_the_figure_reads_and_draws_the_table(shipped, theme):
     from attnwidgets.plots import plot_extrapolation
-    from tests.test_notebook_figures import figure_problems
+    from tests.plots.test_notebook_figures import figure_problems
 
     fig = plot_extrapolation(shipped, theme=theme)
     assert figure_problems(fig, theme) == []

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from matplotlib import colormaps
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STOPS_TS = ROOT / "js" / "src" / "shared" / "colormap_stops.ts"
 
 

@@ -15,7 +15,7 @@ import pytest
 from attnwidgets.result import AttentionResult
 from attnwidgets.viewdata.labels import INVISIBLE_RANGES, is_invisible, token_label, visible_text
 
-CASES = json.loads((Path(__file__).parent / "token_label_cases.json").read_text(encoding="utf-8"))["cases"]
+CASES = json.loads((Path(__file__).parents[1] / "token_label_cases.json").read_text(encoding="utf-8"))["cases"]
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 
@@ -36,7 +36,7 @@ def test_zero_width_space_token_is_not_blank():
 
 
 def test_the_table_is_the_js_table():
-    source = (Path(__file__).parents[1] / "js/src/shared/text.ts").read_text(encoding="utf-8")
+    source = (Path(__file__).parents[2] / "js/src/shared/text.ts").read_text(encoding="utf-8")
     block = source.split("INVISIBLE_RANGES", 1)[1].split("];", 1)[0]
     js = re.findall(r"\[(0x[0-9a-f]+), (0x[0-9a-f]+)\]", block)
     assert tuple((int(lo, 16), int(hi, 16)) for lo, hi in js) == INVISIBLE_RANGES
