@@ -172,13 +172,3 @@ def test_shipped_sample_is_a_valid_hand_annotated_treebank():
                 assert j not in seen
                 seen.add(j)
                 j = int(s.heads[j])
-
-
-def test_dependency_scores_on_a_model(tiny_bert):
-    from attnwidgets.studies.dependency import dependency_scores
-
-    sents = read_conllu(ud_sample_path())
-    scores = dependency_scores(sents, model=tiny_bert, progress=False)
-    assert scores.correct.shape == (2, 2, 4, len(scores.relations))
-    assert scores.counts.sum() == sum(len(s.words) - 1 for s in sents)  # every word aligned, none truncated
-    assert np.all((scores.accuracy >= 0) & (scores.accuracy <= 1))

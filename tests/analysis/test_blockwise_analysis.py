@@ -27,6 +27,7 @@ from attnwidgets.analysis import (
     word_level,
 )
 from attnwidgets.analysis.batch import AttentionBatch
+from attnwidgets.attention_stack import set_dense_budget
 from attnwidgets.data import ud_sample_path
 
 TOL = 1e-6
@@ -163,12 +164,12 @@ def test_batch_from_lazy_results_reads_blocks():
     got = AttentionBatch.from_results([r]).attention[0]
     np.testing.assert_array_equal(got, dense_twin(r).attention)
     assert not r.stack()._dense  # no dense copy was kept inside the result
-    old = aw.runner.set_dense_budget(0)
+    old = set_dense_budget(0)
     try:
         with pytest.raises(aw.AttentionTooLargeError, match="one at a time"):
             AttentionBatch.from_results([r])
     finally:
-        aw.runner.set_dense_budget(old)
+        set_dense_budget(old)
 
 
 @pytest.mark.parametrize("rows", ["mean", "first"])
@@ -231,14 +232,14 @@ def test_surface_stats_of_a_long_input_stay_small():
     r = lazy_result(4096, layers=2, heads=4, kv_heads=2, causal=True, sink=2.0)
     dense_bytes = r.dense_nbytes()
     assert dense_bytes > 500e6
-    old = aw.runner.set_dense_budget(0)
+    old = set_dense_budget(0)
     tracemalloc.start()
     try:
         stats = surface_stats(r)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-        aw.runner.set_dense_budget(old)
+        set_dense_budget(old)
     assert peak < dense_bytes / 3, peak  # one 32 MB block and the temporaries of rebuilding it
     assert stats["first"].shape == (2, 4) and (stats["first"] > 10 / 4096).all()  # the sink draws more than its share
     assert (stats["entropy"] < stats["entropy_uniform"]).all()

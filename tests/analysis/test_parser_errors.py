@@ -11,7 +11,6 @@ import textwrap
 import numpy as np
 import pytest
 
-import attnwidgets as aw
 from attnwidgets.analysis import ParseError, read_conllu
 from attnwidgets.analysis.coref import read_coref
 from attnwidgets.analysis.coref_files import _Heads, _rule_head
@@ -206,7 +205,3 @@ def test_rule_heads_match_a_scan(seed):
 
 
 # -- text handed to the runner -------------------------------------------------------------------------------------
-
-def test_a_lone_surrogate_is_a_clear_error():
-    with pytest.raises(ValueError, match=r"text holds a lone surrogate \(U\+DC80 at character 1\).*surrogateescape"):
-        aw.run("a\udc80b")

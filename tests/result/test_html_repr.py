@@ -4,7 +4,6 @@ same kind of thing as ``corpus_stats`` (``.mean()``, ``.frame()``) and still rea
 
 from __future__ import annotations
 
-import inspect
 from html.parser import HTMLParser
 
 import numpy as np
@@ -103,17 +102,6 @@ def test_an_empty_corpus_shows_its_summary_without_a_table():
     assert "no model yet" in html and "<table" not in html
 
 
-def test_dataclass_with_a_long_repr_shows_its_short_fields():
-    from attnwidgets.studies.sweeps import PruningCurve
-
-    frame = pd.DataFrame({"share": np.linspace(0, 1, 40), "n_pruned": range(40), "metric": np.zeros(40),
-                          "pruned": [[]] * 40})
-    curve = PruningCurve(frame, "accuracy", [np.zeros((2, 3))])
-    assert "\n" in repr(curve)  # the generated repr prints the frame
-    head = parsed(curve._repr_html_()).text[1]
-    assert head.strip() == "frame: shape (40, 4), metric='accuracy'"
-
-
 # -- surface_stats: the shape corpus_stats has ------------------------------------------------------------------
 
 
@@ -138,19 +126,3 @@ def test_surface_stats_displays_as_a_table_in_ipython():
 
     html = HTMLFormatter()(surface_stats(hostile_result()))
     assert html is not None and html.startswith('<div class="aw-repr">') and "SurfaceStats" in html
-
-
-def test_every_public_result_with_a_frame_shows_as_a_table():
-    """A public class of the result, analysis or studies layers that has a frame (attribute or method) has the table."""
-    import attnwidgets.analysis as analysis
-    import attnwidgets.studies as studies
-
-    classes = [AttentionResult]
-    for module in (analysis, studies):
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if inspect.isclass(obj) and ("frame" in dir(obj) or "frame" in getattr(obj, "__dataclass_fields__", {})):
-                classes.append(obj)
-    assert len(classes) >= 6
-    missing = [c.__name__ for c in classes if getattr(c, "_repr_html_", None) is not repr_html]
-    assert not missing, f"no _repr_html_ table: {missing}"

@@ -8,6 +8,7 @@ import pytest
 import traitlets
 
 import attnwidgets as aw
+from attnwidgets.attention_stack import set_dense_budget
 from attnwidgets.viewdata import display
 from attnwidgets.viewdata.display import block_reduce, mask_future, reduce_head, region_of, thumbnails
 from tests.lazy_helpers import dense_twin, lazy_result
@@ -41,17 +42,17 @@ def test_heatmap_on_a_long_lazy_result_builds_nothing_dense(long_pair, no_dense,
     w = aw.AttentionHeatmap(r, layer=1, head=2, reduce=how)
     p = w._payload
     assert p["factor"] == 6 and p["matrix"]["shape"] == [500, 500] and p["rows_used"] == 6
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     want_first = block_reduce(_dense_head(twin, 1, 2), 6, how)
-    aw.runner.set_dense_budget(0)
+    set_dense_budget(0)
     got_first = np.frombuffer(p["matrix"]["buffer"], "<f4").reshape(500, 500)
     np.testing.assert_allclose(got_first, want_first, rtol=1e-5, atol=1e-7, equal_nan=True)
     # a head switch, as the page asks for it
     reply, got = _send(w, what="matrix", kind="self", layer=0, head=3, words=False)
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     want = block_reduce(_dense_head(twin, 0, 3), 6, how)
     mean_heads = block_reduce(_dense_head(twin, 0, -1), 6, how)
-    aw.runner.set_dense_budget(0)
+    set_dense_budget(0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7, equal_nan=True)
     assert reply["vmax"] == pytest.approx(float(np.nanmax(want)))
     _, got_mean = _send(w, what="matrix", kind="self", layer=0, head=-1, words=False)
@@ -60,9 +61,9 @@ def test_heatmap_on_a_long_lazy_result_builds_nothing_dense(long_pair, no_dense,
     reply, tile = _send(w, what="region", kind="self", layer=1, head=2, words=False, q0=2000, q1=2256, k0=1900,
                         k1=2156)
     assert (reply["q0"], reply["k0"]) == (2000, 1900) and tile.shape == (256, 256)
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     exact = mask_future(twin.attention[1, 2])[2000:2256, 1900:2156]
-    aw.runner.set_dense_budget(0)
+    set_dense_budget(0)
     np.testing.assert_allclose(tile, exact, rtol=1e-5, atol=1e-8, equal_nan=True)
     assert np.isnan(tile[0, 101]) and not np.isnan(tile[0, 100])  # query 2000 sees key 2000, not 2001
 
@@ -93,10 +94,10 @@ def test_model_view_thumbnails_on_a_long_lazy_result(no_dense, how, monkeypatch)
     p = w._payload
     assert p["rows_used"] == p["factor"] == 94
     got = np.frombuffer(p["thumbs"]["buffer"], np.uint8).reshape(p["thumbs"]["shape"])
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     want, factor = thumbnails(mask_future(twin.attention), 32, how)
     exact = mask_future(twin.attention[0, 1])
-    aw.runner.set_dense_budget(0)
+    set_dense_budget(0)
     assert factor == 94
     assert np.abs(got.astype(int) - want.astype(int)).max() <= 1  # float rounding at .5 of a uint8 step
     _, big = _send(w, what="matrix", kind="self", layer=0, head=1)
@@ -108,9 +109,9 @@ def test_past_the_budget_a_run_of_rows_stands_for_each_block(long_pair, no_dense
     r, twin = long_pair
     red = reduce_head(r, "self", 1, 2, 6, "max", budget=3000 * 3000 // 3)  # 2 of every 6 rows
     assert red.rows_used == 2 and not red.exact
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     m = mask_future(twin.attention[1, 2])
-    aw.runner.set_dense_budget(0)
+    set_dense_budget(0)
     rows = np.concatenate([m[b + 2:b + 4] for b in range(0, 3000, 6)])  # the middle two rows of each block
     np.testing.assert_allclose(red.matrix, display.block_reduce_rows(rows, 2, 6, "max"), rtol=1e-6, equal_nan=True)
     assert red.matrix.shape == (500, 500)
@@ -125,11 +126,11 @@ def test_sink_discount_tops_the_scale_at_the_other_keys(no_dense):
     w = aw.AttentionHeatmap(r, head=1)
     plain = w._payload["vmax"]
     w.discount_sinks = True
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     over = block_reduce(mask_future(twin.attention[0, 1]), 3, "max")
     rest = mask_future(twin.attention[0, 1])
     rest[:, 0] = np.nan
-    aw.runner.set_dense_budget(0)
+    set_dense_budget(0)
     assert plain == pytest.approx(float(np.nanmax(over)))
     assert w._payload["vmax"] == pytest.approx(float(np.nanmax(block_reduce(rest, 3, "max"))))
     assert w._payload["vmax"] < 0.5 * plain and w._meta["sinks"] == [0]
@@ -157,9 +158,9 @@ def test_region_of_agrees_with_the_dense_region():
 def test_sink_shares_blockwise_equal_the_dense_count(no_dense):
     r = lazy_result(700, sink=5.0, layers=2, heads=2, kv_heads=1)
     got = aw.analysis.sink_shares(r)
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     a = dense_twin(r).attention
-    aw.runner.set_dense_budget(0)
+    set_dense_budget(0)
     np.testing.assert_allclose(got, a[:, :, 1:, 0].mean(-1), rtol=1e-5)  # query 0 sees only the sink: left out
     assert (got > 20 / 700).all(), "key 0 is a sink: far above a uniform share"
     two = aw.analysis.sink_shares(r, keys=[0, 5])

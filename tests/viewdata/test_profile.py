@@ -10,6 +10,7 @@ import traitlets
 from lazy_helpers import dense_twin, lazy_result
 
 import attnwidgets as aw
+from attnwidgets.attention_stack import dense_budget, set_dense_budget
 from attnwidgets.result import AttentionResult
 from attnwidgets.viewdata.profile import (
     check_span,
@@ -86,9 +87,9 @@ def test_lazy_8k_style_result_never_builds_dense_attention(no_dense):
     with pytest.raises(aw.AttentionTooLargeError):
         _ = lazy.attention
     w = aw.AttentionProfile(lazy, layer=1, head=-1, query=(40, 260), unit="sentence")
-    aw.runner.set_dense_budget(1 << 30)
+    set_dense_budget(1 << 30)
     dense = twin.attention[1, :, 40:260].mean(axis=(0, 1))
-    aw.runner.set_dense_budget(0)
+    set_dense_budget(0)
     np.testing.assert_allclose(w.weights(), dense, atol=1e-6)
     np.testing.assert_allclose(w.weights(head=[0, 3]), dense_head_list(twin, [0, 3]), atol=1e-6)
     starts = w.unit_starts()
@@ -100,12 +101,12 @@ def test_lazy_8k_style_result_never_builds_dense_attention(no_dense):
 
 
 def dense_head_list(twin: AttentionResult, heads: list[int]) -> np.ndarray:
-    before = aw.runner.dense_budget()
-    aw.runner.set_dense_budget(1 << 30)
+    before = dense_budget()
+    set_dense_budget(1 << 30)
     try:
         return twin.attention[1, heads, 40:260].mean(axis=(0, 1))
     finally:
-        aw.runner.set_dense_budget(before)
+        set_dense_budget(before)
 
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [

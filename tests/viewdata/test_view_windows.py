@@ -10,6 +10,7 @@ import traitlets
 from lazy_helpers import dense_twin, lazy_result
 
 import attnwidgets as aw
+from attnwidgets.attention_stack import set_dense_budget
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.viewdata.lines import unpack, window_heads
 from attnwidgets.viewdata.windows import check_window, far_keys, window_around
@@ -34,7 +35,7 @@ def test_lazy_head_view_sends_a_window_equal_to_the_dense_rows(no_dense):
     info = content["window"]
     assert info["q"] == [100, 164] and info["k"] == [100, 164] and 0 in info["far"]
     drawn = unpack(_reply_payload(content, buffers))
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     dense = dense_twin(r).attention[0][:, 100:164]
     cols = [*range(100, 164), *info["far"]]
     expected = dense[:, :, cols]
@@ -115,7 +116,7 @@ def test_plot_head_view_of_a_lazy_result_draws_the_window(no_dense):
     assert "tokens 100–119 of 2000" in title
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert labels[0].startswith("100 ") and any(t.startswith("#0 ") for t in labels), "the sink is a far key"
-    aw.runner.set_dense_budget(1 << 40)
+    set_dense_budget(1 << 40)
     a = dense_twin(r).attention[1, 0, 100:120]
     n_far = sum(t.startswith("#") for t in labels)
     far = [int(t.split()[0][1:]) for t in labels if t.startswith("#")]
@@ -173,9 +174,3 @@ def test_gqa_groups_in_meta(no_dense):
     assert w._meta["n_kv_heads"] == 2 and w._meta["long"]
     a = np.full((1, 4, 3, 3), 1 / 3, np.float32)
     assert aw.HeadView(aw.AttentionResult.from_arrays(a, list("abc")))._meta["n_kv_heads"] == 0
-
-
-def test_gqa_groups_in_the_ablation_grid(tiny_llama, tiny_gpt2):
-    ab = aw.AblationWidget(["The cat sat."], model=tiny_llama)
-    assert ab._payload["kv_heads"] == {"self": 2} and ab._payload["stacks"]["self"][1] == 4
-    assert aw.AblationWidget(["The cat sat."], model=tiny_gpt2)._payload["kv_heads"]["self"] in (0, 2, 4)
