@@ -9,7 +9,10 @@ import pytest
 import traitlets
 
 import attnwidgets as aw
+from tests.viewdata import test_span as span_tests
 from tests.viewdata.test_span import PIECES
+
+small = span_tests.small  # the fixture of test_span.py
 
 
 def test_heatmap_selection_names_word_rows_at_word_level():
