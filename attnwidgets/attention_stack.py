@@ -432,7 +432,7 @@ class LazyStack:
 
     @property
     def summary_made(self) -> dict[str, np.ndarray]:
-        """:attr:`summary` when it is made, else empty: never runs the pass (what a view reads, so opening one is fast)."""
+        """:attr:`summary` when it is made, else empty: never runs the pass (what a view reads: opening one is fast)."""
         return self._summary
 
     def warm_summary(self) -> bool:

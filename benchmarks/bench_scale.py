@@ -143,8 +143,10 @@ def main() -> None:
 
     if args.smoke:
         # Ray's start (ray.init and a worker loading the model) takes a minute on a busy 2-core machine: more than
-        # the rest together. The Ray backend itself is tested in tests/test_pool.py and tests/test_scale.py.
-        print("--smoke: Ray's side skipped (its start alone takes about a minute here; tests/test_pool.py runs it)")
+        # the rest together. The Ray backend itself is tested in tests/studies/test_pool.py and
+        # tests/studies/test_scale.py.
+        print("--smoke: Ray's side skipped (its start alone takes about a minute here; "
+              "tests/studies/test_pool.py runs it)")
         local = local_stats()
         tok = local.out.n_tokens
         rows.append((f"corpus statistics, {len(texts):,} sentences", f"{local.wall:.1f} s / {local.own_cpu:.1f} s",

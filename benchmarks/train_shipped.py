@@ -12,8 +12,8 @@ Usage::
 The recipes (what is trained, with which arguments) live in :data:`attnwidgets.teaching.shipped.RECIPES`, the studies
 of the bundled model (a head sweep, pruning curves) in :data:`attnwidgets.studies.shipped.STUDIES`; this script only
 runs them and writes the files, one thread, so the times recorded in each file (and printed by the notebooks as the
-estimate for ``train=True``) are one CPU core's. ``tests/test_shipped_checkpoints.py`` checks that each file is what
-its recipe or study makes; run this script again after changing a recipe, a study, or the code they run, and commit
+estimate for ``train=True``) are one CPU core's. ``tests/project/test_shipped_checkpoints.py`` checks that each file is
+what its recipe or study makes; run this script again after changing a recipe, a study, or the code they run, and commit
 the files.
 """
 

@@ -1,5 +1,5 @@
 """Tiny models with byte-level BPE tokenizers made on the spot, for checking that tokens read as the text they stand
-for (tests/test_bpe_display.py and tests/browser/test_bpe_display_browser.py).
+for (tests/widgets/test_bpe_display.py and tests/browser/test_bpe_display_browser.py).
 
 ``merged_tokenizer()`` is trained on the test text, so `` café``, `` 東京`` and `` 🙂`` are one token each;
 ``split_tokenizer()`` has a handful of hand-written merges, so those characters are cut between tokens:

@@ -1,12 +1,28 @@
 """Shared fixtures: tiny seeded random models (BERT, GPT-2, BART, Llama-style GQA + RoPE, and a few whose attention
-attnwidgets must refuse: Mamba, Funnel, SqueezeBERT) saved to a temp dir.
+attnwidgets must refuse: Mamba, Funnel, SqueezeBERT) saved to a temp dir; and the torch-free tier.
 
 Each fixture returns the folder path; ``attnwidgets.run(text, model=path)`` loads it through the real loading code.
+
+The tests live in folders that mirror the package (tests/result, analysis, viewdata, runner, studies, widgets, plots,
+teaching, export, project, browser). This folder holds what they share (this file, sample_texts, lazy_helpers,
+bpe_models, token_label_cases.json): pytest puts it on ``sys.path`` when it loads this conftest (there is no
+``__init__.py``), so ``from lazy_helpers import lazy_result`` works from every folder. Test file names stay unique
+across the folders for the same reason.
+
+**The torch-free tier.** The tests in ``TORCH_FREE`` folders need no model: they build results from arrays
+(``AttentionResult.from_arrays``, ``lazy_helpers``) and run without importing torch or transformers (the budget: two
+minutes; .ci/run prints the time). ``pytest tests --tier=numpy`` runs just them (the ``numpy`` tier of .ci/run) and
+``--tier=rest`` the other folders (the ``unit`` tier), so no test runs twice. A session that runs only torch-free
+tests (``--tier=numpy``, or ``pytest tests/analysis``) fails, naming the test and the line, when torch or
+transformers got imported. A test of these layers that needs a model lives in the torch folder of what it runs, as
+``<file>_on_models.py`` (``tests/studies/test_persist_on_models.py`` holds the round trips of what a model made).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import traceback
 import warnings
 from pathlib import Path
 
@@ -17,6 +33,106 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from sample_texts import SENTENCES
+
+TESTS = Path(__file__).resolve().parent
+#: the folders of tests/ whose tests run on numpy alone (their layers never import torch: docs/architecture.md)
+TORCH_FREE = ("result", "analysis", "viewdata")
+#: what a torch-free session may not import
+FORBIDDEN = ("torch", "transformers")
+
+
+class _ImportWatch:
+    """A finder on ``sys.meta_path`` that finds nothing: it notes the first import of each FORBIDDEN module, with the
+    test (or the file being collected) that was running and the lines of the repository that led to it."""
+
+    def __init__(self) -> None:
+        self.now = "pytest's start-up"
+        self.first: dict[str, tuple[str, list[str]]] = {}
+        self.before = [name for name in FORBIDDEN if name in sys.modules]
+
+    def find_spec(self, name: str, path=None, target=None) -> None:
+        if name in FORBIDDEN and name not in self.first:
+            ours = [f for f in traceback.extract_stack()[:-1]
+                    if f.filename.startswith(str(TESTS.parent)) and f.filename != __file__]
+            tests = [i for i, f in enumerate(ours) if f.filename.startswith(str(TESTS))]
+            # the last line of a test (or a helper of the tests), then the package's lines that did the import
+            shown = ([ours[tests[-1]]] if tests else []) + ours[(tests[-1] + 1 if tests else 0):][-2:]
+            self.first[name] = (self.now, [f"{Path(f.filename).relative_to(TESTS.parent)}:{f.lineno}: {f.line}"
+                                           for f in shown])
+        return None
+
+
+_watch = _ImportWatch()
+sys.meta_path.insert(0, _watch)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--tier", choices=("numpy", "rest"), default=None,
+                     help=f"numpy: only the torch-free folders of tests/ ({', '.join(TORCH_FREE)}), and fail if torch "
+                          "or transformers got imported; rest: every other folder")
+
+
+def _folder(path: Path) -> str | None:
+    """The folder of tests/ that ``path`` lies in (None for tests/ itself, the files beside this one, or elsewhere)."""
+    try:
+        parts = path.resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 or (parts and (TESTS / parts[0]).is_dir()) else None
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    tier = config.getoption("tier")
+    folder = _folder(collection_path)
+    if tier is None or folder is None:
+        return None
+    return (folder in TORCH_FREE) != (tier == "numpy") or None
+
+
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    _watch.now = f"collecting {collector.nodeid or 'the session'}"
+
+
+def pytest_runtest_logstart(nodeid: str) -> None:
+    _watch.now = nodeid
+
+
+def _torch_free_session(session: pytest.Session) -> bool:
+    if session.config.getoption("tier") == "numpy":
+        return True
+    items = getattr(session, "items", [])
+    return bool(items) and all(_folder(Path(item.path)) in TORCH_FREE for item in items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    imported = [name for name in FORBIDDEN if name in sys.modules]
+    if not imported or not _torch_free_session(session):
+        return
+    lines = [f"this session ran only torch-free tests ({', '.join(f'tests/{f}' for f in TORCH_FREE)}), "
+             f"and {' and '.join(imported)} got imported:"]
+    for name in imported:
+        if name in _watch.before:
+            lines.append(f"  {name}: already imported before the tests started (a pytest plugin or the environment)")
+            continue
+        when, where = _watch.first.get(name, ("an unknown place", []))
+        lines.append(f"  {name}: first imported while running {when}")
+        lines += [f"      {line}" for line in where]
+    lines.append("A test that needs a model belongs in a torch folder (runner, studies, widgets...) as "
+                 "<file>_on_models.py; one that only needs a result can build it from arrays "
+                 "(AttentionResult.from_arrays, lazy_helpers.lazy_result).")
+    session.config.stash[_REPORT] = lines
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_REPORT = pytest.StashKey[list]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    lines = config.stash.get(_REPORT, None)
+    if lines:
+        terminalreporter.write_sep("=", "torch-free tier: FAILED", red=True, bold=True)
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ attention:
    the queries' mean.
 
 Scaling comes first (translating first and scaling after would move the two means apart again). The weights of
-the normalised vectors equal the model's to float rounding; ``tests/test_qk_space.py`` checks both steps on a hand
-computed case and that the weights are unchanged. The reference repository (catherinesyeh/attention-viz) ships
+the normalised vectors equal the model's to float rounding; ``tests/studies/test_qk_space.py`` checks both steps on a
+hand computed case and that the weights are unchanged. The reference repository (catherinesyeh/attention-viz) ships
 precomputed coordinates and no normalisation code, so this follows the paper's description; the order of the two
 steps and the choice of ``c`` from mean norms are ours, stated here.
 """

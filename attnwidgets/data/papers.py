@@ -2,7 +2,7 @@
 
 Each table of the file names its paper, the table or section and the page it comes from, and how it was checked. The
 notebooks print their comparisons from here instead of typing a paper's numbers into their text, and
-``tests/test_paper_numbers.py`` fails when a notebook's text quotes a paper number that is not in the file.
+``tests/project/test_paper_numbers.py`` fails when a notebook's text quotes a paper number that is not in the file.
 
 Examples
 --------

@@ -5,7 +5,7 @@ one query per step against the growing key/value cache) keeps its queries and ke
 :meth:`~attnwidgets.runner.capture.Capture.stack` joins a site's calls into one causal
 :class:`~attnwidgets.attention_stack.LazyStack` over the fed positions (prompt + generated[:-1]). No n x n weights
 exist during generation; a step's row is rebuilt on demand and equals eager attention of a forward over the whole
-sequence (``tests/test_generation.py``).
+sequence (``tests/runner/test_generation.py``).
 """
 
 from __future__ import annotations

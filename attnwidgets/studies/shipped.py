@@ -18,8 +18,8 @@ A shipped file is read as untrusted: through the checks of the objects' own ``lo
 metric's range, a frame that matches its arrays), then against the study as the code defines it today (the same
 call, the same task, every head and layer swept, the pruning points the call makes); a mismatch is a
 :class:`~attnwidgets.persist.SavedFileError` naming the file and how to make it again.
-``tests/test_shipped_checkpoints.py`` re-runs a few heads and the first pruning points and compares them with the
-stored numbers.
+``tests/project/test_shipped_checkpoints.py`` re-runs a few heads and the first pruning points and compares them with
+the stored numbers.
 
 Examples
 --------

@@ -5,8 +5,8 @@ Devlin et al. (2019, §3, Figure 2): "the input embeddings are the sum of the to
 embeddings and the position embeddings". :func:`input_embeddings` reads the three tables of a BERT-like model's
 embedding module (``word_embeddings``, ``token_type_embeddings``, ``position_embeddings`` and ``LayerNorm``, found by
 name, wherever the module sits), looks up the rows a sentence pair uses, adds them, and applies the model's own
-LayerNorm. What it returns is what ``model.embeddings(...)`` computes (``tests/test_teaching_embeddings.py`` checks
-it to 1e-5), in pieces.
+LayerNorm. What it returns is what ``model.embeddings(...)`` computes
+(``tests/teaching/test_teaching_embeddings.py`` checks it to 1e-5), in pieces.
 
 Models without segment embeddings are handled and said so: RoBERTa-like models have a segment table of one row (the
 same vector is added to every token, so it cannot tell A from B); DistilBERT has none (A and B differ only by the

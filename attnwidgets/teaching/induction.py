@@ -20,7 +20,7 @@ the same definitions :func:`attnwidgets.studies.head_roles` uses on a Hugging Fa
 
 Examples
 --------
-A few steps only (the default, 500 steps, forms the head: ``tests/test_teaching_induction.py`` checks it).
+A few steps only (the default, 500 steps, forms the head: ``tests/teaching/test_teaching_induction.py`` checks it).
 
 >>> run = train_induction(steps=20, eval_every=10, progress=False)
 >>> run.eval_steps.tolist(), run.induction.shape          # evaluations x layers x heads

@@ -15,8 +15,8 @@ it here instead (progress bar, and a stated estimate of the time it takes).
 The file is read as untrusted: no pickle, the recipe it was made by, every weight's name, shape and dtype, the curves'
 lengths and the attention's shapes are checked against what the code builds today, and a mismatch is a
 :class:`~attnwidgets.persist.SavedFileError` naming the file and how to make it again.
-``tests/test_shipped_checkpoints.py`` checks that each file is what its recipe makes (the first steps reproduce the
-recorded losses, the metrics match a re-evaluation of the shipped weights).
+``tests/project/test_shipped_checkpoints.py`` checks that each file is what its recipe makes (the first steps reproduce
+the recorded losses, the metrics match a re-evaluation of the shipped weights).
 
 Examples
 --------
@@ -210,7 +210,7 @@ def replay(run: Any, callback: Callable[..., None], name: str | None = None) -> 
 
 def first_losses(name: str, steps: int = 3) -> Any:
     """Run ``name``'s recipe for its first ``steps`` steps only (same seeds; no progress bar): the run it returns
-    starts exactly as the shipped one did (what ``tests/test_shipped_checkpoints.py`` compares)."""
+    starts exactly as the shipped one did (what ``tests/project/test_shipped_checkpoints.py`` compares)."""
     return _train(_recipe(name), callback=None, progress=False, steps=steps)
 
 

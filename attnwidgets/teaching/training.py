@@ -7,7 +7,7 @@ runner imports torch"). What leaves this module is numpy: :func:`attention_resul
 Examples
 --------
 Two steps and a small held-out set keep this example fast; it shows the shapes, not a trained model (the default,
-300 steps, reaches at least 98 % held-out exact match: ``tests/test_teaching_training.py`` checks it).
+300 steps, reaches at least 98 % held-out exact match: ``tests/teaching/test_teaching_training.py`` checks it).
 
 >>> run = train("reverse", steps=2, n_held_out=20, checkpoints=[0, 2])
 >>> run.steps, sorted(run.checkpoints)

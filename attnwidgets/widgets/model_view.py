@@ -1,4 +1,5 @@
-"""ModelView: every layer x head as a thumbnail; click one for its full heatmap (front end: js/src/views/model_view/)."""
+"""ModelView: every layer x head as a thumbnail; click one for its full heatmap (front end:
+js/src/views/model_view/)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Run from the repository root after changing a map: ``python js/scripts/colormaps.py``. For each map it keeps the
 fewest evenly spaced stops whose linear interpolation stays within 2/255 per channel of matplotlib's 256-entry table
-(tests/test_colormaps.py checks the file against matplotlib, so a hand edit or a matplotlib change fails CI).
+(tests/viewdata/test_colormaps.py checks the file against matplotlib, so a hand edit or a matplotlib change fails CI).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ js/scripts/wire_types.py``. Each frozen dataclass a view's state or request answ
 (np.ndarray → ``Packed``, the array js/src/shared/buffers.ts decodes; str → string; int and float → number; bool →
 boolean; None → null; list and tuple → arrays or tuples; dict → Record; a field that may be absent → ``name?:``), and
 ``Views`` maps each view's name to ``{payload, meta?}``, what its ``_payload`` and ``_meta`` traits hold.
-tests/test_wire_types.py checks the committed file against this script, so a Python change without regenerating
+tests/viewdata/test_wire_types.py checks the committed file against this script, so a Python change without regenerating
 fails CI, and ``tsc`` fails where a view reads a field Python no longer sends.
 """
 

@@ -12,7 +12,7 @@ import {
   visibleText,
 } from "../src/shared/text";
 
-// The cases attnwidgets/viewdata/labels.py's token_label is held to as well (tests/test_labels.py).
+// The cases attnwidgets/viewdata/labels.py's token_label is held to as well (tests/viewdata/test_labels.py).
 const CASES = shared.cases as Array<[string, number, string]>;
 
 const BIDI = [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c];

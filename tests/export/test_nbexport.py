@@ -1,0 +1,168 @@
+"""``attnwidgets export``: a notebook with views as one HTML page showing every view offline (attnwidgets/nbexport.py).
+
+The export runs in a subprocess whose Python (and the kernel it starts, which inherits the environment) can open no
+socket except to the loopback address: the network is blocked the whole time, as on a machine offline.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+# Any connection to a non-loopback address fails, in this process and in every Python it starts (the kernel).
+BLOCK_NETWORK = '''
+import socket
+_connect = socket.socket.connect
+def _loopback_only(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost") and self.family != socket.AF_UNIX:
+        raise OSError(f"network blocked by the test: {address!r}")
+    return _connect(self, address)
+socket.socket.connect = _loopback_only
+'''
+
+CELLS = [
+    ("markdown", "# A notebook with views\n\nText before the views."),
+    ("code", "import numpy as np\nimport attnwidgets as aw\n"
+             f"r = aw.AttentionResult.from_arrays(np.full((2, 3, 3, 3), 1 / 3, dtype=np.float32), "
+             f"[{HOSTILE!r}, 'cat', 'sat'])"),
+    ("code", "aw.AttentionHeatmap(r, layer=1, head=2)"),
+    ("code", "aw.ModelView(r)"),
+    ("code", "import ipywidgets\nipywidgets.IntSlider(value=3, description='plain')"),
+    ("code", "r"),
+]
+
+
+def make_notebook(path: Path, cells=CELLS) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(src) if kind == "markdown" else nbformat.v4.new_code_cell(src)
+                for kind, src in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    guard = tmp_path / "offline"
+    guard.mkdir(exist_ok=True)
+    (guard / "sitecustomize.py").write_text(BLOCK_NETWORK, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(guard)]),
+           "ATTNWIDGETS_STATIC_FALLBACK": "0",  # the export turns the pictures on in its kernel itself
+           "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-m", "attnwidgets", *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    tmp = tmp_path_factory.mktemp("export")
+    nb = make_notebook(tmp / "views.ipynb")
+    before = nb.read_bytes()
+    done = run_cli(["export", str(nb), "-o", str(tmp / "out" / "page.html")], tmp)
+    assert done.returncode == 0, done.stderr
+    assert nb.read_bytes() == before, "the notebook file was changed"
+    return nb, tmp / "out" / "page.html", done
+
+
+def test_the_network_guard_blocks_the_network(tmp_path):
+    code = ("import socket\ntry:\n    socket.create_connection(('93.184.216.34', 80), timeout=2)\n"
+            "except OSError as e:\n    print('blocked' if 'blocked by the test' in str(e) else 'other')")
+    guard = tmp_path / "offline"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(BLOCK_NETWORK, encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(guard)}, timeout=60)
+    assert out.stdout.strip() == "blocked"
+
+
+def test_every_view_shows_its_picture_and_nothing_loads_from_the_network(exported):
+    _, page, done = exported
+    html = page.read_text(encoding="utf-8")
+    # no script, stylesheet or image from anywhere but the page itself
+    assert not re.search(r"<script[^>]*\ssrc=", html), "a script is loaded from outside the page"
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "something is loaded over the network"
+    assert "application/vnd.jupyter.widget-view+json" not in html and "jupyter-widgets" not in html
+    pngs = re.findall(r'<img[^>]*src="data:image/png;base64,([A-Za-z0-9+/=\s]+)"', html)
+    assert len(pngs) == 2, f"{len(pngs)} pictures for the heatmap and the model view"
+    for b64 in pngs:
+        assert base64.b64decode(b64)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "wrote " in done.stdout and "3 views, 2 as their picture, 1 as text" in done.stdout
+
+
+def test_the_page_keeps_the_text_of_a_widget_without_a_picture_and_escapes_token_text(exported):
+    _, page, _ = exported
+    html = page.read_text(encoding="utf-8")
+    assert "IntSlider(value=3" in html  # the plain ipywidget: its text
+    assert "AttentionHeatmap · arrays" in html  # each view's line of text beside its picture
+    assert HOSTILE not in html  # the token, in the heatmap's text and in the result's table, is text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert 'class="aw-repr"' in html  # the result's compact table
+    assert "Text before the views." in html
+
+
+def test_no_execute_takes_the_stored_outputs(exported, tmp_path):
+    nb, _, _ = exported
+    # execute it the way nbconvert does, keeping widget state, then export without running it again
+    executed = tmp_path / "executed.ipynb"
+    node = nbformat.read(nb, as_version=4)
+    from nbclient import NotebookClient
+
+    env_was = os.environ.get("ATTNWIDGETS_STATIC_FALLBACK")
+    os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = "1"
+    try:
+        NotebookClient(node, timeout=300, kernel_name="python3", store_widget_state=True,
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        if env_was is None:
+            os.environ.pop("ATTNWIDGETS_STATIC_FALLBACK")
+        else:
+            os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = env_was
+    assert "widgets" in node.metadata  # the stored state nbconvert would prefer over the picture
+    nbformat.write(node, executed)
+    done = run_cli(["export", str(executed), "--no-execute"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    html = executed.with_suffix(".html").read_text(encoding="utf-8")
+    assert len(re.findall(r'<img[^>]*src="data:image/png;base64,', html)) == 2
+    assert "application/vnd.jupyter.widget-view+json" not in html and not re.search(r"<script[^>]*\ssrc=", html)
+
+
+def test_without_nbconvert_it_says_which_extra_to_install(tmp_path, monkeypatch, capsys):
+    from attnwidgets import cli
+
+    path = make_notebook(tmp_path / "n.ipynb", [("code", "x = 1")])
+    monkeypatch.setitem(sys.modules, "nbconvert", None)  # as on `pip install attnwidgets` without the lab extra
+    assert cli.main(["export", str(path), "--no-execute"]) == 1
+    err = capsys.readouterr().err
+    assert "attnwidgets export needs nbconvert" in err and 'pip install "attnwidgets[lab]"' in err
+    assert not path.with_suffix(".html").exists()
+
+
+@pytest.mark.parametrize(("make", "says"), [
+    (lambda d: d / "missing.ipynb", "no such notebook file"),
+    (lambda d: write(d / "bad.ipynb", "{not json"), "not a readable Jupyter notebook"),
+    (lambda d: write(d / "list.ipynb", "[1, 2]"), "not a readable Jupyter notebook"),
+    (lambda d: make_notebook(d / "raises.ipynb", [("code", "x = 1"), ("code", "raise RuntimeError('boom in cell')")]),
+     "cell 2 raised RuntimeError: boom in cell"),
+], ids=["missing", "not-json", "not-a-notebook", "cell-raises"])
+def test_bad_notebooks_are_clear_errors(tmp_path, make, says):
+    path = make(tmp_path)
+    done = run_cli(["export", str(path)], tmp_path)
+    assert done.returncode == 1
+    assert says in done.stderr and str(path.name) in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not path.with_suffix(".html").exists()

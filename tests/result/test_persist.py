@@ -1,0 +1,205 @@
+"""Saving analyses and loading them back (issue 16.6): every object round-trips exactly, every file is tagged with its
+model, and a file from another model, a newer format, another kind or a damaged file is refused with a clear message."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from lazy_helpers import lazy_result
+from pandas.testing import assert_frame_equal
+
+import attnwidgets as aw
+from attnwidgets.analysis.corpus import CorpusStats
+from attnwidgets.persist import (
+    FORMAT,
+    ModelMismatchError,
+    SavedFileError,
+    check_provenance,
+    provenance,
+    read_tags,
+    write,
+)
+from attnwidgets.result import AttentionResult, ModelInfo
+
+
+def assert_same_corpus_stats(a: CorpusStats, b: CorpusStats) -> None:
+    assert (a.n_docs, a.n_tokens, a.words, a.smoothing) == (b.n_docs, b.n_tokens, b.words, b.smoothing)
+    assert a.model == b.model
+    ma, mb = a.mean(), b.mean()
+    assert ma.keys() == mb.keys()
+    for key in ma:
+        np.testing.assert_array_equal(ma[key], mb[key])
+    assert_frame_equal(a.frame(), b.frame())
+    if a.pattern_counts is None:
+        assert b.pattern_counts is None
+    else:
+        np.testing.assert_array_equal(a.pattern_counts, b.pattern_counts)
+        assert_frame_equal(a.patterns(), b.patterns())
+        np.testing.assert_array_equal(a.majority_pattern(), b.majority_pattern())
+    try:
+        da = a.distances()
+    except ValueError:
+        with pytest.raises(ValueError, match="distances=True"):
+            b.distances()
+    else:
+        np.testing.assert_array_equal(da, b.distances())
+
+
+# -- CorpusStats ---------------------------------------------------------------------------------------------------
+
+
+def test_corpus_stats_of_a_long_input_round_trip(tmp_path) -> None:
+    stats = aw.analysis.corpus_stats([lazy_result(40), lazy_result(30, seed=1)], distances=True)
+    assert_same_corpus_stats(stats, CorpusStats.load(stats.save(tmp_path / "lazy.npz"), model=stats.model))
+
+
+def test_empty_corpus_stats_round_trip(tmp_path) -> None:
+    back = CorpusStats.load(CorpusStats(words=True).save(tmp_path / "empty.npz"))
+    assert (back.n_docs, back.words, back.model) == (0, True, None)
+    with pytest.raises(ModelMismatchError, match="does not say which model"):
+        CorpusStats.load(tmp_path / "empty.npz", model="bert-base-uncased")
+
+
+# -- DependencyScores ----------------------------------------------------------------------------------------------
+
+
+def assert_same_dependency_scores(a, b) -> None:
+    assert a.relations == b.relations and (a.n_sentences, a.model) == (b.n_sentences, b.model)
+    assert a.model_info == b.model_info and a.settings == b.settings
+    for name in ("counts", "correct", "baseline_correct", "accuracy", "accuracy_all", "baseline"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert getattr(a, name).dtype == getattr(b, name).dtype, name
+    assert_frame_equal(a.table(), b.table())
+    assert_frame_equal(a.frame(), b.frame())
+    assert repr(a) == repr(b)
+
+
+def test_dependency_scores_that_know_only_a_name(tmp_path) -> None:
+    """Scores built by hand know the model's name only: the file says so, and checks that name."""
+    from attnwidgets.analysis.dependency import DependencyScores
+
+    correct = np.arange(2 * 1 * 2 * 3, dtype=np.float64).reshape(2, 1, 2, 3) % 4
+    scores = DependencyScores(["amod", "det", "nsubj"], np.array([4, 5, 6]), correct, np.ones((6, 3)), 2, "toy")
+    path = scores.save(tmp_path / "toy.npz")
+    assert read_tags(path)["model"] == {"name": "toy", "path": None}
+    assert_same_dependency_scores(scores, DependencyScores.load(path, model="toy"))
+    with pytest.raises(ModelMismatchError, match=r"'toy'.*'other'"):
+        DependencyScores.load(path, model="other")
+
+
+# -- sweeps, pruning, importance -----------------------------------------------------------------------------------
+
+
+# -- attention results ---------------------------------------------------------------------------------------------
+
+
+# -- bad files -----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def saved_stats(tmp_path) -> Path:
+    r = AttentionResult.from_arrays(np.array([[0.5, 0.5], [0.0, 1.0]]), ["[CLS]", "[SEP]"])
+    return aw.analysis.corpus_stats([r] * 2).save(tmp_path / "stats.npz")
+
+
+def test_a_file_of_another_kind_is_refused(saved_stats) -> None:
+    from attnwidgets.analysis.dependency import DependencyScores
+
+    with pytest.raises(SavedFileError, match=r"holds a CorpusStats, not a DependencyScores.*aw.load"):
+        DependencyScores.load(saved_stats)
+
+
+@pytest.mark.parametrize("cut", [0.0, 0.3, 0.9])
+def test_a_truncated_file_is_refused(saved_stats, cut) -> None:
+    data = saved_stats.read_bytes()
+    saved_stats.write_bytes(data[: int(len(data) * cut)])
+    with pytest.raises(SavedFileError, match="damaged"):
+        aw.load(saved_stats)
+
+
+def test_a_corrupt_entry_is_refused(saved_stats) -> None:
+    data = bytearray(saved_stats.read_bytes())
+    data[60:80] = b"\x00" * 20  # inside the first compressed entry
+    saved_stats.write_bytes(bytes(data))
+    with pytest.raises(SavedFileError, match="damaged"):
+        CorpusStats.load(saved_stats)
+
+
+def test_files_that_are_not_ours_are_refused(tmp_path) -> None:
+    np.save(tmp_path / "bare.npy", np.zeros(3))
+    np.savez(tmp_path / "plain.npz", a=np.zeros(3))
+    (tmp_path / "text.npz").write_text("hello")
+    np.savez(tmp_path / "pickled.npz", a=np.array([{"x": 1}], dtype=object))
+    for name in ("bare.npy", "plain.npz", "text.npz", "pickled.npz"):
+        with pytest.raises(SavedFileError, match="not a file attnwidgets saved"):
+            aw.load(tmp_path / name)
+    with pytest.raises(FileNotFoundError, match="no saved file"):
+        aw.load(tmp_path / "missing.npz")
+
+
+def rewrite_tags(path: Path, change) -> None:
+    with zipfile.ZipFile(path) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    tags = json.loads(str(np.load(path, allow_pickle=False)["__tags__"]))
+    change(tags)
+    buffer = io.BytesIO()
+    np.save(buffer, np.array(json.dumps(tags)))
+    entries["__tags__.npy"] = buffer.getvalue()
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+
+
+def test_a_newer_format_is_refused_with_upgrade_advice(saved_stats) -> None:
+    rewrite_tags(saved_stats, lambda t: t.update(attnwidgets_file=FORMAT + 1, attnwidgets="9.0"))
+    with pytest.raises(SavedFileError, match=f"attnwidgets 9.0 in file format {FORMAT + 1}.*upgrade"):
+        aw.load(saved_stats)
+
+
+def test_an_unknown_kind_is_refused(saved_stats) -> None:
+    rewrite_tags(saved_stats, lambda t: t.update(kind="Hologram"))
+    with pytest.raises(SavedFileError, match="'Hologram', which this attnwidgets"):
+        aw.load(saved_stats)
+
+
+def test_loading_runs_no_code_from_the_file(saved_stats) -> None:
+    """An object array would need pickle to read: under a name the format reads it is refused, never unpickled; under
+    a name it does not read it is never opened at all (issue 23: only the entries the format names are read)."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([print], dtype=object), allow_pickle=True)
+    with zipfile.ZipFile(saved_stats, "a") as z:
+        z.writestr("evil.npy", buffer.getvalue())
+    assert aw.load(saved_stats).n_docs == 2
+    with zipfile.ZipFile(saved_stats) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    entries["sum.sep.npy"] = buffer.getvalue()
+    with zipfile.ZipFile(saved_stats, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    with pytest.raises(SavedFileError, match=r"damaged.*'sum\.sep' as Python objects"):
+        aw.load(saved_stats)
+
+
+# -- provenance ----------------------------------------------------------------------------------------------------
+
+
+def test_one_hub_commit_under_two_names_is_the_same_model_but_one_config_is_not() -> None:
+    commit = "86b5e0934494bd15c9632b12f734a8a67f723594"
+    saved = provenance(ModelInfo("bert-base-uncased", "encoder", 12, 12, 512, commit=commit))
+    check_provenance(saved, ModelInfo("google-bert/bert-base-uncased", "encoder", 12, 12, 512, commit=commit))
+    config = provenance(ModelInfo("./finetuned-a", "encoder", 12, 12, 512, commit="config-sha256:1234"))
+    with pytest.raises(ModelMismatchError, match="finetuned-a"):
+        check_provenance(config, ModelInfo("./finetuned-b", "encoder", 12, 12, 512, commit="config-sha256:1234"))
+
+
+def test_numpy_numbers_in_settings_are_saved_as_numbers(tmp_path) -> None:
+    write(tmp_path / "x.npz", "Example", {}, settings={"step": np.float32(0.25), "n": np.int64(3)})
+    assert read_tags(tmp_path / "x.npz")["settings"] == {"step": 0.25, "n": 3}
+    with pytest.raises(TypeError, match="not JSON"):
+        write(tmp_path / "y.npz", "Example", {}, settings={"bad": object()})
+    assert not (tmp_path / "y.npz").exists()
