@@ -27,7 +27,10 @@ from attnwidgets.viewdata.views import (
     TRAITS,
     ablation,
     compare,
+    entropy_bars,
     generation,
+    head_cluster_map,
+    head_stats_grid,
     head_view,
     heatmap,
     model_view,
@@ -227,6 +230,56 @@ def test_what_the_qk_space_view_sends_is_what_its_interfaces_name():
     assert wire["payload"]["points"]["shape"] == [14, 9], "a query and a key row per token: 2 * 7"
     with pytest.raises(ValueError, match="sentence 2 is out of range: there are 2 sentences"):
         qk_space.sentence_weights(space, 2)
+
+
+def _uniform3() -> AttentionResult:
+    return AttentionResult.from_arrays(np.full((1, 2, 3, 3), 1 / 3, np.float32), ["[CLS]", "hi", "[SEP]"])
+
+
+def test_what_the_head_stats_grid_sends_is_what_its_interfaces_name():
+    from attnwidgets.widgets.head_stats_grid import HeadStatsGrid
+
+    seen = interfaces()
+    grid = HeadStatsGrid(_uniform3())
+    _fields_match(grid._payload, "HeadStatsPayload", seen)
+    _fields_match(grid._meta, "HeadStatsMeta", seen)
+    names, stats = grid._meta["names"], grid._payload["stats"]
+    assert stats["shape"] == [len(names), 1, 2] and grid._meta["tokens"] == ["[CLS]", "hi", "[SEP]"]
+    sep = np.frombuffer(stats["buffer"], "<f4").reshape(stats["shape"])[names.index("sep")]
+    assert sep.ravel().tolist() == pytest.approx([1 / 3, 1 / 3]), "uniform over 3 keys: a third on [SEP]"
+    assert to_wire(head_stats_grid.head_stats_state(grid.stats, can_words=True, tokens=[]))["meta"]["tokens"] == []
+
+
+def test_what_the_entropy_bars_send_is_what_their_interfaces_name():
+    from attnwidgets.widgets.entropy_bars import EntropyBars
+
+    seen = interfaces()
+    bars = EntropyBars(_uniform3())
+    _fields_match(bars._payload, "EntropyBarsPayload", seen)
+    _fields_match(bars._meta, "EntropyBarsMeta", seen)
+    meta = bars._meta
+    assert meta["names"] == ["entropy", "entropy_cls", "entropy_last"]
+    assert meta["rows"] == [["all", "all rows"], ["cls", "[CLS] row"]], "an encoder with all rows: no last-row choice"
+    assert meta["baselines"]["all"] == pytest.approx(np.log(3)), "uniform attention over 3 keys: ln 3 nats"
+    got = np.frombuffer(bars._payload["stats"]["buffer"], "<f4")
+    assert got.tolist() == pytest.approx([np.log(3)] * 6, rel=1e-6), "3 statistics x 2 heads, each ln 3"
+    causal = entropy_bars.available_rows(type(bars.stats)(bars.stats.values, "d", causal=True))
+    assert causal == ["all", "last"], "a decoder's first row sees one key: no [CLS] choice"
+
+
+def test_what_the_head_cluster_map_sends_is_what_its_interfaces_name():
+    from attnwidgets.widgets.head_cluster_map import HeadClusterMap
+
+    seen = interfaces()
+    frame = pd.DataFrame({"layer": [0, 0], "head": [0, 1], "x": [0.5, -0.5], "y": [0.0, 1.0]})
+    view = HeadClusterMap(frame, stats={"sep": np.array([[0.25, 0.75]])})
+    _fields_match(view._payload, "HeadClusterMapPayload", seen)
+    _fields_match(view._meta, "HeadClusterMapMeta", seen)
+    points = view._payload["points"]
+    assert np.frombuffer(points["buffer"], "<f4").tolist() == [0.5, 0.0, -0.5, 1.0]
+    assert view._meta["colors"] == [["layer", "layer"], ["sep", "sep"]]
+    with pytest.raises(ValueError, match="the embedding has 1 heads but the statistics 1 x 2"):
+        head_cluster_map.head_cluster_map_state(view.stats, frame.iloc[:1], can_words=False, tokens=[])
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

@@ -298,6 +298,61 @@ export interface QKSpaceMeta {
 /** A "sentence" request's answer: that sentence's attention map of the head. */
 export type QKSpaceWeights = Omit<Packed, "buffer">;
 
+/** ``_payload`` of every per-head statistic view: the statistics as one (S, L, H) array, in the order of the meta's ``names``. */
+export interface HeadStatsPayload {
+  stats: Packed;
+}
+
+/** ``_meta`` of every per-head statistic view: the title, the statistics' names and labels, [layers, heads], whether the words switch applies, the query tokens a selection picks among ([] without one result's attention) and whether the attention is causal. */
+export interface HeadStatsMeta {
+  title: string;
+  names: string[];
+  labels: Record<string, string>;
+  shape: [number, number];
+  can_words: boolean;
+  tokens: string[];
+  causal: boolean;
+}
+
+/** ``_payload``: the entropy statistics as one (S, L, H) array, in the order of the meta's ``names``. */
+export interface EntropyBarsPayload {
+  stats: Packed;
+}
+
+/** ``_meta``: the per-head statistic views' meta, the measure, and the row choices with their statistic and uniform baseline (nats; None when the source does not give it). */
+export interface EntropyBarsMeta {
+  title: string;
+  names: string[];
+  labels: Record<string, string>;
+  shape: [number, number];
+  can_words: boolean;
+  tokens: string[];
+  causal: boolean;
+  measure: string;
+  can_norms: boolean;
+  rows: [string, string][];
+  row_stat: Record<string, string>;
+  baselines: Record<string, number | null>;
+}
+
+/** ``_payload``: the statistics (S, L, H) and the heads' MDS coordinates (K, 2), layer-major (k = layer * H + head). */
+export interface HeadClusterMapPayload {
+  stats: Packed;
+  points: Packed;
+}
+
+/** ``_meta``: the per-head statistic views' meta and the colour menu ("layer", then the statistics). */
+export interface HeadClusterMapMeta {
+  title: string;
+  names: string[];
+  labels: Record<string, string>;
+  shape: [number, number];
+  can_words: boolean;
+  tokens: string[];
+  causal: boolean;
+  colors: [string, string][];
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -309,4 +364,7 @@ export interface Views {
   profile: { payload: ProfilePayload };
   generation: { payload: GenerationPayload; meta: GenerationMeta };
   qk_space: { payload: QKSpacePayload; meta: QKSpaceMeta };
+  head_stats_grid: { payload: HeadStatsPayload; meta: HeadStatsMeta };
+  entropy_bars: { payload: EntropyBarsPayload; meta: EntropyBarsMeta };
+  head_cluster_map: { payload: HeadClusterMapPayload; meta: HeadClusterMapMeta };
 }
