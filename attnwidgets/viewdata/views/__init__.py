@@ -16,6 +16,7 @@ from . import (
     ablation,
     compare,
     entropy_bars,
+    fill_mask,
     generation,
     head_cluster_map,
     head_stats_grid,
@@ -35,7 +36,8 @@ STATES: dict[str, type] = {"heatmap": heatmap.HeatmapState, "ablation": ablation
                            "profile": profile.ProfileState, "generation": generation.GenerationState,
                            "qk_space": qk_space.QKSpaceState, "head_stats_grid": head_stats_grid.HeadStatsState,
                            "entropy_bars": entropy_bars.EntropyBarsState,
-                           "head_cluster_map": head_cluster_map.HeadClusterMapState}
+                           "head_cluster_map": head_cluster_map.HeadClusterMapState,
+                           "fill_mask": fill_mask.FillMaskState}
 REPLIES: dict[str, tuple[type, ...]] = {
     "heatmap": (heatmap.HeatmapMatrix, heatmap.HeatmapRegion, heatmap.LevelLabels),
     "head_view": (head_view.LineLabels,),
@@ -47,5 +49,5 @@ REPLIES: dict[str, tuple[type, ...]] = {
 #: view name -> the dataclasses of its other traits (GenerationView's ``_share``): interfaces, not replies.
 TRAITS: dict[str, tuple[type, ...]] = {"generation": (generation.GenerationShare,)}
 
-__all__ = ["REPLIES", "STATES", "TRAITS", "ablation", "compare", "entropy_bars", "generation", "head_cluster_map",
-           "head_stats_grid", "head_view", "heatmap", "model_view", "profile", "qk", "qk_space"]
+__all__ = ["REPLIES", "STATES", "TRAITS", "ablation", "compare", "entropy_bars", "fill_mask", "generation",
+           "head_cluster_map", "head_stats_grid", "head_view", "heatmap", "model_view", "profile", "qk", "qk_space"]

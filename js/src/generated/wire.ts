@@ -353,6 +353,27 @@ export interface HeadClusterMapMeta {
   colors: [string, string][];
 }
 
+/** One [MASK]'s top-k fillers and their probabilities, most probable first. */
+export interface MaskFill {
+  tokens: string[];
+  probs: number[];
+}
+
+/** ``_payload``: the tokens, where the masks are, their fillers, each [MASK]'s attention (masks, layers, heads, tokens) and the sentence they were made for. */
+export interface FillMaskPayload {
+  tokens: string[];
+  positions: number[];
+  fills: MaskFill[];
+  rows: Packed;
+  text: string;
+}
+
+/** ``_meta``: the model's name and the rows' shape (masks, layers, heads, tokens). */
+export interface FillMaskMeta {
+  model: string;
+  shape: [number, number, number, number];
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -367,4 +388,5 @@ export interface Views {
   head_stats_grid: { payload: HeadStatsPayload; meta: HeadStatsMeta };
   entropy_bars: { payload: EntropyBarsPayload; meta: EntropyBarsMeta };
   head_cluster_map: { payload: HeadClusterMapPayload; meta: HeadClusterMapMeta };
+  fill_mask: { payload: FillMaskPayload; meta: FillMaskMeta };
 }
