@@ -34,6 +34,7 @@ from attnwidgets.viewdata.views import (
     head_stats_grid,
     head_view,
     heatmap,
+    mask_explorer,
     model_view,
     profile,
     qk,
@@ -297,6 +298,21 @@ def test_what_fill_mask_sends_is_what_its_interfaces_name():
     assert np.frombuffer(got["buffer"], "<f4")[-3:].tolist() == [9.0, 10.0, 11.0], "mask 1, head 1's row, as sent"
     with pytest.raises(ValueError, match=r"\(masks, layers, heads, tokens\), got shape \(2, 6\)"):
         fill_mask.fill_mask_state({**view, "rows": rows.reshape(2, 6)}, "x")
+
+
+def test_what_the_mask_explorer_sends_is_what_its_interfaces_name():
+    from attnwidgets.widgets.mask_explorer import MaskExplorer
+
+    seen = interfaces()
+    w = MaskExplorer("sliding_window", length=5, window=2, padding=1, n_heads=4, n_kv_heads=2)
+    _fields_match(w._payload, "MaskExplorerPayload", seen)
+    _fields_match(w._meta, "MaskExplorerMeta", seen)
+    mask = w._payload["mask"]
+    assert mask["dtype"] == "uint8" and list(bytes(mask["buffer"]))[-5:] == [0, 0, 0, 255, 0], \
+        "the last query sees the one before (255: allowed, a share of the top), not the [PAD] key (itself)"
+    assert w._meta["kv_heads"] == [0, 0, 1, 1] and w._meta["padding"] == 1 and w._meta["variant"] == "GQA"
+    # rows 0..4 see 1, 2, 2, 2, 1 keys once the last column is [PAD]: 8 of 25 cells
+    assert (w._meta["allowed"], w._meta["total"], w._meta["keys_min"], w._meta["keys_max"]) == (8, 25, 1, 2)
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

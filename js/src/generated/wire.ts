@@ -374,6 +374,24 @@ export interface FillMaskMeta {
   shape: [number, number, number, number];
 }
 
+/** ``_payload``: the mask, (length, length) uint8, 1 = may attend. */
+export interface MaskExplorerPayload {
+  mask: Packed;
+}
+
+/** ``_meta``: the caption, the counts of allowed cells and of keys per query, the key/value head of every query head, the variant (MHA, GQA or MQA) and the KV-cache bytes of each. */
+export interface MaskExplorerMeta {
+  caption: string;
+  padding: number;
+  allowed: number;
+  total: number;
+  keys_min: number;
+  keys_max: number;
+  kv_heads: number[];
+  variant: string;
+  cache: Record<string, number>;
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -389,4 +407,5 @@ export interface Views {
   entropy_bars: { payload: EntropyBarsPayload; meta: EntropyBarsMeta };
   head_cluster_map: { payload: HeadClusterMapPayload; meta: HeadClusterMapMeta };
   fill_mask: { payload: FillMaskPayload; meta: FillMaskMeta };
+  mask_explorer: { payload: MaskExplorerPayload; meta: MaskExplorerMeta };
 }
