@@ -10,7 +10,7 @@ import attnwidgets as aw
 from attnwidgets.teaching import masks as M
 from attnwidgets.teaching import positional as P
 from attnwidgets.viewdata.views.mask_explorer import MASKS, build_mask
-from attnwidgets.widgets.positional import ENCODINGS, positional_panels
+from attnwidgets.viewdata.views.positional import ENCODINGS, positional_panels
 
 
 def unpack(p: dict) -> np.ndarray:

@@ -34,8 +34,8 @@ from attnwidgets.viewdata.views import (
     head_stats_grid,
     head_view,
     heatmap,
-    mask_explorer,
     model_view,
+    positional,
     profile,
     qk,
     qk_space,
@@ -313,6 +313,26 @@ def test_what_the_mask_explorer_sends_is_what_its_interfaces_name():
     assert w._meta["kv_heads"] == [0, 0, 1, 1] and w._meta["padding"] == 1 and w._meta["variant"] == "GQA"
     # rows 0..4 see 1, 2, 2, 2, 1 keys once the last column is [PAD]: 8 of 25 cells
     assert (w._meta["allowed"], w._meta["total"], w._meta["keys_min"], w._meta["keys_max"]) == (8, 25, 1, 2)
+
+
+@pytest.mark.parametrize("encoding", ["sinusoidal", "alibi", "t5"])
+def test_what_the_positional_explorer_sends_is_what_its_interfaces_name(encoding):
+    from attnwidgets.widgets.positional import PositionalExplorer
+
+    seen = interfaces()
+    w = PositionalExplorer(encoding, length=4, d_model=4, n_heads=2, head=1, causal=True, per_head_scale=True)
+    _fields_match(w._payload, "PositionalPayload", seen)
+    _fields_match(w._meta, "PositionalMeta", seen)
+    for panel in w._payload["panels"]:
+        _fields_match(panel, "PositionalPanel", seen)
+    first, second = w._payload["panels"]
+    assert ("extra" in first) is (encoding == "t5") and ("row_vmax" in first) is (encoding == "alibi")
+    assert "note" in second and "note" not in first and w._meta["table_shape"] is None
+    if encoding == "alibi":  # 2 heads: slopes 2^-4, 2^-8; head 1's bias of query 3 on keys 0..3 is -3/256 .. 0
+        m = second["matrix"]
+        assert np.frombuffer(m["buffer"], "<f4").reshape(m["shape"])[3].tolist() == [-3 / 256, -2 / 256, -1 / 256, 0]
+    with pytest.raises(ValueError, match="unknown encoding"):
+        positional.positional_state(positional.PositionalOptions("nope"))
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

@@ -24,6 +24,7 @@ from . import (
     heatmap,
     mask_explorer,
     model_view,
+    positional,
     profile,
     qk,
     qk_space,
@@ -38,7 +39,8 @@ STATES: dict[str, type] = {"heatmap": heatmap.HeatmapState, "ablation": ablation
                            "qk_space": qk_space.QKSpaceState, "head_stats_grid": head_stats_grid.HeadStatsState,
                            "entropy_bars": entropy_bars.EntropyBarsState,
                            "head_cluster_map": head_cluster_map.HeadClusterMapState,
-                           "fill_mask": fill_mask.FillMaskState, "mask_explorer": mask_explorer.MaskExplorerState}
+                           "fill_mask": fill_mask.FillMaskState, "mask_explorer": mask_explorer.MaskExplorerState,
+                           "positional": positional.PositionalState}
 REPLIES: dict[str, tuple[type, ...]] = {
     "heatmap": (heatmap.HeatmapMatrix, heatmap.HeatmapRegion, heatmap.LevelLabels),
     "head_view": (head_view.LineLabels,),
@@ -51,5 +53,5 @@ REPLIES: dict[str, tuple[type, ...]] = {
 TRAITS: dict[str, tuple[type, ...]] = {"generation": (generation.GenerationShare,)}
 
 __all__ = ["REPLIES", "STATES", "TRAITS", "ablation", "compare", "entropy_bars", "fill_mask", "generation",
-           "head_cluster_map", "head_stats_grid", "head_view", "heatmap", "mask_explorer", "model_view", "profile",
-           "qk", "qk_space"]
+           "head_cluster_map", "head_stats_grid", "head_view", "heatmap", "mask_explorer", "model_view", "positional",
+           "profile", "qk", "qk_space"]

@@ -392,6 +392,39 @@ export interface MaskExplorerMeta {
   cache: Record<string, number>;
 }
 
+/** One panel as drawn: its (rows, cols) matrix (NaN: masked), axis names, the number of the first column, what a cell holds, and the colour scale chosen in Python (the shade each cell is drawn with in -1..1, the legend's end texts, the top, the scale in words; ``row_vmax`` with one scale per row); ``extra`` (T5's bucket per cell) and ``note`` (the diagonals' spread, on the position-to-position panel) where they apply. */
+export interface PositionalPanel {
+  title: string;
+  rows: string;
+  cols: string;
+  col_start: number;
+  value: string;
+  matrix: Packed;
+  shade: Packed;
+  legend: [string, string];
+  vmax: number;
+  scale_note: string;
+  note?: string;
+  extra?: Packed;
+  extra_name?: string;
+  row_vmax?: number[];
+}
+
+/** ``_payload``: the two panels, [encoding, position-to-position]. */
+export interface PositionalPayload {
+  panels: PositionalPanel[];
+}
+
+/** ``_meta``: the caption, the learned table's name and shape (None: a random one) and the sliders' limits. */
+export interface PositionalMeta {
+  caption: string;
+  table_name: string;
+  has_table: boolean;
+  table_shape: [number, number] | null;
+  max_length: number;
+  max_d_model: number;
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -408,4 +441,5 @@ export interface Views {
   head_cluster_map: { payload: HeadClusterMapPayload; meta: HeadClusterMapMeta };
   fill_mask: { payload: FillMaskPayload; meta: FillMaskMeta };
   mask_explorer: { payload: MaskExplorerPayload; meta: MaskExplorerMeta };
+  positional: { payload: PositionalPayload; meta: PositionalMeta };
 }
