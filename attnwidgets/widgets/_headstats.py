@@ -12,9 +12,7 @@ import traitlets
 
 from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_layer
-from ..viewdata.head_stats import HeadStats, head_stats, stat_labels, takes_attention
-from ..viewdata.labels import axis_tokens
-from ..viewdata.wire import pack
+from ..viewdata.head_stats import HeadStats, head_stats, takes_attention
 from ._base import AttnWidget, Index, checked
 from ._span import SpanSelection
 
@@ -36,8 +34,8 @@ class HeadWidget(SpanSelection, AttnWidget):
     the selected rows only, their mean (``combine="mean"``) or, for the shares of attention, their sum
     (:func:`~attnwidgets.viewdata.head_stats.head_stats`'s ``rows``). ``[]`` (default) measures every row.
 
-    Subclasses call ``super().__init__`` and implement :meth:`_extra_meta` (extra ``_meta`` entries and
-    ``_payload`` parts to send when the statistics change).
+    Subclasses call ``super().__init__`` and implement :meth:`_state` (their state function in
+    :mod:`attnwidgets.viewdata.views`, called whenever the statistics change).
     """
 
     layer = Index(0).tag(sync=True)
@@ -167,50 +165,18 @@ class HeadWidget(SpanSelection, AttnWidget):
         return head_stats(source, words=words, smoothing=self._smoothing, who=type(self).__name__, rows=rows,
                           combine=getattr(self, "combine", "mean"))
 
-    def _query_labels(self) -> list[str]:
-        """The query tokens a selection picks among (words at word level); [] for statistics without attention."""
-        if not isinstance(self._source, AttentionResult):
-            return []
-        source = self._source
-        if self.stats.words:
-            from ..analysis.words import word_level
-
-            source = word_level(source)
-        return axis_tokens(source, "self" if source.cross_attention is None else "encoder")[0]
-
     def _recompute(self, words: bool) -> None:
         """Recompute what the page shows for the words switch (subclasses add their own state)."""
         self.stats = self._load_stats(self._source, words)
 
     # -- what the page gets --------------------------------------------------------------------------------------
 
-    def _names(self) -> list[str]:
-        return self.stats.names()
-
-    def _extra_meta(self) -> dict[str, Any]:
-        """Extra ``_meta`` entries (subclasses)."""
-        return {}
-
-    def _extra_payload(self) -> dict[str, Any]:
-        """Extra ``_payload`` parts (subclasses)."""
-        return {}
+    def _state(self) -> Any:
+        """The view's state (subclasses: their function in :mod:`attnwidgets.viewdata.views`)."""
+        raise NotImplementedError
 
     def _publish(self) -> None:
-        names = self._names()
-        n_layers, n_heads = self.stats.shape
-        extra = self._extra_meta()
-        with self.hold_sync():
-            self._payload = {"stats": pack(self.stats.stacked(names)), **self._extra_payload()}
-            self._meta = {
-                "title": self.stats.title + (" · words" if self.stats.words else ""),
-                "names": names,
-                "labels": stat_labels(names),
-                "shape": [n_layers, n_heads],
-                "can_words": self._can_words,
-                "tokens": self._query_labels(),
-                "causal": self.stats.causal,
-                **extra,
-            }
+        self._show(self._state())
 
     def values(self, statistic: str) -> np.ndarray:
         """(L, H) values of one statistic as the widget shows them (float64).
@@ -223,5 +189,5 @@ class HeadWidget(SpanSelection, AttnWidget):
         [[0.3333, 0.3333]]
         """
         if statistic not in self.stats.values:
-            raise ValueError(f"unknown statistic {statistic!r}; this widget has {self._names()}")
+            raise ValueError(f"unknown statistic {statistic!r}; this widget has {self._meta['names']}")
         return np.asarray(self.stats.values[statistic], dtype=np.float64)

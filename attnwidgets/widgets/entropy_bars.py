@@ -8,16 +8,12 @@ from typing import Any
 import traitlets
 
 from ..viewdata.head_stats import entropy_baseline
+from ..viewdata.views.entropy_bars import ROWS, EntropyBarsState, available_rows, entropy_bars_state
+from ..viewdata.views.head_stats_grid import query_labels
 from ._headstats import HeadWidget
-from ._measure import MEASURE_LABELS, can_norms, check_measure, measure_trait, shown
+from ._measure import can_norms, check_measure, measure_trait, shown
 
 __all__ = ["EntropyBars"]
-
-ROWS = {"all": "entropy", "cls": "entropy_cls", "last": "entropy_last"}
-"""Row choice -> the statistic it shows."""
-
-ROW_LABELS = {"all": "all rows", "cls": "[CLS] row", "last": "last row"}
-
 
 class EntropyBars(HeadWidget):
     """Per-head attention entropy (nats) as bars grouped by layer, with the entropy of uniform attention as a line.
@@ -85,12 +81,7 @@ class EntropyBars(HeadWidget):
         self._check_rows(self.rows)
 
     def _available_rows(self) -> list[str]:
-        have = [r for r, name in ROWS.items() if name in self.stats.values]
-        if self.stats.causal:  # a decoder's first row sees one key: its entropy is always 0
-            have = [r for r in have if r != "cls"]
-        elif "all" in have:
-            have = [r for r in have if r != "last"]
-        return have
+        return available_rows(self.stats)
 
     def _check_rows(self, rows: str) -> None:
         if rows not in ROWS:
@@ -130,16 +121,6 @@ class EntropyBars(HeadWidget):
         """Entropy of uniform attention for the rows shown (nats), or None when the source does not give it."""
         return entropy_baseline(self.stats, self.rows if rows is None else rows)
 
-    def _names(self) -> list[str]:
-        return [ROWS[r] for r in ROWS if ROWS[r] in self.stats.values]
-
-    def _extra_meta(self) -> dict[str, Any]:
-        rows = self._available_rows()
-        return {
-            "title": self.stats.title + (" · words" if self.stats.words else "") + MEASURE_LABELS[self._measure_now],
-            "measure": self._measure_now,
-            "can_norms": can_norms(self._source),
-            "rows": [[r, ROW_LABELS[r]] for r in rows],
-            "row_stat": {r: ROWS[r] for r in rows},
-            "baselines": {r: self.baseline(r) for r in rows},
-        }
+    def _state(self) -> EntropyBarsState:
+        return entropy_bars_state(self.stats, measure=self._measure_now, can_norms=can_norms(self._source),
+                                  can_words=self._can_words, tokens=query_labels(self._source, self.stats.words))

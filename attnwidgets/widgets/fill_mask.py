@@ -9,7 +9,7 @@ import numpy as np
 import traitlets
 
 from ..viewdata.checks import check_head, check_layer
-from ..viewdata.wire import pack
+from ..viewdata.views.fill_mask import fill_mask_state
 from ._base import AttnWidget, Index, checked
 
 __all__ = ["FillMask"]
@@ -128,7 +128,4 @@ class FillMask(AttnWidget):
         self._publish()
 
     def _publish(self) -> None:
-        v = self._view
-        self._meta = {"model": v["model"], "shape": [int(s) for s in v["rows"].shape]}
-        self._payload = {"tokens": v["tokens"], "positions": v["positions"], "fills": v["fills"],
-                         "rows": pack(v["rows"]), "text": self.text}
+        self._show(fill_mask_state(self._view, self.text))

@@ -9,7 +9,8 @@ import numpy as np
 import traitlets
 
 from ..viewdata.head_stats import HeadStats, embedding_frame, head_points, head_stats
-from ..viewdata.wire import pack
+from ..viewdata.views.head_cluster_map import HeadClusterMapState, cluster_names, head_cluster_map_state
+from ..viewdata.views.head_stats_grid import query_labels
 from ._base import Colormap
 from ._headstats import HeadWidget
 
@@ -98,26 +99,17 @@ class HeadClusterMap(HeadWidget):
                              f"{n_layers} x {n_heads}")
         return got
 
-    # -- HeadWidget hooks ----------------------------------------------------------------------------------------
+    # -- what the page gets --------------------------------------------------------------------------------------
 
-    def _names(self) -> list[str]:
-        return [n for n in self.stats.names() if n != "layer"]
-
-    def _extra_meta(self) -> dict[str, Any]:
-        return {"colors": [["layer", "layer"]] + [[n, n] for n in self._names()]}
-
-    def _extra_payload(self) -> dict[str, Any]:
-        e = self.embedding
-        n_layers, n_heads = self.stats.shape
-        if len(e) != n_layers * n_heads:
-            raise ValueError(f"the embedding has {len(e)} heads but the statistics {n_layers} x {n_heads}")
-        return {"points": pack(e[["x", "y"]].to_numpy(np.float32))}
+    def _state(self) -> HeadClusterMapState:
+        return head_cluster_map_state(self.stats, self.embedding, can_words=self._can_words,
+                                      tokens=query_labels(self._source, self.stats.words))
 
     @traitlets.validate("color")
     def _valid_color(self, proposal: dict[str, Any]) -> str:
         value = str(proposal["value"])
-        if value != "layer" and hasattr(self, "stats") and value not in self._names():
-            raise ValueError(f"color must be 'layer' or one of {self._names()}, got {value!r}")
+        if value != "layer" and hasattr(self, "stats") and value not in cluster_names(self.stats):
+            raise ValueError(f"color must be 'layer' or one of {cluster_names(self.stats)}, got {value!r}")
         return value
 
     @traitlets.observe("words")
@@ -131,7 +123,7 @@ class HeadClusterMap(HeadWidget):
             self._error = f"{type(exc).__name__}: {exc}"
             return
         self._error = ""
-        if self.color != "layer" and self.color not in self._names():
+        if self.color != "layer" and self.color not in cluster_names(self.stats):
             self.color = "layer"
         self._publish()
 

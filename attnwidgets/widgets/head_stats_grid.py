@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from ..viewdata.views.head_stats_grid import HeadStatsState, head_stats_state, query_labels
 from ._base import Colormap
 from ._headstats import HeadWidget
 
@@ -109,6 +110,10 @@ class HeadStatsGrid(HeadWidget):
             best = scores.best_heads(1).iloc[0]
             kwargs.update(layer=int(best["layer"]), head=int(best["head"]))
         return cls(stats, statistic=COREF_STATISTIC, **kwargs)
+
+    def _state(self) -> HeadStatsState:
+        return head_stats_state(self.stats, can_words=self._can_words,
+                                tokens=query_labels(self._source, self.stats.words))
 
     def _before_open(self) -> None:
         if not self.statistic:  # in the first state the page gets

@@ -13,63 +13,8 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from ..viewdata import masks as M
-from ..viewdata.wire import pack
+from ..viewdata.views.mask_explorer import MASKS, MAX_LENGTH, MaskOptions, mask_explorer_state
 from ._base import AttnWidget
-
-MASKS = ("full", "causal", "sliding_window", "global_local")
-MAX_LENGTH = 256
-
-CAPTIONS = {
-    "full": "Encoder self-attention (BERT) and cross-attention: every query sees every key. Cost grows as T².",
-    "causal": "Decoder self-attention (GPT): query i sees keys j ≤ i, so a token never peeks at the future. "
-              "Still about T²/2 pairs.",
-    "sliding_window": "Local attention (Mistral, Longformer): each query sees only the last w keys (causal) or "
-                      "w/2 on each side. Cost T·w instead of T²; stacking L layers still reaches L·(w − 1) tokens back "
-                      "(each layer adds w − 1).",
-    "global_local": "Global + local (Longformer, BigBird): a sliding window, plus a few global tokens (e.g. [CLS]) "
-                    "that see everything and that everything sees, so information can cross the whole input in "
-                    "two hops.",
-}
-
-PADDING_CAPTION = (" Padding: the last {p} positions are [PAD] (a short input in a batch of longer ones). Their key "
-                   "columns are masked for every query, so padded keys get weight exactly 0; their own rows (hatched) "
-                   "are computed and thrown away. Forget the mask and real tokens attend to [PAD].")
-
-
-def build_mask(mask: str, length: int, *, window: int = 4, causal: bool = True,
-               global_tokens: tuple[int, ...] | list[int] = (0,), padding: int = 0) -> np.ndarray:
-    """The mask :class:`MaskExplorer` draws, ``[query_pos, key_pos]`` (length, length) bool (True: may attend).
-
-    ``padding`` last positions are [PAD] (a short input in a batch of longer ones): their key columns are masked for
-    every query, so a padded key gets weight exactly 0. Their query rows are left as the mask has them: the model
-    computes them and the caller throws them away.
-
-    Examples
-    --------
-    >>> build_mask("sliding_window", 5, window=2).astype(int).tolist()[4]
-    [0, 0, 0, 1, 1]
-    >>> build_mask("global_local", 4, window=1, causal=False, global_tokens=[0]).astype(int).tolist()[2]
-    [1, 0, 1, 0]
-    >>> build_mask("full", 4, padding=1).astype(int).tolist()[0]      # the last key is [PAD]: nobody attends to it
-    [1, 1, 1, 0]
-    """
-    if not 0 <= padding < length:
-        raise ValueError(f"padding must be 0 .. length - 1 = {length - 1} (at least one real token), got {padding}")
-    if mask == "full":
-        m = M.full_mask(length)
-    elif mask == "causal":
-        m = M.causal_mask(length)
-    elif mask == "sliding_window":
-        m = M.sliding_window_mask(length, window, causal=causal)
-    elif mask == "global_local":
-        m = M.global_local_mask(length, window, [g for g in global_tokens if 0 <= g < length], causal=causal)
-    else:
-        raise ValueError(f"unknown mask {mask!r}; choose one of {MASKS}")
-    if padding:
-        m = m.copy()
-        m[:, length - padding:] = False
-    return m
 
 
 class MaskExplorer(AttnWidget):
@@ -159,18 +104,15 @@ class MaskExplorer(AttnWidget):
 
     def mask_array(self) -> np.ndarray:
         """The mask drawn, ``[query_pos, key_pos]`` (length, length) bool."""
-        return build_mask(self.mask, self.length, window=self.window, causal=self.causal,
-                          global_tokens=self.global_tokens, padding=self.padding)
+        return self._options().mask_array()
 
     def kv_heads(self) -> np.ndarray:
         """The key/value head each query head reads, (n_heads,) int64."""
-        return M.kv_head_for_query_head(self.n_heads, self.n_kv_heads)
+        return self._options().kv_heads()
 
     def kv_cache(self) -> dict[str, int]:
         """KV-cache bytes of this model as MHA, GQA (``n_kv_heads``) and MQA."""
-        return M.kv_cache_comparison(n_layers=self.n_layers, n_heads=self.n_heads, head_dim=self.head_dim,
-                                     seq_len=self.seq_len, n_kv_heads=self.n_kv_heads,
-                                     bytes_per_value=self.bytes_per_value)
+        return self._options().kv_cache()
 
     @traitlets.validate("mask")
     def _valid_mask(self, proposal: dict[str, Any]) -> str:
@@ -211,19 +153,11 @@ class MaskExplorer(AttnWidget):
     def _on_change(self, _change: dict[str, Any]) -> None:
         self._refresh()
 
+    def _options(self) -> MaskOptions:
+        return MaskOptions(mask=self.mask, length=self.length, window=self.window, causal=self.causal,
+                           global_tokens=tuple(self.global_tokens), padding=self.padding, n_heads=self.n_heads,
+                           n_kv_heads=self.n_kv_heads, n_layers=self.n_layers, head_dim=self.head_dim,
+                           seq_len=self.seq_len, bytes_per_value=self.bytes_per_value)
+
     def _refresh(self) -> None:
-        m = self.mask_array()  # (T, T) bool
-        per_query = m.sum(1)
-        with self.hold_sync():
-            self._payload = {"mask": pack(m.astype(np.uint8), "uint8")}
-            self._meta = {
-                "caption": CAPTIONS[self.mask] + (PADDING_CAPTION.format(p=self.padding) if self.padding else ""),
-                "padding": int(self.padding),
-                "allowed": int(m.sum()),
-                "total": int(m.size),
-                "keys_min": int(per_query.min()),
-                "keys_max": int(per_query.max()),
-                "kv_heads": [int(k) for k in self.kv_heads()],
-                "variant": M.attention_variant(self.n_heads, self.n_kv_heads),
-                "cache": self.kv_cache(),
-            }
+        self._show(mask_explorer_state(self._options()))

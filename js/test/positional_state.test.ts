@@ -50,7 +50,6 @@ describe("panels", () => {
   });
 
   it("label the legend, the title and the tooltip", () => {
-    expect(legendEnds({}, 0.5)).toEqual(["-0.500", "0.500"]);
     expect(legendEnds({ legend: ["far", "near"] }, 0.5)).toEqual(["far", "near"]);
     expect(positionalTitle("learned", "bert-base", 64)).toBe(
       "Positional encodings · learned (BERT) · bert-base · 64 positions",

@@ -72,7 +72,7 @@ def test_plot_heatmap_colour_bar_says_fixed_or_per_map():
 # -- PositionalExplorer: the learned table's outlier, ALiBi's shallow heads -----------------------------------------
 
 from attnwidgets.viewdata.scales import near_white_share  # noqa: E402
-from attnwidgets.widgets.positional import positional_panels  # noqa: E402
+from attnwidgets.viewdata.views.positional import positional_panels  # noqa: E402
 
 
 def test_learned_panel_is_not_white_under_one_outlier():

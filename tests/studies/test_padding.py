@@ -9,7 +9,7 @@ import torch
 from traitlets import TraitError
 
 import attnwidgets as aw
-from attnwidgets.widgets.mask_explorer import build_mask
+from attnwidgets.viewdata.views.mask_explorer import build_mask
 
 
 def test_masked_batch_gives_pad_zero_weight_and_matches_running_alone(tiny_bert):

@@ -9,8 +9,8 @@ import traitlets
 import attnwidgets as aw
 from attnwidgets.teaching import masks as M
 from attnwidgets.teaching import positional as P
-from attnwidgets.widgets.mask_explorer import MASKS, build_mask
-from attnwidgets.widgets.positional import ENCODINGS, positional_panels
+from attnwidgets.viewdata.views.mask_explorer import MASKS, build_mask
+from attnwidgets.viewdata.views.positional import ENCODINGS, positional_panels
 
 
 def unpack(p: dict) -> np.ndarray:

@@ -27,10 +27,15 @@ from attnwidgets.viewdata.views import (
     TRAITS,
     ablation,
     compare,
+    entropy_bars,
+    fill_mask,
     generation,
+    head_cluster_map,
+    head_stats_grid,
     head_view,
     heatmap,
     model_view,
+    positional,
     profile,
     qk,
     qk_space,
@@ -227,6 +232,107 @@ def test_what_the_qk_space_view_sends_is_what_its_interfaces_name():
     assert wire["payload"]["points"]["shape"] == [14, 9], "a query and a key row per token: 2 * 7"
     with pytest.raises(ValueError, match="sentence 2 is out of range: there are 2 sentences"):
         qk_space.sentence_weights(space, 2)
+
+
+def _uniform3() -> AttentionResult:
+    return AttentionResult.from_arrays(np.full((1, 2, 3, 3), 1 / 3, np.float32), ["[CLS]", "hi", "[SEP]"])
+
+
+def test_what_the_head_stats_grid_sends_is_what_its_interfaces_name():
+    from attnwidgets.widgets.head_stats_grid import HeadStatsGrid
+
+    seen = interfaces()
+    grid = HeadStatsGrid(_uniform3())
+    _fields_match(grid._payload, "HeadStatsPayload", seen)
+    _fields_match(grid._meta, "HeadStatsMeta", seen)
+    names, stats = grid._meta["names"], grid._payload["stats"]
+    assert stats["shape"] == [len(names), 1, 2] and grid._meta["tokens"] == ["[CLS]", "hi", "[SEP]"]
+    sep = np.frombuffer(stats["buffer"], "<f4").reshape(stats["shape"])[names.index("sep")]
+    assert sep.ravel().tolist() == pytest.approx([1 / 3, 1 / 3]), "uniform over 3 keys: a third on [SEP]"
+    assert to_wire(head_stats_grid.head_stats_state(grid.stats, can_words=True, tokens=[]))["meta"]["tokens"] == []
+
+
+def test_what_the_entropy_bars_send_is_what_their_interfaces_name():
+    from attnwidgets.widgets.entropy_bars import EntropyBars
+
+    seen = interfaces()
+    bars = EntropyBars(_uniform3())
+    _fields_match(bars._payload, "EntropyBarsPayload", seen)
+    _fields_match(bars._meta, "EntropyBarsMeta", seen)
+    meta = bars._meta
+    assert meta["names"] == ["entropy", "entropy_cls", "entropy_last"]
+    assert meta["rows"] == [["all", "all rows"], ["cls", "[CLS] row"]], "an encoder with all rows: no last-row choice"
+    assert meta["baselines"]["all"] == pytest.approx(np.log(3)), "uniform attention over 3 keys: ln 3 nats"
+    got = np.frombuffer(bars._payload["stats"]["buffer"], "<f4")
+    assert got.tolist() == pytest.approx([np.log(3)] * 6, rel=1e-6), "3 statistics x 2 heads, each ln 3"
+    causal = entropy_bars.available_rows(type(bars.stats)(bars.stats.values, "d", causal=True))
+    assert causal == ["all", "last"], "a decoder's first row sees one key: no [CLS] choice"
+
+
+def test_what_the_head_cluster_map_sends_is_what_its_interfaces_name():
+    from attnwidgets.widgets.head_cluster_map import HeadClusterMap
+
+    seen = interfaces()
+    frame = pd.DataFrame({"layer": [0, 0], "head": [0, 1], "x": [0.5, -0.5], "y": [0.0, 1.0]})
+    view = HeadClusterMap(frame, stats={"sep": np.array([[0.25, 0.75]])})
+    _fields_match(view._payload, "HeadClusterMapPayload", seen)
+    _fields_match(view._meta, "HeadClusterMapMeta", seen)
+    points = view._payload["points"]
+    assert np.frombuffer(points["buffer"], "<f4").tolist() == [0.5, 0.0, -0.5, 1.0]
+    assert view._meta["colors"] == [["layer", "layer"], ["sep", "sep"]]
+    with pytest.raises(ValueError, match="the embedding has 1 heads but the statistics 1 x 2"):
+        head_cluster_map.head_cluster_map_state(view.stats, frame.iloc[:1], can_words=False, tokens=[])
+
+
+def test_what_fill_mask_sends_is_what_its_interfaces_name():
+    seen = interfaces()
+    rows = np.arange(2 * 1 * 2 * 3, dtype=np.float32).reshape(2, 1, 2, 3)
+    view = {"tokens": ["[CLS]", "[MASK]", "[MASK]"], "positions": [1, 2], "model": "toy", "rows": rows,
+            "fills": [{"tokens": ["a", "b"], "probs": [0.75, 0.25]}, {"tokens": ["c", "d"], "probs": [0.5, 0.5]}]}
+    wire = to_wire(fill_mask.fill_mask_state(view, "[MASK] [MASK]"))
+    _fields_match(wire["payload"], "FillMaskPayload", seen)
+    _fields_match(wire["payload"]["fills"][0], "MaskFill", seen)
+    _fields_match(wire["meta"], "FillMaskMeta", seen)
+    assert wire["meta"] == {"model": "toy", "shape": [2, 1, 2, 3]} and wire["payload"]["positions"] == [1, 2]
+    got = wire["payload"]["rows"]
+    assert np.frombuffer(got["buffer"], "<f4")[-3:].tolist() == [9.0, 10.0, 11.0], "mask 1, head 1's row, as sent"
+    with pytest.raises(ValueError, match=r"\(masks, layers, heads, tokens\), got shape \(2, 6\)"):
+        fill_mask.fill_mask_state({**view, "rows": rows.reshape(2, 6)}, "x")
+
+
+def test_what_the_mask_explorer_sends_is_what_its_interfaces_name():
+    from attnwidgets.widgets.mask_explorer import MaskExplorer
+
+    seen = interfaces()
+    w = MaskExplorer("sliding_window", length=5, window=2, padding=1, n_heads=4, n_kv_heads=2)
+    _fields_match(w._payload, "MaskExplorerPayload", seen)
+    _fields_match(w._meta, "MaskExplorerMeta", seen)
+    mask = w._payload["mask"]
+    assert mask["dtype"] == "uint8" and list(bytes(mask["buffer"]))[-5:] == [0, 0, 0, 255, 0], \
+        "the last query sees the one before (255: allowed, a share of the top), not the [PAD] key (itself)"
+    assert w._meta["kv_heads"] == [0, 0, 1, 1] and w._meta["padding"] == 1 and w._meta["variant"] == "GQA"
+    # rows 0..4 see 1, 2, 2, 2, 1 keys once the last column is [PAD]: 8 of 25 cells
+    assert (w._meta["allowed"], w._meta["total"], w._meta["keys_min"], w._meta["keys_max"]) == (8, 25, 1, 2)
+
+
+@pytest.mark.parametrize("encoding", ["sinusoidal", "alibi", "t5"])
+def test_what_the_positional_explorer_sends_is_what_its_interfaces_name(encoding):
+    from attnwidgets.widgets.positional import PositionalExplorer
+
+    seen = interfaces()
+    w = PositionalExplorer(encoding, length=4, d_model=4, n_heads=2, head=1, causal=True, per_head_scale=True)
+    _fields_match(w._payload, "PositionalPayload", seen)
+    _fields_match(w._meta, "PositionalMeta", seen)
+    for panel in w._payload["panels"]:
+        _fields_match(panel, "PositionalPanel", seen)
+    first, second = w._payload["panels"]
+    assert ("extra" in first) is (encoding == "t5") and ("row_vmax" in first) is (encoding == "alibi")
+    assert "note" in second and "note" not in first and w._meta["table_shape"] is None
+    if encoding == "alibi":  # 2 heads: slopes 2^-4, 2^-8; head 1's bias of query 3 on keys 0..3 is -3/256 .. 0
+        m = second["matrix"]
+        assert np.frombuffer(m["buffer"], "<f4").reshape(m["shape"])[3].tolist() == [-3 / 256, -2 / 256, -1 / 256, 0]
+    with pytest.raises(ValueError, match="unknown encoding"):
+        positional.positional_state(positional.PositionalOptions("nope"))
 
 
 def test_every_reply_and_state_dataclass_is_frozen():

@@ -12,7 +12,23 @@ name is the view's front-end name (``js/src/views/<name>/`` or ``js/src/<name>.t
 
 from __future__ import annotations
 
-from . import ablation, compare, generation, head_view, heatmap, model_view, profile, qk, qk_space
+from . import (
+    ablation,
+    compare,
+    entropy_bars,
+    fill_mask,
+    generation,
+    head_cluster_map,
+    head_stats_grid,
+    head_view,
+    heatmap,
+    mask_explorer,
+    model_view,
+    positional,
+    profile,
+    qk,
+    qk_space,
+)
 
 #: view name -> its state dataclass (the generated TypeScript has ``Views[name] = {payload, meta?}``), and the
 #: dataclasses of its requests' answers.
@@ -20,7 +36,11 @@ STATES: dict[str, type] = {"heatmap": heatmap.HeatmapState, "ablation": ablation
                            "head_view": head_view.HeadViewState, "qk": qk.QKState,
                            "model_view": model_view.ModelViewState, "compare": compare.CompareState,
                            "profile": profile.ProfileState, "generation": generation.GenerationState,
-                           "qk_space": qk_space.QKSpaceState}
+                           "qk_space": qk_space.QKSpaceState, "head_stats_grid": head_stats_grid.HeadStatsState,
+                           "entropy_bars": entropy_bars.EntropyBarsState,
+                           "head_cluster_map": head_cluster_map.HeadClusterMapState,
+                           "fill_mask": fill_mask.FillMaskState, "mask_explorer": mask_explorer.MaskExplorerState,
+                           "positional": positional.PositionalState}
 REPLIES: dict[str, tuple[type, ...]] = {
     "heatmap": (heatmap.HeatmapMatrix, heatmap.HeatmapRegion, heatmap.LevelLabels),
     "head_view": (head_view.LineLabels,),
@@ -32,5 +52,6 @@ REPLIES: dict[str, tuple[type, ...]] = {
 #: view name -> the dataclasses of its other traits (GenerationView's ``_share``): interfaces, not replies.
 TRAITS: dict[str, tuple[type, ...]] = {"generation": (generation.GenerationShare,)}
 
-__all__ = ["REPLIES", "STATES", "TRAITS", "ablation", "compare", "generation", "head_view", "heatmap", "model_view",
+__all__ = ["REPLIES", "STATES", "TRAITS", "ablation", "compare", "entropy_bars", "fill_mask", "generation",
+           "head_cluster_map", "head_stats_grid", "head_view", "heatmap", "mask_explorer", "model_view", "positional",
            "profile", "qk", "qk_space"]

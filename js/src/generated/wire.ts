@@ -298,6 +298,133 @@ export interface QKSpaceMeta {
 /** A "sentence" request's answer: that sentence's attention map of the head. */
 export type QKSpaceWeights = Omit<Packed, "buffer">;
 
+/** ``_payload`` of every per-head statistic view: the statistics as one (S, L, H) array, in the order of the meta's ``names``. */
+export interface HeadStatsPayload {
+  stats: Packed;
+}
+
+/** ``_meta`` of every per-head statistic view: the title, the statistics' names and labels, [layers, heads], whether the words switch applies, the query tokens a selection picks among ([] without one result's attention) and whether the attention is causal. */
+export interface HeadStatsMeta {
+  title: string;
+  names: string[];
+  labels: Record<string, string>;
+  shape: [number, number];
+  can_words: boolean;
+  tokens: string[];
+  causal: boolean;
+}
+
+/** ``_payload``: the entropy statistics as one (S, L, H) array, in the order of the meta's ``names``. */
+export interface EntropyBarsPayload {
+  stats: Packed;
+}
+
+/** ``_meta``: the per-head statistic views' meta, the measure, and the row choices with their statistic and uniform baseline (nats; None when the source does not give it). */
+export interface EntropyBarsMeta {
+  title: string;
+  names: string[];
+  labels: Record<string, string>;
+  shape: [number, number];
+  can_words: boolean;
+  tokens: string[];
+  causal: boolean;
+  measure: string;
+  can_norms: boolean;
+  rows: [string, string][];
+  row_stat: Record<string, string>;
+  baselines: Record<string, number | null>;
+}
+
+/** ``_payload``: the statistics (S, L, H) and the heads' MDS coordinates (K, 2), layer-major (k = layer * H + head). */
+export interface HeadClusterMapPayload {
+  stats: Packed;
+  points: Packed;
+}
+
+/** ``_meta``: the per-head statistic views' meta and the colour menu ("layer", then the statistics). */
+export interface HeadClusterMapMeta {
+  title: string;
+  names: string[];
+  labels: Record<string, string>;
+  shape: [number, number];
+  can_words: boolean;
+  tokens: string[];
+  causal: boolean;
+  colors: [string, string][];
+}
+
+/** One [MASK]'s top-k fillers and their probabilities, most probable first. */
+export interface MaskFill {
+  tokens: string[];
+  probs: number[];
+}
+
+/** ``_payload``: the tokens, where the masks are, their fillers, each [MASK]'s attention (masks, layers, heads, tokens) and the sentence they were made for. */
+export interface FillMaskPayload {
+  tokens: string[];
+  positions: number[];
+  fills: MaskFill[];
+  rows: Packed;
+  text: string;
+}
+
+/** ``_meta``: the model's name and the rows' shape (masks, layers, heads, tokens). */
+export interface FillMaskMeta {
+  model: string;
+  shape: [number, number, number, number];
+}
+
+/** ``_payload``: the mask, (length, length) uint8, 1 = may attend. */
+export interface MaskExplorerPayload {
+  mask: Packed;
+}
+
+/** ``_meta``: the caption, the counts of allowed cells and of keys per query, the key/value head of every query head, the variant (MHA, GQA or MQA) and the KV-cache bytes of each. */
+export interface MaskExplorerMeta {
+  caption: string;
+  padding: number;
+  allowed: number;
+  total: number;
+  keys_min: number;
+  keys_max: number;
+  kv_heads: number[];
+  variant: string;
+  cache: Record<string, number>;
+}
+
+/** One panel as drawn: its (rows, cols) matrix (NaN: masked), axis names, the number of the first column, what a cell holds, and the colour scale chosen in Python (the shade each cell is drawn with in -1..1, the legend's end texts, the top, the scale in words; ``row_vmax`` with one scale per row); ``extra`` (T5's bucket per cell) and ``note`` (the diagonals' spread, on the position-to-position panel) where they apply. */
+export interface PositionalPanel {
+  title: string;
+  rows: string;
+  cols: string;
+  col_start: number;
+  value: string;
+  matrix: Packed;
+  shade: Packed;
+  legend: [string, string];
+  vmax: number;
+  scale_note: string;
+  note?: string;
+  extra?: Packed;
+  extra_name?: string;
+  row_vmax?: number[];
+}
+
+/** ``_payload``: the two panels, [encoding, position-to-position]. */
+export interface PositionalPayload {
+  panels: PositionalPanel[];
+}
+
+/** ``_meta``: the caption, the learned table's name and shape (None: a random one) and the sliders' limits. */
+export interface PositionalMeta {
+  caption: string;
+  table_name: string;
+  has_table: boolean;
+  table_shape: [number, number] | null;
+  max_length: number;
+  max_d_model: number;
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -309,4 +436,10 @@ export interface Views {
   profile: { payload: ProfilePayload };
   generation: { payload: GenerationPayload; meta: GenerationMeta };
   qk_space: { payload: QKSpacePayload; meta: QKSpaceMeta };
+  head_stats_grid: { payload: HeadStatsPayload; meta: HeadStatsMeta };
+  entropy_bars: { payload: EntropyBarsPayload; meta: EntropyBarsMeta };
+  head_cluster_map: { payload: HeadClusterMapPayload; meta: HeadClusterMapMeta };
+  fill_mask: { payload: FillMaskPayload; meta: FillMaskMeta };
+  mask_explorer: { payload: MaskExplorerPayload; meta: MaskExplorerMeta };
+  positional: { payload: PositionalPayload; meta: PositionalMeta };
 }

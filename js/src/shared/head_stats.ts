@@ -1,10 +1,10 @@
 // What the per-head statistic widgets (HeadStatsGrid, EntropyBars, HeadClusterMap) share: the (S, L, H) buffer of
 // every statistic, read one statistic at a time, and the "words" box that switches Python to word-level attention.
 
-import type { Packed } from "./buffers";
 import { h, listen, select } from "./dom";
 import { type WidgetModel, onModel } from "./model";
 import * as span from "./span";
+import type { MetaOf, PayloadOf } from "./wire_model";
 
 /** The selection traits of a widget that selects query tokens (shared/span.ts). */
 export interface SpanTraits {
@@ -18,21 +18,14 @@ export interface HeadWidgetTraits {
   head: number; // -1: the whole layer
   words: boolean;
   theme: string;
-  _payload: { stats: Packed }; // (S, L, H) float32, S in the order of _meta.names
+  _payload: PayloadOf<"head_stats_grid">; // stats: (S, L, H) float32, S in the order of _meta.names
   _meta: HeadWidgetMeta;
   _error: string;
 }
 
-/** What HeadWidget._meta always holds; each widget adds its own keys. */
-export interface HeadWidgetMeta {
-  title: string;
-  names: string[];
-  labels: Record<string, string>;
-  shape: [number, number];
-  can_words: boolean;
-  causal: boolean;
-  tokens?: string[]; // the query tokens a selection picks among (one result's attention); [] otherwise
-}
+/** What HeadWidget._meta always holds (generated from attnwidgets/viewdata/views/head_stats_grid.py's
+ * HeadStatsMeta); EntropyBars and HeadClusterMap send more. */
+export type HeadWidgetMeta = MetaOf<"head_stats_grid">;
 
 /** Whether the model holds its statistics yet. A view can be drawn from a state without them (a widget that
  *  published after opening its comm: notebook 06's head-roles grid showed "Cannot read properties of undefined

@@ -1,12 +1,11 @@
 // EntropyBars' state: pure functions from the traits and the entropies of one row choice to what the bars draw
 // (no DOM). Mirrors attnwidgets/widgets/entropy_bars.py.
 
-import type { HeadWidgetMeta } from "../../shared/head_stats";
 import { fmt, headLabel, niceTicks } from "../../shared/heads";
-import type { MeasureMeta } from "../../shared/measure";
 import type { HeadPick } from "../../shared/selection";
 import { type StatGridTraits, headTitle } from "../../shared/stat_grid";
 import { userText } from "../../shared/text";
+import type { MetaOf } from "../../shared/wire_model";
 
 /** Python traits of EntropyBars (attnwidgets/widgets/entropy_bars.py and its base, widgets/_headstats.py). */
 export interface EntropyBarsTraits extends StatGridTraits {
@@ -15,12 +14,9 @@ export interface EntropyBarsTraits extends StatGridTraits {
   _meta: EntropyMeta;
 }
 
-export type EntropyMeta = HeadWidgetMeta &
-  MeasureMeta & {
-    rows: Array<[string, string]>; // [value, label] of the row choices this source has
-    row_stat: Record<string, string>; // row choice -> statistic name
-    baselines: Record<string, number | null>; // row choice -> uniform entropy (nats)
-  };
+/** EntropyBars' `_meta` (attnwidgets/viewdata/views/entropy_bars.py): HeadWidgetMeta, the measure, and the row
+ * choices ([value, label]), each one's statistic and uniform baseline (nats, null when the source has none). */
+export type EntropyMeta = MetaOf<"entropy_bars">;
 
 /** The statistic holding the entropies of row choice `rows` ("" when the source lacks it). */
 export function rowStat(meta: Pick<EntropyMeta, "row_stat">, rows: string): string {

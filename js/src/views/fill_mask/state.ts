@@ -1,12 +1,10 @@
 // FillMask's state: pure functions from the traits and the payload to what the page draws (no DOM): the attention
 // row of one [MASK], the bar panels' layout, which panel a click is on, the texts. Mirrors attnwidgets/widgets/fill_mask.py.
 
-import type { Packed } from "../../shared/buffers";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
-export interface Fill {
-  tokens: string[];
-  probs: number[];
-}
+/** One [MASK]'s top-k fillers (MaskFill of attnwidgets/viewdata/views/fill_mask.py). */
+export type Fill = PayloadOf<"fill_mask">["fills"][number];
 
 /** Python traits of FillMask (attnwidgets/widgets/fill_mask.py). */
 export interface FillMaskTraits {
@@ -17,14 +15,8 @@ export interface FillMaskTraits {
   mask: number;
   theme: string;
   _error: string;
-  _meta: { model: string; shape: number[] }; // shape: (masks, layers, heads, tokens)
-  _payload: {
-    tokens: string[];
-    positions: number[];
-    fills: Fill[];
-    rows: Packed;
-    text: string;
-  };
+  _meta: MetaOf<"fill_mask">; // shape: (masks, layers, heads, tokens)
+  _payload: PayloadOf<"fill_mask">;
 }
 
 /** The attention of mask `m` at `layer` over the tokens; head -1 is the mean over the layer's heads. */

@@ -1,25 +1,25 @@
 // HeadClusterMap's state: pure functions from the traits, the points and the statistics to what the map draws
 // (no DOM). Mirrors attnwidgets/widgets/head_cluster_map.py.
 
-import type { Packed } from "../../shared/buffers";
 import type { HeadWidgetMeta } from "../../shared/head_stats";
 import { fmt } from "../../shared/heads";
 import type { HeadPick } from "../../shared/selection";
 import { type StatGridTraits, headOf, headTitle, isSelected } from "../../shared/stat_grid";
 import { userText } from "../../shared/text";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** Python traits of HeadClusterMap (attnwidgets/widgets/head_cluster_map.py and its base, widgets/_headstats.py). */
 export interface HeadClusterMapTraits extends StatGridTraits {
   color: string; // "layer" or a statistic name
   colormap: string;
   // stats: (S, L, H) float32 as every HeadWidget; points: (K, 2) float32 MDS coordinates, k = layer * H + head
-  _payload: { stats: Packed; points: Packed };
+  _payload: PayloadOf<"head_cluster_map">;
   _meta: ClusterMeta;
 }
 
-export type ClusterMeta = HeadWidgetMeta & {
-  colors: Array<[string, string]>; // colour menu: "layer" then the statistics
-};
+/** HeadClusterMap's `_meta` (attnwidgets/viewdata/views/head_cluster_map.py): HeadWidgetMeta and the colour menu
+ * ("layer" then the statistics). */
+export type ClusterMeta = MetaOf<"head_cluster_map">;
 
 /** What the colour menu and the title call a colouring: "layer", or the statistic's label. */
 export function colorLabel(meta: Pick<HeadWidgetMeta, "labels">, color: string): string {

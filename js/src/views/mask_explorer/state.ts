@@ -1,7 +1,7 @@
 // MaskExplorer's state: pure functions from the traits and the mask to what the page shows (no DOM): the cells'
 // colours, the counts, the KV panel's layout, the cache bars, the texts. Mirrors attnwidgets/widgets/mask_explorer.py.
 
-import type { Packed } from "../../shared/buffers";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** Python traits of MaskExplorer (attnwidgets/widgets/mask_explorer.py). */
 export interface MaskExplorerTraits {
@@ -18,22 +18,15 @@ export interface MaskExplorerTraits {
   seq_len: number;
   bytes_per_value: number;
   theme: string;
-  _payload: { mask: Packed }; // (length, length) uint8, 1 = may attend
+  _payload: PayloadOf<"mask_explorer">; // mask: (length, length) uint8, 1 = may attend
   _meta: MaskMeta;
   _error: string;
 }
 
-export interface MaskMeta {
-  caption: string;
-  allowed: number;
-  total: number;
-  keys_min: number;
-  keys_max: number;
-  kv_heads: number[]; // kv head of every query head
-  variant: string; // "MHA" | "GQA" | "MQA"
-  cache: Record<string, number>; // variant -> bytes
-  padding?: number; // the last `padding` positions are [PAD]
-}
+/** MaskExplorer's `_meta` (attnwidgets/viewdata/views/mask_explorer.py): the caption, the counts, the kv head of
+ * every query head, the variant ("MHA" | "GQA" | "MQA"), the cache bytes per variant, and the padding (the last
+ * `padding` positions are [PAD]). */
+export type MaskMeta = MetaOf<"mask_explorer">;
 
 /** The traits the page's controls set. */
 export type Editable = Pick<

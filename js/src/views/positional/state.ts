@@ -2,27 +2,14 @@
 // (no DOM): which controls an encoding has, the panels' size, their pixels, the texts. Mirrors
 // attnwidgets/widgets/positional.py.
 
-import type { Packed } from "../../shared/buffers";
 import { type DivergingName, divergingRgb } from "../../shared/diverging";
+import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
-/** One panel as Python sends it (attnwidgets/widgets/positional.py: positional_panels). */
-export interface PositionalPanel {
-  title: string;
-  rows: string; // axis name of the rows
-  cols: string; // axis name of the columns
-  col_start: number; // number of the first column (T5 offsets start below 0)
-  value: string; // what a cell holds
-  note?: string;
-  matrix: Packed; // (rows, cols) float32, NaN where masked
-  extra?: Packed; // same shape, e.g. T5 bucket
-  extra_name?: string;
-  // The colour scale, chosen in Python (attnwidgets/viewdata/scales.py): the shade each cell is drawn with (-1..1,
-  // 0 white; clipped at a percentile, or one scale per row), the legend's end texts and what the scale is, in words.
-  shade?: Packed;
-  legend?: [string, string];
-  vmax?: number;
-  scale_note?: string;
-}
+/** One panel as Python sends it (attnwidgets/viewdata/views/positional.py: PositionalPanel): the matrix (rows, cols)
+ * float32, NaN where masked; axis names; the number of the first column (T5 offsets start below 0); what a cell
+ * holds; the colour scale chosen in Python (attnwidgets/viewdata/scales.py: the shade each cell is drawn with, -1..1,
+ * 0 white; the legend's end texts; what the scale is, in words); `extra` (e.g. T5 bucket) where it applies. */
+export type PositionalPanel = PayloadOf<"positional">["panels"][number];
 
 /** Python traits of PositionalExplorer (attnwidgets/widgets/positional.py). */
 export interface PositionalTraits {
@@ -35,19 +22,13 @@ export interface PositionalTraits {
   similarity: string; // "cosine" | "dot"
   colormap: string; // "" = the theme's diverging scale; "rdbu" | "puor"
   theme: string;
-  _payload: { panels: PositionalPanel[] } | Record<string, never>;
+  _payload: PayloadOf<"positional"> | Record<string, never>;
   _meta: PositionalMeta;
   _error: string;
 }
 
-export interface PositionalMeta {
-  caption: string;
-  table_name: string;
-  has_table: boolean;
-  table_shape: [number, number] | null;
-  max_length: number;
-  max_d_model: number;
-}
+/** PositionalExplorer's `_meta` (attnwidgets/viewdata/views/positional.py). */
+export type PositionalMeta = MetaOf<"positional">;
 
 /** The traits the page's controls set. */
 export type Editable = Pick<

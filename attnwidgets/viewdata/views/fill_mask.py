@@ -1,0 +1,69 @@
+"""FillMask's state (front end: js/src/views/fill_mask/): the top-k fillers of every [MASK] and the attention of each
+[MASK] position, as a pure function of what :func:`attnwidgets.studies.masked_lm.fill_mask_view` computed (the
+static twin :func:`attnwidgets.plots.plot_fill_mask` reads the same dict).
+
+Examples
+--------
+>>> import numpy as np
+>>> view = {"tokens": ["[CLS]", "[MASK]", "[SEP]"], "positions": [1], "model": "toy",
+...         "fills": [{"tokens": ["a", "b"], "probs": [0.75, 0.25]}], "rows": np.full((1, 2, 3, 3), 1 / 3)}
+>>> state = fill_mask_state(view, "[MASK]")
+>>> state.meta.shape, state.payload.fills[0].probs, state.payload.rows.dtype
+((1, 2, 3, 3), [0.75, 0.25], dtype('float64'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FillMaskMeta", "FillMaskPayload", "FillMaskState", "MaskFill", "fill_mask_state"]
+
+
+@dataclass(frozen=True)
+class MaskFill:
+    """One [MASK]'s top-k fillers and their probabilities, most probable first."""
+
+    tokens: list[str]
+    probs: list[float]
+
+
+@dataclass(frozen=True)
+class FillMaskMeta:
+    """``_meta``: the model's name and the rows' shape (masks, layers, heads, tokens)."""
+
+    model: str
+    shape: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class FillMaskPayload:
+    """``_payload``: the tokens, where the masks are, their fillers, each [MASK]'s attention (masks, layers, heads,
+    tokens) and the sentence they were made for."""
+
+    tokens: list[str]
+    positions: list[int]
+    fills: list[MaskFill]
+    rows: np.ndarray
+    text: str
+
+
+@dataclass(frozen=True)
+class FillMaskState:
+    payload: FillMaskPayload
+    meta: FillMaskMeta
+
+
+def fill_mask_state(view: Mapping[str, Any], text: str) -> FillMaskState:
+    """What the page draws for ``view`` (:func:`~attnwidgets.studies.masked_lm.fill_mask_view` of ``text``)."""
+    rows = np.asarray(view["rows"])
+    shape = tuple(int(s) for s in rows.shape)
+    if len(shape) != 4:
+        raise ValueError(f"the [MASK] rows must be (masks, layers, heads, tokens), got shape {shape}")
+    fills = [MaskFill([str(t) for t in f["tokens"]], [float(p) for p in f["probs"]]) for f in view["fills"]]
+    payload = FillMaskPayload(tokens=list(view["tokens"]), positions=[int(p) for p in view["positions"]],
+                              fills=fills, rows=rows, text=text)
+    return FillMaskState(payload, FillMaskMeta(str(view["model"]), shape))  # type: ignore[arg-type]

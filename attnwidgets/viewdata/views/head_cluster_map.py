@@ -1,0 +1,67 @@
+"""HeadClusterMap's state (front end: js/src/views/head_cluster_map/): every head's MDS coordinates beside the
+per-head statistics to colour them by, as a pure function of the embedding (from
+:func:`~attnwidgets.viewdata.head_stats.head_points`) and a :class:`~attnwidgets.viewdata.head_stats.HeadStats`
+(the shared part is :mod:`.head_stats_grid`'s).
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> from attnwidgets.viewdata.head_stats import HeadStats
+>>> stats = HeadStats({"layer": np.zeros((1, 2)), "sep": np.full((1, 2), 0.5)}, "demo")
+>>> xy = pd.DataFrame({"layer": [0, 0], "head": [0, 1], "x": [0.0, 1.0], "y": [1.0, 0.0]})
+>>> state = head_cluster_map_state(stats, xy, can_words=False, tokens=[])
+>>> state.payload.points.tolist(), state.meta.names, state.meta.colors
+([[0.0, 1.0], [1.0, 0.0]], ['sep'], [('layer', 'layer'), ('sep', 'sep')])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..head_stats import HeadStats
+from .head_stats_grid import HeadStatsMeta, HeadStatsPayload, head_stats_fields
+
+__all__ = ["HeadClusterMapMeta", "HeadClusterMapPayload", "HeadClusterMapState", "cluster_names",
+           "head_cluster_map_state"]
+
+
+@dataclass(frozen=True)
+class HeadClusterMapPayload(HeadStatsPayload):
+    """``_payload``: the statistics (S, L, H) and the heads' MDS coordinates (K, 2), layer-major (k = layer * H +
+    head)."""
+
+    points: np.ndarray
+
+
+@dataclass(frozen=True)
+class HeadClusterMapMeta(HeadStatsMeta):
+    """``_meta``: the per-head statistic views' meta and the colour menu ("layer", then the statistics)."""
+
+    colors: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class HeadClusterMapState:
+    payload: HeadClusterMapPayload
+    meta: HeadClusterMapMeta
+
+
+def cluster_names(stats: HeadStats) -> list[str]:
+    """The statistics the points can be coloured by (all but "layer", which the page knows)."""
+    return [n for n in stats.names() if n != "layer"]
+
+
+def head_cluster_map_state(stats: HeadStats, embedding: Any, *, can_words: bool,
+                           tokens: list[str]) -> HeadClusterMapState:
+    """What HeadClusterMap's page draws; ValueError when the embedding and the statistics count different heads."""
+    names = cluster_names(stats)
+    n_layers, n_heads = stats.shape
+    if len(embedding) != n_layers * n_heads:
+        raise ValueError(f"the embedding has {len(embedding)} heads but the statistics {n_layers} x {n_heads}")
+    array, fields = head_stats_fields(stats, names, can_words=can_words, tokens=tokens)
+    points = embedding[["x", "y"]].to_numpy(np.float32)
+    return HeadClusterMapState(HeadClusterMapPayload(array, points),
+                               HeadClusterMapMeta(**fields, colors=[("layer", "layer")] + [(n, n) for n in names]))

@@ -1,0 +1,87 @@
+"""HeadStatsGrid's state (front end: js/src/views/head_stats_grid/), and the part every per-head statistic view
+shares (EntropyBars and HeadClusterMap extend :class:`HeadStatsMeta` and :class:`HeadStatsPayload`): the statistics
+as one (S, L, H) array and what the page's controls need, as pure functions of a
+:class:`~attnwidgets.viewdata.head_stats.HeadStats` (which :func:`~attnwidgets.viewdata.head_stats.head_stats` loads
+from a result, a corpus or a table, and the static twins read too).
+
+Examples
+--------
+>>> import numpy as np
+>>> from attnwidgets.viewdata.head_stats import HeadStats
+>>> stats = HeadStats({"sep": np.full((1, 2), 0.5), "entropy": np.zeros((1, 2))}, "two heads")
+>>> state = head_stats_state(stats, can_words=False, tokens=[])
+>>> state.payload.stats.shape, state.meta.names, state.meta.shape, state.meta.labels["sep"]
+((2, 1, 2), ['sep', 'entropy'], (1, 2), 'attention to [SEP]')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...result import AttentionResult
+from ..head_stats import HeadStats, stat_labels
+from ..labels import axis_tokens
+
+__all__ = ["HeadStatsMeta", "HeadStatsPayload", "HeadStatsState", "head_stats_fields", "head_stats_state",
+           "query_labels"]
+
+
+@dataclass(frozen=True)
+class HeadStatsPayload:
+    """``_payload`` of every per-head statistic view: the statistics as one (S, L, H) array, in the order of the
+    meta's ``names``."""
+
+    stats: np.ndarray
+
+
+@dataclass(frozen=True)
+class HeadStatsMeta:
+    """``_meta`` of every per-head statistic view: the title, the statistics' names and labels, [layers, heads],
+    whether the words switch applies, the query tokens a selection picks among ([] without one result's attention)
+    and whether the attention is causal."""
+
+    title: str
+    names: list[str]
+    labels: dict[str, str]
+    shape: tuple[int, int]
+    can_words: bool
+    tokens: list[str]
+    causal: bool
+
+
+@dataclass(frozen=True)
+class HeadStatsState:
+    payload: HeadStatsPayload
+    meta: HeadStatsMeta
+
+
+def query_labels(source: Any, words: bool) -> list[str]:
+    """The query tokens a selection picks among (words at word level); [] for statistics without attention."""
+    if not isinstance(source, AttentionResult):
+        return []
+    if words:
+        from ...analysis.words import word_level
+
+        source = word_level(source)
+    return axis_tokens(source, "self" if source.cross_attention is None else "encoder")[0]
+
+
+def head_stats_fields(stats: HeadStats, names: Sequence[str], *, can_words: bool,
+                      tokens: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
+    """The (S, L, H) array of ``names`` and the fields of :class:`HeadStatsMeta`, for a view's state to extend."""
+    n_layers, n_heads = stats.shape
+    names = list(names)
+    meta = {"title": stats.title + (" · words" if stats.words else ""), "names": names,
+            "labels": stat_labels(names), "shape": (int(n_layers), int(n_heads)), "can_words": bool(can_words),
+            "tokens": list(tokens), "causal": bool(stats.causal)}
+    return stats.stacked(names), meta
+
+
+def head_stats_state(stats: HeadStats, *, can_words: bool, tokens: list[str]) -> HeadStatsState:
+    """What HeadStatsGrid's page draws: every statistic of ``stats``."""
+    array, meta = head_stats_fields(stats, stats.names(), can_words=can_words, tokens=tokens)
+    return HeadStatsState(HeadStatsPayload(array), HeadStatsMeta(**meta))
