@@ -2,7 +2,7 @@
 // groups outlined), and the canvas's hover, click (select a span of queries) and keys.
 
 import { categorical, hexToRgb } from "../../shared/colors";
-import { h, listen, resetControls, select } from "../../shared/dom";
+import { h, listen, menu, resetControls } from "../../shared/dom";
 import { kvGroups } from "../../shared/heads";
 import type { WidgetModel } from "../../shared/model";
 import { typedInControl } from "../../shared/selection";
@@ -46,21 +46,6 @@ function windowNav(model: WidgetModel<HeadViewTraits>, controls: Array<() => voi
     listen(next, "click", () => save({ window: stepWindow(model.get("window"), nq, 1) })),
   );
   return h("span", { className: "aw-window-nav" }, prev, label, next);
-}
-
-/** A labelled menu whose choice is saved as a trait. */
-function menu(
-  controls: Array<() => void>,
-  options: Array<[string, string]>,
-  value: string,
-  label: string,
-  testid: string,
-  pick: (value: string) => void,
-): HTMLSelectElement {
-  const sel = select(options, value, label);
-  sel.dataset.testid = testid;
-  controls.push(listen(sel, "change", () => pick(sel.value)));
-  return sel;
 }
 
 /** (Re)build the toolbar. */
