@@ -53,14 +53,15 @@ def run_notebook(path: Path, *, live: bool, timeout: int, kernel: str, max_cells
     only the first ``max_cells`` code cells when given."""
     import nbformat
     import psutil
-    from nbclient import NotebookClient
+
+    from attnwidgets.nbexport import notebook_client
 
     nb = nbformat.read(path, as_version=4)
     if live:
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.source = LIVE_LINE.sub("LIVE = True", cell.source)
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(path.parent)}})
+    client = notebook_client(nb, path.parent, timeout=timeout, kernel_name=kernel)
     records: list[dict[str, Any]] = []
     load0 = os.getloadavg()
     start = time.perf_counter()

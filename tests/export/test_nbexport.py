@@ -120,13 +120,12 @@ def test_no_execute_takes_the_stored_outputs(exported, tmp_path):
     # execute it the way nbconvert does, keeping widget state, then export without running it again
     executed = tmp_path / "executed.ipynb"
     node = nbformat.read(nb, as_version=4)
-    from nbclient import NotebookClient
+    from attnwidgets.nbexport import notebook_client
 
     env_was = os.environ.get("ATTNWIDGETS_STATIC_FALLBACK")
     os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = "1"
     try:
-        NotebookClient(node, timeout=300, kernel_name="python3", store_widget_state=True,
-                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+        notebook_client(node, tmp_path, timeout=300, store_widget_state=True).execute()
     finally:
         if env_was is None:
             os.environ.pop("ATTNWIDGETS_STATIC_FALLBACK")
@@ -166,3 +165,38 @@ def test_bad_notebooks_are_clear_errors(tmp_path, make, says):
     assert says in done.stderr and str(path.name) in done.stderr
     assert "Traceback" not in done.stderr
     assert not path.with_suffix(".html").exists()
+
+
+def test_a_missed_wake_up_costs_one_poll_step_not_the_cell_timeout():
+    """jupyter/nbclient#312: a socket poll that misses a reply already there waits its whole timeout. The channel
+    below misses the first wake-up (its first poll waits as long as it is told, then finds nothing); the reply is
+    there from the start, so the next poll finds it. Asked with a 30 s timeout, the stepped wait returns after one
+    step; nbclient's own single poll would wait all 30 s."""
+    import asyncio
+    import time
+    from queue import Empty
+
+    from attnwidgets.nbexport import POLL_STEP, _polled
+
+    waits: list[float | None] = []
+
+    async def get_msg(timeout=None):
+        waits.append(timeout)
+        if len(waits) == 1:
+            await asyncio.sleep(timeout)
+            raise Empty
+        return {"msg": "reply"}
+
+    start = time.monotonic()
+    assert asyncio.run(_polled(get_msg)(timeout=30)) == {"msg": "reply"}
+    assert time.monotonic() - start < POLL_STEP + 1.0
+    assert waits[0] == POLL_STEP
+
+    async def never(timeout=None):
+        await asyncio.sleep(timeout)
+        raise Empty
+
+    start = time.monotonic()
+    with pytest.raises(Empty):  # the cell's own timeout still holds
+        asyncio.run(_polled(never)(timeout=1.2))
+    assert 1.2 <= time.monotonic() - start < 1.2 + POLL_STEP + 0.5

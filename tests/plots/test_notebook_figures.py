@@ -216,7 +216,8 @@ print("AW-FIGURES " + _json.dumps(_report))
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
 def test_every_notebook_figure_reads(path, theme, tmp_path):
     import nbformat
-    from nbclient import NotebookClient
+
+    from attnwidgets.nbexport import notebook_client
 
     nb = nbformat.read(path, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(COLLECT))
@@ -226,8 +227,8 @@ def test_every_notebook_figure_reads(path, theme, tmp_path):
     old = os.environ.copy()
     os.environ.update(env)  # the kernel inherits the environment of the process that starts it
     try:
-        NotebookClient(nb, timeout=1200, kernel_name="python3",
-                       resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+        # A cell's timeout under pytest's 900 s, so a cell that hangs fails naming itself.
+        notebook_client(nb, ROOT / "notebooks", timeout=300).execute()
     finally:
         os.environ.clear()
         os.environ.update(old)

@@ -50,6 +50,14 @@ def test_no_stored_outputs(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_valid_against_the_nbformat_schema(path):
+    # 01 carried cell ids under nbformat 4.4, which has none: every reader logged "Notebook JSON is invalid".
+    import nbformat
+
+    nbformat.validate(nbformat.reads(path.read_text(encoding="utf-8"), as_version=nbformat.NO_CONVERT))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_stored_widget_state(path):
     metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
     # Saving from JupyterLab with "Save Widget State Automatically" on stores every live widget's model here (the
