@@ -68,8 +68,8 @@ def test_generated_file_is_current() -> None:
 
 
 def test_every_front_end_map_has_stops() -> None:
-    colors_ts = (ROOT / "js" / "src" / "shared" / "colors.ts").read_text(encoding="utf-8")
-    names = re.findall(r'"(\w+)"', re.search(r"export type ColorMapName = ([^;]+);", colors_ts).group(1))  # type: ignore[union-attr]
+    theme_ts = (ROOT / "js" / "src" / "shared" / "theme.ts").read_text(encoding="utf-8")
+    names = re.findall(r'"(\w+)"', re.search(r"export type ColorMapName = ([^;]+);", theme_ts).group(1))  # type: ignore[union-attr]
     assert set(names) <= set(stops_in_ts())
 
 

@@ -2,8 +2,10 @@
 // "viridis" and "cividis" are colour-blind safe and the lecture theme's default.
 
 import { SEQUENTIAL_STOPS } from "./colormap_stops";
+import type { ColorMapName } from "./theme";
 
-export type ColorMapName = "blues" | "viridis" | "cividis" | "greys" | "reds";
+// The map names are the theme's vocabulary (shared/theme.ts), so the kernel never imports the drawing modules.
+export type { ColorMapName } from "./theme";
 
 // Generated from matplotlib (js/scripts/colormaps.py), so a widget and its static twin draw the same colours.
 const STOPS: Record<ColorMapName, string[]> = SEQUENTIAL_STOPS;

@@ -1,6 +1,7 @@
 // Two looks: "light" for notebooks, "lecture" for a projector (large fonts, high contrast, colour-blind-safe map).
 
-import type { ColorMapName } from "./colors";
+/** The sequential colour maps a theme (or a widget's `colormap` trait) may name; draw/colors.ts draws them. */
+export type ColorMapName = "blues" | "viridis" | "cividis" | "greys" | "reds";
 
 export interface Theme {
   name: string;

@@ -1,12 +1,12 @@
 // AttentionCompare's controls: the show, layer, head and summary menus, the words toggle, the span controls; hover
 // on the maps and the grid, clicks (a grid cell opens its head, a map row selects), the arrow keys and Escape.
 
-import { h, listen, resetControls, select } from "../../shared/dom";
+import { h, listen, resetControls, select, typedInControl } from "../../shared/dom";
 import { traitMenu, wordsToggle } from "../../shared/head_stats";
 import type { GridLayout } from "../../shared/heads";
 import { gridCellAt } from "../../shared/heads";
 import type { WidgetModel } from "../../shared/model";
-import { arrowKeysSelect, clickToSelect, sameHead, selectHead, typedInControl } from "../../shared/selection";
+import { arrowKeysSelect, clickToSelect, sameHead, selectHead } from "../../shared/selection";
 import * as span from "../../shared/span";
 import { hoverTooltip } from "../../shared/tooltip";
 import {

@@ -1,9 +1,8 @@
 // GenerationView's controls: the attention, layer and head menus, the step slider with ◀ ▶ and play, the span
 // controls; drags over the text, clicks on the map and the share panel, the step keys.
 
-import { h, listen, resetControls, select } from "../../shared/dom";
+import { h, listen, resetControls, select, typedInControl } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
-import { typedInControl } from "../../shared/selection";
 import * as span from "../../shared/span";
 import { type GenerationTraits, clampStep, stepKey } from "./state";
 

@@ -2,10 +2,9 @@
 // groups outlined), and the canvas's hover, click (select a span of queries) and keys.
 
 import { categorical, hexToRgb } from "../../shared/colors";
-import { h, listen, menu, resetControls } from "../../shared/dom";
+import { h, listen, menu, resetControls, typedInControl } from "../../shared/dom";
 import { kvGroups } from "../../shared/heads";
 import type { WidgetModel } from "../../shared/model";
-import { typedInControl } from "../../shared/selection";
 import { nextSpan } from "../../shared/span";
 import {
   FILTERS,

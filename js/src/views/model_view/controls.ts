@@ -2,12 +2,12 @@
 // grid (choose a head) and on the detail (select query rows), and the keys (arrows choose a head; Shift+arrows and
 // Escape the selection).
 
-import { h, listen, menu, resetControls } from "../../shared/dom";
+import { h, listen, menu, resetControls, typedInControl } from "../../shared/dom";
 import { type HeatmapLayout, cellAt } from "../../shared/layout";
 import { reduceMenu } from "../../shared/long_context";
 import { measureToggle } from "../../shared/measure";
 import { type WidgetModel, saveTraits } from "../../shared/model";
-import { arrowKeysSelect, clickToSelect, sameHead, typedInControl } from "../../shared/selection";
+import { arrowKeysSelect, clickToSelect, sameHead } from "../../shared/selection";
 import * as span from "../../shared/span";
 import { hoverTooltip } from "../../shared/tooltip";
 import { NO_ZOOM, rowAtZoom } from "../../shared/zoom";
