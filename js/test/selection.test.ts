@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { arrowStep, selectHead } from "../src/draw/selection";
 import { ownKey } from "../src/shared/dom";
-import { arrowStep, selectHead } from "../src/shared/selection";
 
 describe("arrowStep", () => {
   it("moves heads with left/right and layers with up/down", () => {

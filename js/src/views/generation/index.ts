@@ -2,21 +2,21 @@
 // The prompt and the generated text, each key token's background the weight the current step's query gives it; a
 // steps x keys heatmap (current step outlined); the step's top-k predictions. A slider, the arrow keys and a play
 // button move the synced `step`. Only the first (kind, layer, head) arrives with the widget; others by request.
-// Tokens of the prompt (an encoder-decoder's source) are selected with the heatmap's clicks (shared/span.ts: click,
+// Tokens of the prompt (an encoder-decoder's source) are selected with the heatmap's clicks (draw/span.ts: click,
 // shift-click, ctrl/cmd-click, Escape; a drag over tokens selects the span it covers), synced as `selection` and
 // `combine`; the span is underlined on the text and a panel draws, per step, the share of that step's attention
 // on it (computed in Python: `_share`, viewdata/selection.py selection_share), a line per layer or head. A click
 // on the panel moves the scrubber to that step.
 // This file wires the parts up: state.ts (what to draw), paint.ts (the canvases), controls.ts (menus, keys, clicks).
 
+import type { ColorMapName } from "../../draw/colors";
+import { type FitWatcher, fitWatcher } from "../../draw/fit";
+import { roomFor } from "../../draw/heads";
+import * as span from "../../draw/span";
 import { type Matrix, decode, replyPacked } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
 import { h } from "../../shared/dom";
-import { type FitWatcher, fitWatcher } from "../../shared/fit";
-import { roomFor } from "../../shared/heads";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
 import { Requester } from "../../shared/requests";
-import * as span from "../../shared/span";
 import { userText } from "../../shared/text";
 import { type Theme, applyTheme, theme } from "../../shared/theme";
 import { scrolledCanvas, widgetShell } from "../../shared/widget_shell";

@@ -4,17 +4,17 @@
 // This file wires the parts up: state.ts (what to draw and ask for), paint.ts (the canvases), controls.ts (the bar,
 // the mouse and the keys).
 
+import { legendRow } from "../../draw/canvas";
+import type { ColorMapName } from "../../draw/colors";
+import { fitWatcher } from "../../draw/fit";
+import type { HeatmapLayout } from "../../draw/layout";
+import { SpanRowFetch, SpanSelector } from "../../draw/span";
+import { tooltipBox } from "../../draw/tooltip";
 import { decode, replyPacked } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
 import { controlGroup, h } from "../../shared/dom";
-import { legendRow } from "../../shared/draw";
-import { fitWatcher } from "../../shared/fit";
-import type { HeatmapLayout } from "../../shared/layout";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
 import { Requester } from "../../shared/requests";
-import { SpanRowFetch, SpanSelector } from "../../shared/span";
 import { applyTheme, theme } from "../../shared/theme";
-import { tooltipBox } from "../../shared/tooltip";
 import { type WidgetShell, widgetShell } from "../../shared/widget_shell";
 import { buildControls, keyListeners, pointerListeners } from "./controls";
 import { type DetailScene, detailLayout, paintDetail, paintGrid, paintLegend, thumbImage } from "./paint";

@@ -1,7 +1,7 @@
 // Choosing a head: a click on a canvas picks the (layer, head) under the mouse, and the arrow keys step through the
 // grid (← → head, ↑ ↓ layer). Keys typed in a menu or a box stay with it, so a <select> still steps its options.
 
-import { listen, typedInControl } from "./dom";
+import { listen, typedInControl } from "../shared/dom";
 
 export interface HeadPick {
   layer: number;
