@@ -14,7 +14,7 @@ import { type FitWatcher, fitWatcher } from "../../draw/fit";
 import { roomFor } from "../../draw/heads";
 import * as span from "../../draw/span";
 import { type Matrix, decode, replyPacked } from "../../shared/buffers";
-import { h } from "../../shared/dom";
+import { controlGroup, h } from "../../shared/dom";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
 import { Requester } from "../../shared/requests";
 import { userText } from "../../shared/text";
@@ -252,7 +252,7 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
   cleanups.push(fit.cleanup);
   const requests = new Requester(model);
   cleanups.push(() => requests.dispose());
-  const controls: Array<() => void> = [];
+  const controls = controlGroup(cleanups); // the bar's listeners: removed when it is rebuilt and at teardown
   const held: Held = {
     matrix: null,
     matrixKey: "",
