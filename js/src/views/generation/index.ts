@@ -9,7 +9,6 @@
 // on the panel moves the scrubber to that step.
 // This file wires the parts up: state.ts (what to draw), paint.ts (the canvases), controls.ts (menus, keys, clicks).
 
-import type { ColorMapName } from "../../draw/colors";
 import { type FitWatcher, fitWatcher } from "../../draw/fit";
 import { roomFor } from "../../draw/heads";
 import * as span from "../../draw/span";
@@ -18,7 +17,7 @@ import { controlGroup, h } from "../../shared/dom";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
 import { Requester } from "../../shared/requests";
 import { userText } from "../../shared/text";
-import { type Theme, applyTheme, theme } from "../../shared/theme";
+import { type Theme, applyTheme, colormapOf, theme } from "../../shared/theme";
 import { scrolledCanvas, widgetShell } from "../../shared/widget_shell";
 import { Player, buildControls, clickStep, stepKeys, stepSetter, textListeners } from "./controls";
 import {
@@ -112,9 +111,6 @@ interface Ctx {
   shareData: ReturnType<typeof shareCache>;
 }
 
-const cmap = (model: Model): ColorMapName =>
-  (model.get("colormap") || theme(model.get("theme")).colormap) as ColorMapName;
-
 /** The matrix of the view on screen (null: not here yet). */
 const shown = ({ model, held }: Ctx) =>
   held.matrix && held.matrixKey === viewKey(pick(model)) ? held.matrix : null;
@@ -129,7 +125,7 @@ function paintTextStep(c: Ctx): void {
     kind: model.get("kind"),
     weights: m ? stepRow(m, model.get("step")) : null,
     vmax: m ? finiteMax(m.data) : 0, // one colour scale with the map, so a token's shade and its cell agree
-    map: cmap(model),
+    map: colormapOf(model),
     selection: model.get("selection") ?? [],
     view: viewKey(pick(model)),
   });
@@ -157,7 +153,7 @@ function paintMap(c: Ctx, t: Theme): void {
     t,
     g,
     matrix: shown(c),
-    map: cmap(model),
+    map: colormapOf(model),
     rowLabels: m.generated,
     colLabels: keys,
     step: model.get("step"),

@@ -6,7 +6,6 @@
 // the mouse and the keys).
 
 import { legendRow } from "../../draw/canvas";
-import type { ColorMapName } from "../../draw/colors";
 import { fitWatcher } from "../../draw/fit";
 import type { HeatmapLayout } from "../../draw/layout";
 import { SpanRowFetch, SpanSelector } from "../../draw/span";
@@ -16,7 +15,7 @@ import { type Packed, decode, replyPacked } from "../../shared/buffers";
 import { controlGroup } from "../../shared/dom";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "../../shared/model";
 import { Requester } from "../../shared/requests";
-import { applyTheme, theme } from "../../shared/theme";
+import { applyTheme, colormapOf, theme } from "../../shared/theme";
 import { type WidgetShell, scrolledCanvas, widgetShell } from "../../shared/widget_shell";
 import { type ViewHooks, buildControls, keyListener, pointerListeners } from "./controls";
 import { mapLayout, paintLegend, paintMap } from "./paint";
@@ -93,10 +92,6 @@ class Heatmap {
     return spanKey(this.view(), this.model.get("selection") ?? [], this.model.get("combine"));
   }
 
-  colormap(): ColorMapName {
-    return (this.model.get("colormap") || theme(this.model.get("theme")).colormap) as ColorMapName;
-  }
-
   hooks(): ViewHooks {
     return {
       update: (changes) => this.update(changes),
@@ -122,7 +117,7 @@ class Heatmap {
     const { model, dom } = this;
     const t = theme(model.get("theme"));
     applyTheme(this.shell.root, t);
-    const map = this.colormap();
+    const map = colormapOf(this.model);
     const [queries, keys] = c.labels;
     const selection = model.get("selection") ?? [];
     const row = selection.length ? this.spanRows.get(this.spanKeyNow()) : null;
