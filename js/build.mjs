@@ -1,5 +1,5 @@
 // One esbuild build: every js/src/*.ts and every js/src/views/<name>/index.ts is a widget entry, bundled (with
-// js/src/shared/) into ../attnwidgets/static/<name>.js as an ES module that anywidget loads. `node build.mjs --watch` rebuilds on change
+// js/src/shared/ and js/src/draw/) into ../attnwidgets/static/<name>.js as an ES module that anywidget loads. `node build.mjs --watch` rebuilds on change
 // (pair it with ANYWIDGET_HMR=1 in the kernel for live reload; see DEVELOP.md).
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";

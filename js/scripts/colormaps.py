@@ -1,4 +1,4 @@
-"""Write js/src/shared/colormap_stops.ts from matplotlib's own colour maps, so a widget and its static twin agree.
+"""Write js/src/draw/colormap_stops.ts from matplotlib's own colour maps, so a widget and its static twin agree.
 
 Run from the repository root after changing a map: ``python js/scripts/colormaps.py``. For each map it keeps the
 fewest evenly spaced stops whose linear interpolation stays within 2/255 per channel of matplotlib's 256-entry table
@@ -15,7 +15,7 @@ from matplotlib import colormaps
 #: our name in the front end -> matplotlib's name (the diverging ones run negative -> positive as the page draws them)
 SEQUENTIAL = {"blues": "Blues", "viridis": "viridis", "cividis": "cividis", "greys": "Greys", "reds": "Reds"}
 DIVERGING = {"rdbu": "RdBu_r", "puor": "PuOr_r"}
-OUT = Path(__file__).resolve().parent.parent / "src" / "shared" / "colormap_stops.ts"
+OUT = Path(__file__).resolve().parent.parent / "src" / "draw" / "colormap_stops.ts"
 
 
 def table(mpl_name: str) -> np.ndarray:

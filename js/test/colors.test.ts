@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { categorical, contrast, hexToRgb, lut, lutIndex, readableOn, rgbAt } from "../src/shared/colors";
+import { categorical, contrast, hexToRgb, lut, lutIndex, readableOn, rgbAt } from "../src/draw/colors";
 
 describe("colour maps", () => {
   it("starts and ends on the map's end stops", () => {

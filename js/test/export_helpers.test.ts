@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { absMax, divergingRgb, maskedSoftmax } from "../src/shared/diverging";
+import { absMax, divergingRgb, maskedSoftmax } from "../src/draw/diverging";
 import { safeName } from "../src/shared/export";
 import { StaticModel, decodeState, fromBase64, requestKey } from "../src/shared/static_model";
 

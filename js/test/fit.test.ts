@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fitOn, fitScale, fixedBox, roomInBox } from "../src/shared/fit";
-import { heatmapLayout } from "../src/shared/layout";
+import { fitOn, fitScale, fixedBox, roomInBox } from "../src/draw/fit";
+import { heatmapLayout } from "../src/draw/layout";
 import { gridGeometry } from "../src/views/model_view/state";
 import { PANEL_CHROME, fitGeometry, panelWidths, panels, tagWidth } from "../src/views/qk/state";
 

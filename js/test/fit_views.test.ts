@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fitGridWidth, fitLength, fitZoom } from "../src/shared/fit_views";
-import { gridLayout } from "../src/shared/heads";
+import { fitGridWidth, fitLength, fitZoom } from "../src/draw/fit_views";
+import { gridLayout } from "../src/draw/heads";
 
 describe("fitGridWidth", () => {
   const g = { nLayers: 12, nHeads: 12, left: 40, top: 46 };

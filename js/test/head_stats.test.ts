@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { statSlice } from "../src/shared/head_stats";
+import { statSlice } from "../src/draw/head_stats";
 
 describe("statSlice", () => {
   it("picks one statistic's (L, H) block out of (S, L, H)", () => {

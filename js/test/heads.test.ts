@@ -14,7 +14,7 @@ import {
   statRange,
   textOn,
   toPixel,
-} from "../src/shared/heads";
+} from "../src/draw/heads";
 
 describe("labels and numbers", () => {
   it("names heads layer-head, the whole layer as -all", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { heatmapLayout } from "../src/shared/layout";
+import { heatmapLayout } from "../src/draw/layout";
 import { FSI, PDI } from "../src/shared/text";
 import {
   type HeatmapMeta,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cellAt, cellCenter, heatmapLayout, tokenLabel } from "../src/shared/layout";
+import { cellAt, cellCenter, heatmapLayout, tokenLabel } from "../src/draw/layout";
 
 describe("heatmapLayout", () => {
   it("keeps cells square, integral and capped, with room for labels", () => {

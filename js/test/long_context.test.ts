@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { kvHeadNote, overviewNote } from "../src/shared/long_context";
+import { kvHeadNote, overviewNote } from "../src/draw/long_context";
 import { kvGroups } from "../src/views/model_view/state";
 
 describe("long-context captions", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nearestPoint } from "../src/shared/heads";
+import { nearestPoint } from "../src/draw/heads";
 import {
   COL,
   CONTINUOUS_BINS,

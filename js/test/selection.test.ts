@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { arrowStep, ownKey, selectHead } from "../src/shared/selection";
+import { arrowStep, selectHead } from "../src/draw/selection";
+import { ownKey } from "../src/shared/dom";
 
 describe("arrowStep", () => {
   it("moves heads with left/right and layers with up/down", () => {

@@ -9,7 +9,7 @@ import {
   spanRuns,
   spanTop,
   stepSpan,
-} from "../src/shared/span";
+} from "../src/draw/span";
 import { theme } from "../src/shared/theme";
 
 const plain = { shiftKey: false, ctrlKey: false, metaKey: false };

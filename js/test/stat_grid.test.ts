@@ -1,7 +1,7 @@
-// The stat grids' shared state (shared/stat_grid.ts) and each grid's own (views/head_stats_grid, head_cluster_map,
+// The stat grids' shared state (draw/stat_grid.ts) and each grid's own (views/head_stats_grid, head_cluster_map,
 // entropy_bars: state.ts): pure functions, checked against hand-computed cases.
 import { describe, expect, it } from "vitest";
-import { headOf, headTitle, isSelected, selectionInside, valueAt } from "../src/shared/stat_grid";
+import { headOf, headTitle, isSelected, selectionInside, valueAt } from "../src/draw/stat_grid";
 import { userText } from "../src/shared/text";
 import {
   availWidth,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { panelCellAt, panelGeometry, tickIndices } from "../src/shared/teaching";
+import { panelCellAt, panelGeometry, tickIndices } from "../src/draw/teaching";
 
 describe("panelGeometry / panelCellAt", () => {
   it("fits a non-square [position, dim] matrix and maps pixels back without a transpose", () => {

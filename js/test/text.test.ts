@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import shared from "../../tests/token_label_cases.json";
-import { fitToken } from "../src/shared/draw";
+import { fitToken } from "../src/draw/canvas";
 import {
   FSI,
   INVISIBLE_RANGES,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { tooltipPosition } from "../src/shared/tooltip";
+import { tooltipPosition } from "../src/draw/tooltip";
 
 describe("tooltipPosition", () => {
   it("goes right of the pointer, or left when it would stick out", () => {

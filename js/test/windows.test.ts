@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { kvGroups } from "../src/shared/heads";
+import { kvGroups } from "../src/draw/heads";
 import { stepWindow, windowColumns } from "../src/views/head_view/state";
 import { keyPos, queryRow } from "../src/views/qk/state";
 

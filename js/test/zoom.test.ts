@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { heatmapLayout } from "../src/shared/layout";
+import { heatmapLayout } from "../src/draw/layout";
 import {
   NO_ZOOM,
   cellAtZoom,
@@ -9,7 +9,7 @@ import {
   tilesFor,
   visibleCells,
   zoomAt,
-} from "../src/shared/zoom";
+} from "../src/draw/zoom";
 
 const l = heatmapLayout({
   nq: 2048,

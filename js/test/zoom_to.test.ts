@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { heatmapLayout } from "../src/shared/layout";
-import { visibleCells, zoomTo } from "../src/shared/zoom";
+import { heatmapLayout } from "../src/draw/layout";
+import { visibleCells, zoomTo } from "../src/draw/zoom";
 
 const l = heatmapLayout({
   nq: 2048,

@@ -136,6 +136,35 @@ def control_listener_balance(page: Any) -> int:
     return int(page.evaluate("() => window.__awNet"))
 
 
+def track_live_listeners(page: Any) -> None:
+    """From now on, keep every listener added to a form control or a button until it is removed (the same element,
+    type and function); :func:`live_listeners` counts those still attached. Unlike :func:`control_listener_balance`,
+    listeners added before the call never count, so a view's teardown can be checked on its own."""
+    page.evaluate(
+        """() => {
+          const live = (window.__awLive = []);
+          const isControl = (t) =>
+            t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLButtonElement;
+          const add = EventTarget.prototype.addEventListener;
+          const rm = EventTarget.prototype.removeEventListener;
+          EventTarget.prototype.addEventListener = function (type, fn, ...rest) {
+            if (isControl(this)) live.push([this, type, fn]);
+            return add.call(this, type, fn, ...rest);
+          };
+          EventTarget.prototype.removeEventListener = function (type, fn, ...rest) {
+            const i = live.findIndex(([el, t, f]) => el === this && t === type && f === fn);
+            if (i >= 0) live.splice(i, 1);
+            return rm.call(this, type, fn, ...rest);
+          };
+        }"""
+    )
+
+
+def live_listeners(page: Any) -> int:
+    """Listeners added to controls since :func:`track_live_listeners` and not removed yet."""
+    return int(page.evaluate("() => window.__awLive.length"))
+
+
 def free_port() -> int:
     """A TCP port on the loopback interface that nothing listens on now."""
     with socket.socket() as s:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import canvas_stats, wait_dataset
+from helpers import canvas_stats, live_listeners, track_live_listeners, wait_dataset
 
 TEXT = "[data-testid=gen-text]"
 
@@ -65,7 +65,8 @@ def test_generation_view_scrubs_steps(lab, tiny_gpt2):
     check_step(nb, 4)
     assert nb.python("print(w.step, end='')") == "4"
 
-    # Another head from the menu is fetched; Python sets the step and the theme.
+    # Another head from the menu is fetched; Python sets the step and the theme (both rebuild the bar).
+    track_live_listeners(nb.page)
     nb.page.locator("select[aria-label=head]").select_option("0")
     wait_dataset(nb.page, TEXT, "view", "self/1/0")
     nb.python("w.step = 5; w.theme = 'lecture'")
@@ -77,6 +78,11 @@ def test_generation_view_scrubs_steps(lab, tiny_gpt2):
                               timeout=10_000)
     nb.screenshot("generation-lecture-1280x720", nb.page)
     nb.screenshot("generation-lecture", root)
+    assert live_listeners(nb.page) > 0
+    # Closed, the view takes its bar's listeners with it (the rebuilt menus, slider and buttons included).
+    nb.python("w.close()")
+    root.wait_for(state="detached", timeout=20_000)
+    assert live_listeners(nb.page) == 0, "listeners left on the closed view's controls"
     assert not nb.errors(), nb.errors()
 
 

@@ -16,9 +16,11 @@ from helpers import (
     dataset,
     eventually,
     free_port,
+    live_listeners,
     page_point,
     serve,
     tooltip_text,
+    track_live_listeners,
     wait_dataset,
 )
 
@@ -115,6 +117,23 @@ def test_colour_menu_switches_to_attention_received(nb):
     assert canvas_stats(nb.page, "qk-space-canvas")["sum"] != before
     assert "attention received" in nb.widget(0).locator("[data-testid=legend]").inner_text()
     nb.screenshot("qk-space-attention-1280x720")
+    assert not nb.errors(), nb.errors()
+
+
+def test_closing_the_view_removes_its_controls_listeners(nb):
+    """The colour menu rebuilds the bar (menu and export buttons); once the view is closed none of their listeners
+    may stay behind (the bar's listener group was not among the view's cleanups)."""
+    track_live_listeners(nb.page)
+    for color in ("token", "position"):
+        nb.widget(0).locator("[data-testid=color-select]").select_option(color)
+        eventually(nb, "print(view.color)", color)
+    root = nb.page.locator(".aw-qk-space")
+    bar_controls = root.locator(".aw-bar select, .aw-bar button").count()
+    live = live_listeners(nb.page)
+    assert bar_controls >= 3 and live >= bar_controls, (bar_controls, live)  # menu, PNG, SVG: one listener or more each
+    nb.python("view.close()")
+    root.wait_for(state="detached", timeout=20_000)
+    assert live_listeners(nb.page) == 0, "listeners left on the closed view's controls"
     assert not nb.errors(), nb.errors()
 
 

@@ -1,4 +1,5 @@
-// Building DOM without markup: every piece of text goes through textContent, so token text can never run.
+// Building DOM without markup: every piece of text goes through textContent, so token text can never run. And which
+// keys belong to a focused menu or box rather than to the widget (typedInControl, ownKey).
 
 export type Child = Node | string | null | undefined | false;
 
@@ -85,4 +86,22 @@ export function resetControls(group: Array<() => void>, ...containers: HTMLEleme
       for (const c of el.querySelectorAll<HTMLElement>("[aria-label]"))
         if (c.getAttribute("aria-label") === label) return c.focus();
   });
+}
+
+/** True when a key was typed in a menu or an input box, where it belongs to that control, not to the widget. */
+export function typedInControl(e: KeyboardEvent): boolean {
+  return e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement;
+}
+
+/** A key a focused menu or box acts on itself: anything without Ctrl, Alt or Meta but Tab, Escape and Shift+Enter
+ * (which move focus, leave or run the cell as usual). */
+export function ownKey(e: {
+  key: string;
+  ctrlKey: boolean;
+  altKey: boolean;
+  metaKey: boolean;
+  shiftKey: boolean;
+}): boolean {
+  if (e.ctrlKey || e.altKey || e.metaKey) return false;
+  return !(e.key === "Tab" || e.key === "Escape" || (e.key === "Enter" && e.shiftKey));
 }

@@ -1,6 +1,9 @@
 // Two looks: "light" for notebooks, "lecture" for a projector (large fonts, high contrast, colour-blind-safe map).
 
-import type { ColorMapName } from "./colors";
+import type { WidgetModel } from "./model";
+
+/** The sequential colour maps a theme (or a widget's `colormap` trait) may name; draw/colors.ts draws them. */
+export type ColorMapName = "blues" | "viridis" | "cividis" | "greys" | "reds";
 
 export interface Theme {
   name: string;
@@ -47,6 +50,11 @@ export const THEMES: Record<string, Theme> = {
 
 export function theme(name: string | undefined): Theme {
   return THEMES[name ?? "light"] ?? THEMES.light;
+}
+
+/** The map a widget with a `colormap` trait draws with: the trait, or ("") its theme's. */
+export function colormapOf(model: WidgetModel<{ colormap: string; theme: string }>): ColorMapName {
+  return (model.get("colormap") || theme(model.get("theme")).colormap) as ColorMapName;
 }
 
 /**

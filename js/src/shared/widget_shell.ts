@@ -2,10 +2,9 @@
 // own styles, its title, its control bar and an error box that shows the synced `_error` trait; and a teardown that
 // removes the listeners gathered in `cleanups` and the root.
 
-import { h, listen } from "./dom";
+import { h, listen, ownKey, typedInControl } from "./dom";
 import { exportButtons, safeName } from "./export";
 import { type WidgetModel, onModel } from "./model";
-import { ownKey, typedInControl } from "./selection";
 import { BASE_CSS } from "./theme";
 
 export interface WidgetShell {

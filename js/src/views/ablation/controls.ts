@@ -1,8 +1,8 @@
 // AblationWidget's controls: the layers x heads grid of toggles (GQA groups captioned), the stack and text menus,
 // the mode menu, reset and the scale slider.
 
+import { kvGroups } from "../../draw/heads";
 import { h, listen, resetControls, select } from "../../shared/dom";
-import { kvGroups } from "../../shared/heads";
 import type { WidgetModel } from "../../shared/model";
 import { userText } from "../../shared/text";
 import {

@@ -6,9 +6,9 @@
 // arrives, so the kernel never gets a backlog.
 // This file wires the parts up: state.ts (the edits, what to show), paint.ts (grid, bars, maps), controls.ts.
 
-import type { ColorMapName } from "../../shared/colors";
+import type { ColorMapName } from "../../draw/colors";
+import { fitWatcher } from "../../draw/fit";
 import { controlGroup, h } from "../../shared/dom";
-import { fitWatcher } from "../../shared/fit";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
 import { userText } from "../../shared/text";
 import { applyTheme, theme } from "../../shared/theme";

@@ -1,12 +1,12 @@
 // AblationWidget's drawing: the grid's buttons restyled in place, the watched numbers before/after as bars, and
 // the selected head's map before/after on one colour scale (state.ts says what; this draws it).
 
+import { drawLabels, drawMatrix, labelRoom, prepareCanvas, textMeasurer } from "../../draw/canvas";
+import type { ColorMapName } from "../../draw/colors";
+import { fitZoom } from "../../draw/fit_views";
+import { heatmapLayout } from "../../draw/layout";
 import { decode, maxOf } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
 import { h } from "../../shared/dom";
-import { drawLabels, drawMatrix, labelRoom, prepareCanvas, textMeasurer } from "../../shared/draw";
-import { fitZoom } from "../../shared/fit_views";
-import { heatmapLayout } from "../../shared/layout";
 import { userText } from "../../shared/text";
 import type { Theme } from "../../shared/theme";
 import {

@@ -3,8 +3,8 @@
 // What Python sends is typed by js/src/generated/wire.ts (attnwidgets/viewdata/views/ablation.py); the edits mirror
 // attnwidgets/runner/ablation.py (Ablation.to_dict) and attnwidgets/widgets/ablation.py (remode).
 
+import type { FitTrait } from "../../draw/fit";
 import type { AblationEdit, AblationSpec, OutputRow as GeneratedRow } from "../../generated/wire";
-import type { FitTrait } from "../../shared/fit";
 import type { PayloadOf, WireTraits } from "../../shared/wire_model";
 
 /** A watched number before and after (generated from attnwidgets/viewdata/views/ablation.py). */
@@ -20,7 +20,7 @@ export interface AblationTraits extends WireTraits<"ablation"> {
   item: number;
   colormap: string; // "" = the theme's
   theme: string;
-  fit: FitTrait; // shared/fit.ts
+  fit: FitTrait; // draw/fit.ts
   _running: boolean;
   _error: string;
 }

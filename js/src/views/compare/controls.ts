@@ -1,14 +1,14 @@
 // AttentionCompare's controls: the show, layer, head and summary menus, the words toggle, the span controls; hover
 // on the maps and the grid, clicks (a grid cell opens its head, a map row selects), the arrow keys and Escape.
 
-import { h, listen, resetControls, select } from "../../shared/dom";
-import { traitMenu, wordsToggle } from "../../shared/head_stats";
-import type { GridLayout } from "../../shared/heads";
-import { gridCellAt } from "../../shared/heads";
+import { traitMenu, wordsToggle } from "../../draw/head_stats";
+import type { GridLayout } from "../../draw/heads";
+import { gridCellAt } from "../../draw/heads";
+import { arrowKeysSelect, clickToSelect, sameHead, selectHead } from "../../draw/selection";
+import * as span from "../../draw/span";
+import { hoverTooltip } from "../../draw/tooltip";
+import { h, listen, resetControls, select, typedInControl } from "../../shared/dom";
 import type { WidgetModel } from "../../shared/model";
-import { arrowKeysSelect, clickToSelect, sameHead, selectHead, typedInControl } from "../../shared/selection";
-import * as span from "../../shared/span";
-import { hoverTooltip } from "../../shared/tooltip";
 import {
   type CompareTraits,
   type Panel,

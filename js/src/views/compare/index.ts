@@ -3,21 +3,21 @@
 // a per-head summary (Jensen–Shannon divergence or cosine). A click in the grid opens that head.
 // Mirrors attnwidgets/widgets/compare.py. Only the shown head's maps cross from Python; choosing another head sets
 // the synced `layer`/`head` and the kernel answers with a new `_payload`.
-// Query tokens of A are selected with the heatmap's clicks (shared/span.ts), synced as `selection`/`combine`; the
+// Query tokens of A are selected with the heatmap's clicks (draw/span.ts), synced as `selection`/`combine`; the
 // selected rows are outlined (in B where aligned) and each map gets the combined row of its selected rows under it
 // (Python computes them: AttentionCompare.span_weights, in `_payload`).
 // This file wires the parts up: state.ts (what to draw), paint.ts (the canvases), controls.ts (menus, hover, clicks).
 
+import type { ColorMapName } from "../../draw/colors";
+import type { DivergingName } from "../../draw/diverging";
+import { type FitWatcher, fitWatcher } from "../../draw/fit";
+import { type GridLayout, roomFor } from "../../draw/heads";
+import * as span from "../../draw/span";
+import { tooltipBox } from "../../draw/tooltip";
 import { decode } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
-import type { DivergingName } from "../../shared/diverging";
 import { h } from "../../shared/dom";
-import { type FitWatcher, fitWatcher } from "../../shared/fit";
-import { type GridLayout, roomFor } from "../../shared/heads";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
-import * as span from "../../shared/span";
 import { type Theme, applyTheme, theme } from "../../shared/theme";
-import { tooltipBox } from "../../shared/tooltip";
 import { widgetShell } from "../../shared/widget_shell";
 import { buildControls, listeners, syncMenus } from "./controls";
 import { type Legend, paintGrid, paintMaps } from "./paint";

@@ -1,8 +1,6 @@
 // AttentionCompare's drawing: the maps (A | B or B − A) with their span rows, and the layers x heads grid of a
 // per-head summary (state.ts says what; this says how).
 
-import { type ColorMapName, rgbAt } from "../../shared/colors";
-import { type DivergingName, divergingRgb } from "../../shared/diverging";
 import {
   drawLegend,
   fitToken,
@@ -10,10 +8,12 @@ import {
   matrixCanvas,
   prepareCanvas,
   textMeasurer,
-} from "../../shared/draw";
-import { fitGridWidth } from "../../shared/fit_views";
-import { type GridLayout, gridLayout, textOn } from "../../shared/heads";
-import * as span from "../../shared/span";
+} from "../../draw/canvas";
+import { type ColorMapName, rgbAt } from "../../draw/colors";
+import { type DivergingName, divergingRgb } from "../../draw/diverging";
+import { fitGridWidth } from "../../draw/fit_views";
+import { type GridLayout, gridLayout, textOn } from "../../draw/heads";
+import * as span from "../../draw/span";
 import type { Theme } from "../../shared/theme";
 import {
   type CompareMeta,

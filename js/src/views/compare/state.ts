@@ -1,9 +1,9 @@
 // AttentionCompare's state: pure functions from the traits and the payload to what the maps and the grid draw
 // (no DOM). Mirrors attnwidgets/widgets/compare.py; the numbers are analysis/compare.py's compare_attention.
 
+import { type DivergingName, divergingRgb } from "../../draw/diverging";
+import { fmt, headLabel, statRange } from "../../draw/heads";
 import type { Packed } from "../../shared/buffers";
-import { type DivergingName, divergingRgb } from "../../shared/diverging";
-import { fmt, headLabel, statRange } from "../../shared/heads";
 import { userText } from "../../shared/text";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
@@ -18,8 +18,8 @@ export interface CompareTraits {
   colormap: string;
   diverging: string;
   theme: string;
-  fit: "auto" | boolean | number[]; // shared/fit.ts
-  selection: number[]; // selected query rows of A (shared/span.ts), [] none
+  fit: "auto" | boolean | number[]; // draw/fit.ts
+  selection: number[]; // selected query rows of A (draw/span.ts), [] none
   combine: string; // "mean" | "sum"
   _error: string;
   _meta: CompareMeta;

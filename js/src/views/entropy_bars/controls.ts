@@ -1,9 +1,9 @@
 // EntropyBars' own controls: the "entropy of" rows menu (when the source has more than one row choice) and the
-// measure toggle (the rest of the bar is the stat grids' shared one, shared/stat_grid.ts).
+// measure toggle (the rest of the bar is the stat grids' shared one, draw/stat_grid.ts).
 
+import { traitMenu } from "../../draw/head_stats";
+import { measureToggle } from "../../draw/measure";
 import { h } from "../../shared/dom";
-import { traitMenu } from "../../shared/head_stats";
-import { measureToggle } from "../../shared/measure";
 import type { WidgetModel } from "../../shared/model";
 import type { EntropyBarsTraits } from "./state";
 

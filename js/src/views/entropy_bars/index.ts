@@ -1,13 +1,13 @@
 // EntropyBars: per-head attention entropy as bars grouped by layer, with the uniform baseline as a dashed line.
 // Mirrors attnwidgets/widgets/entropy_bars.py. Every row choice's values arrive at once (one small float32 buffer),
 // so the rows switch repaints without asking the kernel; a click sets the synced `layer`/`head` traits.
-// This file wires the parts up: the stat grids' skeleton (shared/stat_grid.ts), state.ts, paint.ts, controls.ts.
+// This file wires the parts up: the stat grids' skeleton (draw/stat_grid.ts), state.ts, paint.ts, controls.ts.
 
+import { barAt } from "../../draw/heads";
+import { type HeadPick, sameHead } from "../../draw/selection";
+import { renderStatGrid, valueAt } from "../../draw/stat_grid";
 import { h } from "../../shared/dom";
-import { barAt } from "../../shared/heads";
 import type { RenderProps } from "../../shared/model";
-import { type HeadPick, sameHead } from "../../shared/selection";
-import { renderStatGrid, valueAt } from "../../shared/stat_grid";
 import { scrolledCanvas } from "../../shared/widget_shell";
 import { measureControls, rowsMenu } from "./controls";
 import { type BarsDom, currentValues, paintBars } from "./paint";

@@ -1,12 +1,12 @@
 // EntropyBars' drawing: the y grid and ticks, one bar per head grouped by layer, the selection's marker, the axis, the
 // dashed uniform baseline and the layer labels (state.ts says what).
 
-import { categorical } from "../../shared/colors";
-import { prepareCanvas, textMeasurer } from "../../shared/draw";
-import { fitLength } from "../../shared/fit_views";
-import { type BarLayout, barLayout, barX, roomFor } from "../../shared/heads";
-import type { HeadPick } from "../../shared/selection";
-import { type StatGrid, isSelected, selectionInside, valueAt } from "../../shared/stat_grid";
+import { prepareCanvas, textMeasurer } from "../../draw/canvas";
+import { categorical } from "../../draw/colors";
+import { fitLength } from "../../draw/fit_views";
+import { type BarLayout, barLayout, barX, roomFor } from "../../draw/heads";
+import type { HeadPick } from "../../draw/selection";
+import { type StatGrid, isSelected, selectionInside, valueAt } from "../../draw/stat_grid";
 import { type Theme, applyTheme, theme } from "../../shared/theme";
 import {
   type EntropyBarsTraits,

@@ -1,16 +1,16 @@
 // EntropyBars' state: pure functions from the traits and the entropies of one row choice to what the bars draw
 // (no DOM). Mirrors attnwidgets/widgets/entropy_bars.py.
 
-import { fmt, headLabel, niceTicks } from "../../shared/heads";
-import type { HeadPick } from "../../shared/selection";
-import { type StatGridTraits, headTitle } from "../../shared/stat_grid";
+import { fmt, headLabel, niceTicks } from "../../draw/heads";
+import type { HeadPick } from "../../draw/selection";
+import { type StatGridTraits, headTitle } from "../../draw/stat_grid";
 import { userText } from "../../shared/text";
 import type { MetaOf } from "../../shared/wire_model";
 
 /** Python traits of EntropyBars (attnwidgets/widgets/entropy_bars.py and its base, widgets/_headstats.py). */
 export interface EntropyBarsTraits extends StatGridTraits {
   rows: string; // "all" | "cls" | "last"
-  measure: string; // "weights" | "norms" | "value_zeroing" (shared/measure.ts)
+  measure: string; // "weights" | "norms" | "value_zeroing" (draw/measure.ts)
   _meta: EntropyMeta;
 }
 

@@ -1,10 +1,10 @@
 // FillMask's controls: the [MASK], layer and head menus; the sentence box (Enter or leaving it sets `text`); a click
 // on a [MASK]'s bars picks it; the attention row's tooltip.
 
+import { hoverTooltip } from "../../draw/tooltip";
 import { h, listen, resetControls, select } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
 import { userText } from "../../shared/text";
-import { hoverTooltip } from "../../shared/tooltip";
 import { type FillMaskTraits, type FillsLayout, columnAt, menuOptions, panelAt } from "./state";
 
 type Model = WidgetModel<FillMaskTraits>;

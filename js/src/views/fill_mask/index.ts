@@ -4,13 +4,13 @@
 // in again and sends a new payload. Token text is drawn on canvases or set as textContent, never as markup.
 // This file wires the parts up: state.ts (what to show), paint.ts (bars and row), controls.ts (menus, box, clicks).
 
+import { roomFor } from "../../draw/heads";
+import { tooltipBox } from "../../draw/tooltip";
 import { decode } from "../../shared/buffers";
 import { controlGroup, h } from "../../shared/dom";
-import { roomFor } from "../../shared/heads";
 import { type RenderProps, onModel } from "../../shared/model";
 import { userText } from "../../shared/text";
 import { applyTheme, theme } from "../../shared/theme";
-import { tooltipBox } from "../../shared/tooltip";
 import { widgetShell } from "../../shared/widget_shell";
 import { buildControls, pickMask, rowHover, sentenceBox } from "./controls";
 import { paintFills, paintRow } from "./paint";

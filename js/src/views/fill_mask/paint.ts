@@ -1,8 +1,8 @@
 // FillMask's drawing: the fillers' bars, one panel per [MASK], and the attention row of the chosen [MASK] over the
 // tokens (state.ts says what).
 
-import { categorical } from "../../shared/colors";
-import { fitToken, prepareCanvas, textMeasurer } from "../../shared/draw";
+import { fitToken, prepareCanvas, textMeasurer } from "../../draw/canvas";
+import { categorical } from "../../draw/colors";
 import type { Theme } from "../../shared/theme";
 import { type Fill, type FillMaskTraits, type FillsLayout, fillsLayout, rowColumns } from "./state";
 

@@ -1,10 +1,9 @@
 // GenerationView's controls: the attention, layer and head menus, the step slider with ◀ ▶ and play, the span
 // controls; drags over the text, clicks on the map and the share panel, the step keys.
 
-import { h, listen, resetControls, select } from "../../shared/dom";
+import * as span from "../../draw/span";
+import { h, listen, resetControls, select, typedInControl } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
-import { typedInControl } from "../../shared/selection";
-import * as span from "../../shared/span";
 import { type GenerationTraits, clampStep, stepKey } from "./state";
 
 type Model = WidgetModel<GenerationTraits>;
@@ -142,7 +141,7 @@ function posAt(e: Event): number | null {
   return pos === null || pos === undefined ? null : Number(pos);
 }
 
-/** Clicks on the text's tokens select (shared/span.ts); a drag over tokens selects the span it covers. */
+/** Clicks on the text's tokens select (draw/span.ts); a drag over tokens selects the span it covers. */
 export function textListeners(model: Model, text: HTMLElement, picker: span.SpanSelector): Array<() => void> {
   let dragFrom: number | null = null; // the token a drag over the text started on
   return [

@@ -2,23 +2,22 @@
 // The prompt and the generated text, each key token's background the weight the current step's query gives it; a
 // steps x keys heatmap (current step outlined); the step's top-k predictions. A slider, the arrow keys and a play
 // button move the synced `step`. Only the first (kind, layer, head) arrives with the widget; others by request.
-// Tokens of the prompt (an encoder-decoder's source) are selected with the heatmap's clicks (shared/span.ts: click,
+// Tokens of the prompt (an encoder-decoder's source) are selected with the heatmap's clicks (draw/span.ts: click,
 // shift-click, ctrl/cmd-click, Escape; a drag over tokens selects the span it covers), synced as `selection` and
 // `combine`; the span is underlined on the text and a panel draws, per step, the share of that step's attention
 // on it (computed in Python: `_share`, viewdata/selection.py selection_share), a line per layer or head. A click
 // on the panel moves the scrubber to that step.
 // This file wires the parts up: state.ts (what to draw), paint.ts (the canvases), controls.ts (menus, keys, clicks).
 
+import { type FitWatcher, fitWatcher } from "../../draw/fit";
+import { roomFor } from "../../draw/heads";
+import * as span from "../../draw/span";
 import { type Matrix, decode, replyPacked } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
-import { h } from "../../shared/dom";
-import { type FitWatcher, fitWatcher } from "../../shared/fit";
-import { roomFor } from "../../shared/heads";
+import { controlGroup, h } from "../../shared/dom";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
 import { Requester } from "../../shared/requests";
-import * as span from "../../shared/span";
 import { userText } from "../../shared/text";
-import { type Theme, applyTheme, theme } from "../../shared/theme";
+import { type Theme, applyTheme, colormapOf, theme } from "../../shared/theme";
 import { scrolledCanvas, widgetShell } from "../../shared/widget_shell";
 import { Player, buildControls, clickStep, stepKeys, stepSetter, textListeners } from "./controls";
 import {
@@ -112,9 +111,6 @@ interface Ctx {
   shareData: ReturnType<typeof shareCache>;
 }
 
-const cmap = (model: Model): ColorMapName =>
-  (model.get("colormap") || theme(model.get("theme")).colormap) as ColorMapName;
-
 /** The matrix of the view on screen (null: not here yet). */
 const shown = ({ model, held }: Ctx) =>
   held.matrix && held.matrixKey === viewKey(pick(model)) ? held.matrix : null;
@@ -129,7 +125,7 @@ function paintTextStep(c: Ctx): void {
     kind: model.get("kind"),
     weights: m ? stepRow(m, model.get("step")) : null,
     vmax: m ? finiteMax(m.data) : 0, // one colour scale with the map, so a token's shade and its cell agree
-    map: cmap(model),
+    map: colormapOf(model),
     selection: model.get("selection") ?? [],
     view: viewKey(pick(model)),
   });
@@ -157,7 +153,7 @@ function paintMap(c: Ctx, t: Theme): void {
     t,
     g,
     matrix: shown(c),
-    map: cmap(model),
+    map: colormapOf(model),
     rowLabels: m.generated,
     colLabels: keys,
     step: model.get("step"),
@@ -252,7 +248,7 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
   cleanups.push(fit.cleanup);
   const requests = new Requester(model);
   cleanups.push(() => requests.dispose());
-  const controls: Array<() => void> = [];
+  const controls = controlGroup(cleanups); // the bar's listeners: removed when it is rebuilt and at teardown
   const held: Held = {
     matrix: null,
     matrixKey: "",

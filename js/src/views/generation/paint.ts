@@ -1,11 +1,11 @@
 // GenerationView's drawing: the text's token colours, the steps x keys map, the top-k list and the span-share
 // panel (state.ts says what; this says how).
 
+import { drawMatrix, fitToken, prepareCanvas } from "../../draw/canvas";
+import { type ColorMapName, categorical, readableOn, rgbAt } from "../../draw/colors";
+import { fmt, textOn } from "../../draw/heads";
 import type { Matrix } from "../../shared/buffers";
-import { type ColorMapName, categorical, readableOn, rgbAt } from "../../shared/colors";
 import { h } from "../../shared/dom";
-import { drawMatrix, fitToken, prepareCanvas } from "../../shared/draw";
-import { fmt, textOn } from "../../shared/heads";
 import { tokenLabel, visibleText } from "../../shared/text";
 import type { Theme } from "../../shared/theme";
 import {

@@ -2,10 +2,10 @@
 // the page draws (no DOM). Mirrors attnwidgets/widgets/generation.py; the span share is computed in Python
 // (`_share`, viewdata/selection.py selection_share).
 
+import { headLabel } from "../../draw/heads";
+import { spanTokens } from "../../draw/span";
 import type { GenerationShare } from "../../generated/wire";
 import type { Matrix, Packed } from "../../shared/buffers";
-import { headLabel } from "../../shared/heads";
-import { spanTokens } from "../../shared/span";
 import { tokenLabel, userText } from "../../shared/text";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
@@ -17,7 +17,7 @@ export interface GenerationTraits {
   kind: string;
   colormap: string;
   theme: string;
-  fit: "auto" | boolean | number[]; // shared/fit.ts
+  fit: "auto" | boolean | number[]; // draw/fit.ts
   selection: number[]; // selected tokens: positions of the fed tokens (a decoder) or the source, [] none
   combine: string; // "sum" (share of each step's attention on the selection) | "mean" (per selected token)
   share_by: string; // "layer" | "head": the panel's lines

@@ -1,8 +1,8 @@
 // HeadClusterMap's own control: the "colour by" menu, layer or a statistic (the rest of the bar is the stat grids'
-// shared one, shared/stat_grid.ts).
+// shared one, draw/stat_grid.ts).
 
+import { traitMenu } from "../../draw/head_stats";
 import { h } from "../../shared/dom";
-import { traitMenu } from "../../shared/head_stats";
 import type { WidgetModel } from "../../shared/model";
 import { type HeadClusterMapTraits, colorOptions } from "./state";
 

@@ -1,13 +1,13 @@
 // HeadClusterMap: heads as points placed by MDS on the Jensen–Shannon distances between their attention, coloured
 // by layer or by a statistic. Mirrors attnwidgets/widgets/head_cluster_map.py. Points and statistics arrive as
 // binary buffers; the colour menu repaints without the kernel; a click sets the synced `layer`/`head` traits.
-// This file wires the parts up: the stat grids' skeleton (shared/stat_grid.ts), state.ts, paint.ts, controls.ts.
+// This file wires the parts up: the stat grids' skeleton (draw/stat_grid.ts), state.ts, paint.ts, controls.ts.
 
+import { nearestPoint } from "../../draw/heads";
+import { headOf, renderStatGrid } from "../../draw/stat_grid";
 import { decode } from "../../shared/buffers";
 import { h } from "../../shared/dom";
-import { nearestPoint } from "../../shared/heads";
 import type { RenderProps } from "../../shared/model";
-import { headOf, renderStatGrid } from "../../shared/stat_grid";
 import { colorMenu } from "./controls";
 import { type ClusterDom, paintMap } from "./paint";
 import { type HeadClusterMapTraits, clusterTip } from "./state";

@@ -1,12 +1,12 @@
 // HeadClusterMap's drawing: the heads as points (one colour per layer, or a statistic's colour map), the selected and
 // hovered heads named, and the legend (state.ts says what).
 
-import { type ColorMapName, categorical, rgbAt } from "../../shared/colors";
+import { drawLegend, prepareCanvas } from "../../draw/canvas";
+import { type ColorMapName, categorical, rgbAt } from "../../draw/colors";
+import { fitLength } from "../../draw/fit_views";
+import { fmt, headLabel, roomFor, scatterLayout, statRange, toPixel } from "../../draw/heads";
+import { type StatGrid, headOf, isSelected } from "../../draw/stat_grid";
 import { h } from "../../shared/dom";
-import { drawLegend, prepareCanvas } from "../../shared/draw";
-import { fitLength } from "../../shared/fit_views";
-import { fmt, headLabel, roomFor, scatterLayout, statRange, toPixel } from "../../shared/heads";
-import { type StatGrid, headOf, isSelected } from "../../shared/stat_grid";
 import { type Theme, applyTheme, theme } from "../../shared/theme";
 import { type HeadClusterMapTraits, clusterTitle, paintOrder, pointRadius } from "./state";
 

@@ -1,10 +1,10 @@
 // HeadClusterMap's state: pure functions from the traits, the points and the statistics to what the map draws
 // (no DOM). Mirrors attnwidgets/widgets/head_cluster_map.py.
 
-import type { HeadWidgetMeta } from "../../shared/head_stats";
-import { fmt } from "../../shared/heads";
-import type { HeadPick } from "../../shared/selection";
-import { type StatGridTraits, headOf, headTitle, isSelected } from "../../shared/stat_grid";
+import type { HeadWidgetMeta } from "../../draw/head_stats";
+import { fmt } from "../../draw/heads";
+import type { HeadPick } from "../../draw/selection";
+import { type StatGridTraits, headOf, headTitle, isSelected } from "../../draw/stat_grid";
 import { userText } from "../../shared/text";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 

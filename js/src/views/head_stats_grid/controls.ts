@@ -1,8 +1,8 @@
 // HeadStatsGrid's own control: the "colour by" statistic menu (the rest of the bar is the stat grids' shared one,
-// shared/stat_grid.ts).
+// draw/stat_grid.ts).
 
+import { traitMenu } from "../../draw/head_stats";
 import { h } from "../../shared/dom";
-import { traitMenu } from "../../shared/head_stats";
 import type { WidgetModel } from "../../shared/model";
 import { type HeadStatsGridTraits, statOptions } from "./state";
 

@@ -1,13 +1,13 @@
 // HeadStatsGrid: a layers x heads grid coloured by one per-head statistic chosen from a menu.
 // Mirrors attnwidgets/widgets/head_stats_grid.py. Every statistic arrives at once as one (S, L, H) float32 buffer,
 // so the menu repaints without asking the kernel; a click sets the synced `layer`/`head` traits.
-// This file wires the parts up: the stat grids' skeleton (shared/stat_grid.ts), state.ts, paint.ts, controls.ts.
+// This file wires the parts up: the stat grids' skeleton (draw/stat_grid.ts), state.ts, paint.ts, controls.ts.
 
+import { type GridLayout, gridCellAt } from "../../draw/heads";
+import { type HeadPick, sameHead } from "../../draw/selection";
+import { type StatGrid, renderStatGrid } from "../../draw/stat_grid";
 import { h } from "../../shared/dom";
-import { type GridLayout, gridCellAt } from "../../shared/heads";
 import type { RenderProps } from "../../shared/model";
-import { type HeadPick, sameHead } from "../../shared/selection";
-import { type StatGrid, renderStatGrid } from "../../shared/stat_grid";
 import { scrolledCanvas } from "../../shared/widget_shell";
 import { statisticMenu } from "./controls";
 import { type GridDom, paintGrid } from "./paint";

@@ -1,11 +1,11 @@
 // HeadStatsGrid's drawing: the layers x heads cells, their numbers and outlines, and the legend (state.ts says what).
 
-import { type ColorMapName, rgbAt } from "../../shared/colors";
-import { drawLegend, prepareCanvas, textMeasurer } from "../../shared/draw";
-import { fitGridWidth } from "../../shared/fit_views";
-import { type GridLayout, fmt, gridLayout, roomFor, statRange, textOn } from "../../shared/heads";
-import type { HeadPick } from "../../shared/selection";
-import { type StatGrid, selectionInside, valueAt } from "../../shared/stat_grid";
+import { drawLegend, prepareCanvas, textMeasurer } from "../../draw/canvas";
+import { type ColorMapName, rgbAt } from "../../draw/colors";
+import { fitGridWidth } from "../../draw/fit_views";
+import { type GridLayout, fmt, gridLayout, roomFor, statRange, textOn } from "../../draw/heads";
+import type { HeadPick } from "../../draw/selection";
+import { type StatGrid, selectionInside, valueAt } from "../../draw/stat_grid";
 import { type Theme, applyTheme, theme } from "../../shared/theme";
 import {
   type HeadStatsGridTraits,

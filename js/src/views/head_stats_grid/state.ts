@@ -1,11 +1,11 @@
 // HeadStatsGrid's state: pure functions from the traits and one statistic's (L, H) values to what the grid draws
 // (no DOM). Mirrors attnwidgets/widgets/head_stats_grid.py.
 
-import type { HeadWidgetMeta } from "../../shared/head_stats";
-import { fmt } from "../../shared/heads";
-import type { HeadPick } from "../../shared/selection";
-import type { StatGridTraits } from "../../shared/stat_grid";
-import { headTitle, valueAt } from "../../shared/stat_grid";
+import type { HeadWidgetMeta } from "../../draw/head_stats";
+import { fmt } from "../../draw/heads";
+import type { HeadPick } from "../../draw/selection";
+import type { StatGridTraits } from "../../draw/stat_grid";
+import { headTitle, valueAt } from "../../draw/stat_grid";
 import { userText } from "../../shared/text";
 
 /** Python traits of HeadStatsGrid (attnwidgets/widgets/head_stats_grid.py and its base, widgets/_headstats.py). */

@@ -1,12 +1,11 @@
 // HeadView's controls: the toolbar (kind, layer, sentence filter, window pager, words), the head swatches (GQA
 // groups outlined), and the canvas's hover, click (select a span of queries) and keys.
 
-import { categorical, hexToRgb } from "../../shared/colors";
-import { h, listen, menu, resetControls } from "../../shared/dom";
-import { kvGroups } from "../../shared/heads";
+import { categorical, hexToRgb } from "../../draw/colors";
+import { kvGroups } from "../../draw/heads";
+import { nextSpan } from "../../draw/span";
+import { h, listen, menu, resetControls, typedInControl } from "../../shared/dom";
 import type { WidgetModel } from "../../shared/model";
-import { typedInControl } from "../../shared/selection";
-import { nextSpan } from "../../shared/span";
 import {
   FILTERS,
   type Geo,
@@ -184,7 +183,7 @@ export function canvasListeners(
   hooks: CanvasHooks,
   save: Save,
 ): Array<() => void> {
-  let anchor: number | null = null; // where a shift-click's span starts (shared/span.ts nextSpan)
+  let anchor: number | null = null; // where a shift-click's span starts (draw/span.ts nextSpan)
   return [
     listen(canvas, "mousemove", (e: MouseEvent) => {
       const at = hooks.tokenAt(e);

@@ -13,8 +13,8 @@
 // Heads that share a key/value head (GQA: `_meta.n_kv_heads` < heads) are outlined together in the swatch bar.
 // This file wires the parts up: state.ts (what to draw), paint.ts (the canvas), controls.ts (toolbar, swatches, keys).
 
+import { fitWatcher } from "../../draw/fit";
 import { controlGroup, h } from "../../shared/dom";
-import { fitWatcher } from "../../shared/fit";
 import { type LinePayload, type LineRows, payloadFromReply, toRows } from "../../shared/lines";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "../../shared/model";
 import { Requester } from "../../shared/requests";

@@ -1,8 +1,8 @@
 // HeadView's drawing: the lines (batched into one path per head and opacity step), the token columns, the window's
 // positions or a sentence pair's segment marks (state.ts says what and where; this draws it).
 
-import { categorical, readableOn } from "../../shared/colors";
-import { fitToken, labelRoom, prepareCanvas, textMeasurer } from "../../shared/draw";
+import { fitToken, labelRoom, prepareCanvas, textMeasurer } from "../../draw/canvas";
+import { categorical, readableOn } from "../../draw/colors";
 import { type LineRows, forEachLine } from "../../shared/lines";
 import type { Theme } from "../../shared/theme";
 import {

@@ -2,15 +2,14 @@
 // words, measure, selection, export), the mouse on the map (hover, wheel zoom, drag to pan, click to select rows)
 // and the keys.
 
-import { h, listen, menu, resetControls } from "../../shared/dom";
-import type { HeatmapLayout } from "../../shared/layout";
-import { reduceMenu } from "../../shared/long_context";
-import { measureToggle } from "../../shared/measure";
+import type { HeatmapLayout } from "../../draw/layout";
+import { reduceMenu } from "../../draw/long_context";
+import { measureToggle } from "../../draw/measure";
+import * as span from "../../draw/span";
+import { hideTooltip, hoverTooltip } from "../../draw/tooltip";
+import { type Zoom, cellAtZoom, panBy, rowAtZoom, zoomAt } from "../../draw/zoom";
+import { h, listen, menu, resetControls, typedInControl } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
-import { typedInControl } from "../../shared/selection";
-import * as span from "../../shared/span";
-import { hideTooltip, hoverTooltip } from "../../shared/tooltip";
-import { type Zoom, cellAtZoom, panBy, rowAtZoom, zoomAt } from "../../shared/zoom";
 import { type HeatmapTraits, type ViewChange, ZOOM_STEP, keyAction } from "./state";
 
 type Model = WidgetModel<HeatmapTraits>;

@@ -5,19 +5,18 @@
 // This file wires the parts up: state.ts (what to draw and ask for), paint.ts (the canvas), controls.ts (the bar,
 // the mouse and the keys).
 
+import { legendRow } from "../../draw/canvas";
+import { fitWatcher } from "../../draw/fit";
+import type { HeatmapLayout } from "../../draw/layout";
+import { SpanRowFetch, SpanSelector } from "../../draw/span";
+import { hideTooltip, tooltipBox } from "../../draw/tooltip";
+import { NO_ZOOM, type Tile, type Zoom, clampZoom, zoomAt, zoomTo } from "../../draw/zoom";
 import { type Packed, decode, replyPacked } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
 import { controlGroup } from "../../shared/dom";
-import { legendRow } from "../../shared/draw";
-import { fitWatcher } from "../../shared/fit";
-import type { HeatmapLayout } from "../../shared/layout";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "../../shared/model";
 import { Requester } from "../../shared/requests";
-import { SpanRowFetch, SpanSelector } from "../../shared/span";
-import { applyTheme, theme } from "../../shared/theme";
-import { hideTooltip, tooltipBox } from "../../shared/tooltip";
+import { applyTheme, colormapOf, theme } from "../../shared/theme";
 import { type WidgetShell, scrolledCanvas, widgetShell } from "../../shared/widget_shell";
-import { NO_ZOOM, type Tile, type Zoom, clampZoom, zoomAt, zoomTo } from "../../shared/zoom";
 import { type ViewHooks, buildControls, keyListener, pointerListeners } from "./controls";
 import { mapLayout, paintLegend, paintMap } from "./paint";
 import {
@@ -93,10 +92,6 @@ class Heatmap {
     return spanKey(this.view(), this.model.get("selection") ?? [], this.model.get("combine"));
   }
 
-  colormap(): ColorMapName {
-    return (this.model.get("colormap") || theme(this.model.get("theme")).colormap) as ColorMapName;
-  }
-
   hooks(): ViewHooks {
     return {
       update: (changes) => this.update(changes),
@@ -122,7 +117,7 @@ class Heatmap {
     const { model, dom } = this;
     const t = theme(model.get("theme"));
     applyTheme(this.shell.root, t);
-    const map = this.colormap();
+    const map = colormapOf(this.model);
     const [queries, keys] = c.labels;
     const selection = model.get("selection") ?? [];
     const row = selection.length ? this.spanRows.get(this.spanKeyNow()) : null;

@@ -1,7 +1,6 @@
 // AttentionHeatmap's drawing: the map (a long input's overview with its full-detail tiles over it, cropped to the
 // zoom), the hovered cell, the selected rows and their combined row, the labels, and the legend.
 
-import type { ColorMapName } from "../../shared/colors";
 import {
   drawLabels,
   drawLegend,
@@ -11,12 +10,13 @@ import {
   outlineCell,
   prepareCanvas,
   textMeasurer,
-} from "../../shared/draw";
-import type { Box } from "../../shared/fit";
-import { type HeatmapLayout, heatmapLayout } from "../../shared/layout";
-import { drawSpanRow, outlineRows, spanBand, spanRoom, spanTop } from "../../shared/span";
+} from "../../draw/canvas";
+import type { ColorMapName } from "../../draw/colors";
+import type { Box } from "../../draw/fit";
+import { type HeatmapLayout, heatmapLayout } from "../../draw/layout";
+import { drawSpanRow, outlineRows, spanBand, spanRoom, spanTop } from "../../draw/span";
+import { type Tile, type Zoom, tilesFor, visibleCells } from "../../draw/zoom";
 import type { Theme } from "../../shared/theme";
-import { type Tile, type Zoom, tilesFor, visibleCells } from "../../shared/zoom";
 import {
   type HeatmapMeta,
   type MatrixData,

@@ -1,14 +1,14 @@
 // AttentionHeatmap's state: pure functions from the traits, the matrix on screen and its tiles to what the page
 // draws, says and asks for (no DOM). Mirrors attnwidgets/widgets/heatmap.py.
 
+import type { HeatmapLayout } from "../../draw/layout";
+import { kvHeadNote, overviewNote } from "../../draw/long_context";
+import type { MeasureMeta } from "../../draw/measure";
+import { selectionKey, spanCaption } from "../../draw/span";
+import { type Tile, type Zoom, visibleCells } from "../../draw/zoom";
 import { type Matrix, type Packed, scaleTop } from "../../shared/buffers";
-import type { HeatmapLayout } from "../../shared/layout";
-import { kvHeadNote, overviewNote } from "../../shared/long_context";
-import type { MeasureMeta } from "../../shared/measure";
-import { selectionKey, spanCaption } from "../../shared/span";
 import { userText } from "../../shared/text";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
-import { type Tile, type Zoom, visibleCells } from "../../shared/zoom";
 
 /** What `_meta` says about the result on screen (generated from Python: viewdata/views/heatmap.py). */
 export type HeatmapMeta = MetaOf<"heatmap">;
@@ -24,10 +24,10 @@ export interface HeatmapTraits {
   zoom: number[]; // [] or [q0, q1, k0, k1]: a region Python asks the page to zoom to
   reduce: string; // "max" | "mean": how a long input's overview merges a block
   discount_sinks: boolean | number[]; // keys left out of the colour scale's top
-  selection: number[]; // selected query rows (shared/span.ts), [] none
+  selection: number[]; // selected query rows (draw/span.ts), [] none
   combine: string; // "mean" | "sum" of the selected rows
-  measure: string; // "weights" | "norms" | "value_zeroing" (shared/measure.ts)
-  fit: "auto" | boolean | number[]; // shared/fit.ts
+  measure: string; // "weights" | "norms" | "value_zeroing" (draw/measure.ts)
+  fit: "auto" | boolean | number[]; // draw/fit.ts
   _meta: HeatmapMeta;
   // labels: word-level labels per kind, when the first view is word level (else they come by "labels" request)
   // vmax: top of the colour scale (the largest weight, or over non-sink keys); rows_used: query rows read per block

@@ -1,10 +1,10 @@
 // MaskExplorer's controls: the mask menu, the length / padding / window sliders, the causal box and the global tokens
 // in the bar; the query-head, kv-head and cached-token menus over the KV panel; the mask's tooltip.
 
+import { type PanelGeometry, panelCellAt, slider } from "../../draw/teaching";
+import { hideTooltip, showTooltip } from "../../draw/tooltip";
 import { h, listen, resetControls, select } from "../../shared/dom";
 import type { WidgetModel } from "../../shared/model";
-import { type PanelGeometry, panelCellAt, slider } from "../../shared/teaching";
-import { hideTooltip, showTooltip } from "../../shared/tooltip";
 import {
   type Editable,
   HEADS,

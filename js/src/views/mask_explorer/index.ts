@@ -3,13 +3,13 @@
 // buffer in `_payload.mask`; the page's menus, sliders and boxes set the Python traits, and Python sends the new mask back.
 // This file wires the parts up: state.ts (what to show), paint.ts (mask and KV panel), controls.ts (menus, tooltip).
 
+import { fitWatcher } from "../../draw/fit";
+import { type PanelGeometry, captionAndRow } from "../../draw/teaching";
+import { hideTooltip, tooltipBox } from "../../draw/tooltip";
 import { decode } from "../../shared/buffers";
 import { controlGroup, h } from "../../shared/dom";
-import { fitWatcher } from "../../shared/fit";
 import { type RenderProps, onModel, saveTraits } from "../../shared/model";
-import { type PanelGeometry, captionAndRow } from "../../shared/teaching";
 import { applyTheme, theme } from "../../shared/theme";
-import { hideTooltip, tooltipBox } from "../../shared/tooltip";
 import { widgetShell } from "../../shared/widget_shell";
 import { buildControls, maskHover } from "./controls";
 import { type MaskDom, paintKv, paintMask } from "./paint";
@@ -85,7 +85,7 @@ function render({ model, el }: RenderProps<MaskExplorerTraits>): () => void {
   return shell.close;
 }
 
-/** Fitted (shared/fit.ts): the KV panel's text a step smaller, so the panel is not taller than the mask. */
+/** Fitted (draw/fit.ts): the KV panel's text a step smaller, so the panel is not taller than the mask. */
 const MASK_CSS = `
 .aw-fit [data-testid=kv-text], .aw-fit [data-testid=kv-cache] { font-size: calc(var(--aw-font) * 0.8); }
 .aw-fit .aw-title { font-size: calc(var(--aw-font) * 1); }

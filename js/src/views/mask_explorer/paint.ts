@@ -1,11 +1,11 @@
 // MaskExplorer's drawing: the query x key mask (padding hatched and outlined, ticks, axis names) and the KV panel
 // (query heads wired to their key/value heads, the cache bars) (state.ts says what).
 
-import { categorical } from "../../shared/colors";
+import { prepareCanvas } from "../../draw/canvas";
+import { categorical } from "../../draw/colors";
+import { type PanelGeometry, panelGeometry, tickIndices } from "../../draw/teaching";
 import { h } from "../../shared/dom";
-import { prepareCanvas } from "../../shared/draw";
 import type { WidgetModel } from "../../shared/model";
-import { type PanelGeometry, panelGeometry, tickIndices } from "../../shared/teaching";
 import type { Theme } from "../../shared/theme";
 import {
   type MaskExplorerTraits,

@@ -2,15 +2,15 @@
 // grid (choose a head) and on the detail (select query rows), and the keys (arrows choose a head; Shift+arrows and
 // Escape the selection).
 
-import { h, listen, menu, resetControls } from "../../shared/dom";
-import { type HeatmapLayout, cellAt } from "../../shared/layout";
-import { reduceMenu } from "../../shared/long_context";
-import { measureToggle } from "../../shared/measure";
+import { type HeatmapLayout, cellAt } from "../../draw/layout";
+import { reduceMenu } from "../../draw/long_context";
+import { measureToggle } from "../../draw/measure";
+import { arrowKeysSelect, clickToSelect, sameHead } from "../../draw/selection";
+import * as span from "../../draw/span";
+import { hoverTooltip } from "../../draw/tooltip";
+import { NO_ZOOM, rowAtZoom } from "../../draw/zoom";
+import { h, listen, menu, resetControls, typedInControl } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
-import { arrowKeysSelect, clickToSelect, sameHead, typedInControl } from "../../shared/selection";
-import * as span from "../../shared/span";
-import { hoverTooltip } from "../../shared/tooltip";
-import { NO_ZOOM, rowAtZoom } from "../../shared/zoom";
 import type { ModelViewTraits } from "./state";
 
 type Model = WidgetModel<ModelViewTraits>;

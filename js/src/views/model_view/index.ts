@@ -4,17 +4,16 @@
 // This file wires the parts up: state.ts (what to draw and ask for), paint.ts (the canvases), controls.ts (the bar,
 // the mouse and the keys).
 
+import { legendRow } from "../../draw/canvas";
+import { fitWatcher } from "../../draw/fit";
+import type { HeatmapLayout } from "../../draw/layout";
+import { SpanRowFetch, SpanSelector } from "../../draw/span";
+import { tooltipBox } from "../../draw/tooltip";
 import { decode, replyPacked } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
 import { controlGroup, h } from "../../shared/dom";
-import { legendRow } from "../../shared/draw";
-import { fitWatcher } from "../../shared/fit";
-import type { HeatmapLayout } from "../../shared/layout";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
 import { Requester } from "../../shared/requests";
-import { SpanRowFetch, SpanSelector } from "../../shared/span";
-import { applyTheme, theme } from "../../shared/theme";
-import { tooltipBox } from "../../shared/tooltip";
+import { applyTheme, colormapOf, theme } from "../../shared/theme";
 import { type WidgetShell, widgetShell } from "../../shared/widget_shell";
 import { buildControls, keyListeners, pointerListeners } from "./controls";
 import { type DetailScene, detailLayout, paintDetail, paintGrid, paintLegend, thumbImage } from "./paint";
@@ -102,10 +101,6 @@ class ModelView {
     return this.model.get("_meta").tokens[this.kind()] ?? [[], []];
   }
 
-  colormap(): ColorMapName {
-    return (this.model.get("colormap") || theme(this.model.get("theme")).colormap) as ColorMapName;
-  }
-
   spanKeyNow(): string {
     const m = this.model;
     return spanKey(this.kind(), m.get("layer"), m.get("head"), m.get("selection") ?? [], m.get("combine"));
@@ -139,7 +134,9 @@ class ModelView {
 
   buildThumbs(): void {
     const t = this.thumbsNow();
-    this.thumbs = t ? thumbImage(t, this.model.get("_meta").causal[t.kind] ?? false, this.colormap()) : null;
+    this.thumbs = t
+      ? thumbImage(t, this.model.get("_meta").causal[t.kind] ?? false, colormapOf(this.model))
+      : null;
     if (this.thumbs) this.shape = this.thumbs.shape;
   }
 
@@ -169,7 +166,7 @@ class ModelView {
     if (!d) return;
     const { model, dom } = this;
     const t = theme(model.get("theme"));
-    const map = this.colormap();
+    const map = colormapOf(this.model);
     const selection = model.get("selection") ?? [];
     const row = selection.length ? this.spanRows.get(this.spanKeyNow()) : null;
     const combine = model.get("combine");

@@ -1,8 +1,6 @@
 // ModelView's drawing: every head's thumbnail in one offscreen image, the grid of them (GQA groups shaded, the
 // hovered and the chosen head marked), and the chosen head in full beside it with its selection and legend.
 
-import { decode } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
 import {
   drawLabels,
   drawLegend,
@@ -12,10 +10,12 @@ import {
   outlineCell,
   prepareCanvas,
   textMeasurer,
-} from "../../shared/draw";
-import type { Box } from "../../shared/fit";
-import { type HeatmapLayout, heatmapLayout } from "../../shared/layout";
-import { drawSpanRow, outlineRows, spanBand, spanRoom, spanTop } from "../../shared/span";
+} from "../../draw/canvas";
+import type { ColorMapName } from "../../draw/colors";
+import type { Box } from "../../draw/fit";
+import { type HeatmapLayout, heatmapLayout } from "../../draw/layout";
+import { drawSpanRow, outlineRows, spanBand, spanRoom, spanTop } from "../../draw/span";
+import { decode } from "../../shared/buffers";
 import type { Theme } from "../../shared/theme";
 import {
   type Detail,

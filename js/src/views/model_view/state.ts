@@ -1,10 +1,10 @@
 // ModelView's state: pure functions from the traits, the thumbnails and the head on screen to what the page draws,
 // says and asks for (no DOM). Mirrors attnwidgets/widgets/model_view.py.
 
+import { kvHeadNote, overviewNote } from "../../draw/long_context";
+import type { MeasureMeta } from "../../draw/measure";
+import { selectionKey, spanCaption } from "../../draw/span";
 import { type Matrix, type Packed, scaleTop } from "../../shared/buffers";
-import { kvHeadNote, overviewNote } from "../../shared/long_context";
-import type { MeasureMeta } from "../../shared/measure";
-import { selectionKey, spanCaption } from "../../shared/span";
 import { userText } from "../../shared/text";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
@@ -19,10 +19,10 @@ export interface ModelViewTraits {
   theme: string;
   colormap: string; // "" = the theme's
   reduce: string; // "max" | "mean": how thumbnails merge a block of cells
-  selection: number[]; // selected query rows (shared/span.ts), [] none
+  selection: number[]; // selected query rows (draw/span.ts), [] none
   combine: string; // "mean" | "sum" of the selected rows
-  measure: string; // "weights" | "norms" | "value_zeroing" (shared/measure.ts)
-  fit: "auto" | boolean | number[]; // shared/fit.ts
+  measure: string; // "weights" | "norms" | "value_zeroing" (draw/measure.ts)
+  fit: "auto" | boolean | number[]; // draw/fit.ts
   _meta: ModelViewMeta;
   // rows_used: query rows read per block of `factor` (fewer than factor: a run of rows stands for the block)
   _payload: PayloadOf<"model_view"> | Record<string, never>;
@@ -71,7 +71,7 @@ export function gridGeometry(
   heads: number,
   maxWidth: number,
   font: number,
-  maxHeight?: number, // fit (shared/fit.ts): the whole grid at most this tall
+  maxHeight?: number, // fit (draw/fit.ts): the whole grid at most this tall
 ): GridGeometry {
   const x0 = Math.ceil(font * 2.6);
   const y0 = Math.ceil(font * 1.6);

@@ -1,10 +1,10 @@
 // PositionalExplorer's controls: the encoding menu, the length slider, and per encoding the width slider, the
 // similarity menu, or the heads and head sliders with the causal box; the panels' tooltips.
 
+import { panelCellAt, slider } from "../../draw/teaching";
+import { hideTooltip, showTooltip } from "../../draw/tooltip";
 import { h, listen, resetControls, select } from "../../shared/dom";
 import type { WidgetModel } from "../../shared/model";
-import { panelCellAt, slider } from "../../shared/teaching";
-import { hideTooltip, showTooltip } from "../../shared/tooltip";
 import type { Drawn, PanelBox } from "./paint";
 import { ENCODINGS, type Editable, type PositionalTraits, cellTip, controlsFor, headsChange } from "./state";
 

@@ -3,12 +3,12 @@
 // float32 buffers in `_payload.panels`; the page picks the encoding and moves the sliders, which set the Python traits.
 // This file wires the parts up: state.ts (what to show), paint.ts (the panels), controls.ts (menus, sliders, tooltip).
 
+import { fitWatcher } from "../../draw/fit";
+import { captionAndRow } from "../../draw/teaching";
+import { hideTooltip, tooltipBox } from "../../draw/tooltip";
 import { controlGroup } from "../../shared/dom";
-import { fitWatcher } from "../../shared/fit";
 import { type RenderProps, onModel, saveTraits } from "../../shared/model";
-import { captionAndRow } from "../../shared/teaching";
 import { applyTheme, theme } from "../../shared/theme";
-import { hideTooltip, tooltipBox } from "../../shared/tooltip";
 import { widgetShell } from "../../shared/widget_shell";
 import { buildControls, panelHover } from "./controls";
 import { type Drawn, paintPanel, panelBox } from "./paint";

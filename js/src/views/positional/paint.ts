@@ -1,11 +1,11 @@
 // PositionalExplorer's drawing: each panel's matrix on a diverging scale, its ticks and axis names, its legend and
 // texts (state.ts says what).
 
+import { prepareCanvas } from "../../draw/canvas";
+import { type DivergingName, absMax, divergingCss } from "../../draw/diverging";
+import { type PanelGeometry, panelGeometry, tickIndices } from "../../draw/teaching";
 import { decode } from "../../shared/buffers";
-import { type DivergingName, absMax, divergingCss } from "../../shared/diverging";
 import { h } from "../../shared/dom";
-import { prepareCanvas } from "../../shared/draw";
-import { type PanelGeometry, panelGeometry, tickIndices } from "../../shared/teaching";
 import type { Theme } from "../../shared/theme";
 import { type PositionalPanel, divergingPixels, legendEnds, panelLeft } from "./state";
 

@@ -2,7 +2,7 @@
 // (no DOM): which controls an encoding has, the panels' size, their pixels, the texts. Mirrors
 // attnwidgets/widgets/positional.py.
 
-import { type DivergingName, divergingRgb } from "../../shared/diverging";
+import { type DivergingName, divergingRgb } from "../../draw/diverging";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** One panel as Python sends it (attnwidgets/viewdata/views/positional.py: PositionalPanel): the matrix (rows, cols)

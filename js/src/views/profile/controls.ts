@@ -1,12 +1,11 @@
 // AttentionProfile's controls: the attention, layer, head and unit menus, the query boxes, the span controls; hover
 // and clicks on the text (one listener serves every token: event delegation), clicks on the strip, the keys.
 
-import { h, listen, resetControls, select } from "../../shared/dom";
-import { traitMenu } from "../../shared/head_stats";
+import { traitMenu } from "../../draw/head_stats";
+import * as span from "../../draw/span";
+import { hideTooltip, showTooltip } from "../../draw/tooltip";
+import { h, listen, resetControls, select, typedInControl } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
-import { typedInControl } from "../../shared/selection";
-import * as span from "../../shared/span";
-import { hideTooltip, showTooltip } from "../../shared/tooltip";
 import { type Doc, type ProfileTraits, keyAction, queryRange, tipText, unitRange } from "./state";
 
 type Model = WidgetModel<ProfileTraits>;

@@ -6,16 +6,16 @@
 // This file wires the parts up: state.ts (what to show), paint.ts (the spans and the strip), controls.ts (menus,
 // hover, clicks, keys).
 
+import { drawLegend } from "../../draw/canvas";
+import type { ColorMapName } from "../../draw/colors";
+import { type FitWatcher, fitWatcher } from "../../draw/fit";
+import * as span from "../../draw/span";
+import { hideTooltip, tooltipBox } from "../../draw/tooltip";
 import { type Packed, decode, replyPacked } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
 import { controlGroup, h } from "../../shared/dom";
-import { drawLegend } from "../../shared/draw";
-import { type FitWatcher, fitWatcher } from "../../shared/fit";
 import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
 import { Requester } from "../../shared/requests";
-import * as span from "../../shared/span";
 import { applyTheme, theme } from "../../shared/theme";
-import { hideTooltip, tooltipBox } from "../../shared/tooltip";
 import { widgetShell } from "../../shared/widget_shell";
 import { type Surface, buildControls, stripAndKeys, textListeners } from "./controls";
 import { type ProfileScene, buildText, paintSpans, paintStrip } from "./paint";

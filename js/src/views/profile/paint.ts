@@ -1,9 +1,9 @@
 // AttentionProfile's drawing: the text box's token spans (built once per document, recoloured per profile) and the
 // strip of the whole document above it (state.ts says what; this says how).
 
-import { type ColorMapName, lut, lutIndex } from "../../shared/colors";
-import { prepareCanvas } from "../../shared/draw";
-import { spanRuns } from "../../shared/span";
+import { prepareCanvas } from "../../draw/canvas";
+import { type ColorMapName, lut, lutIndex } from "../../draw/colors";
+import { spanRuns } from "../../draw/span";
 import type { Theme } from "../../shared/theme";
 import { docText, inkFor, stripColumns } from "./state";
 

@@ -2,8 +2,8 @@
 // the text and the strip show (no DOM). Mirrors attnwidgets/widgets/profile.py; the same sums as
 // attnwidgets/viewdata/profile.py (unit_sums, unit_of), so the page colours what Python computes.
 
+import { selectionKey, spanCaption } from "../../draw/span";
 import type { Packed } from "../../shared/buffers";
-import { selectionKey, spanCaption } from "../../shared/span";
 import { userText, visibleText } from "../../shared/text";
 import type { PayloadOf } from "../../shared/wire_model";
 

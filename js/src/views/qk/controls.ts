@@ -1,13 +1,12 @@
 // QKStepThrough's controls: the layer, head and query menus, the window's ◀ ▶, the arrow keys, hover and click on
 // the panels.
 
-import { h, listen, resetControls, select } from "../../shared/dom";
+import { hideTooltip, showTooltip } from "../../draw/tooltip";
+import { h, listen, resetControls, select, typedInControl } from "../../shared/dom";
 import { exportButtons, safeName } from "../../shared/export";
 import type { WidgetModel } from "../../shared/model";
 import { saveTraits } from "../../shared/model";
-import { typedInControl } from "../../shared/selection";
 import { isolate, tokenLabel } from "../../shared/text";
-import { hideTooltip, showTooltip } from "../../shared/tooltip";
 import { type QKTraits, arrowStep, isWindowed, stepWindowRange } from "./state";
 
 export type QKChange = Partial<Pick<QKTraits, "layer" | "head" | "query">>;

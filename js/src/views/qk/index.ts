@@ -5,13 +5,13 @@
 // demand and kept in the page. Every number comes from the model (captured in attnwidgets/runner/qk.py).
 // This file wires the parts up: state.ts (what to draw), paint.ts (the canvases), controls.ts (menus, keys, hover).
 
-import type { DivergingName } from "../../shared/diverging";
+import type { DivergingName } from "../../draw/diverging";
+import { fitWatcher } from "../../draw/fit";
+import { hideTooltip, tooltipBox } from "../../draw/tooltip";
 import { controlGroup, h } from "../../shared/dom";
-import { fitWatcher } from "../../shared/fit";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "../../shared/model";
 import { Requester } from "../../shared/requests";
 import { applyTheme, theme } from "../../shared/theme";
-import { hideTooltip, tooltipBox } from "../../shared/tooltip";
 import { widgetShell } from "../../shared/widget_shell";
 import { type PanelHooks, type QKChange, arrowKeys, buildControls, panelListeners } from "./controls";
 import { type Scene, fitPanels, paintPanels } from "./paint";

@@ -1,7 +1,7 @@
 // QKStepThrough's drawing: each step of attention on its own canvas (state.ts says what; this says how).
 
-import { type DivergingName, absMax, divergingCss } from "../../shared/diverging";
-import { fitLabel, fitToken, labelRoom, prepareCanvas, textMeasurer } from "../../shared/draw";
+import { fitLabel, fitToken, labelRoom, prepareCanvas, textMeasurer } from "../../draw/canvas";
+import { type DivergingName, absMax, divergingCss } from "../../draw/diverging";
 import { isolate, tokenLabel } from "../../shared/text";
 import type { Theme } from "../../shared/theme";
 import {

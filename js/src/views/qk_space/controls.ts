@@ -1,9 +1,9 @@
 // QKSpaceView's controls: the colour menu, hover (the token in its sentence) and a click on a point (its sentence's
 // attention opens in the panel).
 
+import { hoverTooltip } from "../../draw/tooltip";
 import { h, listen, resetControls, select } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
-import { hoverTooltip } from "../../shared/tooltip";
 import type { WidgetShell } from "../../shared/widget_shell";
 import type { Dom, State } from "./paint";
 import { COL, type ColorBy, type QKSpaceTraits, colorOptions, column, gridNearest, pointTip } from "./state";

@@ -5,15 +5,15 @@
 // so it works wherever anywidget does).
 // This file wires the parts up: state.ts (points, colours, sizes, texts), paint.ts (scatter, panel), controls.ts.
 
+import { fitWatcher } from "../../draw/fit";
+import { repaintOnResize, roomFor } from "../../draw/heads";
+import { tooltipBox } from "../../draw/tooltip";
 import { decode, replyPacked } from "../../shared/buffers";
-import { h } from "../../shared/dom";
-import { fitWatcher } from "../../shared/fit";
-import { repaintOnResize, roomFor } from "../../shared/heads";
+import { controlGroup, h } from "../../shared/dom";
 import { type RenderProps, onModel } from "../../shared/model";
 import { Requester } from "../../shared/requests";
 import { userText } from "../../shared/text";
 import { applyTheme, theme } from "../../shared/theme";
-import { tooltipBox } from "../../shared/tooltip";
 import { type WidgetShell, widgetShell } from "../../shared/widget_shell";
 import { buildControls, pointListeners } from "./controls";
 import { type Dom, type State, paintPanel, paintScatter } from "./paint";
@@ -50,7 +50,7 @@ function render({ model, el }: RenderProps<QKSpaceTraits>): () => void {
   const shell = widgetShell(model, el, "aw-qk-space", CSS);
   const dom = buildDom(shell);
   const { cleanups } = shell;
-  const controls: Array<() => void> = [];
+  const controls = controlGroup(cleanups); // the bar's listeners: removed when it is rebuilt and at teardown
   const requests = new Requester(model);
   cleanups.push(() => requests.dispose());
   const st: State = {

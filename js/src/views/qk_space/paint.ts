@@ -1,11 +1,11 @@
 // QKSpaceView's drawing: the scatter (one path per colour: queries filled, keys as rings), the selection marks, the
 // legend, and the clicked sentence's attention in the panel beside it (state.ts says what).
 
+import { drawLegend, drawMatrix, fitToken, prepareCanvas } from "../../draw/canvas";
+import type { ColorMapName } from "../../draw/colors";
+import { type ScatterLayout, fmt, scatterLayout, toPixel } from "../../draw/heads";
 import { maxOf } from "../../shared/buffers";
-import type { ColorMapName } from "../../shared/colors";
 import { h } from "../../shared/dom";
-import { drawLegend, drawMatrix, fitToken, prepareCanvas } from "../../shared/draw";
-import { type ScatterLayout, fmt, scatterLayout, toPixel } from "../../shared/heads";
 import type { WidgetModel } from "../../shared/model";
 import { tokenLabel } from "../../shared/text";
 import type { Theme } from "../../shared/theme";

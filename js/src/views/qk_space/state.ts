@@ -2,9 +2,9 @@
 // COLUMNS), a grid of buckets for hit-testing 10k+ points, the colour of each point, the sizes, a token shown in its
 // sentence and the tooltip. Pure functions, unit-tested (js/test/qk_space.test.ts). Mirrors attnwidgets/widgets/qk_space.py.
 
+import { type ColorMapName, categorical, lut, lutIndex } from "../../draw/colors";
+import { fmt } from "../../draw/heads";
 import type { Packed } from "../../shared/buffers";
-import { type ColorMapName, categorical, lut, lutIndex } from "../../shared/colors";
-import { fmt } from "../../shared/heads";
 import { tokenLabel } from "../../shared/text";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 

@@ -1,7 +1,7 @@
 // The tooltip every widget floats over its canvases: one box per widget, placed next to the mouse within the
 // widget's root and flipped to the left of the mouse where it would run past the root's right edge.
 
-import { h, listen } from "./dom";
+import { h, listen } from "../shared/dom";
 
 /** The widget's tooltip box (hidden until shown; `data-testid="tooltip"` for the browser tests). */
 export function tooltipBox(): HTMLDivElement {

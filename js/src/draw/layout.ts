@@ -19,7 +19,7 @@ export interface LayoutOptions {
   labelWidth: number; // room for query labels (left)
   labelHeight: number; // room for key labels (top)
   minLabelCell?: number; // below this cell size, labels are hidden (hover shows tokens)
-  maxWidth?: number; // fit (shared/fit.ts): the whole canvas, labels included, at most this wide
+  maxWidth?: number; // fit (draw/fit.ts): the whole canvas, labels included, at most this wide
   maxHeight?: number; // ... and this tall
 }
 
@@ -70,4 +70,4 @@ export function cellCenter(l: HeatmapLayout, q: number, k: number): { x: number;
 }
 
 // Token labels live in text.ts with the rest of the rules for user text; re-exported for the views that import them here.
-export { tokenLabel } from "./text";
+export { tokenLabel } from "../shared/text";

@@ -2,7 +2,7 @@
 // a labelled slider built with DOM APIs only, the caption and the row of panels. What only one of them uses lives in
 // its view (mask_explorer/state.ts: byte sizes, divisors, positions typed; positional/state.ts: diverging pixels).
 
-import { h, listen } from "./dom";
+import { h, listen } from "../shared/dom";
 
 /** Where a rows x cols panel sits: cells fill a box of at most maxW x maxH, never larger than maxCell. */
 export interface PanelGeometry {

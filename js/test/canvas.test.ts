@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fitLabel } from "../src/shared/draw";
+import { fitLabel } from "../src/draw/canvas";
 
 // 10 px per character: a label of n characters is 10n px wide.
 const ctx = { measureText: (s: string) => ({ width: Array.from(s).length * 10 }) as TextMetrics };

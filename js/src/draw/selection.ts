@@ -1,7 +1,7 @@
 // Choosing a head: a click on a canvas picks the (layer, head) under the mouse, and the arrow keys step through the
 // grid (← → head, ↑ ↓ layer). Keys typed in a menu or a box stay with it, so a <select> still steps its options.
 
-import { listen } from "./dom";
+import { listen, typedInControl } from "../shared/dom";
 
 export interface HeadPick {
   layer: number;
@@ -13,24 +13,6 @@ export interface LayerHeadModel {
   get(key: "layer" | "head"): number;
   set(key: "layer" | "head", value: number): void;
   save_changes(): void;
-}
-
-/** True when a key was typed in a menu or an input box, where it belongs to that control, not to the widget. */
-export function typedInControl(e: KeyboardEvent): boolean {
-  return e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement;
-}
-
-/** A key a focused menu or box acts on itself: anything without Ctrl, Alt or Meta but Tab, Escape and Shift+Enter
- * (which move focus, leave or run the cell as usual). */
-export function ownKey(e: {
-  key: string;
-  ctrlKey: boolean;
-  altKey: boolean;
-  metaKey: boolean;
-  shiftKey: boolean;
-}): boolean {
-  if (e.ctrlKey || e.altKey || e.metaKey) return false;
-  return !(e.key === "Tab" || e.key === "Escape" || (e.key === "Enter" && e.shiftKey));
 }
 
 /** The layer and head after an arrow key, kept within an nLayers x nHeads grid; null for any other key. */

@@ -4,8 +4,10 @@
 // selection's controls, export), the hover tooltip, a click and the arrow keys that select a head, and the model events.
 // Each view gives only what differs (`StatGridSpec`): its body, its menu, its paint and what lies under the pointer.
 
-import { decode } from "./buffers";
-import { resetControls } from "./dom";
+import { decode } from "../shared/buffers";
+import { resetControls } from "../shared/dom";
+import type { RenderProps, WidgetModel } from "../shared/model";
+import { type WidgetShell, widgetShell } from "../shared/widget_shell";
 import { type FitTrait, type FitWatcher, fitWatcher } from "./fit";
 import {
   type HeadWidgetTraits,
@@ -17,10 +19,8 @@ import {
   wordsToggle,
 } from "./head_stats";
 import { headLabel, repaintOnResize } from "./heads";
-import type { RenderProps, WidgetModel } from "./model";
 import { type HeadPick, arrowKeysSelect, clickToSelect } from "./selection";
 import { hoverTooltip, tooltipBox } from "./tooltip";
-import { type WidgetShell, widgetShell } from "./widget_shell";
 
 /** The traits every statistic view has: HeadWidget's, the query-token selection's and `fit`. */
 export type StatGridTraits = HeadWidgetTraits & SpanTraits & { fit: FitTrait };

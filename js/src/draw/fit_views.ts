@@ -1,5 +1,5 @@
 // Fit to screen for the per-head views (grid, bars, scatter, compare, generation, ablation): what each may draw at
-// inside the room `fitWatcher(...).room(part)` gives (shared/fit.ts). Pure, for tests; each only ever shrinks.
+// inside the room `fitWatcher(...).room(part)` gives (draw/fit.ts). Pure, for tests; each only ever shrinks.
 
 import type { Box } from "./fit";
 

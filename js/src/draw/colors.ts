@@ -1,9 +1,11 @@
 // Colour maps as 256-entry lookup tables, and a categorical palette for heads.
 // "viridis" and "cividis" are colour-blind safe and the lecture theme's default.
 
+import type { ColorMapName } from "../shared/theme";
 import { SEQUENTIAL_STOPS } from "./colormap_stops";
 
-export type ColorMapName = "blues" | "viridis" | "cividis" | "greys" | "reds";
+// The map names are the theme's vocabulary (shared/theme.ts), so the kernel never imports the drawing modules.
+export type { ColorMapName } from "../shared/theme";
 
 // Generated from matplotlib (js/scripts/colormaps.py), so a widget and its static twin draw the same colours.
 const STOPS: Record<ColorMapName, string[]> = SEQUENTIAL_STOPS;

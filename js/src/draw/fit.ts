@@ -10,8 +10,8 @@
 //   control bar, legend and padding around it; size cells or panels so the part stays inside (only ever shrink).
 // Fitting views also get the class `aw-fit` on their root: compact control bars (smaller gaps and controls).
 
-import { listen } from "./dom";
-import { type WidgetModel, onModel } from "./model";
+import { listen } from "../shared/dom";
+import { type WidgetModel, onModel } from "../shared/model";
 
 export type FitTrait = "auto" | boolean | number[];
 

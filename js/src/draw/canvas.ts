@@ -1,11 +1,11 @@
 // Painting a matrix and its labels on a canvas: one ImageData pixel per cell, scaled up without smoothing,
 // so 512 x 512 cells cost the same as 5 x 5.
 
+import { h } from "../shared/dom";
+import { isolate, tokenLabel } from "../shared/text";
+import type { Theme } from "../shared/theme";
 import { type ColorMapName, lut, lutIndex } from "./colors";
-import { h } from "./dom";
 import type { HeatmapLayout } from "./layout";
-import { isolate, tokenLabel } from "./text";
-import type { Theme } from "./theme";
 
 /** Size the canvas for the layout at the device pixel ratio and return a context in CSS pixel units. */
 export function prepareCanvas(

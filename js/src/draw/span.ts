@@ -9,13 +9,13 @@
 // adds or removes one token and makes it the anchor. Escape clears; Shift+ArrowDown / Shift+ArrowUp grow or shrink
 // the span from the keyboard (stepSpan).
 
-import { decode, replyPacked } from "./buffers";
+import { decode, replyPacked } from "../shared/buffers";
+import { h, listen, select } from "../shared/dom";
+import type { Requester } from "../shared/requests";
+import { visibleText } from "../shared/text";
+import type { Theme } from "../shared/theme";
+import { matrixCanvas } from "./canvas";
 import type { ColorMapName } from "./colors";
-import { h, listen, select } from "./dom";
-import { matrixCanvas } from "./draw";
-import type { Requester } from "./requests";
-import { visibleText } from "./text";
-import type { Theme } from "./theme";
 
 /** The modifier keys of a click. */
 export interface Mods {

@@ -1,7 +1,7 @@
 // Captions and the reduction menu shared by the heatmap and the model view for long inputs and grouped-query
 // attention.
 
-import { menu } from "./dom";
+import { menu } from "../shared/dom";
 
 /** What the caption says about a long input's overview: how blocks merge and how many rows were read. */
 export function overviewNote(factor: number, reduce: string, rowsUsed: number): string {

@@ -3,8 +3,8 @@
 // et al. 2020) or the value-zeroing maps (Mohebbi et al. 2023) and sends them as the widget's usual payload, so
 // nothing else in a view changes.
 
-import { h, listen } from "./dom";
-import type { WidgetModel } from "./model";
+import { h, listen } from "../shared/dom";
+import type { WidgetModel } from "../shared/model";
 
 /** The switch's own style: the pressed button filled. */
 const MEASURE_CSS = `

@@ -1,12 +1,12 @@
 // What the per-head statistic widgets (HeadStatsGrid, EntropyBars, HeadClusterMap) share: the (S, L, H) buffer of
 // every statistic, read one statistic at a time, and the "words" box that switches Python to word-level attention.
 
-import { h, listen, select } from "./dom";
-import { type WidgetModel, onModel } from "./model";
+import { h, listen, select } from "../shared/dom";
+import { type WidgetModel, onModel } from "../shared/model";
+import type { MetaOf, PayloadOf } from "../shared/wire_model";
 import * as span from "./span";
-import type { MetaOf, PayloadOf } from "./wire_model";
 
-/** The selection traits of a widget that selects query tokens (shared/span.ts). */
+/** The selection traits of a widget that selects query tokens (draw/span.ts). */
 export interface SpanTraits {
   selection: number[];
   combine: string;
