@@ -136,7 +136,7 @@ def plot_generation(gen: GenerationResult, step: int = 0, layer: int = 0, head: 
 
 
 def _text_on(face: object) -> str:
-    """Black or white, whichever reads on ``face`` (as js/src/shared/heads.ts textOn)."""
+    """Black or white, whichever reads on ``face`` (as js/src/draw/heads.ts textOn)."""
     if not isinstance(face, tuple):
         return "black"
     lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in face[:3]]

@@ -16,7 +16,7 @@ from .style import LECTURE_SCALE, lecture_fit, new_figure, resolve_theme
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The same categorical palette as js/src/shared/colors.ts (Okabe-Ito first), so a head keeps its colour.
+# The same categorical palette as js/src/draw/colors.ts (Okabe-Ito first), so a head keeps its colour.
 HEAD_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
                 "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
 

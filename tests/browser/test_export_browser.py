@@ -218,7 +218,7 @@ PIXEL = """([q, k]) => { const c = document.querySelector('[data-testid=heatmap-
     const s = c.width / c.getBoundingClientRect().width;
     const x = (+d.x0 + (k + 0.5) * +d.cell) * s, y = (+d.y0 + (q + 0.5) * +d.cell) * s;
     return Array.from(c.getContext('2d').getImageData(Math.round(x), Math.round(y), 1, 1).data.slice(0, 3)); }"""
-GREY = [235, 235, 235]  # js/src/shared/draw.ts: a masked cell
+GREY = [235, 235, 235]  # js/src/draw/canvas.ts: a masked cell
 
 
 def test_uint8_pages_draw_the_causal_mask_grey(browser, tmp_path):
