@@ -183,6 +183,11 @@ def test_views_switch_to_norms(tiny_bert):
     np.testing.assert_allclose(mv.matrix(layer=0, head=1), share[0, 1], atol=1e-6)
     weights_thumbs = aw.ModelView(res).thumbnails()[0]
     assert not np.array_equal(mv.thumbnails()[0], weights_thumbs)
+    mv.measure = "weights"  # the switch in the page: back to the weights given, redrawn
+    assert mv.result is res and mv._error == "" and mv._meta["measure"] == "weights"
+    np.testing.assert_array_equal(mv.thumbnails()[0], weights_thumbs)
+    with pytest.raises(traitlets_error(), match=r"measure must be one of \['weights', 'norms', 'value_zeroing'\]"):
+        mv.measure = "norm"
 
     bars = aw.EntropyBars(res)
     before = bars.values("entropy")
@@ -208,6 +213,9 @@ def test_views_refuse_norms_they_cannot_compute(tiny_bert):
     assert bars.measure == "weights" and "corpus statistics" in bars._error
     with pytest.raises(ValueError, match=r"aw\.run"):
         aw.ModelView(arrays, measure="norms")
+    mv = aw.ModelView(arrays)
+    mv.measure = "norms"
+    assert mv.measure == "weights" and "aw.run" in mv._error and mv._meta["measure"] == "weights"
 
 
 def test_static_twins_take_measure(tiny_bert):
