@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..viewdata.head_stats import HeadStats, entropy_baseline, head_points, head_stats
+from ..viewdata.views.entropy_bars import ROW_LABELS, ROWS
 from ._measure import MEASURE_SUFFIX, measured
 from .style import COLORBLIND, LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
@@ -144,22 +145,21 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
     table = _table(measured(stats, measure), "plot_entropy_by_layer")
     arrays = table.values
     rows = list(rows) if rows is not None else ["all", "last" if table.causal else "cls"]
-    unknown = [r for r in rows if r not in _ROWS]
+    unknown = [r for r in rows if r not in ROWS]
     if unknown or not rows:
-        raise ValueError(f"rows must name some of {list(_ROWS)}, got {rows!r}")
-    _need(arrays, [_ROWS[r][0] for r in rows])
+        raise ValueError(f"rows must name some of {list(ROWS)}, got {rows!r}")
+    _need(arrays, [ROWS[r] for r in rows])
     colors = COLORBLIND[:len(rows)]
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
     with lecture_fonts(theme):
         fig = new_figure((3.5 * len(rows) * scale, 3.0 * scale))
         axes = fig.subplots(1, len(rows), sharey=True, squeeze=False)[0]
         for ax, row, color in zip(axes, rows, colors):
-            name, label = _ROWS[row]
-            _layer_dots(ax, arrays[name], color, int(paper_numbers))
+            _layer_dots(ax, arrays[ROWS[row]], color, int(paper_numbers))
             uniform = entropy_baseline(table, row)
             if uniform is not None:
                 ax.axhline(uniform, ls="--", color="0.4", lw=1, label="uniform attention")
-            ax.set_title(f"entropy, {label}{MEASURE_SUFFIX[measure]}")
+            ax.set_title(f"entropy, {ROW_LABELS[row]}{MEASURE_SUFFIX[measure]}")
         axes[0].set_ylabel("avg. attention entropy (nats)")
         if axes[-1].get_lines()[1:]:
             axes[-1].legend(loc="lower right", frameon=False)
@@ -167,11 +167,6 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
             fig.suptitle(title)
         fig.tight_layout()
     return fig
-
-
-#: Row choice (the widget's ``rows``) -> (statistic, panel label).
-_ROWS = {"all": ("entropy", "all rows"), "cls": ("entropy_cls", "[CLS] row"), "last": ("entropy_last", "last row")}
-
 
 
 @lecture_fit

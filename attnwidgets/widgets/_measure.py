@@ -23,8 +23,7 @@ import traitlets
 from ..analysis.norms import MEASURES, can_norms
 from ..viewdata.labels import MEASURE_LABELS
 
-__all__ = ["MEASURES", "MEASURE_LABELS", "MeasureSwitch", "can_norms", "check_measure", "measure_trait", "shown"]
-
+__all__ = ["MEASURES", "MEASURE_LABELS", "can_norms", "check_measure", "measure_trait", "shown", "try_shown"]
 
 
 def measure_trait() -> Any:
@@ -48,37 +47,11 @@ def shown(source: Any, measure: str) -> Any:
     return measured(source, measure)
 
 
-class MeasureSwitch(traitlets.HasTraits):
-    """The switch as the heatmap and the model view have it: ``measure`` validated, and on a change the shown result
-    (``_result``) rebuilt from the weights given (``_weights``), or, where norms cannot be had, the weights kept and
-    the reason put in the page's error box. A view redraws in :meth:`_after_measure`."""
-
-    measure = measure_trait()
-    """str, default "weights": "weights", "norms" (Kobayashi et al. 2020, a row share) or "value_zeroing" (Mohebbi et
-    al. 2023, per layer); a switch in the page."""
-
-    @property
-    def result(self) -> Any:
-        """The result given (its weights, whatever ``measure`` shows; read-only)."""
-        return self._weights  # type: ignore[attr-defined]
-
-    @traitlets.validate("measure")
-    def _valid_measure(self, proposal: dict[str, Any]) -> str:
-        return check_measure(proposal["value"])
-
-    @traitlets.observe("measure")
-    def _on_measure(self, change: dict[str, Any]) -> None:
-        if not (hasattr(self, "_weights") and self._meta):  # type: ignore[attr-defined]
-            return
-        try:
-            self._result = shown(self._weights, change["new"])
-        except Exception as exc:  # the weights stay; the page's red box says why
-            self.measure = "weights"
-            self._error = f"{type(exc).__name__}: {exc}"
-            return
-        self._error = ""
-        self._after_measure()
-
-    def _after_measure(self) -> None:
-        """Redraw for the new measure (the view's metadata)."""
-        raise NotImplementedError
+def try_shown(weights: Any, measure: str) -> tuple[Any, str]:
+    """(what a widget shows for ``measure``, "") — or, where ``weights`` cannot give that measure, (None, the reason
+    for the page's error box). The heatmap and the model view call it when their ``measure`` changes, keep the
+    weights on an error and redraw otherwise."""
+    try:
+        return shown(weights, measure), ""
+    except Exception as exc:  # any failure keeps the weights: the page's red box says why
+        return None, f"{type(exc).__name__}: {exc}"

@@ -23,12 +23,12 @@ from ..viewdata.views.heatmap import (
     words_source,
 )
 from ._base import AttnWidget, Colormap, Index, checked
-from ._measure import MeasureSwitch, check_measure, shown
-from ._result import ShowsResult, proposed_view, take_result
+from ._measure import check_measure, measure_trait, shown, try_shown
+from ._result import proposed_view, take_result
 from ._span import SpanSelection
 
 
-class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
+class AttentionHeatmap(SpanSelection, AttnWidget):
     """One head of one layer as a heatmap: query rows x key columns, token labels, hover for exact weights.
 
     Only the head on screen is sent when the widget appears; other heads are fetched when chosen, as binary
@@ -122,6 +122,7 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     """float or None, default None: the colour scale's fixed top (e.g. 1.0), the same for every map; None tops each
     map at its own maximum (or over non-sink keys, ``discount_sinks``). Validated: a positive finite number."""
 
+    measure = measure_trait()
     """str, default "weights": "weights", "norms" (the row share of ‖α_ij f(x_j)‖) or "value_zeroing" (Mohebbi et al.
     2023, per layer). Two-way: the page's switch sets it. Both run the model again; a result that cannot give them
     keeps the weights and the error box says why."""
@@ -148,6 +149,11 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
             self.measure = measure
         self._check_view(self.kind, self.layer, self.head)
         self._refresh_meta()
+
+    @property
+    def result(self) -> AttentionResult:
+        """The result given (its weights, whatever ``measure`` shows; read-only)."""
+        return self._weights
 
     def _source(self, words: bool) -> AttentionResult:
         if not check_words(self._result, words):
@@ -219,7 +225,20 @@ class AttentionHeatmap(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         if hasattr(self, "_result") and self._meta:
             self._refresh_meta()
 
-    def _after_measure(self) -> None:
+    @traitlets.validate("measure")
+    def _valid_measure(self, proposal: dict[str, Any]) -> str:
+        return check_measure(proposal["value"])
+
+    @traitlets.observe("measure")
+    def _on_measure(self, change: dict[str, Any]) -> None:
+        if not self._meta:
+            return
+        result, error = try_shown(self._weights, change["new"])
+        if error:  # the weights stay; the page's red box says why
+            self.measure = "weights"
+            self._error = error
+            return
+        self._result, self._error = result, ""
         self._words_result = None
         self._refresh_meta()
 

@@ -21,12 +21,12 @@ from ..viewdata.views.model_view import (
     shown_kind,
 )
 from ._base import AttnWidget, Colormap, Index, checked
-from ._measure import MeasureSwitch, check_measure, shown
-from ._result import ShowsResult, proposed_view, take_result
+from ._measure import check_measure, measure_trait, shown, try_shown
+from ._result import proposed_view, take_result
 from ._span import SpanSelection
 
 
-class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
+class ModelView(SpanSelection, AttnWidget):
     """The whole model at a glance: a grid of small pictures, one per layer (rows) and head (columns).
 
     Only the thumbnails cross when the widget appears: each head block-reduced on the Python side to at most
@@ -95,6 +95,7 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     reduce = traitlets.Unicode("max").tag(sync=True)
     """str, default "max": how thumbnails (and a long head's overview) merge a block of cells, "max" or "mean"."""
 
+    measure = measure_trait()
     """str, default "weights": "weights", "norms" (the row share of ‖α_ij f(x_j)‖, Kobayashi et al. 2020) or
     "value_zeroing" (Mohebbi et al. 2023: one map per layer, in each of its heads' thumbnails). Two-way: the page's
     switch sets it. A result that cannot give them keeps the weights and the error box says why."""
@@ -124,6 +125,11 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
         self._check(self.kind, self.layer, self.head)
         self._refresh()
 
+    @property
+    def result(self) -> AttentionResult:
+        """The result given (its weights, whatever ``measure`` shows; read-only)."""
+        return self._weights
+
     def _options(self) -> ModelViewOptions:
         return ModelViewOptions(self.kind, self.reduce, self.measure, self._thumb_size)
 
@@ -136,7 +142,20 @@ class ModelView(MeasureSwitch, SpanSelection, ShowsResult, AttnWidget):
     def _valid_reduce(self, proposal: dict[str, Any]) -> str:
         return checked(check_reduce, str(proposal["value"]))
 
-    def _after_measure(self) -> None:
+    @traitlets.validate("measure")
+    def _valid_measure(self, proposal: dict[str, Any]) -> str:
+        return check_measure(proposal["value"])
+
+    @traitlets.observe("measure")
+    def _on_measure(self, change: dict[str, Any]) -> None:
+        if not self._meta:
+            return
+        result, error = try_shown(self._weights, change["new"])
+        if error:  # the weights stay; the page's red box says why
+            self.measure = "weights"
+            self._error = error
+            return
+        self._result, self._error = result, ""
         self._refresh()
 
     @traitlets.observe("reduce")

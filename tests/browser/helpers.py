@@ -97,6 +97,23 @@ def wait_dataset(where: Any, target: str, key: str, value: str, timeout: float =
     raise AssertionError(f"{target}: data-{key} is {d.get(key)!r}, expected {value!r}")
 
 
+def redrawn(where: Any, target: str, before: int, timeout: float = 20) -> dict:
+    """Wait until canvas ``target`` draws something else (its colour-weighted ``sum`` is no longer ``before``: a redraw
+    waits for Python's reply); return its stats."""
+    deadline = time.time() + timeout
+    got = canvas_stats(where, target)
+    while got["sum"] == before and time.time() < deadline:
+        _page(where).wait_for_timeout(250)
+        got = canvas_stats(where, target)
+    assert got["sum"] != before, f"{target} did not redraw: {got}"
+    return got
+
+
+def pressed(where: Any, target: str) -> str | None:
+    """The ``aria-pressed`` of a toggle button ("true" or "false"; None when it has none)."""
+    return where.locator(selector(target)).get_attribute("aria-pressed")
+
+
 def eventually(nb: Any, code: str, expected: str, timeout: float = 20) -> None:
     """Python sees a page change once its comm message is handled: poll ``code`` until it prints ``expected``."""
     deadline = time.time() + timeout

@@ -4,9 +4,8 @@ the heatmap, model view and entropy bars draw the norm-based maps (Kobayashi et 
 from __future__ import annotations
 
 import json
-import time
 
-from helpers import canvas_stats, eventually, hover_cell, wait_dataset
+from helpers import canvas_stats, eventually, hover_cell, pressed, redrawn, wait_dataset
 
 SETUP = """
 import json
@@ -19,27 +18,12 @@ w
 """
 
 
-def _until(read, ok, timeout: float = 20) -> dict:
-    """Poll ``read()`` (a canvas's stats) until ``ok(stats)``: a redraw waits for Python's reply."""
-    deadline = time.time() + timeout
-    got = read()
-    while not ok(got) and time.time() < deadline:
-        time.sleep(0.25)
-        got = read()
-    assert ok(got), f"the canvas did not redraw as expected: {got}"
-    return got
-
-
-def _pressed(nb, index: int, which: str) -> str | None:
-    return nb.widget(index).locator(f"[data-testid=measure-{which}]").get_attribute("aria-pressed")
-
-
 def test_norms_switch_redraws_the_views(lab):
     nb = lab.open([SETUP, "mv = aw.ModelView(r, layer=2, head=3); mv", "eb = aw.EntropyBars(r); eb"],
                   viewport=(1280, 720))
     heat = nb.widget(0)
     wait_dataset(heat, "heatmap-canvas", "view", "self/2/3/t")
-    assert _pressed(nb, 0, "weights") == "true" and _pressed(nb, 0, "norms") == "false"
+    assert pressed(heat, "measure-weights") == "true" and pressed(heat, "measure-norms") == "false"
     before = canvas_stats(heat, "heatmap-canvas")
     # [CLS] (key 0) takes much of this head's weight; its share of the moved norm is far smaller
     weight, norm = json.loads(nb.python(
@@ -53,7 +37,7 @@ def test_norms_switch_redraws_the_views(lab):
     nb.page.wait_for_function(
         "() => document.querySelector('.aw-heatmap [data-testid=measure-norms]')?.getAttribute('aria-pressed') "
         "=== 'true'", timeout=20_000)
-    _until(lambda: canvas_stats(heat, "heatmap-canvas"), lambda s: s["sum"] != before["sum"])
+    redrawn(heat, "heatmap-canvas", before["sum"])
     text = hover_cell(heat, "heatmap-canvas", 4, 0)
     assert f"{norm:.4f}" in text, text  # the drawn cell holds the norm share, not the weight
     assert "norms" in heat.inner_text()
@@ -68,7 +52,7 @@ def test_norms_switch_redraws_the_views(lab):
     eventually(nb, "print(mv.measure)", "norms")
     nb.page.wait_for_function(
         "() => document.querySelectorAll('.aw-root')[1].innerText.includes('norms')", timeout=20_000)
-    _until(lambda: canvas_stats(mv, "thumb-grid"), lambda s: s["sum"] != grid_before)
+    redrawn(mv, "thumb-grid", grid_before)
     nb.screenshot("norms-model-view-lecture", mv)
 
     # The entropy bars: the bars follow the norm shares' entropy; clicking "weights" goes back
@@ -78,14 +62,14 @@ def test_norms_switch_redraws_the_views(lab):
     bars_before = canvas_stats(eb, "bars-canvas")["sum"]
     eb.locator("[data-testid=measure-norms]").click()
     eventually(nb, "print(eb.measure)", "norms")
-    bars_norms = _until(lambda: canvas_stats(eb, "bars-canvas"), lambda s: s["sum"] != bars_before)["sum"]
+    bars_norms = redrawn(eb, "bars-canvas", bars_before)["sum"]
     assert "norms" in eb.inner_text()
     nb.screenshot("norms-entropy-bars-lecture", eb)
     eb.locator("[data-testid=measure-weights]").click()
     eventually(nb, "print(eb.measure)", "weights")
     # (not pixel-equal to the first picture: a repaint of the bars takes the width the widget has by then)
-    _until(lambda: canvas_stats(eb, "bars-canvas"), lambda s: s["sum"] != bars_norms)
+    redrawn(eb, "bars-canvas", bars_norms)
     assert "norms" not in eb.locator(".aw-title").inner_text()
-    assert _pressed(nb, 2, "weights") == "true"
+    assert pressed(eb, "measure-weights") == "true"
     nb.screenshot("norms-page-lecture")
     assert not nb.errors()

@@ -5,9 +5,8 @@ map (one per layer, the same in each head) instead of the weights or the norms."
 from __future__ import annotations
 
 import json
-import time
 
-from helpers import canvas_stats, eventually, hover_cell, wait_dataset
+from helpers import canvas_stats, eventually, hover_cell, pressed, redrawn, wait_dataset
 
 SETUP = """
 import json
@@ -22,27 +21,12 @@ w
 """
 
 
-def _until(read, ok, timeout: float = 20) -> dict:
-    """Poll ``read()`` (a canvas's stats) until ``ok(stats)``: a redraw waits for Python's reply."""
-    deadline = time.time() + timeout
-    got = read()
-    while not ok(got) and time.time() < deadline:
-        time.sleep(0.25)
-        got = read()
-    assert ok(got), f"the canvas did not redraw as expected: {got}"
-    return got
-
-
-def _pressed(nb, index: int, which: str) -> str | None:
-    return nb.widget(index).locator(f"[data-testid=measure-{which}]").get_attribute("aria-pressed")
-
-
 def test_value_zeroing_switch_redraws_the_views(lab):
     nb = lab.open([SETUP, "mv = aw.ModelView(r, layer=2, head=3); mv", "eb = aw.EntropyBars(r); eb"],
                   viewport=(1280, 720))
     heat = nb.widget(0)
     wait_dataset(heat, "heatmap-canvas", "view", "self/2/3/t")
-    assert _pressed(nb, 0, "value_zeroing") == "false" and _pressed(nb, 0, "weights") == "true"
+    assert pressed(heat, "measure-value_zeroing") == "false" and pressed(heat, "measure-weights") == "true"
     # the cell (query "on", key [CLS]) in the three measures, all as the page prints them (4 decimals)
     weight, norm, zeroed, other = json.loads(nb.python(
         "print(json.dumps([float(r.attention[2, 3, 4, 0]), float(share[2, 3, 4, 0]), float(vz[2, 4, 0]), "
@@ -55,12 +39,12 @@ def test_value_zeroing_switch_redraws_the_views(lab):
     nb.page.wait_for_function(
         "() => document.querySelector('.aw-heatmap [data-testid=measure-value_zeroing]')"
         "?.getAttribute('aria-pressed') === 'true'", timeout=20_000)
-    _until(lambda: canvas_stats(heat, "heatmap-canvas"), lambda s: s["sum"] != before["sum"])
+    redrawn(heat, "heatmap-canvas", before["sum"])
     text = hover_cell(heat, "heatmap-canvas", 4, 0)
     assert f"{zeroed:.4f}" in text, text  # the drawn cell holds the value-zeroing share
     assert f"{other:.4f}" in hover_cell(heat, "heatmap-canvas", 4, 2)
     assert "value zeroing" in heat.inner_text()
-    assert _pressed(nb, 0, "weights") == "false"
+    assert pressed(heat, "measure-weights") == "false"
     nb.screenshot("value-zeroing-heatmap-lecture", heat)
 
     # another head of the same layer shows the same (per-layer) map
@@ -86,7 +70,7 @@ def test_value_zeroing_switch_redraws_the_views(lab):
     eventually(nb, "print(mv.measure)", "value_zeroing")
     nb.page.wait_for_function(
         "() => document.querySelectorAll('.aw-root')[1].innerText.includes('value zeroing')", timeout=20_000)
-    _until(lambda: canvas_stats(mv, "thumb-grid"), lambda s: s["sum"] != grid_before)
+    redrawn(mv, "thumb-grid", grid_before)
     nb.screenshot("value-zeroing-model-view-lecture", mv)
 
     # the entropy bars: the entropy of each layer's value-zeroing rows (a layer's bars are equal)
@@ -96,7 +80,7 @@ def test_value_zeroing_switch_redraws_the_views(lab):
     bars_before = canvas_stats(eb, "bars-canvas")["sum"]
     eb.locator("[data-testid=measure-value_zeroing]").click()
     eventually(nb, "print(eb.measure)", "value_zeroing")
-    _until(lambda: canvas_stats(eb, "bars-canvas"), lambda s: s["sum"] != bars_before)
+    redrawn(eb, "bars-canvas", bars_before)
     assert "value zeroing" in eb.inner_text()
     equal = "import numpy as np; print(bool(np.ptp(eb.values('entropy'), axis=1).max() < 1e-6))"
     assert nb.python(equal).strip() == "True"

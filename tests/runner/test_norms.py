@@ -3,34 +3,16 @@ computed by hand with torch from each model's own weights and hidden states."""
 
 from __future__ import annotations
 
-import shutil
-import warnings
-
 import numpy as np
 import pytest
 import torch
+from biased_models import with_random_biases
 
 import attnwidgets as aw
 from attnwidgets.analysis.norms import norm_share
 from attnwidgets.runner.norms import NormInputsUnavailableError, output_projection
 
 TEXT = "The cat sat on the mat, and the dog barked."
-
-
-def _with_biases(path: str, tmp_path, cls, seed: int) -> str:
-    """A copy of a tiny model whose biases are random (random init leaves them 0, which would hide b_V and b_O)."""
-    out = tmp_path / "biased"
-    shutil.copytree(path, out)
-    model = cls.from_pretrained(out)
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("bias"):
-                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.save_pretrained(out)
-    return str(out)
 
 
 def _hand(model, inputs, layer_input, values, w_o, n_kv: int):
@@ -65,7 +47,7 @@ def _inputs(path: str, text: str):
 def test_bert_matches_the_formula_by_hand(tiny_bert, tmp_path):
     from transformers import BertModel
 
-    path = _with_biases(tiny_bert, tmp_path, BertModel, 0)
+    path = with_random_biases(tiny_bert, tmp_path, BertModel, 0)
     model = BertModel.from_pretrained(path, attn_implementation="eager").eval()
     layers = model.encoder.layer
     hand, ratio, _ = _hand(model, _inputs(path, TEXT), lambda lay, h: h,
@@ -83,7 +65,7 @@ def test_bert_matches_the_formula_by_hand(tiny_bert, tmp_path):
 def test_gpt2_matches_the_formula_by_hand(tiny_gpt2, tmp_path):
     from transformers import GPT2LMHeadModel
 
-    path = _with_biases(tiny_gpt2, tmp_path, GPT2LMHeadModel, 1)
+    path = with_random_biases(tiny_gpt2, tmp_path, GPT2LMHeadModel, 1)
     lm = GPT2LMHeadModel.from_pretrained(path, attn_implementation="eager").eval()
     blocks, E = lm.transformer.h, lm.config.n_embd
     hand, ratio, _ = _hand(lm, _inputs(path, TEXT), lambda lay, h: blocks[lay].ln_1(h),
@@ -201,6 +183,11 @@ def test_views_switch_to_norms(tiny_bert):
     np.testing.assert_allclose(mv.matrix(layer=0, head=1), share[0, 1], atol=1e-6)
     weights_thumbs = aw.ModelView(res).thumbnails()[0]
     assert not np.array_equal(mv.thumbnails()[0], weights_thumbs)
+    mv.measure = "weights"  # the switch in the page: back to the weights given, redrawn
+    assert mv.result is res and mv._error == "" and mv._meta["measure"] == "weights"
+    np.testing.assert_array_equal(mv.thumbnails()[0], weights_thumbs)
+    with pytest.raises(traitlets_error(), match=r"measure must be one of \['weights', 'norms', 'value_zeroing'\]"):
+        mv.measure = "norm"
 
     bars = aw.EntropyBars(res)
     before = bars.values("entropy")
@@ -226,6 +213,9 @@ def test_views_refuse_norms_they_cannot_compute(tiny_bert):
     assert bars.measure == "weights" and "corpus statistics" in bars._error
     with pytest.raises(ValueError, match=r"aw\.run"):
         aw.ModelView(arrays, measure="norms")
+    mv = aw.ModelView(arrays)
+    mv.measure = "norms"
+    assert mv.measure == "weights" and "aw.run" in mv._error and mv._meta["measure"] == "weights"
 
 
 def test_static_twins_take_measure(tiny_bert):

@@ -5,33 +5,17 @@ feed-forward; cosine distance of every token's layer output; rows normalised."""
 from __future__ import annotations
 
 import shutil
-import warnings
 
 import numpy as np
 import pytest
 import torch
+from biased_models import with_random_biases
 
 import attnwidgets as aw
 from attnwidgets.analysis.value_zeroing import context_mixing
 from attnwidgets.studies.zeroing import ValueZeroingUnavailableError, value_zeroing, value_zeroing_result
 
 TEXT = "The cat sat on the mat, and the dog barked."
-
-
-def _biased(path: str, tmp_path, cls, seed: int) -> str:
-    """A copy of a tiny model with random biases (random init leaves them 0, which would hide b_V in v_j)."""
-    out = tmp_path / "biased"
-    shutil.copytree(path, out)
-    model = cls.from_pretrained(out)
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("bias"):
-                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.save_pretrained(out)
-    return str(out)
 
 
 def _attend(q, k, v, causal: bool):
@@ -68,7 +52,7 @@ def _zero(v, j):
 def test_bert_matches_the_definition_by_hand(tiny_bert, tmp_path):
     from transformers import BertModel
 
-    path = _biased(tiny_bert, tmp_path, BertModel, 0)
+    path = with_random_biases(tiny_bert, tmp_path, BertModel, 0)
     model = BertModel.from_pretrained(path, attn_implementation="eager").double().eval()
     inputs = aw.runner.get_runner(path).tokenizer(TEXT, return_tensors="pt")
     H = model.config.num_attention_heads
@@ -100,7 +84,7 @@ def test_bert_matches_the_definition_by_hand(tiny_bert, tmp_path):
 def test_gpt2_matches_the_definition_by_hand_and_keeps_causality(tiny_gpt2, tmp_path):
     from transformers import GPT2LMHeadModel
 
-    path = _biased(tiny_gpt2, tmp_path, GPT2LMHeadModel, 1)
+    path = with_random_biases(tiny_gpt2, tmp_path, GPT2LMHeadModel, 1)
     lm = GPT2LMHeadModel.from_pretrained(path, attn_implementation="eager").double().eval()
     inputs = aw.runner.get_runner(path).tokenizer(TEXT, return_tensors="pt")
     H, E = lm.config.n_head, lm.config.n_embd

@@ -226,6 +226,46 @@ def test_missing_ray_says_how_to_install_it(tiny_bert, monkeypatch):
         aw.studies.corpus_stats(TEXTS[:2], model=tiny_bert, backend="dask", progress=False)
 
 
+#: every study that runs through shards, and the Options fields it does not take (a pruning curve's steps depend on
+#: each other, so there is no results folder to resume from)
+SHARDED = {"corpus_stats": set(), "dependency_scores": set(), "sweep_heads": set(), "head_importance": set(),
+           "pruning_curve": {"results_dir", "torch_threads"}}
+
+
+@pytest.mark.parametrize("name", sorted(SHARDED))
+def test_every_sharded_study_takes_the_options_fields_with_their_defaults(name):
+    """One place says what the Ray keywords are and what they default to: shards.Options. Each study repeats them in
+    its signature (so help() and an IDE show them), and this keeps every copy equal to Options."""
+    import dataclasses
+    import inspect
+
+    params = inspect.signature(getattr(aw.studies, name)).parameters
+    fields = [f for f in dataclasses.fields(shards.Options) if f.name not in SHARDED[name] | {"torch_threads"}]
+    for f in fields:
+        assert f.name in params, f"{name} does not take {f.name}, a field of shards.Options"
+        p = params[f.name]
+        assert p.kind is p.KEYWORD_ONLY and p.default == f.default, (
+            f"{name}({f.name}={p.default!r}) differs from shards.Options' default {f.default!r}")
+    order = [n for n in params if n in {f.name for f in fields} - {"progress"}]
+    assert order == [f.name for f in fields if f.name != "progress"], f"{name} lists them out of Options' order"
+
+
+@pytest.mark.parametrize("name", sorted(SHARDED))
+def test_every_sharded_study_hands_its_keywords_to_options(tiny_bert, name):
+    """What a study is given reaches shards.Options, whose checks name the keyword (a wrong value is refused before
+    anything runs)."""
+    runner = get_runner(tiny_bert)
+    args, kwargs = {"corpus_stats": ((TEXTS[:2],), {"model": runner}),
+                    "dependency_scores": ((ud_sample_path(), runner), {})}.get(name, ((runner, toy_task(runner)), {}))
+    study = getattr(aw.studies, name)
+    with pytest.raises(ValueError, match="backend must be 'local' or 'ray', got 'dask'"):
+        study(*args, **kwargs, backend="dask", progress=False)
+    with pytest.raises(ValueError, match="num_workers must be at least 1, got 0"):
+        study(*args, **kwargs, num_workers=0, progress=False)
+    with pytest.raises(ValueError, match="num_gpus must be 0 or more, got -1"):
+        study(*args, **kwargs, num_gpus=-1, progress=False)
+
+
 # -- Ray ----------------------------------------------------------------------------------------------------------
 
 
