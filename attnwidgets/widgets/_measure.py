@@ -1,5 +1,5 @@
 """The "weights" / "norms" / "value_zeroing" switch that AttentionHeatmap, ModelView and EntropyBars share (front end:
-js/src/shared/measure.ts).
+js/src/draw/measure.ts).
 
 ``measure="norms"`` shows Kobayashi et al. 2020's norm-based attention instead of the weights: each row of
 ‖α^h_ij f_h(x_j)‖ divided by its sum, so a row still sums to 1 and colour scales, entropies and Clark-style shares

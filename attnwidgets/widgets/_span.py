@@ -2,7 +2,7 @@
 ``selection`` and ``combine`` traits, their checks, and the "span" request the page sends for the combined row.
 
 The numbers come from :mod:`attnwidgets.viewdata.selection` (the static twins use the same functions); the page's
-click rules are in js/src/shared/span.ts.
+click rules are in js/src/draw/span.ts.
 """
 
 from __future__ import annotations
