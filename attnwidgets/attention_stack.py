@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["HEAD_SUMMARIES_KEPT", "OVERVIEW_ABOVE", "OVERVIEW_SIDE", "AttentionTooLargeError", "KeyMask", "LayerQK", "LazyStack",
-           "RelativeBias", "block_rows", "dense_budget", "format_bytes", "overview_factor", "set_dense_budget",
-           "stack_rows", "stack_shape"]
+__all__ = ["HEAD_SUMMARIES_KEPT", "OVERVIEW_ABOVE", "OVERVIEW_SIDE", "AttentionTooLargeError", "KeyMask", "LayerQK",
+           "LazyStack", "RelativeBias", "block_rows", "dense_budget", "format_bytes", "overview_factor",
+           "set_dense_budget", "stack_rows", "stack_shape"]
 
 _DEFAULT_BUDGET = 512 << 20
 _budget: list[int] = [int(os.environ.get("ATTNWIDGETS_DENSE_BUDGET", _DEFAULT_BUDGET))]

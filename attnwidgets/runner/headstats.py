@@ -16,10 +16,11 @@ pays for the pass, once (:func:`attach_summary` pays now). What is kept:
 - ``corner`` (L, H, 8, 8): the first rows over the first keys (sink shares under a causal mask);
 - ``special_rows`` (k,) and ``special_weights`` (L, H, k, S): the whole rows of the special tokens ([SEP] rows);
 - with ``factor`` > 1, the overview a heatmap and a model view draw, for every head: ``overview_max`` and
-  ``overview_mean`` (L, H, ceil(T / f), ceil(S / f)) float16 (float32 for one head), block max / block mean of ``f`` x ``f`` cells (NaN
-  where a causal mask hides every key of a block), ``overview_head_max`` (L, ...) the block max of the heads' mean,
-  and ``overview_max_rest0`` / ``overview_mean_rest0`` (L, H, rows): the first column of blocks without key 0 (a
-  heatmap that discounts the sink).
+  ``overview_mean`` (L, H, ceil(T / f), ceil(S / f)) float16 (float32 for a one-head stack, a view's first map),
+  block max / block mean of ``f`` x ``f`` cells (NaN where a causal mask hides every key of a block),
+  ``overview_head_max`` (L, ...) the block max of the heads' mean, and ``overview_max_rest0`` /
+  ``overview_mean_rest0`` (L, H, rows): the first column of blocks without key 0 (a heatmap that discounts the
+  sink).
 
 Weights are computed in float32 whatever the model's dtype (as :meth:`LayerQK.rows` does), with the same masks, bias,
 soft-cap and sinks, each block in place in two scratch buffers (the QK^T GEMM, then max, exp, sum, Σ e·s, scale, and
