@@ -469,3 +469,32 @@ def test_a_pending_views_first_map_is_its_own_heads_exact_overview_and_never_wai
     surface_stats(fresh)  # waits for the background pass: no second one
     assert sorted(made).count((3, 4, 1100, 1100)) == 1 and len(made) == 3, made
     assert not stack.summary_pending and not stack._heads  # the heads' own maps go once the whole pass is made
+
+
+def test_a_pending_heads_own_pass_is_bounded_and_made_once(no_dense, monkeypatch) -> None:
+    """The first map's own pass runs for a head within ``FIRST_MAP_BUDGET`` whose rows would be sampled, once per
+    head (a redraw is a lookup); a longer head, or a discount the overview does not carry, samples rows as before."""
+    from attnwidgets.viewdata import display
+    from tests.lazy_helpers import lazy_result
+
+    r = lazy_result(1100, layers=2, heads=2, kv_heads=1, head_dim=8)
+    stack = LazyStack(r.stack().layers)
+    fresh = r.replace(attention=stack)
+    made: list[tuple[int, ...]] = []
+
+    def maker(s: LazyStack) -> dict[str, np.ndarray]:
+        made.append(s.shape)
+        return headstats.summarise(s, causal=True)
+
+    stack.defer_summary(maker)
+    small = 1100 * 1100 // 4  # rows sampled: 1 in 3
+    assert reduce_head(fresh, "self", 1, 1, 3, budget=small, discount=(5,)).rows_used < 3 and not made
+    monkeypatch.setattr(display, "FIRST_MAP_BUDGET", 1100 * 1100 - 1)
+    assert reduce_head(fresh, "self", 1, 1, 3, budget=small).rows_used < 3 and not made
+    monkeypatch.undo()
+    first = reduce_head(fresh, "self", 1, 1, 3, budget=small)
+    again = reduce_head(fresh, "self", 1, 1, 3, budget=small, how="mean")
+    assert (first.rows_used, again.rows_used) == (3, 3) and made == [(1, 1, 1100, 1100)]
+    np.testing.assert_allclose(first.matrix, block_reduce(mask_future(stack.layers[1].rows(0, 1100)[1]), 3, "max"),
+                               rtol=1e-5, atol=1e-7, equal_nan=True)
+    assert stack.summary_pending  # a head's own pass is not the whole one
