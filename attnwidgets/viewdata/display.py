@@ -311,7 +311,10 @@ def _kept_overview(result: AttentionResult, kind: str, layer: int, head: int | N
         return None
     summary = stack.summary_made
     if not summary and one_head and head is not None and head >= 0 and discount in ((), (0,)):
-        summary = stack.head_summary(layer, head)  # this head of this layer only: index 0 and 0 in its arrays
+        try:
+            summary = stack.head_summary(layer, head)  # this head of this layer only: index 0 and 0 in its arrays
+        except MemoryError:  # the device has no room for one head's block (DeviceMemoryError): read rows instead
+            return None
         layer, head = 0, 0
     if not summary or "overview_max" not in summary or int(summary["factor"]) != factor \
             or bool(summary["causal"]) != is_causal(result, kind) or discount not in ((), (0,)):

@@ -498,3 +498,19 @@ def test_a_pending_heads_own_pass_is_bounded_and_made_once(no_dense, monkeypatch
     np.testing.assert_allclose(first.matrix, block_reduce(mask_future(stack.layers[1].rows(0, 1100)[1]), 3, "max"),
                                rtol=1e-5, atol=1e-7, equal_nan=True)
     assert stack.summary_pending  # a head's own pass is not the whole one
+
+
+def test_a_head_pass_out_of_device_memory_leaves_the_first_map_to_rows(no_dense) -> None:
+    """A head's own pass that finds no room on the device (DeviceMemoryError) does not stop the view opening: its
+    first map samples rows, and the whole pass stays pending (it says the error itself when it is asked for)."""
+    from tests.lazy_helpers import lazy_result
+
+    r = lazy_result(1100, layers=1, heads=2, kv_heads=2, head_dim=8)
+    stack = LazyStack(r.stack().layers)
+
+    def maker(s: LazyStack) -> dict[str, np.ndarray]:
+        raise headstats.DeviceMemoryError("no room for one block")
+
+    stack.defer_summary(maker)
+    red = reduce_head(r.replace(attention=stack), "self", 0, 1, 3, budget=1100 * 1100 // 4)
+    assert red.rows_used < 3 and stack.summary_pending and not stack._heads
