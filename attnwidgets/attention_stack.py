@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["OVERVIEW_ABOVE", "OVERVIEW_SIDE", "AttentionTooLargeError", "KeyMask", "LayerQK", "LazyStack",
-           "RelativeBias", "block_rows", "dense_budget", "format_bytes", "overview_factor", "set_dense_budget",
-           "stack_rows", "stack_shape"]
+__all__ = ["HEAD_SUMMARIES_KEPT", "OVERVIEW_ABOVE", "OVERVIEW_SIDE", "AttentionTooLargeError", "KeyMask", "LayerQK",
+           "LazyStack", "RelativeBias", "block_rows", "dense_budget", "format_bytes", "overview_factor",
+           "set_dense_budget", "stack_rows", "stack_shape"]
 
 _DEFAULT_BUDGET = 512 << 20
 _budget: list[int] = [int(os.environ.get("ATTNWIDGETS_DENSE_BUDGET", _DEFAULT_BUDGET))]
@@ -352,6 +352,19 @@ class LayerQK:
         out[:, :, k0:k1] = logits
         return out
 
+    def head(self, head: int) -> LayerQK:
+        """This layer's query head ``head`` alone, with the key head it reads (views: nothing copied)."""
+        if not 0 <= head < self.n_heads:
+            raise IndexError(f"head {head} is out of range: this layer has {self.n_heads} heads")
+        one = slice(head, head + 1)
+        j = head // (self.n_heads // self.n_kv_heads)
+        bias = None
+        if self.bias is not None:
+            b = self.bias
+            bias = RelativeBias(b.values[one], b.offset, None if b.dense is None else b.dense[one], b.query_start)
+        return LayerQK(self.query[one], self.key[j:j + 1], self.scaling, self.mask, bias, self.softcap,
+                       None if self.sinks is None else self.sinks[one])
+
     def select(self, queries: np.ndarray, keys: np.ndarray) -> LayerQK:
         """This layer over some queries and keys only (index arrays, ascending): how padding is removed.
 
@@ -367,6 +380,10 @@ class LayerQK:
         """The first ``n_queries`` queries over the first ``n_keys`` keys (a generation's state at an earlier step)."""
         return LayerQK(self.query[:, :n_queries], self.key[:, :n_keys], self.scaling,
                        self.mask.prefix(n_queries, n_keys), self.bias, self.softcap, self.sinks)
+
+
+HEAD_SUMMARIES_KEPT = 4
+"""Heads' own summaries a pending stack keeps (:meth:`LazyStack.head_summary`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -390,6 +407,7 @@ class LazyStack:
     _maker: list[Callable[[LazyStack], dict[str, np.ndarray]]] = field(default_factory=list, repr=False)
     _making: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one pass at a time, never two
     _warming: list[threading.Thread] = field(default_factory=list, repr=False)
+    _heads: dict[tuple[int, int], dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if not self.layers:
@@ -415,7 +433,9 @@ class LazyStack:
         for layer in self.layers:
             for a in layer.arrays():
                 seen[id(a)] = a.nbytes
-        return sum(seen.values()) + sum(a.nbytes for a in self._dense) + sum(a.nbytes for a in self._summary.values())
+        heads = sum(a.nbytes for one in list(self._heads.values()) for a in one.values())
+        return sum(seen.values()) + sum(a.nbytes for a in self._dense) + \
+            sum(a.nbytes for a in self._summary.values()) + heads
 
     @property
     def summary(self) -> dict[str, np.ndarray]:
@@ -462,6 +482,28 @@ class LazyStack:
         """Whether a maker waits to make :attr:`summary` (asking for it runs the pass)."""
         return bool(self._maker) and not self._summary
 
+    def head_summary(self, layer: int, head: int) -> dict[str, np.ndarray]:
+        """One head's summary while the whole one is pending: the maker run now, in the caller's thread, over that
+        head's queries and keys alone (a one-layer, one-head stack, so its arrays have one layer and one head). What
+        a view's first map reads while the whole pass runs in the background: one head costs about 1 / (L x H) of the
+        pass. Empty when no maker waits (the whole summary is made, or none was deferred). The last
+        :data:`HEAD_SUMMARIES_KEPT` are kept (a view asks for its head again as it redraws); the whole summary, once
+        made, drops them."""
+        maker = self._maker[:1]  # a copy: the background pass may clear the list meanwhile
+        if self._summary or not maker:
+            return {}
+        got = self._heads.get((layer, head))
+        if got is None:
+            got = maker[0](LazyStack((self.layers[layer].head(head),)))
+            for a in got.values():
+                a.flags.writeable = False
+            if self._summary:  # the whole pass finished meanwhile: keep nothing beside it
+                return got
+            while len(self._heads) >= HEAD_SUMMARIES_KEPT:
+                self._heads.pop(next(iter(self._heads)))
+            self._heads[layer, head] = got
+        return got
+
     def defer_summary(self, maker: Callable[[LazyStack], dict[str, np.ndarray]]) -> None:
         """Make :attr:`summary` with ``maker(self)`` when it is first asked for (a function of the stack, so the stack
         holds no reference to itself)."""
@@ -474,6 +516,7 @@ class LazyStack:
         self._summary.clear()
         self._summary.update(arrays)
         self._maker.clear()
+        self._heads.clear()
 
     def rows(self, layer: int, start: int, stop: int, head: int | None = None) -> np.ndarray:
         """Weights of rows ``start..stop``: (H, r, S) for every head, (r, S) for one, the heads' mean for ``-1``."""

@@ -16,10 +16,11 @@ pays for the pass, once (:func:`attach_summary` pays now). What is kept:
 - ``corner`` (L, H, 8, 8): the first rows over the first keys (sink shares under a causal mask);
 - ``special_rows`` (k,) and ``special_weights`` (L, H, k, S): the whole rows of the special tokens ([SEP] rows);
 - with ``factor`` > 1, the overview a heatmap and a model view draw, for every head: ``overview_max`` and
-  ``overview_mean`` (L, H, ceil(T / f), ceil(S / f)) float16, block max / block mean of ``f`` x ``f`` cells (NaN
-  where a causal mask hides every key of a block), ``overview_head_max`` (L, ...) the block max of the heads' mean,
-  and ``overview_max_rest0`` / ``overview_mean_rest0`` (L, H, rows): the first column of blocks without key 0 (a
-  heatmap that discounts the sink).
+  ``overview_mean`` (L, H, ceil(T / f), ceil(S / f)) float16 (float32 for a one-head stack, a view's first map),
+  block max / block mean of ``f`` x ``f`` cells (NaN where a causal mask hides every key of a block),
+  ``overview_head_max`` (L, ...) the block max of the heads' mean, and ``overview_max_rest0`` /
+  ``overview_mean_rest0`` (L, H, rows): the first column of blocks without key 0 (a heatmap that discounts the
+  sink).
 
 Weights are computed in float32 whatever the model's dtype (as :meth:`LayerQK.rows` does), with the same masks, bias,
 soft-cap and sinks, each block in place in two scratch buffers (the QK^T GEMM, then max, exp, sum, Σ e·s, scale, and
@@ -160,17 +161,23 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
 
 
 def _overview_counts(n_q: int, n_k: int, factor: int, causal: bool) -> np.ndarray:
-    """(ceil(T / f), ceil(S / f)) visible cells per block, by the rule the views use (the causal rule only)."""
-    rows = np.arange(n_q)
-    c2 = math.ceil(n_k / factor)
-    first = np.arange(c2) * factor
-    width = np.minimum(factor, n_k - first)
-    visible = np.clip(rows[:, None] + 1 - first[None, :], 0, width[None, :]) if causal else \
-        np.broadcast_to(width[None, :], (n_q, c2))
-    r2 = math.ceil(n_q / factor)
-    count = np.zeros((r2 * factor, c2), np.int64)
-    count[:n_q] = visible
-    return count.reshape(r2, factor, c2).sum(1)
+    """(ceil(T / f), ceil(S / f)) visible cells per block, by the rule the views use (the causal rule only): row ``i``
+    sees ``clip(i + 1 - c0, 0, width)`` keys of the block of keys from ``c0``, summed over a block's rows in closed
+    form (a (T, S / f) table of them cost a quarter of a one-head pass at 8k)."""
+    c2, r2 = math.ceil(n_k / factor), math.ceil(n_q / factor)
+    first = np.arange(c2, dtype=np.int64) * factor
+    width = np.minimum(factor, n_k - first)[None, :]
+    a = np.arange(r2, dtype=np.int64)[:, None] * factor
+    e = np.minimum(a + factor, n_q)  # rows a..e
+    if not causal:
+        return (e - a) * width
+
+    def below(n: np.ndarray) -> np.ndarray:  # sum of clip(t, 0, width) for t in 0..n-1
+        n = np.maximum(n, 0)
+        low = np.minimum(n, width + 1)
+        return low * (low - 1) // 2 + np.maximum(n - width - 1, 0) * width
+
+    return below(e + 1 - first[None, :]) - below(a + 1 - first[None, :])
 
 
 def _by_rows(p: torch.Tensor, span: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -255,16 +262,20 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
     special_w = np.zeros((L, H, special.size, S), np.float32)
     r2, c2 = -(-T // f), -(-S // f)
     with_overview = f > 1
-    if with_overview:  # kept as float16, made a layer at a time in float32 (one layer's scratch, not L of them)
+    # kept as float16, made a layer at a time in float32 (one layer's scratch, not L of them); one head's overview
+    # (a view's first map, LazyStack.head_summary) is small and stays float32, exact as the rows' block reduction
+    keep = torch.float32 if L * H == 1 else torch.float16
+    if with_overview:
         count = _overview_counts(T, S, f, causal)
         hidden_t = _tensor(count == 0, dev)
         inv_count = _tensor((1.0 / np.maximum(count, 1)).astype(np.float32), dev)
         nan = float("nan")
-        keep_max = np.empty((L, H, r2, c2), np.float16)
-        keep_mean = np.empty((L, H, r2, c2), np.float16)
-        keep_head = np.empty((L, r2, c2), np.float16)
-        keep_rest_max = np.empty((L, H, r2), np.float16)
-        keep_rest_mean = np.empty((L, H, r2), np.float16)
+        as_np = np.float32 if keep == torch.float32 else np.float16
+        keep_max = np.empty((L, H, r2, c2), as_np)
+        keep_mean = np.empty((L, H, r2, c2), as_np)
+        keep_head = np.empty((L, r2, c2), as_np)
+        keep_rest_max = np.empty((L, H, r2), as_np)
+        keep_rest_mean = np.empty((L, H, r2), as_np)
     rows_per, heads_per = 1, H
     try:
         with torch.inference_mode():
@@ -310,19 +321,19 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         ov.add(h0, h1, start // f, k0 // f, f, rmax, rsum, k0 == 0)
                         if acc is not None:
                             acc += block.sum(0) if h1 - h0 > 1 else block[0]
-                        else:
-                            acc = block.sum(0)
+                        else:  # one head (a view's first map): its weights are the heads' mean, no copy
+                            acc = block[0] if h1 - h0 == 1 else block.sum(0)
                     if ov is not None and acc is not None:
                         ov.add_heads(start // f, k0 // f, f, f if rows_per >= f else rows_per, acc.div_(H))
                 del q, k, logits, p, heads_sum
                 if ov is not None:  # masked, divided and made float16 in torch (numpy's float16 cast is slow)
-                    keep_max[li] = ov.max.masked_fill_(hidden_t, nan).half().cpu().numpy()
-                    keep_mean[li] = ov.sum.mul_(inv_count).masked_fill_(hidden_t, nan).half().cpu().numpy()
-                    keep_head[li] = ov.head.masked_fill_(hidden_t, nan).half().cpu().numpy()
+                    keep_max[li] = ov.max.masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
+                    keep_mean[li] = ov.sum.mul_(inv_count).masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
+                    keep_head[li] = ov.head.masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
                     # key 0 counts as a visible cell holding 0, as the views' discount does it
-                    keep_rest_max[li] = ov.rest_max.masked_fill_(hidden_t[:, 0], nan).half().cpu().numpy()
+                    keep_rest_max[li] = ov.rest_max.masked_fill_(hidden_t[:, 0], nan).to(keep).cpu().numpy()
                     keep_rest_mean[li] = ov.rest_sum.mul_(inv_count[:, 0]).masked_fill_(hidden_t[:, 0], nan) \
-                        .half().cpu().numpy()
+                        .to(keep).cpu().numpy()
     except torch.OutOfMemoryError as err:
         raise DeviceMemoryError(_oom_message(dev, heads_per, rows_per, S, budget)) from err
     except RuntimeError as err:  # MPS and some backends say it in a RuntimeError

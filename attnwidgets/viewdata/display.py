@@ -159,6 +159,10 @@ def overview(matrix: np.ndarray, above: int = OVERVIEW_ABOVE, side: int = OVERVI
 #: Work budget of one head's overview, in attention weights computed: past it (about a 4,096 x 4,096 head), each
 #: overview row is reduced from a run of query rows in the middle of its block instead of all of them.
 OVERVIEW_BUDGET = 1 << 24
+#: Work budget of one head's own pass for a view's first map while the whole pass is pending
+#: (:meth:`LazyStack.head_summary`), in weights computed: up to an 8,192 x 8,192 head (~0.2 s of one core), every row
+#: read and the map exact; past it the first map samples rows as above, so its time stays bounded at any length.
+FIRST_MAP_BUDGET = 1 << 26
 #: Work budget of a model view's thumbnails (all layers and heads together), in weights computed.
 THUMB_BUDGET = 1 << 25
 #: Rows of one head read at a time (a multiple of the reduction factor is taken): 1,024 rows of 8k keys = 32 MB.
@@ -252,15 +256,16 @@ def reduce_head(result: AttentionResult, kind: str, layer: int, head: int | None
     [[0.25, 0.25], [0.325, 0.175]]
     """
     check_reduce(how)
-    kept = _kept_overview(result, kind, layer, head, factor, how, discount)
-    if kept is not None:
-        return kept
     _L, H, T, S = result.attention_shape(kind)  # type: ignore[arg-type]
-    causal = is_causal(result, kind)
     n_heads = H if head is None else 1
     budget = OVERVIEW_BUDGET if budget is None else int(budget)
     n_blocks = math.ceil(T / factor) if T else 0
     per_block = factor if T * S * n_heads <= budget else max(1, min(factor, budget // max(1, n_blocks * S * n_heads)))
+    kept = _kept_overview(result, kind, layer, head, factor, how, discount,
+                          one_head=per_block < factor and T * S <= FIRST_MAP_BUDGET)
+    if kept is not None:
+        return kept
+    causal = is_causal(result, kind)
     cols = math.ceil(S / factor)
     lead = (H,) if head is None else ()
     out = np.full((*lead, n_blocks, cols), np.nan, np.float32)
@@ -294,12 +299,23 @@ def reduce_head(result: AttentionResult, kind: str, layer: int, head: int | None
 
 
 def _kept_overview(result: AttentionResult, kind: str, layer: int, head: int | None, factor: int, how: str,
-                   discount: tuple[int, ...]) -> Reduced | None:
+                   discount: tuple[int, ...], *, one_head: bool = False) -> Reduced | None:
     """The overview the runner made with the weights (``stack.summary``, every head at once, all rows read), when it
-    is made and is the one asked for: a lookup, not a rebuild. None otherwise (the caller reads rows; a view that
-    opens starts the pass in the background, :meth:`LazyStack.warm_summary`)."""
+    is made and is the one asked for: a lookup, not a rebuild. While that pass is pending (a view that opens starts
+    it in the background, :meth:`LazyStack.warm_summary`; never waited for) and ``one_head`` says the rows would be
+    sampled and the head fits :data:`FIRST_MAP_BUDGET`, one head's map comes from the same maker run over that head
+    alone (:meth:`LazyStack.head_summary`, about 1 / (L x H) of the pass, every row read). None otherwise: the
+    caller reads rows."""
     stack = result.stack(kind)  # type: ignore[arg-type]
-    summary = stack.summary_made if isinstance(stack, LazyStack) else None  # pending: read rows (never wait 26 s)
+    if not isinstance(stack, LazyStack):
+        return None
+    summary = stack.summary_made
+    if not summary and one_head and head is not None and head >= 0 and discount in ((), (0,)):
+        try:
+            summary = stack.head_summary(layer, head)  # this head of this layer only: index 0 and 0 in its arrays
+        except MemoryError:  # the device has no room for one head's block (DeviceMemoryError): read rows instead
+            return None
+        layer, head = 0, 0
     if not summary or "overview_max" not in summary or int(summary["factor"]) != factor \
             or bool(summary["causal"]) != is_causal(result, kind) or discount not in ((), (0,)):
         return None

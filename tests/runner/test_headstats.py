@@ -409,3 +409,108 @@ def test_every_block_plan_gives_the_dense_numbers(causal, factor, block_bytes) -
         np.testing.assert_allclose(got[name].astype(np.float64), value, equal_nan=True, err_msg=name, **tol)
     if not causal:
         assert not got["entropy"][1, :, 5].any() and not got["diag"][1, :, :, 5].any()  # the row that sees no key
+
+
+@pytest.mark.parametrize("how", ["max", "mean"])
+def test_a_pending_views_first_map_is_its_own_heads_exact_overview_and_never_waits(no_dense, monkeypatch, how):
+    """A long result's view opens while the whole pass is pending (held in its background thread here): its first
+    map is the maker run over the head shown alone (every row read, not sampled rows), equal to numpy's block
+    max / mean of that head's dense weights to 1e-5 (a map of another head, layer or of sampled rows differs); a
+    head switch meanwhile does the same for its head; the whole pass still runs once, in the background thread."""
+    import threading
+
+    import attnwidgets as aw
+    from attnwidgets.viewdata import display
+    from tests.lazy_helpers import lazy_result
+
+    r = lazy_result(1100, layers=3, heads=4, kv_heads=2, head_dim=8, sink=4.0)  # GQA: heads 2, 3 read key head 1
+    stack = LazyStack(r.stack().layers)
+    fresh = r.replace(attention=stack)
+    made: list[tuple[int, ...]] = []
+
+    def maker(s: LazyStack) -> dict[str, np.ndarray]:
+        made.append(s.shape)
+        return headstats.summarise(s, causal=True)
+
+    stack.defer_summary(maker)
+    real, gate = headstats._weights, threading.Event()
+
+    def held(*args, **kwargs):
+        if threading.current_thread().name == "attnwidgets-summary":
+            gate.wait(30)  # the whole pass waits until the views below have drawn
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(headstats, "_weights", held)
+    monkeypatch.setattr(display, "OVERVIEW_BUDGET", 1100 * 1100 // 4)  # rows would be sampled: 1 row in 3
+    f = 3  # ceil(1100 / 512)
+
+    def want(layer: int, head: int) -> np.ndarray:
+        dense = stack.layers[layer].rows(0, 1100)[head]  # numpy's weights of that head, every row
+        return block_reduce(mask_future(dense), f, how)
+
+    w = aw.AttentionHeatmap(fresh, layer=1, head=2, reduce=how)
+    p = w._payload
+    assert stack.summary_pending, "opening the view waited for the whole pass"
+    assert (p["factor"], p["rows_used"]) == (f, f)
+    got = np.frombuffer(p["matrix"]["buffer"], "<f4").reshape(p["matrix"]["shape"])
+    np.testing.assert_allclose(got, want(1, 2), rtol=1e-5, atol=1e-7, equal_nan=True)
+    for other in (want(1, 3), want(0, 2), want(1, 1)):  # the test tells heads and layers apart
+        assert not np.allclose(got, other, rtol=1e-3, equal_nan=True)
+    sent: list = []
+    w.send = lambda content, buffers=None: sent.append((content, buffers))
+    w._on_msg(w, {"type": "request", "id": 1, "what": "matrix", "kind": "self", "layer": 2, "head": 1,
+                  "words": False}, [])
+    (content, buffers), = sent
+    switched = np.frombuffer(buffers[0], "<f4").reshape(content["shape"])
+    np.testing.assert_allclose(switched, want(2, 1), rtol=1e-5, atol=1e-7, equal_nan=True)
+    assert content["vmax"] == pytest.approx(float(np.nanmax(want(2, 1))), rel=1e-5)
+    assert stack.summary_pending and sorted(made) == [(1, 1, 1100, 1100)] * 2 + [(3, 4, 1100, 1100)], made
+    gate.set()
+    surface_stats(fresh)  # waits for the background pass: no second one
+    assert sorted(made).count((3, 4, 1100, 1100)) == 1 and len(made) == 3, made
+    assert not stack.summary_pending and not stack._heads  # the heads' own maps go once the whole pass is made
+
+
+def test_a_pending_heads_own_pass_is_bounded_and_made_once(no_dense, monkeypatch) -> None:
+    """The first map's own pass runs for a head within ``FIRST_MAP_BUDGET`` whose rows would be sampled, once per
+    head (a redraw is a lookup); a longer head, or a discount the overview does not carry, samples rows as before."""
+    from attnwidgets.viewdata import display
+    from tests.lazy_helpers import lazy_result
+
+    r = lazy_result(1100, layers=2, heads=2, kv_heads=1, head_dim=8)
+    stack = LazyStack(r.stack().layers)
+    fresh = r.replace(attention=stack)
+    made: list[tuple[int, ...]] = []
+
+    def maker(s: LazyStack) -> dict[str, np.ndarray]:
+        made.append(s.shape)
+        return headstats.summarise(s, causal=True)
+
+    stack.defer_summary(maker)
+    small = 1100 * 1100 // 4  # rows sampled: 1 in 3
+    assert reduce_head(fresh, "self", 1, 1, 3, budget=small, discount=(5,)).rows_used < 3 and not made
+    monkeypatch.setattr(display, "FIRST_MAP_BUDGET", 1100 * 1100 - 1)
+    assert reduce_head(fresh, "self", 1, 1, 3, budget=small).rows_used < 3 and not made
+    monkeypatch.undo()
+    first = reduce_head(fresh, "self", 1, 1, 3, budget=small)
+    again = reduce_head(fresh, "self", 1, 1, 3, budget=small, how="mean")
+    assert (first.rows_used, again.rows_used) == (3, 3) and made == [(1, 1, 1100, 1100)]
+    np.testing.assert_allclose(first.matrix, block_reduce(mask_future(stack.layers[1].rows(0, 1100)[1]), 3, "max"),
+                               rtol=1e-5, atol=1e-7, equal_nan=True)
+    assert stack.summary_pending  # a head's own pass is not the whole one
+
+
+def test_a_head_pass_out_of_device_memory_leaves_the_first_map_to_rows(no_dense) -> None:
+    """A head's own pass that finds no room on the device (DeviceMemoryError) does not stop the view opening: its
+    first map samples rows, and the whole pass stays pending (it says the error itself when it is asked for)."""
+    from tests.lazy_helpers import lazy_result
+
+    r = lazy_result(1100, layers=1, heads=2, kv_heads=2, head_dim=8)
+    stack = LazyStack(r.stack().layers)
+
+    def maker(s: LazyStack) -> dict[str, np.ndarray]:
+        raise headstats.DeviceMemoryError("no room for one block")
+
+    stack.defer_summary(maker)
+    red = reduce_head(r.replace(attention=stack), "self", 0, 1, 3, budget=1100 * 1100 // 4)
+    assert red.rows_used < 3 and stack.summary_pending and not stack._heads

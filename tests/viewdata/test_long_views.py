@@ -188,3 +188,24 @@ def test_static_twins_at_long_context(long_pair, no_dense):
     assert "sink key 0 clipped" in fig.axes[1].get_ylabel() and "mean of 6x6" in fig.axes[1].get_ylabel()
     fig2 = aw.plots.plot_model_view(lazy_result(1200, heads=4, kv_heads=2), reduce="mean")
     assert [t.get_text() for t in fig2.axes[0].texts] == ["KV head 0", "KV head 1"]
+
+
+def test_one_heads_layer_rebuilds_that_heads_weights_with_its_key_head_bias_and_sink():
+    """``LayerQK.head`` (what a pending view's first map is made from): query head ``h`` alone with the key head it
+    reads under GQA, its row of a relative bias and its sink logit; its rows are that head's rows of the layer."""
+    from attnwidgets.attention_stack import KeyMask, LayerQK, RelativeBias
+
+    rng = np.random.default_rng(3)
+    n, heads = 9, 4
+    q = rng.normal(size=(heads, n, 8)).astype(np.float32)
+    k = rng.normal(size=(2, n, 8)).astype(np.float32)
+    bias = RelativeBias(rng.normal(size=(heads, 2 * n - 1)).astype(np.float32), n - 1)
+    layer = LayerQK(q, k, 8 ** -0.5, KeyMask.causal(n, n), bias, softcap=5.0,
+                    sinks=rng.normal(size=heads).astype(np.float32))
+    every = layer.rows(0, n)
+    for h in range(heads):
+        one = layer.head(h)
+        assert (one.n_heads, one.n_kv_heads) == (1, 1)
+        np.testing.assert_allclose(one.rows(0, n)[0], every[h], rtol=1e-6, atol=1e-7)
+    with pytest.raises(IndexError, match="4 heads"):
+        layer.head(4)
