@@ -2,7 +2,7 @@
 
 Pure numpy, shared by AttentionHeatmap (zoom and pan over long inputs), ModelView (thumbnails) and their static
 twins (:func:`attnwidgets.plots.plot_model_view` draws the same causal mask).
-A masked cell (a decoder query looking at a future key) is NaN, which ``js/src/shared/draw.ts`` paints light grey,
+A masked cell (a decoder query looking at a future key) is NaN, which ``js/src/draw/canvas.ts`` paints light grey,
 so a causal mask looks different from a weight that happens to be 0.
 """
 
