@@ -44,6 +44,8 @@ SUMS = (*KEY_SETS, "sep_from_sep", "self", "prev", "next", "prev_words", "next_w
 _TINY = float(torch.finfo(torch.float32).tiny)
 _ELEMENTS = 1 << 24
 """Weights per chunk of inputs: the few temporaries of a layer's sums stay near 64 MiB each, whatever the batch."""
+_ROWS_AT_ONCE = 1 << 16
+"""Weights whose entropy terms are made at a time (256 KiB of float32: a block stays in the cache)."""
 
 
 class CorpusSums:
@@ -93,6 +95,7 @@ class CorpusSums:
         self.worst = torch.zeros((), dtype=torch.float32, device=dev)  # most a valid row's sum is off
         self.layers_seen: set[int] = set()
         self._held: dict[tuple[int, int, int, int], dict[str, Any]] = {}
+        self._buffer: torch.Tensor | None = None
 
     def __call__(self, call: Any, weights: torch.Tensor) -> None:
         """The hook: sum the weights of a self-attention call; never edits them (returns None)."""
@@ -107,6 +110,29 @@ class CorpusSums:
             self._chunk(site.layer, start, w[start:start + step])
         self.layers_seen.add(site.layer)
         return None
+
+    def _entropy_terms(self, p: torch.Tensor) -> torch.Tensor:
+        """Σ p ln p over the last axis of ``p`` (b, H, T, S), ``_ROWS_AT_ONCE`` weights at a time.
+
+        The same operations on every row as on the whole at once (the same numbers), but a block's ln, product and sum
+        run while it is in the cache, into a buffer kept from block to block and layer to layer: on long inputs, a
+        fresh tensor of every weight (its pages faulted in) and three passes over it through memory cost more than
+        the ln itself.
+        """
+        if p.numel() <= 4 * _ROWS_AT_ONCE:  # short inputs: one pass is quicker than a loop of small ones
+            return p.clamp_min(_TINY).log_().mul_(p).sum(-1)
+        rows = p.reshape(-1, p.shape[-1])
+        out = torch.empty(rows.shape[0], dtype=torch.float32, device=p.device)
+        step = max(1, _ROWS_AT_ONCE // max(1, rows.shape[1]))
+        held = self._buffer
+        if held is None or held.shape != (min(step, rows.shape[0]), rows.shape[1]) or held.device != p.device:
+            held = self._buffer = torch.empty((min(step, rows.shape[0]), rows.shape[1]), dtype=torch.float32,
+                                              device=p.device)
+        for start in range(0, rows.shape[0], step):
+            block = rows[start:start + step]
+            scratch = held[:block.shape[0]]
+            torch.sum(torch.clamp_min(block, _TINY, out=scratch).log_().mul_(block), -1, out=out[start:start + step])
+        return out.view(p.shape[:-1])
 
     def _masks(self, b0: int, b: int, t: int, s: int, dev: torch.device) -> dict[str, Any]:
         """What every layer of inputs ``b0..b0 + b`` shares (masks of rows, keys and diagonals), made once."""
@@ -161,7 +187,7 @@ class CorpusSums:
         # entropy over the visible keys, -Σ p ln p; ln of at least the smallest normal float, so 0 ln 0 is 0 (hidden
         # keys' weights are 0 already; a NaN stays NaN). A quarter of xlogy's time, which tests for 0 per weight.
         p = torch.where(m["visible"], w * (1.0 - self.smoothing) + m["per_key"], 0.0) if self.smoothing else w
-        h = p.clamp_min(_TINY).log_().mul_(p).sum(-1)  # (b, H, T)
+        h = self._entropy_terms(p)  # (b, H, T): Σ p ln p of each row
         del p
         h = torch.where(rows, h, 0.0).neg_()
         cols += [h.sum(-1, keepdim=True), h[m["idx"], :, m["first"]][..., None], h[m["idx"], :, m["last"]][..., None]]
