@@ -44,6 +44,21 @@ class Encoded:
     targets: list[str | None]
     truncated: list[int] = field(default_factory=list)
     encodings: Any = None
+    _arrays: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def arrays(self) -> dict[str, Any]:
+        """The source side as numpy, made once per batch for :meth:`Tokenising.token_fields`' rows: ``ids``,
+        ``valid`` (B, T) and ``token_type_ids`` (or None), with ``valid_t`` the (B, T) bool tensor. Made again if
+        ``inputs`` is given other tensors."""
+        ids_t = self.inputs["input_ids"]
+        mask, types = self.inputs.get("attention_mask"), self.inputs.get("token_type_ids")
+        held = self._arrays
+        if held is None or any(a is not b for a, b in zip(held[0], (ids_t, mask, types), strict=True)):
+            valid = mask.bool() if mask is not None else torch.ones_like(ids_t, dtype=torch.bool)
+            held = self._arrays = ((ids_t, mask, types), {
+                "ids": ids_t.cpu().numpy(), "valid": valid.cpu().numpy(), "valid_t": valid,
+                "token_type_ids": None if types is None else types.cpu().numpy()})
+        return held[1]
 
     @property
     def batch_size(self) -> int:
@@ -411,11 +426,11 @@ class Tokenising:
             tokens = token_texts(tok, ids, special.tolist())
             word = np.where(special, -1, np.cumsum(~special) - 1)
             return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word)
-        ids_t = enc.inputs["input_ids"][row]
-        valid = enc.inputs["attention_mask"][row].bool() if "attention_mask" in enc.inputs else \
-            torch.ones_like(ids_t, dtype=torch.bool)
-        positions = torch.nonzero(valid).flatten().tolist()
-        ids = ids_t[valid].tolist()
+        arrays = enc.arrays()  # the batch's tensors as numpy once, not a few small tensor operations per row
+        valid = arrays["valid_t"][row].clone()
+        where = np.flatnonzero(arrays["valid"][row])
+        positions = where.tolist()
+        ids = arrays["ids"][row][where].tolist()
         encoding = enc.encodings.encodings[row] if getattr(enc.encodings, "encodings", None) else None
         n = len(ids)
         if encoding is not None:  # each of these properties builds its whole list: read each once
@@ -428,8 +443,8 @@ class Tokenising:
             special = np.array([i in special_ids for i in ids], dtype=bool)
             words = [None if s else k for k, s in enumerate(special)]
             seqs = [0] * n
-        if "token_type_ids" in enc.inputs and enc.pairs[row] is not None:
-            segment = enc.inputs["token_type_ids"][row][valid].numpy().astype(np.int64)
+        if arrays["token_type_ids"] is not None and enc.pairs[row] is not None:
+            segment = arrays["token_type_ids"][row][where].astype(np.int64)
         else:
             segment = np.zeros(n, dtype=np.int64)
             current = 0

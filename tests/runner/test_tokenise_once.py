@@ -194,3 +194,20 @@ def test_counts_of_pair_segments_are_unchanged(tiny_bert):
     kept = enc.encodings.encodings[0].sequence_ids
     assert f"{n_a - kept.count(0)} from the end of the text and {n_b - kept.count(1)} from the end" in message
     assert np.sum(enc.inputs["attention_mask"].numpy()) == r.info.max_length
+
+
+def test_token_fields_follow_inputs_given_other_tensors(tiny_bert):
+    """token_fields reads the batch's tensors as numpy made once per batch; other tensors put in ``inputs`` (a mask
+    edited by a study) are read again, not the first ones."""
+    r = aw.runner.get_runner(tiny_bert)
+    enc = r.encode(["The cat sat.", "A dog barked loudly."])
+    first = r.token_fields(enc, 1)
+    assert first["tokens"] == ["[CLS]", "a", "dog", "barked", "loudly", ".", "[SEP]"]
+    mask = enc.inputs["attention_mask"].clone()
+    mask[1, 4:] = 0
+    enc.inputs["attention_mask"] = mask
+    fields = r.token_fields(enc, 1)
+    assert fields["tokens"] == ["[CLS]", "a", "dog", "barked"]
+    assert fields["valid"].tolist() == mask[1].bool().tolist()
+    fields["valid"][:] = False  # a row's mask is its own: editing it changes no other call's
+    assert r.token_fields(enc, 1)["tokens"] == ["[CLS]", "a", "dog", "barked"]
