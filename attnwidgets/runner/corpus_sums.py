@@ -77,16 +77,18 @@ class CorpusSums:
         columns = np.zeros((b, t, len(KEY_SETS) + 3), np.float32)  # the sets, words of segment 0 / 1, valid
         segment = np.zeros((b, t), np.int64)
         valid_np = valid.cpu().numpy()
-        for row, named in enumerate(sets):
-            where = np.flatnonzero(valid_np[row])
-            for j, name in enumerate(KEY_SETS):
-                columns[row, where, j] = named[name]
-            words = np.asarray(named["words"], bool)
-            seg = np.asarray(named["segment"], np.int64)
-            columns[row, where, len(KEY_SETS)] = words & (seg == 0)
-            columns[row, where, len(KEY_SETS) + 1] = words & (seg == 1)
-            columns[row, where, -1] = 1.0
-            segment[row, where] = seg
+        if len(sets) != b or any(len(named["segment"]) != n for named, n in zip(sets, valid_np.sum(1), strict=False)):
+            raise ValueError("sets must name, for each input, one value per valid token of its row")
+        # the valid positions in row-major order are the inputs' tokens one after the other: every set at once
+        for j, name in enumerate(KEY_SETS):
+            columns[valid_np, j] = np.concatenate([np.asarray(named[name]) for named in sets]) if b else []
+        words = np.concatenate([np.asarray(named["words"], bool) for named in sets]) if b else np.zeros(0, bool)
+        seg = np.concatenate([np.asarray(named["segment"], np.int64) for named in sets]) if b else \
+            np.zeros(0, np.int64)
+        columns[valid_np, len(KEY_SETS)] = words & (seg == 0)
+        columns[valid_np, len(KEY_SETS) + 1] = words & (seg == 1)
+        columns[valid_np, -1] = 1.0
+        segment[valid_np] = seg
         self.keys = torch.from_numpy(columns).to(dev)  # (B, T, K)
         self.segment = torch.from_numpy(segment).to(dev)
         self.first = torch.argmax(valid.to(torch.int64), dim=1)  # (B,) first real row

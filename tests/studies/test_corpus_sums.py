@@ -246,3 +246,15 @@ def test_entropy_made_a_block_of_rows_at_a_time_is_the_same_number(monkeypatch, 
             p = p * (1 - smoothing) + smoothing / n
         expected[i] = -(p * np.log(np.where(p > 0, p, 1))).sum((-1, -2))
     assert np.allclose(whole, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_sets_that_do_not_fit_the_batch_are_refused_clearly():
+    """The sets are laid over the batch's valid positions all at once: a set of the wrong length (or a missing input)
+    is a clear error, not numpy's broadcasting message or sums over the wrong tokens."""
+    valid = torch.tensor([[True, True, True, False], [True, True, True, True]])
+    ok = sum_sets(["[CLS]", "a", "[SEP]"], np.array([1, 0, 1], bool), np.zeros(3, int), causal=False)
+    four = sum_sets(["[CLS]", "a", "b", "[SEP]"], np.array([1, 0, 0, 1], bool), np.zeros(4, int), causal=False)
+    CorpusSums(valid, [ok, four], n_layers=1, n_heads=1, causal=False)
+    for sets in ([ok, ok], [four, four], [ok]):
+        with pytest.raises(ValueError, match="one value per valid token"):
+            CorpusSums(valid, sets, n_layers=1, n_heads=1, causal=False)
