@@ -147,7 +147,7 @@ class CorpusSums:
         valid = self.valid[b0:b1, :t]
         kvalid = self.valid[b0:b1, :s]
         keys = self.keys[b0:b1, :s]
-        m: dict[str, Any] = {"rows": valid[:, None, :], "keys": keys,
+        m: dict[str, Any] = {"rows": valid[:, None, :], "hide_rows": ~valid[:, None, :], "keys": keys,
                              "sep_rows": (keys[:, :t, 1] > 0)[:, None],
                              "word_rows": (keys[:, :t, n_sets - 1] > 0)[:, None],
                              "seg1": (self.segment[b0:b1, :t] == 1)[:, None],
@@ -158,7 +158,7 @@ class CorpusSums:
             r0 = max(0, -offset)
             n_diag = min(t - r0, s - r0 - offset)
             both = valid[:, r0:r0 + n_diag] & kvalid[:, r0 + offset:r0 + offset + n_diag]
-            m[f"diag{offset}"] = both[:, None]
+            m[f"hide_diag{offset}"] = ~both[:, None]
             m[f"words{offset}"] = words_k[:, r0 + offset:r0 + offset + n_diag][:, None]
         if self.smoothing:
             visible = valid[:, None, :, None] & kvalid[:, None, None, :]  # (b, 1, T, S)
@@ -172,16 +172,18 @@ class CorpusSums:
     def _chunk(self, layer: int, b0: int, w: torch.Tensor) -> None:
         b, _h, t, s = w.shape
         m = self._masks(b0, b, t, s, w.device)
-        rows = m["rows"]  # (b, 1, T)
+        # Masks are applied with masked_fill, not multiplied (NaN * 0 is NaN) and not torch.where with a number (a
+        # scalar tensor and a type promotion each time): on short inputs each operation's fixed cost is most of it.
+        hide_rows = m["hide_rows"]  # (b, 1, T): padding
         per_row = torch.bmm(w.reshape(b, -1, s), m["keys"]).reshape(b, _h, t, -1)  # (b, H, T, K): mass on each set
-        per_row = torch.where(rows[..., None], per_row, 0.0)  # padded rows never count (not a product: NaN * 0)
+        per_row = per_row.masked_fill_(hide_rows[..., None], 0.0)  # padded rows never count
         n_sets = len(KEY_SETS)
         cols = [per_row[..., :n_sets].sum(2)]  # (b, H, n_sets), then (b, H, 1) each in the order of SUMS
         cols.append((per_row[..., 1] * m["sep_rows"]).sum(-1, keepdim=True))
         diags, words = [], []
         for offset in (0, -1, 1):  # self, prev, next; then prev and next on word keys
             d = torch.diagonal(w, offset=offset, dim1=-2, dim2=-1)  # (b, H, m): A[i, i + offset]
-            d = torch.where(m[f"diag{offset}"], d, 0.0)  # padding never counts (not a product: NaN * 0)
+            d = d.masked_fill(m[f"hide_diag{offset}"], 0.0)  # padding never counts
             diags.append(d.sum(-1, keepdim=True))
             if offset:
                 words.append((d * m[f"words{offset}"]).sum(-1, keepdim=True))
@@ -191,18 +193,18 @@ class CorpusSums:
         p = torch.where(m["visible"], w * (1.0 - self.smoothing) + m["per_key"], 0.0) if self.smoothing else w
         h = self._entropy_terms(p)  # (b, H, T): Σ p ln p of each row
         del p
-        h = torch.where(rows, h, 0.0).neg_()
+        h = h.masked_fill_(hide_rows, 0.0).neg_()
         cols += [h.sum(-1, keepdim=True), h[m["idx"], :, m["first"]][..., None], h[m["idx"], :, m["last"]][..., None]]
         # own segment: per word row, the share of its mass on word keys that stays in its segment
         own = torch.where(m["seg1"], per_row[..., n_sets + 1], per_row[..., n_sets])
         mass = per_row[..., n_sets] + per_row[..., n_sets + 1]
-        share = torch.where(m["word_rows"] & (mass > 0), own / torch.where(mass > 0, mass, 1.0), 0.0)
+        share = (own / mass).masked_fill_(~(m["word_rows"] & (mass > 0)), 0.0)  # no mass: 0/0 masked, adds nothing
         cols.append(share.sum(-1, keepdim=True))
         self.out[b0:b0 + b, layer] = torch.cat(cols, -1)
         # the check the numpy path makes: each valid row sums to 1 (at most 1 with sinks); a NaN or inf weight
         # makes its row's sums NaN or inf, which checked() reads off the sums
         total = per_row[..., -1]
-        off = (total - 1.0).clamp_min(0.0) if self.has_sinks else torch.where(rows, total - 1.0, 0.0).abs()
+        off = (total - 1.0).clamp_min(0.0) if self.has_sinks else (total - 1.0).masked_fill_(hide_rows, 0.0).abs_()
         self.worst = torch.maximum(self.worst, off.amax())
 
     def sums(self) -> dict[str, np.ndarray]:
