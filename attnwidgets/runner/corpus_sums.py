@@ -44,6 +44,8 @@ SUMS = (*KEY_SETS, "sep_from_sep", "self", "prev", "next", "prev_words", "next_w
 _TINY = float(torch.finfo(torch.float32).tiny)
 _ELEMENTS = 1 << 24
 """Weights per chunk of inputs: the few temporaries of a layer's sums stay near 64 MiB each, whatever the batch."""
+_ROWS_AT_ONCE = 1 << 16
+"""Weights whose entropy terms are made at a time (256 KiB of float32: a block stays in the cache)."""
 
 
 class CorpusSums:
@@ -75,16 +77,18 @@ class CorpusSums:
         columns = np.zeros((b, t, len(KEY_SETS) + 3), np.float32)  # the sets, words of segment 0 / 1, valid
         segment = np.zeros((b, t), np.int64)
         valid_np = valid.cpu().numpy()
-        for row, named in enumerate(sets):
-            where = np.flatnonzero(valid_np[row])
-            for j, name in enumerate(KEY_SETS):
-                columns[row, where, j] = named[name]
-            words = np.asarray(named["words"], bool)
-            seg = np.asarray(named["segment"], np.int64)
-            columns[row, where, len(KEY_SETS)] = words & (seg == 0)
-            columns[row, where, len(KEY_SETS) + 1] = words & (seg == 1)
-            columns[row, where, -1] = 1.0
-            segment[row, where] = seg
+        if len(sets) != b or any(len(named["segment"]) != n for named, n in zip(sets, valid_np.sum(1), strict=False)):
+            raise ValueError("sets must name, for each input, one value per valid token of its row")
+        # the valid positions in row-major order are the inputs' tokens one after the other: every set at once
+        for j, name in enumerate(KEY_SETS):
+            columns[valid_np, j] = np.concatenate([np.asarray(named[name]) for named in sets]) if b else []
+        words = np.concatenate([np.asarray(named["words"], bool) for named in sets]) if b else np.zeros(0, bool)
+        seg = np.concatenate([np.asarray(named["segment"], np.int64) for named in sets]) if b else \
+            np.zeros(0, np.int64)
+        columns[valid_np, len(KEY_SETS)] = words & (seg == 0)
+        columns[valid_np, len(KEY_SETS) + 1] = words & (seg == 1)
+        columns[valid_np, -1] = 1.0
+        segment[valid_np] = seg
         self.keys = torch.from_numpy(columns).to(dev)  # (B, T, K)
         self.segment = torch.from_numpy(segment).to(dev)
         self.first = torch.argmax(valid.to(torch.int64), dim=1)  # (B,) first real row
@@ -93,6 +97,7 @@ class CorpusSums:
         self.worst = torch.zeros((), dtype=torch.float32, device=dev)  # most a valid row's sum is off
         self.layers_seen: set[int] = set()
         self._held: dict[tuple[int, int, int, int], dict[str, Any]] = {}
+        self._buffer: torch.Tensor | None = None
 
     def __call__(self, call: Any, weights: torch.Tensor) -> None:
         """The hook: sum the weights of a self-attention call; never edits them (returns None)."""
@@ -108,6 +113,29 @@ class CorpusSums:
         self.layers_seen.add(site.layer)
         return None
 
+    def _entropy_terms(self, p: torch.Tensor) -> torch.Tensor:
+        """Σ p ln p over the last axis of ``p`` (b, H, T, S), ``_ROWS_AT_ONCE`` weights at a time.
+
+        The same operations on every row as on the whole at once (the same numbers), but a block's ln, product and sum
+        run while it is in the cache, into a buffer kept from block to block and layer to layer: on long inputs, a
+        fresh tensor of every weight (its pages faulted in) and three passes over it through memory cost more than
+        the ln itself.
+        """
+        if p.numel() <= 4 * _ROWS_AT_ONCE:  # short inputs: one pass is quicker than a loop of small ones
+            return p.clamp_min(_TINY).log_().mul_(p).sum(-1)
+        rows = p.reshape(-1, p.shape[-1])
+        out = torch.empty(rows.shape[0], dtype=torch.float32, device=p.device)
+        step = max(1, _ROWS_AT_ONCE // max(1, rows.shape[1]))
+        held = self._buffer
+        if held is None or held.shape != (min(step, rows.shape[0]), rows.shape[1]) or held.device != p.device:
+            held = self._buffer = torch.empty((min(step, rows.shape[0]), rows.shape[1]), dtype=torch.float32,
+                                              device=p.device)
+        for start in range(0, rows.shape[0], step):
+            block = rows[start:start + step]
+            scratch = held[:block.shape[0]]
+            torch.sum(torch.clamp_min(block, _TINY, out=scratch).log_().mul_(block), -1, out=out[start:start + step])
+        return out.view(p.shape[:-1])
+
     def _masks(self, b0: int, b: int, t: int, s: int, dev: torch.device) -> dict[str, Any]:
         """What every layer of inputs ``b0..b0 + b`` shares (masks of rows, keys and diagonals), made once."""
         key = (b0, b, t, s)
@@ -119,7 +147,7 @@ class CorpusSums:
         valid = self.valid[b0:b1, :t]
         kvalid = self.valid[b0:b1, :s]
         keys = self.keys[b0:b1, :s]
-        m: dict[str, Any] = {"rows": valid[:, None, :], "keys": keys,
+        m: dict[str, Any] = {"rows": valid[:, None, :], "hide_rows": ~valid[:, None, :], "keys": keys,
                              "sep_rows": (keys[:, :t, 1] > 0)[:, None],
                              "word_rows": (keys[:, :t, n_sets - 1] > 0)[:, None],
                              "seg1": (self.segment[b0:b1, :t] == 1)[:, None],
@@ -130,7 +158,7 @@ class CorpusSums:
             r0 = max(0, -offset)
             n_diag = min(t - r0, s - r0 - offset)
             both = valid[:, r0:r0 + n_diag] & kvalid[:, r0 + offset:r0 + offset + n_diag]
-            m[f"diag{offset}"] = both[:, None]
+            m[f"hide_diag{offset}"] = ~both[:, None]
             m[f"words{offset}"] = words_k[:, r0 + offset:r0 + offset + n_diag][:, None]
         if self.smoothing:
             visible = valid[:, None, :, None] & kvalid[:, None, None, :]  # (b, 1, T, S)
@@ -144,16 +172,18 @@ class CorpusSums:
     def _chunk(self, layer: int, b0: int, w: torch.Tensor) -> None:
         b, _h, t, s = w.shape
         m = self._masks(b0, b, t, s, w.device)
-        rows = m["rows"]  # (b, 1, T)
+        # Masks are applied with masked_fill, not multiplied (NaN * 0 is NaN) and not torch.where with a number (a
+        # scalar tensor and a type promotion each time): on short inputs each operation's fixed cost is most of it.
+        hide_rows = m["hide_rows"]  # (b, 1, T): padding
         per_row = torch.bmm(w.reshape(b, -1, s), m["keys"]).reshape(b, _h, t, -1)  # (b, H, T, K): mass on each set
-        per_row = torch.where(rows[..., None], per_row, 0.0)  # padded rows never count (not a product: NaN * 0)
+        per_row = per_row.masked_fill_(hide_rows[..., None], 0.0)  # padded rows never count
         n_sets = len(KEY_SETS)
         cols = [per_row[..., :n_sets].sum(2)]  # (b, H, n_sets), then (b, H, 1) each in the order of SUMS
         cols.append((per_row[..., 1] * m["sep_rows"]).sum(-1, keepdim=True))
         diags, words = [], []
         for offset in (0, -1, 1):  # self, prev, next; then prev and next on word keys
             d = torch.diagonal(w, offset=offset, dim1=-2, dim2=-1)  # (b, H, m): A[i, i + offset]
-            d = torch.where(m[f"diag{offset}"], d, 0.0)  # padding never counts (not a product: NaN * 0)
+            d = d.masked_fill(m[f"hide_diag{offset}"], 0.0)  # padding never counts
             diags.append(d.sum(-1, keepdim=True))
             if offset:
                 words.append((d * m[f"words{offset}"]).sum(-1, keepdim=True))
@@ -161,20 +191,20 @@ class CorpusSums:
         # entropy over the visible keys, -Σ p ln p; ln of at least the smallest normal float, so 0 ln 0 is 0 (hidden
         # keys' weights are 0 already; a NaN stays NaN). A quarter of xlogy's time, which tests for 0 per weight.
         p = torch.where(m["visible"], w * (1.0 - self.smoothing) + m["per_key"], 0.0) if self.smoothing else w
-        h = p.clamp_min(_TINY).log_().mul_(p).sum(-1)  # (b, H, T)
+        h = self._entropy_terms(p)  # (b, H, T): Σ p ln p of each row
         del p
-        h = torch.where(rows, h, 0.0).neg_()
+        h = h.masked_fill_(hide_rows, 0.0).neg_()
         cols += [h.sum(-1, keepdim=True), h[m["idx"], :, m["first"]][..., None], h[m["idx"], :, m["last"]][..., None]]
         # own segment: per word row, the share of its mass on word keys that stays in its segment
         own = torch.where(m["seg1"], per_row[..., n_sets + 1], per_row[..., n_sets])
         mass = per_row[..., n_sets] + per_row[..., n_sets + 1]
-        share = torch.where(m["word_rows"] & (mass > 0), own / torch.where(mass > 0, mass, 1.0), 0.0)
+        share = (own / mass).masked_fill_(~(m["word_rows"] & (mass > 0)), 0.0)  # no mass: 0/0 masked, adds nothing
         cols.append(share.sum(-1, keepdim=True))
         self.out[b0:b0 + b, layer] = torch.cat(cols, -1)
         # the check the numpy path makes: each valid row sums to 1 (at most 1 with sinks); a NaN or inf weight
         # makes its row's sums NaN or inf, which checked() reads off the sums
         total = per_row[..., -1]
-        off = (total - 1.0).clamp_min(0.0) if self.has_sinks else torch.where(rows, total - 1.0, 0.0).abs()
+        off = (total - 1.0).clamp_min(0.0) if self.has_sinks else (total - 1.0).masked_fill_(hide_rows, 0.0).abs_()
         self.worst = torch.maximum(self.worst, off.amax())
 
     def sums(self) -> dict[str, np.ndarray]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 import torch
@@ -43,6 +44,21 @@ class Encoded:
     targets: list[str | None]
     truncated: list[int] = field(default_factory=list)
     encodings: Any = None
+    _arrays: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def arrays(self) -> dict[str, Any]:
+        """The source side as numpy, made once per batch for :meth:`Tokenising.token_fields`' rows: ``ids``,
+        ``valid`` (B, T) and ``token_type_ids`` (or None), with ``valid_t`` the (B, T) bool tensor. Made again if
+        ``inputs`` is given other tensors."""
+        ids_t = self.inputs["input_ids"]
+        mask, types = self.inputs.get("attention_mask"), self.inputs.get("token_type_ids")
+        held = self._arrays
+        if held is None or any(a is not b for a, b in zip(held[0], (ids_t, mask, types), strict=True)):
+            valid = mask.bool() if mask is not None else torch.ones_like(ids_t, dtype=torch.bool)
+            held = self._arrays = ((ids_t, mask, types), {
+                "ids": ids_t.cpu().numpy(), "valid": valid.cpu().numpy(), "valid_t": valid,
+                "token_type_ids": None if types is None else types.cpu().numpy()})
+        return held[1]
 
     @property
     def batch_size(self) -> int:
@@ -136,18 +152,62 @@ def token_texts(tok: Any, ids: Sequence[int], special: Sequence[bool]) -> list[s
     decoded, a character shown on the token that completes it and the bytes of an unfinished one as ``⟨E6 9D⟩``.
     Special and added tokens are their own text.
     """
-    byte_level, fallback = _spelling(tok)
-    added = set(getattr(tok, "added_tokens_decoder", {}) or {})
-    pieces: list[str | bytes] = []
-    for i, t, s in zip(ids, tok.convert_ids_to_tokens(list(ids)), special, strict=True):
-        data: bytes | None = None
-        if not s and i not in added:
-            byte = fallback_byte(t) if fallback else None
-            data = bytes([byte]) if byte is not None else byte_level_bytes(t) if byte_level else None
-            if data is None:
-                data = t.replace("▁", " ").encode("utf-8")
-        pieces.append(t if data is None else data)
-    return display_tokens(pieces)
+    known = _Pieces.of(tok)
+    keys = [(int(i), bool(s)) for i, s in zip(ids, special, strict=True)]
+    texts = [known.alone.get(k) for k in keys]
+    if None not in texts:  # every piece its own text: what display_tokens makes of the row (see _Pieces)
+        return cast(list[str], texts)
+    pieces = known.pieces(tok, keys)
+    return display_tokens([pieces[k] for k in keys])
+
+
+class _Pieces:
+    """What each (token id, special) of one tokenizer stands for, worked out once: its piece (the token's own text
+    for special and added tokens, else its bytes) and, when the piece reads the same wherever it stands, its text.
+
+    A piece is read alone when it is text (special and added tokens) or its bytes are whole UTF-8: then no character
+    of the row crosses into or out of it, and :func:`display_tokens` shows it as its bytes decoded. A row of such
+    pieces needs no byte decoding (most rows; every row of a WordPiece or SentencePiece tokenizer without byte
+    fallback); a row with one piece that is not (a byte-level token holding part of a character) is read whole.
+    Kept per tokenizer, and made anew when its vocabulary grows (added tokens).
+    """
+
+    _known: ClassVar[weakref.WeakKeyDictionary[Any, _Pieces]] = weakref.WeakKeyDictionary()
+
+    def __init__(self, tok: Any) -> None:
+        self.size = len(tok)
+        self.byte_level, self.fallback = _spelling(tok)
+        self.added = set(getattr(tok, "added_tokens_decoder", {}) or {})
+        self.piece: dict[tuple[int, bool], str | bytes] = {}
+        self.alone: dict[tuple[int, bool], str] = {}
+
+    @classmethod
+    def of(cls, tok: Any) -> _Pieces:
+        try:
+            known = cls._known.get(tok)
+        except TypeError:  # a tokenizer that cannot be weakly referenced: worked out per call
+            return cls(tok)
+        if known is None or known.size != len(tok):
+            known = cls._known[tok] = cls(tok)
+        return known
+
+    def pieces(self, tok: Any, keys: Sequence[tuple[int, bool]]) -> dict[tuple[int, bool], str | bytes]:
+        """The piece of each key (those not yet known are made, with one ``convert_ids_to_tokens`` call)."""
+        new = list(dict.fromkeys(k for k in keys if k not in self.piece))
+        for (i, s), t in zip(new, tok.convert_ids_to_tokens([i for i, _ in new]), strict=True):
+            data: bytes | None = None
+            if not s and i not in self.added:
+                byte = fallback_byte(t) if self.fallback else None
+                data = bytes([byte]) if byte is not None else byte_level_bytes(t) if self.byte_level else None
+                if data is None:
+                    data = t.replace("▁", " ").encode("utf-8")
+            piece: str | bytes = t if data is None else data
+            self.piece[(i, s)] = piece
+            try:
+                self.alone[(i, s)] = piece if isinstance(piece, str) else piece.decode("utf-8")
+            except UnicodeDecodeError:  # part of a character: read with its row
+                pass
+        return self.piece
 
 
 class Tokenising:
@@ -192,7 +252,8 @@ class Tokenising:
         max_len = self.info.max_length
         tok = self.tokenizer
         firsts = list(texts)
-        full = self._count(firsts, pairs_l)
+        once = None if kind == "encoder-decoder" else self._tokenise_once(firsts, pairs_l)
+        full = self._count(firsts, pairs_l) if once is None else once[1]
         # The decoder has the same limit (the tokenizer truncates the target to it below), so count targets too.
         full_targets = self._count(targets_l, [None] * len(texts), target=True) if kind == "encoder-decoder" else []
         for i, n in enumerate(full):
@@ -209,6 +270,8 @@ class Tokenising:
             enc["decoder_attention_mask"] = torch.cat(
                 [torch.ones_like(labels_mask[:, :1]), labels_mask[:, :-1]], dim=1
             ).long()
+        elif once is not None and once[0] is not None:
+            enc = once[0]  # nothing to truncate: the one tokenisation is the batch
         else:
             enc = self._tokenise(firsts, pairs_l, min(max_len, max(n.total for n in full)))
         truncated = [max(0, n.total - max_len) for n in full]
@@ -219,6 +282,36 @@ class Tokenising:
         inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
         return Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
                        truncated, encodings=enc)
+
+    def _tokenise_once(self, texts: list[str], pairs: list[str | None]) -> tuple[Any, list[_Length]] | None:
+        """Tokenise and pad a batch of encoder or decoder inputs once, untruncated, and count each row from it.
+
+        Returns (the padded batch, or None when some row is longer than the model accepts and must be tokenised
+        again with truncation; each row's :class:`_Length`). None for a batch that mixes single texts and pairs
+        (those are counted and tokenised apart, :meth:`_count` and :meth:`_tokenise`). Counting and the batch come
+        from the same call, so a text is tokenised once; the tensors are those of the truncating call, which cuts
+        nothing here (``padding=True`` pads to the longest row either way).
+        """
+        tok = self.tokenizer
+        paired = sum(p is not None for p in pairs)
+        if 0 < paired < len(texts):
+            return None
+        # verbose=False: a long text is first seen here, and transformers' own "Token indices sequence length is
+        # longer than ..." line would only repeat (less clearly) the warning we give. The attention mask is asked
+        # for to count each row; it goes again when the tokenizer would not give it to the model.
+        args = (texts,) if not paired else (texts, pairs)
+        enc = tok(*args, padding=True, return_tensors="pt", return_special_tokens_mask=True,
+                  return_attention_mask=True, verbose=False)
+        special = enc.pop("special_tokens_mask")
+        real = enc["attention_mask"].bool()
+        if "attention_mask" not in getattr(tok, "model_input_names", ("attention_mask",)):
+            del enc["attention_mask"]
+        totals = real.sum(1).tolist()
+        words = (real & (special == 0)).sum(1).tolist()
+        lengths = [_Length(n, w, None) if p is None else _Length(n, *_segment_sizes(enc, row, w))
+                   for row, (n, w, p) in enumerate(zip(totals, words, pairs, strict=True))]
+        fits = max(totals) <= self.info.max_length
+        return (enc if fits else None), lengths
 
     def _count(self, texts: Sequence[str | None], pairs: list[str | None], target: bool = False) -> list[_Length]:
         """Untruncated length of each row (a pair row as a pair, a single row alone) and of each of its segments.
@@ -333,24 +426,25 @@ class Tokenising:
             tokens = token_texts(tok, ids, special.tolist())
             word = np.where(special, -1, np.cumsum(~special) - 1)
             return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word)
-        ids_t = enc.inputs["input_ids"][row]
-        valid = enc.inputs["attention_mask"][row].bool() if "attention_mask" in enc.inputs else \
-            torch.ones_like(ids_t, dtype=torch.bool)
-        positions = torch.nonzero(valid).flatten().tolist()
-        ids = ids_t[valid].tolist()
+        arrays = enc.arrays()  # the batch's tensors as numpy once, not a few small tensor operations per row
+        valid = arrays["valid_t"][row].clone()
+        where = np.flatnonzero(arrays["valid"][row])
+        positions = where.tolist()
+        ids = arrays["ids"][row][where].tolist()
         encoding = enc.encodings.encodings[row] if getattr(enc.encodings, "encodings", None) else None
         n = len(ids)
-        if encoding is not None:
-            words = [encoding.word_ids[p] for p in positions]
-            seqs = [encoding.sequence_ids[p] for p in positions]
-            special = np.array([bool(encoding.special_tokens_mask[p]) for p in positions], dtype=bool)
+        if encoding is not None:  # each of these properties builds its whole list: read each once
+            word_row, seq_row, special_row = encoding.word_ids, encoding.sequence_ids, encoding.special_tokens_mask
+            words = [word_row[p] for p in positions]
+            seqs = [seq_row[p] for p in positions]
+            special = np.array([bool(special_row[p]) for p in positions], dtype=bool)
         else:  # slow tokenizer: every non-special piece is its own word
             special_ids = set(tok.all_special_ids)
             special = np.array([i in special_ids for i in ids], dtype=bool)
             words = [None if s else k for k, s in enumerate(special)]
             seqs = [0] * n
-        if "token_type_ids" in enc.inputs and enc.pairs[row] is not None:
-            segment = enc.inputs["token_type_ids"][row][valid].numpy().astype(np.int64)
+        if arrays["token_type_ids"] is not None and enc.pairs[row] is not None:
+            segment = arrays["token_type_ids"][row][where].astype(np.int64)
         else:
             segment = np.zeros(n, dtype=np.int64)
             current = 0

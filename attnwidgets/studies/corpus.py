@@ -231,10 +231,12 @@ def _too_long_to_pad(runner: Any, firsts: list[str], seconds: list[str | None] |
     limit = int(info.max_length)
     if tokenizer is None or per_token2 * limit * limit <= dense_budget():  # nothing can be too long
         return np.zeros(len(firsts), bool)
-    out = np.zeros(len(firsts), bool)
-    for i, text in enumerate(firsts):
-        pair = None if seconds is None else seconds[i]
-        args = (text,) if pair is None else (text, pair)
-        n = len(tokenizer(*args, truncation=True, max_length=limit)["input_ids"])
-        out[i] = per_token2 * n * n > dense_budget()
-    return out
+    n = np.zeros(len(firsts), np.int64)
+    pairs = [None] * len(firsts) if seconds is None else seconds
+    for paired in (False, True):  # one tokenizer call for the single texts, one for the pairs
+        rows = [i for i, b in enumerate(pairs) if (b is not None) == paired]
+        if rows:
+            args = ([firsts[i] for i in rows],) + (([pairs[i] for i in rows],) if paired else ())
+            ids = tokenizer(*args, truncation=True, max_length=limit)["input_ids"]
+            n[rows] = [len(row) for row in ids]
+    return per_token2 * n * n > dense_budget()

@@ -141,3 +141,32 @@ def test_splitting_a_batch_changes_nothing():
         split._add(p)
     for k, v in whole.mean().items():
         assert np.allclose(v, split.mean()[k], equal_nan=True), k
+
+
+def test_texts_too_long_to_pad_are_counted_in_one_tokenizer_call_per_kind(tiny_bert, monkeypatch):
+    """Which texts go one at a time as results (their padded share above the dense budget): each text's tokens,
+    truncated to the model, counted by hand here; the runner's tokenizer is called once for the single texts and once
+    for the pairs (it was called once per text)."""
+    from attnwidgets.attention_stack import set_dense_budget
+    from attnwidgets.runner import get_runner
+    from attnwidgets.studies.corpus import _too_long_to_pad
+
+    runner = get_runner(tiny_bert)
+    tok = runner.tokenizer
+    firsts = ["Rain.", " ".join(["word"] * 40), "A dog barked.", " ".join(["long"] * 600)]
+    seconds = [None, "and a pair of words", None, None]
+    lengths = [len(tok(a, truncation=True, max_length=runner.info.max_length)["input_ids"]) if b is None else
+               len(tok(a, b, truncation=True, max_length=runner.info.max_length)["input_ids"])
+               for a, b in zip(firsts, seconds, strict=True)]
+    assert lengths[0] < 10 < lengths[1] and lengths[3] == runner.info.max_length
+    per_token2 = 2 * runner.info.n_heads * 4 * 3  # 2 layers, batches of 3
+    calls = []
+    real = type(tok).__call__
+    monkeypatch.setattr(type(tok), "__call__", lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
+    old = set_dense_budget(per_token2 * 20 * 20)
+    try:
+        long = _too_long_to_pad(runner, firsts, seconds, 3, layers=2)
+    finally:
+        set_dense_budget(old)
+    assert long.tolist() == [n > 20 for n in lengths]
+    assert len(calls) == 2

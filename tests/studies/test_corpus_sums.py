@@ -202,3 +202,59 @@ def test_a_batch_summed_in_chunks_of_one_input_gives_the_same_sums(tiny_gpt2, mo
     monkeypatch.setattr(corpus_sums, "_ELEMENTS", 1)  # one input per chunk
     chunked = CorpusWork(batch_size=4, smoothing=1e-4)(runner, _items(TEXTS))
     _assert_same(chunked, whole, atol=1e-6)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 1e-3])
+def test_entropy_made_a_block_of_rows_at_a_time_is_the_same_number(monkeypatch, smoothing):
+    """Long inputs' entropy terms are made _ROWS_AT_ONCE weights at a time (a block in the cache, one buffer): the
+    same operations per row, so the very same float32 sums as the whole at once; and -Σ p ln p computed here in
+    float64 agrees. Rows of padding, a row with zeros (0 ln 0 = 0), a last block cut short."""
+    from attnwidgets.runner import corpus_sums
+
+    rng = np.random.default_rng(5)
+    b, h, t = 3, 2, 7
+    scores = rng.normal(size=(b, h, t, t)) * 3
+    scores[..., 0, 1:] = -np.inf  # row 0 all on key 0: zeros in the row
+    valid = np.ones((b, t), bool)
+    valid[1, 5:] = False
+    valid[2, 3:] = False
+    scores = np.where(valid[:, None, None, :], scores, -np.inf)
+    w = np.exp(scores - scores.max(-1, keepdims=True))
+    w = (w / w.sum(-1, keepdims=True)).astype(np.float32)
+    sets = []
+    for n in valid.sum(1):
+        tokens = ["[CLS]", *["w"] * (n - 2), "[SEP]"]
+        special = np.array([True, *[False] * (n - 2), True])
+        sets.append(sum_sets(tokens, special, np.zeros(n, int), causal=False))
+
+    def entropy(rows_at_once: int) -> np.ndarray:
+        monkeypatch.setattr(corpus_sums, "_ROWS_AT_ONCE", rows_at_once)
+        hook = CorpusSums(torch.from_numpy(valid), sets, n_layers=1, n_heads=h, causal=False, smoothing=smoothing)
+        hook(SimpleNamespace(site=AttentionSite("self", 0)), torch.from_numpy(w))
+        assert hook.checked(1, 1e-5)
+        return hook.sums()["entropy"][:, 0]
+
+    whole = entropy(1 << 16)
+    assert b * h * t * t <= 4 * (1 << 16)  # whole at once here; in blocks of rows below
+    for rows_at_once in (2, 7, 5 * 7):  # fewer weights than a row: a row at a time; one row; 5 rows, then 2 (42)
+        assert np.array_equal(entropy(rows_at_once), whole), rows_at_once
+    expected = np.zeros((b, h))
+    for i in range(b):
+        n = int(valid[i].sum())
+        p = w[i, :, :n, :n].astype(np.float64)
+        if smoothing:
+            p = p * (1 - smoothing) + smoothing / n
+        expected[i] = -(p * np.log(np.where(p > 0, p, 1))).sum((-1, -2))
+    assert np.allclose(whole, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_sets_that_do_not_fit_the_batch_are_refused_clearly():
+    """The sets are laid over the batch's valid positions all at once: a set of the wrong length (or a missing input)
+    is a clear error, not numpy's broadcasting message or sums over the wrong tokens."""
+    valid = torch.tensor([[True, True, True, False], [True, True, True, True]])
+    ok = sum_sets(["[CLS]", "a", "[SEP]"], np.array([1, 0, 1], bool), np.zeros(3, int), causal=False)
+    four = sum_sets(["[CLS]", "a", "b", "[SEP]"], np.array([1, 0, 0, 1], bool), np.zeros(4, int), causal=False)
+    CorpusSums(valid, [ok, four], n_layers=1, n_heads=1, causal=False)
+    for sets in ([ok, ok], [four, four], [ok]):
+        with pytest.raises(ValueError, match="one value per valid token"):
+            CorpusSums(valid, sets, n_layers=1, n_heads=1, causal=False)
