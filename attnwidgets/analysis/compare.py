@@ -22,13 +22,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..attention_stack import AttentionTooLargeError, dense_budget, format_bytes
 from ..html_repr import repr_html
 from ..result import AttentionKind, AttentionResult
+
+if TYPE_CHECKING:  # pandas loads when a table is asked for: importing the views stays light
+    import pandas as pd
 
 __all__ = ["SUMMARIES", "AttentionComparison", "TokenAlignment", "align_tokens", "compare_attention",
            "head_similarity", "mean_head_similarity", "similarity_by_layer", "token_key"]
@@ -76,6 +79,8 @@ def mean_head_similarity(before: Sequence[AttentionResult], after: Sequence[Atte
 def similarity_by_layer(similarity: np.ndarray) -> pd.DataFrame:
     """Per-layer summary of an (L, H) similarity: ``layer, mean, min, max, least_similar_head``."""
     s = np.asarray(similarity, dtype=np.float64)
+    import pandas as pd
+
     return pd.DataFrame({
         "layer": np.arange(s.shape[0]),
         "mean": s.mean(1),
@@ -301,6 +306,8 @@ class AttentionComparison:
         """One row per head: ``layer, head, js, cosine, mass_a, mass_b``."""
         L, H = self.shape
         layer, head = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
+        import pandas as pd
+
         return pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), "js": self.js.ravel(),
                              "cosine": self.cosine.ravel(), "mass_a": self.mass_a.ravel(),
                              "mass_b": self.mass_b.ravel()})

@@ -24,10 +24,12 @@ np.float64(0.707)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads when a table is made: importing the views stays light
+    import pandas as pd
 
 __all__ = ["as_values", "compare_values", "cosine", "cosine_matrix", "pair_similarities", "rank_candidates",
            "softmax", "top_k"]
@@ -105,6 +107,8 @@ def compare_values(before: Mapping[str, float], after: Mapping[str, float],
         row: dict[str, Any] = {"item": item} if item is not None else {}
         row.update(name=n, before=b, after=a, delta=a - b)
         rows.append(row)
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=(["item"] if item is not None else []) + ["name", "before", "after", "delta"])
 
 

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from scipy import sparse
 
 from ..attention_stack import LazyStack, block_rows, stack_rows, stack_shape
 from ..result import AttentionResult
+
+if TYPE_CHECKING:  # scipy.sparse loads with the first WordMap: importing the views stays light
+    from scipy import sparse
 from ..token_text import merge_partials
 
 __all__ = ["WordMap", "WordStack", "word_groups", "word_level", "word_matrices"]
@@ -111,6 +113,8 @@ class WordMap:
     """
 
     def __init__(self, rows: Any, columns: Any) -> None:
+        from scipy import sparse
+
         self.r = sparse.csr_matrix(rows, dtype=np.float32)  # (u, n)
         self.c_t = sparse.csr_matrix(sparse.csr_matrix(columns, dtype=np.float32).T)  # (m, n)
         if self.r.shape[1] != self.c_t.shape[1]:

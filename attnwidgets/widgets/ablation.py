@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import traitlets
 
 from ..result import AttentionResult
@@ -39,6 +38,8 @@ from ..viewdata.views.ablation import (
 from ._base import AttnWidget, Colormap, Index, checked
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..runner.ablation import Ablation
 
 __all__ = ["AblationWidget", "remode"]
