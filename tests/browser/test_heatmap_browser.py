@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import canvas_stats, hover_cell, wait_dataset
+from helpers import canvas_stats, eventually, hover_cell, wait_dataset
 
 SETUP = """
 import attnwidgets as aw
@@ -36,14 +36,14 @@ def test_heatmap_draws_hovers_and_syncs(lab):
     before = canvas_stats(nb.page, "heatmap-canvas")["sum"]
     nb.page.locator("[data-testid=head-select]").first.select_option("7")
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/2/7/t")
-    assert nb.python("print(w.head)").strip() == "7"
+    eventually(nb, "print(w.head)", "7")
     assert not nb.page.locator("[data-testid=tooltip]").first.is_visible(), "the tooltip still shows head 3's weight"
     assert canvas_stats(nb.page, "heatmap-canvas")["sum"] != before
 
     # The mean of heads is an option too.
     nb.page.locator("[data-testid=head-select]").first.select_option("-1")
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/2/-1/t")
-    assert nb.python("print(w.head)").strip() == "-1"
+    eventually(nb, "print(w.head)", "-1")
     text = hover_cell(nb.page, "heatmap-canvas", 1, 1)
     mean = float(nb.python("print(float(r.attention[2, :, 1, 1].mean()))"))
     assert f"{mean:.4f}" in text
@@ -60,7 +60,7 @@ def test_heatmap_draws_hovers_and_syncs(lab):
     nb.widget().focus()
     nb.page.keyboard.press("ArrowRight")
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/4/1/t")
-    assert nb.python("print(w.head)").strip() == "1"
+    eventually(nb, "print(w.head)", "1")
     nb.screenshot("heatmap-after-clicks", nb.widget())
     assert not nb.errors()
 

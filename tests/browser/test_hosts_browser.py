@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ARTIFACTS, canvas_stats, dataset, free_port, page_point, serve, wait_dataset
+from helpers import ARTIFACTS, canvas_stats, dataset, eventually, free_port, page_point, serve, wait_dataset
 
 TEXT = "The cat sat on the mat."
 
@@ -249,7 +249,7 @@ def test_notebook7_heatmap_and_model_view(notebook7, tiny_bert):
 
     heat.locator("[data-testid=head-select]").select_option("3")
     wait_dataset(heat, "heatmap-canvas", "view", "self/1/3/t")
-    assert nb.python("print(w.head)").strip() == "3"
+    eventually(nb, "print(w.head)", "3")
     x, y = thumb_point(mv, 1, 2)
     nb.page.mouse.click(x, y)
     wait_dataset(mv, "heatmap-canvas", "view", "self/1/2")

@@ -5,7 +5,7 @@ show Python's numbers, GQA groups are named; screenshots in the lecture theme at
 
 from __future__ import annotations
 
-from helpers import canvas_stats, dataset, unisolate
+from helpers import canvas_stats, dataset, eventually, unisolate
 
 SETUP = """
 import numpy as np, attnwidgets as aw
@@ -57,7 +57,7 @@ def test_long_lazy_heatmap_head_switch_sinks_and_tiles(lab):
     want = float(nb.python("print(w.overview(head=3).vmax)"))
     assert abs(float(dataset(heat, "heatmap-canvas")["vmax"]) - want) < 1e-6
     assert "head 3 · KV head 1" in unisolate(heat.locator(".aw-title").first.inner_text())
-    assert nb.python("print(w.head)").strip() == "3"
+    eventually(nb, "print(w.head)", "3")
 
     # Discount the sink: the colour scale's top drops to the largest weight on other keys, and the legend says so.
     before = canvas_stats(heat, "heatmap-canvas")["sum"]
@@ -102,7 +102,7 @@ def test_long_lazy_heatmap_head_switch_sinks_and_tiles(lab):
                                                                  "y": y0 + slot / 2})  # layer 0, head 1
     wait(nb, "d.view === 'self/0/1'", "heatmap-canvas", 1)  # the model view's detail (the heatmap's is 0)
     assert "head 1 · KV head 0" in unisolate(mv.locator("[data-testid=detail-title]").first.inner_text())
-    assert nb.python("print(m.layer, m.head)").strip() == "0 1"
+    eventually(nb, "print(m.layer, m.head)", "0 1")
     nb.screenshot("long-lazy-model-view-lecture-1280", mv)
     assert not nb.errors(), nb.errors()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import canvas_stats, dataset, hover_cell, page_point, wait_dataset
+from helpers import canvas_stats, dataset, eventually, hover_cell, page_point, wait_dataset
 
 SETUP = """
 import attnwidgets as aw
@@ -33,7 +33,7 @@ def test_model_view_grid_click_opens_head(lab):
     x, y = thumb_point(nb, 3, 7)
     nb.page.mouse.click(x, y)
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/3/7")
-    assert nb.python("print(w.layer, w.head)").split() == ["3", "7"]
+    eventually(nb, "print(w.layer, w.head)", "3 7")
     assert canvas_stats(nb.page, "thumb-grid")["selected"] == "3/7"
     detail = canvas_stats(nb.page, "heatmap-canvas")
     n = int(nb.python("print(len(r.tokens))"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import canvas_stats, wait_dataset
+from helpers import canvas_stats, eventually, wait_dataset
 
 SETUP = """
 import attnwidgets as aw
@@ -66,7 +66,7 @@ def test_qk_draws_selects_and_syncs(lab):
     wait_dataset(nb.page, SOFTMAX, "view", "2/4/2")
     nb.page.keyboard.press("ArrowDown")
     wait_dataset(nb.page, SOFTMAX, "view", "3/4/2")
-    assert nb.python("print(w.layer, w.head)").strip() == "3 4"
+    eventually(nb, "print(w.layer, w.head)", "3 4")
 
     # Python sets the query and the theme: the page follows.
     nb.python("w.query = 6; w.theme = 'lecture'")
