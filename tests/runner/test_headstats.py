@@ -35,6 +35,20 @@ def _without_summary(result: AttentionResult) -> AttentionResult:
     return result.replace(attention=LazyStack(stack.layers))
 
 
+def _deferred(result: AttentionResult) -> tuple[AttentionResult, LazyStack, list[tuple[int, ...]]]:
+    """``result`` on a fresh stack whose summary is deferred as a run defers it, and the shapes of the stacks the
+    maker was run on (the whole stack, or one head's), in order."""
+    stack = LazyStack(result.stack().layers)
+    made: list[tuple[int, ...]] = []
+
+    def maker(s: LazyStack) -> dict[str, np.ndarray]:
+        made.append(s.shape)
+        return headstats.summarise(s, causal=True)
+
+    stack.defer_summary(maker)
+    return result.replace(attention=stack), stack, made
+
+
 def _numpy_surface(result: AttentionResult) -> dict[str, np.ndarray]:
     acc = SurfaceBlocks(_without_summary(result))
     run_blocks(_without_summary(result), [acc])
@@ -424,15 +438,7 @@ def test_a_pending_views_first_map_is_its_own_heads_exact_overview_and_never_wai
     from tests.lazy_helpers import lazy_result
 
     r = lazy_result(1100, layers=3, heads=4, kv_heads=2, head_dim=8, sink=4.0)  # GQA: heads 2, 3 read key head 1
-    stack = LazyStack(r.stack().layers)
-    fresh = r.replace(attention=stack)
-    made: list[tuple[int, ...]] = []
-
-    def maker(s: LazyStack) -> dict[str, np.ndarray]:
-        made.append(s.shape)
-        return headstats.summarise(s, causal=True)
-
-    stack.defer_summary(maker)
+    fresh, stack, made = _deferred(r)
     real, gate = headstats._weights, threading.Event()
 
     def held(*args, **kwargs):
@@ -478,15 +484,7 @@ def test_a_pending_heads_own_pass_is_bounded_and_made_once(no_dense, monkeypatch
     from tests.lazy_helpers import lazy_result
 
     r = lazy_result(1100, layers=2, heads=2, kv_heads=1, head_dim=8)
-    stack = LazyStack(r.stack().layers)
-    fresh = r.replace(attention=stack)
-    made: list[tuple[int, ...]] = []
-
-    def maker(s: LazyStack) -> dict[str, np.ndarray]:
-        made.append(s.shape)
-        return headstats.summarise(s, causal=True)
-
-    stack.defer_summary(maker)
+    fresh, stack, made = _deferred(r)
     small = 1100 * 1100 // 4  # rows sampled: 1 in 3
     assert reduce_head(fresh, "self", 1, 1, 3, budget=small, discount=(5,)).rows_used < 3 and not made
     monkeypatch.setattr(display, "FIRST_MAP_BUDGET", 1100 * 1100 - 1)
