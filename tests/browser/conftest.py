@@ -123,18 +123,19 @@ class Lab:
         return self.run(name, len(cells), viewport=viewport, timeout=timeout)
 
     def open_notebook(self, path: Path, *, viewport: tuple[int, int] = (1400, 1000),
-                      timeout: float = 600) -> LabNotebook:
+                      timeout: float = 600, before: str | None = None) -> LabNotebook:
         """Copy the notebook file ``path`` (markdown, hidden answers and all) into the server's root, open it in a
-        fresh page and run all its cells in order, as a user's Run All does."""
+        fresh page and run all its cells in order, as a user's Run All does (after ``before``, see :meth:`run`)."""
         self.count += 1
         shutil.copy(path, self.root / path.name)
         return self.run(path.name, len(json.loads(path.read_text(encoding="utf-8"))["cells"]), viewport=viewport,
-                        timeout=timeout)
+                        timeout=timeout, before=before)
 
     def run(self, name: str, n_cells: int, *, viewport: tuple[int, int] = (1400, 1000),
-            timeout: float = 120) -> LabNotebook:
+            timeout: float = 120, before: str | None = None) -> LabNotebook:
         """Open notebook ``name`` (``n_cells`` cells, in the server's root) in a fresh page, run all its cells and
-        wait until every code cell ran and the kernel idles; raise with the traceback if a cell raised."""
+        wait until every code cell ran and the kernel idles; raise with the traceback if a cell raised. ``before``:
+        code run in the kernel once it is idle, before the cells (no cell of the notebook shows it)."""
         for old in self.browser.contexts:  # one notebook page at a time keeps memory and focus simple
             old.close()
         self.shutdown_kernels()
@@ -153,6 +154,8 @@ class Lab:
             "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
             timeout=timeout * 1000,
         )
+        if before:
+            LabNotebook(page, name).python(before)
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         deadline = time.time() + timeout
         # Wait for every code cell to have an execution count (run) and the kernel to be idle again.
@@ -201,7 +204,10 @@ def _jupyter(app: str, tmp_path_factory: pytest.TempPathFactory, browser: Any, t
     )
     port = free_port()
     app_class = "LabApp" if app == "lab" else "JupyterNotebookApp"
-    env = {"JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("runtime"))}
+    # The kernels draw figures as a user's do (ipykernel's inline backend): CI exports MPLBACKEND=Agg for its own
+    # processes, and a kernel that inherited it showed no figure of a notebook without `%matplotlib inline` (01's).
+    env = {"JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("runtime")),
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     cmd = [sys.executable, "-m", "jupyter", app, "--no-browser", f"--port={port}", "--ServerApp.token=",
            "--ServerApp.password=", "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root}",
            f"--{app_class}.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True"]

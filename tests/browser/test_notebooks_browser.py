@@ -3,16 +3,20 @@ error: no cell raises, no widget shows its error box or "Error displaying widget
 
 nbclient/nbmake execute the cells but never render them, so an error that lives in the page (a view that cannot
 decode what Python sent it) passes there unseen; this test is the run of the notebooks in CI (.ci/run), one
-JupyterLab server for all of them.
+JupyterLab server for all of them. The same run checks every figure a notebook shows in the light theme (what
+tests/plots/test_notebook_figures.py checks in the lecture theme), so no other tier executes the notebooks for it.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.plots.test_notebook_figures import COLLECT, REPORT, ROOT
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -60,7 +64,7 @@ def _widget_outputs(page, n: int, timeout: float = 60) -> list[dict]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs_and_renders_in_jupyterlab(lab, path):
-    nb = lab.open_notebook(path, timeout=900)
+    nb = lab.open_notebook(path, timeout=900, before=COLLECT)  # COLLECT keeps every figure the notebook shows
     page = nb.page
     n = page.evaluate(SCROLL_WIDGETS)
     outs = _widget_outputs(page, n)
@@ -74,6 +78,14 @@ def test_notebook_runs_and_renders_in_jupyterlab(lab, path):
     assert not problems, f"{path.name} in JupyterLab:\n" + "\n".join(problems)
     assert n > 0 or "aw." not in path.read_text(encoding="utf-8"), f"{path.name}: no widget output was found"
     save_executed(lab, page, path)
+    # Every figure it showed reads (tests/plots/test_notebook_figures.py: no overlapping texts), from this one run.
+    report = json.loads(nb.python(REPORT.format(root=str(ROOT)), timeout=300).split("AW-FIGURES ", 1)[1])
+    bad = [f"cell {r['cell']} ({r['title']}, {r['theme']}): {'; '.join(r['problems'])}" for r in report
+           if r["problems"]]
+    assert not bad, f"{path.name}'s figures:\n" + "\n".join(bad)
+    # (05, the lecture quick start, shows widgets only; every other notebook draws figures, so none seen means the
+    # collection missed them)
+    assert report or path.name.startswith("05_"), f"{path.name}: no figure was seen"
 
 
 #: Where each notebook that ran cleanly is saved with its outputs: the docs site renders the tutorials from here

@@ -8,8 +8,10 @@ role maps were shrunk to ~95 px. ``aw.plots.panel_grid`` / ``aw.plots.fit_panels
 lecture theme they wrap to rows inside 960 px).
 
 The fast tests build the notebooks' multi-panel layouts from hand-made attention; the slow one runs each notebook
-top to bottom in a kernel (one run per notebook and theme) and checks every figure it displays, collected at display
-time, so a new figure cell is covered without being listed here. A widget's fallback picture (its static twin, in
+top to bottom in a kernel in the lecture theme and checks every figure it displays, collected at display time, so a
+new figure cell is covered without being listed here. The light theme's check runs in the notebooks tier's own run of
+each notebook (tests/browser/test_notebooks_browser.py, with COLLECT and REPORT from here): CI executes each notebook
+once in the light theme, for that test, these checks and the docs. A widget's fallback picture (its static twin, in
 the display bundle for front ends without widgets) is left out: in JupyterLab the room sees the live widget, and
 tests/plots/test_plot_lecture_sizes.py checks the twins.
 """
@@ -212,7 +214,7 @@ print("AW-FIGURES " + _json.dumps(_report))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("theme", ["light", "lecture"])
+@pytest.mark.parametrize("theme", ["lecture"])  # light: in tests/browser/test_notebooks_browser.py's run
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
 def test_every_notebook_figure_reads(path, theme, tmp_path):
     import nbformat
