@@ -10,6 +10,8 @@ tests/plots/test_notebook_figures.py checks in the lecture theme), so no other t
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -62,8 +64,32 @@ def _widget_outputs(page, n: int, timeout: float = 60) -> list[dict]:
         page.wait_for_timeout(500)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_and_renders_in_jupyterlab(lab, path):
+#: A folder .ci/run's two test streams share (ATTNWIDGETS_CI_CLAIMS): each stream, when its other tiers are done, runs
+#: the tests of this file, each only if it is the first to make the test's entry there, so the notebooks go to whichever
+#: stream is free, each runs once, and the two streams end together however the other tiers grow (no fixed split).
+CLAIMS = os.environ.get("ATTNWIDGETS_CI_CLAIMS")
+
+
+@pytest.fixture
+def claimed_lab(request):
+    """The session's ``lab``, once this process has claimed the test in :data:`CLAIMS` (when set); a test the other
+    stream claimed first is skipped, and a process whose every test was claimed starts no server."""
+    if CLAIMS:
+        try:
+            os.mkdir(Path(CLAIMS) / re.sub(r"\W+", "_", request.node.name))
+        except FileExistsError:
+            pytest.skip("run by the other stream of .ci/run")
+    return request.getfixturevalue("lab")
+
+
+def _code_cells(path: Path) -> int:
+    return sum(c["cell_type"] == "code" for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
+
+
+# The longest first (by code cells, a fair guess of the time), so that the streams sharing them end close together.
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS, key=_code_cells, reverse=True), ids=lambda p: p.name)
+def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
+    lab = claimed_lab
     nb = lab.open_notebook(path, timeout=900, before=COLLECT)  # COLLECT keeps every figure the notebook shows
     page = nb.page
     n = page.evaluate(SCROLL_WIDGETS)
@@ -108,12 +134,12 @@ def save_executed(lab, page, path: Path, timeout: float = 60) -> None:
     shutil.copy(saved, EXECUTED / path.name)
 
 
-def test_stat_views_drawn_before_their_statistics_wait_for_them(lab):
+def test_stat_views_drawn_before_their_statistics_wait_for_them(claimed_lab):
     """The cause of notebook 06's "Cannot read properties of undefined (reading 'buffer')" in the head-roles grid: a
     per-head statistic view drawn from a state without ``_payload["stats"]`` and ``_meta`` (the state each of these
     widgets opened its comm with, before it published). Such a view now draws nothing, raises nothing, and draws
     once the statistics arrive."""
-    nb = lab.open([
+    nb = claimed_lab.open([
         "import numpy as np, attnwidgets as aw\n"
         "from attnwidgets.analysis.roles import HeadRoles, ROLES\n"
         "a = np.tril(np.ones((7, 7), np.float32)); a /= a.sum(1, keepdims=True)\n"
