@@ -30,6 +30,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sys
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -430,12 +432,17 @@ def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int 
     The first is raised to 2 min (:data:`RAY_START_ENV`, unless the caller set it) for the start only: the
     environment is put back as it was afterwards, whether the start worked or not. A start that fails leaves nothing
     running: ``ray.shutdown()``, and every Ray process this start spawned (``gcs_server``, ``raylet``, agents) is
-    ended, since a start that fails half-way has not told ``ray.shutdown`` about them. A timeout is tried again;
-    after the last try the error says what to set. Any other error is raised as it is, after the same cleaning up.
+    ended, since a start that fails half-way has not told ``ray.shutdown`` about them. They are found by the session
+    folder the start made under Ray's root (:func:`_ray_root`; each Ray process names it on its command line), so an
+    agent whose raylet died first, re-parented away from this process, is ended too; and among this process's new
+    children. A timeout is tried again; after the last try the error says what to set. Any other error is raised as
+    it is, after the same cleaning up.
     """
+    root = _ray_root(init.get("_temp_dir"))
     for attempt in range(attempts):
         saved = {name: os.environ.get(name) for name in RAY_START_ENV}
         before = _child_pids()
+        sessions = _sessions(root)
         try:
             for name, value in RAY_START_ENV.items():
                 os.environ.setdefault(name, value)
@@ -443,7 +450,7 @@ def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int 
                      **init)
             return
         except Exception as err:  # Ray raises a bare Exception when its start times out
-            _clean_failed_start(ray, before)
+            _clean_failed_start(ray, before, [root / name for name in sorted(_sessions(root) - sessions)])
             if not any(s in str(err) for s in _RAY_START_TIMEOUTS):
                 raise
             if attempt == attempts - 1:
@@ -464,6 +471,25 @@ def start_local_ray(ray: Any, num_cpus: int, env: dict[str, str], attempts: int 
                     os.environ[name] = old
 
 
+def _ray_root(temp_dir: str | None = None) -> Path:
+    """The folder a local Ray started here keeps its sessions in (``session_<date>_<pid>``): ``temp_dir`` (ray.init's
+    ``_temp_dir``), else ``ray`` in RAY_TMPDIR, else in TMPDIR (Linux), else in /tmp, as Ray chooses it."""
+    if temp_dir:
+        return Path(temp_dir)
+    system = os.environ.get("RAY_TMPDIR") or (os.environ.get("TMPDIR") if sys.platform.startswith("linux") else None)
+    if not system:
+        system = "/tmp" if sys.platform.startswith(("linux", "darwin")) else tempfile.gettempdir()
+    return Path(system) / "ray"
+
+
+def _sessions(root: Path) -> set[str]:
+    """The names of the session folders under Ray's ``root`` now (``session_latest`` is a link to one of them)."""
+    try:
+        return {p.name for p in root.iterdir() if p.name.startswith("session_") and p.name != "session_latest"}
+    except OSError:
+        return set()
+
+
 def _child_pids() -> set[int]:
     """Process ids of this process's children (and theirs); empty without psutil."""
     try:
@@ -473,9 +499,10 @@ def _child_pids() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
-def _clean_failed_start(ray: Any, before: set[int]) -> None:
-    """After a failed ``ray.init``: ``ray.shutdown()``, then end the Ray processes the start spawned (children that
-    were not there before it and whose command line names Ray) that shutdown did not know of."""
+def _clean_failed_start(ray: Any, before: set[int], sessions: Sequence[Path] = ()) -> None:
+    """After a failed ``ray.init``: ``ray.shutdown()``, then end the Ray processes the start spawned that shutdown did
+    not know of: every process whose command line names one of the start's ``sessions`` folders (wherever its parent
+    is), and the children that were not there before it and whose command line names Ray."""
     try:
         ray.shutdown()
     except Exception:  # a half-started Ray may fail to shut down: its processes are ended below
@@ -484,15 +511,25 @@ def _clean_failed_start(ray: Any, before: set[int]) -> None:
         import psutil
     except ImportError:  # pragma: no cover
         return
-    started = []
+    found = {}
     for proc in psutil.Process().children(recursive=True):
         if proc.pid in before:
             continue
         try:
             if "ray" in " ".join(proc.cmdline()).lower() or proc.name().startswith(("gcs_server", "raylet")):
-                started.append(proc)
+                found[proc.pid] = proc
         except psutil.Error:
             continue
+    folders = [str(folder) for folder in sessions]
+    if folders:
+        for proc in psutil.process_iter(["cmdline"]):
+            try:
+                line = " ".join(proc.info["cmdline"] or [])
+            except psutil.Error:
+                continue
+            if proc.pid != os.getpid() and any(folder in line for folder in folders):
+                found[proc.pid] = proc
+    started = list(found.values())
     for proc in started:
         try:
             proc.terminate()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -118,3 +119,62 @@ def test_corpus_stats_on_ray_cleans_up_a_failed_start(tiny_bert, monkeypatch):
                         progress=False)
     assert calls == ["init", "shutdown"] * 3
     assert dict(os.environ) == before
+
+
+def _in_session(folder: Path) -> list[Any]:
+    """Every process on the machine whose command line names ``folder`` (as Ray's do: --session-dir=...)."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if str(folder) in " ".join(proc.info["cmdline"] or []):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+class OrphaningRay(FakeRay):
+    """``init`` makes a session folder under the Ray root (RAY_TMPDIR/ray) and starts a stand-in for an agent that
+    names it and is no child of ours (its parent exits: it is re-parented to init, as a raylet's agents are when the
+    raylet dies first), then raises ``error``."""
+
+    def __init__(self, error: str, root: Path) -> None:
+        super().__init__(error)
+        self.root = root
+        self.sessions: list[Path] = []
+
+    def init(self, **kwargs: Any) -> None:
+        self.inits.append(os.environ.get(VAR))
+        session = self.root / f"session_2026-01-01_00-00-0{len(self.sessions)}_{os.getpid()}"
+        session.mkdir(parents=True)
+        self.sessions.append(session)
+        agent = [sys.executable, "-c", "import time; time.sleep(120)", f"--session-dir={session}",
+                 "ray/dashboard/agent.py"]
+        subprocess.run([sys.executable, "-c", f"import subprocess; subprocess.Popen({agent!r}, "
+                        "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)"], check=True)
+        raise Exception(self.error)
+
+
+def test_a_failed_start_ends_the_processes_of_its_session_even_those_no_longer_our_children(monkeypatch, tmp_path):
+    """Issue 33 §3: on a busy machine a failed start left Ray's agents running with no parent. What a start leaves is
+    found by its Ray session folder, not by who its parent is or by a process name."""
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    monkeypatch.delenv(VAR, raising=False)
+    ray = OrphaningRay(NODE_INFO, tmp_path / "ray")
+    (tmp_path / "ray" / "session_2025-12-31_23-59-59_1").mkdir(parents=True)  # an older session: not this start's
+    try:
+        with pytest.raises(RuntimeError, match="did not start in 2 tries"):
+            pool.start_local_ray(ray, 2, {}, attempts=2)
+        assert len(ray.sessions) == 2
+        import psutil
+
+        for session in ray.sessions:
+            left = _in_session(session)
+            _, alive = psutil.wait_procs(left, timeout=10)
+            assert not alive, f"processes of the failed start's session {session.name} still run: {alive}"
+    finally:
+        for session in ray.sessions:  # whatever the test found, leave no process behind
+            for proc in _in_session(session):
+                proc.kill()
