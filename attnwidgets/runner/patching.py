@@ -134,8 +134,10 @@ def metric_values(out: Any, metric: Metric, valid: torch.Tensor) -> np.ndarray:
     return torch.log_softmax(logits, -1)[:, metric.tokens[0]].cpu().numpy()
 
 
-def head_outputs(runner: Any, enc: Encoded) -> tuple[dict[AttentionSite, torch.Tensor], dict[AttentionSite, torch.Tensor],
-                                                     Any]:
+Recorded = dict[AttentionSite, torch.Tensor]
+
+
+def head_outputs(runner: Any, enc: Encoded) -> tuple[Recorded, Recorded, Any]:
     """One run of the one-row ``enc``: every site's head outputs (T, H, D) and weights (H, T, S), and the output."""
     outputs: dict[AttentionSite, torch.Tensor] = {}
     weights: dict[AttentionSite, torch.Tensor] = {}
