@@ -73,8 +73,8 @@ def single_token(tokenizer: Any, word: str) -> int:
     if len(ids) != 1:
         pieces = tokenizer.convert_ids_to_tokens(ids)
         hint = "" if word.startswith(" ") else f" (a word inside a sentence may need its leading space: {' ' + word!r})"
-        raise ValueError(f"the answer {word!r} is {len(ids)} tokens for this tokenizer, {pieces}, not one: patching "
-                         f"scores one token's logit{hint}")
+        raise ValueError(f"the answer {word!r} is {len(ids)} tokens for this tokenizer, {pieces}, not one: a score "
+                         f"reads one token's logit{hint}")
     return int(ids[0])
 
 
