@@ -70,6 +70,10 @@ class PatchingResult:
         The model's name.
     seconds : float
         Wall time of the patched runs.
+    clean_text, corrupted_text : str
+        The two inputs.
+    runner : Runner
+        The runner that made it (in memory only: a :class:`~attnwidgets.widgets.PatchingView` runs both texts on it).
     """
 
     _repr_html_ = repr_html
@@ -84,6 +88,17 @@ class PatchingResult:
     corrupted_tokens: list[str]
     model: str
     seconds: float = field(default=0.0, repr=False)
+    clean_text: str = ""
+    corrupted_text: str = ""
+    runner: Runner | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        """What the grid shows, in a few words: the change in which metric, patching which way (:attr:`metric` says
+        the metric in full)."""
+        short = ("logit difference" if self.metric.startswith("logit(") else
+                 "log-probability" if self.metric.startswith("log p(") else "embedding similarity")
+        return f"change in {short} ({self.direction} the {self.what})"
 
     @property
     def normalised(self) -> np.ndarray:
@@ -190,4 +205,5 @@ def patch_heads(clean: str, corrupted: str, *, answer: str | Sequence[str] | Non
         values = patch_layers(runner, enc_corrupt, out_clean, w_clean, metric, what=what, positions=positions)
     return PatchingResult(values=values, clean=clean_value, corrupted=corrupt_value, direction=direction, what=what,
                           metric=metric.description, clean_tokens=t_clean, corrupted_tokens=t_corrupt,
-                          model=runner.info.name, seconds=time.perf_counter() - started)
+                          model=runner.info.name, seconds=time.perf_counter() - started, clean_text=clean,
+                          corrupted_text=corrupted, runner=runner)

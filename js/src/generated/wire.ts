@@ -221,6 +221,7 @@ export interface CompareMeta {
   identity: boolean;
   query_map: [number[], number[]];
   can_words: boolean;
+  signed: string[];
 }
 
 /** One kind's document: each key token as it reads in running text, the query tokens, and the first token of each sentence and paragraph. */
