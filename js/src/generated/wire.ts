@@ -313,6 +313,7 @@ export interface HeadStatsMeta {
   can_words: boolean;
   tokens: string[];
   causal: boolean;
+  signed: string[];
 }
 
 /** ``_payload``: the entropy statistics as one (S, L, H) array, in the order of the meta's ``names``. */
@@ -329,6 +330,7 @@ export interface EntropyBarsMeta {
   can_words: boolean;
   tokens: string[];
   causal: boolean;
+  signed: string[];
   measure: string;
   can_norms: boolean;
   rows: [string, string][];
@@ -351,6 +353,7 @@ export interface HeadClusterMapMeta {
   can_words: boolean;
   tokens: string[];
   causal: boolean;
+  signed: string[];
   colors: [string, string][];
 }
 

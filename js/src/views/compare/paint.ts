@@ -10,7 +10,7 @@ import {
   textMeasurer,
 } from "../../draw/canvas";
 import { type ColorMapName, rgbAt } from "../../draw/colors";
-import { type DivergingName, absMax, divergingRgb } from "../../draw/diverging";
+import { type DivergingName, absMax, divergingLegend, divergingRgb } from "../../draw/diverging";
 import { fitGridWidth } from "../../draw/fit_views";
 import { type GridLayout, fmt, gridLayout, textOn } from "../../draw/heads";
 import * as span from "../../draw/span";
@@ -86,17 +86,7 @@ function drawDiffRow(
 }
 
 /** The diverging legend: −1 to 1 with a black tick at 0. */
-function diffLegend(canvas: HTMLCanvasElement, div: DivergingName): void {
-  const w = 160;
-  const ctx = prepareCanvas(canvas, w, 12);
-  for (let x = 0; x < w; x++) {
-    const [r, g, b] = divergingRgb(div, (x / (w - 1)) * 2 - 1, 1);
-    ctx.fillStyle = `rgb(${r},${g},${b})`;
-    ctx.fillRect(x, 0, 1, 12);
-  }
-  ctx.fillStyle = "#000";
-  ctx.fillRect(w / 2 - 0.5, 0, 1, 12);
-}
+const diffLegend = (canvas: HTMLCanvasElement, div: DivergingName) => divergingLegend(canvas, div);
 
 /** Everything one paint of the maps needs. */
 export interface MapsScene {
