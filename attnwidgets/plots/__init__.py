@@ -14,7 +14,7 @@ from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
 from .model_view import plot_model_view
-from .patching import plot_logit_attribution, plot_patching
+from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import plot_profile
 from .qk import plot_qk
@@ -54,6 +54,7 @@ __all__ = [
     "plot_qk_space",
     "plot_residual_contributions",
     "plot_role_check",
+    "plot_sampling",
     "plot_sinks",
     "plot_span_share",
     "plot_sweep",

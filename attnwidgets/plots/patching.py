@@ -13,7 +13,7 @@ from .style import lecture_fit, lecture_fonts, new_figure, resolve_theme
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["plot_logit_attribution", "plot_patching"]
+__all__ = ["plot_logit_attribution", "plot_patching", "plot_sampling"]
 
 #: The same scales as the compare view's difference and the PatchingView's grid (blue/purple below 0).
 _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
@@ -127,3 +127,53 @@ def plot_logit_attribution(attribution: Any, *, theme: str | None = None, cmap: 
     with lecture_fonts(theme):
         return _signed_grid(np.asarray(a.heads, dtype=np.float64), title, "share of the logit", theme, cmap,
                             selected, side=(names, shares))
+
+
+@lecture_fit
+def plot_sampling(generation: Any, step: int = 0, *, temperature: float = 1.0, top_k: int | None = None,
+                  top_p: float = 1.0, min_p: float = 0.0, theme: str | None = None) -> Figure:
+    """Static twin of the GenerationView's sampling playground: one step's candidates with the model's probability
+    (outlined) and the sampler's after temperature, top-k, top-p and min-p (filled), on one 0-100 % axis; a token a
+    rule cut is greyed and named (:func:`attnwidgets.analysis.sampling.reshape`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> g = SimpleNamespace(topk_probs=np.array([[0.5, 0.3, 0.1]]), topk_tokens=[["a", "b", "c"]], n_steps=1,
+    ...                     generated_tokens=["a"])
+    >>> fig = plot_sampling(g, 0, top_p=0.8)
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()], tuple(map(float, fig.axes[0].get_xlim()))
+    (['a', 'b', 'c (cut by top-p)'], (0.0, 100.0))
+    """
+    from ..analysis.sampling import reshape
+    from ..viewdata.labels import token_label
+
+    theme = resolve_theme(theme)
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step < generation.n_steps:
+        raise ValueError(f"step must be one of 0..{generation.n_steps - 1}, got {step!r}")
+    probs = np.asarray(generation.topk_probs[step], dtype=np.float64)
+    after, cut = reshape(probs, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p)
+    tokens = list(generation.topk_tokens[step])
+    chosen = generation.generated_tokens[step]
+    big = theme == "lecture"
+    font = 15 if big else 9
+    with lecture_fonts(theme):
+        fig = new_figure((7.5 if big else 5.5, 0.45 * len(tokens) + 1.4), layout="constrained")
+        ax = fig.subplots()
+        y = np.arange(len(tokens))
+        accent = "#e08000" if big else "#1f6feb"
+        ax.barh(y, after * 100, height=0.6, color=[("#c8c8c8" if c else accent) for c in cut], label="sampler")
+        ax.barh(y, probs * 100, height=0.8, fill=False, edgecolor="#57606a", linewidth=1.2, label="model")
+        labels = [token_label(t) + (f" (cut by {c})" if c else "") for t, c in zip(tokens, cut)]
+        ax.set_yticks(y, labels, fontsize=font)
+        for tick, t in zip(ax.get_yticklabels(), tokens):
+            if t == chosen:
+                tick.set_fontweight("bold")
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("probability (%)", fontsize=font)
+        ax.legend(fontsize=font - 1, loc="lower right")
+        settings = (f"T = {temperature:g}, top-k = {top_k or len(tokens)}, top-p = {top_p:g}, min-p = {min_p:g}")
+        ax.set_title(f"step {step}: the sampler's next-token distribution ({settings})", fontsize=font)
+    return fig

@@ -59,3 +59,33 @@ def test_patching_grid_colours_click_and_menu(lab):
     nb.python("aw.set_theme('lecture'); w.summary = 'patching'")
     nb.page.wait_for_timeout(400)
     nb.screenshot("patching-grid-lecture-1280x720", root)
+
+
+ATTRIBUTION = """
+import attnwidgets as aw
+from attnwidgets.studies import logit_attribution
+from attnwidgets.studies.induction_model import copy_text, induction_decoder
+folder = induction_decoder()
+words = copy_text(8, seed=1).split()
+a = logit_attribution(" ".join(words[:-1]), words[8], model=folder)
+g = aw.HeadStatsGrid.from_logit_attribution(a)
+"""
+
+
+def test_logit_attribution_grid_signed_and_clickable(lab):
+    nb = lab.open([ATTRIBUTION, "g"], viewport=(1280, 720))
+    root = nb.widget(0)
+    info = canvas_stats(nb.page, "grid-canvas")
+    assert info["statistic"] == "logit_share" and info["signed"] == "1", info
+    assert float(info["vmin"]) == -float(info["vmax"])  # centred on 0
+    big = nb.python("import numpy as np; i = np.unravel_index(np.abs(a.heads).argmax(), a.heads.shape); "
+                    "print(*i, a.heads[i] > 0)").split()
+    layer, head, positive = int(big[0]), int(big[1]), big[2] == "True"
+    r, _g, b = root.locator("[data-testid=grid-canvas]").evaluate(CELL, [layer, head])
+    assert (r - b > 60) if positive else (b - r > 60), (r, b, positive)
+    cell = float(info["cell"])
+    other = (1 - layer, 3 - head)
+    x, y = float(info["x0"]) + (other[1] + 0.5) * cell, float(info["y0"]) + (other[0] + 0.5) * cell
+    nb.page.mouse.click(*page_point(nb.page, "grid-canvas", x, y))
+    eventually(nb, "print(g.layer, g.head)", f"{other[0]} {other[1]}")
+    nb.screenshot("logit-attribution-grid", root)
