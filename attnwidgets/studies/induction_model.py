@@ -3,10 +3,10 @@ attributes (the toy induction run of :mod:`attnwidgets.teaching` is our own Tran
 cannot load; this one runs through the same code as any Hugging Face decoder).
 
 The task is Olsson et al.'s (2022) repeated random tokens: ``<bos> x r r y`` with ``r`` a block of 4 to 16
-distinct random tokens between random fillers ``x`` and ``y``; the loss is on every next token, and only the second copy can be
-predicted. The block's length changes from batch to batch and its place from row to row, so neither a fixed offset nor a position finds the
-earlier token: only matching content does. (Trained on ``<bos> r r`` alone, the model learned a positional shortcut
-instead, attending from position i to about i / 2.) Two layers of four heads, no
+distinct random tokens between random fillers ``x`` and ``y``; the loss is on every next token, and only the second
+copy can be predicted. The block's length changes from batch to batch and its place from row to row, so neither a
+fixed offset nor a position finds the earlier token: only matching content does. (Trained on ``<bos> r r`` alone,
+the model learned a positional shortcut instead, attending from position i to about i / 2.) Two layers of four heads, no
 MLP's worth mentioning (a narrow one), 64 word-level tokens ``t0`` … ``t63``, so a sentence is written as
 ``"<bos> t5 t17 t3 ..."``.
 

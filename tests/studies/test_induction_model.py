@@ -18,7 +18,7 @@ def test_first_steps_match_the_shipped_history():
 
 
 def test_a_tampered_file_is_refused(tmp_path):
-    model, history, _ = im.load_weights()
+    model, _, _ = im.load_weights()
     arrays = {f"w/{k}": v.numpy() for k, v in model.state_dict().items()}
     arrays["w/transformer.wte.weight"] = arrays["w/transformer.wte.weight"][:10]
     bad = tmp_path / "bad.npz"
@@ -28,7 +28,7 @@ def test_a_tampered_file_is_refused(tmp_path):
 
 
 def test_the_shipped_model_copies():
-    model, history, seconds = im.load_weights()
+    model, history, _ = im.load_weights()
     assert history["second_copy_loss"][-50:].mean() < 0.5 * history["second_copy_loss"][:50].mean()
     tok = im.tokenizer()
     hits = total = 0
