@@ -14,7 +14,7 @@ The weights are ``attnwidgets/data/shipped_induction_gpt2.npz`` (made by ``bench
 induction-gpt2`` from a fixed seed; ``tests/studies/test_induction_model.py`` re-makes its first steps).
 :func:`induction_decoder` writes the model and its tokenizer to a folder once per session and returns the folder,
 which ``aw.run(..., model=folder)`` and every study take; ``train=True`` trains it here instead (``steps`` steps,
-about half a minute on one core for the shipped number).
+minutes on one core; the shipped file records how long its training took).
 
 Examples
 --------
