@@ -180,8 +180,8 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
 
     def compare(w: Any) -> Figure:
         return plots.plot_compare(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, words=w.words,
-                                  show=w.show,
-                                  summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap))
+                                  show=w.show, summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                                  extra=w.extra_summaries())
 
     def qk_space(w: Any) -> Figure:
         return plots.plot_qk_space(w.space, w.color, theme=w.theme, cmap=_CMAPS.get(w.colormap),

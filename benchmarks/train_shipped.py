@@ -6,6 +6,7 @@ Usage::
     python benchmarks/train_shipped.py                   # every run and every study
     python benchmarks/train_shipped.py --only tiny-bert  # one (or several: --only reverse sts-sweep)
     python benchmarks/train_shipped.py --only extrapolation  # notebook 01 §4b: one toy decoder per position scheme
+    python benchmarks/train_shipped.py --only induction-gpt2  # notebook 07: a tiny Hugging Face GPT-2 that copies
     python benchmarks/train_shipped.py --check           # load each shipped file and print what it holds
     python benchmarks/train_shipped.py --smoke           # what CI runs: --check (training is minutes, not seconds)
 
@@ -44,6 +45,28 @@ def describe(run: object) -> str:
     return str(run)
 
 
+INDUCTION_GPT2 = "induction-gpt2"
+
+
+def induction_gpt2(check: bool) -> int:
+    """Train (unless ``check``) and load the induction decoder of notebook 07 (attnwidgets.studies.induction_model);
+    returns its file's size."""
+    from attnwidgets.studies import induction_model as im
+
+    path = im.SHIPPED
+    if not check:
+        start = time.perf_counter()
+        model, history = im.train_induction_decoder()
+        seconds = time.perf_counter() - start
+        im.save_weights(model, history, path, seconds)
+        print(f"{INDUCTION_GPT2}: train_induction_decoder(**{im.RECIPE}) -> {path.relative_to(ROOT)} "
+              f"({path.stat().st_size / 1024:.0f} KiB, {seconds:.0f} s)")
+    _, history, seconds = im.load_weights()
+    print(f"  {INDUCTION_GPT2}: second-copy loss {history['second_copy_loss'][:50].mean():.3f} over the first 50 "
+          f"steps, {history['second_copy_loss'][-50:].mean():.3f} over the last 50; trained in {seconds:.0f} s")
+    return path.stat().st_size
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch
 
@@ -51,15 +74,19 @@ def main(argv: list[str] | None = None) -> int:
     from attnwidgets.teaching.shipped import RECIPES, load_shipped, make_shipped, shipped_path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", choices=sorted([*RECIPES, *STUDIES]), help="make only these")
+    parser.add_argument("--only", nargs="+", choices=sorted([*RECIPES, *STUDIES, INDUCTION_GPT2]),
+                        help="make only these")
     parser.add_argument("--check", action="store_true", help="load the shipped files and print them; train nothing")
     parser.add_argument("--smoke", action="store_true", help="as --check (CI's benchmark tier; tests/"
                         "test_shipped_checkpoints.py re-makes the first steps of each run against its file)")
     args = parser.parse_args(argv)
     args.check = args.check or args.smoke
-    names = args.only or [*RECIPES, *STUDIES]
+    names = args.only or [*RECIPES, *STUDIES, INDUCTION_GPT2]
     torch.set_num_threads(1)
     total = 0
+    if INDUCTION_GPT2 in names:
+        total += induction_gpt2(args.check)
+        names = [n for n in names if n != INDUCTION_GPT2]
     for name in names:
         study = name in STUDIES
         if not args.check:

@@ -14,6 +14,7 @@ from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
 from .model_view import plot_model_view
+from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import plot_profile
 from .qk import plot_qk
@@ -42,8 +43,10 @@ __all__ = [
     "plot_heatmap",
     "plot_induction_curve",
     "plot_input_embeddings",
+    "plot_logit_attribution",
     "plot_model_view",
     "plot_norm_comparison",
+    "plot_patching",
     "plot_pretrain_curve",
     "plot_profile",
     "plot_pruning_curve",
@@ -51,6 +54,7 @@ __all__ = [
     "plot_qk_space",
     "plot_residual_contributions",
     "plot_role_check",
+    "plot_sampling",
     "plot_sinks",
     "plot_span_share",
     "plot_sweep",

@@ -3,6 +3,7 @@ grid, as one matplotlib Figure."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +24,7 @@ _UNALIGNED = "#a8a8a8"
 @lecture_fit
 def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "self", words: bool = False,
                  show: str = "side", summary: str = "js", theme: str | None = None, cmap: str | None = None,
-                 diverging: str | None = None) -> Figure:
+                 diverging: str | None = None, extra: Mapping[str, tuple[str, Any]] | None = None) -> Figure:
     """Compare two results' attention for one head (``head=-1``: the layer's mean), with every head's summary.
 
     Parameters
@@ -38,10 +39,13 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     show : {"side", "diff"}
         Both maps whole (unaligned token labels grey), or B − A over the aligned tokens on a symmetric diverging
         scale (blue below 0, red above in the light theme; purple/orange in the lecture theme).
-    summary : {"js", "cosine"}
+    summary : {"js", "cosine"} or a name of ``extra``
         The grid's measure.
     theme, cmap, diverging : str, optional
         Theme, the maps' and the difference's matplotlib colour maps.
+    extra : dict, optional
+        Signed per-head summaries, {name: (label, [layer, head] values)}, drawn on the diverging scale centred on 0
+        (a PatchingView's patching effect).
 
     Examples
     --------
@@ -54,22 +58,24 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     """
     if show not in COMPARE_SHOW:
         raise ValueError(f"show must be one of {list(COMPARE_SHOW)}, got {show!r}")
-    if summary not in SUMMARIES:
-        raise ValueError(f"summary must be one of {list(SUMMARIES)}, got {summary!r}")
+    extra = dict(extra or {})
+    if summary not in SUMMARIES and summary not in extra:
+        raise ValueError(f"summary must be one of {[*SUMMARIES, *extra]}, got {summary!r}")
     c = make_comparison(a, b, kind, words=words, who="plot_compare")
     theme = resolve_theme(theme)
     with lecture_fonts(theme):
-        return _draw(c, layer, head, show, summary, theme, cmap, diverging)
+        return _draw(c, layer, head, show, summary, theme, cmap, diverging, extra)
 
 
 def _draw(c: Any, layer: int, head: int, show: str, summary: str, theme: str, cmap: str | None,
-          diverging: str | None) -> Figure:
+          diverging: str | None, extra: dict[str, tuple[str, Any]]) -> Figure:
     shown = compare_head(c, layer, head)
     labels = compare_labels(c)
     kind = c.kind
     big = theme == "lecture"
     font = 15 if big else 9
-    values = c.summary(summary)
+    signed = summary in extra
+    values = np.asarray(extra[summary][1], dtype=np.float64) if signed else c.summary(summary)
     n = max(len(labels["a"][0]), len(labels["b"][0]))
     side = min(7.0, max(2.6, 0.32 * n + 1.2)) * (1.25 if big else 1.0)
     panels = 1 if show == "diff" else 2
@@ -97,11 +103,16 @@ def _draw(c: Any, layer: int, head: int, show: str, summary: str, theme: str, cm
                          fontsize=font + 1)
         fig.colorbar(im, ax=list(axes[:2]), shrink=0.7).set_label("attention weight", fontsize=font)
     g = axes[-1]
-    gcmap = (cmap or _CMAPS[theme]) + ("" if summary == "js" else "_r")
-    img = g.imshow(np.ma.masked_invalid(values), cmap=gcmap, aspect="equal")
+    if signed:
+        vmax = max(float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0, 1e-12)
+        img = g.imshow(np.ma.masked_invalid(values), cmap=diverging or _DIVERGING[theme], vmin=-vmax, vmax=vmax,
+                       aspect="equal")
+    else:
+        gcmap = (cmap or _CMAPS[theme]) + ("" if summary == "js" else "_r")
+        img = g.imshow(np.ma.masked_invalid(values), cmap=gcmap, aspect="equal")
     g.set_xlabel("head", fontsize=font)
     g.set_ylabel("layer", fontsize=font)
-    g.set_title(SUMMARIES[summary], fontsize=font + 1)
+    g.set_title(extra[summary][0] if signed else SUMMARIES[summary], fontsize=font + 1)
     if head >= 0:
         g.add_patch(_outline(head, layer))
     fig.colorbar(img, ax=g, shrink=0.7)

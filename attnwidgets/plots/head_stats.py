@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["plot_head_stats"]
 
 _CMAPS = {"light": "Blues", "lecture": "viridis"}
+_DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 
 
 @lecture_fit
@@ -92,6 +93,10 @@ def plot_head_stats(
     hi = float(finite.max()) if finite.size else 1.0
     vmin = 0.0 if lo >= 0 else lo  # shares and entropies start at 0, as in the widget
     label = stat_labels([statistic])[statistic]
+    if statistic in stats.signed:  # both signs: a diverging scale centred on 0, as the widget draws it
+        half = max(float(np.abs(finite).max()) if finite.size else 0.0, 1e-12)
+        vmin, hi = -half, half
+        cmap = cmap or _DIVERGING.get(theme, "RdBu_r")
     cell_map(ax, values, cmap=cmap or _CMAPS.get(theme, "Blues"), vmin=vmin, vmax=hi if hi > vmin else vmin + 1.0,
              annotate=annotate, fontsize=font - 2, linewidth=0.5, colorbar={"shrink": 0.8, "label": label})
     if selected is not None:

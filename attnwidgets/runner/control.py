@@ -94,6 +94,11 @@ _value_watcher: contextvars.ContextVar[ValueWatcher | None] = contextvars.Contex
 # computed: the weights stay as they are (they do not read the values), the head outputs use the edited values.
 ValueEdit = Callable[[AttentionSite, nn.Module, torch.Tensor], "torch.Tensor | None"]
 _value_edit: contextvars.ContextVar[ValueEdit | None] = contextvars.ContextVar("attnwidgets_value_edit", default=None)
+# A head edit (runner.patching) may replace a labelled site's head outputs (B, T, H, D), each head's contribution
+# before the output projection, after every weight hook: activation patching swaps one head's output for another
+# run's.
+HeadEdit = Callable[[AttentionSite, torch.Tensor], "torch.Tensor | None"]
+_head_edit: contextvars.ContextVar[HeadEdit | None] = contextvars.ContextVar("attnwidgets_head_edit", default=None)
 
 
 @contextlib.contextmanager
@@ -134,6 +139,17 @@ def editing_values(edit: ValueEdit) -> Iterator[None]:
         yield
     finally:
         _value_edit.reset(token)
+
+
+@contextlib.contextmanager
+def editing_heads(edit: HeadEdit) -> Iterator[None]:
+    """Inside the block, ``edit(site, out)`` may return new head outputs (B, T, H, D) for a labelled site (None:
+    unchanged); it sees them after the weight hooks and the recorder."""
+    token = _head_edit.set(edit)
+    try:
+        yield
+    finally:
+        _head_edit.reset(token)
 
 
 @contextlib.contextmanager
@@ -270,16 +286,19 @@ def attnwidgets_attention(
     if watch is not None and site is not None:
         watch(site, module, value, out)
     hooks = _active_hooks.get()
-    if not hooks or site is None:
-        return out, weights
-    call = AttentionCall(site, module, query, key, value, attention_mask, scaling)
-    original = weights
-    for hook in hooks:
-        new = hook(call, weights)
-        if new is not None:
-            weights = new
-    if weights is not original:
-        out = _recompute_heads(out, original, weights, value)
+    if hooks and site is not None:
+        call = AttentionCall(site, module, query, key, value, attention_mask, scaling)
+        original = weights
+        for hook in hooks:
+            new = hook(call, weights)
+            if new is not None:
+                weights = new
+        if weights is not original:
+            out = _recompute_heads(out, original, weights, value)
+    head_edit = _head_edit.get()
+    if head_edit is not None and site is not None:
+        edited = head_edit(site, out)
+        out = out if edited is None else edited
     return out, weights
 
 

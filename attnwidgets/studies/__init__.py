@@ -30,6 +30,8 @@ qk_corpus   a head's queries and keys across a corpus, embedded together (Attent
 coref       coref_scores: does a mention attend to its antecedent (Clark et al. section 5), from a CorefUD file
 roles       head_roles (previous-token, duplicate-token, induction scores of a decoder) and confirm_role
 masked_lm   the bundled model's masked-LM head: fill_mask, its held-out accuracy, a frequency baseline
+logits      logit_attribution (each head's direct push on a token's logit) and logit_lens
+patching    patch_heads: activation patching per head between a clean and a corrupted input
 
 Importing this package imports none of them (and so neither torch) until a name is used.
 
@@ -94,13 +96,19 @@ _LAZY: dict[str, str] = {
     "fill_mask": "attnwidgets.studies.masked_lm",
     "fill_mask_accuracy": "attnwidgets.studies.masked_lm",
     "frequency_baseline": "attnwidgets.studies.masked_lm",
+    "patch_heads": "attnwidgets.studies.patching",
+    "PatchingResult": "attnwidgets.studies.patching",
+    "logit_attribution": "attnwidgets.studies.logits",
+    "logit_lens": "attnwidgets.studies.logits",
+    "LogitAttribution": "attnwidgets.studies.logits",
+    "LogitLens": "attnwidgets.studies.logits",
 }
 
 __all__ = [*_LAZY]
 
-_MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "masked_lm", "measures", "norms",
-            "padding", "pool", "probing", "pruning", "qk_corpus", "residual", "results_folder", "roles", "saved",
-            "shards", "shipped", "sweeps", "tasks", "watch", "zeroing"]
+_MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "logits", "masked_lm", "measures",
+            "norms", "padding", "patching", "pool", "probing", "pruning", "qk_corpus", "residual", "results_folder",
+            "roles", "saved", "shards", "shipped", "sweeps", "tasks", "watch", "zeroing"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

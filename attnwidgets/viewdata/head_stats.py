@@ -54,6 +54,8 @@ class HeadStats:
         True for decoder self-attention (the first row sees one key; the last row is the interesting one).
     n_tokens : int
         Tokens (or words) of a single result; 0 for a corpus.
+    signed : tuple[str, ...]
+        Statistics that take both signs (a head's share of a logit): drawn on a diverging scale centred on 0.
     """
 
     values: dict[str, np.ndarray]
@@ -61,6 +63,7 @@ class HeadStats:
     words: bool = False
     causal: bool = False
     n_tokens: int = 0
+    signed: tuple[str, ...] = ()
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -230,7 +233,7 @@ def stat_labels(names: Sequence[str]) -> dict[str, str]:
     return {k: {**STATISTIC_LABELS, **_MORE_LABELS}.get(k, k.replace("_", " ")) for k in names}
 
 
-_MORE_LABELS = {"sink": "share of attention on the sink", **ROLE_LABELS}
+_MORE_LABELS = {"sink": "share of attention on the sink", "logit_share": "direct share of the logit", **ROLE_LABELS}
 
 
 def sink_stats(result: AttentionResult, keys: Any = (0,), kind: str = "self") -> HeadStats:

@@ -13,6 +13,7 @@ from .heatmap import AttentionHeatmap
 from .linking import SelectionLink, link_selection, link_span
 from .mask_explorer import MaskExplorer
 from .model_view import ModelView
+from .patching import PatchingView
 from .positional import PositionalExplorer
 from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
@@ -34,6 +35,7 @@ __all__ = [
     "HeadView",
     "MaskExplorer",
     "ModelView",
+    "PatchingView",
     "PositionalExplorer",
     "ProfileLink",
     "QKSpaceView",

@@ -136,8 +136,16 @@ class AttentionCompare(SpanSelection, AttnWidget):
         return self._comparison.shape
 
     def summary_values(self, summary: str | None = None) -> np.ndarray:
-        """[layer, head] float64 of a summary ("js" or "cosine"; default the one shown)."""
-        return self._comparison.summary(self.summary if summary is None else summary)
+        """[layer, head] float64 of a summary ("js" or "cosine", or a view's own; default the one shown)."""
+        name = self.summary if summary is None else summary
+        extra = self.extra_summaries()
+        if name in extra:
+            return np.asarray(extra[name][1], dtype=np.float64)
+        return self._comparison.summary(name)
+
+    def extra_summaries(self) -> dict[str, tuple[str, np.ndarray]]:
+        """Signed per-head summaries a subclass adds to the grid's menu, {name: (label, [layer, head])}."""
+        return {}
 
     def shown(self) -> CompareHead:
         """What the page draws for the current head."""
@@ -187,8 +195,9 @@ class AttentionCompare(SpanSelection, AttnWidget):
 
     @traitlets.validate("summary")
     def _valid_summary(self, proposal: dict[str, Any]) -> str:
-        if proposal["value"] not in SUMMARIES:
-            raise traitlets.TraitError(f"summary must be one of {list(SUMMARIES)}, got {proposal['value']!r}")
+        names = [*SUMMARIES, *self.extra_summaries()]
+        if proposal["value"] not in names:
+            raise traitlets.TraitError(f"summary must be one of {names}, got {proposal['value']!r}")
         return str(proposal["value"])
 
     @traitlets.observe("layer", "head", "selection", "combine")
@@ -214,5 +223,6 @@ class AttentionCompare(SpanSelection, AttnWidget):
 
     def _publish(self) -> None:
         """Publish the state (meta and the head on screen, with the selection's rows) in one sync."""
-        options = CompareOptions(self.layer, self.head, self.words, tuple(self.selection), self.combine)
+        options = CompareOptions(self.layer, self.head, self.words, tuple(self.selection), self.combine,
+                                 self.extra_summaries())
         self._show(compare_state(self._comparison, self._inputs, options))

@@ -6,6 +6,7 @@ from typing import Any
 
 import traitlets
 
+from ..analysis.sampling import check_sampling, reshape
 from ..generation_result import GenerationResult
 from ..viewdata.checks import check_head, check_layer
 from ..viewdata.selection import SHARE_BY, selection_share
@@ -58,6 +59,13 @@ class GenerationView(SpanSelection, AttnWidget):
         number of selected tokens).
     share_by : str
         "layer" (default) or "head".
+    sampling : bool
+        Show the sampling playground under the top-k list: the step's distribution before and after
+        ``temperature``, ``top_k``, ``top_p`` and ``min_p`` (:func:`attnwidgets.analysis.sampling.reshape` says how, in
+        Hugging Face's order; computed over the k candidates each step kept, which is exact since ``top_k`` is at most
+        k). The page's sliders set them; the tokens each rule cuts are greyed and named.
+    temperature, top_k, top_p, min_p : float, int, float, float
+        The playground's settings (defaults 1.0, 0 = all k candidates, 1.0, 0.0: the model's own distribution).
     colormap, theme : str
 
     Examples
@@ -90,6 +98,21 @@ class GenerationView(SpanSelection, AttnWidget):
     share_by = traitlets.Unicode("layer").tag(sync=True)
     """str, default "layer": the span-share panel's lines, one per layer (the mean of its heads) or, "head", one per
     head of ``layer``. Two-way: the page's menu sets it."""
+
+    sampling = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: show the sampling playground (the page's "sampling" box toggles it)."""
+
+    temperature = traitlets.Float(1.0).tag(sync=True)
+    """float, default 1.0: the playground's temperature (> 0; the page's slider sets it)."""
+
+    top_k = traitlets.Int(0).tag(sync=True)
+    """int, default 0 (all the k candidates kept per step): the playground's top-k, 0 or 1..k."""
+
+    top_p = traitlets.Float(1.0).tag(sync=True)
+    """float, default 1.0 (off): the playground's top-p, in (0, 1]."""
+
+    min_p = traitlets.Float(0.0).tag(sync=True)
+    """float, default 0.0 (off): the playground's min-p, in [0, 1]."""
 
     _share = traitlets.Dict().tag(sync=True)
     """dict: {key, lines (steps, n) float32, labels, error}: the span-share panel of the selection ({} if none)."""
@@ -139,6 +162,25 @@ class GenerationView(SpanSelection, AttnWidget):
 
     def _span_view(self) -> tuple[str, int, int]:
         return ("encoder" if self._gen.is_encoder_decoder else "self"), self.layer, self.head
+
+    @traitlets.validate("temperature", "top_k", "top_p", "min_p")
+    def _valid_sampling(self, proposal: dict[str, Any]) -> Any:
+        value = proposal["value"]
+        if not hasattr(self, "_gen"):
+            return value
+        settings = {"temperature": self.temperature, "top_k": self.top_k, "top_p": self.top_p,
+                    "min_p": self.min_p, proposal["trait"].name: value}
+        k = self._gen.topk_ids.shape[1]
+        checked(check_sampling, settings["temperature"], settings["top_k"] or k, settings["top_p"],
+                settings["min_p"], k)
+        return value
+
+    def sampled(self, step: int | None = None) -> tuple[Any, list[str]]:
+        """The playground at ``step`` (default the one shown): the sampler's distribution over the step's k
+        candidates, float64 (k,), and the rule that cut each ("" kept)."""
+        step = self.step if step is None else _check_step(step, self._gen.n_steps)
+        return reshape(self._gen.topk_probs[step], temperature=self.temperature, top_k=self.top_k or None,
+                       top_p=self.top_p, min_p=self.min_p)
 
     @traitlets.validate("share_by")
     def _valid_share_by(self, proposal: dict[str, Any]) -> str:

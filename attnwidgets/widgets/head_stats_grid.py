@@ -111,6 +111,40 @@ class HeadStatsGrid(HeadWidget):
             kwargs.update(layer=int(best["layer"]), head=int(best["head"]))
         return cls(stats, statistic=COREF_STATISTIC, **kwargs)
 
+    @classmethod
+    def from_logit_attribution(cls, attribution: Any, **kwargs: Any) -> HeadStatsGrid:
+        """Each head's direct share of a logit (:func:`attnwidgets.studies.logit_attribution`) as a layers x heads
+        grid on a diverging scale centred on 0 (red/orange pushes the token up, blue/purple down); the title gives
+        the token, the position, the logit and what the other parts (embeddings, MLPs, biases, the norm's offset)
+        add. Without ``layer`` and ``head`` the head with the largest share is selected. Its static twin is
+        :func:`attnwidgets.plots.plot_logit_attribution`.
+
+        Examples
+        --------
+        >>> import numpy as np, attnwidgets as aw
+        >>> from attnwidgets.studies.logits import LogitAttribution
+        >>> a = LogitAttribution(np.array([[1.0, -2.0]]), np.zeros(1), np.array([0.5]), 0.25, 0.0, -0.25, ("x",), 1,
+        ...                      ["a", "b"], "toy")
+        >>> g = aw.HeadStatsGrid.from_logit_attribution(a)
+        >>> g.statistic, (g.layer, g.head), g._meta["signed"]
+        ('logit_share', (0, 1), ['logit_share'])
+        """
+        from ..viewdata.head_stats import HeadStats
+
+        a = attribution
+        heads = np.asarray(a.heads, dtype=np.float64)
+        if heads.ndim != 2:
+            raise ValueError(f"expected a logit attribution's [layer, head] shares, got shape {heads.shape}")
+        other = float(a.total() - heads.sum())
+        answer = " − ".join(repr(t) for t in a.answer)
+        title = (f"{a.model} · logit({answer}) at position {a.position} = {a.logit:.3f}: heads {heads.sum():+.3f}, "
+                 f"the rest {other:+.3f}")
+        stats = HeadStats({"logit_share": heads}, title, causal=True, signed=("logit_share",))
+        if "layer" not in kwargs and "head" not in kwargs:
+            i = int(np.argmax(np.abs(heads)))
+            kwargs.update(layer=i // heads.shape[1], head=i % heads.shape[1])
+        return cls(stats, statistic="logit_share", **kwargs)
+
     def _state(self) -> HeadStatsState:
         return head_stats_state(self.stats, can_words=self._can_words,
                                 tokens=query_labels(self._source, self.stats.words))

@@ -50,6 +50,7 @@ const META: CompareMeta = {
   method: "difflib",
   identity: false,
   can_words: false,
+  signed: [],
   query_map: [
     [0, 2, 3],
     [1, 2, 3],

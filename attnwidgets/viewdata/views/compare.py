@@ -17,7 +17,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +29,7 @@ from ..selection import span_row
 from ..state import OPTIONAL
 
 __all__ = ["CompareLabels", "CompareMeta", "CompareOptions", "ComparePayload", "CompareState", "compare_meta",
-           "compare_span", "compare_state", "result_name"]
+           "compare_span", "compare_state", "result_name", "summary_stack"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,9 @@ class CompareOptions:
     words: bool = False
     selection: tuple[int, ...] = ()
     combine: str = "mean"
+    extra: Mapping[str, tuple[str, np.ndarray]] = field(default_factory=dict)
+    """Signed per-head summaries beside js and cosine, {name: (label, [layer, head] values)}, drawn on a diverging
+    scale centred on 0 (a PatchingView's patching effect)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class CompareMeta:
     identity: bool
     query_map: tuple[list[int], list[int]]  # [A's query rows, their B partners]
     can_words: bool
+    signed: list[str] = field(default_factory=list)  # summaries drawn on a diverging scale centred on 0
 
 
 @dataclass(frozen=True)
@@ -120,13 +124,16 @@ def compare_span(c: AttentionComparison, layer: int, head: int, selection: Seque
     return {"a": row_a, "b": row_b, "diff": diff}
 
 
-def compare_meta(c: AttentionComparison, inputs: Sequence[AttentionResult]) -> CompareMeta:
+def compare_meta(c: AttentionComparison, inputs: Sequence[AttentionResult],
+                 extra: Mapping[str, tuple[str, np.ndarray]] | None = None) -> CompareMeta:
     labels = compare_labels(c)
     q = c.queries
+    extra = dict(extra or {})
     return CompareMeta(
         title="A vs B", a_name=result_name(c.a), b_name=result_name(c.b),
         labels=CompareLabels(**{k: (list(v[0]), list(v[1])) for k, v in labels.items()}),
-        shape=(int(c.shape[0]), int(c.shape[1])), summaries=list(SUMMARIES), summary_labels=dict(SUMMARIES),
+        shape=(int(c.shape[0]), int(c.shape[1])), summaries=[*SUMMARIES, *extra],
+        summary_labels={**SUMMARIES, **{k: v[0] for k, v in extra.items()}}, signed=list(extra),
         method=str(q.method), identity=bool(q.identity and c.keys.identity),
         query_map=(q.a_index.tolist(), q.b_index.tolist()),
         can_words=c.kind in ("self", "encoder") and all(
@@ -143,6 +150,18 @@ def compare_state(c: AttentionComparison, inputs: Sequence[AttentionResult], opt
         span_key = f"{options.layer}/{options.head}/{','.join(map(str, options.selection))}/{options.combine}"
     payload = ComparePayload(
         key=f"{options.layer}/{options.head}/{'w' if options.words else 't'}", a=v.a, b=v.b, diff=v.diff,
-        vmax=float(v.vmax), dmax=float(v.dmax), summary=np.stack([c.js, c.cosine]).astype(np.float32),
+        vmax=float(v.vmax), dmax=float(v.dmax), summary=summary_stack(c, options.extra),
         span_key=span_key, span_a=span.get("a"), span_b=span.get("b"), span_diff=span.get("diff"))
-    return CompareState(payload, compare_meta(c, inputs))
+    return CompareState(payload, compare_meta(c, inputs, options.extra))
+
+
+def summary_stack(c: AttentionComparison, extra: Mapping[str, tuple[str, np.ndarray]]) -> np.ndarray:
+    """Every head's summaries as one (S, L, H) float32 array: js, cosine, then the extra ones (each checked to be
+    [layer, head] of the comparison)."""
+    blocks = [c.js, c.cosine]
+    for name, (_label, values) in extra.items():
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != tuple(c.shape):
+            raise ValueError(f"summary {name!r} is {values.shape}, not the comparison's [layer, head] {tuple(c.shape)}")
+        blocks.append(values)
+    return np.stack(blocks).astype(np.float32)

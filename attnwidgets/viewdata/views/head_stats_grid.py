@@ -51,6 +51,7 @@ class HeadStatsMeta:
     can_words: bool
     tokens: list[str]
     causal: bool
+    signed: list[str]  # statistics drawn on a diverging scale centred on 0
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def head_stats_fields(stats: HeadStats, names: Sequence[str], *, can_words: bool
     names = list(names)
     meta = {"title": stats.title + (" · words" if stats.words else ""), "names": names,
             "labels": stat_labels(names), "shape": (int(n_layers), int(n_heads)), "can_words": bool(can_words),
-            "tokens": list(tokens), "causal": bool(stats.causal)}
+            "tokens": list(tokens), "causal": bool(stats.causal),
+            "signed": [n for n in names if n in stats.signed]}
     return stats.stacked(names), meta
 
 

@@ -221,6 +221,7 @@ export interface CompareMeta {
   identity: boolean;
   query_map: [number[], number[]];
   can_words: boolean;
+  signed: string[];
 }
 
 /** One kind's document: each key token as it reads in running text, the query tokens, and the first token of each sentence and paragraph. */
@@ -312,6 +313,7 @@ export interface HeadStatsMeta {
   can_words: boolean;
   tokens: string[];
   causal: boolean;
+  signed: string[];
 }
 
 /** ``_payload``: the entropy statistics as one (S, L, H) array, in the order of the meta's ``names``. */
@@ -328,6 +330,7 @@ export interface EntropyBarsMeta {
   can_words: boolean;
   tokens: string[];
   causal: boolean;
+  signed: string[];
   measure: string;
   can_norms: boolean;
   rows: [string, string][];
@@ -350,6 +353,7 @@ export interface HeadClusterMapMeta {
   can_words: boolean;
   tokens: string[];
   causal: boolean;
+  signed: string[];
   colors: [string, string][];
 }
 

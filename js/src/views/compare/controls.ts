@@ -46,7 +46,12 @@ export function buildControls(
   const pick = () => selectHead(model, { layer: Number(layers.value), head: Number(heads.value) });
   controls.push(listen(layers, "change", pick), listen(heads, "change", pick));
   bar.append(h("label", {}, "layer", layers), h("label", {}, "head", heads));
-  const opts = m.summaries.map((s): [string, string] => [s, s === "js" ? "JS divergence" : "cosine"]);
+  const names: Record<string, string> = {
+    js: "JS divergence",
+    cosine: "cosine",
+    patching: "patching effect",
+  };
+  const opts = m.summaries.map((s): [string, string] => [s, names[s] ?? s]);
   bar.append(h("label", {}, "grid", traitMenu(model, "summary", opts, "summary", controls)));
   if (m.can_words) bar.append(wordsToggle(model, controls));
   bar.append(span.spanControls(model, picker, controls), exportControls(controls));

@@ -107,6 +107,7 @@ function paintBoth(
     room: roomFor(el),
     fitted,
     show: model.get("show"),
+    div: (model.get("diverging") || (t.name === "lecture" ? "puor" : "rdbu")) as DivergingName,
   });
   parts.right.style.width = `${Math.max(held.grid.width, 200)}px`;
   const selection = model.get("selection") ?? [];

@@ -10,9 +10,9 @@ import {
   textMeasurer,
 } from "../../draw/canvas";
 import { type ColorMapName, rgbAt } from "../../draw/colors";
-import { type DivergingName, divergingRgb } from "../../draw/diverging";
+import { type DivergingName, absMax, divergingLegend, divergingRgb } from "../../draw/diverging";
 import { fitGridWidth } from "../../draw/fit_views";
-import { type GridLayout, gridLayout, textOn } from "../../draw/heads";
+import { type GridLayout, fmt, gridLayout, textOn } from "../../draw/heads";
 import * as span from "../../draw/span";
 import type { Theme } from "../../shared/theme";
 import {
@@ -86,17 +86,7 @@ function drawDiffRow(
 }
 
 /** The diverging legend: −1 to 1 with a black tick at 0. */
-function diffLegend(canvas: HTMLCanvasElement, div: DivergingName): void {
-  const w = 160;
-  const ctx = prepareCanvas(canvas, w, 12);
-  for (let x = 0; x < w; x++) {
-    const [r, g, b] = divergingRgb(div, (x / (w - 1)) * 2 - 1, 1);
-    ctx.fillStyle = `rgb(${r},${g},${b})`;
-    ctx.fillRect(x, 0, 1, 12);
-  }
-  ctx.fillStyle = "#000";
-  ctx.fillRect(w / 2 - 0.5, 0, 1, 12);
-}
+const diffLegend = (canvas: HTMLCanvasElement, div: DivergingName) => divergingLegend(canvas, div);
 
 /** Everything one paint of the maps needs. */
 export interface MapsScene {
@@ -223,6 +213,7 @@ export interface GridScene {
   room: number; // the page's width for the view
   fitted: { width: number; height: number } | null;
   show: string;
+  div: DivergingName; // the scale of a signed summary (meta.signed), centred on 0
 }
 
 /** The grid's size: a share of the room (two maps need more than one), fitted to the box when there is one. */
@@ -247,15 +238,19 @@ function gridCells(ctx: CanvasRenderingContext2D, s: GridScene, g: GridLayout, s
   const { t } = s;
   const [nLayers, nHeads] = s.m.shape;
   const { lo, hi, shade } = gridScale(s.name, s.data);
+  const signed = s.m.signed.includes(s.name);
+  const half = signed ? absMax(s.data) : 0;
   ctx.font = `${Math.min(t.font, g.cell * 0.42)}px ${t.fontFamily}`;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   for (let layer = 0; layer < nLayers; layer++) {
     for (let head = 0; head < nHeads; head++) {
       const v = s.data[layer * nHeads + head];
-      const rgb: [number, number, number] = Number.isFinite(v)
-        ? rgbAt(s.map, shade(v), hi - lo)
-        : [235, 235, 235];
+      const rgb: [number, number, number] = !Number.isFinite(v)
+        ? [235, 235, 235]
+        : signed
+          ? divergingRgb(s.div, v, half)
+          : rgbAt(s.map, shade(v), hi - lo);
       const x = g.x0 + head * g.cell;
       const y = g.y0 + layer * g.cell;
       ctx.fillStyle = `rgb(${rgb[0]},${rgb[1]},${rgb[2]})`;
@@ -321,10 +316,22 @@ export function paintGrid(canvas: HTMLCanvasElement, legend: Legend, s: GridScen
     summary: s.name,
     selected: `${s.layer}/${s.head}`,
   });
+  const label = s.m.summary_labels[s.name] ?? s.name;
+  if (s.m.signed.includes(s.name)) {
+    // a signed summary (a patching effect): symmetric about 0, white at 0
+    diffLegend(legend.canvas, s.div);
+    const half = absMax(s.data);
+    legend.lo.textContent = fmt(-half, 3);
+    legend.hi.textContent = fmt(half, 3);
+    legend.label.textContent = `${label} per head (white: no change)`;
+    canvas.dataset.signed = "1";
+    return g;
+  }
+  delete canvas.dataset.signed;
   drawLegend(legend.canvas, s.map, 120, 12);
   const [lo, hi] = gridScale(s.name, s.data).ends;
   legend.lo.textContent = lo;
   legend.hi.textContent = hi;
-  legend.label.textContent = `${s.m.summary_labels[s.name] ?? s.name} per head (right end: most changed)`;
+  legend.label.textContent = `${label} per head (right end: most changed)`;
   return g;
 }

@@ -116,9 +116,11 @@ export function buildControls(
     setStep: (step: number) => void;
     picker: span.SpanSelector;
     exportControls: (list: Array<() => void>) => HTMLElement;
+    samplingBox: HTMLElement;
   },
 ): HTMLInputElement {
   resetControls(controls, bar);
+  samplingControls(model, o.samplingBox, controls);
   headMenus(model, bar, controls);
   const slider = stepControls(model, bar, controls, o.player, o.setStep);
   const by = select(
@@ -131,8 +133,65 @@ export function buildControls(
   );
   by.dataset.testid = "share-by";
   controls.push(listen(by, "change", () => saveTraits(model, { share_by: by.value })));
-  bar.append(span.spanControls(model, o.picker, controls), by, o.exportControls(controls));
+  const playground = h("input", { type: "checkbox", "data-testid": "sampling" }) as HTMLInputElement;
+  playground.checked = Boolean(model.get("sampling"));
+  controls.push(listen(playground, "change", () => saveTraits(model, { sampling: playground.checked })));
+  bar.append(
+    span.spanControls(model, o.picker, controls),
+    by,
+    h("label", {}, playground, "sampling"),
+    o.exportControls(controls),
+  );
   return slider;
+}
+
+type SamplingTrait = "temperature" | "top_k" | "top_p" | "min_p";
+
+/** Each slider of the playground: its trait, label, range and how its value reads ("off", "all k"). */
+function samplingSpecs(
+  k: number,
+): Array<[SamplingTrait, string, number, number, number, (v: number) => string]> {
+  return [
+    ["temperature", "temperature", 0.05, 3, 0.05, (v) => v.toFixed(2)],
+    ["top_k", "top-k", 0, k, 1, (v) => (v === 0 ? `all ${k}` : String(v))],
+    ["top_p", "top-p", 0.05, 1, 0.05, (v) => (v >= 1 ? "off" : v.toFixed(2))],
+    ["min_p", "min-p", 0, 1, 0.01, (v) => (v <= 0 ? "off" : v.toFixed(2))],
+  ];
+}
+
+const candidates = (model: Model) => model.get("_meta").topk_tokens[0]?.length ?? 1;
+
+/** The sampling playground's sliders (temperature, top-k, top-p, min-p) in `box`, shown while `sampling` is on. */
+function samplingControls(model: Model, box: HTMLElement, controls: Array<() => void>): void {
+  box.replaceChildren();
+  box.style.display = model.get("sampling") ? "" : "none";
+  if (!model.get("sampling")) return;
+  for (const [trait, label, min, max, step, show] of samplingSpecs(candidates(model))) {
+    const input = h("input", { type: "range", "data-testid": label }) as HTMLInputElement;
+    Object.assign(input, { min: String(min), max: String(max), step: String(step) });
+    input.value = String(model.get(trait));
+    input.dataset.trait = trait;
+    const value = h("span", { className: "aw-muted", text: show(Number(model.get(trait))) });
+    controls.push(
+      listen(input, "input", () => {
+        value.textContent = show(Number(input.value));
+        saveTraits(model, { [trait]: Number(input.value) } as Partial<GenerationTraits>);
+      }),
+    );
+    box.append(h("label", { className: "aw-sampling-row" }, h("span", { text: label }), input, value));
+  }
+}
+
+/** Keep the sliders on the traits when Python (or a link) sets them. */
+export function syncSampling(model: Model, box: HTMLElement): void {
+  for (const [trait, , , , , show] of samplingSpecs(candidates(model))) {
+    const input = box.querySelector<HTMLInputElement>(`input[data-trait="${trait}"]`);
+    if (!input) continue;
+    const v = Number(model.get(trait));
+    if (Number(input.value) !== v) input.value = String(v);
+    const text = input.nextElementSibling;
+    if (text) text.textContent = show(v);
+  }
 }
 
 /** The selectable position of the token under an event (null: none there). */

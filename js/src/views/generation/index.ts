@@ -19,7 +19,15 @@ import { Requester } from "../../shared/requests";
 import { userText } from "../../shared/text";
 import { type Theme, applyTheme, colormapOf, theme } from "../../shared/theme";
 import { scrolledCanvas, widgetShell } from "../../shared/widget_shell";
-import { Player, buildControls, clickStep, stepKeys, stepSetter, textListeners } from "./controls";
+import {
+  Player,
+  buildControls,
+  clickStep,
+  stepKeys,
+  stepSetter,
+  syncSampling,
+  textListeners,
+} from "./controls";
 import {
   type ShareLayout,
   type TextSpans,
@@ -64,8 +72,10 @@ function layoutParts() {
   const text = h("div", { className: "aw-gen-text", "data-testid": "gen-text" });
   const { scroll, canvas } = scrolledCanvas("steps-canvas");
   const topk = h("div", { className: "aw-topk", "data-testid": "topk" });
+  const samplingBox = h("div", { className: "aw-sampling", "data-testid": "sampling-box" });
+  const topkColumn = h("div", {}, topk, samplingBox);
   const caption = h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" });
-  const row = h("div", { className: "aw-gen-row" }, scroll, topk);
+  const row = h("div", { className: "aw-gen-row" }, scroll, topkColumn);
   const shareCanvas = h("canvas", { className: "aw-canvas", "data-testid": "share-canvas" });
   const shareCaption = h("div", {
     className: "aw-muted",
@@ -78,7 +88,7 @@ function layoutParts() {
     shareCaption,
     shareCanvas,
   );
-  return { text, canvas, topk, caption, row, shareCanvas, shareCaption, sharePanel };
+  return { text, canvas, topk, samplingBox, caption, row, shareCanvas, shareCaption, sharePanel };
 }
 
 /** The share panel's lines, decoded once per answer. */
@@ -212,7 +222,15 @@ function paintAll(c: Ctx, root: HTMLElement, title: HTMLElement): void {
   title.textContent = titleText(m, step);
   paintTextStep(c);
   paintMap(c, t);
-  paintTopk(c.parts.topk, m, held.probs, step);
+  const sampling = model.get("sampling")
+    ? {
+        temperature: model.get("temperature"),
+        top_k: model.get("top_k"),
+        top_p: model.get("top_p"),
+        min_p: model.get("min_p"),
+      }
+    : null;
+  paintTopk(c.parts.topk, m, held.probs, step, sampling);
   paintSharePanel(c, t);
   c.parts.caption.textContent = captionText(m, { ...pick(model), step });
 }
@@ -270,6 +288,7 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
       setStep,
       picker,
       exportControls: shell.exportControls,
+      samplingBox: parts.samplingBox,
     });
   };
   const refresh = () => {
@@ -295,7 +314,14 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
   };
   for (const trait of ["step", "colormap", "_share", "selection"])
     cleanups.push(onModel(model, `change:${trait}`, paint));
-  for (const trait of ["theme", "share_by", "combine"])
+  for (const trait of ["temperature", "top_k", "top_p", "min_p"])
+    cleanups.push(
+      onModel(model, `change:${trait}`, () => {
+        syncSampling(model, parts.samplingBox);
+        paint();
+      }),
+    );
+  for (const trait of ["theme", "share_by", "combine", "sampling"])
     cleanups.push(onModel(model, `change:${trait}`, controlsThen(paint)));
   for (const trait of ["kind", "layer", "head"])
     cleanups.push(onModel(model, `change:${trait}`, controlsThen(refresh)));
@@ -327,6 +353,12 @@ const CSS = `
 .aw-generation .aw-topk-row { display: flex; gap: 6px; align-items: center; margin: 2px 0; }
 .aw-generation .aw-topk-bar { height: 0.8em; background: var(--aw-accent); opacity: 0.7; }
 .aw-generation .aw-topk-row.aw-chosen { font-weight: 700; }
+.aw-generation .aw-topk-bars { display: inline-flex; flex-direction: column; gap: 1px; width: 120px; }
+.aw-generation .aw-topk-before { height: 0.3em; border: 1px solid var(--aw-muted); box-sizing: border-box; }
+.aw-generation .aw-topk-row.aw-cut { opacity: 0.45; }
+.aw-generation .aw-sampling { margin-top: 8px; }
+.aw-generation .aw-sampling-row { display: flex; gap: 6px; align-items: center; }
+.aw-generation .aw-sampling-row > span:first-child { min-width: 6.5em; }
 .aw-generation input[type=range] { width: 220px; }
 .aw-generation .aw-tok[data-pos] { cursor: pointer; user-select: none; }
 .aw-generation .aw-tok.aw-sel { box-shadow: inset 0 -4px 0 var(--aw-accent); }

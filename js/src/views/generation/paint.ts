@@ -4,6 +4,7 @@
 import { drawMatrix, fitToken, prepareCanvas } from "../../draw/canvas";
 import { type ColorMapName, categorical, readableOn, rgbAt } from "../../draw/colors";
 import { fmt, textOn } from "../../draw/heads";
+import { type Sampling, reshape } from "../../draw/sampling";
 import type { Matrix } from "../../shared/buffers";
 import { h } from "../../shared/dom";
 import { tokenLabel, visibleText } from "../../shared/text";
@@ -157,20 +158,56 @@ function mapLabels(ctx: CanvasRenderingContext2D, s: MapScene): void {
   });
 }
 
-/** The step's next-token probabilities, the chosen token in bold. */
-export function paintTopk(topk: HTMLElement, m: GenerationMeta, probs: Matrix | null, step: number): void {
-  topk.replaceChildren(h("div", { className: "aw-muted", text: "next-token probabilities" }));
+/** The step's next-token probabilities, the chosen token in bold. With the sampling playground on (`sampling`),
+ * each row also shows the sampler's probability after temperature, top-k, top-p and min-p (draw/sampling.ts), the
+ * model's own as a thin outlined bar under it, and a token a rule cut greyed with the rule's name. Both bars are
+ * on one 0-100 % axis. */
+export function paintTopk(
+  topk: HTMLElement,
+  m: GenerationMeta,
+  probs: Matrix | null,
+  step: number,
+  sampling: Sampling | null = null,
+): void {
+  const heading = sampling
+    ? "next-token probabilities: the sampler's (bar), the model's (outline)"
+    : "next-token probabilities";
+  topk.replaceChildren(h("div", { className: "aw-muted", text: heading }));
   if (!probs) return;
-  for (const r of topkRows(probs, m.topk_tokens, m.generated[step], step))
+  const rows = topkRows(probs, m.topk_tokens, m.generated[step], step);
+  const shaped = sampling
+    ? reshape(
+        rows.map((r) => r.p),
+        sampling,
+      )
+    : null;
+  topk.dataset.after = shaped ? JSON.stringify(shaped.after.map((v) => Number(v.toFixed(6)))) : "";
+  topk.dataset.cut = shaped ? JSON.stringify(shaped.cut) : "";
+  rows.forEach((r, j) => {
+    const cut = shaped?.cut[j] ?? "";
+    const shown = shaped ? shaped.after[j] : r.p;
+    const bars = shaped
+      ? h(
+          "span",
+          { className: "aw-topk-bars" },
+          h("span", { className: "aw-topk-bar", style: `width: ${Math.round(shown * 120)}px` }),
+          h("span", { className: "aw-topk-before", style: `width: ${Math.round(r.p * 120)}px` }),
+        )
+      : h("span", { className: "aw-topk-bar", style: `width: ${Math.round(r.p * 120)}px` });
     topk.append(
       h(
         "div",
-        { className: `aw-topk-row${r.chosen ? " aw-chosen" : ""}`, "data-prob": String(r.p) },
+        {
+          className: `aw-topk-row${r.chosen ? " aw-chosen" : ""}${cut ? " aw-cut" : ""}`,
+          "data-prob": String(r.p),
+          "data-cut": cut,
+        },
         h("span", { text: tokenLabel(r.token, 16), style: "min-width: 6em; display: inline-block" }),
-        h("span", { className: "aw-topk-bar", style: `width: ${Math.round(r.p * 120)}px` }),
-        h("span", { text: `${(r.p * 100).toFixed(1)}%` }),
+        bars,
+        h("span", { text: cut ? `cut by ${cut}` : `${(shown * 100).toFixed(1)}%` }),
       ),
     );
+  });
 }
 
 /** What one paint of the span-share panel needs. */

@@ -21,6 +21,11 @@ export interface GenerationTraits {
   selection: number[]; // selected tokens: positions of the fed tokens (a decoder) or the source, [] none
   combine: string; // "sum" (share of each step's attention on the selection) | "mean" (per selected token)
   share_by: string; // "layer" | "head": the panel's lines
+  sampling: boolean; // the sampling playground under the top-k list
+  temperature: number;
+  top_k: number; // 0: all k candidates
+  top_p: number;
+  min_p: number;
   _share: ShareAnswer;
   _error: string;
   _meta: GenerationMeta;

@@ -2,6 +2,7 @@
 
 import { drawLegend, prepareCanvas, textMeasurer } from "../../draw/canvas";
 import { type ColorMapName, rgbAt } from "../../draw/colors";
+import { type DivergingName, absMax, divergingLegend, divergingRgb } from "../../draw/diverging";
 import { fitGridWidth } from "../../draw/fit_views";
 import { type GridLayout, fmt, gridLayout, roomFor, statRange, textOn } from "../../draw/heads";
 import type { HeadPick } from "../../draw/selection";
@@ -35,7 +36,7 @@ function drawCells(
   g: GridLayout,
   t: Theme,
   data: Float32Array | null,
-  colour: { map: ColorMapName; lo: number; hi: number; values: boolean },
+  colour: { map: ColorMapName; lo: number; hi: number; values: boolean; signed: DivergingName | null },
 ): void {
   const { nLayers, nHeads } = g;
   ctx.textAlign = "center";
@@ -45,9 +46,11 @@ function drawCells(
       const v = valueAt(data, nHeads, layer, head);
       const x = g.x0 + head * g.cell;
       const y = g.y0 + layer * g.cell;
-      const rgb: [number, number, number] = Number.isFinite(v)
-        ? rgbAt(colour.map, v - colour.lo, colour.hi - colour.lo)
-        : MISSING;
+      const rgb: [number, number, number] = !Number.isFinite(v)
+        ? MISSING
+        : colour.signed
+          ? divergingRgb(colour.signed, v, colour.hi)
+          : rgbAt(colour.map, v - colour.lo, colour.hi - colour.lo);
       ctx.fillStyle = `rgb(${rgb[0]},${rgb[1]},${rgb[2]})`;
       ctx.fillRect(x, y, g.cell, g.cell);
       if (colour.values) {
@@ -133,7 +136,14 @@ export function paintGrid(grid: Grid, dom: GridDom): GridLayout {
   const stat = model.get("statistic");
   const data = grid.slice(stat);
   const map = (model.get("colormap") || t.colormap) as ColorMapName;
-  const [lo, hi] = data ? statRange(data) : [0, 1];
+  // A signed statistic (a head's share of a logit) is drawn on a diverging scale centred on 0, white at 0.
+  const signed: DivergingName | null = (m.signed ?? []).includes(stat)
+    ? t.name === "lecture"
+      ? "puor"
+      : "rdbu"
+    : null;
+  const half = signed && data ? Math.max(absMax(data), 1e-12) : 0;
+  const [lo, hi] = signed ? [-half, half] : data ? statRange(data) : [0, 1];
   const font = `${t.font}px ${t.fontFamily}`;
   const probe = textMeasurer();
   probe.font = font;
@@ -143,7 +153,7 @@ export function paintGrid(grid: Grid, dom: GridDom): GridLayout {
   ctx.fillRect(0, 0, g.width, g.height);
   ctx.font = font;
   const values = valuesFit(g.cell, probe.measureText("0.000").width, t.font);
-  drawCells(ctx, g, t, data, { map, lo, hi, values });
+  drawCells(ctx, g, t, data, { map, lo, hi, values, signed });
   const sel = { layer: model.get("layer"), head: model.get("head") };
   drawAxes(ctx, g, t, sel);
   drawOutlines(ctx, g, t, grid.hover, sel);
@@ -158,7 +168,9 @@ export function paintGrid(grid: Grid, dom: GridDom): GridLayout {
     vmin: String(lo),
     vmax: String(hi),
   });
-  drawLegend(dom.legendCanvas, map);
+  if (signed) divergingLegend(dom.legendCanvas, signed);
+  else drawLegend(dom.legendCanvas, map);
+  dom.canvas.dataset.signed = signed ? "1" : "";
   dom.legendMin.textContent = fmt(lo, 2);
   dom.legendMax.textContent = fmt(hi, 2);
   dom.legendLabel.textContent = statLabel(m, stat);
