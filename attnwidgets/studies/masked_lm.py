@@ -35,7 +35,7 @@ from attnwidgets.runner.runner import Runner, get_runner
 
 __all__ = ["HEAD_FILE", "MLMHead", "MaskAccuracy", "MaskCases", "NoMaskedLMHeadError", "fill_mask",
            "fill_mask_accuracy", "fill_mask_logits", "fill_mask_view", "forget_heads", "frequency_baseline",
-           "load_head", "mask_cases", "normalise_masks"]
+           "head_note", "load_head", "mask_cases", "normalise_masks", "shipped_head_scores"]
 
 HEAD_FILE = "mlm_head.npz"
 _MASK_SPELLING = re.compile(r"\[mask\]|<mask>", re.IGNORECASE)
@@ -129,6 +129,52 @@ def load_head(runner: Runner | None = None, path: str | Path | None = None) -> M
     return head
 
 
+def shipped_head_scores(path: str | Path | None = None) -> dict[str, Any]:
+    """What the shipped head scored when ``benchmarks/train_mlm_head.py`` made it, read from the report stored in
+    its file (nothing typed here): ``layer`` it reads, held-out ``top1``/``top5``, the word-frequency baseline's
+    ``baseline_top1``/``baseline_top5`` on the same positions, and ``n`` (how many held-out words).
+
+    Examples
+    --------
+    >>> s = shipped_head_scores()
+    >>> s["top1"] > s["baseline_top1"], s["layer"]
+    (True, 6)
+    """
+    import json
+
+    file = Path(path) if path is not None else data_path(HEAD_FILE)
+    from ..persist import read_entry
+
+    report = json.loads(str(read_entry(file, "report", (), "U", limit=1, what="the masked-LM head's report")))
+    chosen = next(row for row in report["table"] if row["variant"] == report["chosen"])
+    baseline = next(row for row in report["table"] if row["variant"].startswith("word frequency"))
+    check = report.get("held_out_check", {})
+    return {"layer": int(report["layer"]), "top1": float(check.get("top-1", chosen["held-out top-1"])),
+            "top5": float(check.get("top-5", chosen["held-out top-5"])),
+            "baseline_top1": float(baseline["held-out top-1"]), "baseline_top5": float(baseline["held-out top-5"]),
+            "n": int(check.get("n", chosen.get("n_targets", 0)))}
+
+
+def head_note(model: Any = None) -> str:
+    """One line saying whose guesses a fill-in shows: for the bundled model, the head attnwidgets trained on its
+    frozen encoder and how it scores against the word-frequency baseline (read from the head's file); for a model
+    with its own masked-LM head, that head.
+
+    Examples
+    --------
+    >>> head_note().startswith("Not the model's own head:")
+    True
+    """
+    runner = get_runner(model)
+    if not _is_bundled(runner):
+        return f"The model's own masked-LM head ({runner.info.name})."
+    s = shipped_head_scores()
+    return (f"Not the model's own head: {runner.info.name} has none, so these guesses come from a small head attnwidgets "
+            f"trained on its frozen layer-{s['layer']} output. On {s['n']} held-out words its top-1 is "
+            f"{100 * s['top1']:.1f} %, against {100 * s['baseline_top1']:.1f} % for always guessing the most frequent "
+            "word.")
+
+
 # -- filling in ------------------------------------------------------------------------------------------------------
 
 def normalise_masks(text: object, mask_token: str = "[MASK]") -> str:
@@ -206,7 +252,8 @@ def fill_mask(text: str, k: int = 5, model: str | Runner | None = None) -> Any:
 def fill_mask_view(text: str, k: int = 5, model: Any = None) -> dict[str, Any]:
     """What the widget and its static twin draw for ``text``: ``tokens``, ``positions`` of the masks, ``fills``
     (per mask: ``tokens`` and ``probs`` of the top k) and ``rows`` ((masks, layers, heads, tokens) float32: the
-    attention of each [MASK] position over all tokens) and ``model`` (its name).
+    attention of each [MASK] position over all tokens), ``model`` (its name) and ``head`` (whose guesses these are,
+    :func:`head_note`).
 
     Examples
     --------
@@ -224,7 +271,7 @@ def fill_mask_view(text: str, k: int = 5, model: Any = None) -> dict[str, Any]:
     fills = [{"tokens": [str(t) for t in g["token"]], "probs": [float(p) for p in g["probability"]]}
              for _, g in table.groupby("mask", sort=True)]
     return {"tokens": list(result.tokens), "positions": positions, "fills": fills, "rows": rows,
-            "model": result.model.name}
+            "model": result.model.name, "head": head_note(runner)}
 
 
 # -- one measure: held-out top-k accuracy on masked words ------------------------------------------------------------

@@ -122,6 +122,21 @@ def test_fill_mask_other_models(tiny_bert, tiny_bert_mlm):
     np.testing.assert_allclose(df["probability"], top.values.numpy(), rtol=1e-6)
 
 
+def test_the_view_says_whose_guesses_and_how_they_score_read_from_the_head_file(tiny_bert_mlm):
+    scores = fm.shipped_head_scores()
+    with np.load(data_path(fm.HEAD_FILE)) as z:
+        report = json.loads(str(z["report"]))
+    assert scores["top1"] == pytest.approx(report["held_out_check"]["top-1"])
+    assert scores["baseline_top1"] == pytest.approx(report["table"][0]["held-out top-1"])
+    w = aw.FillMask("The chef tasted the [MASK].", k=3)
+    note = w._meta["head"]
+    assert note.startswith("Not the model's own head: all-MiniLM-L6-v2 (bundled) has none")
+    assert f"{100 * scores['top1']:.1f} %" in note and f"{100 * scores['baseline_top1']:.1f} %" in note
+    assert f"layer-{scores['layer']}" in note and f"{scores['n']} held-out words" in note
+    own = fm.fill_mask_view("The [MASK] sat.", 2, tiny_bert_mlm)["head"]
+    assert own.startswith("The model's own masked-LM head")
+
+
 def test_widget_state_and_errors():
     w = aw.FillMask("The chef tasted the [MASK] and added more salt.", k=3)
     assert w.layer == 5 and w.head == -1 and w.mask == 0
@@ -157,6 +172,11 @@ def test_static_twin():
     np.testing.assert_allclose(sorted(bars, reverse=True), w.fills()[1]["probs"], rtol=1e-6)
     heights = [p.get_height() for p in axes[2].patches]
     np.testing.assert_allclose(heights, w.view["rows"][1, 3, 2], rtol=1e-6)
+    for ax in axes[:2]:                        # one fixed 0-100 % axis, however sure the top filler is
+        assert ax.get_xlim() == (0, 1)
+    texts = fig.get_suptitle() + " " + fig.supxlabel_text() if hasattr(fig, "supxlabel_text") else \
+        fig.get_suptitle() + " " + fig._supxlabel.get_text()
+    assert "attnwidgets' head" in texts and "Not the model's own head" in texts and w._meta["head"].replace("\n", " ")[:40] in texts.replace("\n", " ")
     with pytest.raises(ValueError, match="out of range"):
         aw.plots.plot_fill_mask(w.view, mask=2)
     with pytest.raises(TypeError, match="fill_mask_view"):

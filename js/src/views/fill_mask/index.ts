@@ -19,6 +19,7 @@ import {
   type FillsLayout,
   attentionRow,
   fillCaption,
+  fillTitle,
   pictureWidth,
   rowTitle,
 } from "./state";
@@ -87,7 +88,8 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
   function paint(): void {
     const t = theme(model.get("theme"));
     applyTheme(root, t);
-    title.textContent = `${userText(model.get("_meta").model ?? "")} · fill in the [MASK]`;
+    const meta = model.get("_meta");
+    title.textContent = fillTitle(userText(meta.model ?? ""), userText(meta.head ?? ""));
     if (document.activeElement !== dom.input) dom.input.value = model.get("text");
     const p = model.get("_payload");
     const room = pictureWidth(measured, roomFor(el), t.name);
@@ -100,7 +102,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
       : new Float32Array((p.tokens ?? []).length);
     columns = paintRow(dom.rowCanvas, p, row, m, t, room);
     dom.rowTitle.textContent = rowTitle(m, layer, head);
-    dom.caption.textContent = fillCaption((p.fills ?? []).length);
+    dom.caption.textContent = fillCaption((p.fills ?? []).length, userText(meta.head ?? ""));
   }
 
   function load(): void {
