@@ -169,10 +169,9 @@ def head_note(model: Any = None) -> str:
     if not _is_bundled(runner):
         return f"The model's own masked-LM head ({runner.info.name})."
     s = shipped_head_scores()
-    return (f"Not the model's own head: {runner.info.name} has none, so these guesses come from a small head attnwidgets "
-            f"trained on its frozen layer-{s['layer']} output. On {s['n']} held-out words its top-1 is "
-            f"{100 * s['top1']:.1f} %, against {100 * s['baseline_top1']:.1f} % for always guessing the most frequent "
-            "word.")
+    return (f"Not the model's own head (it has none): a head attnwidgets trained on its frozen layer-{s['layer']} "
+            f"output. Held-out top-1 {100 * s['top1']:.1f} %; always guessing the most frequent word: "
+            f"{100 * s['baseline_top1']:.1f} % ({s['n']} words).")
 
 
 # -- filling in ------------------------------------------------------------------------------------------------------

@@ -276,13 +276,13 @@ def make_shipped(name: str, path: str | os.PathLike[str] | None = None, *, progr
     attrs: dict[str, Any] = {"seconds": float(run.seconds), "cpu_seconds": float(run.cpu_seconds),
                              "machine": machine_description(), "script": SCRIPT}
     if recipe.kind == "toy":
-        from .training import attention_result, evaluate
+        from .training import at_step, attention_result, evaluate
 
         metrics["accuracy_as_trained"] = float(run.accuracy)
         metrics["accuracy"] = evaluate(model, run.task, run.held_out)
         if run.steps in run.checkpoints:  # the last checkpoint is the shipped model: measured on its stored weights
             r = attention_result(model, run.task, run.probe, run.task.target(run.probe))
-            run.checkpoints[run.steps] = r.replace(outputs={**r.outputs, "step": np.array(run.steps)})
+            run.checkpoints[run.steps] = at_step(r, run.steps)
             run.checkpoint_accuracy[run.steps] = metrics["accuracy"]
         arrays["losses"], arrays["grad_norms"] = run.losses, run.grad_norms
         for step, r in run.checkpoints.items():
@@ -385,7 +385,7 @@ def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, token
 def _load_toy(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.ndarray], attrs: dict[str, Any], where: str,
               seconds: float, cpu_seconds: float, note: str) -> Any:
     from .tasks import get_task, held_out_sources
-    from .training import TrainingRun, attention_result, toy_model, toy_result
+    from .training import TrainingRun, at_step, attention_result, toy_model, toy_result
 
     task = get_task(args["task"])
     architecture = args["architecture"]
@@ -406,8 +406,8 @@ def _load_toy(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.ndarray
     for step in marks:
         stored = {key: _curve(arrays, f"checkpoint.{step}.{key}", ref.shape, where, recipe).astype(np.float32)
                   for key, ref in reference.items()}
-        checkpoints[step] = toy_result(task, model.cfg, architecture == "decoder", probe, target, stored,
-                                       {"step": np.array(step)})
+        checkpoints[step] = at_step(toy_result(task, model.cfg, architecture == "decoder", probe, target, stored),
+                                    step)
     accuracy = float(attrs["metrics"]["accuracy"])
     return TrainingRun(model, task, steps, losses, accuracy, seconds, held_out_sources(task, args["n_held_out"],
                                                                                      args["seed"]),

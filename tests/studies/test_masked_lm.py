@@ -130,9 +130,9 @@ def test_the_view_says_whose_guesses_and_how_they_score_read_from_the_head_file(
     assert scores["baseline_top1"] == pytest.approx(report["table"][0]["held-out top-1"])
     w = aw.FillMask("The chef tasted the [MASK].", k=3)
     note = w._meta["head"]
-    assert note.startswith("Not the model's own head: all-MiniLM-L6-v2 (bundled) has none")
+    assert note.startswith("Not the model's own head (it has none)")
     assert f"{100 * scores['top1']:.1f} %" in note and f"{100 * scores['baseline_top1']:.1f} %" in note
-    assert f"layer-{scores['layer']}" in note and f"{scores['n']} held-out words" in note
+    assert f"layer-{scores['layer']}" in note and f"({scores['n']} words)" in note
     own = fm.fill_mask_view("The [MASK] sat.", 2, tiny_bert_mlm)["head"]
     assert own.startswith("The model's own masked-LM head")
 

@@ -128,11 +128,10 @@ export function fillTitle(model: string, head: string): string {
   return `${model} · fill in the [MASK]${ours ? " · attnwidgets' head" : ""}`;
 }
 
-/** The caption: whose guesses these are (`head`, from Python: the shipped head's measured top-1 against the
- * word-frequency baseline), what the bars are, how to pick a [MASK] (with several), how to type. */
-export function fillCaption(nFills: number, head = ""): string {
+/** The caption: what the bars are, how to pick a [MASK] (with several), how to type. (Whose guesses they are, the
+ * `head` note from Python, is drawn beside the bars.) */
+export function fillCaption(nFills: number): string {
   return (
-    (head ? `${head} ` : "") +
     "Bars: each filler's probability on a 0–100 % axis (softmax over all pieces, top k). " +
     (nFills > 1 ? "Click a [MASK]'s bars to see where it attends. " : "") +
     "Type a sentence with [MASK], then Enter."
