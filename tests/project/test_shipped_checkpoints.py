@@ -28,6 +28,8 @@ from attnwidgets.studies.shipped import STUDIES, load_study, shipped_study, stud
 from attnwidgets.studies.sweeps import SweepResult, SweepWork, evaluate
 from attnwidgets.studies.tasks import sts_sample, sts_task
 from attnwidgets.teaching import shipped
+from attnwidgets.teaching.block import compare_norms
+from attnwidgets.teaching.shipped_norms import COMPARISONS, make_norms, norms_path, shipped_norms
 from attnwidgets.teaching.shipped import (
     KIND,
     RECIPES,
@@ -259,13 +261,48 @@ def test_a_tiny_bert_file_for_another_vocabulary_is_refused(tmp_path):
 def test_notebooks_load_the_shipped_runs_behind_one_switch(path):
     cells = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
              if c["cell_type"] == "code"]
-    calls = [m for c in cells for m in re.findall(r"shipped_(run|study)\(([^)]*)\)", c)]
+    calls = [m for c in cells for m in re.findall(r"shipped_(run|study|norms)\(([^)]*)\)", c)]
     if not calls:
         pytest.skip("trains nothing")
     assert any(re.match(r"LIVE = False\b", c) for c in cells[:3]), f"{path.name}: `LIVE = False` near the top"
     for kind, call in calls:
         assert "train=LIVE" in call, f"{path.name}: shipped_{kind}({call}) must pass train=LIVE"
-        assert re.match(r"\"([^\"]+)\"", call).group(1) in (RECIPES if kind == "run" else STUDIES)
+        assert re.match(r"\"([^\"]+)\"", call).group(1) in {"run": RECIPES, "study": STUDIES,
+                                                              "norms": COMPARISONS}[kind]
+
+
+# -- notebook 01 §6b's norm comparisons ------------------------------------------------------------------------
+
+NORMS_REMAKE = "the shipped norm comparisons are not what compare_norms makes today: run " \
+               "`python benchmarks/train_shipped.py --only norms`"
+
+
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+def test_each_norm_comparison_ships_and_starts_as_recorded(name):
+    c = shipped_norms(name)
+    kwargs = COMPARISONS[name]
+    assert c.runs == [] and c.losses.shape == (len(c.variants), kwargs["steps"]) and c.cpu_seconds > 0
+    assert c.settings["lr"] == kwargs["lr"] and c.settings["warmup"] == kwargs["warmup"]
+    # The first step is taken at the same learning rate whatever the number of steps (warm-up from step 0, or the
+    # cosine's start): one step from the same seed gives the recorded first loss and gradient norm.
+    first = compare_norms("reverse", progress=False, **{**kwargs, "steps": 1})
+    np.testing.assert_allclose(first.losses[:, 0], c.losses[:, 0], rtol=1e-5, err_msg=NORMS_REMAKE)
+    np.testing.assert_allclose(first.grad_norms[:, 0], c.grad_norms[:, 0], rtol=1e-4, err_msg=NORMS_REMAKE)
+
+
+def test_a_norm_comparison_of_other_arguments_or_a_damaged_file_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="unknown comparison 'nope'"):
+        shipped_norms("nope")
+    with pytest.raises(SavedFileError, match="missing .*--only norms"):
+        shipped_norms("four-norms", path=tmp_path / "none.npz")
+    other = tmp_path / "other.npz"
+    small = {"four-norms": {**COMPARISONS["four-norms"], "steps": 2, "variants": ["pre-LN", "post-LN"]}}
+    monkeypatch.setattr("attnwidgets.teaching.shipped_norms.COMPARISONS", small)
+    make_norms(other)
+    monkeypatch.undo()
+    with pytest.raises(SavedFileError, match="made with other arguments than today's.*--only norms"):
+        shipped_norms("four-norms", path=other)
+    assert norms_path().name == "shipped_norms.npz"
 
 
 # -- the shipped studies of the bundled model ---------------------------------------------------------------------
