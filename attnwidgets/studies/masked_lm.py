@@ -162,7 +162,7 @@ def head_note(model: Any = None) -> str:
 
     Examples
     --------
-    >>> head_note().startswith("Not the model's own head:")
+    >>> head_note().startswith("Not the model's own head (it has none)")
     True
     """
     runner = get_runner(model)

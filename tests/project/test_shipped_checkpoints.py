@@ -29,7 +29,6 @@ from attnwidgets.studies.sweeps import SweepResult, SweepWork, evaluate
 from attnwidgets.studies.tasks import sts_sample, sts_task
 from attnwidgets.teaching import shipped
 from attnwidgets.teaching.block import compare_norms
-from attnwidgets.teaching.shipped_norms import COMPARISONS, make_norms, norms_path, shipped_norms
 from attnwidgets.teaching.shipped import (
     KIND,
     RECIPES,
@@ -40,6 +39,7 @@ from attnwidgets.teaching.shipped import (
     shipped_path,
     shipped_run,
 )
+from attnwidgets.teaching.shipped_norms import COMPARISONS, make_norms, norms_path, shipped_norms
 
 REMAKE = "the shipped file is not what its recipe makes today: run `python benchmarks/train_shipped.py --only {}`"
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
@@ -293,16 +293,46 @@ def test_each_norm_comparison_ships_and_starts_as_recorded(name):
 def test_a_norm_comparison_of_other_arguments_or_a_damaged_file_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="unknown comparison 'nope'"):
         shipped_norms("nope")
-    with pytest.raises(SavedFileError, match="missing .*--only norms"):
+    with pytest.raises(SavedFileError, match=r"missing .*--only norms"):
         shipped_norms("four-norms", path=tmp_path / "none.npz")
     other = tmp_path / "other.npz"
     small = {"four-norms": {**COMPARISONS["four-norms"], "steps": 2, "variants": ["pre-LN", "post-LN"]}}
     monkeypatch.setattr("attnwidgets.teaching.shipped_norms.COMPARISONS", small)
     make_norms(other)
     monkeypatch.undo()
-    with pytest.raises(SavedFileError, match="made with other arguments than today's.*--only norms"):
+    with pytest.raises(SavedFileError, match=r"made with other arguments than today's.*--only norms"):
         shipped_norms("four-norms", path=other)
     assert norms_path().name == "shipped_norms.npz"
+
+
+# -- notebook 02 §7's fine-tuning comparison -----------------------------------------------------------------------
+
+def test_the_shipped_finetuning_comparison_loads_for_the_bundled_model_only(bundled, capsys, tmp_path):
+    from attnwidgets.studies import shipped_finetune as sf
+
+    cmp = sf.shipped_finetune(bundled, progress=False)
+    assert "finetune shipped with attnwidgets" in capsys.readouterr().out
+    info = bundled.info
+    assert cmp.tuned is None and cmp.similarity.shape == (info.n_layers, info.n_heads)
+    assert 0.9 < cmp.similarity.min() <= cmp.similarity.max() <= 1 + 1e-6 and 0 <= cmp.log["heldout_accuracy"] <= 1
+    assert len(cmp.log["losses"]) == 9 and len(cmp.texts) == 60          # one epoch of 140 sentences, batches of 16
+    before = bundled.run(cmp.texts[0])
+    assert cmp.example.tokens == before.tokens and cmp.example.model.name.endswith("(fine-tuned)")
+    np.testing.assert_allclose(cmp.example.attention.sum(-1), 1, atol=1e-4)
+    assert not np.allclose(cmp.example.attention, before.attention, atol=1e-4)   # the fine-tuned maps, not these
+    # A file of other arguments, or one changed by hand, is refused by name with how to make it again.
+    tags = read(sf.finetune_path(), sf.KIND)
+    arrays = {n: tags.array(n) for n in ("similarity", "losses", "example_after")}
+    other = tmp_path / "other.npz"
+    write(other, sf.KIND, arrays, model=bundled, settings={"args": {"epochs": 2, "seed": 0}}, attrs=tags.attrs)
+    with pytest.raises(SavedFileError, match=r"other arguments.*--only finetune"):
+        sf.shipped_finetune(bundled, path=other)
+    arrays["similarity"] = np.full_like(arrays["similarity"], np.nan)
+    write(other, sf.KIND, arrays, model=bundled, settings={"args": sf.ARGS}, attrs=tags.attrs)
+    with pytest.raises(SavedFileError, match="NaN"):
+        sf.shipped_finetune(bundled, path=other)
+    with pytest.raises(SavedFileError, match=r"missing .*--only finetune"):
+        sf.shipped_finetune(bundled, path=tmp_path / "none.npz")
 
 
 # -- the shipped studies of the bundled model ---------------------------------------------------------------------

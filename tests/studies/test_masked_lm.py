@@ -176,7 +176,8 @@ def test_static_twin():
         assert ax.get_xlim() == (0, 1)
     texts = fig.get_suptitle() + " " + fig.supxlabel_text() if hasattr(fig, "supxlabel_text") else \
         fig.get_suptitle() + " " + fig._supxlabel.get_text()
-    assert "attnwidgets' head" in texts and "Not the model's own head" in texts and w._meta["head"].replace("\n", " ")[:40] in texts.replace("\n", " ")
+    flat = texts.replace("\n", " ")
+    assert "attnwidgets' head" in flat and "Not the model's own head" in flat and w._meta["head"][:40] in flat
     with pytest.raises(ValueError, match="out of range"):
         aw.plots.plot_fill_mask(w.view, mask=2)
     with pytest.raises(TypeError, match="fill_mask_view"):

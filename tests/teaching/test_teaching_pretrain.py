@@ -218,7 +218,7 @@ def test_nsp_and_mlm_loss_on_a_model_without_the_head_say_what_it_has_and_what_t
     with pytest.raises(NoPretrainingHeadError, match="BertModel has no masked-LM head"):
         masked_lm_loss(encoder, pairs, tokenizer=tok)
     mlm = transformers.BertForMaskedLM.from_pretrained(tiny_bert_mlm)
-    with pytest.raises(NoPretrainingHeadError, match="BertForMaskedLM has no next-sentence .*it has the masked-LM "
+    with pytest.raises(NoPretrainingHeadError, match=r"BertForMaskedLM has no next-sentence .*it has the masked-LM "
                        "head only"):
         nsp_probabilities(mlm, pairs, tokenizer=tok)
     assert masked_lm_loss(mlm, pairs[:2], tokenizer=tok) > 0       # the masked-LM head is all this measure needs
