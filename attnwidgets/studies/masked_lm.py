@@ -109,6 +109,31 @@ def forget_heads() -> None:
     _heads.clear()
 
 
+def _head_arrays(file: Path, vocab: int, hidden: int) -> dict[str, np.ndarray]:
+    """A head file's arrays, each read only after its header declares the shape this model needs (so a file of
+    other shapes, or an archive bomb, is refused before anything is decompressed) and checked finite:
+    :class:`~attnwidgets.persist.SavedFileError` otherwise. A file from elsewhere is read as untrusted input."""
+    import zipfile
+
+    from ..persist import SavedFileError, read_entry
+
+    shapes = {"dense_weight": (hidden, hidden), "dense_bias": (hidden,), "norm_weight": (hidden,),
+              "norm_bias": (hidden,), "bias": (vocab,)}
+    if not file.is_file() or not zipfile.is_zipfile(file):
+        raise SavedFileError(f"{str(file)!r} is not a masked-LM head file (an .npz that "
+                             "benchmarks/train_mlm_head.py writes)")
+    with zipfile.ZipFile(file) as z:
+        names = {n[:-4] for n in z.namelist() if n.endswith(".npy")}
+    arrays = {name: read_entry(file, name, shape, "f", what="the masked-LM head") for name, shape in shapes.items()}
+    if "layer" in names:
+        arrays["layer"] = read_entry(file, "layer", (), "iu", what="the masked-LM head")
+    for name, value in arrays.items():
+        if not np.isfinite(value).all():
+            raise SavedFileError(f"{str(file)!r}: the head's {name} holds NaN or infinity; train it again with "
+                                 "benchmarks/train_mlm_head.py")
+    return arrays
+
+
 def load_head(runner: Runner | None = None, path: str | Path | None = None) -> MLMHead:
     """The shipped masked-LM head, tied to ``runner``'s (the bundled model's) word embeddings; ``head.layer`` says
     which layer's output it reads."""
@@ -118,10 +143,13 @@ def load_head(runner: Runner | None = None, path: str | Path | None = None) -> M
     if cached is not None and cached.embeddings.data_ptr() == emb_now.data_ptr():   # ids of freed runners recur
         return cached
     file = Path(path) if path is not None else data_path(HEAD_FILE)
-    with np.load(file) as z:
-        arrays = {k: z[k] for k in z.files}
+    arrays = _head_arrays(file, *emb_now.shape)
     emb = cast(Any, runner.model).get_input_embeddings().weight.detach()
     layer = int(arrays["layer"]) if "layer" in arrays else None
+    if layer is not None and not 0 <= layer <= runner.info.n_layers:
+        from ..persist import SavedFileError
+
+        raise SavedFileError(f"{str(file)!r}: the head reads layer {layer}, the model has 0..{runner.info.n_layers}")
     with torch.inference_mode(False):     # loaded during a fill-in: still ordinary tensors, usable with autograd
         head = MLMHead(emb.float().cpu(), layer=layer).load_arrays(arrays).eval()
     if path is None:

@@ -259,3 +259,24 @@ def test_accuracy_bad_input(tiny_bert):
         fm.fill_mask_accuracy(tiny_bert, DOCS)
     with pytest.raises(TypeError, match="model must be"):
         fm.fill_mask_accuracy(3.5, DOCS)
+
+
+def test_a_head_file_from_elsewhere_is_read_as_untrusted_input(tmp_path):
+    # load_head(path=) read any .npz with np.load: NaN weights loaded, another model's shapes failed late, and an
+    # archive bomb was inflated before anything was checked.
+    from attnwidgets.persist import SavedFileError
+
+    with np.load(data_path(fm.HEAD_FILE)) as z:
+        arrays = {k: z[k] for k in z.files}
+    bad = dict(arrays, dense_bias=np.full_like(arrays["dense_bias"], np.nan))
+    np.savez(tmp_path / "nan.npz", **bad)
+    with pytest.raises(SavedFileError, match="dense_bias holds NaN"):
+        fm.load_head(path=tmp_path / "nan.npz")
+    small = dict(arrays, bias=arrays["bias"][:10])
+    np.savez(tmp_path / "small.npz", **small)
+    with pytest.raises(SavedFileError, match=r"'bias' of shape \(10,\), not \(30522,\)"):
+        fm.load_head(path=tmp_path / "small.npz")
+    (tmp_path / "text.npz").write_text("not a zip")
+    with pytest.raises(SavedFileError, match="not a masked-LM head file"):
+        fm.load_head(path=tmp_path / "text.npz")
+    assert fm.load_head(path=data_path(fm.HEAD_FILE)).layer == arrays["layer"]
