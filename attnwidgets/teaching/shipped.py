@@ -348,7 +348,9 @@ def _curve(arrays: dict[str, np.ndarray], key: str, shape: tuple[int, ...], wher
 
 def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, tokenizer: Any = None) -> Any:
     """Load the shipped run ``name`` from ``path`` (default :func:`shipped_path`), checked against its recipe and
-    the model the code builds today; :class:`~attnwidgets.persist.SavedFileError` for a file that does not fit."""
+    the model the code builds today; :class:`~attnwidgets.persist.SavedFileError` for a file that does not fit.
+    A file given by ``path`` is also measured again: its weights must give the metric stored with them (held-out
+    accuracy, second-copy loss, masked-LM loss; the extrapolation run's accuracies are its only numbers)."""
     recipe = _recipe(name)
     file = Path(path) if path is not None else shipped_path(name)
     where = repr(str(file))
@@ -372,17 +374,46 @@ def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, token
         # A fresh model draws its initial weights (overwritten at once) from torch's generator: leave the session's.
         with torch.random.fork_rng(devices=[]):
             if recipe.kind == "toy":
-                return _load_toy(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note)
-            if recipe.kind == "induction":
-                return _load_induction(recipe, args, arrays, where, seconds, cpu_seconds, note)
-            if recipe.kind == "extrapolation":
+                run = _load_toy(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note)
+            elif recipe.kind == "induction":
+                run = _load_induction(recipe, args, arrays, where, seconds, cpu_seconds, note)
+            elif recipe.kind == "extrapolation":
                 return _load_extrapolation(recipe, args, arrays, where, seconds, cpu_seconds, note)
-            return _load_bert(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note, tokenizer)
+            else:
+                run = _load_bert(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note, tokenizer)
+        if path is not None:     # a file from elsewhere: its weights must give the metrics stored with them
+            _check_metrics(recipe, run, attrs, where)
+        return run
     except SavedFileError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SavedFileError(f"{where} is damaged or does not fit run {name!r} ({type(exc).__name__}: {exc}): "
                              f"{_remake(recipe)}") from exc
+
+
+def _check_metrics(recipe: Recipe, run: Any, attrs: dict[str, Any], where: str) -> None:
+    """Measure the loaded weights again and compare with the metrics stored beside them (what
+    ``tests/project/test_shipped_checkpoints.py`` checks of the packaged files): weights edited after the file was made
+    give other numbers. Not a signature: whoever rewrites the weights can rewrite the metrics too, so a file from
+    elsewhere is still trusted like code; this catches a file changed by accident or by a careless hand."""
+    metrics = attrs["metrics"]
+    if recipe.kind == "toy":
+        from .training import evaluate
+
+        now, stored, what = evaluate(run.model, run.task, run.held_out), float(metrics["accuracy"]), "held-out accuracy"
+        same = now == stored
+    elif recipe.kind == "induction":
+        from .induction import probe_scores
+
+        now, stored, what = float(probe_scores(run)[0]), float(metrics["second_copy_loss"]), "second-copy loss"
+        same = abs(now - stored) <= 1e-5 * max(1.0, abs(stored))
+    else:
+        now, stored, what = bert_metrics(run)["mlm_heldout_loss"], float(metrics["mlm_heldout_loss"]), \
+            "held-out masked-LM loss"
+        same = abs(now - stored) <= 1e-5 * max(1.0, abs(stored))
+    if not same:
+        raise SavedFileError(f"{where}: its weights give a {what} of {now:.6g}, the file records {stored:.6g}: the "
+                             f"weights were changed after it was made; {_remake(recipe)}")
 
 
 def _load_toy(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.ndarray], attrs: dict[str, Any], where: str,

@@ -226,6 +226,21 @@ def test_a_damaged_toy_file_is_refused_clearly(tmp_path, change, message):
     assert str(path) in str(err.value) and "train_shipped.py --only reverse" in str(err.value)
 
 
+def _scrambled(arrays):       # the same shapes, dtype and finite values: only measuring the weights tells
+    rng = np.random.default_rng(0)
+    arrays[W] = rng.permutation(arrays[W].ravel()).reshape(arrays[W].shape)
+
+
+def test_a_file_whose_weights_do_not_give_its_recorded_metric_is_refused(tmp_path):
+    # load_shipped(path=) took weights of the right shapes unchecked: a scrambled embedding loaded as the shipped run.
+    path = _rewrite("reverse", tmp_path, _scrambled)
+    with pytest.raises(SavedFileError, match=r"its weights give a held-out accuracy of .*, the file records 1: the "
+                       r"weights were changed after it was made"):
+        load_shipped("reverse", path)
+    assert load_shipped("reverse", _rewrite("reverse", tmp_path)).accuracy == saved("reverse").attrs["metrics"][
+        "accuracy"]                                               # the untouched copy loads from a path too
+
+
 def test_another_recipe_or_another_run_is_refused(tmp_path):
     s = saved("reverse")
     path = _rewrite("reverse", tmp_path, settings={**s.settings, "recipe": {"task": "reverse", "steps": 10}})
