@@ -37,6 +37,8 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     note = nb.page.locator("[data-testid=head-note]").first.text_content()
     note = note.strip("\u2068\u2069")                            # drawn as isolated text
     assert note.startswith("Not the model's own head") and note == nb.python("print(w._meta['head'])").strip()
+    title = nb.page.locator(".aw-fill-mask .aw-title").first.text_content()
+    assert title.endswith("fill in the [MASK] · attnwidgets' head"), title
 
     # The attention row: one column per token, Python's mean over the last layer's heads.
     n = int(nb.python("print(len(w.view['tokens']))"))

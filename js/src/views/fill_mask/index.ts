@@ -97,7 +97,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     const t = theme(model.get("theme"));
     applyTheme(root, t);
     const meta = model.get("_meta");
-    title.textContent = fillTitle(userText(meta.model ?? ""), userText(meta.head ?? ""));
+    title.textContent = fillTitle(userText(meta.model ?? ""), meta.head ?? ""); // head: only tested, not shown
     if (document.activeElement !== dom.input) dom.input.value = model.get("text");
     const p = model.get("_payload");
     const room = pictureWidth(measured, roomFor(el), t.name);
