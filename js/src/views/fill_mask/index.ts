@@ -30,7 +30,7 @@ const CSS = `
 .aw-fill-mask input.aw-fill-text[type="text"] { font: inherit; width: 32em; max-width: 90%; padding: 2px 6px; }
 .aw-fill-mask canvas { display: block; }
 .aw-fill-mask .aw-fill-top { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 1.5em; }
-.aw-fill-mask .aw-fill-head { flex: 1 1 14em; max-width: 28em; }
+.aw-fill-mask .aw-fill-head { flex: 1 1 14em; max-width: 28em; margin-bottom: 0.5em; }
 `;
 
 /** The sentence box, the two canvases and the texts around them. */
