@@ -295,19 +295,19 @@ class GenerationResult:
         for name, v in (("start", start), ("stop", stop)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"the span's {name} must be an integer token position, got {type(v).__name__} {v!r}")
-        start, stop = int(start), int(stop)
-        if start < 0:
-            start += n_prompt
-        if stop < 0:
-            stop += n_prompt
+        asked = (int(start), int(stop))                # as the caller gave it, before negatives count from the end
+        start, stop = (v + n_prompt if v < 0 else v for v in asked)
+        read = f"({asked[0]}, {asked[1]})" + ("" if (start, stop) == asked else
+                                              f" (read as ({start}, {stop}): negative positions count back from "
+                                              f"the end of the {where}, {n_prompt} tokens)")
         if stop <= start:
-            raise ValueError(f"the span ({start}, {stop}) is empty: give (start, stop) with start < stop (stop "
+            raise ValueError(f"the span {read} is empty: give (start, stop) with start < stop (stop "
                              f"exclusive), e.g. (0, {n_prompt}) for the whole {where}")
         if start < 0 or stop > n_text:
-            raise ValueError(f"the span ({start}, {stop}) is outside the text: the keys are {n_text} tokens "
+            raise ValueError(f"the span {read} is outside the text: the keys are {n_text} tokens "
                              f"(0..{n_text - 1}), of which the {where} is 0..{n_prompt - 1}")
         if stop > n_prompt:
-            raise ValueError(f"the span ({start}, {stop}) overlaps the generated part (positions {n_prompt} and on): "
+            raise ValueError(f"the span {read} overlaps the generated part (positions {n_prompt} and on): "
                              f"a span share is of tokens every step has seen, within the {where} 0..{n_prompt - 1}")
         return start, stop
 

@@ -26,6 +26,8 @@ import html
 import numbers
 from typing import Any
 
+from .token_text import visible_text
+
 __all__ = ["ROWS", "TOKENS", "cell_text", "repr_html", "summary"]
 
 #: Rows of an object's frame shown (the rest are counted, not shown).
@@ -40,11 +42,16 @@ _CELL = "padding:1px 6px;border:1px solid #ddd;text-align:left;font-family:monos
 
 
 def cell_text(value: Any, limit: int = 60) -> str:
-    """One value as the escaped text of a table cell: floats to 4 significant digits, long text cut at ``limit``.
+    """One value as the escaped text of a table cell: floats to 4 significant digits, long text cut at ``limit``,
+    invisible characters shown as markers (a right-to-left override U+202E would otherwise reverse what follows it
+    in the notebook, the same rule as the views' labels).
 
     >>> cell_text(0.123456), cell_text(3), cell_text('<script>'), cell_text("x" * 70)[-3:]
     ('0.1235', '3', '&lt;script&gt;', 'xx…')
+    >>> cell_text("\u202eevil")
+    '⟨U+202E⟩evil'
     """
+
     if isinstance(value, bool) or value is None:
         text = str(value)
     elif isinstance(value, numbers.Integral):
@@ -53,6 +60,7 @@ def cell_text(value: Any, limit: int = 60) -> str:
         text = f"{float(value):.4g}"
     else:
         text = str(value)
+    text = visible_text(text)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return html.escape(text, quote=True)
@@ -140,7 +148,7 @@ def repr_html(obj: Any, rows: int = ROWS) -> str:
     """
     name = html.escape(type(obj).__name__)
     parts = [f'<div class="aw-repr"><div style="font-family:monospace;font-size:12px"><b>{name}</b> '
-             f"{html.escape(summary(obj), quote=True)}</div>"]
+             f"{html.escape(visible_text(summary(obj)), quote=True)}</div>"]
     tokens = getattr(obj, "tokens", None)
     if isinstance(tokens, (list, tuple)):
         parts.append(_tokens_html(tokens))

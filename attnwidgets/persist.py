@@ -420,6 +420,8 @@ def _open(path: Path) -> tuple[dict[str, Any], frozenset[str]]:
         tags = json.loads(str(text))
     except SavedFileError:
         raise
+    except RecursionError:   # json nests by recursion: tags nested thousands deep are not tags this package wrote
+        raise SavedFileError(f"{damaged} (its tags nest deeper than Python's JSON reader can go)") from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
         raise SavedFileError(f"{damaged} ({type(exc).__name__}: {exc})") from exc
     if not isinstance(tags, dict) or "attnwidgets_file" not in tags or "kind" not in tags:

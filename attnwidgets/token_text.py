@@ -30,7 +30,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-__all__ = ["BYTE_MARKER", "byte_level_bytes", "byte_marker", "display_tokens", "fallback_byte", "merge_partials"]
+__all__ = ["BYTE_MARKER", "INVISIBLE_RANGES", "byte_level_bytes", "byte_marker", "display_tokens", "fallback_byte",
+           "is_invisible", "merge_partials", "visible_text"]
 
 #: A run of bytes shown in hex: ``⟨E6 9D⟩``.
 BYTE_MARKER = re.compile(r"⟨((?:[0-9A-F]{2} )*[0-9A-F]{2})⟩")
@@ -186,3 +187,53 @@ def merge_partials(text: str) -> str:
         return m.group(0)
 
     return _MARKER_RUN.sub(merge, text)
+
+
+# -- what is shown of invisible characters (here, below every layer, so html_repr and the views share it) -------
+
+# First and last code point of every character shown as a ⟨U+XXXX⟩ marker: control (Cc) and format (Cf) characters
+# of Unicode 17, with the line and paragraph separators U+2028/U+2029 (bidi controls, zero-width characters, the soft
+# hyphen, tag characters). A fixed table, the same as INVISIBLE_RANGES in js/src/shared/text.ts, not this Python's
+# unicodedata (Unicode 14 on 3.11), so that a figure and a widget mark exactly the same characters.
+INVISIBLE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0000, 0x001F), (0x007F, 0x009F), (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
+    (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x2028, 0x202E),
+    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)
+
+
+def is_invisible(char: str) -> bool:
+    """Whether ``char`` is shown as a marker (see ``INVISIBLE_RANGES``).
+
+    Examples
+    --------
+    >>> is_invisible("\\u202e"), is_invisible("\\u200b"), is_invisible("a"), is_invisible(" ")
+    (True, True, False, False)
+    """
+    c = ord(char)
+    return any(lo <= c <= hi for lo, hi in INVISIBLE_RANGES)
+
+
+def visible_text(text: str) -> str:
+    """``text`` with newline as "⏎", tab as "⇥" and every other invisible character as ``⟨U+XXXX⟩``.
+
+    A right-to-left override can then not reverse what follows it, and a zero-width space does not draw a blank.
+    The same rule as ``visibleText`` in js/src/shared/text.ts.
+
+    Examples
+    --------
+    >>> visible_text("abc\\u202edef"), visible_text("\\u200b"), visible_text("a\\tb\\n")
+    ('abc⟨U+202E⟩def', '⟨U+200B⟩', 'a⇥b⏎')
+    """
+    out = []
+    for ch in text:
+        if ch == "\n":
+            out.append("⏎")
+        elif ch == "\t":
+            out.append("⇥")
+        elif is_invisible(ch):
+            out.append(f"⟨U+{ord(ch):04X}⟩")
+        else:
+            out.append(ch)
+    return "".join(out)

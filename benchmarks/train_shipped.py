@@ -7,6 +7,8 @@ Usage::
     python benchmarks/train_shipped.py --only tiny-bert  # one (or several: --only reverse sts-sweep)
     python benchmarks/train_shipped.py --only extrapolation  # notebook 01 §4b: one toy decoder per position scheme
     python benchmarks/train_shipped.py --only induction-gpt2  # notebook 07: a tiny Hugging Face GPT-2 that copies
+    python benchmarks/train_shipped.py --only norms      # notebook 01 §6b: the norm comparisons (shipped_norms.npz)
+    python benchmarks/train_shipped.py --only finetune   # notebook 02 §7: fine-tuning's change per head
     python benchmarks/train_shipped.py --check           # load each shipped file and print what it holds
     python benchmarks/train_shipped.py --smoke           # what CI runs: --check (training is minutes, not seconds)
 
@@ -71,23 +73,48 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from attnwidgets.studies.shipped import STUDIES, load_study, make_study, study_path
+    from attnwidgets.studies.shipped_finetune import finetune_path, make_finetune, shipped_finetune
     from attnwidgets.teaching.shipped import RECIPES, load_shipped, make_shipped, shipped_path
+    from attnwidgets.teaching.shipped_norms import COMPARISONS, make_norms, norms_path, shipped_norms
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", choices=sorted([*RECIPES, *STUDIES, INDUCTION_GPT2]),
+    parser.add_argument("--only", nargs="+", choices=sorted([*RECIPES, *STUDIES, "norms", "finetune", INDUCTION_GPT2]),
                         help="make only these")
     parser.add_argument("--check", action="store_true", help="load the shipped files and print them; train nothing")
     parser.add_argument("--smoke", action="store_true", help="as --check (CI's benchmark tier; tests/"
                         "test_shipped_checkpoints.py re-makes the first steps of each run against its file)")
     args = parser.parse_args(argv)
     args.check = args.check or args.smoke
-    names = args.only or [*RECIPES, *STUDIES, INDUCTION_GPT2]
+    names = args.only or [*RECIPES, *STUDIES, "norms", "finetune", INDUCTION_GPT2]
     torch.set_num_threads(1)
     total = 0
     if INDUCTION_GPT2 in names:
         total += induction_gpt2(args.check)
         names = [n for n in names if n != INDUCTION_GPT2]
     for name in names:
+        if name == "norms":      # notebook 01 §6b's compare_norms calls, one file
+            if not args.check:
+                start = time.perf_counter()
+                path = make_norms()
+                print(f"norms: compare_norms for {', '.join(COMPARISONS)} -> {path.relative_to(ROOT)} "
+                      f"({path.stat().st_size / 1024:.0f} KiB, {time.perf_counter() - start:.0f} s)")
+            for comparison in COMPARISONS:
+                print(f"  {comparison}: {shipped_norms(comparison)}")
+            total += norms_path().stat().st_size
+            continue
+        if name == "finetune":   # notebook 02 §7's compare_finetuning on the bundled model
+            from attnwidgets.runner import get_runner
+
+            if not args.check:
+                start = time.perf_counter()
+                path = make_finetune()
+                print(f"finetune: compare_finetuning -> {path.relative_to(ROOT)} "
+                      f"({path.stat().st_size / 1024:.0f} KiB, {time.perf_counter() - start:.0f} s)")
+            cmp = shipped_finetune(get_runner(), progress=False)
+            print(f"  held-out accuracy {cmp.log['heldout_accuracy']:.3f}, similarity "
+                  f"{cmp.similarity.min():.3f}..{cmp.similarity.max():.3f}")
+            total += finetune_path().stat().st_size
+            continue
         study = name in STUDIES
         if not args.check:
             start = time.perf_counter()

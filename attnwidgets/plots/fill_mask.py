@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,7 +21,10 @@ _BAR = "#4c72b0"
 
 @lecture_fit
 def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *, theme: str | None = None) -> Figure:
-    """The fillers of every [MASK] (bars: probability) and the attention of one [MASK] over the tokens.
+    """The fillers of every [MASK] (bars: probability on a fixed 0–100 % axis) and the attention of one [MASK] over
+    the tokens; titled with the model and, under the figure, whose guesses these are (``view["head"]``: for the bundled
+    model the head attnwidgets trained on its frozen encoder, with its measured top-1 against the word-frequency
+    baseline).
 
     Parameters
     ----------
@@ -54,18 +58,25 @@ def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *,
     with lecture_fonts(name), missing_glyphs_quiet():
         fig = new_figure((max(8.0, 2.6 * n_masks + 0.55 * n), 6.0), layout="constrained")
         grid = fig.add_gridspec(2, n_masks, height_ratios=[1, 1])
-        p_max = max([1e-6, *(p for f in v["fills"] for p in f["probs"])])   # one scale for every [MASK]
+        # One fixed 0-100 % axis for every [MASK], as on the page: an 8 % guess is a short bar, not a full one.
         for m, fill in enumerate(v["fills"]):
             ax = fig.add_subplot(grid[0, m])
             labels = [token_label(t) for t in fill["tokens"]][::-1]
             probs = list(fill["probs"])[::-1]
             ax.barh(range(len(probs)), probs, color=accent if m == mask else _BAR)
             ax.set_yticks(range(len(probs)), labels)
-            ax.set_xlim(0, p_max * 1.35)
+            ax.set_xlim(0, 1)
+            ax.set_xticks([0, 0.5, 1], ["0 %", "50 %", "100 %"])
             for i, p in enumerate(probs):
                 ax.text(p, i, f" {100 * p:.1f} %", va="center")
             ax.set_title(f"[MASK] #{m + 1} (token {v['positions'][m]})")
             ax.set_xlabel("probability")
+        head_text = str(v.get("head", ""))
+        ours = head_text.startswith("Not the model's own head")
+        fig.suptitle(f"{v.get('model', '')} · fill in the [MASK]" + (" · attnwidgets' head" if ours else ""))
+        if head_text:
+            # wrapped narrow enough for the narrowest figure (8 in) in the lecture theme's large font
+            fig.supxlabel("\n".join(textwrap.wrap(head_text, 72)), fontsize="small")
         ax = fig.add_subplot(grid[1, :])
         colors = [accent if j == v["positions"][mask] else _BAR for j in range(n)]
         ax.bar(range(n), row, color=colors)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..viewdata.labels import token_label, visible_text
 from ..viewdata.qk_space import check_qk_space, check_view_color, qk_space_columns
 from .head_view import HEAD_COLOURS
 from .style import LECTURE_SCALE, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
@@ -72,8 +73,9 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
             for k in [-1, *range(len(labels))]:
                 c = _OTHER if k < 0 else HEAD_COLOURS[k % len(HEAD_COLOURS)]
                 sel = cats == k
+                name = None if k < 0 else token_label(labels[k]) if color == "token" else visible_text(labels[k])
                 ax.scatter(points[sel & queries, 0], points[sel & queries, 1], s=size, color=c, linewidths=0,
-                           label=None if k < 0 else labels[k])
+                           label=name)   # U+202E and other invisible characters as markers, as on the page
                 ax.scatter(points[sel & keys, 0], points[sel & keys, 1], s=size, facecolors="none", edgecolors=c,
                            linewidths=1.0)
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, markerscale=1.5,

@@ -123,15 +123,20 @@ class FinetuneComparison:
         From :func:`finetune_classifier`, plus ``heldout_accuracy`` of the fine-tuned classifier.
     texts : list[str]
         The held-out texts compared.
+    example : AttentionResult or None
+        The fine-tuned model's run of ``texts[0]`` (what a notebook draws beside the pre-trained model's); a shipped
+        comparison (:func:`attnwidgets.studies.shipped_finetune.shipped_finetune`) has it though its ``tuned`` is
+        None (the fine-tuned weights are not stored).
     """
 
     _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     similarity: np.ndarray
     by_layer: pd.DataFrame
-    tuned: Runner
+    tuned: Runner | None
     log: dict[str, Any]
     texts: list[str]
+    example: Any = None
 
     @property
     def change_percent(self) -> np.ndarray:
@@ -172,4 +177,4 @@ def compare_finetuning(
         pred = head(emb).argmax(-1).numpy()
     log["heldout_accuracy"] = float(np.mean(np.array(log["classes"])[pred] == test.label.to_numpy()))
     sim = mean_head_similarity(before, after)
-    return FinetuneComparison(sim, similarity_by_layer(sim), tuned, log, texts)
+    return FinetuneComparison(sim, similarity_by_layer(sim), tuned, log, texts, after[0])

@@ -35,7 +35,7 @@ from attnwidgets.runner.runner import Runner, get_runner
 
 __all__ = ["HEAD_FILE", "MLMHead", "MaskAccuracy", "MaskCases", "NoMaskedLMHeadError", "fill_mask",
            "fill_mask_accuracy", "fill_mask_logits", "fill_mask_view", "forget_heads", "frequency_baseline",
-           "load_head", "mask_cases", "normalise_masks"]
+           "head_note", "load_head", "mask_cases", "normalise_masks", "shipped_head_scores"]
 
 HEAD_FILE = "mlm_head.npz"
 _MASK_SPELLING = re.compile(r"\[mask\]|<mask>", re.IGNORECASE)
@@ -109,6 +109,31 @@ def forget_heads() -> None:
     _heads.clear()
 
 
+def _head_arrays(file: Path, vocab: int, hidden: int) -> dict[str, np.ndarray]:
+    """A head file's arrays, each read only after its header declares the shape this model needs (so a file of
+    other shapes, or an archive bomb, is refused before anything is decompressed) and checked finite:
+    :class:`~attnwidgets.persist.SavedFileError` otherwise. A file from elsewhere is read as untrusted input."""
+    import zipfile
+
+    from ..persist import SavedFileError, read_entry
+
+    shapes = {"dense_weight": (hidden, hidden), "dense_bias": (hidden,), "norm_weight": (hidden,),
+              "norm_bias": (hidden,), "bias": (vocab,)}
+    if not file.is_file() or not zipfile.is_zipfile(file):
+        raise SavedFileError(f"{str(file)!r} is not a masked-LM head file (an .npz that "
+                             "benchmarks/train_mlm_head.py writes)")
+    with zipfile.ZipFile(file) as z:
+        names = {n[:-4] for n in z.namelist() if n.endswith(".npy")}
+    arrays = {name: read_entry(file, name, shape, "f", what="the masked-LM head") for name, shape in shapes.items()}
+    if "layer" in names:
+        arrays["layer"] = read_entry(file, "layer", (), "iu", what="the masked-LM head")
+    for name, value in arrays.items():
+        if not np.isfinite(value).all():
+            raise SavedFileError(f"{str(file)!r}: the head's {name} holds NaN or infinity; train it again with "
+                                 "benchmarks/train_mlm_head.py")
+    return arrays
+
+
 def load_head(runner: Runner | None = None, path: str | Path | None = None) -> MLMHead:
     """The shipped masked-LM head, tied to ``runner``'s (the bundled model's) word embeddings; ``head.layer`` says
     which layer's output it reads."""
@@ -118,15 +143,63 @@ def load_head(runner: Runner | None = None, path: str | Path | None = None) -> M
     if cached is not None and cached.embeddings.data_ptr() == emb_now.data_ptr():   # ids of freed runners recur
         return cached
     file = Path(path) if path is not None else data_path(HEAD_FILE)
-    with np.load(file) as z:
-        arrays = {k: z[k] for k in z.files}
+    arrays = _head_arrays(file, *emb_now.shape)
     emb = cast(Any, runner.model).get_input_embeddings().weight.detach()
     layer = int(arrays["layer"]) if "layer" in arrays else None
+    if layer is not None and not 0 <= layer <= runner.info.n_layers:
+        from ..persist import SavedFileError
+
+        raise SavedFileError(f"{str(file)!r}: the head reads layer {layer}, the model has 0..{runner.info.n_layers}")
     with torch.inference_mode(False):     # loaded during a fill-in: still ordinary tensors, usable with autograd
         head = MLMHead(emb.float().cpu(), layer=layer).load_arrays(arrays).eval()
     if path is None:
         _heads[id(runner)] = head
     return head
+
+
+def shipped_head_scores(path: str | Path | None = None) -> dict[str, Any]:
+    """What the shipped head scored when ``benchmarks/train_mlm_head.py`` made it, read from the report stored in
+    its file (nothing typed here): ``layer`` it reads, held-out ``top1``/``top5``, the word-frequency baseline's
+    ``baseline_top1``/``baseline_top5`` on the same positions, and ``n`` (how many held-out words).
+
+    Examples
+    --------
+    >>> s = shipped_head_scores()
+    >>> s["top1"] > s["baseline_top1"], s["layer"]
+    (True, 6)
+    """
+    import json
+
+    file = Path(path) if path is not None else data_path(HEAD_FILE)
+    from ..persist import read_entry
+
+    report = json.loads(str(read_entry(file, "report", (), "U", limit=1, what="the masked-LM head's report")))
+    chosen = next(row for row in report["table"] if row["variant"] == report["chosen"])
+    baseline = next(row for row in report["table"] if row["variant"].startswith("word frequency"))
+    check = report.get("held_out_check", {})
+    return {"layer": int(report["layer"]), "top1": float(check.get("top-1", chosen["held-out top-1"])),
+            "top5": float(check.get("top-5", chosen["held-out top-5"])),
+            "baseline_top1": float(baseline["held-out top-1"]), "baseline_top5": float(baseline["held-out top-5"]),
+            "n": int(check.get("n", chosen.get("n_targets", 0)))}
+
+
+def head_note(model: Any = None) -> str:
+    """One line saying whose guesses a fill-in shows: for the bundled model, the head attnwidgets trained on its
+    frozen encoder and how it scores against the word-frequency baseline (read from the head's file); for a model
+    with its own masked-LM head, that head.
+
+    Examples
+    --------
+    >>> head_note().startswith("Not the model's own head (it has none)")
+    True
+    """
+    runner = get_runner(model)
+    if not _is_bundled(runner):
+        return f"The model's own masked-LM head ({runner.info.name})."
+    s = shipped_head_scores()
+    return (f"Not the model's own head (it has none): a head attnwidgets trained on its frozen layer-{s['layer']} "
+            f"output. Held-out top-1 {100 * s['top1']:.1f} %; always guessing the most frequent word: "
+            f"{100 * s['baseline_top1']:.1f} % ({s['n']} words).")
 
 
 # -- filling in ------------------------------------------------------------------------------------------------------
@@ -206,7 +279,8 @@ def fill_mask(text: str, k: int = 5, model: str | Runner | None = None) -> Any:
 def fill_mask_view(text: str, k: int = 5, model: Any = None) -> dict[str, Any]:
     """What the widget and its static twin draw for ``text``: ``tokens``, ``positions`` of the masks, ``fills``
     (per mask: ``tokens`` and ``probs`` of the top k) and ``rows`` ((masks, layers, heads, tokens) float32: the
-    attention of each [MASK] position over all tokens) and ``model`` (its name).
+    attention of each [MASK] position over all tokens), ``model`` (its name) and ``head`` (whose guesses these are,
+    :func:`head_note`).
 
     Examples
     --------
@@ -224,7 +298,7 @@ def fill_mask_view(text: str, k: int = 5, model: Any = None) -> dict[str, Any]:
     fills = [{"tokens": [str(t) for t in g["token"]], "probs": [float(p) for p in g["probability"]]}
              for _, g in table.groupby("mask", sort=True)]
     return {"tokens": list(result.tokens), "positions": positions, "fills": fills, "rows": rows,
-            "model": result.model.name}
+            "model": result.model.name, "head": head_note(runner)}
 
 
 # -- one measure: held-out top-k accuracy on masked words ------------------------------------------------------------

@@ -5,6 +5,15 @@ A folder holds ``manifest.json`` (the run's tags, the plan, and each finished sh
 and checksums) and ``shard-NNNNN.npz`` + ``.json`` per finished shard. A folder of another run (model, revision,
 package version, settings or plan) is refused, and so is a shard changed, cut or lost since it was written, by name,
 with how to compute it again (:class:`ResultsFolderError`). :mod:`attnwidgets.studies.shards` is its one user.
+
+**A results folder is trusted like code.** The checksums in ``manifest.json`` catch a shard changed, cut or lost by
+accident (a copy cut short, a shard of another run dropped in, a hand edit that forgot the manifest); they are not a
+signature: whoever can write the folder can also write the manifest, recompute a shard's checksum, and have numbers of
+their choosing merged into the result. What a shard holds is still read as untrusted input (sizes bounded and the
+checksum checked before anything is decompressed, nothing unpickled, each partial through the checks of its kind), so a
+hostile folder cannot run code or fill the memory, but it can change the numbers. Resume only from a folder that you (or
+someone you trust with your results) wrote, as you would only run code you trust; for a folder from elsewhere, pass a
+fresh ``results_dir`` and compute again.
 """
 
 from __future__ import annotations
@@ -64,7 +73,14 @@ class ResultsFolder:
         self.tags = tags
         self.kind = kind  # what every shard holds: a partial result with to_state/from_state and merge
         self.manifest: dict[str, Any] = {**tags, "shards": [s.key for s in shards], "files": {}}
-        self.path.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and not self.path.is_dir():
+            raise ResultsFolderError(f"results_dir {str(self.path)!r} is a file, not a folder: pass a folder (it is "
+                                     "made if missing) where the finished shards can be kept")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:   # a file where a parent folder should be
+            raise ResultsFolderError(f"results_dir {str(self.path)!r} cannot be made: part of its path is a file "
+                                     f"({exc.strerror}). Pass a folder whose parents are folders.") from None
         mf = self.path / "manifest.json"
         if mf.exists():
             old = self._read_manifest(mf)
@@ -86,6 +102,8 @@ class ResultsFolder:
 
         try:
             old = json.loads(mf.read_bytes())
+        except RecursionError:  # json nests by recursion: no manifest this package wrote nests that deep
+            raise broken("it nests deeper than Python's JSON reader can go") from None
         except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise broken(f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(old, dict):
@@ -119,7 +137,7 @@ class ResultsFolder:
     def load(self, shard: Shard) -> Any | None:
         """The shard's partial result if it was finished, else None; :class:`ResultsFolderError` for a finished shard
         whose files fail a check."""
-        from ..persist import SavedFileError, read_entry
+        from ..persist import MAX_ELEMENTS, SavedFileError, read_entry
 
         record = self.manifest["files"].get(str(shard.index))
         if record is None:  # not finished (a run stopped before its record was written): run it again
@@ -136,6 +154,9 @@ class ResultsFolder:
                                "not the one manifest.json recorded)")
         try:
             meta = json.loads(text)
+        except RecursionError:
+            raise self._refuse(shard, f"has a {meta_path.name} nested deeper than Python's JSON reader can go") \
+                from None
         except ValueError as exc:
             raise self._refuse(shard, f"has a damaged {meta_path.name} ({type(exc).__name__}: {exc})") from exc
         if not isinstance(meta, dict):
@@ -144,22 +165,25 @@ class ResultsFolder:
             return None
         if not npz.is_file():
             raise self._refuse(shard, "is missing")
+        # The checksum first: hashing reads the compressed file once, while reading an entry decompresses it, so a
+        # shard swapped for a zip bomb is refused before any of it is inflated.
+        digest = _sha256(npz)
+        if digest != record["sha256"]:
+            raise self._refuse(shard, f"has changed since it was written (sha256 {digest[:12]}..., the manifest "
+                               f"recorded {record['sha256'][:12]}...)")
         arrays = {}
         try:
             for name, spec in record["arrays"].items():
                 dtype = np.dtype(spec["dtype"])
-                arr = read_entry(npz, name, spec["shape"], dtype.kind, limit=math.prod(spec["shape"]),
-                                 what="the shard", expected_by="manifest.json")
+                arr = read_entry(npz, name, spec["shape"], dtype.kind,
+                                 limit=min(math.prod(spec["shape"]), MAX_ELEMENTS), what="the shard",
+                                 expected_by="manifest.json")
                 if arr.dtype != dtype:
                     raise SavedFileError(f"holds {name!r} as {arr.dtype}, the manifest recorded {dtype}")
                 arrays[name] = arr
         except (SavedFileError, TypeError, ValueError) as exc:
             raise self._refuse(shard, "does not hold the arrays manifest.json recorded: "
                                + str(exc).split(": ", 1)[-1].split("; such a file")[0]) from exc
-        digest = _sha256(npz)
-        if digest != record["sha256"]:
-            raise self._refuse(shard, f"has changed since it was written (sha256 {digest[:12]}..., the manifest "
-                               f"recorded {record['sha256'][:12]}...)")
         if meta.get("type") != self.kind.__name__:
             raise self._refuse(shard, f"holds a {meta.get('type')!r}, not a {self.kind.__name__}")
         try:

@@ -41,6 +41,7 @@ from .objectives import Masked, bert_mask
 
 __all__ = [
     "NSPPair",
+    "NoPretrainingHeadError",
     "PretrainRun",
     "PretrainingExample",
     "compact_tokenizer",
@@ -475,9 +476,38 @@ def pretrain_bert(
 
 # -- what it learned ---------------------------------------------------------------------------------------------------
 
-def _model_and_tokenizer(model: Any, tokenizer: Any) -> tuple[Any, Any]:
+class NoPretrainingHeadError(ValueError):
+    """The model lacks the BERT pre-training head a measure reads (next-sentence or masked-LM)."""
+
+
+_HEADS = {"nsp": ("cls.seq_relationship", "next-sentence (NSP)"), "mlm": ("cls.predictions", "masked-LM")}
+
+
+def _has(model: Any, dotted: str) -> bool:
+    for part in dotted.split("."):
+        model = getattr(model, part, None)
+        if model is None:
+            return False
+    return True
+
+
+def _model_and_tokenizer(model: Any, tokenizer: Any, need: str) -> tuple[Any, Any]:
+    """The torch model and tokenizer, once the model is known to carry the ``need`` head ("nsp" or "mlm");
+    :class:`NoPretrainingHeadError` naming what it has and what to load otherwise (not an AttributeError)."""
     if isinstance(model, PretrainRun):
-        return model.model, model.tokenizer if tokenizer is None else tokenizer
+        model, tokenizer = model.model, model.tokenizer if tokenizer is None else tokenizer
+    dotted, what = _HEADS[need]
+    load = ("pass the PretrainRun that pretrain_bert returns, or a model loaded with both pre-training heads: "
+            "transformers.BertForPreTraining.from_pretrained(folder) (the bundled all-MiniLM-L6-v2 has neither: it "
+            "was trained for sentence embeddings)")
+    if not isinstance(model, torch.nn.Module):
+        raise NoPretrainingHeadError(f"this measure reads a BERT's {what} head, so it takes the torch model, got "
+                                     f"{type(model).__name__}: {load}")
+    if not (_has(model, dotted) and _has(model, "bert")):
+        has = [name for key, (path, name) in _HEADS.items() if _has(model, path)]
+        holds = f"the {' and '.join(has)} head only" if has else "no pre-training head (the encoder only)"
+        raise NoPretrainingHeadError(f"{type(model).__name__} has no {what} head: it has {holds}. To measure it, "
+                                     f"{load}")
     if tokenizer is None:
         raise ValueError("pass the tokenizer with the model (or pass the PretrainRun)")
     return model, tokenizer
@@ -485,8 +515,10 @@ def _model_and_tokenizer(model: Any, tokenizer: Any) -> tuple[Any, Any]:
 
 @torch.no_grad()
 def nsp_probabilities(model: Any, pairs: Sequence[NSPPair], *, tokenizer: Any = None) -> np.ndarray:
-    """P(IsNext) the model gives each pair (unmasked ``[CLS] A [SEP] B [SEP]``)."""
-    model, tok = _model_and_tokenizer(model, tokenizer)
+    """P(IsNext) the model gives each pair (unmasked ``[CLS] A [SEP] B [SEP]``). The model needs BERT's NSP head
+    (a :class:`PretrainRun`, or ``BertForPreTraining``); any other raises :class:`NoPretrainingHeadError`, naming the
+    heads it has and what to load."""
+    model, tok = _model_and_tokenizer(model, tokenizer, "nsp")
     if not pairs:
         raise ValueError("pairs is empty")
     enc = tok([p.a for p in pairs], [p.b for p in pairs], padding=True, truncation=True,
@@ -497,8 +529,9 @@ def nsp_probabilities(model: Any, pairs: Sequence[NSPPair], *, tokenizer: Any = 
 @torch.no_grad()
 def masked_lm_loss(model: Any, pairs: Sequence[NSPPair], *, tokenizer: Any = None, seed: int = 0) -> float:
     """Mean masked-LM cross-entropy over ``pairs`` masked as in training (:func:`make_example`, ``seed`` fixes the
-    masks): the masked-LM loss on text the model did not train on, when ``pairs`` are held out."""
-    model, tok = _model_and_tokenizer(model, tokenizer)
+    masks): the masked-LM loss on text the model did not train on, when ``pairs`` are held out. The model needs
+    BERT's masked-LM head as ``BertForPreTraining`` holds it; any other raises :class:`NoPretrainingHeadError`."""
+    model, tok = _model_and_tokenizer(model, tokenizer, "mlm")
     if not pairs:
         raise ValueError("pairs is empty")
     rng = np.random.default_rng(seed)

@@ -76,6 +76,9 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in [
            what="the toy encoder-decoder that learns to reverse digits (notebook 01 §5-6, 05 Demo 9)"),
     Recipe("reverse-decoder", "toy", {"task": "reverse", "architecture": "decoder"},
            what="the decoder-only toy on the same task (notebook 01 §7)"),
+    Recipe("reverse-decoder-short", "toy", {"task": "reverse_short", "architecture": "decoder", "seed": 0,
+                                             "steps": 250, "n_held_out": 30, "lr": 5e-3, "warmup": 30},
+           what="a decoder-only toy reversing 3 or 4 digits, the generation demo (notebook 06 §3)"),
     Recipe("induction", "induction", {"steps": 500, "seed": 0}, half=False,
            what="the toy decoder with smeared keys on <bos> r r, where an induction head forms (notebook 06 §4)"),
     Recipe("tiny-bert", "bert", {"steps": 800, "seed": 0, "every": 20},
@@ -276,13 +279,13 @@ def make_shipped(name: str, path: str | os.PathLike[str] | None = None, *, progr
     attrs: dict[str, Any] = {"seconds": float(run.seconds), "cpu_seconds": float(run.cpu_seconds),
                              "machine": machine_description(), "script": SCRIPT}
     if recipe.kind == "toy":
-        from .training import attention_result, evaluate
+        from .training import at_step, attention_result, evaluate
 
         metrics["accuracy_as_trained"] = float(run.accuracy)
         metrics["accuracy"] = evaluate(model, run.task, run.held_out)
         if run.steps in run.checkpoints:  # the last checkpoint is the shipped model: measured on its stored weights
             r = attention_result(model, run.task, run.probe, run.task.target(run.probe))
-            run.checkpoints[run.steps] = r.replace(outputs={**r.outputs, "step": np.array(run.steps)})
+            run.checkpoints[run.steps] = at_step(r, run.steps)
             run.checkpoint_accuracy[run.steps] = metrics["accuracy"]
         arrays["losses"], arrays["grad_norms"] = run.losses, run.grad_norms
         for step, r in run.checkpoints.items():
@@ -345,7 +348,9 @@ def _curve(arrays: dict[str, np.ndarray], key: str, shape: tuple[int, ...], wher
 
 def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, tokenizer: Any = None) -> Any:
     """Load the shipped run ``name`` from ``path`` (default :func:`shipped_path`), checked against its recipe and
-    the model the code builds today; :class:`~attnwidgets.persist.SavedFileError` for a file that does not fit."""
+    the model the code builds today; :class:`~attnwidgets.persist.SavedFileError` for a file that does not fit.
+    A file given by ``path`` is also measured again: its weights must give the metric stored with them (held-out
+    accuracy, second-copy loss, masked-LM loss; the extrapolation run's accuracies are its only numbers)."""
     recipe = _recipe(name)
     file = Path(path) if path is not None else shipped_path(name)
     where = repr(str(file))
@@ -369,12 +374,16 @@ def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, token
         # A fresh model draws its initial weights (overwritten at once) from torch's generator: leave the session's.
         with torch.random.fork_rng(devices=[]):
             if recipe.kind == "toy":
-                return _load_toy(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note)
-            if recipe.kind == "induction":
-                return _load_induction(recipe, args, arrays, where, seconds, cpu_seconds, note)
-            if recipe.kind == "extrapolation":
+                run = _load_toy(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note)
+            elif recipe.kind == "induction":
+                run = _load_induction(recipe, args, arrays, where, seconds, cpu_seconds, note)
+            elif recipe.kind == "extrapolation":
                 return _load_extrapolation(recipe, args, arrays, where, seconds, cpu_seconds, note)
-            return _load_bert(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note, tokenizer)
+            else:
+                run = _load_bert(recipe, args, arrays, attrs, where, seconds, cpu_seconds, note, tokenizer)
+        if path is not None:     # a file from elsewhere: its weights must give the metrics stored with them
+            _check_metrics(recipe, run, attrs, where)
+        return run
     except SavedFileError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -382,10 +391,35 @@ def load_shipped(name: str, path: str | os.PathLike[str] | None = None, *, token
                              f"{_remake(recipe)}") from exc
 
 
+def _check_metrics(recipe: Recipe, run: Any, attrs: dict[str, Any], where: str) -> None:
+    """Measure the loaded weights again and compare with the metrics stored beside them (what
+    ``tests/project/test_shipped_checkpoints.py`` checks of the packaged files): weights edited after the file was made
+    give other numbers. Not a signature: whoever rewrites the weights can rewrite the metrics too, so a file from
+    elsewhere is still trusted like code; this catches a file changed by accident or by a careless hand."""
+    metrics = attrs["metrics"]
+    if recipe.kind == "toy":
+        from .training import evaluate
+
+        now, stored, what = evaluate(run.model, run.task, run.held_out), float(metrics["accuracy"]), "held-out accuracy"
+        same = now == stored
+    elif recipe.kind == "induction":
+        from .induction import probe_scores
+
+        now, stored, what = float(probe_scores(run)[0]), float(metrics["second_copy_loss"]), "second-copy loss"
+        same = abs(now - stored) <= 1e-5 * max(1.0, abs(stored))
+    else:
+        now, stored, what = bert_metrics(run)["mlm_heldout_loss"], float(metrics["mlm_heldout_loss"]), \
+            "held-out masked-LM loss"
+        same = abs(now - stored) <= 1e-5 * max(1.0, abs(stored))
+    if not same:
+        raise SavedFileError(f"{where}: its weights give a {what} of {now:.6g}, the file records {stored:.6g}: the "
+                             f"weights were changed after it was made; {_remake(recipe)}")
+
+
 def _load_toy(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.ndarray], attrs: dict[str, Any], where: str,
               seconds: float, cpu_seconds: float, note: str) -> Any:
     from .tasks import get_task, held_out_sources
-    from .training import TrainingRun, attention_result, toy_model, toy_result
+    from .training import TrainingRun, at_step, attention_result, toy_model, toy_result
 
     task = get_task(args["task"])
     architecture = args["architecture"]
@@ -406,8 +440,8 @@ def _load_toy(recipe: Recipe, args: dict[str, Any], arrays: dict[str, np.ndarray
     for step in marks:
         stored = {key: _curve(arrays, f"checkpoint.{step}.{key}", ref.shape, where, recipe).astype(np.float32)
                   for key, ref in reference.items()}
-        checkpoints[step] = toy_result(task, model.cfg, architecture == "decoder", probe, target, stored,
-                                       {"step": np.array(step)})
+        checkpoints[step] = at_step(toy_result(task, model.cfg, architecture == "decoder", probe, target, stored),
+                                    step)
     accuracy = float(attrs["metrics"]["accuracy"])
     return TrainingRun(model, task, steps, losses, accuracy, seconds, held_out_sources(task, args["n_held_out"],
                                                                                      args["seed"]),

@@ -193,11 +193,13 @@ def number_words_task(max_value: int = 9999) -> Task:
     return Task("number_words", Vocab(SPECIALS + DIGITS + words), draw, target, len(str(max_value)), 6)
 
 
-_TASKS: dict[str, Callable[[], Task]] = {"reverse": reverse_task, "number_words": number_words_task}
+_TASKS: dict[str, Callable[[], Task]] = {"reverse": reverse_task, "number_words": number_words_task,
+                                         # 3 or 4 digits: the generation demo of notebook 06 §3 (a shipped run)
+                                         "reverse_short": lambda: reverse_task(3, 4)}
 
 
 def get_task(task: str | Task) -> Task:
-    """A task by name (``"reverse"``, ``"number_words"``), or the task itself."""
+    """A task by name (``"reverse"``, ``"reverse_short"`` of 3 or 4 digits, ``"number_words"``), or the task itself."""
     if isinstance(task, Task):
         return task
     if task not in _TASKS:

@@ -227,6 +227,15 @@ def _stack(weights: list[torch.Tensor]) -> np.ndarray:  # L x (1, nh, T, S) -> (
     return torch.cat(weights).numpy().astype(np.float32)
 
 
+def at_step(result: AttentionResult, step: int) -> AttentionResult:
+    """A training checkpoint's result: ``result`` with its step among the outputs and in the model's name, so the
+    title of every view and figure of it says which step it shows (two maps of one run otherwise read the same)."""
+    import dataclasses
+
+    model = dataclasses.replace(result.model, name=f"{result.model.name.split(' · step ')[0]} · step {step}")
+    return result.replace(model=model, outputs={**result.outputs, "step": np.array(step)})
+
+
 def toy_result(task: Task, cfg: TransformerConfig, decoder_only: bool, source: Sequence[str], target: Sequence[str],
                arrays: dict[str, np.ndarray], outputs: dict[str, Any] | None = None) -> AttentionResult:
     """The :class:`AttentionResult` of the toy model on ``source`` / ``target`` (token lists) from its arrays:
@@ -451,7 +460,7 @@ def train(
 
     def snapshot(step: int) -> None:
         result = attention_result(model, task, probe_tokens, probe_target)
-        run.checkpoints[step] = result.replace(outputs={**result.outputs, "step": np.array(step)})
+        run.checkpoints[step] = at_step(result, step)
         run.checkpoint_accuracy[step] = evaluate(model, task, held_out)
 
     bar: Any = None

@@ -4,6 +4,7 @@ import {
   attentionRow,
   columnAt,
   fillCaption,
+  fillTitle,
   fillsLayout,
   menuOptions,
   panelAt,
@@ -62,7 +63,7 @@ describe("layout", () => {
     const l = fillsLayout(fills, 400, 10, 50);
     expect([l.perRow, l.w, l.h, l.nRows, l.lineH, l.labelW]).toEqual([2, 200, 16 * 4 + 8, 2, 16, 70]);
     expect(l.barMax).toBe(200 - 70 - 50 - 16);
-    expect(l.pMax).toBe(0.8);
+    expect(l.pMax).toBe(1); // a fixed 0–100 % axis, not the top filler's 0.8
     const wide = fillsLayout(fills, 2000, 10, 50);
     expect([wide.perRow, wide.w, wide.nRows]).toEqual([3, 260, 1]);
     expect(fillsLayout([], 400, 10, 50).perRow).toBe(1);
@@ -95,5 +96,13 @@ describe("texts", () => {
     expect(rowTitle(1, 0, 5)).toBe("Where [MASK] #2 attends: layer 0, head 5");
     expect(fillCaption(1)).not.toContain("Click");
     expect(fillCaption(2)).toContain("Click a [MASK]'s bars to see where it attends. ");
+    expect(fillCaption(1)).toContain("0–100 %");
+  });
+
+  it("titles a shipped head's guesses as not the model's own", () => {
+    expect(fillTitle("m", "Not the model's own head: m has none")).toBe(
+      "m · fill in the [MASK] · attnwidgets' head",
+    );
+    expect(fillTitle("m", "The model's own masked-LM head (m).")).toBe("m · fill in the [MASK]");
   });
 });

@@ -31,6 +31,14 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     assert all(abs(a - b) < 1e-6 for a, b in zip(probs, want_fills[0]["probs"], strict=True))
     assert probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1
     assert fills.bounding_box()["height"] > 100
+    # One fixed 0-100 % axis, and the page says whose guesses these are (the shipped head, scored against the
+    # word-frequency baseline: Python's note, drawn as text).
+    assert drawn["pMax"] == "1"
+    note = nb.page.locator("[data-testid=head-note]").first.text_content()
+    note = note.strip("\u2068\u2069")                            # drawn as isolated text
+    assert note.startswith("Not the model's own head") and note == nb.python("print(w._meta['head'])").strip()
+    title = nb.page.locator(".aw-fill-mask .aw-title").first.text_content()
+    assert title.endswith("fill in the [MASK] · attnwidgets' head"), title
 
     # The attention row: one column per token, Python's mean over the last layer's heads.
     n = int(nb.python("print(len(w.view['tokens']))"))
@@ -46,7 +54,7 @@ def test_fill_mask_bars_typing_and_lecture_fit(lab):
     # The notebook's visible area ends above JupyterLab's status bar, not at the window's edge.
     panel = nb.page.locator(".jp-NotebookPanel-notebook").first.bounding_box()
     bottom = min(720, panel["y"] + panel["height"])
-    for part in ("fills-canvas", "row-canvas", "caption"):       # nothing sticks out of the view or the window
+    for part in ("fills-canvas", "head-note", "row-canvas", "caption"):   # nothing sticks out of view or window
         b = nb.page.locator(f"[data-testid={part}]").first.bounding_box()
         assert b["x"] + b["width"] <= min(box["x"] + box["width"], 1280) + 1, (part, b, box)
         assert b["y"] + b["height"] <= bottom, (part, b, bottom)

@@ -86,6 +86,44 @@ def test_every_answer_is_collapsed(path):
             f'{{"jupyter": {{"source_hidden": true, "outputs_hidden": true}}}}, got {answer.get("metadata")}')
 
 
+# JupyterLab's collapsed-input placeholder shows a cell's first line: an answer that opens with its conclusion as a
+# comment is on the projector right under the question. Every answer opens with this line, and nothing else of it shows.
+NEUTRAL_FIRST_LINE = "# Answer: expand this cell to read it."
+
+
+def shows_when_collapsed(cell: dict) -> str:
+    """What a collapsed answer shows: a code cell's first line; nothing for a markdown ``<details>`` left closed."""
+    text = source(cell)
+    if cell["cell_type"] == "markdown":
+        stripped = text.lstrip()
+        closed = stripped.startswith("<details>") or stripped.startswith("<details >")
+        return "" if closed else (stripped.splitlines() or [""])[0]
+    return (text.splitlines() or [""])[0]
+
+
+def test_the_collapsed_check_sees_an_answer_on_the_first_line():
+    code = {"cell_type": "code", "source": "# Each layer extends the reach by w - 1 = 3 tokens\nprint(3)"}
+    assert shows_when_collapsed(code) == "# Each layer extends the reach by w - 1 = 3 tokens"
+    assert shows_when_collapsed({"cell_type": "code", "source": NEUTRAL_FIRST_LINE + "\n# 3 tokens"}) \
+        == NEUTRAL_FIRST_LINE
+    assert shows_when_collapsed({"cell_type": "markdown", "source": "<details><summary>Answer</summary>3</details>"}) \
+        == ""
+    assert shows_when_collapsed({"cell_type": "markdown", "source": "<details open>3</details>"}) != ""
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_collapsed_answer_shows_nothing_of_it(path):
+    cs = cells(path)
+    leaks = []
+    for i, c in enumerate(cs[:-1]):
+        if c["cell_type"] == "markdown" and ANSWER_HEADING.search(source(c)):
+            shown = shows_when_collapsed(cs[i + 1])
+            if shown not in ("", NEUTRAL_FIRST_LINE):
+                leaks.append(f"cell {i + 1}: {shown[:80]!r}")
+    assert not leaks, (f"{path.name}: collapsed answers show their first line on screen; open each with "
+                       f"{NEUTRAL_FIRST_LINE!r} (or use a closed markdown <details> block):\n  " + "\n  ".join(leaks))
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_first_code_cell_imports_in_a_fresh_process(path, tmp_path):
     first = next(source(c) for c in cells(path) if c["cell_type"] == "code")

@@ -28,6 +28,7 @@ from attnwidgets.studies.shipped import STUDIES, load_study, shipped_study, stud
 from attnwidgets.studies.sweeps import SweepResult, SweepWork, evaluate
 from attnwidgets.studies.tasks import sts_sample, sts_task
 from attnwidgets.teaching import shipped
+from attnwidgets.teaching.block import compare_norms
 from attnwidgets.teaching.shipped import (
     KIND,
     RECIPES,
@@ -38,6 +39,7 @@ from attnwidgets.teaching.shipped import (
     shipped_path,
     shipped_run,
 )
+from attnwidgets.teaching.shipped_norms import COMPARISONS, make_norms, norms_path, shipped_norms
 
 REMAKE = "the shipped file is not what its recipe makes today: run `python benchmarks/train_shipped.py --only {}`"
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
@@ -224,6 +226,21 @@ def test_a_damaged_toy_file_is_refused_clearly(tmp_path, change, message):
     assert str(path) in str(err.value) and "train_shipped.py --only reverse" in str(err.value)
 
 
+def _scrambled(arrays):       # the same shapes, dtype and finite values: only measuring the weights tells
+    rng = np.random.default_rng(0)
+    arrays[W] = rng.permutation(arrays[W].ravel()).reshape(arrays[W].shape)
+
+
+def test_a_file_whose_weights_do_not_give_its_recorded_metric_is_refused(tmp_path):
+    # load_shipped(path=) took weights of the right shapes unchecked: a scrambled embedding loaded as the shipped run.
+    path = _rewrite("reverse", tmp_path, _scrambled)
+    with pytest.raises(SavedFileError, match=r"its weights give a held-out accuracy of .*, the file records 1: the "
+                       r"weights were changed after it was made"):
+        load_shipped("reverse", path)
+    assert load_shipped("reverse", _rewrite("reverse", tmp_path)).accuracy == saved("reverse").attrs["metrics"][
+        "accuracy"]                                               # the untouched copy loads from a path too
+
+
 def test_another_recipe_or_another_run_is_refused(tmp_path):
     s = saved("reverse")
     path = _rewrite("reverse", tmp_path, settings={**s.settings, "recipe": {"task": "reverse", "steps": 10}})
@@ -259,13 +276,78 @@ def test_a_tiny_bert_file_for_another_vocabulary_is_refused(tmp_path):
 def test_notebooks_load_the_shipped_runs_behind_one_switch(path):
     cells = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
              if c["cell_type"] == "code"]
-    calls = [m for c in cells for m in re.findall(r"shipped_(run|study)\(([^)]*)\)", c)]
+    calls = [m for c in cells for m in re.findall(r"shipped_(run|study|norms)\(([^)]*)\)", c)]
     if not calls:
         pytest.skip("trains nothing")
     assert any(re.match(r"LIVE = False\b", c) for c in cells[:3]), f"{path.name}: `LIVE = False` near the top"
     for kind, call in calls:
         assert "train=LIVE" in call, f"{path.name}: shipped_{kind}({call}) must pass train=LIVE"
-        assert re.match(r"\"([^\"]+)\"", call).group(1) in (RECIPES if kind == "run" else STUDIES)
+        assert re.match(r"\"([^\"]+)\"", call).group(1) in {"run": RECIPES, "study": STUDIES,
+                                                              "norms": COMPARISONS}[kind]
+
+
+# -- notebook 01 §6b's norm comparisons ------------------------------------------------------------------------
+
+NORMS_REMAKE = "the shipped norm comparisons are not what compare_norms makes today: run " \
+               "`python benchmarks/train_shipped.py --only norms`"
+
+
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+def test_each_norm_comparison_ships_and_starts_as_recorded(name):
+    c = shipped_norms(name)
+    kwargs = COMPARISONS[name]
+    assert c.runs == [] and c.losses.shape == (len(c.variants), kwargs["steps"]) and c.cpu_seconds > 0
+    assert c.settings["lr"] == kwargs["lr"] and c.settings["warmup"] == kwargs["warmup"]
+    # The first step is taken at the same learning rate whatever the number of steps (warm-up from step 0, or the
+    # cosine's start): one step from the same seed gives the recorded first loss and gradient norm.
+    first = compare_norms("reverse", progress=False, **{**kwargs, "steps": 1})
+    np.testing.assert_allclose(first.losses[:, 0], c.losses[:, 0], rtol=1e-5, err_msg=NORMS_REMAKE)
+    np.testing.assert_allclose(first.grad_norms[:, 0], c.grad_norms[:, 0], rtol=1e-4, err_msg=NORMS_REMAKE)
+
+
+def test_a_norm_comparison_of_other_arguments_or_a_damaged_file_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="unknown comparison 'nope'"):
+        shipped_norms("nope")
+    with pytest.raises(SavedFileError, match=r"missing .*--only norms"):
+        shipped_norms("four-norms", path=tmp_path / "none.npz")
+    other = tmp_path / "other.npz"
+    small = {"four-norms": {**COMPARISONS["four-norms"], "steps": 2, "variants": ["pre-LN", "post-LN"]}}
+    monkeypatch.setattr("attnwidgets.teaching.shipped_norms.COMPARISONS", small)
+    make_norms(other)
+    monkeypatch.undo()
+    with pytest.raises(SavedFileError, match=r"made with other arguments than today's.*--only norms"):
+        shipped_norms("four-norms", path=other)
+    assert norms_path().name == "shipped_norms.npz"
+
+
+# -- notebook 02 §7's fine-tuning comparison -----------------------------------------------------------------------
+
+def test_the_shipped_finetuning_comparison_loads_for_the_bundled_model_only(bundled, capsys, tmp_path):
+    from attnwidgets.studies import shipped_finetune as sf
+
+    cmp = sf.shipped_finetune(bundled, progress=False)
+    assert "finetune shipped with attnwidgets" in capsys.readouterr().out
+    info = bundled.info
+    assert cmp.tuned is None and cmp.similarity.shape == (info.n_layers, info.n_heads)
+    assert 0.9 < cmp.similarity.min() <= cmp.similarity.max() <= 1 + 1e-6 and 0 <= cmp.log["heldout_accuracy"] <= 1
+    assert len(cmp.log["losses"]) == 9 and len(cmp.texts) == 60          # one epoch of 140 sentences, batches of 16
+    before = bundled.run(cmp.texts[0])
+    assert cmp.example.tokens == before.tokens and cmp.example.model.name.endswith("(fine-tuned)")
+    np.testing.assert_allclose(cmp.example.attention.sum(-1), 1, atol=1e-4)
+    assert not np.allclose(cmp.example.attention, before.attention, atol=1e-4)   # the fine-tuned maps, not these
+    # A file of other arguments, or one changed by hand, is refused by name with how to make it again.
+    tags = read(sf.finetune_path(), sf.KIND)
+    arrays = {n: tags.array(n) for n in ("similarity", "losses", "example_after")}
+    other = tmp_path / "other.npz"
+    write(other, sf.KIND, arrays, model=bundled, settings={"args": {"epochs": 2, "seed": 0}}, attrs=tags.attrs)
+    with pytest.raises(SavedFileError, match=r"other arguments.*--only finetune"):
+        sf.shipped_finetune(bundled, path=other)
+    arrays["similarity"] = np.full_like(arrays["similarity"], np.nan)
+    write(other, sf.KIND, arrays, model=bundled, settings={"args": sf.ARGS}, attrs=tags.attrs)
+    with pytest.raises(SavedFileError, match="NaN"):
+        sf.shipped_finetune(bundled, path=other)
+    with pytest.raises(SavedFileError, match=r"missing .*--only finetune"):
+        sf.shipped_finetune(bundled, path=tmp_path / "none.npz")
 
 
 # -- the shipped studies of the bundled model ---------------------------------------------------------------------

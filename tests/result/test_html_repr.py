@@ -126,3 +126,11 @@ def test_surface_stats_displays_as_a_table_in_ipython():
 
     html = HTMLFormatter()(surface_stats(hostile_result()))
     assert html is not None and html.startswith('<div class="aw-repr">') and "SurfaceStats" in html
+
+
+def test_a_right_to_left_override_in_a_token_or_the_summary_is_shown_as_a_marker():
+    # U+202E reversed the rest of the cell in the notebook (and the model name in the summary line) before.
+    a = np.full((1, 1, 3, 3), 1 / 3, np.float32)
+    r = AttentionResult.from_arrays(a, ["[CLS]", "\u202eevil.exe", "[SEP]"], text="a \u202etxt.exe")
+    html = r._repr_html_()
+    assert "\u202e" not in html and "⟨U+202E⟩evil.exe" in "".join(parsed(html).text)

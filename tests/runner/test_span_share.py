@@ -105,6 +105,9 @@ def test_bad_spans_heads_and_layers_say_what_is_wrong(hand):
         hand.span_share((-7, 2))
     with pytest.raises(ValueError, match="overlaps the generated part"):
         hand.span_share((1, 4))
+    # The message names the span as it was given (it said "(2, 2)" for (-1, 2)), and how a negative one was read.
+    with pytest.raises(ValueError, match=r"span \(-1, 2\) \(read as \(\d+, 2\): negative positions count back"):
+        hand.span_share((-1, 2))
     with pytest.raises(TypeError, match=r"\(start, stop\) token positions"):
         hand.span_share(2)
     with pytest.raises(TypeError, match=r"\(start, stop\) token positions"):

@@ -122,6 +122,21 @@ def test_fill_mask_other_models(tiny_bert, tiny_bert_mlm):
     np.testing.assert_allclose(df["probability"], top.values.numpy(), rtol=1e-6)
 
 
+def test_the_view_says_whose_guesses_and_how_they_score_read_from_the_head_file(tiny_bert_mlm):
+    scores = fm.shipped_head_scores()
+    with np.load(data_path(fm.HEAD_FILE)) as z:
+        report = json.loads(str(z["report"]))
+    assert scores["top1"] == pytest.approx(report["held_out_check"]["top-1"])
+    assert scores["baseline_top1"] == pytest.approx(report["table"][0]["held-out top-1"])
+    w = aw.FillMask("The chef tasted the [MASK].", k=3)
+    note = w._meta["head"]
+    assert note.startswith("Not the model's own head (it has none)")
+    assert f"{100 * scores['top1']:.1f} %" in note and f"{100 * scores['baseline_top1']:.1f} %" in note
+    assert f"layer-{scores['layer']}" in note and f"({scores['n']} words)" in note
+    own = fm.fill_mask_view("The [MASK] sat.", 2, tiny_bert_mlm)["head"]
+    assert own.startswith("The model's own masked-LM head")
+
+
 def test_widget_state_and_errors():
     w = aw.FillMask("The chef tasted the [MASK] and added more salt.", k=3)
     assert w.layer == 5 and w.head == -1 and w.mask == 0
@@ -157,6 +172,12 @@ def test_static_twin():
     np.testing.assert_allclose(sorted(bars, reverse=True), w.fills()[1]["probs"], rtol=1e-6)
     heights = [p.get_height() for p in axes[2].patches]
     np.testing.assert_allclose(heights, w.view["rows"][1, 3, 2], rtol=1e-6)
+    for ax in axes[:2]:                        # one fixed 0-100 % axis, however sure the top filler is
+        assert ax.get_xlim() == (0, 1)
+    texts = fig.get_suptitle() + " " + fig.supxlabel_text() if hasattr(fig, "supxlabel_text") else \
+        fig.get_suptitle() + " " + fig._supxlabel.get_text()
+    flat = texts.replace("\n", " ")
+    assert "attnwidgets' head" in flat and "Not the model's own head" in flat and w._meta["head"][:40] in flat
     with pytest.raises(ValueError, match="out of range"):
         aw.plots.plot_fill_mask(w.view, mask=2)
     with pytest.raises(TypeError, match="fill_mask_view"):
@@ -238,3 +259,24 @@ def test_accuracy_bad_input(tiny_bert):
         fm.fill_mask_accuracy(tiny_bert, DOCS)
     with pytest.raises(TypeError, match="model must be"):
         fm.fill_mask_accuracy(3.5, DOCS)
+
+
+def test_a_head_file_from_elsewhere_is_read_as_untrusted_input(tmp_path):
+    # load_head(path=) read any .npz with np.load: NaN weights loaded, another model's shapes failed late, and an
+    # archive bomb was inflated before anything was checked.
+    from attnwidgets.persist import SavedFileError
+
+    with np.load(data_path(fm.HEAD_FILE)) as z:
+        arrays = {k: z[k] for k in z.files}
+    bad = dict(arrays, dense_bias=np.full_like(arrays["dense_bias"], np.nan))
+    np.savez(tmp_path / "nan.npz", **bad)
+    with pytest.raises(SavedFileError, match="dense_bias holds NaN"):
+        fm.load_head(path=tmp_path / "nan.npz")
+    small = dict(arrays, bias=arrays["bias"][:10])
+    np.savez(tmp_path / "small.npz", **small)
+    with pytest.raises(SavedFileError, match=r"'bias' of shape \(10,\), not \(30522,\)"):
+        fm.load_head(path=tmp_path / "small.npz")
+    (tmp_path / "text.npz").write_text("not a zip")
+    with pytest.raises(SavedFileError, match="not a masked-LM head file"):
+        fm.load_head(path=tmp_path / "text.npz")
+    assert fm.load_head(path=data_path(fm.HEAD_FILE)).layer == arrays["layer"]

@@ -276,3 +276,13 @@ def test_the_forward_stops_after_the_layer_it_needs(tiny_bert):
     finally:
         for h in handles:
             h.remove()
+
+
+def test_the_twins_legend_shows_a_right_to_left_override_as_a_marker():
+    # The legend drew the token itself, so U+202E reversed the rest of its entry (the page's legend too).
+    q = [np.eye(3), np.eye(2, 3)]
+    w = [np.full((3, 3), 1 / 3), np.full((2, 2), 0.5)]
+    s = build_qk_space(q, q, w, [["a", "\u202eevil", "c"], ["d", "e"]], layer=0, head=0, model="toy")
+    fig = awp.plot_qk_space(s, "token")
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "⟨U+202E⟩evil" in texts and not any("\u202e" in t for t in texts)

@@ -436,18 +436,28 @@ def test_a_resumed_folder_checks_every_shard(study, tmp_path) -> None:
     assert again.n_tokens == whole.n_tokens
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda a: a.__setitem__("sum/sep", a["sum/sep"][:, :3]),
+@pytest.mark.parametrize(("change", "record", "message"), [
+    (lambda a: a.__setitem__("sum/sep", a["sum/sep"][:, :3]), True,
      r"shard 0 \(shard-00000\.npz\) does not hold the arrays manifest\.json recorded: .*'sum/sep' of shape \(2, 3\), "
      r"not \(2, 4\)"),
-    (lambda a: a.__setitem__("sum/sep", a["sum/sep"] * 1000),
+    (lambda a: a.__setitem__("sum/sep", a["sum/sep"][:, :3]), False,
      r"shard 0 \(shard-00000\.npz\) has changed since it was written \(sha256"),
-    (lambda a: a.__setitem__("count/sep", a["count/sep"].astype(np.int32)), r"'count/sep' as int32|as int32"),
+    (lambda a: a.__setitem__("sum/sep", a["sum/sep"] * 1000), False,
+     r"shard 0 \(shard-00000\.npz\) has changed since it was written \(sha256"),
+    (lambda a: a.__setitem__("count/sep", a["count/sep"].astype(np.int32)), True, r"'count/sep' as int32|as int32"),
 ])
-def test_a_tampered_shard_is_named_and_refused_with_how_to_recompute_it(study, tmp_path, change, message) -> None:
+def test_a_tampered_shard_is_named_and_refused_with_how_to_recompute_it(study, tmp_path, change, record,
+                                                                         message) -> None:
+    """``record``: the manifest's checksum of the shard is made to match, as a consistent hand edit would, to reach
+    the checks behind it (the checksum is checked first, before anything is decompressed)."""
     folder = tmp_path / "run"
     study(folder)
     rewrite_shard(folder, 0, change)
+    if record:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        data = (folder / "shard-00000.npz").read_bytes()
+        manifest["files"]["0"]["sha256"] = hashlib.sha256(data).hexdigest()
+        (folder / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(shards.ResultsFolderError, match=message) as err:
         study(folder)
     assert "Delete shard-00000.npz and shard-00000.json to compute that shard again" in str(err.value)
@@ -490,6 +500,9 @@ def change_state(key: str, value) -> Callable[[dict], None]:
     ("shard-00000.json", change_state("n_docs", -1), True,
      r"shard 0 .* holds a CorpusStats that fails its checks \(its n_docs is -1, not a count\)"),
     ("shard-00000.json", change_state("n_docs", 2.5), True, r"fails its checks \(its n_docs is 2\.5, not a count\)"),
+    # nested deeper than Python's JSON reader goes: a RecursionError before
+    ("manifest.json", "[" * 100_000 + "]" * 100_000, False, r"manifest\.json is damaged \(it nests deeper"),
+    ("shard-00000.json", "[" * 100_000 + "]" * 100_000, True, r"shard 0 .* has a shard-00000\.json nested deeper"),
 ])
 def test_a_broken_manifest_or_shard_record_is_the_packages_error(study, tmp_path, name, text, record,
                                                                   message) -> None:
@@ -546,3 +559,49 @@ def test_no_write_in_a_results_folder_follows_a_link(study, tmp_path) -> None:
     whole.save(tmp_path / "saved.npz")
     assert not (outside / "victim-saved.npz").exists() and not (tmp_path / "saved.npz").is_symlink()
 
+
+
+def test_a_results_dir_that_is_a_file_or_under_one_is_the_packages_error(study, tmp_path) -> None:
+    # FileExistsError / NotADirectoryError from mkdir before
+    afile = tmp_path / "results.txt"
+    afile.write_text("not a folder")
+    with pytest.raises(shards.ResultsFolderError, match=r"results\.txt' is a file, not a folder"):
+        study(afile)
+    with pytest.raises(shards.ResultsFolderError, match="cannot be made: part of its path is a file"):
+        study(afile / "run")
+
+
+def test_a_shard_swapped_for_an_archive_bomb_is_refused_before_it_is_decompressed(study, tmp_path) -> None:
+    """The manifest made to record a 128 MiB array and the shard's entry swapped for a deflate bomb of that size (but
+    its checksum not recomputed): refused by the checksum, which reads the small compressed file, before reading the
+    entry inflates it (it was inflated first, then refused)."""
+    folder = tmp_path / "run"
+    study(folder)
+    n = 2**27
+    head, stream, crc = zeros_entry(n)
+    shard = folder / "shard-00000.npz"
+    with zipfile.ZipFile(shard) as z:
+        kept = {name: z.read(name) for name in z.namelist() if name != "sum/sep.npy"}
+    with zipfile.ZipFile(shard, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in kept.items():
+            z.writestr(name, data)
+    add_deflated_entry(shard, "sum/sep.npy", stream, crc, len(head) + n)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"]["0"]["arrays"]["sum/sep"] = {"dtype": "|u1", "shape": [n]}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(shards.ResultsFolderError, match=r"shard 0 \(shard-00000\.npz\) has changed since"):
+            study(folder)
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20, (seconds, peak)
+
+
+def test_tags_nested_too_deep_for_the_json_reader_are_refused_clearly(result_file) -> None:
+    rewrite(result_file, raw={"__tags__.npy": npy(np.array("[" * 100_000 + "]" * 100_000))})
+    with pytest.raises(SavedFileError, match="its tags nest deeper than Python's JSON reader can go"):
+        aw.load(result_file)

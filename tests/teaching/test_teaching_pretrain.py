@@ -201,3 +201,27 @@ def test_live_curve_draws_the_numbers_it_is_given():
         plot_pretrain_curve([1, 2], [3.0], [0.5, 0.4])
     with pytest.raises(ValueError, match="diverged"):
         plot_pretrain_curve([1], [float("nan")], [0.5])
+
+
+def test_nsp_and_mlm_loss_on_a_model_without_the_head_say_what_it_has_and_what_to_load(tiny_bert, tiny_bert_mlm):
+    # These used to be raw AttributeErrors ('BertModel' object has no attribute 'seq_relationship_logits' / 'cls').
+    import transformers
+
+    from attnwidgets.teaching.pretrain import NoPretrainingHeadError, masked_lm_loss
+
+    tok = transformers.AutoTokenizer.from_pretrained(tiny_bert)
+    pairs = nsp_pairs(DOCS, np.random.default_rng(0))
+    encoder = transformers.BertModel.from_pretrained(tiny_bert)
+    with pytest.raises(NoPretrainingHeadError, match=r"BertModel has no next-sentence \(NSP\) head: it has no "
+                       r"pre-training head \(the encoder only\).*BertForPreTraining.from_pretrained"):
+        nsp_probabilities(encoder, pairs, tokenizer=tok)
+    with pytest.raises(NoPretrainingHeadError, match="BertModel has no masked-LM head"):
+        masked_lm_loss(encoder, pairs, tokenizer=tok)
+    mlm = transformers.BertForMaskedLM.from_pretrained(tiny_bert_mlm)
+    with pytest.raises(NoPretrainingHeadError, match=r"BertForMaskedLM has no next-sentence .*it has the masked-LM "
+                       "head only"):
+        nsp_probabilities(mlm, pairs, tokenizer=tok)
+    assert masked_lm_loss(mlm, pairs[:2], tokenizer=tok) > 0       # the masked-LM head is all this measure needs
+    with pytest.raises(NoPretrainingHeadError, match="takes the torch model, got str"):
+        nsp_probabilities(tiny_bert, pairs, tokenizer=tok)
+    assert issubclass(NoPretrainingHeadError, ValueError)

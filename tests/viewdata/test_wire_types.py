@@ -288,12 +288,14 @@ def test_what_fill_mask_sends_is_what_its_interfaces_name():
     seen = interfaces()
     rows = np.arange(2 * 1 * 2 * 3, dtype=np.float32).reshape(2, 1, 2, 3)
     view = {"tokens": ["[CLS]", "[MASK]", "[MASK]"], "positions": [1, 2], "model": "toy", "rows": rows,
+            "head": "toy's own head.",
             "fills": [{"tokens": ["a", "b"], "probs": [0.75, 0.25]}, {"tokens": ["c", "d"], "probs": [0.5, 0.5]}]}
     wire = to_wire(fill_mask.fill_mask_state(view, "[MASK] [MASK]"))
     _fields_match(wire["payload"], "FillMaskPayload", seen)
     _fields_match(wire["payload"]["fills"][0], "MaskFill", seen)
     _fields_match(wire["meta"], "FillMaskMeta", seen)
-    assert wire["meta"] == {"model": "toy", "shape": [2, 1, 2, 3]} and wire["payload"]["positions"] == [1, 2]
+    assert wire["meta"] == {"model": "toy", "shape": [2, 1, 2, 3], "head": "toy's own head."}
+    assert wire["payload"]["positions"] == [1, 2]
     got = wire["payload"]["rows"]
     assert np.frombuffer(got["buffer"], "<f4")[-3:].tolist() == [9.0, 10.0, 11.0], "mask 1, head 1's row, as sent"
     with pytest.raises(ValueError, match=r"\(masks, layers, heads, tokens\), got shape \(2, 6\)"):

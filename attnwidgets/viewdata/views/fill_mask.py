@@ -5,11 +5,11 @@ static twin :func:`attnwidgets.plots.plot_fill_mask` reads the same dict).
 Examples
 --------
 >>> import numpy as np
->>> view = {"tokens": ["[CLS]", "[MASK]", "[SEP]"], "positions": [1], "model": "toy",
+>>> view = {"tokens": ["[CLS]", "[MASK]", "[SEP]"], "positions": [1], "model": "toy", "head": "toy's own head.",
 ...         "fills": [{"tokens": ["a", "b"], "probs": [0.75, 0.25]}], "rows": np.full((1, 2, 3, 3), 1 / 3)}
 >>> state = fill_mask_state(view, "[MASK]")
->>> state.meta.shape, state.payload.fills[0].probs, state.payload.rows.dtype
-((1, 2, 3, 3), [0.75, 0.25], dtype('float64'))
+>>> state.meta.shape, state.meta.head, state.payload.fills[0].probs, state.payload.rows.dtype
+((1, 2, 3, 3), "toy's own head.", [0.75, 0.25], dtype('float64'))
 """
 
 from __future__ import annotations
@@ -33,10 +33,13 @@ class MaskFill:
 
 @dataclass(frozen=True)
 class FillMaskMeta:
-    """``_meta``: the model's name and the rows' shape (masks, layers, heads, tokens)."""
+    """``_meta``: the model's name, the rows' shape (masks, layers, heads, tokens), and whose guesses the bars are
+    (``head``: the shipped head and its measured top-1 against the word-frequency baseline, or the model's own head;
+    the page and the static twin print it under the title). The bars are drawn on a fixed 0–100 % axis."""
 
     model: str
     shape: tuple[int, int, int, int]
+    head: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,4 +69,5 @@ def fill_mask_state(view: Mapping[str, Any], text: str) -> FillMaskState:
     fills = [MaskFill([str(t) for t in f["tokens"]], [float(p) for p in f["probs"]]) for f in view["fills"]]
     payload = FillMaskPayload(tokens=list(view["tokens"]), positions=[int(p) for p in view["positions"]],
                               fills=fills, rows=rows, text=text)
-    return FillMaskState(payload, FillMaskMeta(str(view["model"]), shape))  # type: ignore[arg-type]
+    return FillMaskState(payload, FillMaskMeta(str(view["model"]), shape,  # type: ignore[arg-type]
+                                               str(view.get("head", ""))))

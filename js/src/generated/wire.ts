@@ -372,10 +372,11 @@ export interface FillMaskPayload {
   text: string;
 }
 
-/** ``_meta``: the model's name and the rows' shape (masks, layers, heads, tokens). */
+/** ``_meta``: the model's name, the rows' shape (masks, layers, heads, tokens), and whose guesses the bars are (``head``: the shipped head and its measured top-1 against the word-frequency baseline, or the model's own head; the page and the static twin print it under the title). The bars are drawn on a fixed 0–100 % axis. */
 export interface FillMaskMeta {
   model: string;
   shape: [number, number, number, number];
+  head: string;
 }
 
 /** ``_payload``: the mask, (length, length) uint8, 1 = may attend. */

@@ -19,6 +19,7 @@ import {
   type FillsLayout,
   attentionRow,
   fillCaption,
+  fillTitle,
   pictureWidth,
   rowTitle,
 } from "./state";
@@ -28,6 +29,8 @@ export type { FillMaskTraits } from "./state";
 const CSS = `
 .aw-fill-mask input.aw-fill-text[type="text"] { font: inherit; width: 32em; max-width: 90%; padding: 2px 6px; }
 .aw-fill-mask canvas { display: block; }
+.aw-fill-mask .aw-fill-top { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 1.5em; }
+.aw-fill-mask .aw-fill-head { flex: 1 1 14em; max-width: 28em; margin-bottom: 0.5em; }
 `;
 
 /** The sentence box, the two canvases and the texts around them. */
@@ -46,6 +49,12 @@ function fillDom() {
     rowCanvas: h("canvas", { className: "aw-canvas", "data-testid": "row-canvas" }),
     rowTitle: h("div", { className: "aw-muted", "data-testid": "row-title", "data-export-text": "" }),
     caption: h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" }),
+    // whose guesses the bars are (the shipped head and its measured top-1), beside the bars where there is room
+    headNote: h("div", {
+      className: "aw-muted aw-fill-head",
+      "data-testid": "head-note",
+      "data-export-text": "",
+    }),
   };
 }
 
@@ -59,7 +68,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     dom.inputRow,
     bar,
     errorBox,
-    dom.fillsCanvas,
+    h("div", { className: "aw-fill-top" }, dom.fillsCanvas, dom.headNote),
     dom.rowTitle,
     dom.rowCanvas,
     dom.caption,
@@ -87,7 +96,8 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
   function paint(): void {
     const t = theme(model.get("theme"));
     applyTheme(root, t);
-    title.textContent = `${userText(model.get("_meta").model ?? "")} · fill in the [MASK]`;
+    const meta = model.get("_meta");
+    title.textContent = fillTitle(userText(meta.model ?? ""), meta.head ?? ""); // head: only tested, not shown
     if (document.activeElement !== dom.input) dom.input.value = model.get("text");
     const p = model.get("_payload");
     const room = pictureWidth(measured, roomFor(el), t.name);
@@ -100,6 +110,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
       : new Float32Array((p.tokens ?? []).length);
     columns = paintRow(dom.rowCanvas, p, row, m, t, room);
     dom.rowTitle.textContent = rowTitle(m, layer, head);
+    dom.headNote.textContent = userText(meta.head ?? "");
     dom.caption.textContent = fillCaption((p.fills ?? []).length);
   }
 

@@ -28,6 +28,11 @@ function drawPanel(
     ctx.fillStyle = t.fg;
     ctx.textAlign = "right";
     ctx.fillText(fitToken(ctx, tok, labelW - 10), x0 + labelW - 6, y + lineH / 2);
+    // the whole 0–100 % track, faint, so a short bar reads as a small probability
+    ctx.fillStyle = t.muted;
+    ctx.globalAlpha = 0.18;
+    ctx.fillRect(x0 + labelW, y + lineH * 0.15, barMax, lineH * 0.7);
+    ctx.globalAlpha = 1;
     ctx.fillStyle = categorical(at.m);
     ctx.fillRect(x0 + labelW, y + lineH * 0.15, Math.max(1, (barMax * pr) / pMax), lineH * 0.7);
     ctx.fillStyle = t.fg;
@@ -66,6 +71,7 @@ export function paintFills(
     words: JSON.stringify(fills.map((f) => f.tokens)),
     probs: JSON.stringify(fills.map((f) => f.probs)),
     selected: String(selected),
+    pMax: String(l.pMax),
     perRow: String(l.perRow),
     panelW: String(l.w),
     panelH: String(l.h),

@@ -60,8 +60,9 @@ export function pictureWidth(measured: number, room: number, themeName: string):
   return Math.max(240, Math.min(w - 8, themeName === "lecture" ? 1180 : 900));
 }
 
-/** Where the bar panels go: one per [MASK], `perRow` a row, each `w` x `h`; a bar `barMax` px at the top
- * probability `pMax` (one scale for every panel: the longest bar is the most probable filler shown). */
+/** Where the bar panels go: one per [MASK], `perRow` a row, each `w` x `h`; a bar `barMax` px at probability
+ * `pMax`, which is always 1: every panel is drawn on one fixed 0–100 % axis, so an 8 % guess is a short bar, not a
+ * full-length one (a scale set by the top filler made the likeliest guess look certain). */
 export interface FillsLayout {
   perRow: number;
   w: number;
@@ -87,7 +88,7 @@ export function fillsLayout(fills: Fill[], room: number, font: number, valueW: n
     lineH,
     labelW,
     barMax: w - labelW - valueW - 16,
-    pMax: Math.max(1e-6, ...fills.flatMap((f) => f.probs)),
+    pMax: 1,
   };
 }
 
@@ -121,10 +122,17 @@ export function rowTitle(m: number, layer: number, head: number): string {
   return `Where [MASK] #${m + 1} attends: layer ${layer}, ${head < 0 ? "mean of the heads" : `head ${head}`}`;
 }
 
-/** The caption: what the bars are, how to pick a [MASK] (with several), how to type. */
+/** The title: the model, and when the guesses come from a head attnwidgets trained (not the model's own), that. */
+export function fillTitle(model: string, head: string): string {
+  const ours = head.startsWith("Not the model's own head");
+  return `${model} · fill in the [MASK]${ours ? " · attnwidgets' head" : ""}`;
+}
+
+/** The caption: what the bars are, how to pick a [MASK] (with several), how to type. (Whose guesses they are, the
+ * `head` note from Python, is drawn beside the bars.) */
 export function fillCaption(nFills: number): string {
   return (
-    "Bars: each filler's probability (softmax over all pieces, top k). " +
+    "Bars: each filler's probability on a 0–100 % axis (softmax over all pieces, top k). " +
     (nFills > 1 ? "Click a [MASK]'s bars to see where it attends. " : "") +
     "Type a sentence with [MASK], then Enter."
   );

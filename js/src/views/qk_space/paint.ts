@@ -7,7 +7,7 @@ import { type ScatterLayout, fmt, scatterLayout, toPixel } from "../../draw/head
 import { maxOf } from "../../shared/buffers";
 import { h } from "../../shared/dom";
 import type { WidgetModel } from "../../shared/model";
-import { tokenLabel } from "../../shared/text";
+import { isolate, tokenLabel, visibleText } from "../../shared/text";
 import type { Theme } from "../../shared/theme";
 import {
   COL,
@@ -162,7 +162,8 @@ function buildLegend(
   if (by === "token" || by === "pos") {
     const names = by === "token" ? m.token_names : m.pos_names;
     names.forEach((name, k) =>
-      dom.legend.append(item(palette[k], by === "token" ? tokenLabel(name, 12) : name)),
+      // made visible and isolated: a U+202E in a token or a tag must not reverse the rest of the legend
+      dom.legend.append(item(palette[k], isolate(by === "token" ? tokenLabel(name, 12) : visibleText(name)))),
     );
     dom.legend.append(item(OTHER, "other"));
     return;
