@@ -2,11 +2,11 @@
 attributes (the toy induction run of :mod:`attnwidgets.teaching` is our own Transformer class, which the runner
 cannot load; this one runs through the same code as any Hugging Face decoder).
 
-The task is Olsson et al.'s (2022) repeated random tokens: ``<bos> x r r y`` with ``r`` a block of 4 to 16
-distinct random tokens between random fillers ``x`` and ``y``; the loss is on every next token, and only the second
-copy can be predicted. The block's length changes from batch to batch and its place from row to row, so neither a
-fixed offset nor a position finds the earlier token: only matching content does. (Trained on ``<bos> r r`` alone,
-the model learned a positional shortcut instead, attending from position i to about i / 2.) Two layers of four heads, no
+The task is Olsson et al.'s (2022) repeated random tokens: ``<bos> r r`` with ``r`` a block of 4 to 20 distinct
+random tokens, its length drawn for each batch; the loss is on every next token, and only the second copy can be
+predicted. The model learns to copy; *how* it finds the earlier copy is what notebook 07 asks of it (a textbook
+induction head would match content; a small model may also lean on positions, since the block always starts right
+after ``<bos>``). Two layers of four heads, no
 MLP's worth mentioning (a narrow one), 64 word-level tokens ``t0`` … ``t63``, so a sentence is written as
 ``"<bos> t5 t17 t3 ..."``.
 
@@ -52,7 +52,7 @@ CONFIG: dict[str, Any] = {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_inner": 64
                           "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0}
 
 #: What the shipped file was trained with (and ``train=True`` uses by default).
-RECIPE: dict[str, Any] = {"steps": 6000, "seed": 0, "seq_len": 16, "batch": 64, "lr": 1e-3}
+RECIPE: dict[str, Any] = {"steps": 3000, "seed": 0, "seq_len": 20, "batch": 64, "lr": 1e-3}
 
 SHIPPED = Path(__file__).resolve().parents[1] / "data" / "shipped_induction_gpt2.npz"
 _FOLDERS: dict[str, str] = {}
@@ -83,26 +83,15 @@ def _model(seed: int) -> Any:
     return GPT2LMHeadModel(GPT2Config(**CONFIG, architectures=["GPT2LMHeadModel"]))
 
 
-def _batch(rng: np.random.Generator, batch: int, seq_len: int) -> tuple[Any, Any]:
-    """A batch of ``<bos> x r r y``: ``r`` of a length drawn from 4 .. ``seq_len`` for the batch, between fillers
-    ``x`` and ``y`` of random tokens not in ``r``, ``x`` of a random length for each row (``x`` and ``y`` together
-    ``seq_len`` tokens), so neither a fixed distance nor a position finds the earlier copy: only an induction head
-    can. Returns the ids (B, T) and a (B, T - 1) mask of the predictions that fall in the second copy."""
+def _batch(rng: np.random.Generator, batch: int, seq_len: int) -> tuple[Any, int]:
+    """A batch of ``<bos> r r``, ``r`` of a length drawn from 4 .. ``seq_len`` for the batch, so no one fixed
+    distance finds the earlier copy. Returns the ids and where the second copy starts."""
     import torch
 
     n = int(rng.integers(4, seq_len + 1))
-    rows, masks = [], []
-    for _ in range(batch):
-        r = rng.choice(len(VOCAB) - 1, size=n, replace=False) + 1
-        pool = np.setdiff1d(np.arange(1, len(VOCAB)), r)
-        fill = rng.choice(pool, size=seq_len)
-        k = int(rng.integers(0, seq_len + 1))
-        rows.append(np.concatenate([[0], fill[:k], r, r, fill[k:]]))
-        mask = np.zeros(len(rows[-1]) - 1, dtype=bool)
-        start = 1 + k + n  # the second copy's first token; predictions of its later tokens are learnable
-        mask[start:start + n - 1] = True  # mask[i]: the prediction of token i + 1
-        masks.append(mask)
-    return torch.from_numpy(np.stack(rows).astype(np.int64)), torch.from_numpy(np.stack(masks))
+    r = np.stack([rng.choice(len(VOCAB) - 1, size=n, replace=False) + 1 for _ in range(batch)])
+    ids = np.concatenate([np.zeros((batch, 1), dtype=np.int64), r, r], axis=1)
+    return torch.from_numpy(ids), 1 + n
 
 
 def train_induction_decoder(steps: int = RECIPE["steps"], *, seed: int = RECIPE["seed"],
@@ -131,7 +120,7 @@ def train_induction_decoder(steps: int = RECIPE["steps"], *, seed: int = RECIPE[
         loss.backward()
         opt.step()
         losses[step] = float(loss.detach())
-        second[step] = float(per[second_copy].mean().detach())  # per[:, i] predicts token i + 1
+        second[step] = float(per[:, second_copy:].mean().detach())  # per[:, i] predicts token i + 1
     model.eval()
     return model, {"loss": losses, "second_copy_loss": second}
 
