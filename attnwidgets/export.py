@@ -56,7 +56,15 @@ Scope = Literal["auto", "all", "view"]
 #: Bytes a page may have before ``scope="auto"`` saves only the view on screen (20 MB; see the module docstring).
 PAGE_LIMIT = 20_000_000
 
-__all__ = ["PAGE_LIMIT", "Precision", "Scope", "format_size", "page_html", "request_key", "save_html", "script_json"]
+#: The display-bundle key under which a view leaves its saved state (see :func:`view_mime`).
+VIEW_MIME = "application/vnd.attnwidgets.view+json"
+
+#: Bytes a view's saved state may take in a notebook before only the view on screen is kept (5 MB), and past which
+#: the state is left out and the picture stays (see :func:`view_mime`).
+VIEW_BUDGET = 5_000_000
+
+__all__ = ["PAGE_LIMIT", "VIEW_BUDGET", "VIEW_MIME", "Precision", "Scope", "format_size", "page_html", "request_key",
+           "save_html", "script_json", "view_mime"]
 
 # ipywidgets' own traits, which the page does not need.
 _SKIP = {"_esm", "_css", "_anywidget_id", "_dom_classes", "comm", "keys", "layout", "log", "tabbable", "tooltip",
@@ -297,3 +305,34 @@ def save_html(widget: AttnWidget, path: str | Path, *, title: str | None = None,
     what = "every view works offline" if saved == "all" else "the view on screen only"
     print(f"wrote {path} ({format_size(path.stat().st_size)}, {what})")
     return path
+
+
+def view_mime(widget: AttnWidget, *, budget: float = VIEW_BUDGET, precision: Precision = "float16") -> dict[str, Any]:
+    """What a view leaves under :data:`VIEW_MIME` in its display bundle: the state and precomputed replies
+    :func:`save_html` puts in a page, so a page written from the notebook (``attnwidgets export``) draws it live.
+
+    Every view is saved (``scope="all"``) when that fits ``budget`` bytes, else only the view on screen
+    (``"view"``); when even that does not fit, the value says why (``"omitted"``) and the picture stands in.
+
+    Examples
+    --------
+    >>> import attnwidgets as aw
+    >>> view = aw.AttentionHeatmap(aw.demo_result())
+    >>> saved = view_mime(view)
+    >>> saved["version"], saved["bundle"], saved["scope"]
+    (1, 'heatmap', 'all')
+    >>> view_mime(view, budget=10)["omitted"][:31]
+    'this AttentionHeatmap is about '
+    """
+    from ._version import __version__
+
+    head = {"version": 1, "attnwidgets": __version__, "widget": type(widget).__name__, "bundle": widget._bundle}
+    base = len(bundle_text("page")) + 2000  # what _parts counts for the page around the data, not in a notebook
+    for scope in ("all", "view"):
+        data, replies, size = _parts(widget, precision, scope, budget + base)  # type: ignore[arg-type]
+        size -= base + len(script_json(data["esm"]))
+        if size <= budget:
+            return {**head, "scope": scope, "state": data["state"], "replies": replies}
+    return {**head, "omitted": f"this {type(widget).__name__} is about {format_size(size)} saved, over the "
+                               f"{format_size(int(budget))} budget for one view (attnwidgets.export.VIEW_BUDGET): "
+                               "raise it, or save this view alone with attnwidgets.save_html"}

@@ -49,8 +49,11 @@ FORBIDDEN["html_repr"] = FORBIDDEN["result"]
 FORBIDDEN["_version"] = FORBIDDEN["result"]
 # lab (`attnwidgets lab`: copy the tutorials, start JupyterLab) needs nothing of ours, so the command starts fast.
 FORBIDDEN["lab"] = FORBIDDEN["result"]
-# nbexport (`attnwidgets export`: runs a notebook in a kernel, keeps its views' pictures) too; the kernel imports us.
-FORBIDDEN["nbexport"] = FORBIDDEN["result"]
+# nbexport (`attnwidgets export`: runs a notebook in a kernel, writes its views' saved states into one page) too, but
+# for export's script_json and the views' bundle files (viewdata.wire.STATIC), which the page needs as save_html's
+# does; nbsanitize (what of a notebook may reach that page) imports nothing of ours.
+FORBIDDEN["nbexport"] = FORBIDDEN["result"] - {"export", "viewdata"}
+FORBIDDEN["nbsanitize"] = FORBIDDEN["result"]
 
 
 def modules() -> list[Path]:
