@@ -316,8 +316,8 @@ def view_mime(widget: AttnWidget, *, budget: float = VIEW_BUDGET, precision: Pre
 
     Examples
     --------
-    >>> import attnwidgets as aw
-    >>> view = aw.AttentionHeatmap(aw.demo_result())
+    >>> import numpy as np, attnwidgets as aw
+    >>> view = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["a", "b", "c"]))
     >>> saved = view_mime(view)
     >>> saved["version"], saved["bundle"], saved["scope"]
     (1, 'heatmap', 'all')

@@ -6,8 +6,9 @@ a view's cell shows nothing until a widget manager loads from a CDN: offline, th
 is executed (or taken as already executed, ``execute=False``) with the static fallback on and each view's saved
 state in its bundle (``application/vnd.attnwidgets.view+json``, :func:`attnwidgets.export.view_mime`: what
 ``save_html`` puts in a page, within a size budget). The page carries one script of views (``static/page_views.js``,
-from js/src/pages/views.ts: every view's front end and the saved-view renderer, once) and each view's state once, and draws every view live with the code that draws it in a notebook: hover, switch head, select a span,
-whatever was precomputed. A view whose state was left out (over the budget) or is missing (a notebook executed
+from js/src/pages/views.ts: every view's front end and the saved-view renderer, once) and each view's state once,
+and draws every view live with the code that draws it in a notebook: hover, switch head, select a span, whatever was
+precomputed. A view whose state was left out (over the budget) or is missing (a notebook executed
 without it) shows its picture and a line saying why. ``pictures=True`` (``--pictures``) writes every view as its
 picture: a smaller page with no script of ours.
 
@@ -33,7 +34,8 @@ from typing import Any
 from .lab import require_lab
 from .persist import atomic_write
 
-__all__ = ["VIEW_MIME", "WIDGET_MIME", "ExportStats", "NotebookExportError", "export_notebook", "csp", "has_maths", "static_views", "to_html"]
+__all__ = ["VIEW_MIME", "WIDGET_MIME", "ExportStats", "NotebookExportError", "csp", "export_notebook", "has_maths",
+           "static_views", "to_html"]
 
 #: The display-bundle key of a live widget, which nbconvert ranks above every other output.
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -205,7 +207,8 @@ def static_views(nb: Any, live: bool = False) -> tuple[ExportStats, list[Any]]:
                 saved.append(state)
                 picture = ""
                 if isinstance(png, str) and re.fullmatch(r"[A-Za-z0-9+/=\s]*", png):
-                    picture = f'<img alt="" src="data:image/png;base64,{png.strip()}">'
+                    # its line of text (what the view shows) as the picture's alt text, for readers and searches
+                    picture = f'<img alt="{html.escape(text)}" src="data:image/png;base64,{png.strip()}">'
                 omitted = state.get("omitted")
                 if isinstance(omitted, str):
                     stats.omitted.append(omitted)
@@ -255,7 +258,7 @@ def _exporter(trust: bool) -> Any:
             rendered = super().markdown2html(context, source)
             return rendered if trust else clean_html(rendered)
 
-    Exporter.markdown2html.jinja_pass_arg = HTMLExporter.markdown2html.jinja_pass_arg  # keep @contextfilter
+    Exporter.markdown2html.jinja_pass_arg = HTMLExporter.markdown2html.jinja_pass_arg  # type: ignore[attr-defined]
     return Exporter(extra_loaders=[DictLoader({_TEMPLATE: _TEMPLATE_TEXT})], template_file=_TEMPLATE,
                     embed_images=True)
 
@@ -288,7 +291,7 @@ def to_html(nb: Any, title: str, saved: list[Any] | None = None, *, trust: bool 
     css = (STATIC / "katex.css").read_text(encoding="utf-8") if "page_math" in scripts else ""
     css = css.replace("</", "<\\/")  # (a CSS escape of "/"): nothing can end the <style> element
     head = (f'<meta http-equiv="Content-Security-Policy" content="{csp(nonce)}">\n'
-            f"<style>{css}\n{_PAGE_CSS}</style>\n")
+            f"<style>{css}\n{_PAGE_CSS if saved else ''}</style>\n")
     blocks = "".join(f'<script type="application/json" id="aw-view-{n}">{script_json(state)}</script>\n'
                      for n, state in enumerate(saved or []))
     attr = f' nonce="{nonce}"' if nonce else ""

@@ -7,6 +7,7 @@ socket except to the loopback address: the network is blocked the whole time, as
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import subprocess
@@ -68,15 +69,25 @@ def run_cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]
                           cwd=tmp_path, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
-    tmp = tmp_path_factory.mktemp("export")
+def _export(tmp: Path, *flags: str) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
     nb = make_notebook(tmp / "views.ipynb")
     before = nb.read_bytes()
-    done = run_cli(["export", str(nb), "-o", str(tmp / "out" / "page.html")], tmp)
+    done = run_cli(["export", str(nb), "-o", str(tmp / "out" / "page.html"), *flags], tmp)
     assert done.returncode == 0, done.stderr
     assert nb.read_bytes() == before, "the notebook file was changed"
     return nb, tmp / "out" / "page.html", done
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """The notebook exported with --pictures: every view as its picture (the page before issue 32 §4)."""
+    return _export(tmp_path_factory.mktemp("export"), "--pictures")
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """The notebook exported as by default: every view live from its saved state."""
+    return _export(tmp_path_factory.mktemp("live"))
 
 
 def test_the_network_guard_blocks_the_network(tmp_path):
@@ -101,7 +112,69 @@ def test_every_view_shows_its_picture_and_nothing_loads_from_the_network(exporte
     assert len(pngs) == 2, f"{len(pngs)} pictures for the heatmap and the model view"
     for b64 in pngs:
         assert base64.b64decode(b64)[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "wrote " in done.stdout and "3 views, 2 as their picture, 1 as text" in done.stdout
+    assert "wrote " in done.stdout and "3 views, 0 live, 2 as their picture, 1 as text" in done.stdout
+    assert "page_views" not in html and "aw-saved" not in html, "a pictures page carries no script of ours"
+
+
+def test_the_live_page_carries_each_state_once_and_one_script_of_views(live):
+    _, page, done = live
+    html = page.read_text(encoding="utf-8")
+    assert "3 views, 2 live, 0 as their picture, 1 as text" in done.stdout
+    assert not re.search(r"<script[^>]*\ssrc=", html) and not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert html.count('class="aw-saved"') == 2
+    blocks = re.findall(r'<script type="application/json" id="aw-view-(\d+)">', html)
+    assert blocks == ["0", "1"], "each view's state once"
+    nonce = re.search(r"script-src 'nonce-([\w-]+)'", html)
+    assert nonce, "the page's policy lets only its own scripts run"
+    runnable = re.findall(r"<script(?![^>]*application/json)([^>]*)>", html)
+    assert runnable == [f' nonce="{nonce.group(1)}"'], "one script of views, with the page's nonce, no other"
+    assert html.index("Content-Security-Policy") < html.index("<script"), "the policy comes before any script"
+    # the picture stays in the page (shown until the view is drawn, or if it cannot be), its text as the alt text
+    assert len(re.findall(r'<img alt="AttentionHeatmap · arrays[^"]*" src="data:image/png;base64,', html)) == 1
+    assert HOSTILE not in html
+
+
+def test_the_two_names_of_the_view_mime_type_agree():
+    from attnwidgets import export, nbexport
+
+    assert export.VIEW_MIME == nbexport.VIEW_MIME
+
+
+def test_a_view_over_its_budget_keeps_its_picture_and_says_why():
+    from attnwidgets.nbexport import VIEW_MIME, WIDGET_MIME, static_views, to_html
+
+    png = "iVBORw0KGgo="
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("aw.AttentionHeatmap(r)")
+    why = "this AttentionHeatmap is about 9.0 MB saved, over the 5.0 MB budget"
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        WIDGET_MIME: {"model_id": "x"}, "image/png": png, "text/plain": "AttentionHeatmap · demo",
+        VIEW_MIME: {"version": 1, "widget": "AttentionHeatmap", "bundle": "heatmap", "omitted": why}})]
+    nb.cells = [cell]
+    stats, saved = static_views(nb, live=True)
+    assert (stats.views, stats.live, stats.pictures, stats.omitted) == (1, 0, 1, [why])
+    html = to_html(nb, "t", saved)
+    assert f"Shown as a picture: {why}" in html and f'src="data:image/png;base64,{png}"' in html
+    assert 'class="aw-live"' not in html
+
+
+def test_a_view_leaves_its_saved_state_within_its_budget():
+    import numpy as np
+
+    import attnwidgets as aw
+    from attnwidgets.export import view_mime
+
+    r = aw.AttentionResult.from_arrays(np.full((2, 3, 3, 3), 1 / 3, dtype=np.float32), [HOSTILE, "cat", "sat"])
+    view = aw.AttentionHeatmap(r, layer=1, head=2)
+    full = view_mime(view)
+    assert (full["version"], full["widget"], full["bundle"], full["scope"]) == (1, "AttentionHeatmap", "heatmap", "all")
+    assert full["state"]["layer"] == 1 and full["replies"], "the state and the replies of the page's requests"
+    assert "_esm" not in full["state"], "the front end comes with the page, not with each view"
+    size = len(json.dumps(full))
+    one = view_mime(view, budget=size * 0.6)
+    assert one["scope"] == "view" and len(one["replies"]) < len(full["replies"])
+    gone = view_mime(view, budget=100)
+    assert "omitted" in gone and "VIEW_BUDGET" in gone["omitted"] and "state" not in gone
 
 
 def test_the_page_keeps_the_text_of_a_widget_without_a_picture_and_escapes_token_text(exported):
