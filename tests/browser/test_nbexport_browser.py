@@ -184,6 +184,7 @@ def test_a_tutorial_exported_offline_has_live_views_and_no_raw_tex(browser, tmp_
     p.wait_for_timeout(800)
     assert root.screenshot() != shot or canvas.evaluate("(c) => c.toDataURL()") != before, \
         "a click on a view changes what it draws"
+    assert not root.locator(".aw-error").is_visible(), root.locator(".aw-error").inner_text()
     p.screenshot(path=str(ARTIFACTS / "nbexport-05-offline.png"))
     assert not page.errors, page.errors
     assert not page.blocked, f"the page asked the network for {page.blocked}"
