@@ -34,8 +34,8 @@ from typing import Any
 from .lab import require_lab
 from .persist import atomic_write
 
-__all__ = ["VIEW_MIME", "WIDGET_MIME", "ExportStats", "NotebookExportError", "csp", "export_notebook", "has_maths",
-           "static_views", "to_html"]
+__all__ = ["VIEW_MIME", "WIDGET_MIME", "ExportStats", "NotebookExportError", "csp", "export_folder", "export_notebook",
+           "has_maths", "page_of", "static_views", "to_html"]
 
 #: The display-bundle key of a live widget, which nbconvert ranks above every other output.
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -307,6 +307,33 @@ def to_html(nb: Any, title: str, saved: list[Any] | None = None, *, trust: bool 
     return page[:end] + tail + page[end:]
 
 
+def page_of(nb: Any, title: str, *, pictures: bool = False, trust: bool = False) -> tuple[str, ExportStats]:
+    """The page of an executed notebook ``nb`` (changed in place) and what was done: what :func:`export_notebook`
+    writes, for callers that hold executed notebooks already (the docs build, :func:`export_folder`)."""
+    dropped = 0
+    if not trust:
+        from .nbsanitize import sanitize_notebook
+
+        dropped = sanitize_notebook(nb, keep=frozenset({WIDGET_MIME, VIEW_MIME}))
+    views, saved = static_views(nb, live=not pictures)
+    views.dropped = dropped
+    return to_html(nb, title, saved, trust=trust), views
+
+
+def export_folder(folder: str | os.PathLike[str], dest: str | os.PathLike[str], *, pictures: bool = False
+                  ) -> list[tuple[Path, ExportStats]]:
+    """Write each executed notebook ``folder/*.ipynb`` as ``dest/<name>.html`` (not run again; untrusted), in name
+    order; returns each page's path and what was done. For CI, which executes the tutorials once for the notebooks
+    tier and the docs both: the docs build (docs/gen_ref.py) makes the same pages from the same folder."""
+    out = []
+    for src in sorted(Path(folder).glob("*.ipynb")):
+        page, stats = page_of(read_notebook(src), src.stem, pictures=pictures)
+        target = Path(dest) / f"{src.stem}.html"
+        atomic_write(target, lambda f, text=page: f.write(text.encode("utf-8")))
+        out.append((target, stats))
+    return out
+
+
 def export_notebook(path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
                     execute_cells: bool = True, timeout: int = 900, kernel_name: str | None = None,
                     pictures: bool = False, trust: bool = False) -> tuple[Path, ExportStats]:
@@ -325,14 +352,7 @@ def export_notebook(path: str | os.PathLike[str], out: str | os.PathLike[str] | 
     nb = read_notebook(src)
     if execute_cells:
         execute(nb, src.resolve(), timeout=timeout, kernel_name=kernel_name, save_views=not pictures)
-    stats = ExportStats()
-    if not trust:
-        from .nbsanitize import sanitize_notebook
-
-        stats.dropped = sanitize_notebook(nb, keep=frozenset({WIDGET_MIME, VIEW_MIME}))
-    views, saved = static_views(nb, live=not pictures)
-    views.dropped = stats.dropped
-    page = to_html(nb, src.stem, saved, trust=trust)
+    page, views = page_of(nb, src.stem, pictures=pictures, trust=trust)
     dest = Path(out) if out is not None else src.with_suffix(".html")
     if dest.resolve() == src.resolve():
         raise NotebookExportError(f"{dest}: the page would overwrite the notebook; give another -o")

