@@ -72,7 +72,8 @@ for name in %r:
     assert (STATIC / name).is_file(), name
 assert "render" in bundle_text("heatmap")
 r = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["a", "b", "c"])
-page = aw.export.page_html(aw.AttentionHeatmap(r))
+from attnwidgets.export import page_html
+page = page_html(aw.AttentionHeatmap(r))
 assert "render" in page
 print("ok", aw.__version__, aw.__file__)
 """ % (SHIPPED,)
