@@ -25,6 +25,7 @@ ARTIFACTS = ROOT / "test-artifacts" / "benchmarks-smoke"
 TABLES = {
     "bench_ablation.py": "slider/full",
     "bench_corpus.py": "| path | CPU s | ms / sentence | / SDPA fwd |",
+    "bench_export.py": "| notebook | views (live) |",
     "bench_analysis.py": "/ bare: wall",
     "bench_fallback.py": "bundle off",
     "bench_generation.py": "| model | aw.generate",
