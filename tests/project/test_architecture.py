@@ -51,6 +51,8 @@ FORBIDDEN["_version"] = FORBIDDEN["result"]
 FORBIDDEN["lab"] = FORBIDDEN["result"]
 # nbexport (`attnwidgets export`: runs a notebook in a kernel, keeps its views' pictures) too; the kernel imports us.
 FORBIDDEN["nbexport"] = FORBIDDEN["result"]
+# view_mime (a view's saved state in its display bundle) sits above widgets, beside export and fallback.
+FORBIDDEN["view_mime"] = {"cli", "magics"}
 
 
 def modules() -> list[Path]:
@@ -168,7 +170,9 @@ def package_private_names() -> dict[str, set[str]]:
 PROTOCOL = {"_esm", "_css", "_repr_html_", "_repr_mimebundle_", "_repr_png_", "_repr_svg_", "_ipython_display_",
             "_model_id", "_asdict", "_replace", "_fields", "_make",
             # AttnWidget's hook for what a saved page must answer: declared on the base class, driven by export.py
-            "_export_requests"}
+            "_export_requests",
+            # the name of a view's front-end bundle (js/src/views/<name>), which its saved state names (view_mime.py)
+            "_bundle"}
 
 
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
