@@ -19,11 +19,12 @@ or, when even the view on screen passes the budget::
 
 Size (the budget): each view keeps to :func:`view_budget` bytes of JSON (default :data:`VIEW_BUDGET`, 2 MB; set it
 with :func:`set_view_budget` or ``ATTNWIDGETS_VIEW_BUDGET`` in the environment, in bytes; 0 switches the state off).
-"all" (every layer and head the view can switch to) when it fits, else "view" (the view on screen: for long inputs
-its overview tiles and the shown head), else none, with a line saying why. 2 MB because a notebook of a dozen views
-then stays under the size GitHub still previews and JupyterLab opens in a second; a 512-token heatmap's every head
-is 30 MB or more, its view on screen well under 1 MB. Arrays are stored as float16 (what ``save_html`` stores by
-default).
+"all" (every layer and head the view can switch to) when it fits (and its replies take at most
+:data:`ALL_SECONDS` to compute, so that a display never waits long for them), else "view" (the view on screen: for
+long inputs its overview tiles and the shown head), else none, with a line saying why. 2 MB because a notebook of a
+dozen views then stays under the size GitHub still previews and JupyterLab opens in a second; a 512-token
+heatmap's every head is 30 MB or more, its view on screen 1.4 MB. Arrays are stored as float16 (what ``save_html``
+stores by default).
 
 >>> import numpy as np, attnwidgets as aw
 >>> r = aw.AttentionResult.from_arrays(np.eye(2, dtype=np.float32), ["hi", "there"])
@@ -37,12 +38,13 @@ True
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from ._version import __version__
 from .export import SavableView, format_size, saved_parts
 
-__all__ = ["VERSION", "VIEW_BUDGET", "VIEW_MIME", "set_view_budget", "view_budget", "view_state"]
+__all__ = ["ALL_SECONDS", "VERSION", "VIEW_BUDGET", "VIEW_MIME", "set_view_budget", "view_budget", "view_state"]
 
 #: The MIME type of a view's saved state (the extension renders it).
 VIEW_MIME = "application/vnd.attnwidgets.view+json"
@@ -52,6 +54,34 @@ VERSION = 1
 
 #: Bytes of JSON a view may add to a notebook unless told otherwise (2 MB; see the module docstring).
 VIEW_BUDGET = 2_000_000
+
+#: Seconds the replies of every view ("all") may take to compute before a display settles for the view on screen:
+#: a 512-token HeadView's every layer took 3 s, which each display of it would otherwise add.
+ALL_SECONDS = 0.5
+
+
+class _OverTime(Exception):
+    pass
+
+
+class _Timed:
+    """``widget`` for :func:`~attnwidgets.export.saved_parts`, whose replies stop (``_OverTime``) past ``deadline``."""
+
+    def __init__(self, widget: SavableView, deadline: float) -> None:
+        self._widget = widget
+        self._deadline = deadline
+        self._esm = widget._esm
+
+    def get_state(self) -> dict[str, Any]:
+        return self._widget.get_state()
+
+    def answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+        if time.perf_counter() > self._deadline:
+            raise _OverTime
+        return self._widget.answer(request)
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]:
+        return self._widget._export_requests(scope)
 
 
 def _budget_from_env() -> int:
@@ -106,10 +136,16 @@ def view_state(widget: SavableView, *, budget: int | None = None) -> dict[str, A
                                    "ATTNWIDGETS_VIEW_BUDGET=0): re-run the cell to interact"}
     size = 0
     try:
-        for scope in ("all", "view"):
-            data, replies, size = saved_parts(widget, "float16", scope, limit)
+        try:
+            timed = _Timed(widget, time.perf_counter() + ALL_SECONDS)
+            data, replies, size = saved_parts(timed, "float16", "all", limit)
             if size <= limit:
-                return {**head, "scope": scope, "state": data["state"], "replies": replies}
+                return {**head, "scope": "all", "state": data["state"], "replies": replies}
+        except _OverTime:
+            pass
+        data, replies, size = saved_parts(widget, "float16", "view", limit)
+        if size <= limit:
+            return {**head, "scope": "view", "state": data["state"], "replies": replies}
     except Exception as exc:  # the live widget and its picture still show; the saved state says why it is missing
         return {**head, "omitted": f"this view's state could not be saved ({type(exc).__name__}: {exc}): re-run "
                                    "the cell to interact"}

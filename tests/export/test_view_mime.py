@@ -8,13 +8,12 @@ import json
 
 import numpy as np
 import pytest
+from test_fallback import VIEWS, _result
 
 import attnwidgets as aw
 from attnwidgets import view_mime
 from attnwidgets.export import request_key
 from attnwidgets.view_mime import VIEW_MIME, set_view_budget, view_state
-
-from test_fallback import VIEWS, _result
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
