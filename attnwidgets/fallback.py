@@ -43,11 +43,6 @@ MAX_PIXELS = 800
 
 _enabled = os.environ.get("ATTNWIDGETS_STATIC_FALLBACK", "1").strip().lower() not in ("0", "false", "no", "off")
 
-# ``attnwidgets export`` sets it in the kernel it runs: each view also leaves its saved state
-# (:func:`attnwidgets.export.view_mime`), which the exported page draws live. (The JupyterLab extension's branch makes
-# every view leave it; when that lands this switch is the integrator's to fold into it.)
-_save_views = os.environ.get("ATTNWIDGETS_SAVE_VIEWS", "0").strip().lower() in ("1", "true", "yes", "on")
-
 
 def set_static_fallback(enabled: bool = True) -> None:
     """Switch the picture in every view's display bundle on (the default) or off (only the text stays).
@@ -239,13 +234,4 @@ def static_bundle(widget: Any) -> dict[str, Any]:
             png = None
         if png is not None:
             bundle["image/png"] = base64.b64encode(png).decode("ascii")
-    if _save_views:
-        from .export import VIEW_MIME, view_mime
-
-        try:
-            bundle[VIEW_MIME] = view_mime(widget)
-        except Exception as exc:  # the live widget still shows; the page keeps the picture and says why
-            bundle[VIEW_MIME] = {"version": 1, "widget": type(widget).__name__,
-                                 "bundle": getattr(widget, "_bundle", ""),
-                                 "omitted": f"its state could not be saved ({type(exc).__name__}: {exc})"}
     return bundle

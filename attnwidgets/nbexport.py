@@ -4,13 +4,13 @@ views stay live offline.
 ``jupyter nbconvert --execute --to html`` stores each widget's state and then prefers it over every other output, so
 a view's cell shows nothing until a widget manager loads from a CDN: offline, the cells are blank. Here the notebook
 is executed (or taken as already executed, ``execute=False``) with the static fallback on and each view's saved
-state in its bundle (``application/vnd.attnwidgets.view+json``, :func:`attnwidgets.export.view_mime`: what
-``save_html`` puts in a page, within a size budget). The page carries one script of views (``static/page_views.js``,
-from js/src/pages/views.ts: every view's front end and the saved-view renderer, once) and each view's state once,
-and draws every view live with the code that draws it in a notebook: hover, switch head, select a span, whatever was
-precomputed. A view whose state was left out (over the budget) or is missing (a notebook executed
-without it) shows its picture and a line saying why. ``pictures=True`` (``--pictures``) writes every view as its
-picture: a smaller page with no script of ours.
+state in its bundle (``application/vnd.attnwidgets.view+json``, :mod:`attnwidgets.view_mime`: what ``save_html``
+puts in a page, within the size budget ``ATTNWIDGETS_VIEW_BUDGET`` sets, 2 MB a view by default). The page carries
+one script of views (``static/page_views.js``, from js/src/pages/views.ts: every view's front end and the saved-view
+reader, once) and each view's state once, and draws every view live with the code that draws it in a notebook:
+hover, switch head, select a span, whatever was precomputed. A view whose state was left out (over the budget) or is
+missing (a notebook executed without it) shows its picture and a line saying why. ``pictures=True``
+(``--pictures``) writes every view as its picture: a smaller page with no script of ours.
 
 Nothing else a notebook carries runs in the page (:mod:`attnwidgets.nbsanitize`): markdown and HTML outputs are
 sanitised, scripts and other libraries' outputs dropped, and a Content-Security-Policy lets only the page's own
@@ -40,7 +40,7 @@ __all__ = ["VIEW_MIME", "WIDGET_MIME", "ExportStats", "NotebookExportError", "cs
 #: The display-bundle key of a live widget, which nbconvert ranks above every other output.
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
-#: The display-bundle key of a view's saved state (attnwidgets.export.VIEW_MIME; a test keeps the two equal).
+#: The display-bundle key of a view's saved state (attnwidgets.view_mime.VIEW_MIME; a test keeps the two equal).
 VIEW_MIME = "application/vnd.attnwidgets.view+json"
 
 # nbconvert's lab template, without the two <script src=...> it loads from a CDN.
@@ -154,10 +154,11 @@ def execute(nb: Any, path: Path, *, timeout: int = 900, kernel_name: str | None 
     # store_widget_state=True although the state is dropped afterwards: nbclient 0.11 raises KeyError on an Output
     # widget's message when it does not store state.
     client = notebook_client(nb, path.parent, timeout=timeout, kernel_name=name, store_widget_state=True)
-    names = ("ATTNWIDGETS_STATIC_FALLBACK", "ATTNWIDGETS_SAVE_VIEWS")
+    names = ("ATTNWIDGETS_STATIC_FALLBACK", "ATTNWIDGETS_VIEW_BUDGET")
     saved = {name: os.environ.get(name) for name in names}
     os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = "1"  # the kernel inherits it: every view leaves its picture
-    os.environ["ATTNWIDGETS_SAVE_VIEWS"] = "1" if save_views else "0"  # ... and its state (attnwidgets.fallback)
+    if not save_views:  # ... and its state (attnwidgets.view_mime), unless only the pictures are wanted
+        os.environ["ATTNWIDGETS_VIEW_BUDGET"] = "0"
     try:
         client.execute()
     except CellExecutionError as exc:
@@ -329,7 +330,8 @@ def export_folder(folder: str | os.PathLike[str], dest: str | os.PathLike[str], 
     for src in sorted(Path(folder).glob("*.ipynb")):
         page, stats = page_of(read_notebook(src), src.stem, pictures=pictures)
         target = Path(dest) / f"{src.stem}.html"
-        atomic_write(target, lambda f, text=page: f.write(text.encode("utf-8")))
+        data = page.encode("utf-8")
+        atomic_write(target, lambda f, data=data: f.write(data))  # type: ignore[misc]
         out.append((target, stats))
     return out
 

@@ -1,6 +1,9 @@
 // One esbuild build: every js/src/*.ts and every js/src/views/<name>/index.ts is a widget entry, bundled (with
 // js/src/shared/ and js/src/draw/) into ../attnwidgets/static/<name>.js as an ES module that anywidget loads. `node build.mjs --watch` rebuilds on change
 // (pair it with ANYWIDGET_HMR=1 in the kernel for live reload; see DEVELOP.md).
+// It also bundles the JupyterLab extension's entry, js/src/lab/index.ts (which imports the same views), to lib/lab.js
+// with JupyterLab's own packages left as imports: `npm run build:lab` (@jupyterlab/builder) makes the federated
+// extension in ../attnwidgets/labextension/ from it, sharing those packages with the JupyterLab that loads it.
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as esbuild from "esbuild";
@@ -65,11 +68,20 @@ function katexCss() {
   writeFileSync(join(options.outdir, "katex.css"), css);
 }
 
+const lab = {
+  entryPoints: ["src/lab/index.ts"],
+  bundle: true,
+  format: "esm",
+  target: "es2020",
+  outfile: "lib/lab.js",
+  external: ["@jupyterlab/*", "@lumino/*"],
+  logLevel: "info",
+};
+
 if (process.argv.includes("--watch")) {
   const ctx = await esbuild.context(options);
   await ctx.watch();
 } else {
-  await esbuild.build(options);
-  await esbuild.build(pageOptions);
+  await Promise.all([esbuild.build(options), esbuild.build(lab), esbuild.build(pageOptions)]);
   katexCss();
 }

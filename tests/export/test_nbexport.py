@@ -7,7 +7,6 @@ socket except to the loopback address: the network is blocked the whole time, as
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 import subprocess
@@ -135,9 +134,9 @@ def test_the_live_page_carries_each_state_once_and_one_script_of_views(live):
 
 
 def test_the_two_names_of_the_view_mime_type_agree():
-    from attnwidgets import export, nbexport
+    from attnwidgets import nbexport, view_mime
 
-    assert export.VIEW_MIME == nbexport.VIEW_MIME
+    assert view_mime.VIEW_MIME == nbexport.VIEW_MIME
 
 
 def test_a_view_over_its_budget_keeps_its_picture_and_says_why():
@@ -156,120 +155,3 @@ def test_a_view_over_its_budget_keeps_its_picture_and_says_why():
     html = to_html(nb, "t", saved)
     assert f"Shown as a picture: {why}" in html and f'src="data:image/png;base64,{png}"' in html
     assert 'class="aw-live"' not in html
-
-
-def test_a_view_leaves_its_saved_state_within_its_budget():
-    import numpy as np
-
-    import attnwidgets as aw
-    from attnwidgets.export import view_mime
-
-    r = aw.AttentionResult.from_arrays(np.full((2, 3, 3, 3), 1 / 3, dtype=np.float32), [HOSTILE, "cat", "sat"])
-    view = aw.AttentionHeatmap(r, layer=1, head=2)
-    full = view_mime(view)
-    assert (full["version"], full["widget"], full["bundle"], full["scope"]) == (1, "AttentionHeatmap", "heatmap", "all")
-    assert full["state"]["layer"] == 1 and full["replies"], "the state and the replies of the page's requests"
-    assert "_esm" not in full["state"], "the front end comes with the page, not with each view"
-    size = len(json.dumps(full))
-    one = view_mime(view, budget=size * 0.6)
-    assert one["scope"] == "view" and len(one["replies"]) < len(full["replies"])
-    gone = view_mime(view, budget=100)
-    assert "omitted" in gone and "VIEW_BUDGET" in gone["omitted"] and "state" not in gone
-
-
-def test_the_page_keeps_the_text_of_a_widget_without_a_picture_and_escapes_token_text(exported):
-    _, page, _ = exported
-    html = page.read_text(encoding="utf-8")
-    assert "IntSlider(value=3" in html  # the plain ipywidget: its text
-    assert "AttentionHeatmap · arrays" in html  # each view's line of text beside its picture
-    assert HOSTILE not in html  # the token, in the heatmap's text and in the result's table, is text
-    assert "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert 'class="aw-repr"' in html  # the result's compact table
-    assert "Text before the views." in html
-
-
-def test_no_execute_takes_the_stored_outputs(exported, tmp_path):
-    nb, _, _ = exported
-    # execute it the way nbconvert does, keeping widget state, then export without running it again
-    executed = tmp_path / "executed.ipynb"
-    node = nbformat.read(nb, as_version=4)
-    from attnwidgets.nbexport import notebook_client
-
-    env_was = os.environ.get("ATTNWIDGETS_STATIC_FALLBACK")
-    os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = "1"
-    try:
-        notebook_client(node, tmp_path, timeout=300, store_widget_state=True).execute()
-    finally:
-        if env_was is None:
-            os.environ.pop("ATTNWIDGETS_STATIC_FALLBACK")
-        else:
-            os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = env_was
-    assert "widgets" in node.metadata  # the stored state nbconvert would prefer over the picture
-    nbformat.write(node, executed)
-    done = run_cli(["export", str(executed), "--no-execute"], tmp_path)
-    assert done.returncode == 0, done.stderr
-    html = executed.with_suffix(".html").read_text(encoding="utf-8")
-    assert len(re.findall(r'<img[^>]*src="data:image/png;base64,', html)) == 2
-    assert "application/vnd.jupyter.widget-view+json" not in html and not re.search(r"<script[^>]*\ssrc=", html)
-
-
-def test_without_nbconvert_it_says_which_extra_to_install(tmp_path, monkeypatch, capsys):
-    from attnwidgets import cli
-
-    path = make_notebook(tmp_path / "n.ipynb", [("code", "x = 1")])
-    monkeypatch.setitem(sys.modules, "nbconvert", None)  # as on `pip install attnwidgets` without the lab extra
-    assert cli.main(["export", str(path), "--no-execute"]) == 1
-    err = capsys.readouterr().err
-    assert "attnwidgets export needs nbconvert" in err and 'pip install "attnwidgets[lab]"' in err
-    assert not path.with_suffix(".html").exists()
-
-
-@pytest.mark.parametrize(("make", "says"), [
-    (lambda d: d / "missing.ipynb", "no such notebook file"),
-    (lambda d: write(d / "bad.ipynb", "{not json"), "not a readable Jupyter notebook"),
-    (lambda d: write(d / "list.ipynb", "[1, 2]"), "not a readable Jupyter notebook"),
-    (lambda d: make_notebook(d / "raises.ipynb", [("code", "x = 1"), ("code", "raise RuntimeError('boom in cell')")]),
-     "cell 2 raised RuntimeError: boom in cell"),
-], ids=["missing", "not-json", "not-a-notebook", "cell-raises"])
-def test_bad_notebooks_are_clear_errors(tmp_path, make, says):
-    path = make(tmp_path)
-    done = run_cli(["export", str(path)], tmp_path)
-    assert done.returncode == 1
-    assert says in done.stderr and str(path.name) in done.stderr
-    assert "Traceback" not in done.stderr
-    assert not path.with_suffix(".html").exists()
-
-
-def test_a_missed_wake_up_costs_one_poll_step_not_the_cell_timeout():
-    """jupyter/nbclient#312: a socket poll that misses a reply already there waits its whole timeout. The channel
-    below misses the first wake-up (its first poll waits as long as it is told, then finds nothing); the reply is
-    there from the start, so the next poll finds it. Asked with a 30 s timeout, the stepped wait returns after one
-    step; nbclient's own single poll would wait all 30 s."""
-    import asyncio
-    import time
-    from queue import Empty
-
-    from attnwidgets.nbexport import POLL_STEP, _polled
-
-    waits: list[float | None] = []
-
-    async def get_msg(timeout=None):
-        waits.append(timeout)
-        if len(waits) == 1:
-            await asyncio.sleep(timeout)
-            raise Empty
-        return {"msg": "reply"}
-
-    start = time.monotonic()
-    assert asyncio.run(_polled(get_msg)(timeout=30)) == {"msg": "reply"}
-    assert time.monotonic() - start < POLL_STEP + 1.0
-    assert waits[0] == POLL_STEP
-
-    async def never(timeout=None):
-        await asyncio.sleep(timeout)
-        raise Empty
-
-    start = time.monotonic()
-    with pytest.raises(Empty):  # the cell's own timeout still holds
-        asyncio.run(_polled(never)(timeout=1.2))
-    assert 1.2 <= time.monotonic() - start < 1.2 + POLL_STEP + 0.5

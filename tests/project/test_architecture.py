@@ -54,6 +54,8 @@ FORBIDDEN["lab"] = FORBIDDEN["result"]
 # does; nbsanitize (what of a notebook may reach that page) imports nothing of ours.
 FORBIDDEN["nbexport"] = FORBIDDEN["result"] - {"export", "viewdata"}
 FORBIDDEN["nbsanitize"] = FORBIDDEN["result"]
+# view_mime (a view's saved state in its display bundle) sits above widgets, beside export and fallback.
+FORBIDDEN["view_mime"] = {"cli", "magics"}
 
 
 def modules() -> list[Path]:
@@ -172,7 +174,7 @@ PROTOCOL = {"_esm", "_css", "_repr_html_", "_repr_mimebundle_", "_repr_png_", "_
             "_model_id", "_asdict", "_replace", "_fields", "_make",
             # AttnWidget's hook for what a saved page must answer: declared on the base class, driven by export.py
             "_export_requests",
-            # AttnWidget's class attribute naming its front end (static/<_bundle>.js), which a saved view names too
+            # the name of a view's front-end bundle (js/src/views/<name>), which its saved state names (view_mime.py)
             "_bundle"}
 
 

@@ -60,6 +60,10 @@ def test_wheel_build_hook_builds_every_bundle(tmp_path):
         assert any(n.startswith("attnwidgets/data/") for n in names), "bundled data files must ship"
         assert "attnwidgets/py.typed" in names, "the PEP 561 marker must ship, or type checkers ignore our hints"
         assert "attnwidgets/__main__.py" in names
+        # The prebuilt JupyterLab / Notebook 7 extension: `pip install` puts it where Jupyter finds it, no Node.
+        lab = "attnwidgets-0.1.0.data/data/share/jupyter/labextensions/attnwidgets/"
+        assert f"{lab}package.json" in names and f"{lab}install.json" in names, sorted(names)[:20]
+        assert any(n.startswith(f"{lab}static/remoteEntry.") for n in names), "the extension's entry must ship"
         tutorials = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
         assert tutorials and all(f"attnwidgets/tutorials/{t}" in names for t in tutorials), \
             "`attnwidgets lab` copies the tutorials from the wheel"

@@ -63,12 +63,12 @@ def test_sdist_and_wheel_carry_the_bundles_and_the_wheel_installs_without_node(t
     assert install.returncode == 0, install.stderr
     path = str(bindir)  # no Node on this PATH
     assert shutil.which("node", path=path) is None and shutil.which("npm", path=path) is None
-    code = """
+    code = f"""
 import pathlib, attnwidgets as aw
 from attnwidgets.viewdata.wire import STATIC, bundle_text
 import numpy as np
 assert "site-packages" in aw.__file__, aw.__file__
-for name in %r:
+for name in {SHIPPED!r}:
     assert (STATIC / name).is_file(), name
 assert "render" in bundle_text("heatmap")
 r = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["a", "b", "c"])
@@ -76,7 +76,7 @@ from attnwidgets.export import page_html
 page = page_html(aw.AttentionHeatmap(r))
 assert "render" in page
 print("ok", aw.__version__, aw.__file__)
-""" % (SHIPPED,)
+"""
     run = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={"PATH": path, "HOME": str(tmp_path), "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1"})
     assert run.returncode == 0, run.stderr[-3000:]
