@@ -96,6 +96,9 @@ def read_notebook(path: str | os.PathLike[str]) -> Any:
     return nb
 
 
+#: Seconds a view's saved replies may take to compute in the export's kernel before it keeps only the view on screen.
+EXPORT_SECONDS = 30
+
 #: Longest wait on one socket poll while a cell runs (seconds); see :func:`notebook_client`.
 POLL_STEP = 0.5
 
@@ -154,11 +157,14 @@ def execute(nb: Any, path: Path, *, timeout: int = 900, kernel_name: str | None 
     # store_widget_state=True although the state is dropped afterwards: nbclient 0.11 raises KeyError on an Output
     # widget's message when it does not store state.
     client = notebook_client(nb, path.parent, timeout=timeout, kernel_name=name, store_widget_state=True)
-    names = ("ATTNWIDGETS_STATIC_FALLBACK", "ATTNWIDGETS_VIEW_BUDGET")
+    names = ("ATTNWIDGETS_STATIC_FALLBACK", "ATTNWIDGETS_VIEW_BUDGET", "ATTNWIDGETS_VIEW_SECONDS")
     saved = {name: os.environ.get(name) for name in names}
     os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = "1"  # the kernel inherits it: every view leaves its picture
     if not save_views:  # ... and its state (attnwidgets.view_mime), unless only the pictures are wanted
         os.environ["ATTNWIDGETS_VIEW_BUDGET"] = "0"
+    # Every view (each layer and head) unless over the budget: nobody waits on a display here, and a busy machine
+    # must not make a page lose its heads (the notebook's own displays give up after view_mime.ALL_SECONDS).
+    os.environ["ATTNWIDGETS_VIEW_SECONDS"] = str(EXPORT_SECONDS)
     try:
         client.execute()
     except CellExecutionError as exc:

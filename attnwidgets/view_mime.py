@@ -60,6 +60,15 @@ VIEW_BUDGET = 2_000_000
 ALL_SECONDS = 0.5
 
 
+def _seconds_from_env() -> float:
+    """``ATTNWIDGETS_VIEW_SECONDS`` (seconds), else :data:`ALL_SECONDS`: ``attnwidgets export`` runs its kernel with
+    a longer wait, since nobody waits on a display there and a page should not lose its views to a busy machine."""
+    try:
+        return max(0.0, float(os.environ.get("ATTNWIDGETS_VIEW_SECONDS", "").strip() or ALL_SECONDS))
+    except ValueError:
+        return ALL_SECONDS
+
+
 class _OverTime(Exception):
     pass
 
@@ -137,7 +146,7 @@ def view_state(widget: SavableView, *, budget: int | None = None) -> dict[str, A
     size = 0
     try:
         try:
-            timed = _Timed(widget, time.perf_counter() + ALL_SECONDS)
+            timed = _Timed(widget, time.perf_counter() + _seconds_from_env())
             data, replies, size = saved_parts(timed, "float16", "all", limit)
             if size <= limit:
                 return {**head, "scope": "all", "state": data["state"], "replies": replies}

@@ -155,3 +155,17 @@ def test_a_view_over_its_budget_keeps_its_picture_and_says_why():
     html = to_html(nb, "t", saved)
     assert f"Shown as a picture: {why}" in html and f'src="data:image/png;base64,{png}"' in html
     assert 'class="aw-live"' not in html
+
+
+def test_the_export_kernel_gives_every_view_time_to_save_all_of_itself(monkeypatch):
+    import numpy as np
+
+    import attnwidgets as aw
+    from attnwidgets.nbexport import EXPORT_SECONDS
+    from attnwidgets.view_mime import view_state
+
+    view = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd")))
+    monkeypatch.setenv("ATTNWIDGETS_VIEW_SECONDS", "0")  # as a busy machine: no time for every head
+    assert view_state(view)["scope"] == "view"
+    monkeypatch.setenv("ATTNWIDGETS_VIEW_SECONDS", str(EXPORT_SECONDS))  # what the export's kernel gets
+    assert view_state(view)["scope"] == "all"
