@@ -169,3 +169,22 @@ def test_the_export_kernel_gives_every_view_time_to_save_all_of_itself(monkeypat
     assert view_state(view)["scope"] == "view"
     monkeypatch.setenv("ATTNWIDGETS_VIEW_SECONDS", str(EXPORT_SECONDS))  # what the export's kernel gets
     assert view_state(view)["scope"] == "all"
+
+
+def test_trust_keeps_ones_own_html_and_scripts_and_still_loads_nothing_remote():
+    from attnwidgets.nbexport import page_of
+
+    def notebook():
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("x")
+        cell.outputs = [nbformat.v4.new_output("display_data", data={
+            "text/html": "<b onclick='go()'>mine</b><script>window.mine = 1</script>", "text/plain": "b"})]
+        nb.cells = [nbformat.v4.new_markdown_cell("<i onmouseover='x()'>hover</i>"), cell]
+        return nb
+
+    kept, _ = page_of(notebook(), "t", trust=True)
+    assert "<script>window.mine = 1</script>" in kept and 'onclick="go()"' in kept and "onmouseover" in kept
+    assert "script-src 'unsafe-inline'" in kept and "default-src 'none'" in kept and "connect-src 'none'" in kept
+    clean, _ = page_of(notebook(), "t")
+    assert "window.mine" not in clean and "onclick" not in clean and "onmouseover" not in clean
+    assert "'unsafe-inline'" not in clean.split("script-src", 1)[1].split(";", 1)[0]
