@@ -157,8 +157,11 @@ def execute(nb: Any, path: Path, *, timeout: int = 900, kernel_name: str | None 
     # store_widget_state=True although the state is dropped afterwards: nbclient 0.11 raises KeyError on an Output
     # widget's message when it does not store state.
     client = notebook_client(nb, path.parent, timeout=timeout, kernel_name=name, store_widget_state=True)
-    names = ("ATTNWIDGETS_STATIC_FALLBACK", "ATTNWIDGETS_VIEW_BUDGET", "ATTNWIDGETS_VIEW_SECONDS")
+    names = ("ATTNWIDGETS_STATIC_FALLBACK", "ATTNWIDGETS_VIEW_BUDGET", "ATTNWIDGETS_VIEW_SECONDS", "MPLBACKEND")
     saved = {name: os.environ.get(name) for name in names}
+    # The kernel's own figures inline, as in JupyterLab: an MPLBACKEND=Agg inherited from a CI job or a shell would
+    # leave every matplotlib figure of the page as "<Figure size ...>" text.
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = "1"  # the kernel inherits it: every view leaves its picture
     if not save_views:  # ... and its state (attnwidgets.view_mime), unless only the pictures are wanted
         os.environ["ATTNWIDGETS_VIEW_BUDGET"] = "0"

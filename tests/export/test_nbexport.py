@@ -188,3 +188,14 @@ def test_trust_keeps_ones_own_html_and_scripts_and_still_loads_nothing_remote():
     clean, _ = page_of(notebook(), "t")
     assert "window.mine" not in clean and "onclick" not in clean and "onmouseover" not in clean
     assert "'unsafe-inline'" not in clean.split("script-src", 1)[1].split(";", 1)[0]
+
+
+def test_matplotlib_figures_stay_pictures_whatever_backend_the_shell_set(tmp_path):
+    # run_cli sets MPLBACKEND=Agg, as CI jobs do: the kernel still draws its figures inline
+    nb = make_notebook(tmp_path / "fig.ipynb", [
+        ("code", "import matplotlib.pyplot as plt\nplt.plot([1, 0])\nplt.show()"),
+        ("code", "fig, ax = plt.subplots(figsize=(2, 1))\nax.plot([0, 1])\ndisplay(fig)\nplt.close(fig)")])
+    done = run_cli(["export", str(nb)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    html = nb.with_suffix(".html").read_text(encoding="utf-8")
+    assert len(re.findall(r'<img[^>]*src="data:image/png;base64,', html)) == 2 and "<Figure size" not in html
