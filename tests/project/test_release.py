@@ -81,6 +81,15 @@ print("ok", aw.__version__, aw.__file__)
                          env={"PATH": path, "HOME": str(tmp_path), "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.startswith("ok ") and str(venv) in run.stdout
+    if ext_built:  # the extension is installed by the wheel alone, where JupyterLab looks for extensions
+        find = ("import json, pathlib, jupyter_core.paths as p\n"
+                "hits = [pathlib.Path(d) / 'attnwidgets' / 'package.json' for d in p.jupyter_path('labextensions')]\n"
+                "hit = next(h for h in hits if h.is_file())\n"
+                "print(hit, json.loads(hit.read_text())['name'])")
+        listed = subprocess.run([py, "-c", find], capture_output=True, text=True, timeout=120,
+                                env={"PATH": path, "HOME": str(tmp_path)})
+        assert listed.returncode == 0, listed.stderr[-2000:]
+        assert listed.stdout.startswith(str(venv)) and listed.stdout.strip().endswith(" attnwidgets"), listed.stdout
     cli = subprocess.run([bindir / "attnwidgets", "--version"], capture_output=True, text=True, timeout=120,
                          env={"PATH": path, "HOME": str(tmp_path)})
     assert cli.returncode == 0 and cli.stdout.startswith("attnwidgets "), cli.stderr
