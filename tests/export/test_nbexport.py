@@ -199,3 +199,20 @@ def test_matplotlib_figures_stay_pictures_whatever_backend_the_shell_set(tmp_pat
     assert done.returncode == 0, done.stderr
     html = nb.with_suffix(".html").read_text(encoding="utf-8")
     assert len(re.findall(r'<img[^>]*src="data:image/png;base64,', html)) == 2 and "<Figure size" not in html
+
+
+def test_export_folder_writes_a_page_per_executed_notebook(tmp_path):
+    from attnwidgets.nbexport import export_folder
+
+    src = tmp_path / "executed"
+    src.mkdir()
+    for name in ("b", "a"):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("1")
+        cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": f"result {name}"},
+                                               execution_count=1)]
+        nb.cells = [nbformat.v4.new_markdown_cell(f"# {name}"), cell]
+        nbformat.write(nb, src / f"{name}.ipynb")
+    done = export_folder(src, tmp_path / "pages")
+    assert [p.name for p, _ in done] == ["a.html", "b.html"]
+    assert "result a" in (tmp_path / "pages" / "a.html").read_text(encoding="utf-8")
