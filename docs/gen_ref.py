@@ -160,7 +160,7 @@ def write_tutorials() -> None:
             page, stats = page_of(nb, source.stem)
             with mkdocs_gen_files.open(f"tutorials/{source.stem}.html", "w") as f:
                 f.write(page)
-            index.append(f"- [{title}]({source.stem}.html) ({stats.live} live views"
+            index.append(f"- [{title}]({source.stem}.html) ({stats.live} live view{'' if stats.live == 1 else 's'}"
                          + (f", {stats.pictures} as pictures" if stats.pictures else "") + ")")
             continue
         nb = nbformat.read(source, as_version=4)
