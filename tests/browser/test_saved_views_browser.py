@@ -123,7 +123,11 @@ def check_live_from_saved_state(page: Any, shot: str) -> None:
     moved = hover_cell(heatmap, "heatmap-canvas", 3, 4)
     assert moved != tip, "hovering another cell did not change the tooltip"
     before = canvas_stats(heatmap, "heatmap-canvas")["sum"]
-    heatmap.locator("[data-testid=head-select]").select_option("0")
+    for _ in range(20):  # the bar may be rebuilt once the first saved reply is in: choose again until it takes
+        heatmap.locator("[data-testid=head-select]").select_option("0")
+        page.wait_for_timeout(300)
+        if dataset(heatmap, "heatmap-canvas")["view"].startswith("self/1/0"):
+            break
     redrawn(heatmap, "heatmap-canvas", before)  # another head, from the saved replies, no kernel
     model_view = page.locator(".aw-saved-view .aw-model-view").first
     before = canvas_stats(model_view, "heatmap-canvas")["sum"]

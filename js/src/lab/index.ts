@@ -78,6 +78,8 @@ function modelId(data: unknown): string {
   return typeof id === "string" ? id : "";
 }
 
+const PROBE_STYLE = "height: 0; overflow: hidden; visibility: hidden;";
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** One output: the live widget when the notebook's widget manager has its model, else the saved view. */
@@ -116,7 +118,9 @@ export class SavedViewRenderer extends Panel implements IRenderMime.IRenderer {
     } catch {
       return Promise.resolve(false); // no widget renderer here (jupyterlab_widgets missing): the saved view it is
     }
-    child.hide();
+    // Out of sight but laid out at the output's width (not display: none), so a live view that turns up measures the
+    // width it will be shown at (fit="auto" sizes to it).
+    child.node.style.cssText = PROBE_STYLE;
     this.addWidget(child);
     this.probes.push(child);
     return new Promise((resolve) => {
@@ -140,7 +144,7 @@ export class SavedViewRenderer extends Panel implements IRenderMime.IRenderer {
     this.dropSaved();
     for (const other of this.probes) if (other !== child) other.dispose();
     this.probes = [child];
-    child.show();
+    child.node.style.cssText = "";
   }
 
   private async drawSaved(model: IRenderMime.IMimeModel): Promise<void> {
