@@ -64,7 +64,7 @@ def executed(folder: Path, name: str, setup: str = SETUP) -> Path:
     return path
 
 
-def open_saved(jupyter: Any, name: str, viewport: tuple[int, int] = (1400, 1000)) -> Any:
+def open_saved(jupyter: Any, name: str, viewport: tuple[int, int] = (1400, 1000), wait: bool = True) -> Any:
     """Open notebook ``name`` in a fresh page without running anything (its kernel starts fresh) and return the page.
     """
     for old in jupyter.browser.contexts:
@@ -77,9 +77,11 @@ def open_saved(jupyter: Any, name: str, viewport: tuple[int, int] = (1400, 1000)
     page.on("pageerror", lambda e: context._aw_errors.append(f"{e}\n{getattr(e, 'stack', '')}"))
     page.on("dialog", lambda d: (context._aw_errors.append(f"dialog: {d.message}"), d.dismiss()))
     reset = "?reset" if jupyter.tree == "lab/tree" else ""
-    page.goto(f"{jupyter.url}/{jupyter.tree}/{name}{reset}", wait_until="domcontentloaded")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
-                           "window.jupyterapp.shell.currentWidget.content", timeout=60_000)
+    where = f"{jupyter.tree}/{name}" if name else jupyter.tree.split("/")[0]  # "" : JupyterLab with no notebook
+    page.goto(f"{jupyter.url}/{where}{reset}", wait_until="domcontentloaded")
+    ready = ("window.jupyterapp.shell.currentWidget && window.jupyterapp.shell.currentWidget.content" if wait else
+             "window.jupyterapp.commands.hasCommand('attnwidgets:open-tutorials')")
+    page.wait_for_function(f"() => window.jupyterapp && {ready}", timeout=60_000)
     return page
 
 

@@ -51,6 +51,8 @@ FORBIDDEN["_version"] = FORBIDDEN["result"]
 FORBIDDEN["lab"] = FORBIDDEN["result"]
 # nbexport (`attnwidgets export`: runs a notebook in a kernel, keeps its views' pictures) too; the kernel imports us.
 FORBIDDEN["nbexport"] = FORBIDDEN["result"]
+# server (the extension's Launcher endpoint) builds on lab only, so a Jupyter Server loads it without the views.
+FORBIDDEN["server"] = FORBIDDEN["result"]
 # view_mime (a view's saved state in its display bundle) sits above widgets, beside export and fallback.
 FORBIDDEN["view_mime"] = {"cli", "magics"}
 

@@ -40,6 +40,7 @@ import positional from "../views/positional/index";
 import profile from "../views/profile/index";
 import qk from "../views/qk/index";
 import qk_space from "../views/qk_space/index";
+import { launcherPlugin, lecturePlugin } from "./commands";
 
 export const WIDGET_MIME = "application/vnd.jupyter.widget-view+json";
 
@@ -211,4 +212,4 @@ const savedViews: JupyterFrontEndPlugin<void> = {
   },
 };
 
-export default [savedViews];
+export default [savedViews, lecturePlugin, launcherPlugin];
