@@ -12,6 +12,8 @@ const ALLOWED: Record<string, string[]> = {
   draw: ["shared", "generated"],
   view: ["draw", "shared", "generated"],
   page: ["shared", "generated"],
+  // The JupyterLab extension (src/lab/): an entry above every view, which it imports to draw saved ones.
+  lab: ["view", "shared", "generated"],
 };
 
 function layerOf(path: string): { layer: string; name: string } {
