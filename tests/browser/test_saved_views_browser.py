@@ -216,3 +216,24 @@ def test_the_extension_is_listed() -> None:
                          env={**os.environ, "NO_COLOR": "1"}, timeout=120)
     lines = [line for line in (out.stdout + out.stderr).splitlines() if "attnwidgets" in line]
     assert lines and "enabled" in lines[0] and "OK" in lines[0], out.stdout + out.stderr
+
+
+def test_a_page_reloaded_while_its_kernel_holds_the_widgets_shows_them_live(lab: Any, saved: Path) -> None:
+    """The kernel outlives the page: on reload the widget manager restores the models from it after the outputs were
+    drawn, and the live views replace the saved ones (never both on screen)."""
+    (lab.root / "reload.ipynb").write_bytes(saved.read_bytes())
+    page = open_saved(lab, "reload.ipynb")
+    run_all(page, len(_cells()))
+    page.locator(".aw-root").nth(len(VIEWS) - 1).wait_for(timeout=60_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_timeout(1500)
+    page.reload(wait_until="domcontentloaded")
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        live = page.locator(".aw-saved-output .aw-root").count() - page.locator(".aw-saved-view .aw-root").count()
+        if live == len(VIEWS):
+            break
+        page.wait_for_timeout(500)
+    assert page.locator(".aw-saved-view").count() == 0, "a saved view stayed beside or instead of a live widget"
+    assert page.locator(".aw-saved-output .aw-root").count() == len(VIEWS)
+    no_widget_error(page)
