@@ -237,3 +237,32 @@ def test_a_page_reloaded_while_its_kernel_holds_the_widgets_shows_them_live(lab:
     assert page.locator(".aw-saved-view").count() == 0, "a saved view stayed beside or instead of a live widget"
     assert page.locator(".aw-saved-output .aw-root").count() == len(VIEWS)
     no_widget_error(page)
+
+
+def test_what_needs_the_model_is_disabled_and_says_so(lab: Any, tmp_path: Path) -> None:
+    """The ablation widget's re-run is Python's: saved without a kernel, its heads, layers, mode and reset are
+    disabled with the tooltip "needs a running kernel", while its maps still draw."""
+    source = 'import attnwidgets as aw\naw.AblationWidget(["The cat sat on the mat."])'
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    nb.cells[0]["outputs"] = _run_one(tmp_path, source)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab.root / "ablation_saved.ipynb")
+    page = open_saved(lab, "ablation_saved.ipynb")
+    view = page.locator(".aw-saved-view .aw-ablation").first
+    view.wait_for(timeout=60_000)
+    cell = view.locator("[data-testid=cell-0-0]")
+    assert cell.is_disabled() and cell.get_attribute("title") == "needs a running kernel"
+    for testid in ("layer-0", "reset", "mode-select", "scale-slider"):
+        control = view.locator(f"[data-testid={testid}]").first
+        assert control.is_disabled(), testid
+    assert canvas_stats(view, "map-before")["ink"] > 0
+    no_widget_error(page)
+
+
+def _run_one(folder: Path, source: str) -> list:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook_client(nb, folder, timeout=300).execute()
+    return nb.cells[0]["outputs"]
