@@ -42,7 +42,7 @@ import time
 from typing import Any
 
 from ._version import __version__
-from .export import SavableView, format_size, saved_parts
+from .export import SavableView, format_size, request_key, saved_parts
 
 __all__ = ["ALL_SECONDS", "VERSION", "VIEW_BUDGET", "VIEW_MIME", "set_view_budget", "view_budget", "view_state"]
 
@@ -74,23 +74,34 @@ class _OverTime(Exception):
 
 
 class _Timed:
-    """``widget`` for :func:`~attnwidgets.export.saved_parts`, whose replies stop (``_OverTime``) past ``deadline``."""
+    """``widget`` for :func:`~attnwidgets.export.saved_parts`: its replies stop (``_OverTime``) past ``deadline``,
+    the view on screen's requests come first, and every reply is kept, so that settling for the view on screen
+    computes nothing twice."""
 
     def __init__(self, widget: SavableView, deadline: float) -> None:
         self._widget = widget
-        self._deadline = deadline
         self._esm = widget._esm
+        self.deadline = deadline
+        self._answers: dict[str, tuple[dict[str, Any], list[Any]]] = {}
 
     def get_state(self) -> dict[str, Any]:
         return self._widget.get_state()
 
     def answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        if time.perf_counter() > self._deadline:
-            raise _OverTime
-        return self._widget.answer(request)
+        key = request_key(request)
+        if key not in self._answers:
+            if time.perf_counter() > self.deadline:
+                raise _OverTime
+            self._answers[key] = self._widget.answer(request)
+        return self._answers[key]
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
-        return self._widget._export_requests(scope)
+        shown = self._widget._export_requests("view")
+        if scope == "view":
+            return shown
+        first = {request_key(r) for r in shown}
+        rest = [r for r in self._widget._export_requests(scope) if request_key(r) not in first]
+        return [*shown, *rest]
 
 
 def _budget_from_env() -> int:
@@ -145,14 +156,15 @@ def view_state(widget: SavableView, *, budget: int | None = None) -> dict[str, A
                                    "ATTNWIDGETS_VIEW_BUDGET=0): re-run the cell to interact"}
     size = 0
     try:
+        timed = _Timed(widget, time.perf_counter() + _seconds_from_env())
         try:
-            timed = _Timed(widget, time.perf_counter() + _seconds_from_env())
             data, replies, size = saved_parts(timed, "float16", "all", limit)
             if size <= limit:
                 return {**head, "scope": "all", "state": data["state"], "replies": replies}
         except _OverTime:
             pass
-        data, replies, size = saved_parts(widget, "float16", "view", limit)
+        timed.deadline = float("inf")
+        data, replies, size = saved_parts(timed, "float16", "view", limit)
         if size <= limit:
             return {**head, "scope": "view", "state": data["state"], "replies": replies}
     except Exception as exc:  # the live widget and its picture still show; the saved state says why it is missing

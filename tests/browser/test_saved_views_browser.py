@@ -64,7 +64,7 @@ def executed(folder: Path, name: str, setup: str = SETUP) -> Path:
     return path
 
 
-def open_saved(jupyter: Any, name: str, viewport: tuple[int, int] = (1400, 1000)) -> Any:
+def open_saved(jupyter: Any, name: str, viewport: tuple[int, int] = (1400, 1000), wait: bool = True) -> Any:
     """Open notebook ``name`` in a fresh page without running anything (its kernel starts fresh) and return the page.
     """
     for old in jupyter.browser.contexts:
@@ -77,9 +77,11 @@ def open_saved(jupyter: Any, name: str, viewport: tuple[int, int] = (1400, 1000)
     page.on("pageerror", lambda e: context._aw_errors.append(f"{e}\n{getattr(e, 'stack', '')}"))
     page.on("dialog", lambda d: (context._aw_errors.append(f"dialog: {d.message}"), d.dismiss()))
     reset = "?reset" if jupyter.tree == "lab/tree" else ""
-    page.goto(f"{jupyter.url}/{jupyter.tree}/{name}{reset}", wait_until="domcontentloaded")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
-                           "window.jupyterapp.shell.currentWidget.content", timeout=60_000)
+    where = f"{jupyter.tree}/{name}" if name else jupyter.tree.split("/")[0]  # "" : JupyterLab with no notebook
+    page.goto(f"{jupyter.url}/{where}{reset}", wait_until="domcontentloaded")
+    ready = ("window.jupyterapp.shell.currentWidget && window.jupyterapp.shell.currentWidget.content" if wait else
+             "window.jupyterapp.commands.hasCommand('attnwidgets:open-tutorials')")
+    page.wait_for_function(f"() => window.jupyterapp && {ready}", timeout=60_000)
     return page
 
 
@@ -123,7 +125,11 @@ def check_live_from_saved_state(page: Any, shot: str) -> None:
     moved = hover_cell(heatmap, "heatmap-canvas", 3, 4)
     assert moved != tip, "hovering another cell did not change the tooltip"
     before = canvas_stats(heatmap, "heatmap-canvas")["sum"]
-    heatmap.locator("[data-testid=head-select]").select_option("0")
+    for _ in range(20):  # the bar may be rebuilt once the first saved reply is in: choose again until it takes
+        heatmap.locator("[data-testid=head-select]").select_option("0")
+        page.wait_for_timeout(300)
+        if dataset(heatmap, "heatmap-canvas")["view"].startswith("self/1/0"):
+            break
     redrawn(heatmap, "heatmap-canvas", before)  # another head, from the saved replies, no kernel
     model_view = page.locator(".aw-saved-view .aw-model-view").first
     before = canvas_stats(model_view, "heatmap-canvas")["sum"]
@@ -210,3 +216,53 @@ def test_the_extension_is_listed() -> None:
                          env={**os.environ, "NO_COLOR": "1"}, timeout=120)
     lines = [line for line in (out.stdout + out.stderr).splitlines() if "attnwidgets" in line]
     assert lines and "enabled" in lines[0] and "OK" in lines[0], out.stdout + out.stderr
+
+
+def test_a_page_reloaded_while_its_kernel_holds_the_widgets_shows_them_live(lab: Any, saved: Path) -> None:
+    """The kernel outlives the page: on reload the widget manager restores the models from it after the outputs were
+    drawn, and the live views replace the saved ones (never both on screen)."""
+    (lab.root / "reload.ipynb").write_bytes(saved.read_bytes())
+    page = open_saved(lab, "reload.ipynb")
+    run_all(page, len(_cells()))
+    page.locator(".aw-root").nth(len(VIEWS) - 1).wait_for(timeout=60_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_timeout(1500)
+    page.reload(wait_until="domcontentloaded")
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        live = page.locator(".aw-saved-output .aw-root").count() - page.locator(".aw-saved-view .aw-root").count()
+        if live == len(VIEWS):
+            break
+        page.wait_for_timeout(500)
+    assert page.locator(".aw-saved-view").count() == 0, "a saved view stayed beside or instead of a live widget"
+    assert page.locator(".aw-saved-output .aw-root").count() == len(VIEWS)
+    no_widget_error(page)
+
+
+def test_what_needs_the_model_is_disabled_and_says_so(lab: Any, tmp_path: Path) -> None:
+    """The ablation widget's re-run is Python's: saved without a kernel, its heads, layers, mode and reset are
+    disabled with the tooltip "needs a running kernel", while its maps still draw."""
+    source = 'import attnwidgets as aw\naw.AblationWidget(["The cat sat on the mat."])'
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    nb.cells[0]["outputs"] = _run_one(tmp_path, source)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab.root / "ablation_saved.ipynb")
+    page = open_saved(lab, "ablation_saved.ipynb")
+    view = page.locator(".aw-saved-view .aw-ablation").first
+    view.wait_for(timeout=60_000)
+    cell = view.locator("[data-testid=cell-0-0]")
+    assert cell.is_disabled() and cell.get_attribute("title") == "needs a running kernel"
+    for testid in ("layer-0", "reset", "mode-select", "scale-slider"):
+        control = view.locator(f"[data-testid={testid}]").first
+        assert control.is_disabled(), testid
+    assert canvas_stats(view, "map-before")["ink"] > 0
+    no_widget_error(page)
+
+
+def _run_one(folder: Path, source: str) -> list:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook_client(nb, folder, timeout=300).execute()
+    return nb.cells[0]["outputs"]

@@ -54,6 +54,8 @@ FORBIDDEN["lab"] = FORBIDDEN["result"]
 # does; nbsanitize (what of a notebook may reach that page) imports nothing of ours.
 FORBIDDEN["nbexport"] = FORBIDDEN["result"] - {"export", "viewdata"}
 FORBIDDEN["nbsanitize"] = FORBIDDEN["result"]
+# server (the extension's Launcher endpoint) builds on lab only, so a Jupyter Server loads it without the views.
+FORBIDDEN["server"] = FORBIDDEN["result"]
 # view_mime (a view's saved state in its display bundle) sits above widgets, beside export and fallback.
 FORBIDDEN["view_mime"] = {"cli", "magics"}
 

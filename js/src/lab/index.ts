@@ -40,6 +40,7 @@ import positional from "../views/positional/index";
 import profile from "../views/profile/index";
 import qk from "../views/qk/index";
 import qk_space from "../views/qk_space/index";
+import { launcherPlugin, lecturePlugin } from "./commands";
 
 export const WIDGET_MIME = "application/vnd.jupyter.widget-view+json";
 
@@ -77,6 +78,8 @@ function modelId(data: unknown): string {
   const id = data && typeof data === "object" ? (data as { model_id?: unknown }).model_id : "";
   return typeof id === "string" ? id : "";
 }
+
+const PROBE_STYLE = "height: 0; overflow: hidden; visibility: hidden;";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -116,7 +119,9 @@ export class SavedViewRenderer extends Panel implements IRenderMime.IRenderer {
     } catch {
       return Promise.resolve(false); // no widget renderer here (jupyterlab_widgets missing): the saved view it is
     }
-    child.hide();
+    // Out of sight but laid out at the output's width (not display: none), so a live view that turns up measures the
+    // width it will be shown at (fit="auto" sizes to it).
+    child.node.style.cssText = PROBE_STYLE;
     this.addWidget(child);
     this.probes.push(child);
     return new Promise((resolve) => {
@@ -140,7 +145,7 @@ export class SavedViewRenderer extends Panel implements IRenderMime.IRenderer {
     this.dropSaved();
     for (const other of this.probes) if (other !== child) other.dispose();
     this.probes = [child];
-    child.show();
+    child.node.style.cssText = "";
   }
 
   private async drawSaved(model: IRenderMime.IMimeModel): Promise<void> {
@@ -207,4 +212,4 @@ const savedViews: JupyterFrontEndPlugin<void> = {
   },
 };
 
-export default [savedViews];
+export default [savedViews, lecturePlugin, launcherPlugin];
