@@ -1,7 +1,7 @@
 """The command line: ``attnwidgets show "TEXT" --model NAME --out page.html`` writes a self-contained page;
 ``attnwidgets lab [--lecture]`` opens JupyterLab on a copy of the tutorials (:mod:`attnwidgets.lab`);
-``attnwidgets export notebook.ipynb [-o out.html]`` writes a notebook as one offline HTML page whose views show their
-pictures (:mod:`attnwidgets.nbexport`).
+``attnwidgets export notebook.ipynb [-o out.html] [--pictures] [--trust]`` writes a notebook as one offline HTML page
+whose views stay live (:mod:`attnwidgets.nbexport`).
 
 Handy for slides and paper-club handouts: the page has the view's JS and data inlined and renders offline.
 :func:`build_view` (text + options -> widget) is shared with the IPython magics.
@@ -175,10 +175,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     lab.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     lab.add_argument("--dry-run", action="store_true", help="copy the tutorials and print the command, start nothing")
     export = sub.add_parser(
-        "export", help="write a notebook as one HTML page whose views show offline", allow_abbrev=False,
+        "export", help="write a notebook as one HTML page whose views stay live offline", allow_abbrev=False,
         description="Execute NOTEBOOK in a fresh kernel (or take its outputs as stored, --no-execute) and write it as "
-                    "one HTML page where every view shows its picture (its static twin) instead of a live widget "
-                    "that needs a CDN. The page loads nothing from the network; the notebook is not changed.",
+                    "one HTML page where every view is drawn live from its saved state (hover, switch head, select "
+                    "a span; --pictures: its static picture instead) and the maths is typeset. The page loads "
+                    "nothing from the network, and nothing else the notebook carries runs in it: its HTML is "
+                    "sanitised and its scripts dropped (--trust keeps them, for your own notebooks). The notebook "
+                    "is not changed.",
     )
     export.add_argument("notebook", metavar="NOTEBOOK", help="the .ipynb file")
     export.add_argument("--out", "-o", default=None, metavar="PAGE.html",
@@ -188,6 +191,10 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     export.add_argument("--timeout", type=int, default=900, metavar="S", help="seconds per cell (default 900)")
     export.add_argument("--kernel", default=None, metavar="NAME",
                         help="kernel to run it in (default: the notebook's own, else python3)")
+    export.add_argument("--pictures", action="store_true",
+                        help="each view as its picture (a smaller page, no script of ours), not live")
+    export.add_argument("--trust", action="store_true",
+                        help="keep the notebook's own HTML and scripts as they are (only for notebooks you wrote)")
     return parser, show
 
 
@@ -219,13 +226,19 @@ def _export(args: argparse.Namespace) -> int:
 
     try:
         dest, stats = export_notebook(args.notebook, args.out, execute_cells=not args.no_execute,
-                                      timeout=args.timeout, kernel_name=args.kernel)
+                                      timeout=args.timeout, kernel_name=args.kernel, pictures=args.pictures,
+                                      trust=args.trust)
     except (NotebookExportError, OSError) as exc:
         print(f"attnwidgets: error: {exc}", file=sys.stderr)
         return 1
     size = dest.stat().st_size
-    print(f"wrote {dest} ({size / 1e6:.1f} MB): {stats.views} views, {stats.pictures} as their picture, "
-          f"{len(stats.text_only)} as text (no static twin); opens offline in any browser")
+    print(f"wrote {dest} ({size / 1e6:.1f} MB): {stats.views} views, {stats.live} live, {stats.pictures} as their "
+          f"picture, {len(stats.text_only)} as text (no static twin); opens offline in any browser")
+    for why in stats.omitted:
+        print(f"  a view shows its picture: {why}")
+    if stats.dropped:
+        print(f"  {stats.dropped} outputs lost a part the page does not run (scripts, other libraries' types); "
+              "--trust keeps them")
     return 0
 
 

@@ -40,15 +40,27 @@ import html
 import json
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from .viewdata.labels import visible_text
 from .viewdata.wire import bundle_text, quantise_uint8
 
-if TYPE_CHECKING:
-    from .widgets import AttnWidget
+
+class SavableView(Protocol):
+    """What saving a view needs of it (every :class:`attnwidgets.widgets.AttnWidget` has it). A protocol rather than
+    an import of the widgets: the widgets' display bundle saves itself through :mod:`attnwidgets.view_mime`, which
+    builds on this module, and an import back would make a circle."""
+
+    _esm: Any
+
+    def get_state(self) -> dict[str, Any]: ...
+
+    def answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]: ...
+
+    def _export_requests(self, scope: str) -> list[dict[str, Any]]: ...
+
 
 Precision = Literal["float16", "uint8", "float32"]
 Scope = Literal["auto", "all", "view"]
@@ -56,7 +68,8 @@ Scope = Literal["auto", "all", "view"]
 #: Bytes a page may have before ``scope="auto"`` saves only the view on screen (20 MB; see the module docstring).
 PAGE_LIMIT = 20_000_000
 
-__all__ = ["PAGE_LIMIT", "Precision", "Scope", "format_size", "page_html", "request_key", "save_html", "script_json"]
+__all__ = ["PAGE_LIMIT", "Precision", "SavableView", "Scope", "format_size", "page_html", "request_key", "save_html",
+           "saved_parts", "script_json"]
 
 # ipywidgets' own traits, which the page does not need.
 _SKIP = {"_esm", "_css", "_anywidget_id", "_dom_classes", "comm", "keys", "layout", "log", "tabbable", "tooltip",
@@ -153,7 +166,7 @@ def _shrink_reply(content: dict[str, Any], buffers: list[Any], precision: Precis
     return {"content": content, "buffers": [_b64(b)["$b64"] for b in out]}
 
 
-def _state(widget: AttnWidget, precision: Precision, requests: list[dict[str, Any]], scope: Scope) -> dict[str, Any]:
+def _state(widget: SavableView, precision: Precision, requests: list[dict[str, Any]], scope: Scope) -> dict[str, Any]:
     state = widget.get_state()
     meta = state.get("_meta")
     if scope == "all" and isinstance(meta, dict) and meta.get("can_words"):
@@ -177,7 +190,7 @@ def format_size(n: int) -> str:
     return f"{n / 1000:.0f} kB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
 
 
-def _replies(widget: AttnWidget, requests: list[dict[str, Any]], precision: Precision, limit: float | None
+def _replies(widget: SavableView, requests: list[dict[str, Any]], precision: Precision, limit: float | None
              ) -> tuple[dict[str, dict[str, Any]], int]:
     """The encoded replies to ``requests`` and their estimated size in the page (bytes of their JSON).
 
@@ -196,18 +209,33 @@ def _replies(widget: AttnWidget, requests: list[dict[str, Any]], precision: Prec
     return replies, size
 
 
-def _parts(widget: AttnWidget, precision: Precision, scope: Scope, limit: float | None
-           ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], int]:
-    """(data block, replies, estimated page size) of ``widget`` saved with ``scope`` ("all" or "view")."""
+def saved_parts(widget: SavableView, precision: Precision, scope: Literal["all", "view"], limit: float | None,
+                overhead: int = 0) -> tuple[dict[str, Any], dict[str, dict[str, Any]], int]:
+    """What a saved view carries with ``scope`` ("all" or "view"): (``{"state", "widget", "scope"}``, replies keyed
+    by :func:`request_key`, its size in bytes). ``save_html`` and the notebook MIME state
+    (:mod:`attnwidgets.view_mime`) both save a view with it.
+
+    The size is that of the data's and the replies' JSON plus ``overhead`` (what else the container holds: the
+    page's scripts and markup). With a ``limit``, replies stop being computed once the size passes it; the size is
+    then an estimate (see :func:`_replies`) and the replies are incomplete.
+    """
     requests = widget._export_requests(scope)
-    data = {"esm": widget._esm, "state": _state(widget, precision, requests, scope),
-            "widget": type(widget).__name__, "scope": scope}
-    base = len(script_json(data)) + len(bundle_text("page")) + 2000  # the data block, the host and the markup
+    data = {"state": _state(widget, precision, requests, scope), "widget": type(widget).__name__, "scope": scope}
+    base = len(script_json(data)) + overhead
     replies, size = _replies(widget, requests, precision, None if limit is None else limit - base)
     return data, replies, base + size
 
 
-def _choose(widget: AttnWidget, precision: Precision, scope: Scope, limit: float
+def _parts(widget: SavableView, precision: Precision, scope: Literal["all", "view"], limit: float | None
+           ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], int]:
+    """(data block, replies, estimated page size) of ``widget``'s page saved with ``scope`` ("all" or "view")."""
+    esm = widget._esm
+    overhead = len(script_json(esm)) + 7 + len(bundle_text("page")) + 2000  # ',"esm":' and it, the host, the markup
+    data, replies, size = saved_parts(widget, precision, scope, limit, overhead)
+    return {"esm": esm, **data}, replies, size
+
+
+def _choose(widget: SavableView, precision: Precision, scope: Scope, limit: float
             ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], int]:
     """The page's parts for ``scope``; "auto" is "all" unless that passes ``limit``, then "view" with a warning."""
     if scope != "auto":
@@ -226,13 +254,13 @@ def _choose(widget: AttnWidget, precision: Precision, scope: Scope, limit: float
     return data, replies, light
 
 
-def page_html(widget: AttnWidget, *, title: str | None = None, precision: Precision = "float16",
+def page_html(widget: SavableView, *, title: str | None = None, precision: Precision = "float16",
               scope: Scope = "auto", limit: float = PAGE_LIMIT) -> str:
     """The self-contained HTML page of a widget (see :func:`save_html`)."""
     return _page(widget, title, precision, scope, limit)[0]
 
 
-def _page(widget: AttnWidget, title: str | None, precision: Precision, scope: Scope, limit: float
+def _page(widget: SavableView, title: str | None, precision: Precision, scope: Scope, limit: float
           ) -> tuple[str, str]:
     """(the page, the scope it saved: "all" or "view")."""
     if precision not in ("float16", "uint8", "float32"):
@@ -268,7 +296,7 @@ def _page(widget: AttnWidget, title: str | None, precision: Precision, scope: Sc
     return page, str(data["scope"])
 
 
-def save_html(widget: AttnWidget, path: str | Path, *, title: str | None = None, precision: Precision = "float16",
+def save_html(widget: SavableView, path: str | Path, *, title: str | None = None, precision: Precision = "float16",
               scope: Scope = "auto", limit: float = PAGE_LIMIT) -> Path:
     """Write ``widget`` as one self-contained HTML file (JS and data inlined, no network), print its size and return
     its path.
@@ -297,3 +325,4 @@ def save_html(widget: AttnWidget, path: str | Path, *, title: str | None = None,
     what = "every view works offline" if saved == "all" else "the view on screen only"
     print(f"wrote {path} ({format_size(path.stat().st_size)}, {what})")
     return path
+

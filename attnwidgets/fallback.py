@@ -223,10 +223,10 @@ def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:
     return buffer.getvalue()
 
 
-def static_bundle(widget: Any) -> dict[str, str]:
+def static_bundle(widget: Any) -> dict[str, Any]:
     """``text/plain`` (:func:`describe`) and, while :func:`static_fallback` is on and the view has a twin that can
     draw its current state, ``image/png`` (base64), to sit beside the widget mimetype in the display bundle."""
-    bundle = {"text/plain": describe(widget)}
+    bundle: dict[str, Any] = {"text/plain": describe(widget)}
     if _enabled:
         try:
             png = twin_png(widget)

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LECTURE_FONTS", "LECTURE_NOTEBOOK", "LabLaunch", "prepare_lab", "tutorials_source"]
+__all__ = ["LECTURE_FONTS", "LECTURE_NOTEBOOK", "LabLaunch", "copy_tutorials", "prepare_lab", "tutorials_source"]
 
 #: The notebook ``--lecture`` opens.
 LECTURE_NOTEBOOK = "05_lecture_quick_start.ipynb"
@@ -90,6 +90,23 @@ def tutorials_source() -> Path:
                             "pip install -e . there")
 
 
+def copy_tutorials(target: Path, source: Path | None = None, *, fresh: bool = False) -> tuple[list[str], list[str]]:
+    """Copy the tutorial notebooks into folder ``target`` (made if missing); a notebook already there is kept (a
+    lecturer's edits survive) unless ``fresh``. Returns (copied, kept) file names. ``attnwidgets lab`` and the
+    extension's Launcher card (:mod:`attnwidgets.server`) both copy with it."""
+    source = tutorials_source() if source is None else source
+    target.mkdir(parents=True, exist_ok=True)
+    copied, kept = [], []
+    for notebook in sorted(source.glob("*.ipynb")):
+        dest = target / notebook.name
+        if dest.exists() and not fresh:
+            kept.append(notebook.name)
+            continue
+        shutil.copyfile(notebook, dest)
+        copied.append(notebook.name)
+    return copied, kept
+
+
 @dataclass
 class LabLaunch:
     """What :func:`prepare_lab` set up: the folder, the notebooks copied (and kept), and the command and environment
@@ -120,15 +137,7 @@ def prepare_lab(folder: str | Path | None = None, *, lecture: bool = False, fres
     target = Path(folder).expanduser() if folder is not None else Path.home() / "attnwidgets-tutorials"
     if target.exists() and not target.is_dir():
         raise NotADirectoryError(f"{target} exists and is not a folder: give --dir another place for the tutorials")
-    target.mkdir(parents=True, exist_ok=True)
-    copied, kept = [], []
-    for notebook in sorted(source.glob("*.ipynb")):
-        dest = target / notebook.name
-        if dest.exists() and not fresh:
-            kept.append(notebook.name)
-            continue
-        shutil.copyfile(notebook, dest)
-        copied.append(notebook.name)
+    copied, kept = copy_tutorials(target, source, fresh=fresh)
     # Lecture launches have settings of their own: a plain launch afterwards is not enlarged.
     settings = target / (".jupyterlab-settings-lecture" if lecture else ".jupyterlab-settings")
     written = dict(LAB_SETTINGS)

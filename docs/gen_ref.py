@@ -8,12 +8,12 @@ table with a link there. Nothing is listed by hand.
 
 Front page: the README, its links to ``docs/...`` made relative.
 
-Tutorials: each ``notebooks/*.ipynb`` is rendered (by mkdocs-jupyter) with the outputs of an executed copy, where one
-is found in ``$ATTNWIDGETS_EXECUTED_NOTEBOOKS`` (default ``test-artifacts/executed``, where the notebooks tier of
-``.ci/run`` saves each tutorial after running it in JupyterLab) and its cells' sources are those of the notebook as
-it is now; otherwise the notebook is rendered without outputs, with a note saying so. Widgets cannot run in a static
-site: each view's live output is dropped and its picture (the static twin the view leaves in its display bundle) is
-shown, the same rewrite ``attnwidgets export`` makes (:func:`attnwidgets.nbexport.static_views`).
+Tutorials: each ``notebooks/*.ipynb`` whose executed copy is found in ``$ATTNWIDGETS_EXECUTED_NOTEBOOKS`` (default
+``test-artifacts/executed``, where the notebooks tier of ``.ci/run`` saves each tutorial after running it), with its
+cells' sources those of the notebook as it is now, is written as the page ``attnwidgets export`` makes of it
+(:func:`attnwidgets.nbexport.page_of`: every view live from the state it saved, the maths typeset, nothing of the
+notebook's own run, nothing loaded from the network), ``tutorials/<name>.html``, linked from the tutorials index.
+Without an executed copy, the notebook is rendered (by mkdocs-jupyter) without outputs, with a note saying so.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import attnwidgets  # noqa: E402  (the checkout's package, not an installed one)
-from attnwidgets.nbexport import static_views  # noqa: E402
+from attnwidgets.nbexport import page_of  # noqa: E402
 
 TOP = "attnwidgets"
 
@@ -149,23 +149,30 @@ def executed_copy(source: Path, folder: Path) -> object | None:
 
 def write_tutorials() -> None:
     folder = Path(os.environ.get("ATTNWIDGETS_EXECUTED_NOTEBOOKS", ROOT / "test-artifacts" / "executed"))
-    index = ["# Tutorials\n", "The tutorial notebooks of `notebooks/`, as they look after a run: each view shows its "
-             "static picture (widgets cannot run in a static site; open the notebook in JupyterLab, "
-             "`attnwidgets lab`, to interact).\n"]
+    index = ["# Tutorials\n", "The tutorial notebooks of `notebooks/`, as they look after a run, each as the page "
+             "`attnwidgets export` writes: every view is live from the state it saved (switch a head, hover, click a "
+             "token) with no kernel and no network. What needs the model (an ablation re-run, a new text) needs "
+             "JupyterLab: `attnwidgets lab`.\n"]
     for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        title = nbformat.read(source, as_version=4).cells[0].source.split("\n")[0].lstrip("# ").strip()
         nb = executed_copy(source, folder)
-        if nb is None:
-            nb = nbformat.read(source, as_version=4)
-            note = nbformat.v4.new_markdown_cell(
-                "*Rendered without outputs: no executed copy of this notebook was found (the notebooks tier of "
-                "`.ci/run` makes them; `attnwidgets export` shows one notebook with its outputs).*")
-            nb.cells.insert(0, note)
-        static_views(nb)
+        if nb is not None:
+            page, stats = page_of(nb, source.stem)
+            with mkdocs_gen_files.open(f"tutorials/{source.stem}.html", "w") as f:
+                f.write(page)
+            index.append(f"- [{title}]({source.stem}.html) ({stats.live} live view{'' if stats.live == 1 else 's'}"
+                         + (f", {stats.pictures} as pictures" if stats.pictures else "") + ")")
+            continue
+        nb = nbformat.read(source, as_version=4)
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(
+            "*Rendered without outputs: no executed copy of this notebook was found in "
+            f"`{os.path.relpath(folder, ROOT) if folder.is_relative_to(ROOT) else folder}` (the notebooks tier of "
+            "`.ci/run` makes them; set `ATTNWIDGETS_EXECUTED_NOTEBOOKS` to another folder). `attnwidgets export "
+            f"notebooks/{source.name}` writes this notebook as a page with live views.*"))
         with mkdocs_gen_files.open(f"tutorials/{source.name}", "w") as f:
             nbformat.write(nb, f)
         mkdocs_gen_files.set_edit_path(f"tutorials/{source.name}", f"notebooks/{source.name}")
-        title = nbformat.read(source, as_version=4).cells[0].source.split("\n")[0].lstrip("# ").strip()
-        index.append(f"- [{title}]({source.name})")
+        index.append(f"- [{title}]({source.name}) (without outputs)")
     with mkdocs_gen_files.open("tutorials/index.md", "w") as f:
         f.write("\n".join(index) + "\n")
 

@@ -163,14 +163,17 @@ class AttnWidget(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The widget view, plus ``text/plain`` (a description) and ``image/png`` (the static twin) for
-        front ends without widgets (HTML exports, GitHub, nbviewer, a notebook reopened without its kernel)."""
+        front ends without widgets (HTML exports, GitHub, nbviewer, a notebook reopened without its kernel), and the
+        view's saved state under ``application/vnd.attnwidgets.view+json`` (:mod:`attnwidgets.view_mime`), which the
+        JupyterLab / Notebook 7 extension draws live when no kernel holds the widget."""
         shown = super()._repr_mimebundle_(**kwargs)
         if shown is None:  # closed: no view to show
             return None
         from ..fallback import static_bundle
+        from ..view_mime import VIEW_MIME, view_state
 
         data, metadata = shown if isinstance(shown, tuple) else (shown, {})
-        return {**data, **static_bundle(self)}, metadata
+        return {**data, **static_bundle(self), VIEW_MIME: view_state(self)}, metadata
 
     def _follow_theme(self, name: str) -> None:
         self._following = True

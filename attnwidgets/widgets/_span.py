@@ -18,7 +18,10 @@ from ..viewdata.selection import check_combine, check_selection, span_row
 from ..viewdata.wire import pack
 from ._base import checked
 
-__all__ = ["Selection", "SpanSelection"]
+__all__ = ["CLICKS_SAVED", "Selection", "SpanSelection"]
+
+#: Tokens up to which a saved page (scope "all") answers a click on any single token of the map on screen.
+CLICKS_SAVED = 256
 
 
 class Selection(traitlets.List):  # type: ignore[type-arg]
@@ -91,9 +94,15 @@ class SpanSelection(traitlets.HasTraits):
         packed = pack(row)
         return {"shape": packed["shape"], "dtype": packed["dtype"]}, [packed["buffer"]]
 
-    def _span_export(self, view: dict[str, Any]) -> list[dict[str, Any]]:
-        """The "span" request of the selection on screen (for a saved page), or none."""
-        if not self.selection:  # type: ignore[attr-defined]
-            return []
-        return [{**view, "what": "span", "selection": list(self.selection),  # type: ignore[attr-defined]
-                 "combine": self.combine}]  # type: ignore[attr-defined]
+    def _span_export(self, view: dict[str, Any], clicks: bool = False) -> list[dict[str, Any]]:
+        """The "span" request of the selection on screen (for a saved page), or none; with ``clicks``, also the one
+        a click on each single token sends in the map on screen (up to :data:`CLICKS_SAVED` tokens), so a saved page
+        answers a click (one row each: a few bytes per token)."""
+        current = [list(self.selection)] if self.selection else []  # type: ignore[attr-defined]
+        n = self._n_selectable(self._span_kind(str(view["kind"])), bool(view.get("words", False))) if clicks else 0
+        singles = [[i] for i in range(n)] if n <= CLICKS_SAVED else []
+        out = [{**view, "what": "span", "selection": sel, "combine": self.combine}  # type: ignore[attr-defined]
+               for sel in current]
+        out += [{**view, "what": "span", "selection": sel, "combine": "mean"} for sel in singles
+                if not (sel in current and self.combine == "mean")]  # type: ignore[attr-defined]
+        return out

@@ -309,7 +309,7 @@ class AttentionHeatmap(SpanSelection, AttnWidget):
                for words in levels for kind, (n_layers, n_heads) in meta.shapes.items()
                for layer in range(n_layers) for head in range(-1, n_heads)]
         view = {"kind": self.kind, "layer": self.layer, "head": self.head, "words": self.words}
-        return out + (labels if True in levels else []) + self._span_export(view)
+        return out + (labels if True in levels else []) + self._span_export(view, clicks=True)
 
     def _request_options(self, req: dict[str, Any]) -> HeatmapOptions:
         options = self._options(kind=str(req["kind"]), layer=int(req["layer"]), head=int(req["head"]),

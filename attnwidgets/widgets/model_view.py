@@ -234,7 +234,7 @@ class ModelView(SpanSelection, AttnWidget):
                 out.append({"what": "thumbs", "kind": kind})
             out += [{"what": "matrix", "kind": kind, "layer": layer, "head": head}
                      for layer in range(n_layers) for head in range(n_heads)]
-        return out + self._span_export(view)
+        return out + self._span_export(view, clicks=True)
 
     def _matrix_request(self, req: dict[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         kind, layer, head = str(req["kind"]), int(req["layer"]), int(req["head"])

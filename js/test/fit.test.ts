@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fitOn, fitScale, fixedBox, roomInBox } from "../src/draw/fit";
+import { fitOn, fitScale, fixedBox, roomInBox, viewportHeight } from "../src/draw/fit";
 import { heatmapLayout } from "../src/draw/layout";
 import { gridGeometry } from "../src/views/model_view/state";
 import { PANEL_CHROME, fitGeometry, panelWidths, panels, tagWidth } from "../src/views/qk/state";
@@ -14,6 +14,30 @@ describe("fitOn / fixedBox", () => {
     expect(fitOn([800, 600], "light")).toBe(true);
     expect(fixedBox([800, 600])).toEqual({ width: 800, height: 600 });
     expect(fixedBox(true)).toBeNull();
+  });
+});
+
+describe("viewportHeight", () => {
+  const frame = (innerHeight: number, top: unknown, availHeight = 720) =>
+    ({
+      innerHeight,
+      screen: { availHeight, height: availHeight },
+      get top() {
+        if (top === "cross") throw new Error("SecurityError");
+        return top;
+      },
+    }) as unknown as Window;
+  it("is the window's own height outside a frame", () => {
+    const win = frame(700, null);
+    Object.defineProperty(win, "top", { get: () => win });
+    expect(viewportHeight(win)).toBe(700);
+  });
+  it("inside an output iframe that grew with its content, is the top window's viewport when readable", () => {
+    expect(viewportHeight(frame(2000, { innerHeight: 720 }))).toBe(720);
+  });
+  it("inside a cross-origin frame, is a share of the screen, not the frame's own height", () => {
+    expect(viewportHeight(frame(2000, "cross", 720))).toBe(540);
+    expect(viewportHeight(frame(150, "cross", 1080))).toBe(810);
   });
 });
 

@@ -12,6 +12,11 @@ const ALLOWED: Record<string, string[]> = {
   draw: ["shared", "generated"],
   view: ["draw", "shared", "generated"],
   page: ["shared", "generated"],
+  // The JupyterLab extension (src/lab/): an entry above every view, which it imports to draw saved ones.
+  lab: ["view", "shared", "generated"],
+  // The scripts of `attnwidgets export`'s page (src/pages/): entries that read saved views with shared/saved_view.ts
+  // (the views themselves come in through build.mjs's "aw:views" module, not a relative import).
+  pages: ["shared", "generated"],
 };
 
 function layerOf(path: string): { layer: string; name: string } {

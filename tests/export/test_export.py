@@ -55,8 +55,11 @@ def test_heatmap_page_is_self_contained_and_inert(tmp_path):
     assert data["state"]["_meta"]["tokens"]["self"][0] == EVIL, "tokens survive the round trip exactly"
     assert data["esm"] and "render" in data["esm"]
     assert data["state"]["_payload"]["matrix"]["dtype"] == "float16", "the first view is stored at the same precision"
-    # every layer x (heads + mean), token- and word-level, is precomputed, float16 by default, and the word labels
-    assert len(data["replies"]) == 2 * 2 * (3 + 1) + 1
+    # every layer x (heads + mean), token- and word-level, is precomputed, float16 by default, and the word labels;
+    # and the row a click on each of the 5 tokens selects in the map on screen
+    assert len(data["replies"]) == 2 * 2 * (3 + 1) + 1 + 5
+    click = {"what": "span", "kind": "self", "layer": 1, "head": 2, "words": False, "selection": [3], "combine": "mean"}
+    assert request_key(click) in data["replies"], "a click on a token is answered without a kernel"
     reply = data["replies"][request_key({"what": "matrix", "kind": "self", "layer": 0, "head": -1, "words": False})]
     assert reply["content"]["dtype"] == "float16"
     got = np.frombuffer(base64.b64decode(reply["buffers"][0]), "<f2").reshape(5, 5)
@@ -106,8 +109,12 @@ def _replies_of(data: dict, what: str) -> dict:
 def test_model_view_page_saves_every_head_at_the_page_precision():
     w = aw.ModelView(_evil_result(), layer=1, head=2)
     data = _data(page_html(w))
-    assert set(data["replies"]) == {request_key({"what": "matrix", "kind": "self", "layer": layer, "head": head})
-                                    for layer in range(2) for head in range(3)}, "every head of every layer"
+    maps = {k for k in data["replies"] if '"what":"matrix"' in k}
+    assert maps == {request_key({"what": "matrix", "kind": "self", "layer": layer, "head": head})
+                    for layer in range(2) for head in range(3)}, "every head of every layer"
+    assert set(data["replies"]) - maps == {request_key({"what": "span", "kind": "self", "layer": 1, "head": 2,
+                                                        "selection": [i], "combine": "mean"}) for i in range(5)}, \
+        "and the row a click on each token selects in the head on screen"
     reply = data["replies"][request_key({"what": "matrix", "kind": "self", "layer": 1, "head": 0})]
     assert reply["content"]["dtype"] == "float16" and reply["content"]["shape"] == [5, 5]
     got = np.frombuffer(base64.b64decode(reply["buffers"][0]), "<f2").reshape(5, 5)

@@ -68,15 +68,25 @@ def run_cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]
                           cwd=tmp_path, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
-    tmp = tmp_path_factory.mktemp("export")
+def _export(tmp: Path, *flags: str) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
     nb = make_notebook(tmp / "views.ipynb")
     before = nb.read_bytes()
-    done = run_cli(["export", str(nb), "-o", str(tmp / "out" / "page.html")], tmp)
+    done = run_cli(["export", str(nb), "-o", str(tmp / "out" / "page.html"), *flags], tmp)
     assert done.returncode == 0, done.stderr
     assert nb.read_bytes() == before, "the notebook file was changed"
     return nb, tmp / "out" / "page.html", done
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """The notebook exported with --pictures: every view as its picture (the page before issue 32 §4)."""
+    return _export(tmp_path_factory.mktemp("export"), "--pictures")
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """The notebook exported as by default: every view live from its saved state."""
+    return _export(tmp_path_factory.mktemp("live"))
 
 
 def test_the_network_guard_blocks_the_network(tmp_path):
@@ -101,102 +111,108 @@ def test_every_view_shows_its_picture_and_nothing_loads_from_the_network(exporte
     assert len(pngs) == 2, f"{len(pngs)} pictures for the heatmap and the model view"
     for b64 in pngs:
         assert base64.b64decode(b64)[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "wrote " in done.stdout and "3 views, 2 as their picture, 1 as text" in done.stdout
+    assert "wrote " in done.stdout and "3 views, 0 live, 2 as their picture, 1 as text" in done.stdout
+    assert "page_views" not in html and "aw-saved" not in html, "a pictures page carries no script of ours"
 
 
-def test_the_page_keeps_the_text_of_a_widget_without_a_picture_and_escapes_token_text(exported):
-    _, page, _ = exported
+def test_the_live_page_carries_each_state_once_and_one_script_of_views(live):
+    _, page, done = live
     html = page.read_text(encoding="utf-8")
-    assert "IntSlider(value=3" in html  # the plain ipywidget: its text
-    assert "AttentionHeatmap · arrays" in html  # each view's line of text beside its picture
-    assert HOSTILE not in html  # the token, in the heatmap's text and in the result's table, is text
-    assert "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert 'class="aw-repr"' in html  # the result's compact table
-    assert "Text before the views." in html
+    assert "3 views, 2 live, 0 as their picture, 1 as text" in done.stdout
+    assert not re.search(r"<script[^>]*\ssrc=", html) and not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert html.count('class="aw-saved"') == 2
+    blocks = re.findall(r'<script type="application/json" id="aw-view-(\d+)">', html)
+    assert blocks == ["0", "1"], "each view's state once"
+    nonce = re.search(r"script-src 'nonce-([\w-]+)'", html)
+    assert nonce, "the page's policy lets only its own scripts run"
+    runnable = re.findall(r"<script(?![^>]*application/json)([^>]*)>", html)
+    assert runnable == [f' nonce="{nonce.group(1)}"'], "one script of views, with the page's nonce, no other"
+    assert html.index("Content-Security-Policy") < html.index("<script"), "the policy comes before any script"
+    # the picture stays in the page (shown until the view is drawn, or if it cannot be), its text as the alt text
+    assert len(re.findall(r'<img alt="AttentionHeatmap · arrays[^"]*" src="data:image/png;base64,', html)) == 1
+    assert HOSTILE not in html
 
 
-def test_no_execute_takes_the_stored_outputs(exported, tmp_path):
-    nb, _, _ = exported
-    # execute it the way nbconvert does, keeping widget state, then export without running it again
-    executed = tmp_path / "executed.ipynb"
-    node = nbformat.read(nb, as_version=4)
-    from attnwidgets.nbexport import notebook_client
+def test_the_two_names_of_the_view_mime_type_agree():
+    from attnwidgets import nbexport, view_mime
 
-    env_was = os.environ.get("ATTNWIDGETS_STATIC_FALLBACK")
-    os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = "1"
-    try:
-        notebook_client(node, tmp_path, timeout=300, store_widget_state=True).execute()
-    finally:
-        if env_was is None:
-            os.environ.pop("ATTNWIDGETS_STATIC_FALLBACK")
-        else:
-            os.environ["ATTNWIDGETS_STATIC_FALLBACK"] = env_was
-    assert "widgets" in node.metadata  # the stored state nbconvert would prefer over the picture
-    nbformat.write(node, executed)
-    done = run_cli(["export", str(executed), "--no-execute"], tmp_path)
+    assert view_mime.VIEW_MIME == nbexport.VIEW_MIME
+
+
+def test_a_view_over_its_budget_keeps_its_picture_and_says_why():
+    from attnwidgets.nbexport import VIEW_MIME, WIDGET_MIME, static_views, to_html
+
+    png = "iVBORw0KGgo="
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("aw.AttentionHeatmap(r)")
+    why = "this AttentionHeatmap is about 9.0 MB saved, over the 5.0 MB budget"
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        WIDGET_MIME: {"model_id": "x"}, "image/png": png, "text/plain": "AttentionHeatmap · demo",
+        VIEW_MIME: {"version": 1, "widget": "AttentionHeatmap", "bundle": "heatmap", "omitted": why}})]
+    nb.cells = [cell]
+    stats, saved = static_views(nb, live=True)
+    assert (stats.views, stats.live, stats.pictures, stats.omitted) == (1, 0, 1, [why])
+    html = to_html(nb, "t", saved)
+    assert f"Shown as a picture: {why}" in html and f'src="data:image/png;base64,{png}"' in html
+    assert 'class="aw-live"' not in html
+
+
+def test_the_export_kernel_gives_every_view_time_to_save_all_of_itself(monkeypatch):
+    import numpy as np
+
+    import attnwidgets as aw
+    from attnwidgets.nbexport import EXPORT_SECONDS
+    from attnwidgets.view_mime import view_state
+
+    view = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd")))
+    monkeypatch.setenv("ATTNWIDGETS_VIEW_SECONDS", "0")  # as a busy machine: no time for every head
+    assert view_state(view)["scope"] == "view"
+    monkeypatch.setenv("ATTNWIDGETS_VIEW_SECONDS", str(EXPORT_SECONDS))  # what the export's kernel gets
+    assert view_state(view)["scope"] == "all"
+
+
+def test_trust_keeps_ones_own_html_and_scripts_and_still_loads_nothing_remote():
+    from attnwidgets.nbexport import page_of
+
+    def notebook():
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("x")
+        cell.outputs = [nbformat.v4.new_output("display_data", data={
+            "text/html": "<b onclick='go()'>mine</b><script>window.mine = 1</script>", "text/plain": "b"})]
+        nb.cells = [nbformat.v4.new_markdown_cell("<i onmouseover='x()'>hover</i>"), cell]
+        return nb
+
+    kept, _ = page_of(notebook(), "t", trust=True)
+    assert "<script>window.mine = 1</script>" in kept and 'onclick="go()"' in kept and "onmouseover" in kept
+    assert "script-src 'unsafe-inline'" in kept and "default-src 'none'" in kept and "connect-src 'none'" in kept
+    clean, _ = page_of(notebook(), "t")
+    assert "window.mine" not in clean and "onclick" not in clean and "onmouseover" not in clean
+    assert "'unsafe-inline'" not in clean.split("script-src", 1)[1].split(";", 1)[0]
+
+
+def test_matplotlib_figures_stay_pictures_whatever_backend_the_shell_set(tmp_path):
+    # run_cli sets MPLBACKEND=Agg, as CI jobs do: the kernel still draws its figures inline
+    nb = make_notebook(tmp_path / "fig.ipynb", [
+        ("code", "import matplotlib.pyplot as plt\nplt.plot([1, 0])\nplt.show()"),
+        ("code", "fig, ax = plt.subplots(figsize=(2, 1))\nax.plot([0, 1])\ndisplay(fig)\nplt.close(fig)")])
+    done = run_cli(["export", str(nb)], tmp_path)
     assert done.returncode == 0, done.stderr
-    html = executed.with_suffix(".html").read_text(encoding="utf-8")
-    assert len(re.findall(r'<img[^>]*src="data:image/png;base64,', html)) == 2
-    assert "application/vnd.jupyter.widget-view+json" not in html and not re.search(r"<script[^>]*\ssrc=", html)
+    html = nb.with_suffix(".html").read_text(encoding="utf-8")
+    assert len(re.findall(r'<img[^>]*src="data:image/png;base64,', html)) == 2 and "<Figure size" not in html
 
 
-def test_without_nbconvert_it_says_which_extra_to_install(tmp_path, monkeypatch, capsys):
-    from attnwidgets import cli
+def test_export_folder_writes_a_page_per_executed_notebook(tmp_path):
+    from attnwidgets.nbexport import export_folder
 
-    path = make_notebook(tmp_path / "n.ipynb", [("code", "x = 1")])
-    monkeypatch.setitem(sys.modules, "nbconvert", None)  # as on `pip install attnwidgets` without the lab extra
-    assert cli.main(["export", str(path), "--no-execute"]) == 1
-    err = capsys.readouterr().err
-    assert "attnwidgets export needs nbconvert" in err and 'pip install "attnwidgets[lab]"' in err
-    assert not path.with_suffix(".html").exists()
-
-
-@pytest.mark.parametrize(("make", "says"), [
-    (lambda d: d / "missing.ipynb", "no such notebook file"),
-    (lambda d: write(d / "bad.ipynb", "{not json"), "not a readable Jupyter notebook"),
-    (lambda d: write(d / "list.ipynb", "[1, 2]"), "not a readable Jupyter notebook"),
-    (lambda d: make_notebook(d / "raises.ipynb", [("code", "x = 1"), ("code", "raise RuntimeError('boom in cell')")]),
-     "cell 2 raised RuntimeError: boom in cell"),
-], ids=["missing", "not-json", "not-a-notebook", "cell-raises"])
-def test_bad_notebooks_are_clear_errors(tmp_path, make, says):
-    path = make(tmp_path)
-    done = run_cli(["export", str(path)], tmp_path)
-    assert done.returncode == 1
-    assert says in done.stderr and str(path.name) in done.stderr
-    assert "Traceback" not in done.stderr
-    assert not path.with_suffix(".html").exists()
-
-
-def test_a_missed_wake_up_costs_one_poll_step_not_the_cell_timeout():
-    """jupyter/nbclient#312: a socket poll that misses a reply already there waits its whole timeout. The channel
-    below misses the first wake-up (its first poll waits as long as it is told, then finds nothing); the reply is
-    there from the start, so the next poll finds it. Asked with a 30 s timeout, the stepped wait returns after one
-    step; nbclient's own single poll would wait all 30 s."""
-    import asyncio
-    import time
-    from queue import Empty
-
-    from attnwidgets.nbexport import POLL_STEP, _polled
-
-    waits: list[float | None] = []
-
-    async def get_msg(timeout=None):
-        waits.append(timeout)
-        if len(waits) == 1:
-            await asyncio.sleep(timeout)
-            raise Empty
-        return {"msg": "reply"}
-
-    start = time.monotonic()
-    assert asyncio.run(_polled(get_msg)(timeout=30)) == {"msg": "reply"}
-    assert time.monotonic() - start < POLL_STEP + 1.0
-    assert waits[0] == POLL_STEP
-
-    async def never(timeout=None):
-        await asyncio.sleep(timeout)
-        raise Empty
-
-    start = time.monotonic()
-    with pytest.raises(Empty):  # the cell's own timeout still holds
-        asyncio.run(_polled(never)(timeout=1.2))
-    assert 1.2 <= time.monotonic() - start < 1.2 + POLL_STEP + 0.5
+    src = tmp_path / "executed"
+    src.mkdir()
+    for name in ("b", "a"):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("1")
+        cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": f"result {name}"},
+                                               execution_count=1)]
+        nb.cells = [nbformat.v4.new_markdown_cell(f"# {name}"), cell]
+        nbformat.write(nb, src / f"{name}.ipynb")
+    done = export_folder(src, tmp_path / "pages")
+    assert [p.name for p, _ in done] == ["a.html", "b.html"]
+    assert "result a" in (tmp_path / "pages" / "a.html").read_text(encoding="utf-8")

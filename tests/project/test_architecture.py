@@ -49,8 +49,15 @@ FORBIDDEN["html_repr"] = FORBIDDEN["result"]
 FORBIDDEN["_version"] = FORBIDDEN["result"]
 # lab (`attnwidgets lab`: copy the tutorials, start JupyterLab) needs nothing of ours, so the command starts fast.
 FORBIDDEN["lab"] = FORBIDDEN["result"]
-# nbexport (`attnwidgets export`: runs a notebook in a kernel, keeps its views' pictures) too; the kernel imports us.
-FORBIDDEN["nbexport"] = FORBIDDEN["result"]
+# nbexport (`attnwidgets export`: runs a notebook in a kernel, writes its views' saved states into one page) too, but
+# for export's script_json and the views' bundle files (viewdata.wire.STATIC), which the page needs as save_html's
+# does; nbsanitize (what of a notebook may reach that page) imports nothing of ours.
+FORBIDDEN["nbexport"] = FORBIDDEN["result"] - {"export", "viewdata"}
+FORBIDDEN["nbsanitize"] = FORBIDDEN["result"]
+# server (the extension's Launcher endpoint) builds on lab only, so a Jupyter Server loads it without the views.
+FORBIDDEN["server"] = FORBIDDEN["result"]
+# view_mime (a view's saved state in its display bundle) sits above widgets, beside export and fallback.
+FORBIDDEN["view_mime"] = {"cli", "magics"}
 
 
 def modules() -> list[Path]:
@@ -168,7 +175,9 @@ def package_private_names() -> dict[str, set[str]]:
 PROTOCOL = {"_esm", "_css", "_repr_html_", "_repr_mimebundle_", "_repr_png_", "_repr_svg_", "_ipython_display_",
             "_model_id", "_asdict", "_replace", "_fields", "_make",
             # AttnWidget's hook for what a saved page must answer: declared on the base class, driven by export.py
-            "_export_requests"}
+            "_export_requests",
+            # the name of a view's front-end bundle (js/src/views/<name>), which its saved state names (view_mime.py)
+            "_bundle"}
 
 
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))

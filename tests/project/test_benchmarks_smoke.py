@@ -25,6 +25,7 @@ ARTIFACTS = ROOT / "test-artifacts" / "benchmarks-smoke"
 TABLES = {
     "bench_ablation.py": "slider/full",
     "bench_corpus.py": "| path | CPU s | ms / sentence | / SDPA fwd |",
+    "bench_export.py": "| notebook | views (live) |",
     "bench_analysis.py": "/ bare: wall",
     "bench_fallback.py": "bundle off",
     "bench_generation.py": "| model | aw.generate",
@@ -32,6 +33,7 @@ TABLES = {
     "bench_long_context.py": "run / SDPA fwd",
     "bench_long_views.py": "| figure |",
     "bench_notebooks.py": "Run All per notebook",
+    "bench_saved_views.py": "| view | scope | state ms per display |",
     "bench_scale.py": "| work | 1 process",
     "bench_span_share.py": "span_share(",
     "bench_views.py": "result->widget",

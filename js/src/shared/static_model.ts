@@ -1,4 +1,5 @@
-// A WidgetModel without a kernel, for saved pages (js/src/page.ts, attnwidgets/export.py). State lives in the page;
+// A WidgetModel without a kernel, for saved pages (js/src/page.ts, attnwidgets/export.py) and saved notebook outputs
+// (js/src/shared/saved_view.ts, attnwidgets/view_mime.py). State lives in the page;
 // requests are answered from replies precomputed in Python, keyed by requestKey(). A request that was not saved is
 // answered with an error the widget shows, so a view that cannot be drawn says why instead of staying blank.
 
@@ -50,6 +51,9 @@ export function requestKey(request: Record<string, unknown>): string {
 }
 
 export class StaticModel implements WidgetModel<Record<string, unknown>> {
+  /** No kernel behind this model: views disable what only Python can do (model.ts isStatic, needsKernel). */
+  readonly kernel = false;
+
   private listeners = new Map<string, Set<Callback>>();
 
   private saved: Record<string, SavedReply> | null = null;

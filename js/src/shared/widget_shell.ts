@@ -4,7 +4,7 @@
 
 import { h, listen, ownKey, typedInControl } from "./dom";
 import { exportButtons, safeName } from "./export";
-import { type WidgetModel, onModel } from "./model";
+import { type WidgetModel, onModel, saveTraits } from "./model";
 import { BASE_CSS } from "./theme";
 
 export interface WidgetShell {
@@ -54,6 +54,7 @@ export function widgetShell<T extends { _error: string }>(
     }),
   );
   showError(model.get("_error"));
+  cleanups.push(followLectureMode(model as unknown as WidgetModel<{ theme: string }>));
   return {
     root,
     title,
@@ -67,6 +68,35 @@ export function widgetShell<T extends { _error: string }>(
       root.remove();
     },
   };
+}
+
+/** The event the JupyterLab extension's lecture-mode command sends every view: `detail` is the theme to show
+ * ("lecture"), or null to go back to the theme each view had before. */
+export const LECTURE_EVENT = "attnwidgets:lecture";
+
+/** Whether lecture mode is on in this page (the extension sets it on the document element). */
+export function lectureMode(): boolean {
+  return typeof document !== "undefined" && document.documentElement.dataset.awLecture === "1";
+}
+
+/**
+ * Follow the extension's lecture mode: switch the view's theme when it turns on (a view made while it is on starts
+ * in it), and back to the view's own theme when it turns off. The change is saved, so a live widget's Python side
+ * knows its theme too. Returns the listener's removal.
+ */
+export function followLectureMode(model: WidgetModel<{ theme: string }>): () => void {
+  if (typeof window === "undefined") return () => {};
+  let before: string | null = null;
+  const apply = (theme: string | null) => {
+    if (theme && before === null) before = model.get("theme");
+    const next = theme ?? before;
+    if (!theme) before = null;
+    if (next && next !== model.get("theme")) saveTraits(model, { theme: next });
+  };
+  const onEvent = (e: Event) => apply((e as CustomEvent<string | null>).detail ?? null);
+  window.addEventListener(LECTURE_EVENT, onEvent);
+  if (lectureMode()) apply("lecture");
+  return () => window.removeEventListener(LECTURE_EVENT, onEvent);
 }
 
 /** A canvas (`aw-canvas`, test id `testid`) in a scroll box, for pictures that may be wider than the cell. */

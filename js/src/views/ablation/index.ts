@@ -9,7 +9,7 @@
 import type { ColorMapName } from "../../draw/colors";
 import { fitWatcher } from "../../draw/fit";
 import { controlGroup, h } from "../../shared/dom";
-import { type RenderProps, type WidgetModel, onModel } from "../../shared/model";
+import { type RenderProps, type WidgetModel, needsKernel, onModel } from "../../shared/model";
 import { userText } from "../../shared/text";
 import { applyTheme, theme } from "../../shared/theme";
 import { widgetShell } from "../../shared/widget_shell";
@@ -212,6 +212,8 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     p.reset.disabled = queue.want.edits.length === 0;
     paintSelection(p, queue.want, at);
     setStatus();
+    // Saved without a kernel: the re-run is Python's, so what would ask for one is shown disabled (and says why).
+    needsKernel(model, p.modeSel, p.reset, p.slider, ...buttons.layers, ...buttons.cells.flat());
   }
 
   function drawOutput(): void {

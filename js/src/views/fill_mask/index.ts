@@ -8,7 +8,7 @@ import { roomFor } from "../../draw/heads";
 import { tooltipBox } from "../../draw/tooltip";
 import { decode } from "../../shared/buffers";
 import { controlGroup, h } from "../../shared/dom";
-import { type RenderProps, onModel } from "../../shared/model";
+import { type RenderProps, needsKernel, onModel } from "../../shared/model";
 import { userText } from "../../shared/text";
 import { applyTheme, theme } from "../../shared/theme";
 import { widgetShell } from "../../shared/widget_shell";
@@ -143,6 +143,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     }),
   );
   void errorBox;
+  needsKernel(model, dom.input); // another sentence is a model run: saved without a kernel, the box says it needs one
   load();
   return shell.close;
 }
