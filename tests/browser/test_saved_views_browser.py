@@ -57,7 +57,11 @@ def executed(folder: Path, name: str, setup: str = SETUP) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in _cells(setup)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    # Every head saved however busy the machine is (view_mime saves only the view on screen past ALL_SECONDS).
+    os.environ["ATTNWIDGETS_VIEW_SECONDS"] = "120"
     notebook_client(nb, folder, timeout=120).execute()
+    assert all(o["data"][VIEW_MIME].get("scope") == "all" for c in nb.cells[1:] for o in c["outputs"]
+               if VIEW_MIME in o.get("data", {})), "a view was saved without every head"
     nb.metadata.pop("widgets", None)  # no widget state: the manager cannot rebuild the models
     path = folder / name
     nbformat.write(nb, path)

@@ -19,7 +19,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.fixture(autouse=True)
-def default_budget():
+def default_budget(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("ATTNWIDGETS_VIEW_SECONDS", "120")  # every view saved however busy the machine is
     set_view_budget(None)
     yield
     set_view_budget(None)
@@ -100,3 +101,11 @@ def test_long_inputs_keep_their_overview_and_shown_head() -> None:
     assert len(json.dumps(entry)) <= view_mime.VIEW_BUDGET
     light = view_state(aw.AttentionHeatmap(r), budget=len(json.dumps(entry)) * 3 // 4)
     assert light["scope"] == "view" and light["state"]["_payload"], light.get("omitted")
+
+
+def test_replies_that_take_too_long_settle_for_the_view_on_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNWIDGETS_VIEW_SECONDS", "0")
+    widget = aw.AttentionHeatmap(_result(), layer=1, head=2)
+    entry = view_state(widget)
+    assert entry["scope"] == "view" and entry["replies"]
+    assert set(entry["replies"]) == {request_key(r) for r in widget._export_requests("view")}
