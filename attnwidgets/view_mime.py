@@ -62,13 +62,6 @@ ALL_SECONDS = 1.0
 
 
 def _seconds_from_env() -> float:
-    try:
-        return max(0.0, float(os.environ.get("ATTNWIDGETS_VIEW_SECONDS", "") or ALL_SECONDS))
-    except ValueError:
-        return ALL_SECONDS
-
-
-def _seconds_from_env() -> float:
     """``ATTNWIDGETS_VIEW_SECONDS`` (seconds), else :data:`ALL_SECONDS`: ``attnwidgets export`` runs its kernel with
     a longer wait, since nobody waits on a display there and a page should not lose its views to a busy machine."""
     try:
