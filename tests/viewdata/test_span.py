@@ -115,13 +115,19 @@ PIECES = "An unbelievably tiring flight to New York."  # 15 tokens, 10 words
 
 
 def test_a_saved_page_gets_the_selection_row(small):
+    """The selection on screen is saved first; a full page ("all") also saves the row a click on each single token
+    of the map on screen asks for (so a click answers offline), a "view" page only the selection."""
     for view in (aw.AttentionHeatmap, aw.ModelView):
         w = view(small, layer=1, head=2, selection=[3, 4])
         for scope in ("view", "all"):
             spans = [r for r in w._export_requests(scope) if r["what"] == "span"]
-            assert spans == [{**spans[0], "selection": [3, 4], "combine": "mean", "layer": 1, "head": 2}]
+            assert spans[0] == {**spans[0], "selection": [3, 4], "combine": "mean", "layer": 1, "head": 2}
+            clicks = [r["selection"] for r in spans[1:]]
+            assert clicks == ([[i] for i in range(small.n_tokens)] if scope == "all" else [])
+            assert all(r["combine"] == "mean" and (r["layer"], r["head"]) == (1, 2) for r in spans)
             w.answer(spans[0])
-        assert not [r for r in view(small)._export_requests("all") if r["what"] == "span"]
+        bare = [r["selection"] for r in view(small)._export_requests("all") if r["what"] == "span"]
+        assert bare == [[i] for i in range(small.n_tokens)]  # no selection: the click rows alone
     p = aw.AttentionProfile(small, layer=1, selection=[1, 4])
     assert {tuple(r["selection"]) for r in p._export_requests("all")} == {(1, 4)}
 
