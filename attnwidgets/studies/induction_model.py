@@ -23,7 +23,7 @@ Examples
 >>> folder = induction_decoder()
 >>> text = copy_text(8, seed=1)
 >>> text.split()[:3]
-['<bos>', 't2', 't59']
+['<bos>', 't57', 't26']
 >>> aw.run(text, model=folder).model.n_layers
 2
 """

@@ -21,7 +21,7 @@ the recorded losses, the metrics match a re-evaluation of the shipped weights).
 Examples
 --------
 >>> sorted(RECIPES)
-['extrapolation', 'induction', 'reverse', 'reverse-decoder', 'tiny-bert']
+['extrapolation', 'induction', 'reverse', 'reverse-decoder', 'reverse-decoder-short', 'tiny-bert']
 >>> run = shipped_run("induction")
 >>> run.steps, run.shipped is not None
 (500, True)
