@@ -117,9 +117,29 @@ VIEWS: list[ViewCase] = [
     # What fill-in-the-mask shows is a text with [MASK] (the bundled model's shipped head; 6 layers x 12 heads).
     ViewCase(aw.FillMask, "text", lambda i, **kw: aw.FillMask("The cat sat on the [MASK].", **kw),
              ("layer", "head", "theme"), (6, 12), defaults={"head": -1}),
+    # What patching shows is a PatchingResult (patch_heads on two texts of the tiny BERT: it runs both again).
+    ViewCase(aw.widgets.PatchingView, "patching", lambda i, **kw: aw.widgets.PatchingView(_patching(i), **kw),
+             ("layer", "head", "kind", "words", "colormap", "theme"), (2, 4)),
     # What a QK space shows is one head's queries and keys over a corpus (no layer/head to switch: a new study).
     ViewCase(aw.QKSpaceView, "space", lambda i, **kw: aw.QKSpaceView(_qk_space(), **kw), ("colormap", "theme")),
 ]
+
+
+_PATCHED: dict[str, Any] = {}
+
+
+def _patching(i: Inputs) -> Any:
+    """patch_heads between the tiny BERT's text and the same with one word changed (made once)."""
+    if "p" not in _PATCHED:
+        from attnwidgets.runner.runner import runner_for
+        from attnwidgets.studies import patch_heads
+
+        text = i.bert.text
+        words = text.split()
+        other = " ".join(["dog" if w.lower() == "cat" else w for w in words]) if "cat" in text.lower() else \
+            " ".join([*words[:-1], "tree."])
+        _PATCHED["p"] = patch_heads(text, other, model=runner_for(i.bert.model))
+    return _PATCHED["p"]
 
 
 def _qk_space() -> Any:
