@@ -5,6 +5,10 @@ cell and returns a :class:`LabNotebook`, whose ``python(code)`` runs code in the
 printed, so a test can click in the page and then read the Python trait. Screenshots go to ``test-artifacts/``.
 ``notebook7`` is the same for Jupyter Notebook 7 (its own server, started only by the tests that ask for it);
 ``helpers.serve`` starts any other host (marimo) with the same bounded wait and clean stop.
+
+``lab.open(cells, reuse=True)`` runs ``cells`` in the page and kernel of the previous ``reuse=True`` open of the same
+test file instead of a fresh page and kernel (see :meth:`Lab.open`): the tests of a file then pay JupyterLab's start,
+the kernel's imports and the model load once.
 """
 
 from __future__ import annotations
@@ -26,6 +30,35 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+
+
+_FAILURES = [0]  # tests of the browser tier failed so far: a ``reuse=True`` open never reuses across a failure
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    report = yield
+    if report.failed:
+        _FAILURES[0] += 1
+    return report
+
+
+# What a reused kernel forgets between two opens: the widgets (their comms, and attnwidgets' _LIVE), the theme a
+# test set with aw.set_theme and the dense budget of aw.runner.set_dense_budget (both back to what a fresh kernel
+# starts with), and every name of the namespace. Imported modules stay, and with them attnwidgets' loaded models and
+# cached results: that is what reuse saves. Other global settings a test changes it must undo itself.
+RESET_KERNEL = """
+import os as _os, sys as _sys
+if "ipywidgets" in _sys.modules:
+    _sys.modules["ipywidgets"].Widget.close_all()
+if "attnwidgets.viewdata.theme" in _sys.modules:
+    _theme = _sys.modules["attnwidgets.viewdata.theme"]
+    _theme.use_theme(_theme._from_environment())
+if "attnwidgets.attention_stack" in _sys.modules:
+    _stack = _sys.modules["attnwidgets.attention_stack"]
+    _stack.set_dense_budget(int(_os.environ.get("ATTNWIDGETS_DENSE_BUDGET", _stack._DEFAULT_BUDGET)))
+get_ipython().run_line_magic("reset", "-f")
+"""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -97,6 +130,8 @@ class Lab:
         self.browser = browser
         self.tree = tree
         self.count = 0
+        # The notebook open now, if a ``reuse=True`` open made it: (its key, the failures then, the notebook).
+        self._reusable: tuple[str, int, LabNotebook] | None = None
 
     def shutdown_kernels(self) -> None:
         """End the kernels of the notebooks opened before: closing their page leaves them running, each holding
@@ -109,8 +144,21 @@ class Lab:
                 pass
 
     def open(self, cells: list[str], *, name: str | None = None, viewport: tuple[int, int] = (1400, 1000),
-             timeout: float = 120) -> LabNotebook:
-        """Write a notebook with ``cells``, open it in a fresh page, run all cells and wait until the kernel idles."""
+             timeout: float = 120, reuse: bool | str = False) -> LabNotebook:
+        """Write a notebook with ``cells``, open it in a fresh page, run all cells and wait until the kernel idles.
+
+        ``reuse=True``: if the notebook open now was opened with ``reuse=True`` by the same test module (a string
+        names another group) and no test failed since, put ``cells`` in its place instead (the old cells and their
+        outputs go, the page gets ``viewport``, its error list starts empty) and run them in the same kernel, after
+        :data:`RESET_KERNEL` (widgets closed, default theme, empty namespace; imports, models and cached results
+        stay). Otherwise, as without it. ``name`` then names only a fresh notebook. A test that needs what a fresh
+        kernel has that this does not (a module not imported yet, environment variables read at import, a clean
+        ``sys.modules``) must not pass ``reuse``."""
+        key = (reuse if isinstance(reuse, str) else sys._getframe(1).f_globals.get("__name__", "?")) if reuse else None
+        if key is not None and self._reusable is not None:
+            old_key, failures, old = self._reusable
+            if old_key == key and failures == _FAILURES[0] and not old.page.is_closed():
+                return self._rerun(old, cells, viewport=viewport, timeout=timeout)
         self.count += 1
         name = name or f"nb{self.count}.ipynb"
         nb = {
@@ -120,7 +168,30 @@ class Lab:
             "nbformat": 4, "nbformat_minor": 5,
         }
         (self.root / name).write_text(json.dumps(nb))
-        return self.run(name, len(cells), viewport=viewport, timeout=timeout)
+        opened = self.run(name, len(cells), viewport=viewport, timeout=timeout)
+        if key is not None:
+            self._reusable = (key, _FAILURES[0], opened)
+        return opened
+
+    def _rerun(self, nb: LabNotebook, cells: list[str], *, viewport: tuple[int, int],
+               timeout: float) -> LabNotebook:
+        """Replace the cells of the open notebook ``nb`` with ``cells`` and run them in its kernel (``reuse=True``)."""
+        page = nb.page
+        page.context._aw_errors.clear()
+        page.mouse.move(0, 0)  # no hover left over from the last test on what the new cells draw
+        page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+        page.evaluate(
+            """(cells) => {
+                const model = window.jupyterapp.shell.currentWidget.content.model.sharedModel;
+                model.transact(() => {
+                    model.deleteCellRange(0, model.cells.length);
+                    model.insertCells(0, cells.map(source => ({ cell_type: "code", source, metadata: {} })));
+                });
+            }""",
+            cells,
+        )
+        nb.python(RESET_KERNEL)
+        return self._run_all(page, nb.name, len(cells), time.time() + timeout)
 
     def open_notebook(self, path: Path, *, viewport: tuple[int, int] = (1400, 1000),
                       timeout: float = 600, before: str | None = None) -> LabNotebook:
@@ -136,6 +207,7 @@ class Lab:
         """Open notebook ``name`` (``n_cells`` cells, in the server's root) in a fresh page, run all its cells and
         wait until every code cell ran and the kernel idles; raise with the traceback if a cell raised. ``before``:
         code run in the kernel once it is idle, before the cells (no cell of the notebook shows it)."""
+        self._reusable = None
         for old in self.browser.contexts:  # one notebook page at a time keeps memory and focus simple
             old.close()
         self.shutdown_kernels()
@@ -156,8 +228,11 @@ class Lab:
         )
         if before:
             LabNotebook(page, name).python(before)
+        return self._run_all(page, name, n_cells, time.time() + timeout)
+
+    def _run_all(self, page: Any, name: str, n_cells: int, deadline: float) -> LabNotebook:
+        """Run All in the open notebook; wait until every code cell ran and the kernel idles (see :meth:`run`)."""
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        deadline = time.time() + timeout
         # Wait for every code cell to have an execution count (run) and the kernel to be idle again.
         page.wait_for_function(
             f"""() => {{
