@@ -56,7 +56,7 @@ def _texts() -> list[str]:
     return list(train_test_split_frame(load_sentiment(), test_size=0.3, seed=int(ARGS["seed"]))[1].text)
 
 
-def make_finetune(path: str | os.PathLike[str] | None = None, *, progress: bool = False) -> Path:
+def make_finetune(path: str | os.PathLike[str] | None = None, *, progress: bool = True) -> Path:
     """Run the comparison on the bundled model and write it to ``path`` (default :func:`finetune_path`)."""
     from ..persist import machine_description
     from ..runner import get_runner
