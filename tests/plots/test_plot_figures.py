@@ -55,6 +55,22 @@ def _captures() -> list[QKCapture]:
             for layer in (0, 1)]
 
 
+def _patched() -> object:
+    from attnwidgets.studies.patching import PatchingResult
+
+    values = np.random.default_rng(3).normal(size=(2, 3))
+    return PatchingResult(values, 1.0, -1.0, "noising", "output", "logit('a') − logit('b') at the last position",
+                          TOKENS, TOKENS, "arrays")
+
+
+def _attribution() -> object:
+    from attnwidgets.studies.logits import LogitAttribution
+
+    heads = np.random.default_rng(4).normal(size=(2, 3))
+    return LogitAttribution(heads, np.zeros(2), np.array([0.5, -0.25]), 0.1, 0.05, float(heads.sum() + 0.4),
+                            ("cat",), 4, TOKENS, "arrays")
+
+
 R = _result()
 GENERATION = _generation(np.random.default_rng(2))
 STATS = surface_stats(R)
@@ -108,6 +124,9 @@ CALLS = {
     "plot_ablation_panel": lambda theme: plots.plot_ablation_panel(PANEL, theme=theme),
     "plot_profile": lambda theme: plots.plot_profile(R, 1, -1, query=2, theme=theme),
     "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
+    "plot_sampling": lambda theme: plots.plot_sampling(GENERATION, 1, temperature=0.7, top_p=0.9, theme=theme),
+    "plot_patching": lambda theme: plots.plot_patching(_patched(), theme=theme, selected=(1, 2)),
+    "plot_logit_attribution": lambda theme: plots.plot_logit_attribution(_attribution(), theme=theme),
     "plot_span_share": lambda theme: plots.plot_span_share(GENERATION, (0, 1), step=1, theme=theme),
     "plot_compare": lambda theme: plots.plot_compare(R, R, 1, 0, show="diff", theme=theme),
     "plot_coref": lambda theme: plots.plot_coref(COREF, theme=theme),
