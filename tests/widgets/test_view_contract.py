@@ -129,17 +129,19 @@ _PATCHED: dict[str, Any] = {}
 
 
 def _patching(i: Inputs) -> Any:
-    """patch_heads between the tiny BERT's text and the same with one word changed (made once)."""
-    if "p" not in _PATCHED:
+    """patch_heads of the tiny BERT's text against itself (made once): every tokenizer gives both the same length."""
+    key = str(id(i))
+    if key not in _PATCHED:
         from attnwidgets.runner.runner import runner_for
         from attnwidgets.studies import patch_heads
 
-        text = i.bert.text
-        words = text.split()
-        other = " ".join(["dog" if w.lower() == "cat" else w for w in words]) if "cat" in text.lower() else \
-            " ".join([*words[:-1], "tree."])
-        _PATCHED["p"] = patch_heads(text, other, model=runner_for(i.bert.model))
-    return _PATCHED["p"]
+        runner = runner_for(i.bert.model)
+        answer = None
+        if runner.head == "causal-lm":  # scored by a token: one of the text's own
+            ids = runner.encode([i.bert.text]).inputs["input_ids"][0].tolist()
+            answer = runner.tokenizer.decode([ids[-1]])
+        _PATCHED[key] = patch_heads(i.bert.text, i.bert.text, answer=answer, model=runner)
+    return _PATCHED[key]
 
 
 def _qk_space() -> Any:
