@@ -37,9 +37,9 @@ class ModelInfo:
     Attributes
     ----------
     name : str
-        The model's display name: the hub id or folder as it was given, ``"all-MiniLM-L6-v2 (bundled)"`` for the
-        bundled model, or a made-up name (``"... (fine-tuned)"``, a toy model). It says which model it is; it is not
-        what loads it (see ``source``).
+        The model's display name: the hub id or folder as it was given (an absolute folder by its own name),
+        ``"all-MiniLM-L6-v2 (bundled)"`` for the bundled model, or a made-up name (``"... (fine-tuned)"``, a toy
+        model). It says which model it is; it is not what loads it (see ``source``).
     kind : {"encoder", "decoder", "encoder-decoder"}
         Architecture family. Decoders have causal self-attention.
     n_layers, n_heads : int

@@ -26,6 +26,8 @@ def _signed_grid(values: np.ndarray, title: str, label: str, theme: str, cmap: s
     L, H = values.shape
     width = min(9.0, max(3.0, 0.42 * H + 1.8)) * (1.25 if big else 1.0)
     height = max(2.2, width * L / max(H, 1) * 0.85) + 0.9
+    if side is not None:  # each part's name on its own line at the theme's size
+        height = max(height, 0.3 * len(side[0]) * font / 10 + 1.6)
     extra = 1.6 if side is not None else 0.0
     fig = new_figure((width + extra * 1.6, height), layout="constrained")
     if side is not None:
@@ -47,7 +49,10 @@ def _signed_grid(values: np.ndarray, title: str, label: str, theme: str, cmap: s
         layer, head = selected
         ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor="#e08000", linewidth=2.5))
     bar = fig.colorbar(img, ax=ax, shrink=0.8)
-    bar.set_label(label, fontsize=font)
+    if bx is None:
+        bar.set_label(label, fontsize=font)
+    else:  # beside the colour bar the label would meet the bars' axis: it goes above the grid instead
+        ax.set_title(f"colour: {label}", fontsize=font)
     bar.ax.tick_params(labelsize=font)
     if bx is not None:
         names, shares = side

@@ -284,6 +284,8 @@ def _where(name: str | None) -> tuple[str, str, bool, Path]:
             "`tokenizer.save_pretrained(folder)` write"
         )
 
+    if local and not bundled and where_path.is_absolute() and where_path.name:
+        display = where_path.name  # a title names the model, not the folder it sits in (``source`` keeps the path)
     return path, display, local, where_path
 
 
