@@ -144,17 +144,19 @@ class Lab:
                 pass
 
     def open(self, cells: list[str], *, name: str | None = None, viewport: tuple[int, int] = (1400, 1000),
-             timeout: float = 120, reuse: bool | str = False) -> LabNotebook:
+             timeout: float = 120, reuse: bool | str = True) -> LabNotebook:
         """Write a notebook with ``cells``, open it in a fresh page, run all cells and wait until the kernel idles.
 
-        ``reuse=True``: if the notebook open now was opened with ``reuse=True`` by the same test module (a string
-        names another group) and no test failed since, put ``cells`` in its place instead (the old cells and their
-        outputs go, the page gets ``viewport``, its error list starts empty) and run them in the same kernel, after
-        :data:`RESET_KERNEL` (widgets closed, default theme, empty namespace; imports, models and cached results
-        stay). Otherwise, as without it. ``name`` then names only a fresh notebook. A test that needs what a fresh
-        kernel has that this does not (a module not imported yet, environment variables read at import, a clean
-        ``sys.modules``) must not pass ``reuse``."""
-        key = (reuse if isinstance(reuse, str) else sys._getframe(1).f_globals.get("__name__", "?")) if reuse else None
+        ``reuse=True`` (the default): if the notebook open now was opened with ``reuse=True`` (by any test: a
+        string names a group of its own) and no test failed since, put ``cells`` in its place instead (the old cells
+        and their outputs go, the page gets ``viewport``, its error list starts empty) and run them in the same
+        kernel, after :data:`RESET_KERNEL` (widgets closed, default theme, empty namespace; imports, models and
+        cached results stay). Otherwise, as ``reuse=False``: a fresh page and kernel. ``name`` then names only a
+        fresh notebook. A test that needs what a fresh kernel has that this does not (a module not imported yet,
+        environment variables read at import, a clean ``sys.modules``) passes ``reuse=False``. Each fresh open costs
+        a kernel's imports and a JupyterLab page load (8-19 s of CPU here): sharing one kernel across the browser
+        tier's files is most of its time."""
+        key = (reuse if isinstance(reuse, str) else "shared") if reuse else None
         if key is not None and self._reusable is not None:
             old_key, failures, old = self._reusable
             if old_key == key and failures == _FAILURES[0] and not old.page.is_closed():

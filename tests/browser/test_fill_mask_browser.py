@@ -16,7 +16,7 @@ w
 
 
 def test_fill_mask_bars_typing_and_lecture_fit(lab):
-    nb = lab.open([CELL], viewport=(1280, 720), reuse=True)
+    nb = lab.open([CELL], viewport=(1280, 720))
     root = nb.widget()
     fills = nb.page.locator("[data-testid=fills-canvas]").first
     nb.page.wait_for_function("() => document.querySelector('[data-testid=fills-canvas]')?.dataset.nBars === '5'",
@@ -116,7 +116,7 @@ w
 
 
 def test_fill_mask_large_screenshot(lab):
-    nb = lab.open([LARGE], viewport=(1920, 1200), reuse=True)
+    nb = lab.open([LARGE], viewport=(1920, 1200))
     root = nb.widget()
     wait_dataset(nb.page, "fills-canvas", "nMasks", "3")
     assert int(dataset(nb.page, "fills-canvas")["nBars"]) == 24

@@ -41,7 +41,7 @@ def check_step(nb, step: int) -> None:
 
 
 def test_generation_view_scrubs_steps(lab, tiny_gpt2):
-    nb = lab.open([setup(tiny_gpt2)], viewport=(1280, 720), reuse=True)
+    nb = lab.open([setup(tiny_gpt2)], viewport=(1280, 720))
     root = nb.widget()
     check_step(nb, 1)
     d = wait_dataset(nb.page, "steps-canvas", "ready", "1")
@@ -100,7 +100,7 @@ w
 
 def test_toy_decoder_generation_in_the_lecture_theme(lab):
     """The trained toy decoder reversing 3 1 4 2: at step 1 (writing 4) head 0-2 looks at the source's 4."""
-    nb = lab.open([TOY], viewport=(1280, 720), timeout=240, reuse=True)
+    nb = lab.open([TOY], viewport=(1280, 720), timeout=240)
     root = nb.widget()
     wait_dataset(nb.page, TEXT, "step", "1")
     shown = shown_weights(nb)

@@ -34,7 +34,7 @@ def token_point(nb, side: str, i: int) -> tuple[float, float]:
 
 
 def test_head_view_lines_swatches_hover_filter_select(lab):
-    nb = lab.open([SETUP], reuse=True)
+    nb = lab.open([SETUP])
     nb.widget()
     wait_dataset(nb.page, "lines-canvas", "view", "self/2/t")
     nb.python(COUNT)
@@ -120,7 +120,7 @@ w
 toks = ['[CLS]', '<img src=x onerror=alert(1)>', '</script><script>alert(2)</script>', '[SEP]']
 x = aw.HeadView(aw.AttentionResult.from_arrays(np.full((1, 2, 4, 4), 0.25, np.float32), toks))
 x
-"""], reuse=True)
+"""])
     nb.widget(1)
     nb.page.wait_for_function("() => document.querySelectorAll('[data-testid=lines-canvas]').length === 2 && "
                               "document.querySelectorAll('[data-testid=lines-canvas]')[0].dataset.view === 'cross/0/t'")
@@ -143,7 +143,7 @@ with warnings.catch_warnings():
     r = aw.run(text)
 w = aw.HeadView(r)
 w
-"""], reuse=True)
+"""])
     nb.widget()
     nb.page.wait_for_function("() => document.querySelector('[data-testid=lines-canvas]')?.dataset.view === 'self/0/t'",
                               timeout=30_000)

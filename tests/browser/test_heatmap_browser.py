@@ -15,7 +15,7 @@ w
 
 
 def test_heatmap_draws_hovers_and_syncs(lab):
-    nb = lab.open([SETUP], reuse=True)
+    nb = lab.open([SETUP])
     nb.widget()
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/2/3/t")
     stats = canvas_stats(nb.page, "heatmap-canvas")
@@ -72,7 +72,7 @@ toks = ['[CLS]', '<img src=x onerror=alert(1)>', '</script><script>alert(2)</scr
 a = np.full((1, 1, 4, 4), 0.25, np.float32)
 w = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(a, toks))
 w
-"""], reuse=True)
+"""])
     nb.widget()
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/0/0/t")
     text = hover_cell(nb.page, "heatmap-canvas", 1, 2)
@@ -90,6 +90,6 @@ try:
     aw.run("   ")
 except ValueError as e:
     print("ERR", e)
-"""], reuse=True)
+"""])
     out = "\n".join(nb.page.locator(".jp-OutputArea-output").all_inner_texts())
     assert "ERR" in out and "empty" in out

@@ -13,7 +13,7 @@ DEMO5 = "%attention The chef cooked the meal. --pair It was delicious. --view he
 
 
 def test_demo4_opens_on_its(lab):
-    nb = lab.open([SETUP, DEMO4, "w = _"], viewport=(1280, 720), reuse=True)
+    nb = lab.open([SETUP, DEMO4, "w = _"], viewport=(1280, 720))
     root = nb.widget(0)
     query = root.locator("[data-testid='query-select']")
     query.wait_for(state="visible", timeout=30_000)
@@ -25,7 +25,7 @@ def test_demo4_opens_on_its(lab):
 
 
 def test_demo5_shows_the_pair(lab):
-    nb = lab.open([SETUP, DEMO5, "w = _"], viewport=(1280, 720), reuse=True)
+    nb = lab.open([SETUP, DEMO5, "w = _"], viewport=(1280, 720))
     root = nb.widget(0)
     root.locator("canvas").first.wait_for(state="visible", timeout=30_000)
     nb.screenshot("nb05_demo5_pair", root)
@@ -43,7 +43,7 @@ def test_scales_are_labelled_on_screen(lab):
                    "heat = aw.AttentionHeatmap(r, vmax=1.0); heat",
                    "pos = aw.PositionalExplorer.from_model(length=64); pos",
                    "alibi = aw.PositionalExplorer('alibi', length=64, per_head_scale=True); alibi"],
-                  viewport=(1280, 720), reuse=True)
+                  viewport=(1280, 720))
     heat = nb.widget(0)
     legend = heat.locator(".aw-legend span[data-scale]")
     legend.wait_for(state="attached", timeout=30_000)

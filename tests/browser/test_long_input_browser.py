@@ -39,7 +39,7 @@ def wait(nb, cond: str) -> None:
 
 
 def test_long_input_overview_zoom_tiles_and_exact_hover(lab):
-    nb = lab.open([SETUP], reuse=True)
+    nb = lab.open([SETUP])
     nb.widget()
     wait(nb, "d.view === 'self/0/0/t'")
     d = dataset(nb.page, "heatmap-canvas")
@@ -105,7 +105,7 @@ import attnwidgets as aw
 r = aw.run("The cat sat on the mat because it was tired, and the dog barked at the moon all night long.")
 w = aw.AttentionHeatmap(r, layer=1, head=2)
 w
-"""], reuse=True)
+"""])
     nb.widget()
     wait(nb, "d.view === 'self/1/2/t'")
     d = dataset(nb.page, "heatmap-canvas")

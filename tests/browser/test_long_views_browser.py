@@ -42,7 +42,7 @@ def wait(nb, cond: str, target: str = "heatmap-canvas", index: int = 0) -> None:
 
 
 def test_long_lazy_heatmap_head_switch_sinks_and_tiles(lab):
-    nb = lab.open([SETUP.replace("THEME", "aw.set_theme('lecture')"), "w", "m"], viewport=(1280, 720), reuse=True)
+    nb = lab.open([SETUP.replace("THEME", "aw.set_theme('lecture')"), "w", "m"], viewport=(1280, 720))
     heat = nb.widget(0)
     wait(nb, "d.view === 'self/0/1/t'")
     stats = canvas_stats(heat, "heatmap-canvas")
@@ -108,7 +108,7 @@ def test_long_lazy_heatmap_head_switch_sinks_and_tiles(lab):
 
 
 def test_long_lazy_views_light_1920(lab):
-    nb = lab.open([SETUP.replace("THEME", "aw.set_theme('light')"), "w", "m"], viewport=(1920, 1080), reuse=True)
+    nb = lab.open([SETUP.replace("THEME", "aw.set_theme('light')"), "w", "m"], viewport=(1920, 1080))
     wait(nb, "d.view === 'self/0/1/t'")
     assert canvas_stats(nb.widget(0), "heatmap-canvas")["ink"] > 10_000
     nb.screenshot("long-lazy-heatmap-light-1920", nb.page)

@@ -22,7 +22,7 @@ def thumb_point(nb, layer: int, head: int) -> tuple[float, float]:
 
 
 def test_model_view_grid_click_opens_head(lab):
-    nb = lab.open([SETUP], reuse=True)
+    nb = lab.open([SETUP])
     nb.widget()
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/0/0")
     grid = canvas_stats(nb.page, "thumb-grid")
@@ -63,7 +63,7 @@ w
 g = aw.run("The cat sat on the mat.", model={tiny_gpt2!r})
 wg = aw.ModelView(g)
 wg
-"""], reuse=True)
+"""])
     nb.widget(1)
     wait_dataset(nb.page, "heatmap-canvas", "view", "cross/0/0")
     d = canvas_stats(nb.page, "heatmap-canvas")
@@ -85,7 +85,7 @@ import numpy as np, attnwidgets as aw
 toks = ['[CLS]', '<img src=x onerror=alert(1)>', '</script><script>alert(2)</script>', '[SEP]']
 w = aw.ModelView(aw.AttentionResult.from_arrays(np.full((2, 2, 4, 4), 0.25, np.float32), toks))
 w
-"""], reuse=True)
+"""])
     nb.widget()
     wait_dataset(nb.page, "heatmap-canvas", "view", "self/0/0")
     assert "<img src=x onerror=alert(1)>" in hover_cell(nb.page, "heatmap-canvas", 1, 2)

@@ -47,7 +47,7 @@ def expected_rgb(value: float, vmax: float, cmap: str = "Blues") -> tuple[int, i
 
 
 def test_profile_colours_hover_click_and_link(lab):
-    nb = lab.open([SHORT], viewport=(1280, 1400), reuse=True)
+    nb = lab.open([SHORT], viewport=(1280, 1400))
     root = nb.widget()
     text = nb.page.locator("[data-testid=profile-text]").first
     nb.page.wait_for_function(
@@ -96,7 +96,7 @@ def test_profile_colours_hover_click_and_link(lab):
 
 
 def test_long_lazy_profile_in_the_lecture_theme(lab):
-    nb = lab.open([LONG], viewport=(1280, 720), reuse=True)
+    nb = lab.open([LONG], viewport=(1280, 720))
     root = nb.widget()
     text = nb.page.locator("[data-testid=profile-text]").first
     nb.page.wait_for_function(

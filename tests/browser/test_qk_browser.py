@@ -23,7 +23,7 @@ def python_weights(nb, layer: int, head: int, query: int) -> list[float]:
 
 
 def test_qk_draws_selects_and_syncs(lab):
-    nb = lab.open([SETUP], reuse=True)
+    nb = lab.open([SETUP])
     nb.widget()
     wait_dataset(nb.page, SOFTMAX, "view", "2/3/1")
     for name in ("qk", "prod", "dot", "scaled", "softmax", "sum"):
@@ -95,7 +95,7 @@ def python_bias(nb, query: int) -> tuple[list[float], list[int]]:
 
 def test_qk_t5_bias_panel_draws_and_follows_a_click(lab, tiny_t5):
     """T5: a '+ bias' panel between the scaling and the softmax, with the model's bias and each key's bucket."""
-    nb = lab.open([T5_SETUP.format(path=tiny_t5)], viewport=(1280, 720), reuse=True)
+    nb = lab.open([T5_SETUP.format(path=tiny_t5)], viewport=(1280, 720))
     nb.widget()
     wait_dataset(nb.page, SOFTMAX, "view", "1/2/4")
     heads = nb.page.locator(".aw-qk-head").all_inner_texts()

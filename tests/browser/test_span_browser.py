@@ -38,7 +38,7 @@ def band_ink(where, target: str, y: float, h: float) -> int:
 
 
 def test_shift_click_selects_a_span_in_every_view(lab):
-    nb = lab.open([SETUP, "h", "m", "p"], reuse=True)
+    nb = lab.open([SETUP, "h", "m", "p"])
     ny = [int(v) for v in nb.python("print(*ny)").split()]
     assert ny[1] == ny[0] + 1
 
@@ -136,7 +136,7 @@ def test_span_screenshots_lecture_and_large(lab):
              "ny = [r.tokens.index('new'), r.tokens.index('york')]\n"
              "h = aw.AttentionHeatmap(r, layer=2, head=-1, selection=ny)\nh"]
     for size, name in (((1280, 720), "1280x720"), ((1920, 1200), "1920x1200")):
-        nb = lab.open(cells, viewport=size, reuse=True)
+        nb = lab.open(cells, viewport=size)
         hm = nb.widget(0)
         d = wait_dataset(hm, "heatmap-canvas", "span", "span/self/2/-1/t/4:6/mean", timeout=40)
         assert hm.get_attribute("data-theme") == "lecture"

@@ -53,7 +53,7 @@ def line_points(d: dict, values: list[float]) -> list[list[float]]:
 
 
 def test_drag_selects_the_panel_draws_the_share_and_a_click_scrubs(lab, tiny_gpt2):
-    nb = lab.open([setup(tiny_gpt2), "w", "h"], viewport=(1280, 900), reuse=True)
+    nb = lab.open([setup(tiny_gpt2), "w", "h"], viewport=(1280, 900))
     gv, hm = nb.widget(0), nb.widget(1)
     wait_dataset(gv, TEXT, "step", "0")
     assert not gv.locator("[data-testid=share-panel]").is_visible()  # nothing selected: no panel
@@ -137,7 +137,7 @@ w
 def test_notebook_06_section_3b_in_the_lecture_theme(lab):
     """Notebook 06 §3b's view (the toy decoder, its input digits selected, a line per head of layer 0) at 1280 x 720
     in the lecture theme: the panel is drawn with one line per head at Python's numbers, on screen."""
-    nb = lab.open([TOY], viewport=(1280, 720), timeout=240, reuse=True)
+    nb = lab.open([TOY], viewport=(1280, 720), timeout=240)
     root = nb.widget()
     d = wait_dataset(root, "share-canvas", "key", "1:5/sum/head/0")
     assert root.get_attribute("data-theme") == "lecture"
