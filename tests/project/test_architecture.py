@@ -58,6 +58,9 @@ FORBIDDEN["nbsanitize"] = FORBIDDEN["result"]
 FORBIDDEN["server"] = FORBIDDEN["result"]
 # view_mime (a view's saved state in its display bundle) sits above widgets, beside export and fallback.
 FORBIDDEN["view_mime"] = {"cli", "magics"}
+# saved_doc (a saved file as its views' saved states, for the extension's document) sits beside view_mime; the server
+# runs it as a process of its own, never imports it.
+FORBIDDEN["saved_doc"] = {"cli", "magics", "server"}
 
 
 def modules() -> list[Path]:

@@ -24,23 +24,10 @@ import { INotebookTracker, type NotebookPanel } from "@jupyterlab/notebook";
 import type { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import type { IRenderMime } from "@jupyterlab/rendermime-interfaces";
 import { Panel, Widget } from "@lumino/widgets";
-import { VIEW_MIME, type ViewModules, checkSaved, renderSaved, showSavedError } from "../shared/saved_view";
-import ablation from "../views/ablation/index";
-import compare from "../views/compare/index";
-import entropy_bars from "../views/entropy_bars/index";
-import fill_mask from "../views/fill_mask/index";
-import generation from "../views/generation/index";
-import head_cluster_map from "../views/head_cluster_map/index";
-import head_stats_grid from "../views/head_stats_grid/index";
-import head_view from "../views/head_view/index";
-import heatmap from "../views/heatmap/index";
-import mask_explorer from "../views/mask_explorer/index";
-import model_view from "../views/model_view/index";
-import positional from "../views/positional/index";
-import profile from "../views/profile/index";
-import qk from "../views/qk/index";
-import qk_space from "../views/qk_space/index";
+import { VIEW_MIME, checkSaved, renderSaved, showSavedError } from "../shared/saved_view";
 import { launcherPlugin, lecturePlugin } from "./commands";
+import { MODULES } from "./modules";
+import { savedFilePlugin } from "./saved_file";
 
 export const WIDGET_MIME = "application/vnd.jupyter.widget-view+json";
 
@@ -49,24 +36,6 @@ export const SAVED_RANK = -20;
 
 /** How long a live view may take to appear before the saved one is drawn (it still replaces it when it comes). */
 const LIVE_WAIT_MS = 400;
-
-const MODULES = {
-  ablation,
-  compare,
-  entropy_bars,
-  fill_mask,
-  generation,
-  head_cluster_map,
-  head_stats_grid,
-  head_view,
-  heatmap,
-  mask_explorer,
-  model_view,
-  positional,
-  profile,
-  qk,
-  qk_space,
-} as unknown as ViewModules;
 
 interface Host {
   rendermime: IRenderMimeRegistry;
@@ -212,4 +181,4 @@ const savedViews: JupyterFrontEndPlugin<void> = {
   },
 };
 
-export default [savedViews, lecturePlugin, launcherPlugin];
+export default [savedViews, lecturePlugin, launcherPlugin, savedFilePlugin];
