@@ -24,7 +24,7 @@ from .clustering import HeadDistances, head_distances, head_embedding, js_diverg
 from .compare import align_tokens, compare_attention
 from .conllu import ParseError, Sentence, read_conllu
 from .coref import CorefScores, read_coref
-from .corpus import STATISTIC_LABELS, CorpusStats, corpus_stats
+from .corpus import STATISTIC_LABELS, CorpusStats, aggregate_stats, corpus_stats
 from .dependency import DependencyScores, align_words, score_dependencies
 from .patterns import PATTERNS, classify_patterns, pattern_features, pattern_frame, patterns_from_features
 from .residual import ResidualContributions
@@ -62,6 +62,7 @@ __all__ = [
     "ResidualContributions",
     "Sentence",
     "SurfaceStats",
+    "aggregate_stats",
     "align_tokens",
     "align_words",
     "attention_flow",

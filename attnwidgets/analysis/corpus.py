@@ -5,7 +5,7 @@ are dropped, so memory does not grow with the corpus. :class:`CorpusStats` holds
 is the tidy pandas DataFrame with the columns ``layer, head, statistic, value`` (0-based layers and heads), the form
 the plots and widgets take, and its ``.mean()`` a dict of (L, H) arrays.
 
-This module never runs a model: :func:`corpus_stats` takes results. Running texts through a model in padded batches
+This module never runs a model: :func:`aggregate_stats` takes results. Running texts through a model in padded batches
 is :func:`attnwidgets.studies.corpus.corpus_stats` (``aw.studies.corpus_stats``), which feeds a :class:`CorpusStats`.
 
 At any length: a long input's result (``result.is_lazy``) is not padded into a batch; it is measured on its own, a
@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ from .tokens import token_kinds
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CorpusStats", "corpus_stats", "sum_sets"]
+__all__ = ["CorpusStats", "aggregate_stats", "corpus_stats", "sum_sets"]
 
 
 class CorpusStats:
@@ -468,7 +469,7 @@ class CorpusStats:
         >>> import tempfile
         >>> from attnwidgets.result import AttentionResult
         >>> r = AttentionResult.from_arrays(np.array([[0.5, 0.5], [0.0, 1.0]]), ["[CLS]", "[SEP]"])
-        >>> stats = corpus_stats([r] * 3)
+        >>> stats = aggregate_stats([r] * 3)
         >>> path = stats.save(tempfile.mkdtemp() + "/stats.npz")
         >>> back = CorpusStats.load(path, model=r.model)
         >>> back.n_docs, back.frame().equals(stats.frame())
@@ -553,7 +554,7 @@ def sum_sets(tokens: Sequence[str], special_mask: np.ndarray, segment_ids: np.nd
             "sink": sink, "words": ~sink, "segment": np.asarray(segment_ids, np.int64)}
 
 
-def corpus_stats(
+def aggregate_stats(
     results: Iterable[AttentionResult],
     *,
     words: bool = False,
@@ -586,17 +587,17 @@ def corpus_stats(
     --------
     >>> from attnwidgets.result import AttentionResult
     >>> a = np.array([[0.5, 0.5], [0.0, 1.0]])
-    >>> stats = corpus_stats([AttentionResult.from_arrays(a, ["[CLS]", "[SEP]"])] * 3)
+    >>> stats = aggregate_stats([AttentionResult.from_arrays(a, ["[CLS]", "[SEP]"])] * 3)
     >>> stats.n_docs, float(stats.mean()["sep"][0, 0])
     (3, 0.75)
     """
     if isinstance(results, str):
-        raise TypeError("analysis.corpus_stats takes AttentionResult objects; to run texts through a model use "
+        raise TypeError("analysis.aggregate_stats takes AttentionResult objects; to run texts through a model use "
                         "attnwidgets.studies.corpus_stats(texts)")
     items = iter(results)
     first = next(items, None)
     if first is not None and not isinstance(first, AttentionResult):
-        raise TypeError(f"analysis.corpus_stats takes AttentionResult objects, got {type(first).__name__}; to run "
+        raise TypeError(f"analysis.aggregate_stats takes AttentionResult objects, got {type(first).__name__}; to run "
                         "texts through a model use attnwidgets.studies.corpus_stats(texts)")
     acc = CorpusStats(words=words, smoothing=smoothing, distances=distances, patterns=patterns)
     return acc.update(itertools.chain([first], items) if first is not None else (), batch_size=batch_size)
@@ -622,3 +623,12 @@ STATISTIC_LABELS: dict[str, str] = {
     **{f"pattern_share_{p}": f"share of inputs with a {p} map" for p in PATTERNS},
 }
 """Labels of every statistic a corpus frame holds, for axes and widget menus."""
+
+
+def corpus_stats(results: Iterable[AttentionResult], **options: Any) -> CorpusStats:
+    """Renamed :func:`aggregate_stats` (results in, statistics out): ``aw.studies.corpus_stats`` is the one that runs
+    texts through a model, and two public functions of one name did different things. This name warns and calls
+    :func:`aggregate_stats`; it goes in a later release."""
+    warnings.warn("attnwidgets.analysis.corpus_stats is now attnwidgets.analysis.aggregate_stats (results in); "
+                  "attnwidgets.studies.corpus_stats runs texts through a model", FutureWarning, stacklevel=2)
+    return aggregate_stats(results, **options)

@@ -352,7 +352,7 @@ class SurfaceStats(dict):  # type: ignore[type-arg]
 def surface_stats(result: AttentionResult, *, words: bool = False, smoothing: float = 0.0,
                   rows: Sequence[int] | None = None) -> SurfaceStats:
     """Per-head surface statistics of one result: a :class:`SurfaceStats` (a dict of (L, H) arrays, keys as in
-    :data:`STATISTICS`, with ``.frame()`` and ``.mean()`` as :func:`~attnwidgets.analysis.corpus_stats` returns).
+    :data:`STATISTICS`, with ``.frame()`` and ``.mean()`` as :func:`~attnwidgets.analysis.aggregate_stats` returns).
 
     Parameters
     ----------

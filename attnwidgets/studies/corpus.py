@@ -24,8 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..analysis.batch import AttentionBatch
-from ..analysis.corpus import CorpusStats, sum_sets
-from ..analysis.corpus import corpus_stats as corpus_stats_of_results
+from ..analysis.corpus import CorpusStats, aggregate_stats, sum_sets
 from ..attention_stack import dense_budget
 from ..data import load_corpus
 from ..result import AttentionResult
@@ -75,7 +74,7 @@ def corpus_stats(
 
     Returns a :class:`~attnwidgets.analysis.corpus.CorpusStats`, not a DataFrame: call ``.frame()`` on it for the
     tidy DataFrame. Given results already run instead of texts, it runs nothing and aggregates them
-    (:func:`attnwidgets.analysis.corpus.corpus_stats`).
+    (:func:`attnwidgets.analysis.corpus.aggregate_stats`).
 
     Parameters
     ----------
@@ -132,7 +131,7 @@ def corpus_stats(
         if isinstance(first, AttentionResult):
             if pairs is not None or model is not None:
                 raise ValueError("results were already run: pass neither pairs nor model with them")
-            return corpus_stats_of_results(itertools.chain([first], items), words=words, smoothing=smoothing,
+            return aggregate_stats(itertools.chain([first], items), words=words, smoothing=smoothing,
                                            distances=distances, patterns=patterns, batch_size=batch_size)
         inputs = [] if first is None else [first, *items]
     options = shards.Options(backend=backend, ray_address=ray_address, num_workers=num_workers, num_gpus=num_gpus,

@@ -12,9 +12,9 @@ Examples
 --------
 >>> import tempfile
 >>> from attnwidgets.result import AttentionResult
->>> from attnwidgets.analysis.corpus import corpus_stats
+>>> from attnwidgets.analysis.corpus import aggregate_stats
 >>> r = AttentionResult.from_arrays(np.array([[0.5, 0.5], [0.0, 1.0]]), ["[CLS]", "[SEP]"])
->>> path = save(corpus_stats([r] * 2), tempfile.mkdtemp() + "/stats.npz")
+>>> path = save(aggregate_stats([r] * 2), tempfile.mkdtemp() + "/stats.npz")
 >>> load(path, model=r.model)
 CorpusStats('arrays', 2 inputs, 4 tokens, words=False)
 """

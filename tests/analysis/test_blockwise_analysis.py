@@ -243,3 +243,13 @@ def test_surface_stats_of_a_long_input_stay_small():
     assert peak < dense_bytes / 3, peak  # one 32 MB block and the temporaries of rebuilding it
     assert stats["first"].shape == (2, 4) and (stats["first"] > 10 / 4096).all()  # the sink draws more than its share
     assert (stats["entropy"] < stats["entropy_uniform"]).all()
+
+
+def test_the_old_name_of_aggregate_stats_warns_and_gives_its_numbers():
+    """analysis.corpus_stats was renamed aggregate_stats (studies.corpus_stats runs texts: one name did two things)."""
+    r = dense_twin(_bert_like(12, causal=False, seed=3))
+    with pytest.warns(FutureWarning, match="aggregate_stats"):
+        old = aw.analysis.corpus_stats([r, r])
+    new = aw.analysis.aggregate_stats([r, r])
+    _same(old.mean(), new.mean())
+    assert old.n_docs == new.n_docs == 2

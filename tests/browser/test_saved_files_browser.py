@@ -36,7 +36,7 @@ def _files(root: Path) -> None:
     aw.save(r, root / "result.npz")
     two = [aw.AttentionResult.from_arrays(ATTENTION[:, :, :4, :4] / ATTENTION[:, :, :4, :4].sum(-1, keepdims=True),
                                           ["[CLS]", "a", "b", "[SEP]"])] * 2
-    aw.save(aw.analysis.corpus_stats(two), root / "stats.npz")
+    aw.save(aw.analysis.aggregate_stats(two), root / "stats.npz")
     aw.save(r, root / "tampered.npz")
     import io
     import zipfile

@@ -53,7 +53,7 @@ def _write_files(root: Path) -> None:
     a[0, 1] = [[0.0, 1.0], [0.0, 1.0]]
     two = AttentionResult.from_arrays(a, ["[CLS]", "[SEP]"])
     (root / "sub").mkdir()
-    aw.save(aw.analysis.corpus_stats([two, two]), root / "sub" / "stats.npz")
+    aw.save(aw.analysis.aggregate_stats([two, two]), root / "sub" / "stats.npz")
     correct = np.zeros((2, 1, 2, 2))
     correct[0, 0, :, 1] = 3  # 3 of the 4 det dependents right, by both heads; the 1 amod dependent wrong
     DependencyScores(["amod", "det"], np.array([1, 4]), correct, np.ones((6, 2)), 2, "tiny", INFO).save(

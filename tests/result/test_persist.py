@@ -54,7 +54,7 @@ def assert_same_corpus_stats(a: CorpusStats, b: CorpusStats) -> None:
 
 
 def test_corpus_stats_of_a_long_input_round_trip(tmp_path) -> None:
-    stats = aw.analysis.corpus_stats([lazy_result(40), lazy_result(30, seed=1)], distances=True)
+    stats = aw.analysis.aggregate_stats([lazy_result(40), lazy_result(30, seed=1)], distances=True)
     assert_same_corpus_stats(stats, CorpusStats.load(stats.save(tmp_path / "lazy.npz"), model=stats.model))
 
 
@@ -104,7 +104,7 @@ def test_dependency_scores_that_know_only_a_name(tmp_path) -> None:
 @pytest.fixture
 def saved_stats(tmp_path) -> Path:
     r = AttentionResult.from_arrays(np.array([[0.5, 0.5], [0.0, 1.0]]), ["[CLS]", "[SEP]"])
-    return aw.analysis.corpus_stats([r] * 2).save(tmp_path / "stats.npz")
+    return aw.analysis.aggregate_stats([r] * 2).save(tmp_path / "stats.npz")
 
 
 def test_a_file_of_another_kind_is_refused(saved_stats) -> None:

@@ -181,7 +181,7 @@ def stats_file(tmp_path) -> Path:
     a[0, 0] = [[0.5, 0.5], [0.5, 0.5]]
     a[0, 1] = [[0.0, 1.0], [0.0, 1.0]]
     r = AttentionResult.from_arrays(a, ["[CLS]", "[SEP]"])
-    stats = aw.analysis.corpus_stats([r, r], distances=True)
+    stats = aw.analysis.aggregate_stats([r, r], distances=True)
     assert stats.mean()["sep"].tolist() == [[0.5, 1.0]]
     return stats.save(tmp_path / "stats.npz")
 

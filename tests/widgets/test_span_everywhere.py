@@ -107,7 +107,7 @@ def test_stat_widgets_check_the_selection(small, view):
 
 
 def test_statistics_without_attention_refuse_a_selection(small):
-    stats = aw.analysis.corpus_stats([small, small])
+    stats = aw.analysis.aggregate_stats([small, small])
     w = aw.HeadStatsGrid(stats)
     assert w._meta["tokens"] == []
     with pytest.raises(traitlets.TraitError, match="only when given one result's attention"):
