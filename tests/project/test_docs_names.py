@@ -1,6 +1,7 @@
-"""Every name the guides' tables give (`AttentionHeatmap`, `HeadStatsGrid.from_sinks`, `plot_sinks`, ...) exists
-where the guide says names live (the top level, ``attnwidgets.plots``, ``.analysis``, ``.studies``, ``.teaching``,
-``.widgets``, ``.runner``): the views table once named ``sink_grid`` and ``coref_grid``, which never existed (issue 33 §2)."""
+"""Every name the views guide's table gives (`AttentionHeatmap`, `HeadStatsGrid.from_sinks`, `plot_sinks`, ...)
+exists where the guide says names live (the top level, ``attnwidgets.plots``, ``.analysis``, ``.studies``,
+``.teaching``, ``.widgets``, ``.runner``): the table once named ``sink_grid`` and ``coref_grid``, which never existed
+(issue 33 §2)."""
 
 from __future__ import annotations
 
