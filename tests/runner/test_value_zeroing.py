@@ -265,3 +265,35 @@ def test_keys_no_head_sees_score_exactly_zero(tiny_mistral):
     assert unseen[:, n - 1, 0].all() and not unseen[:, n - 1, n - 1].any()  # the window bites
     assert (C[unseen] == 0).all() and (C[~unseen] > 0).mean() > 0.9
     np.testing.assert_allclose(C.sum(-1), 1.0, atol=1e-5)
+
+
+def test_the_bundled_models_cls_row_is_exact_where_its_distances_are_tiny():
+    """Issue 33 §6: the bundled model's [CLS] row sums to 1e-5..5e-4 in layers 0-4, so a 1 − cos taken in float32
+    would be mostly rounding, magnified by the row normalisation. The cosines are taken in float64 (the layer outputs
+    in float32 differ from float64 ones by a rounding ε, and 1 − cos moves by ~δ·ε, not ε): against the definition
+    run in float64 on a float64 copy of the model, every entry agrees to 1e-5, the [CLS] row included."""
+    from transformers import BertModel
+
+    from attnwidgets.runner.loading import default_model_path
+
+    text = "The committee approved the new law on Monday, and the critics said its rules were strict."
+    model = BertModel.from_pretrained(default_model_path(), attn_implementation="eager").double().eval()
+    inputs = aw.runner.get_runner(None).tokenizer(text, return_tensors="pt")
+    H = model.config.num_attention_heads
+    with torch.no_grad():
+        hidden = model(**inputs, output_hidden_states=True).hidden_states
+        want = []
+        for lay, layer in enumerate(model.encoder.layer):
+            sa, so = layer.attention.self, layer.attention.output
+
+            def block(x, j, sa=sa, so=so, layer=layer):
+                ctx = _attend(_heads(sa.query(x), H), _heads(sa.key(x), H), _zero(_heads(sa.value(x), H), j), False)
+                a = so.LayerNorm(so.dense(ctx.transpose(0, 1).reshape(x.shape)) + x)
+                ff = layer.output.dense(torch.nn.functional.gelu(layer.intermediate.dense(a)))
+                return layer.output.LayerNorm(ff + a)
+
+            want.append(_scores(block, hidden[lay][0], hidden[lay].shape[1])[0])
+    res = aw.run(text)
+    raw = value_zeroing(res, raw=True)
+    assert (raw[:5, 0].sum(-1) < 1e-3).all()  # the case: tiny [CLS] distances in the first layers
+    np.testing.assert_allclose(value_zeroing(res), np.stack(want), atol=1e-5)
