@@ -136,7 +136,9 @@ def provenance(model: Any) -> dict[str, Any] | None:
 
 def _describe(tags: Mapping[str, Any]) -> str:
     commit = tags.get("commit") or tags.get("revision")
-    return f"{tags.get('name')!r}" + (f" ({commit})" if commit else "")
+    where = tags.get("path")
+    return (f"{tags.get('name')!r}" + (f" in {where}" if where and where != tags.get("name") else "")
+            + (f" ({commit})" if commit else ""))
 
 
 def _same_name(tags: Mapping[str, Any], name: str) -> bool:
@@ -178,7 +180,9 @@ def check_provenance(tags: Mapping[str, Any], model: Any, *, what: str = "this f
     advice = "load it with that model, or pass model=None to load it without the check"
     same_files = bool(other.get("commit")) and other.get("commit") == saved.get("commit") \
         and not str(other["commit"]).startswith("config-sha256:")  # one hub commit under two names (an alias)
-    if not _same_name(saved, other["name"]) and not same_files \
+    # Two folders of one name (a model is named by its folder's own name) are two models unless their files agree.
+    elsewhere = bool(saved.get("path")) and bool(other.get("path")) and saved["path"] != other["path"]
+    if (elsewhere or not _same_name(saved, other["name"])) and not same_files \
             and not (other.get("path") and other.get("path") == saved.get("path")):
         raise ModelMismatchError(f"{what} was saved from model {_describe(saved)}, not from {_describe(other)}: "
                                  f"{advice}")
