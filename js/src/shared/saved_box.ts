@@ -137,14 +137,15 @@ export async function renderBox(
   const box = data as { layout: string; style?: unknown; children: unknown[] };
   const row = document.createElement("div");
   row.className = `aw-saved-box aw-saved-box-${box.layout}`;
-  row.style.cssText = `display:flex;flex-direction:${box.layout};align-items:flex-start;gap:4px;max-width:100%`;
+  // As an ipywidgets box: no wrapping unless its layout says so; a view never squeezed under its own width (the
+  // row scrolls instead).
+  row.style.cssText = `display:flex;flex-direction:${box.layout};align-items:flex-start;gap:4px;max-width:100%;overflow-x:auto`;
   applyStyle(row, box.style);
   el.append(row);
   const cleanups: (() => void)[] = [];
   for (const child of box.children) {
     const slot = document.createElement("div");
     slot.className = "aw-saved-box-item";
-    slot.style.minWidth = "0";
     row.append(slot);
     try {
       cleanups.push(await drawChild(child, slot, drawView, version, depth));
