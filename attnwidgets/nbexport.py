@@ -35,7 +35,7 @@ from .lab import require_lab
 from .persist import atomic_write
 
 __all__ = ["VIEW_MIME", "WIDGET_MIME", "ExportStats", "NotebookExportError", "csp", "export_folder", "export_notebook",
-           "has_maths", "page_of", "static_views", "to_html"]
+           "has_maths", "page_of", "saved_views_in", "static_views", "to_html"]
 
 #: The display-bundle key of a live widget, which nbconvert ranks above every other output.
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -206,9 +206,10 @@ def static_views(nb: Any, live: bool = False) -> tuple[ExportStats, list[Any]]:
             data = out.get("data")
             if not isinstance(data, dict) or (WIDGET_MIME not in data and VIEW_MIME not in data):
                 continue
-            stats.views += 1
             data.pop(WIDGET_MIME, None)
             state = data.pop(VIEW_MIME, None)
+            inside = saved_views_in(state)  # a box (attnwidgets/widgets/boxes.py): the views in it; else the one
+            stats.views += max(1, len(inside))
             text = data.get("text/plain", "")
             text = "".join(text) if isinstance(text, list) else str(text)
             png = data.get("image/png")
@@ -222,6 +223,13 @@ def static_views(nb: Any, live: bool = False) -> tuple[ExportStats, list[Any]]:
                 omitted = state.get("omitted")
                 if isinstance(omitted, str):
                     stats.omitted.append(omitted)
+                if state.get("widget") == "Box":  # drawn as a row or column; a view left out there says so itself
+                    stats.omitted += [v["omitted"] for v in inside if isinstance(v.get("omitted"), str)]
+                    stats.live += sum(1 for v in inside if not isinstance(v.get("omitted"), str))
+                    out["data"] = {"text/plain": text, "text/html": (
+                        f'<div class="aw-saved" data-aw="aw-view-{n}"><div class="aw-live"></div>'
+                        '<div class="aw-picture"></div><div class="aw-note"></div></div>')}
+                    continue
                 live_div = "" if isinstance(omitted, str) else '<div class="aw-live"></div>'
                 note = f"Shown as a picture: {omitted}" if isinstance(omitted, str) else ""
                 out["data"] = {"text/plain": text, "text/html": (
@@ -240,6 +248,22 @@ def static_views(nb: Any, live: bool = False) -> tuple[ExportStats, list[Any]]:
             cell.outputs = outputs
     nb.metadata.pop("widgets", None)
     return stats, saved
+
+
+def saved_views_in(state: Any, depth: int = 0) -> list[dict[str, Any]]:
+    """The views' entries in saved state ``state``: itself for a view, every view inside (nested boxes included) for a
+    box (attnwidgets/widgets/boxes.py), none for anything else.
+
+    >>> view = {"widget": "AttentionHeatmap", "state": {}}
+    >>> len(saved_views_in({"widget": "Box", "children": [view, {"widget": "Box", "children": [view]}, "bogus"]}))
+    2
+    """
+    if not isinstance(state, dict) or depth > 8:
+        return []
+    if state.get("widget") != "Box":
+        return [state] if "state" in state or "omitted" in state else []
+    children = state.get("children")
+    return [v for c in (children if isinstance(children, list) else []) for v in saved_views_in(c, depth + 1)]
 
 
 _MATHS = re.compile(r"\$|\\\(|\\\[|\\begin\{")

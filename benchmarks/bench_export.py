@@ -1,5 +1,7 @@
 """What `attnwidgets export` writes for each tutorial: the page with every view as its picture (``--pictures``, the
-page before issue 32 §4) and with every view live (the default), their sizes, and the time each part takes.
+page before issue 32 §4) and with every view live (the default), their sizes, and the time each part takes; and what
+the views' saved states (``application/vnd.attnwidgets.view+json``, boxes of views included) add to the executed
+notebook itself: its size with them and with every such entry removed (the notebook before issue 32 §2).
 
 Each notebook is executed once (with each view's saved state in its bundle, as the default export runs it); both
 pages are then written from that executed copy, so the two columns differ only in how the views are shown.
@@ -20,7 +22,7 @@ from pathlib import Path
 import nbformat
 
 from attnwidgets.export import format_size
-from attnwidgets.nbexport import execute, page_of, read_notebook
+from attnwidgets.nbexport import VIEW_MIME, execute, page_of, read_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,6 +40,16 @@ def smoke_notebook(folder: Path) -> Path:
     return path
 
 
+def without_saved_states(nb: nbformat.NotebookNode) -> str:
+    """``nb`` as saved with every view's (and box's) saved-state entry removed: the notebook as it was before them."""
+    bare = copy.deepcopy(nb)
+    for cell in bare.cells:
+        for out in cell.get("outputs", []):
+            if isinstance(out.get("data"), dict):
+                out["data"].pop(VIEW_MIME, None)
+    return nbformat.writes(bare)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
@@ -46,7 +58,8 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_export_"))
     paths = [smoke_notebook(tmp)] if args.smoke else (args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb")))
-    print("| notebook | views (live) | executed .ipynb | page --pictures | page live | run cells s | page s |")
+    print("| notebook | views (live) | executed .ipynb: no saved states → with them | page --pictures | page live | "
+          "run cells s | page s |")
     print("|---|---|---|---|---|---|---|")
     for path in paths:
         nb = read_notebook(path)
@@ -54,6 +67,7 @@ def main() -> None:
         execute(nb, path.resolve(), save_views=True)
         ran = time.perf_counter() - t0
         executed = nbformat.writes(nb)
+        bare = len(without_saved_states(nb).encode())
         t1 = time.perf_counter()
         pictures, _ = page_of(copy.deepcopy(nb), path.stem, pictures=True)
         live, stats = page_of(copy.deepcopy(nb), path.stem)
@@ -63,7 +77,8 @@ def main() -> None:
             (args.keep / path.name).write_text(executed, encoding="utf-8")
             (args.keep / f"{path.stem}.pictures.html").write_text(pictures, encoding="utf-8")
             (args.keep / f"{path.stem}.html").write_text(live, encoding="utf-8")
-        print(f"| {path.name} | {stats.views} ({stats.live}) | {format_size(len(executed.encode()))} | "
+        print(f"| {path.name} | {stats.views} ({stats.live}) | {format_size(bare)} → "
+              f"{format_size(len(executed.encode()))} | "
               f"{format_size(len(pictures.encode()))} | {format_size(len(live.encode()))} | {ran:.1f} | {paged:.2f} |",
               flush=True)
 

@@ -2,6 +2,7 @@
 
 from ._base import AttnWidget, set_theme
 from .ablation import AblationWidget
+from .boxes import box_state, install_box_formatter
 from .compare import AttentionCompare
 from .entropy_bars import EntropyBars
 from .fill_mask import FillMask
@@ -41,7 +42,11 @@ __all__ = [
     "QKSpaceView",
     "QKStepThrough",
     "SelectionLink",
+    "box_state",
     "link_selection",
     "link_span",
     "set_theme",
 ]
+
+# A box holding a view (HBox([grid, heat])) saves its views' states too (boxes.py); nothing outside IPython.
+install_box_formatter()

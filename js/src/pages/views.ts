@@ -6,6 +6,7 @@
 
 // esbuild's plugin in build.mjs makes this module: { <bundle name>: its module namespace }, one per view.
 import { views } from "aw:views";
+import { isSavedBox } from "../shared/saved_box";
 import { type ViewModule, type ViewModules, checkSaved, renderSaved } from "../shared/saved_view";
 
 const modules: ViewModules = Object.fromEntries(
@@ -26,17 +27,19 @@ async function drawViews(): Promise<void> {
     } catch {
       data = null;
     }
-    const checked = checkSaved(data);
-    if (!checked.ok) {
+    const checked = isSavedBox(data) ? null : checkSaved(data); // a box's children are checked as they draw
+    if (checked && !checked.ok) {
       live.remove();
       if (note) note.textContent = `Shown as a picture: ${checked.message}`;
       continue;
     }
     await renderSaved(data, live, modules);
-    const error = live.querySelector(".aw-saved-error");
+    // The view (or the box as a whole) could not be drawn; a box's child that cannot shows its message in its slot.
+    const error = live.querySelector(":scope > .aw-saved-error");
     if (error) {
       // The view could not be drawn: its picture stays, with the reason under it.
-      if (note) note.textContent = `Shown as a picture: ${error.textContent ?? ""}`;
+      const shown = host.querySelector(".aw-picture img") ? "Shown as a picture: " : ""; // a box has none
+      if (note) note.textContent = `${shown}${error.textContent ?? ""}`;
       live.remove();
     } else {
       host.classList.add("aw-drawn");

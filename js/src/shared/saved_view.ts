@@ -4,6 +4,7 @@
 // `attnwidgets export` writes. A state that is corrupt, from a newer attnwidgets or names a view this build does not
 // know is refused whole, with a message saying so: never half a view.
 
+import { isSavedBox, renderBox } from "./saved_box";
 import { type SavedReply, StaticModel, decodeState } from "./static_model";
 
 export const VIEW_MIME = "application/vnd.attnwidgets.view+json";
@@ -129,7 +130,8 @@ export function showSavedError(el: HTMLElement, message: string, omitted = false
 }
 
 /**
- * Draw saved state `data` in `el` with the view's own module from `modules`; returns the view's cleanup. A state
+ * Draw saved state `data` in `el` with the view's own module from `modules` (a saved box: each of its views, in a
+ * flex row or column, saved_box.ts); returns the view's cleanup. A state
  * that cannot be drawn (checkSaved) or a view that throws while rendering leaves only the message in `el`.
  * `replies` overrides the saved replies with a loader called on the first request (a page parses its replies block
  * only then, so that the first paint never waits for it).
@@ -140,6 +142,9 @@ export async function renderSaved(
   modules: ViewModules,
   replies?: () => Record<string, SavedReply>,
 ): Promise<() => void> {
+  // A box of views (attnwidgets/widgets/boxes.py): a row or column, each view drawn by this function.
+  if (isSavedBox(data))
+    return renderBox(data, el, (child, slot) => renderSaved(child, slot, modules), SAVED_VERSION);
   const checked = checkSaved(data);
   if (!checked.ok) {
     const box = showSavedError(el, checked.message, checked.omitted);
