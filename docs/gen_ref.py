@@ -181,12 +181,28 @@ def write_index() -> None:
     """The site's front page is the README (one text, two places), its links made relative to docs/."""
     text = (ROOT / "README.md").read_text(encoding="utf-8").replace("](docs/", "](")
     text += ("\n## On this site\n\n- [Tutorials](tutorials/index.md): the notebooks with their outputs\n"
-             "- [API reference](reference/index.md): every public name, by package\n")
+             "- [API reference](reference/index.md): every public name, by package\n"
+             "- [Changelog](changelog.md): what changed, turn by turn\n"
+             "- [Developing attnwidgets](develop.md): the build, the tests, CI\n")
     with mkdocs_gen_files.open("index.md", "w") as f:
         f.write(text)
     mkdocs_gen_files.set_edit_path("index.md", "README.md")
 
 
+def write_root_pages() -> None:
+    """CHANGELOG.md and DEVELOP.md as pages of the site (one text, two places), their links made relative to docs/;
+    a link to a file outside docs/ (a test, a script) becomes its path as code, which the site cannot serve."""
+    import re
+
+    for name, out in (("CHANGELOG.md", "changelog.md"), ("DEVELOP.md", "develop.md")):
+        text = (ROOT / name).read_text(encoding="utf-8").replace("](docs/", "](")
+        text = re.sub(r"\[([^\]]+)\]\((?!https?:|#|[\w./-]+\.md\b)([^)\s]+)\)", r"\1 (`\2`)", text)
+        with mkdocs_gen_files.open(out, "w") as f:
+            f.write(text)
+        mkdocs_gen_files.set_edit_path(out, name)
+
+
 write_index()
+write_root_pages()
 write_reference()
 write_tutorials()
