@@ -116,3 +116,58 @@ def test_non_rotary_model_asked_for_rope_is_a_clear_error(tiny_gpt2):
 def test_rope_false_skips_the_step(tiny_llama):
     assert capture_qk(TEXT, model=tiny_llama, rope=False).rope is None
     assert isinstance(capture_qk(TEXT, model=tiny_llama), QKCapture)
+
+
+def _hand_rotary_capture() -> QKCapture:
+    """2 heads (1 key/value head), 5 tokens, d = 6 of which r = 4 rotate: angles position × (1, 0.1)."""
+    from attnwidgets.qk_result import Rotary
+
+    rng = np.random.default_rng(1)
+    angle = np.arange(5)[:, None] * np.array([[1.0, 0.1]])
+    rot = Rotary.from_vectors(rng.normal(size=(2, 5, 6)), rng.normal(size=(1, 5, 6)), angle)
+    q, k = rot.rotated()
+    return QKCapture.from_vectors(q, k, rng.normal(size=(1, 5, 6)), list("abcde"), mask=np.tril(np.ones((5, 5))),
+                                  rope=rot)
+
+
+def test_view_state_window_widget_and_twin_carry_the_rope_step():
+    from attnwidgets.plots.qk import plot_qk
+    from attnwidgets.viewdata.views.qk import QKOptions, qk_state
+    from attnwidgets.widgets.qk import QKStepThrough
+
+    cap = _hand_rotary_capture()
+    rope = cap.rope
+    assert rope is not None and rope.rotary_dim == 4
+    np.testing.assert_allclose(rope.angle[3], [3.0 - 2 * np.pi * 0, 0.3], atol=1e-6)  # 3 rad is inside (-π, π]
+    np.testing.assert_allclose(rope.angle[4, 0], 4.0 - 2 * np.pi, atol=1e-6)  # 4 rad wraps
+    state = qk_state({0: cap}, QKOptions(layer=0, head=1, query=3, window=(0, 5)))
+    a = state.payload.arrays
+    assert state.meta.rope and state.meta.rotary_dim == 4
+    np.testing.assert_array_equal(a.q_pre, rope.q[1])
+    np.testing.assert_array_equal(a.k_pre, rope.k[0])
+    np.testing.assert_allclose(a.logits_pre, rope.q[1] @ rope.k[0].T, atol=1e-6)
+    np.testing.assert_array_equal(a.angle, rope.angle)
+    win = qk_state({0: cap}, QKOptions(layer=0, head=1, query=3, window=(1, 4))).payload.arrays
+    assert win.keys is not None
+    cols = win.keys.astype(int)
+    np.testing.assert_array_equal(win.k_pre, rope.k[0][cols])
+    np.testing.assert_array_equal(win.angle, rope.angle[cols])
+    np.testing.assert_array_equal(win.q_angle, rope.angle[3][None])
+    np.testing.assert_allclose(win.logits_pre, (rope.q[1, 3] @ rope.k[0][cols].T)[None], atol=1e-6)
+    w = QKStepThrough(cap, head=1, query=3)
+    v = w.values()
+    np.testing.assert_array_equal(v["q_angle"], rope.angle[3])
+    np.testing.assert_array_equal(v["logits_pre"], rope.logits[1, 3])
+    titles = [ax.get_title() for ax in plot_qk(cap, head=1, query=3).axes[:9]]
+    assert titles[:4] == ["① q, k before RoPE", "② q · k before RoPE", "③ angle per pair", "④ q, k after RoPE"]
+    assert titles[8] == "⑨ Σ weight × v"
+    assert [ax.get_title() for ax in plot_qk(cap, head=1, query=3, rope=False).axes[:1]] == ["① query q, keys k"]
+
+
+def test_twin_asked_for_rope_on_a_capture_without_it_is_a_clear_error():
+    from attnwidgets.plots.qk import plot_qk
+
+    rng = np.random.default_rng(0)
+    plain = QKCapture.from_vectors(*rng.normal(size=(3, 2, 3, 4)), ["a", "b", "c"])
+    with pytest.raises(ValueError, match="no rotary step"):
+        plot_qk(plain, rope=True)
