@@ -7,6 +7,7 @@ batches, source + target), caches results by (model, inputs, ablation) and hands
 
 from ..attention_stack import dense_budget, set_dense_budget
 from .ablation import Ablation, mean_pattern
+from .chat import chat_prompt
 from .generation import generate
 from .loading import AttentionUnavailableError, ModelLoadError, default_model_path, load
 from .positions import position_embeddings
@@ -21,6 +22,7 @@ __all__ = [
     "Runner",
     "capture_qk",
     "capture_qk_layers",
+    "chat_prompt",
     "default_model_path",
     "dense_budget",
     "generate",

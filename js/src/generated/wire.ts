@@ -272,6 +272,7 @@ export interface GenerationMeta {
   topk_tokens: string[][];
   text: string;
   n_selectable: number;
+  roles: [string, number, number][];
 }
 
 /** A "matrix" request's answer: (steps, keys) float16, NaN for keys not yet written. */
