@@ -12,6 +12,7 @@ from .generation import generate
 from .loading import AttentionUnavailableError, ModelLoadError, default_model_path, load
 from .positions import position_embeddings
 from .qk import capture_qk, capture_qk_layers
+from .routers import route
 from .runner import Encoded, Runner, get_runner, run, run_batch
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "load",
     "mean_pattern",
     "position_embeddings",
+    "route",
     "run",
     "run_batch",
     "set_dense_budget",
