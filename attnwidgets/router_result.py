@@ -78,7 +78,8 @@ class RouterResult:
         e = np.exp(z - z.max(-1, keepdims=True))
         return (e / e.sum(-1, keepdims=True)).astype(np.float32)
 
-    def _rows(self, span: Any) -> slice:
+    def span_rows(self, span: Any) -> slice:
+        """The token rows of ``span`` ((start, stop), a range or a slice; None: all), checked."""
         if span is None:
             return slice(0, len(self.tokens))
         start, stop = (int(span.start or 0), int(len(self.tokens) if span.stop is None else span.stop)) \
@@ -93,7 +94,7 @@ class RouterResult:
         ((start, stop), a range or a slice; default all): the fraction of the T x k (token, slot) assignments it
         got, or with ``weighted`` its share of the gate weight. Rows sum to 1; a perfectly balanced router gives
         1/E everywhere."""
-        rows = self._rows(span)
+        rows = self.span_rows(span)
         ex, w = self.experts[:, rows], self.weights[:, rows].astype(np.float64)
         out = np.zeros((len(self.layers), self.n_experts), np.float64)
         for i in range(len(self.layers)):
