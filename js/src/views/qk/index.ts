@@ -113,14 +113,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     const r = queryRow(hd, i);
     const nWin = windowRows(hd, v.window);
     const labels = Array.from({ length: hd.m }, (_, j) => rowLabel(m.key_tokens, hd, j, nWin));
-    const rotaryDim = r.qAngle ? 2 * r.qAngle.length : 0;
-    const { g, font } = fitPanels(row, canvases, fit.room(row), {
-      t,
-      hd,
-      labels,
-      bias: Boolean(r.bias),
-      rotaryDim,
-    });
+    const { g, font } = fitPanels(row, canvases, fit.room(row), { t, hd, labels, r });
     geo = g;
     const scene: Scene = {
       t,

@@ -52,9 +52,11 @@ export function fitPanels(
   row: HTMLElement,
   canvases: Record<string, HTMLCanvasElement>,
   room: { width: number; height: number } | null,
-  scene: { t: Theme; hd: HeadData; labels: string[]; bias: boolean; rotaryDim: number },
+  scene: { t: Theme; hd: HeadData; labels: string[]; r: QueryRow },
 ): { g: Geometry; font: number } {
-  const { t, hd, labels, bias, rotaryDim } = scene;
+  const { t, hd, labels, r } = scene;
+  const bias = Boolean(r.bias); // the "+ bias" panel
+  const rotaryDim = r.qAngle ? 2 * r.qAngle.length : 0; // a rotary model's three panels
   const natural = geometry(t, hd.d, hd.m, labels);
   const chrome = row.getBoundingClientRect().height - canvases.qk.getBoundingClientRect().height;
   const g = room
