@@ -14,12 +14,14 @@ was fed ``decoder start + generated[:-1]`` (``result.target_tokens``) and step `
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .attention_stack import LazyStack, block_rows
+from .chat_roles import ChatPrompt, RoleSpan, role_names
 from .html_repr import repr_html
 from .result import AttentionKind, AttentionResult, ModelInfo
 
@@ -78,6 +80,9 @@ class GenerationResult:
         The generated text, decoded by the tokenizer (special tokens left out).
     settings : dict
         How it was generated (``do_sample``, ``seed``, ``max_new_tokens``, ...).
+    roles : tuple[RoleSpan, ...]
+        Who speaks where in a chat prompt (token spans of the prompt; :meth:`with_roles`); empty for a plain prompt.
+        ``span_share("user")`` is then the share of each step's attention on the user's turns.
 
     Examples
     --------
@@ -108,6 +113,7 @@ class GenerationResult:
     topk_tokens: list[list[str]]
     text: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
+    roles: tuple[RoleSpan, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.generated_tokens)
@@ -128,6 +134,42 @@ class GenerationResult:
                              f"{self.first_row + n}")
         for a in (self.prompt_ids, self.generated_ids, self.topk_ids, self.topk_probs):
             a.flags.writeable = False
+        for span in self.roles:
+            if not isinstance(span, RoleSpan) or span.stop > self.prompt_length:
+                raise ValueError(f"role span {span!r} is not a RoleSpan within the prompt's {self.prompt_length} "
+                                 "tokens")
+
+    def with_roles(self, roles: ChatPrompt | Any) -> GenerationResult:
+        """This generation with the role spans of its prompt: a :class:`~attnwidgets.chat_roles.ChatPrompt` (from
+        :func:`attnwidgets.runner.chat_prompt`; its tokens must be this prompt's) or a sequence of
+        :class:`~attnwidgets.chat_roles.RoleSpan`.
+
+        >>> import numpy as np
+        >>> att = np.tril(np.ones((4, 4), np.float32)); att /= att.sum(1, keepdims=True)
+        >>> r = AttentionResult.from_arrays(att, list("abcd"), kind="decoder")
+        >>> g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d", "e"], np.array([2, 3, 4]),
+        ...                      np.array([[2], [3], [4]]), np.ones((3, 1), np.float32), [["c"], ["d"], ["e"]])
+        >>> g.with_roles([RoleSpan("user", 0, 1), RoleSpan("assistant", 1, 2)]).role_names
+        ['user', 'assistant']
+        """
+        if self.is_encoder_decoder:
+            raise ValueError("role spans are of a decoder's prompt; an encoder-decoder's source has no chat turns")
+        if isinstance(roles, ChatPrompt):
+            if tuple(int(i) for i in self.prompt_ids) != roles.token_ids:
+                raise ValueError(f"the chat prompt's {len(roles.token_ids)} tokens are not this generation's prompt "
+                                 f"({self.prompt_length} tokens): generate from chat.text with the same model")
+            spans = tuple(roles.roles)
+        else:
+            spans = tuple(roles)
+        if not spans:
+            raise ValueError("no role spans given: the prompt has no roles (build it with "
+                             "attnwidgets.runner.chat_prompt)")
+        return dataclasses.replace(self, roles=spans)
+
+    @property
+    def role_names(self) -> list[str]:
+        """The roles of :attr:`roles` in order of first appearance (empty without roles)."""
+        return role_names(self.roles)
 
     def _fed(self) -> int:
         r = self.result
@@ -324,10 +366,11 @@ class GenerationResult:
 
         Parameters
         ----------
-        span : (start, stop), range or slice
+        span : (start, stop), range, slice or str
             Token positions of the prompt (``result.tokens``), stop exclusive: the prompt itself
             ``(0, g.prompt_length)``, a system prompt, a document. For an encoder-decoder, positions of the source
-            (cross-attention). See :meth:`span_bounds` for what is refused.
+            (cross-attention). See :meth:`span_bounds` for what is refused. A role's name ("user", "think") when the
+            generation has :attr:`roles`: the share on all of that role's turns.
         heads, layers : int, list of int or None
             Which heads and layers (default all), in that order on the axes.
         kind : str
@@ -344,6 +387,13 @@ class GenerationResult:
         [1.0, 0.6667, 0.5]
         """
         kind = self._kind(kind)
+        if isinstance(span, str):  # a role: the sum over its turns
+            if span not in self.role_names:
+                raise ValueError(f"no role {span!r} in this generation's prompt: its roles are {self.role_names} "
+                                 if self.roles else f"span {span!r} names a role, and this generation has no roles: "
+                                 "generate from attnwidgets.runner.chat_prompt(...).text and call with_roles(chat)")
+            parts = [self.span_share((s.start, s.stop), heads, layers, kind) for s in self.roles if s.role == span]
+            return np.asarray(np.sum(parts, axis=0, dtype=np.float64), dtype=np.float32)
         start, stop = self.span_bounds(span, kind)
         n_layers, n_heads, _T, n_keys = self.result.attention_shape(kind)  # type: ignore[arg-type]
         layer_list = _indices(layers, n_layers, "layer")

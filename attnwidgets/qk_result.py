@@ -14,7 +14,7 @@ import numpy as np
 from .html_repr import repr_html
 from .result import ModelInfo
 
-__all__ = ["QKCapture", "masked_softmax"]
+__all__ = ["QKCapture", "Rotary", "masked_softmax", "rotate_pairs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +61,9 @@ class QKCapture:
     bucket : np.ndarray | None
         (n, m) int64: T5's relative-position bucket of each (query, key) pair (the row of the bias table each
         head's bias is read from: ``bias[h, i, j] == table[bucket[i, j], h]``); None when the bias has no buckets.
+    rope : Rotary | None
+        A rotary model's step before q·k (Llama, Mistral, GPT-NeoX): q and k before the rotation, the angle of each
+        pair of dimensions at each position, and q·k before it; None for a model without rotary embeddings.
     """
 
     _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
@@ -83,6 +86,7 @@ class QKCapture:
     model: ModelInfo | None = field(default=None)
     bias: np.ndarray | None = None
     bucket: np.ndarray | None = None
+    rope: Rotary | None = None
 
     @property
     def biased(self) -> np.ndarray:
@@ -118,6 +122,11 @@ class QKCapture:
             out["biased"] = (self.scaled[h] + self.bias[h]).astype(np.float32)
             if self.bucket is not None:
                 out["bucket"] = self.bucket
+        if self.rope is not None:
+            out["q_pre"] = self.rope.q[h]
+            out["k_pre"] = self.rope.k[g]
+            out["logits_pre"] = self.rope.logits[h]
+            out["angle"] = self.rope.angle
         return out
 
     @classmethod
@@ -137,12 +146,14 @@ class QKCapture:
         weights: np.ndarray | None = None,
         bias: np.ndarray | None = None,
         bucket: np.ndarray | None = None,
+        rope: Rotary | None = None,
     ) -> QKCapture:
         """Build a capture from q (H, n, d), k and v (H_kv, m, d), computing every step in numpy.
 
         ``weights`` (H, n, m), when given, are the model's own and are kept; ``recompute_error`` compares them with
         the softmax recomputed here. ``bias`` (H, n, m), when given, is added to the scaled logits before the softmax
         (as T5 and ALiBi models add it: after the scaling); ``bucket`` (n, m) is T5's bucket of each pair.
+        ``rope`` is a rotary model's step before q·k (:class:`Rotary`); ``q`` and ``k`` are then its rotated vectors.
 
         Examples
         --------
@@ -194,12 +205,13 @@ class QKCapture:
         return cls(tokens=list(tokens), key_tokens=list(key_tokens if key_tokens is not None else tokens),
                    layer=layer, stack=stack, q=q, k=k, v=v, kv_head=kv_head, scaling=float(scaling), mask=allowed,
                    logits=logits, scaled=scaled, weights=weights, output=output, recompute_error=error, model=model,
-                   bias=bias, bucket=bucket)
+                   bias=bias, bucket=bucket, rope=rope)
 
     def __repr__(self) -> str:
         return (f"QKCapture({self.stack} layer {self.layer}, {self.n_heads} heads x {len(self.tokens)} queries x "
                 f"{len(self.key_tokens)} keys, d={self.head_dim}, scaling={self.scaling:.4g}"
-                f"{', + position bias' if self.bias is not None else ''})")
+                f"{', + position bias' if self.bias is not None else ''}"
+                f"{', + rotary step' if self.rope is not None else ''})")
 
 
 def masked_softmax(x: np.ndarray, allowed: np.ndarray) -> np.ndarray:
@@ -210,3 +222,109 @@ def masked_softmax(x: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     e = np.exp(z - top)
     total = e.sum(-1, keepdims=True)
     return (e / np.where(total > 0, total, 1.0)).astype(np.float32)
+
+
+def rotate_pairs(x: np.ndarray, angle: np.ndarray, pairs: str = "halves", scale: float = 1.0) -> np.ndarray:
+    """Rotate each pair of dimensions of ``x`` (..., T, d) by ``angle`` (T, r/2) radians, times ``scale``; the
+    dimensions from r on pass through (partial rotary, GPT-NeoX's ``rotary_pct``).
+
+    ``pairs`` says which dimensions turn together: "halves" pairs p with p + r/2 (Llama, Mistral, GPT-NeoX:
+    transformers' ``rotate_half``), "interleaved" pairs 2p with 2p + 1 (GPT-J, Cohere). Pair (a, b) becomes
+    ``(a cos θ - b sin θ, b cos θ + a sin θ)``: what ``q * cos + rotate_half(q) * sin`` computes.
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 0.0, 0.0, 5.0]])  # one position, d = 4, a rotary part of r = 2
+    >>> rotate_pairs(x, np.array([[np.pi / 2]])).round(6).tolist()  # (1, 0) turns a quarter: (0, 1); 0 and 5 stay
+    [[0.0, 1.0, 0.0, 5.0]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    angle = np.asarray(angle, dtype=np.float64)
+    r = 2 * angle.shape[-1]
+    if r > x.shape[-1] or angle.shape[0] != x.shape[-2]:
+        raise ValueError(f"angles {angle.shape} do not fit vectors {x.shape}: expected (positions, ≤ d/2)")
+    if pairs == "halves":
+        a_idx, b_idx = np.arange(r // 2), np.arange(r // 2, r)
+    elif pairs == "interleaved":
+        a_idx, b_idx = np.arange(0, r, 2), np.arange(1, r, 2)
+    else:
+        raise ValueError(f"pairs is {pairs!r}: use 'halves' (Llama, GPT-NeoX) or 'interleaved' (GPT-J)")
+    cos, sin = np.cos(angle) * scale, np.sin(angle) * scale
+    out = x.copy()
+    a, b = x[..., a_idx], x[..., b_idx]
+    out[..., a_idx] = a * cos - b * sin
+    out[..., b_idx] = b * cos + a * sin
+    return out.astype(np.float32)
+
+
+@dataclass(frozen=True, eq=False)
+class Rotary:
+    """A rotary model's step before q·k: q and k before the rotation and the angle each pair of dimensions turns
+    at each position (RoPE, Su et al. 2021), taken from the model's own ``position_embeddings`` (cos, sin).
+
+    Rotating both by their positions makes q·k depend on the distance between them: pair p of a query at i and a
+    key at j meet at angle ``angle[i, p] - angle[j, p]``.
+
+    Attributes
+    ----------
+    q : np.ndarray
+        (H, n, d) float32 queries before the rotation (what the query projection gave).
+    k : np.ndarray
+        (H_kv, m, d) float32 keys before the rotation.
+    angle : np.ndarray
+        (m, r/2) float32 radians in (-π, π]: the angle pair p turns at each position (self-attention: the query at
+        position i turns by ``angle[i]`` too). ``r = 2 * angle.shape[1]`` dimensions rotate; r < d is partial rotary.
+    logits : np.ndarray
+        (H, n, m) float32 q·k before the rotation (what q·k would be without position information).
+    pairs : str
+        "halves" (dimension p turns with p + r/2: Llama, Mistral, GPT-NeoX) or "interleaved" (2p with 2p + 1).
+    scale : float
+        The factor cos and sin carry (1 for plain RoPE; YaRN-style scaling folds its attention factor in here).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> q, k = rng.normal(size=(1, 3, 4)), rng.normal(size=(1, 3, 4))
+    >>> angle = np.arange(3)[:, None] * np.array([[1.0, 0.01]])  # position × frequency of each pair
+    >>> rot = Rotary.from_vectors(q, k, angle)
+    >>> rq, rk = rot.rotated()
+    >>> bool(np.isclose(rq[0, 2] @ rk[0, 1], rotate_pairs(q[0], angle - 1 * np.array([1.0, 0.01]))[2] @ k[0, 1],
+    ...                 atol=1e-5))  # only the distance 2 - 1 counts
+    True
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    angle: np.ndarray
+    logits: np.ndarray
+    pairs: str = "halves"
+    scale: float = 1.0
+
+    @property
+    def rotary_dim(self) -> int:
+        """How many dimensions rotate (r); the rest pass through."""
+        return 2 * int(self.angle.shape[-1])
+
+    def rotated(self) -> tuple[np.ndarray, np.ndarray]:
+        """q (H, n, d) and k (H_kv, m, d) after the rotation (self-attention: queries at the keys' positions)."""
+        n = self.q.shape[1]
+        return (rotate_pairs(self.q, self.angle[:n], self.pairs, self.scale),
+                rotate_pairs(self.k, self.angle, self.pairs, self.scale))
+
+    @classmethod
+    def from_vectors(cls, q: np.ndarray, k: np.ndarray, angle: np.ndarray, *, pairs: str = "halves",
+                     scale: float = 1.0) -> Rotary:
+        """Build the step from q (H, n, d) and k (H_kv, m, d) before the rotation and the angles (m, r/2)."""
+        q = np.asarray(q, dtype=np.float32)
+        k = np.asarray(k, dtype=np.float32)
+        angle = np.asarray(angle, dtype=np.float32)
+        if q.shape[1] > k.shape[1] or angle.shape[0] != k.shape[1] or 2 * angle.shape[1] > q.shape[-1]:
+            raise ValueError(f"angles {angle.shape} do not fit queries {q.shape} and keys {k.shape}: expected "
+                             "(keys, ≤ d/2) angles for self-attention")
+        n_heads, n_kv = q.shape[0], k.shape[0]
+        if n_heads % n_kv:
+            raise ValueError(f"{n_heads} query heads cannot share {n_kv} key/value heads evenly")
+        kv_head = np.arange(n_heads) // (n_heads // n_kv)
+        logits = np.einsum("hnd,hmd->hnm", q, k[kv_head]).astype(np.float32)
+        wrapped = np.angle(np.exp(1j * angle.astype(np.float64))).astype(np.float32)  # (-π, π]
+        return cls(q=q, k=k, angle=wrapped, logits=logits, pairs=pairs, scale=float(scale))

@@ -359,6 +359,20 @@ def tiny_mistral(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
+def tiny_gpt_neox(tmp_path_factory) -> str:
+    """GPT-NeoX-style decoder with partial rotary: half of each head's 8 dimensions turn (``rotary_pct=0.5``)."""
+    import torch
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+    torch.manual_seed(13)
+    tok = _bpe_tokenizer()
+    cfg = GPTNeoXConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=32, intermediate_size=64,
+                        vocab_size=len(tok), max_position_embeddings=64, rotary_pct=0.5,
+                        bos_token_id=0, eos_token_id=0)
+    return _save(GPTNeoXForCausalLM(cfg), tok, tmp_path_factory.mktemp("tiny_gpt_neox"))
+
+
+@pytest.fixture(scope="session")
 def tiny_gemma2(tmp_path_factory) -> str:
     """Gemma-2-style decoder: attention-logit soft-capping (a small cap, so it bites), sliding and full layers."""
     import torch

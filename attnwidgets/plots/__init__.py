@@ -20,6 +20,7 @@ from .profile import plot_profile
 from .qk import plot_qk
 from .qk_space import plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
+from .routers import plot_routers
 from .style import fit_panels, panel_grid
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "plot_qk_space",
     "plot_residual_contributions",
     "plot_role_check",
+    "plot_routers",
     "plot_sampling",
     "plot_sinks",
     "plot_span_share",

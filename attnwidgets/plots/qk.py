@@ -22,14 +22,17 @@ _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 
 @lecture_fit
 def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int = 0, *, layer: int | None = None,
-            window: tuple[int, int] | list[int] | None = None, theme: str | None = None) -> Figure:
+            window: tuple[int, int] | list[int] | None = None, theme: str | None = None,
+            rope: bool | None = None) -> Figure:
     """Draw the QK step-through of ``head`` for query token ``query``: six panels sharing the key rows (seven with
     a position bias).
 
     Panels: ① q (top) and the keys k as colour strips, ② q ⊙ k, ③ q·k, ④ × scaling, ⑤ softmax, ⑥ the values
     (faded by weight) and their weighted sum (top) — the same panels as the widget. A capture with a position bias
     (T5, ALiBi-style) gets a "⑤ + bias" panel before the softmax, each key's T5 bucket written beside its bar
-    ("b3"), and the panels after it are numbered on.
+    ("b3"), and the panels after it are numbered on. A rotary model's capture starts with three more panels: q and
+    k before the rotation, q·k before it, and the angle of each pair of dimensions at each position (a cyclic
+    "twilight" scale, the query's on top); ① then shows q and k after the rotation.
 
     Parameters
     ----------
@@ -47,6 +50,9 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     theme : str, optional
         "light" (RdBu) or "lecture" (PuOr, larger fonts), both colour-blind safe; default the one
         :func:`attnwidgets.set_theme` chose.
+    rope : bool, optional
+        Draw the rotary step: None (default) when the capture has one, True to require it (a capture of a model
+        without rotary embeddings is an error), False never.
 
     Returns
     -------
@@ -65,9 +71,19 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     >>> b = QKCapture.from_vectors(c.q, c.k, c.v, c.tokens, bias=np.ones((2, 3, 3)), bucket=np.zeros((3, 3), int))
     >>> [ax.get_title() for ax in plot_qk(b, head=1, query=1).axes[3:7]]
     ['④ × 0.5', '⑤ + bias', '⑥ softmax', '⑦ Σ weight × v']
+    >>> from attnwidgets.qk_result import Rotary
+    >>> r = Rotary.from_vectors(c.q, c.k, np.arange(3)[:, None] * np.array([[1.0, 0.1]]))
+    >>> rc = QKCapture.from_vectors(*r.rotated(), c.v, c.tokens, rope=r)
+    >>> [ax.get_title() for ax in plot_qk(rc, head=1, query=1).axes[:4]]
+    ['① q, k before RoPE', '② q · k before RoPE', '③ angle per pair', '④ q, k after RoPE']
     """
     captures = captures_by_layer(capture, "plot_qk")
     capture = captures[next(iter(captures)) if layer is None else check_captured(layer, captures)]
+    if rope and capture.rope is None:
+        raise ValueError("this capture has no rotary step: its model has no rotary position embeddings, or it was "
+                         "captured with rope=False; capture a rotary model (Llama, Mistral, GPT-NeoX) or pass "
+                         "rope=None")
+    show_rope = capture.rope is not None and rope is not False
     theme = resolve_theme(theme)
     head = check_head(head, capture.n_heads, allow_mean=False)
     a = capture.head(head)
@@ -86,6 +102,8 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         logits, scaled, w = cut["logits"][0], cut["scaled"][0], cut["weights"][0]
         bias = cut["bias"][0] if "bias" in cut else None
         bucket = cut["bucket"][0] if "bucket" in cut else None
+        pre = (cut["q_pre"][0], cut["k_pre"], cut["logits_pre"][0], cut["q_angle"][0], cut["angle"]) \
+            if show_rope else None
         allowed = cut["mask"][0] > 0.5
         positions = cut["keys"].tolist()
         n_win = win[1] - win[0]
@@ -98,27 +116,33 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         logits, scaled = a["logits"][query], a["scaled"][query]
         bias = a["bias"][query] if "bias" in a else None
         bucket = a["bucket"][query] if "bucket" in a else None
+        pre = (a["q_pre"][query], a["k_pre"], a["logits_pre"][query], a["angle"][query], a["angle"]) \
+            if show_rope else None
         allowed = capture.mask[query]
         w = a["weights"][query]
         where = ""
     m = len(w)
     rows = max(m, 1)
     height = min(24.0, 1.6 + 0.3 * rows) * (1.3 if big else 1.0)
-    n_cols = 6 if bias is None else 7
+    o = 0 if pre is None else 3  # a rotary step's three panels come first
+    n_cols = (6 if bias is None else 7) + o
     fig = new_figure(((17 if big else 13) * n_cols / 6, height))
     axes = fig.subplots(2, n_cols, sharex="col",
                         gridspec_kw={"height_ratios": [1, max(2, rows)], "hspace": 0.05, "wspace": 0.35})
     top, body = axes[0], axes[1]
     soft, vals_col = n_cols - 2, n_cols - 1  # the softmax and the weighted sum are the last two panels
-    qk_max = float(np.abs(np.concatenate([q[None], k])).max()) or 1.0
+    strip: dict[str, Any] = {"aspect": "auto", "interpolation": "nearest", "cmap": cmap}
+
+    def vectors(col: int, qv: np.ndarray, kv: np.ndarray) -> None:
+        lim = float(np.abs(np.concatenate([qv[None], kv])).max()) or 1.0
+        top[col].imshow(qv[None], vmin=-lim, vmax=lim, **strip)
+        body[col].imshow(np.where(allowed[:, None], kv, np.nan), vmin=-lim, vmax=lim, **strip)
+
+    vectors(o, q, k)
     prods = q[None] * k
     prod_max = float(np.abs(prods).max()) or 1.0
     v_max = float(np.abs(np.concatenate([out[None], v])).max()) or 1.0
-    strip: dict[str, Any] = {"aspect": "auto", "interpolation": "nearest", "cmap": cmap}
-    top[0].imshow(q[None], vmin=-qk_max, vmax=qk_max, **strip)
-    top[0].set_yticks([0], [f"q · {token_label(capture.tokens[query])}"], fontsize=font)
-    body[0].imshow(np.where(allowed[:, None], k, np.nan), vmin=-qk_max, vmax=qk_max, **strip)
-    body[1].imshow(np.where(allowed[:, None], prods, np.nan), vmin=-prod_max, vmax=prod_max, **strip)
+    body[o + 1].imshow(np.where(allowed[:, None], prods, np.nan), vmin=-prod_max, vmax=prod_max, **strip)
     top[vals_col].imshow(out[None], vmin=-v_max, vmax=v_max, **strip)
     top[vals_col].set_yticks([0], ["Σ"], fontsize=font)
     rgba = colormap(cmap)((np.clip(v / v_max, -1, 1) + 1) / 2)
@@ -126,7 +150,15 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     rgba[~allowed] = (0.85, 0.85, 0.85, 1.0)
     body[vals_col].imshow(rgba, aspect="auto", interpolation="nearest")
     y = np.arange(m)
-    signed = [(body[2], logits), (body[3], scaled)] + ([] if bias is None else [(body[4], bias)])
+    signed = [(body[o + 2], logits), (body[o + 3], scaled)] + ([] if bias is None else [(body[o + 4], bias)])
+    if pre is not None:
+        q_pre, k_pre, logits_pre, q_angle, k_angle = pre
+        vectors(0, q_pre, k_pre)
+        signed.append((body[1], logits_pre))
+        wheel: dict[str, Any] = {"aspect": "auto", "interpolation": "nearest", "cmap": "twilight", "vmin": -np.pi,
+                                 "vmax": np.pi}
+        top[2].imshow(np.repeat(q_angle[None], 2, axis=1), **wheel)
+        body[2].imshow(np.where(allowed[:, None], np.repeat(k_angle, 2, axis=1), np.nan), **wheel)
     for ax, values in signed:
         vals = np.where(allowed, values, 0.0)
         lim = float(np.abs(vals).max()) or 1.0
@@ -138,29 +170,35 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         for j in range(m):
             if allowed[j]:
                 tag = f"{bias[j]:.2f}" + ("" if bucket is None else f" b{int(bucket[j])}")
-                body[4].text(lim * 1.02, j, tag, va="center", ha="left", fontsize=font - 2)
+                body[o + 4].text(lim * 1.02, j, tag, va="center", ha="left", fontsize=font - 2)
     best = int(np.argmax(np.where(allowed, w, -1)))
     body[soft].barh(y, w, color=["#d55e00" if j == best else "#2171b5" for j in range(m)], height=0.7)
     body[soft].set_xlim(0, 1)
     for j in range(m):
         if allowed[j]:
             body[soft].text(min(w[j] + 0.03, 0.75), j, f"{w[j]:.3f}", va="center", fontsize=font - 1)
-    steps = ["query q, keys k", "q ⊙ k", "q · k", f"× {capture.scaling:.3g}",
+    steps = [*([] if pre is None else ["q, k before RoPE", "q · k before RoPE", "angle per pair"]),
+             "query q, keys k" if pre is None else "q, k after RoPE", "q ⊙ k", "q · k", f"× {capture.scaling:.3g}",
              *([] if bias is None else ["+ bias"]), "softmax", "Σ weight × v"]
-    titles = [f"{'①②③④⑤⑥⑦'[i]} {step}" for i, step in enumerate(steps)]
+    titles = [f"{'①②③④⑤⑥⑦⑧⑨⑩'[i]} {step}" for i, step in enumerate(steps)]
+    strips = {0, o, o + 1, vals_col} | ({2} if pre is not None else set())  # panels of vectors (or angles)
+    with_top = strips - {o + 1}  # q ⊙ k has no top row
     for i, ax in enumerate(body):
         ax.set_ylim(m - 0.5, -0.5)
         ax.tick_params(labelsize=font - 1)
         if i > 0:
             ax.set_yticks([])
         top[i].set_title(titles[i], fontsize=font + 1)
+        if i in strips:
+            ax.set_xlabel("pair" if pre is not None and i == 2 else "component", fontsize=font - 1)
+        if i in with_top:
+            top[i].set_xticks([])
+            top[i].set_yticks([])
+        else:
+            top[i].axis("off")
+    top[0].set_yticks([0], [f"q · {token_label(capture.tokens[query])}"], fontsize=font)
+    top[vals_col].set_yticks([0], ["Σ"], fontsize=font)
     body[0].set_yticks(y, key_labels if m <= 80 else [""] * m, fontsize=font)
-    for i in range(1, vals_col):
-        top[i].axis("off")
-    for i in (0, vals_col):
-        top[i].set_xticks([])
-    for i in (0, 1, vals_col):
-        body[i].set_xlabel("component", fontsize=font - 1)
     name = capture.model.name if capture.model is not None else "arrays"
     fig.suptitle(f"{name} · {capture.stack} attention · layer {capture.layer} · head {head} · query "
                  f"{query} ({token_label(capture.tokens[query])}){where}", fontsize=font + 2)

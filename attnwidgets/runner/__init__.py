@@ -7,10 +7,12 @@ batches, source + target), caches results by (model, inputs, ablation) and hands
 
 from ..attention_stack import dense_budget, set_dense_budget
 from .ablation import Ablation, mean_pattern
+from .chat import chat_prompt
 from .generation import generate
 from .loading import AttentionUnavailableError, ModelLoadError, default_model_path, load
 from .positions import position_embeddings
 from .qk import capture_qk, capture_qk_layers
+from .routers import route
 from .runner import Encoded, Runner, get_runner, run, run_batch
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "Runner",
     "capture_qk",
     "capture_qk_layers",
+    "chat_prompt",
     "default_model_path",
     "dense_budget",
     "generate",
@@ -28,6 +31,7 @@ __all__ = [
     "load",
     "mean_pattern",
     "position_embeddings",
+    "route",
     "run",
     "run_batch",
     "set_dense_budget",

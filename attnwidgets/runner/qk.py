@@ -14,19 +14,25 @@ capture path (:mod:`attnwidgets.runner.capture`, which records it for lazy resul
 without a bias differ from the model's, one more forward pass runs in capture mode and the layer's bias is read from
 its :class:`~attnwidgets.attention_stack.RelativeBias`. For T5 the bucket of each (query, key) pair comes from the
 model's own ``_relative_position_bucket`` and is checked against the bias table.
+
+A rotary model (Llama, Mistral, GPT-NeoX with its partial ``rotary_pct``) hands each attention module its
+``position_embeddings`` (cos, sin); a pre-hook reads them in the same forward pass. The angle of each pair of
+dimensions at each position is ``atan2(sin, cos)``, and q and k before the rotation are the captured ones turned back
+by it (a rotation is undone by its opposite): the capture's :class:`~attnwidgets.qk_result.Rotary` step.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from ..qk_result import QKCapture
+from ..qk_result import QKCapture, Rotary, rotate_pairs
 from . import control
 from .capture import Capture
 from .runner import Runner, get_runner
@@ -82,6 +88,52 @@ def _t5_buckets(runner: Runner, stack: str, bias: np.ndarray) -> np.ndarray | No
     return None
 
 
+@contextlib.contextmanager
+def _watching_rotary(runner: Runner, stack: str, layers: Sequence[int]
+                     ) -> Iterator[dict[int, tuple[torch.Tensor, torch.Tensor]]]:
+    """Inside the block, each wanted layer's attention module hands over the (cos, sin) it is called with."""
+    seen: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def pre_hook(module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        site = control.site_of(module)
+        given = kwargs.get("position_embeddings")
+        if given is None:  # passed by position: (hidden_states, position_embeddings, ...) as Llama's signature has it
+            given = next((a for a in args[1:] if isinstance(a, tuple) and len(a) == 2
+                          and all(isinstance(t, torch.Tensor) for t in a)), None)
+        if site is not None and isinstance(given, tuple) and len(given) == 2:
+            seen[site.layer] = (given[0].detach(), given[1].detach())
+
+    handles = [module.register_forward_pre_hook(pre_hook, with_kwargs=True)
+               for module in runner.model.modules()
+               if (site := control.site_of(module)) is not None and site.stack == stack and site.layer in layers]
+    try:
+        yield seen
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _rotary_step(q: np.ndarray, k: np.ndarray, cos_sin: tuple[torch.Tensor, torch.Tensor]) -> Rotary:
+    """The rotary step of one layer from its rotated q (H, n, d), k (H_kv, m, d) and the model's (cos, sin)."""
+    cos = cos_sin[0][0].double().cpu().numpy()  # (B, T, r) -> (T, r), batch row 0
+    sin = cos_sin[1][0].double().cpu().numpy()
+    r = cos.shape[-1]
+    if r % 2 or r > q.shape[-1] or cos.shape[0] != k.shape[1]:
+        raise RuntimeError(f"the model's rotary embedding has shape {cos.shape}, which does not fit keys of shape "
+                           f"{k.shape}: the RoPE step cannot read its angles")
+    # Which dimensions turn together: cos repeats its r/2 frequencies as [f, f] (halves) or [f0, f0, f1, f1, ...].
+    halves = np.allclose(cos[:, : r // 2], cos[:, r // 2:], atol=1e-6)
+    first = cos[:, : r // 2] if halves else cos[:, 0::2]
+    second = sin[:, : r // 2] if halves else sin[:, 0::2]
+    pairs = "halves" if halves else "interleaved"
+    angle = np.arctan2(second, first)
+    scale = float(np.hypot(first, second).mean())
+    n = q.shape[1]
+    q_pre = rotate_pairs(q, -angle[:n], pairs, 1.0 / scale)
+    k_pre = rotate_pairs(k, -angle, pairs, 1.0 / scale)
+    return Rotary.from_vectors(q_pre, k_pre, angle, pairs=pairs, scale=scale)
+
+
 def capture_qk_layers(
     text: str,
     text_pair: str | None = None,
@@ -91,6 +143,7 @@ def capture_qk_layers(
     layers: Sequence[int] | None = None,
     stack: str = "self",
     target: str | None = None,
+    rope: bool | None = None,
 ) -> list[QKCapture]:
     """Capture queries, keys and values of several layers (all when ``layers`` is None) in one forward pass.
 
@@ -106,6 +159,10 @@ def capture_qk_layers(
         "self" for encoders and decoders; "encoder", "decoder" or "cross" for encoder-decoders.
     target : str, optional
         Target text of an encoder-decoder.
+    rope : bool, optional
+        Keep the rotary step (q and k before the rotation, the angle of each pair of dimensions at each position,
+        q·k before it) of a rotary model: None (default) when the model has one, True to require it (a model
+        without rotary embeddings is an error), False never.
 
     Returns
     -------
@@ -136,6 +193,9 @@ def capture_qk_layers(
                              f"(0..{n_layers - 1})")
     enc = runner.encode([text], [text_pair], [target])
     if runner.keeps_lazy(enc):  # a long input: no dense eager forward, the capture path keeps what is asked for
+        if rope:
+            raise ValueError("the RoPE step is kept for inputs short enough for dense attention only; shorten the "
+                             "text, or capture with rope=None")
         return _capture_long(runner, enc, text, text_pair, target, stack, wanted)
     seen: dict[int, tuple[control.AttentionCall, torch.Tensor]] = {}
 
@@ -144,7 +204,11 @@ def capture_qk_layers(
             seen[call.site.layer] = (call, weights.detach())
         return None
 
-    runner.forward(enc, [hook])
+    with _watching_rotary(runner, stack, wanted if rope is not False else []) as rotary:
+        runner.forward(enc, [hook])
+    if rope and not rotary:
+        raise ValueError(f"{info.name!r} has no rotary position embeddings (its attention gets no cos/sin): the RoPE "
+                         "step needs a rotary model such as Llama, Mistral or GPT-NeoX; capture with rope=None")
     res = runner.run(text, text_pair, target=target)  # cached: tokens of the same input
     queries = res.target_tokens if stack in ("decoder", "cross") else res.tokens
     keys = res.target_tokens if stack == "decoder" else res.tokens
@@ -159,9 +223,10 @@ def capture_qk_layers(
         t = lambda x: x[0].detach().float().cpu().numpy()  # noqa: E731  (B, H, T, D) -> (H, T, D), batch row 0
         q, k, v = t(call.query), t(call.key), t(call.value)
         n, m = q.shape[1], k.shape[1]
+        step = _rotary_step(q, k, rotary[layer]) if layer in rotary else None
         build = functools.partial(QKCapture.from_vectors, q, k, v, queries, key_tokens=keys, scaling=call.scaling,
                                   mask=_allowed(call, n, m), layer=layer, stack=stack, model=info,
-                                  weights=weights[0].float().cpu().numpy())
+                                  weights=weights[0].float().cpu().numpy(), rope=step)
         cap = build()
         if cap.recompute_error > 1e-6:  # the model adds something: a position bias the capture path records?
             if biases is None:
@@ -223,8 +288,10 @@ def capture_qk(
     layer: int = 0,
     stack: str = "self",
     target: str | None = None,
+    rope: bool | None = None,
 ) -> QKCapture:
-    """Capture one layer's queries, keys and values and every step from q·k to the weighted sum of values.
+    """Capture one layer's queries, keys and values and every step from q·k to the weighted sum of values (for a
+    rotary model, from q and k before the rotation: ``rope``, as :func:`capture_qk_layers` takes it).
 
     Examples
     --------
@@ -235,4 +302,4 @@ def capture_qk(
     (True, 32)
     """
     return capture_qk_layers(text, text_pair, model=model, revision=revision, layers=[layer], stack=stack,
-                             target=target)[0]
+                             target=target, rope=rope)[0]

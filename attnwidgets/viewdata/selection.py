@@ -38,7 +38,7 @@ __all__ = ["COMBINE", "SHARE_BY", "check_combine", "check_selection", "runs", "s
 COMBINE = ("mean", "sum")
 
 #: The lines of a generation's span-share panel: one per layer (its heads' mean) or one per head of one layer.
-SHARE_BY = ("layer", "head")
+SHARE_BY = ("layer", "head", "role")
 
 
 def check_combine(combine: Any) -> str:
@@ -165,6 +165,22 @@ def span_label(tokens: list[str], selection: list[int], combine: str = "mean", l
     return f"{combine} of {len(selection)} {rows}: {' · '.join(shown)}{more}"
 
 
+def _role_share(gen: GenerationResult, combine: str, layer: int, kind: str | None) -> tuple[np.ndarray, list[str]]:
+    """One line per role of ``gen.roles``: the share of each step's attention on its turns in ``layer`` (the mean of
+    its heads), or with "mean" that share over the role's number of tokens."""
+    names = gen.role_names
+    if not names:
+        raise ValueError("this generation has no roles: generate from attnwidgets.runner.chat_prompt(...).text and "
+                         "call with_roles(chat) on the result, or choose share_by='layer'")
+    lines = []
+    for role in names:
+        line = gen.span_share(role, layers=[layer], kind=kind)[:, 0, :].mean(-1, dtype=np.float64)
+        if combine == "mean":
+            line /= sum(s.stop - s.start for s in gen.roles if s.role == role)
+        lines.append(line)
+    return np.stack(lines, axis=1).astype(np.float32), list(names)
+
+
 def selection_share(gen: GenerationResult, selection: Any, combine: str = "sum", by: str = "layer", layer: int = 0,
                     kind: str | None = None) -> tuple[np.ndarray, list[str]]:
     """What a generation's span-share panel draws: ``(lines, labels)``, ``lines`` (steps, n_lines) float32.
@@ -173,7 +189,8 @@ def selection_share(gen: GenerationResult, selection: Any, combine: str = "sum",
     encoder-decoder). With ``combine="sum"`` a line is the share of each step's attention on them
     (:meth:`GenerationResult.span_share`, summed over the selection's runs); ``"mean"`` divides it by the number of
     selected tokens (the mean weight one of them gets). ``by="layer"``: one line per layer, the mean over its heads;
-    ``by="head"``: one line per head of ``layer``.
+    ``by="head"``: one line per head of ``layer``; ``by="role"``: one line per role of a chat prompt
+    (``gen.roles``, the selection not used), the mean over the heads of ``layer``, labelled with the role's name.
 
     >>> import numpy as np
     >>> att = np.tril(np.ones((4, 4), np.float32)); att /= att.sum(1, keepdims=True)
@@ -186,8 +203,10 @@ def selection_share(gen: GenerationResult, selection: Any, combine: str = "sum",
     """
     combine = check_combine(combine)
     if by not in SHARE_BY:
-        raise ValueError(f"unknown share_by {by!r}; choose 'layer' (a line per layer, the mean of its heads) or "
-                         "'head' (a line per head of one layer)")
+        raise ValueError(f"unknown share_by {by!r}; choose 'layer' (a line per layer, the mean of its heads), "
+                         "'head' (a line per head of one layer) or 'role' (a line per role of a chat prompt)")
+    if by == "role":
+        return _role_share(gen, combine, check_int(layer, "layer"), kind)
     sel = check_selection(selection, gen.result.n_tokens)
     if not sel:
         raise ValueError("selection is empty: select one or more tokens of the prompt to see the share of each "

@@ -167,7 +167,8 @@ def qk_window(capture: QKCapture, head: int, query: int, window: tuple[int, int]
     """One query's step-through restricted to a window of keys, plus the ``far`` keys outside it with the largest
     softmax weight: q and output (1, d); k and v (m', d); logits, scaled, weights and mask (1, m'); ``keys`` (m',),
     the key positions of the rows; ``outside`` (1,): the total weight on keys outside the window (far ones included);
-    ``bias`` (and ``bucket``) (1, m') when the capture has a position bias.
+    ``bias`` (and ``bucket``) (1, m') when the capture has a position bias; a rotary capture's ``q_pre`` (1, d),
+    ``k_pre`` (m', d), ``logits_pre`` (1, m'), ``angle`` (m', r/2) and ``q_angle`` (1, r/2).
 
     Examples
     --------
@@ -191,4 +192,8 @@ def qk_window(capture: QKCapture, head: int, query: int, window: tuple[int, int]
     for name in ("bias", "bucket"):  # a position bias (T5, ALiBi) and T5's buckets, when the capture has them
         if name in arr:
             out[name] = arr[name][query, cols][None]
+    if "angle" in arr:  # a rotary model's step: q and k before the rotation, their angles, q·k before it
+        out.update(q_pre=arr["q_pre"][query][None], k_pre=arr["k_pre"][cols],
+                   logits_pre=arr["logits_pre"][query, cols][None], angle=arr["angle"][cols],
+                   q_angle=arr["angle"][query][None])
     return out

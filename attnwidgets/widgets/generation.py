@@ -58,7 +58,7 @@ class GenerationView(SpanSelection, AttnWidget):
         "sum" (default: the share of each step's attention on the selection) or "mean" (that share divided by the
         number of selected tokens).
     share_by : str
-        "layer" (default) or "head".
+        "layer" (default), "head" or "role" (a generation with chat roles: :meth:`GenerationResult.with_roles`).
     sampling : bool
         Show the sampling playground under the top-k list: the step's distribution before and after
         ``temperature``, ``top_k``, ``top_p`` and ``min_p`` (:func:`attnwidgets.analysis.sampling.reshape` says how, in
@@ -96,8 +96,9 @@ class GenerationView(SpanSelection, AttnWidget):
     that falls on them) or "mean" (that share over the number of tokens). Two-way: the page's menu sets it."""
 
     share_by = traitlets.Unicode("layer").tag(sync=True)
-    """str, default "layer": the span-share panel's lines, one per layer (the mean of its heads) or, "head", one per
-    head of ``layer``. Two-way: the page's menu sets it."""
+    """str, default "layer": the span-share panel's lines, one per layer (the mean of its heads), "head", one per
+    head of ``layer``, or "role", one per role of a chat prompt (``generation.roles``; the mean of ``layer``'s
+    heads, each line named by its role, drawn with no selection needed). Two-way: the page's menu sets it."""
 
     sampling = traitlets.Bool(False).tag(sync=True)
     """bool, default False: show the sampling playground (the page's "sampling" box toggles it)."""
@@ -185,8 +186,12 @@ class GenerationView(SpanSelection, AttnWidget):
     @traitlets.validate("share_by")
     def _valid_share_by(self, proposal: dict[str, Any]) -> str:
         if proposal["value"] not in SHARE_BY:
-            raise traitlets.TraitError(f"share_by must be 'layer' (a line per layer) or 'head' (a line per head of "
-                                       f"layer), got {proposal['value']!r}")
+            raise traitlets.TraitError(f"share_by must be 'layer' (a line per layer), 'head' (a line per head of "
+                                       f"layer) or 'role' (a line per role of a chat prompt), got "
+                                       f"{proposal['value']!r}")
+        if proposal["value"] == "role" and hasattr(self, "_gen") and not self._gen.roles:
+            raise traitlets.TraitError("share_by='role' needs a generation with roles: generate from "
+                                       "attnwidgets.runner.chat_prompt(...).text and pass g.with_roles(chat)")
         return str(proposal["value"])
 
     def share(self) -> tuple[Any, list[str]]:

@@ -28,6 +28,10 @@ ARRAYS = ("q", "k", "v", "logits", "scaled", "weights", "output", "mask")
 class QKStepThrough(AttnWidget):
     """For a chosen head and query token: q and k as colour strips, q·k, ÷√d, + bias, softmax, Σ weight·v.
 
+    A rotary model's capture (Llama, Mistral, GPT-NeoX: ``capture.rope``) starts three panels earlier: q and k before
+    the rotation, q·k before it, and the angle each pair of dimensions turns at each position (a colour wheel;
+    partial rotary leaves the pairs past ``rotary_dim`` blank); then q and k after it, and on as for every model.
+
     The "+ bias" panel appears only when the model adds a position bias to the scaled logits (T5's relative-position
     bias, with each key's bucket; an ALiBi-style linear bias); BERT, GPT-2 and the like have none and show no panel.
 
@@ -173,7 +177,8 @@ class QKStepThrough(AttnWidget):
     def values(self, layer: int | None = None, head: int | None = None, query: int | None = None
                ) -> dict[str, np.ndarray]:
         """What the panels show for one query: q (d,), k (m, d), logits/scaled/weights (m,), mask (m,), output (d,);
-        with a position bias also bias (m,) (and T5's bucket (m,))."""
+        with a position bias also bias (m,) (and T5's bucket (m,)); a rotary model's q_pre (d,), k_pre (m, d),
+        logits_pre (m,), angle (m, r/2) of each key and q_angle (r/2,) of the query."""
         cap = self.capture(layer)
         arr = cap.head(self.head if head is None else head)
         i = self.query if query is None else query
@@ -181,7 +186,12 @@ class QKStepThrough(AttnWidget):
                "scaled": arr["scaled"][i], "weights": arr["weights"][i], "mask": cap.mask[i],
                "output": arr["output"][i]}
         for name in extra_arrays(cap):
-            out[name] = arr[name][i]
+            if name in ("k_pre", "angle"):
+                out[name] = arr[name]
+            elif name == "q_angle":
+                out[name] = arr["angle"][i]
+            else:
+                out[name] = arr[name][i]
         return out
 
     def _options(self) -> QKOptions:

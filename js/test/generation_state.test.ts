@@ -12,6 +12,7 @@ import {
   shareCaption,
   shareHeight,
   shareStepAt,
+  shareSubject,
   shareTop,
   sharing,
   stepRow,
@@ -37,6 +38,7 @@ const DECODER: GenerationMeta = {
   ],
   text: "The cat sat on mat",
   n_selectable: 4, // the last generated token is never fed back
+  roles: [],
 };
 
 const SEQ2SEQ: GenerationMeta = {
@@ -113,6 +115,21 @@ describe("generation view state", () => {
       "share of each step's attention on 2 tokens: a b (0–1) · each layer, mean of its heads · click a step to go there",
     );
     expect(shareCaption("x", false, "head", 3)).toContain("mean weight per token of x · heads of layer 3");
+  });
+
+  it("shows a line per role of a chat prompt with nothing selected, the roles named in the caption", () => {
+    expect(sharing([], { key: "roles/sum/role/1", error: "" }, "role")).toBe(true);
+    expect(sharing([], { key: "k", error: "" }, "layer")).toBe(false);
+    const roles: Array<[string, number, number]> = [
+      ["system", 0, 4],
+      ["user", 4, 9],
+      ["assistant", 9, 12],
+    ];
+    expect(shareSubject(roles, "role", "0 tokens: ")).toBe(
+      "each role (system 0–3 · user 4–8 · assistant 9–11)",
+    );
+    expect(shareSubject(roles, "layer", "1 token: a (0)")).toBe("1 token: a (0)");
+    expect(shareCaption("each role", true, "role", 1)).toContain("each role · layer 1, mean of its heads");
   });
 
   it("finds the step under a click on the share panel and on the map", () => {

@@ -2,13 +2,19 @@ import { describe, expect, it } from "vitest";
 import { THEMES } from "../src/shared/theme";
 import {
   type HeadData,
+  PANEL_CHROME,
   type QKMeta,
+  angleCss,
   arrowStep,
   captionText,
+  fitGeometry,
   headData,
   headRequest,
   isWindowed,
+  labelPanel,
   naturalGeometry,
+  panelWidths,
+  panels,
   products,
   queryIndex,
   queryRow,
@@ -20,6 +26,7 @@ import {
   tipLines,
   viewKey,
   windowRows,
+  wrapAngle,
 } from "../src/views/qk/state";
 
 const META: QKMeta = {
@@ -35,6 +42,8 @@ const META: QKMeta = {
   long: false,
   bias: false,
   buckets: false,
+  rope: false,
+  rotary_dim: 0,
 };
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
@@ -178,5 +187,72 @@ describe("qk view state", () => {
     expect([hd.n, hd.m, hd.d]).toEqual([1, 3, 2]);
     expect(hd.pos).toEqual([4, 5, 9]);
     expect(Array.from(hd.arrays.logits)).toEqual([0, 1, 2]);
+  });
+});
+
+describe("QKStepThrough's RoPE step", () => {
+  // d = 2, one rotating pair (r = 2): q before the rotation, q·k before it, each position's angle
+  const rope = {
+    q_pre: f32([1, 0, 0, 1]),
+    k_pre: f32([1, 0, 0, 1, 1, 1]),
+    logits_pre: f32([1, 0, 1, 0, 1, 1]),
+    angle: f32([0, 1, 2]),
+    q_angle: f32([0, 1]),
+  };
+  it("puts three numbered panels before q and k, which are now after the rotation", () => {
+    const p = panels(false, 1 / Math.sqrt(2), 2, true);
+    expect(p.map((x) => x.id)).toEqual([
+      "pre",
+      "dotpre",
+      "angle",
+      "qk",
+      "prod",
+      "dot",
+      "scaled",
+      "softmax",
+      "sum",
+    ]);
+    expect(p[0].title).toBe("① q, k before RoPE");
+    expect(p[3].title).toBe("④ q, k after RoPE");
+    expect(p[8].title).toBe("⑨ Σ weight × v");
+    expect(panels(true, 1, 8, true).length).toBe(10);
+    expect(labelPanel(true)).toBe("pre");
+    expect(labelPanel(false)).toBe("qk");
+  });
+  it("slices the query's row of the rotary arrays", () => {
+    const r = queryRow(head(rope), 1);
+    expect(Array.from(r.qPre ?? [])).toEqual([0, 1]);
+    expect(Array.from(r.logitsPre ?? [])).toEqual([0, 1, 1]);
+    expect(Array.from(r.qAngle ?? [])).toEqual([1]);
+    expect(queryRow(head(), 1).qPre).toBeNull();
+  });
+  it("tells where a pair of a query and a key meet", () => {
+    const g = naturalGeometry(THEMES.light, 2, 3, 60);
+    // pair 0 (cells 0 and 1 of the angle panel), key 2: the query turns 1 rad, the key 2 rad: they meet at -1 rad
+    const lines = tipLines({ ...META, rope: true, rotary_dim: 2 }, head(rope), g, 1, "angle", 2, 4 + g.cw);
+    expect(lines.join("\n")).toContain("pair 0: the query turns 57.3°, this key 114.6°; they meet at -57.3°");
+    const dot = tipLines({ ...META, rope: true, rotary_dim: 2 }, head(rope), g, 1, "dot", 1, 10);
+    expect(dot).toContain("q·k before RoPE = 1.0000");
+    expect(dot).toContain("q·k after RoPE = 2.0000");
+  });
+  it("colours angles on a wheel: -π and π are the same colour, 0 the opposite", () => {
+    expect(angleCss(Math.PI)).toBe(angleCss(-Math.PI));
+    expect(angleCss(Math.PI)).toBe(angleCss(3 * Math.PI));
+    expect(angleCss(0)).not.toBe(angleCss(Math.PI));
+    expect(wrapAngle(3 * Math.PI)).toBeCloseTo(Math.PI);
+    expect(wrapAngle(-0.5)).toBeCloseTo(-0.5);
+  });
+  it("fits all nine panels of a rotary head into a lecture row", () => {
+    const g = { rh: 28, top: 53, cw: 3, label: 190, bar: 76, num: 62 };
+    for (const [d, r] of [
+      [8, 4],
+      [32, 32],
+      [64, 64],
+    ]) {
+      const f = fitGeometry(g, d, 12, { width: 1240, height: 600 }, false, r);
+      const widths = panelWidths(f, d, false, r);
+      expect(widths.length).toBe(9);
+      expect(widths.reduce((a, b) => a + b, 0) + 9 * PANEL_CHROME).toBeLessThanOrEqual(1240);
+    }
   });
 });

@@ -140,3 +140,71 @@ def test_qk_t5_bias_panel_draws_and_follows_a_click(lab, tiny_t5):
     tops = nb.page.evaluate("() => [...document.querySelectorAll('.aw-qk-panel canvas')]"
                             ".map(c => Math.round(c.getBoundingClientRect().top))")
     assert len(tops) == 7 and len(set(tops)) == 1, tops
+
+
+ROPE_SETUP = """
+import attnwidgets as aw
+text = "The cat sat on the mat because it was tired."
+cap = aw.runner.capture_qk(text, model={path!r}, layer=1, rope=True)
+w = aw.QKStepThrough(cap, head=1, query=6, theme="lecture")
+w
+"""
+
+
+def test_qk_rope_step_draws_and_follows_a_click(lab, tiny_gpt_neox):
+    """GPT-NeoX (partial rotary): q and k before RoPE, q·k before it and the angles come first, with the model's
+    numbers; a click on a token in the first panel makes it the query; the nine panels fit a projector."""
+    nb = lab.open([ROPE_SETUP.format(path=tiny_gpt_neox)], viewport=(1280, 720), reuse=True)
+    nb.widget()
+    wait_dataset(nb.page, SOFTMAX, "view", "1/1/6")
+    heads = nb.page.locator(".aw-qk-head").all_inner_texts()
+    assert heads[:4] == ["① q, k before RoPE", "② q · k before RoPE", "③ angle per pair", "④ q, k after RoPE"], heads
+    for name in ("pre", "dotpre", "angle", "qk", "dot"):
+        assert canvas_stats(nb.page, f"[data-testid=qk-{name}]")["ink"] > 200, f"panel {name} is blank"
+
+    def python_rope(query: int) -> tuple[list[float], list[float], list[float]]:
+        code = (f"import json; v = w.values(query={query}); print(json.dumps([v['logits_pre'].tolist(), "
+                "v['logits'].tolist(), v['q_angle'].tolist()]))")
+        return tuple(json.loads(nb.python(code)))  # type: ignore[return-value]
+
+    def shown(selector: str, key: str) -> list[float]:
+        return [float(x) for x in canvas_stats(nb.page, selector)[key].split(",")]
+
+    before, after, angles = python_rope(6)
+    assert shown("[data-testid=qk-dotpre]", "logits") == [round(x, 6) for x in before]
+    assert shown("[data-testid=qk-dot]", "logits") == [round(x, 6) for x in after]
+    assert shown("[data-testid=qk-angle]", "angles") == [round(x, 5) for x in angles]
+    assert len(angles) == 2, "rotary_pct 0.5 of d = 8: two pairs turn"
+    assert "RoPE on 4 of 8 dimensions" in nb.page.locator(".aw-qk-caption").inner_text()
+    nb.widget().evaluate("(e) => e.scrollIntoView({block: 'start'})")
+    nb.page.wait_for_timeout(400)
+    boxes = nb.page.evaluate("""() => {
+        const r = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+        return {area: r(document.querySelector('.jp-WindowedPanel-outer')),
+                last: r([...document.querySelectorAll('.aw-qk-panel')].at(-1))};
+    }""")
+    (al, at, ar, ab), (ll, lt, lr, lb) = boxes["area"], boxes["last"]
+    assert ll >= al - 1 and lt >= at - 1 and lr <= ar + 1 and lb <= ab + 1, boxes
+    nb.screenshot("qk-rope-neox-lecture")
+
+    # Click key token 3 in the first panel (the labelled one): it becomes the query; every RoPE panel follows.
+    canvas = nb.page.locator("[data-testid=qk-pre]")
+    box = canvas.bounding_box()
+    ds = canvas_stats(nb.page, SOFTMAX)
+    nb.page.mouse.click(box["x"] + 20, box["y"] + float(ds["top"]) + 3.5 * float(ds["rh"]))
+    wait_dataset(nb.page, SOFTMAX, "view", "1/1/3")
+    assert nb.python("print(w.query)").strip() == "3"
+    before3, _, angles3 = python_rope(3)
+    assert shown("[data-testid=qk-dotpre]", "logits") == [round(x, 6) for x in before3]
+    assert shown("[data-testid=qk-angle]", "angles") == [round(x, 5) for x in angles3] and angles3 != angles
+
+    # Hover key 1 in the angle panel: the tooltip says how far apart the query's and the key's pair 0 are.
+    ab_ = nb.page.locator("[data-testid=qk-angle]").bounding_box()
+    nb.page.mouse.move(ab_["x"] + 5, ab_["y"] + float(ds["top"]) + 1.5 * float(ds["rh"]))
+    tip = nb.page.locator("[data-testid=tooltip]")
+    tip.wait_for(state="visible", timeout=5000)
+    assert "pair 0: the query turns" in tip.inner_text() and "q·k before RoPE" in tip.inner_text()
+    assert not nb.errors(), nb.errors()
+    tops = nb.page.evaluate("() => [...document.querySelectorAll('.aw-qk-panel canvas')]"
+                            ".map(c => Math.round(c.getBoundingClientRect().top))")
+    assert len(tops) == 9 and len(set(tops)) == 1, tops

@@ -29,6 +29,7 @@ from attnwidgets.analysis.residual import ResidualContributions
 from attnwidgets.analysis.roles import HeadRoles, RoleCheck, role_scores
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
+from attnwidgets.router_result import RouterResult
 
 matplotlib.use("Agg")
 
@@ -103,6 +104,9 @@ INPUT_PARTS = SimpleNamespace(tokens=["[CLS]", "a", "[SEP]", "b", "[SEP]"], part
 EXTRAPOLATION = SimpleNamespace(schemes=["sinusoidal", "learned"], test_lengths=[4, 8, 12],
                                 accuracy=np.array([[1.0, 0.9, 0.3], [1.0, 0.95, np.nan]]), train_max=8,
                                 limit=lambda scheme: 8 if scheme == "learned" else None, settings={"n_symbols": 10})
+_ROUTED = np.random.default_rng(6).permutation(np.tile(np.arange(4), (2, 5, 1)).reshape(-1, 4), axis=1)
+ROUTERS = RouterResult(["The", " cat", " sat", " on", " mat"], [0, 2], np.zeros((2, 5, 4), np.float32),
+                       _ROUTED[:, :2].reshape(2, 5, 2), np.full((2, 5, 2), 0.5, np.float32))
 
 #: One call per plot function, with the theme passed through (None: the current one).
 CALLS = {
@@ -126,6 +130,7 @@ CALLS = {
     "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
     "plot_sampling": lambda theme: plots.plot_sampling(GENERATION, 1, temperature=0.7, top_p=0.9, theme=theme),
     "plot_patching": lambda theme: plots.plot_patching(_patched(), theme=theme, selected=(1, 2)),
+    "plot_routers": lambda theme: plots.plot_routers(ROUTERS, span=(1, 3), theme=theme),
     "plot_logit_attribution": lambda theme: plots.plot_logit_attribution(_attribution(), theme=theme),
     "plot_span_share": lambda theme: plots.plot_span_share(GENERATION, (0, 1), step=1, theme=theme),
     "plot_compare": lambda theme: plots.plot_compare(R, R, 1, 0, show="diff", theme=theme),

@@ -41,6 +41,8 @@ FORBIDDEN["attention_stack"] = FORBIDDEN["result"]
 FORBIDDEN["token_text"] = FORBIDDEN["result"]
 FORBIDDEN["qk_result"] = FORBIDDEN["result"]
 FORBIDDEN["generation_result"] = FORBIDDEN["result"]
+FORBIDDEN["chat_roles"] = FORBIDDEN["result"]  # who speaks where in a prompt: held by a GenerationResult
+FORBIDDEN["router_result"] = FORBIDDEN["result"]  # a MoE model's routing, numpy
 # persist (the saved-file format and its model tags) sits in the result layer, so every layer above can save with it.
 FORBIDDEN["persist"] = FORBIDDEN["result"]
 # html_repr (the compact table every result and analysis shows in a notebook) too, so every layer can use it.

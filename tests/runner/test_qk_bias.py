@@ -17,6 +17,7 @@ import attnwidgets as aw
 from attnwidgets.plots.qk import plot_qk
 from attnwidgets.qk_result import QKCapture, masked_softmax
 from attnwidgets.runner.qk import capture_qk, capture_qk_layers
+from attnwidgets.viewdata.views.qk import ROPE_ARRAYS
 from attnwidgets.widgets.qk import ARRAYS, QKStepThrough
 
 TEXT = "The cat sat on the mat because it was tired."
@@ -152,7 +153,9 @@ def test_a_model_whose_extra_term_is_not_a_bias_keeps_the_warning(tmp_path, tiny
     with pytest.warns(UserWarning, match=r"softmax\(q·k · scaling \+ mask\) differs from the model's weights"):
         cap = capture_qk(TEXT, model=path, layer=0)
     assert cap.bias is None and cap.recompute_error > 1e-2
-    assert list(QKStepThrough(cap)._payload["arrays"]) == list(ARRAYS)
+    # Gemma 2 is rotary: its RoPE step's arrays come after the plain ones, and no bias arrays anywhere.
+    assert cap.rope is not None
+    assert list(QKStepThrough(cap)._payload["arrays"]) == [*ARRAYS, *ROPE_ARRAYS]
 
 
 def test_alibi_style_bias_from_a_real_bloom_model(tmp_path):

@@ -71,6 +71,7 @@ class GenerationMeta:
     topk_tokens: list[list[str]]
     text: str
     n_selectable: int
+    roles: list[tuple[str, int, int]]  # a chat prompt's role spans (role, start, stop): the "a line per role" menu
 
 
 @dataclass(frozen=True)
@@ -101,22 +102,23 @@ def generation_state(g: GenerationResult, options: GenerationOptions) -> Generat
         prompt=list(g.prompt_tokens), generated=list(g.generated_tokens),
         keys={kind: g.key_tokens(kind) for kind in kinds}, first_row=int(g.first_row),
         encoder_decoder=bool(g.is_encoder_decoder), topk_tokens=[list(row) for row in g.topk_tokens], text=g.text,
-        n_selectable=int(g.result.n_tokens))
+        n_selectable=int(g.result.n_tokens), roles=[(r.role, r.start, r.stop) for r in g.roles])
     payload = GenerationPayload(f"{options.kind}/{options.layer}/{options.head}",
                                 generation_matrix(g, options).matrix, np.asarray(g.topk_probs))
     return GenerationState(payload, meta)
 
 
 def share_key(selection: Sequence[int], combine: str, share_by: str, layer: int) -> str:
-    sel = ",".join(f"{a}:{b}" for a, b in runs(list(selection)))
-    return f"{sel}/{combine}/{share_by}" + (f"/{layer}" if share_by == "head" else "")
+    sel = "roles" if share_by == "role" else ",".join(f"{a}:{b}" for a, b in runs(list(selection)))
+    return f"{sel}/{combine}/{share_by}" + (f"/{layer}" if share_by in ("head", "role") else "")
 
 
 def generation_share(g: GenerationResult, selection: Sequence[int], combine: str, share_by: str,
                      layer: int) -> GenerationShare | None:
     """The span-share panel of ``selection`` (None when nothing is selected; ``error`` says why it cannot be drawn
-    when the selection reaches into the generated tokens)."""
-    if not selection:
+    when the selection reaches into the generated tokens). ``share_by="role"`` draws a line per role of a chat prompt
+    whatever is selected."""
+    if not selection and share_by != "role":
         return None
     key = share_key(selection, combine, share_by, layer)
     try:

@@ -30,8 +30,8 @@ from ...qk_result import QKCapture
 from ..state import OPTIONAL, packed_as, to_wire
 from ..windows import check_window, is_long, qk_window
 
-__all__ = ["QKArrays", "QKMeta", "QKOptions", "QKPayload", "QKState", "extra_arrays", "is_windowed", "qk_arrays",
-           "qk_meta", "qk_reply", "qk_state", "view_key"]
+__all__ = ["ROPE_ARRAYS", "QKArrays", "QKMeta", "QKOptions", "QKPayload", "QKState", "extra_arrays", "is_windowed",
+           "qk_arrays", "qk_meta", "qk_reply", "qk_state", "view_key"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,9 @@ class QKOptions:
 @dataclass(frozen=True)
 class QKArrays:
     """One head's arrays: q, output (n, d); k, v (m, d); logits, scaled, weights, mask (n, m); in a window one query's
-    row (n = 1) with ``keys`` and ``outside``; bias, bucket (n, m) when the model adds a position bias."""
+    row (n = 1) with ``keys`` and ``outside``; bias, bucket (n, m) when the model adds a position bias; a rotary
+    model's step: q_pre (n, d), k_pre (m, d), logits_pre (n, m), angle (m, r/2) of each key row and q_angle
+    (n, r/2) of each query row."""
 
     q: np.ndarray
     k: np.ndarray
@@ -61,6 +63,11 @@ class QKArrays:
     outside: np.ndarray | None = field(default=None, metadata=OPTIONAL)  # a window: the weight outside it
     bias: np.ndarray | None = field(default=None, metadata=OPTIONAL)
     bucket: np.ndarray | None = field(default=None, metadata=OPTIONAL)
+    q_pre: np.ndarray | None = field(default=None, metadata=OPTIONAL)  # RoPE: q before the rotation
+    k_pre: np.ndarray | None = field(default=None, metadata=OPTIONAL)
+    logits_pre: np.ndarray | None = field(default=None, metadata=OPTIONAL)  # q·k before the rotation
+    angle: np.ndarray | None = field(default=None, metadata=OPTIONAL)  # radians each pair turns at each key row
+    q_angle: np.ndarray | None = field(default=None, metadata=OPTIONAL)  # ... and at each query row
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,8 @@ class QKMeta:
     long: bool  # shown in windows only (more than 512 keys)
     bias: bool  # the model adds a position bias to the scaled logits: a "+ bias" panel
     buckets: bool  # the bias is T5's: each key's relative-position bucket is shown
+    rope: bool  # a rotary model: q and k before the rotation, the angles, q·k before (three more panels)
+    rotary_dim: int  # how many of each head's dimensions rotate (0 without RoPE; < head_dim: partial rotary)
 
 
 @dataclass(frozen=True)
@@ -114,11 +123,14 @@ def view_key(captures: Mapping[int, QKCapture], options: QKOptions) -> str:
     return key
 
 
+ROPE_ARRAYS = ("q_pre", "k_pre", "logits_pre", "angle", "q_angle")
+
+
 def extra_arrays(cap: QKCapture) -> tuple[str, ...]:
-    """The bias arrays a capture adds: ("bias", "bucket") for T5, ("bias",) for a bias without buckets, () else."""
-    if cap.bias is None:
-        return ()
-    return ("bias", "bucket") if cap.bucket is not None else ("bias",)
+    """The arrays a capture adds: ("bias", "bucket") for T5, ("bias",) for a bias without buckets; a rotary model's
+    :data:`ROPE_ARRAYS` after them."""
+    bias: tuple[str, ...] = () if cap.bias is None else ("bias", "bucket") if cap.bucket is not None else ("bias",)
+    return bias + (ROPE_ARRAYS if cap.rope is not None else ())
 
 
 def qk_arrays(cap: QKCapture, head: int, query: int | None = None,
@@ -132,6 +144,8 @@ def qk_arrays(cap: QKCapture, head: int, query: int | None = None,
                                                         "keys", "outside", *extra_arrays(cap))},
                         mask=np.asarray(a["mask"], bool))
     arr = cap.head(head)
+    if cap.rope is not None:
+        arr["q_angle"] = arr["angle"][: len(cap.tokens)]
     return QKArrays(arr["q"], arr["k"], arr["v"], arr["logits"], arr["scaled"], arr["weights"], arr["output"],
                     mask=np.asarray(cap.mask, bool),
                     **{name: np.asarray(arr[name], np.float32) for name in extra_arrays(cap)})
@@ -144,7 +158,8 @@ def qk_meta(captures: Mapping[int, QKCapture]) -> QKMeta:
         layers=sorted(captures), n_heads=int(first.n_heads), n_kv_heads=int(first.k.shape[0]),
         head_dim=int(first.head_dim), scaling=float(first.scaling), tokens=list(first.tokens),
         key_tokens=list(first.key_tokens), long=is_long(len(first.key_tokens)), bias=first.bias is not None,
-        buckets=first.bucket is not None)
+        buckets=first.bucket is not None, rope=first.rope is not None,
+        rotary_dim=0 if first.rope is None else first.rope.rotary_dim)
 
 
 def qk_state(captures: Mapping[int, QKCapture], options: QKOptions) -> QKState:

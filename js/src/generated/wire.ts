@@ -118,7 +118,7 @@ export interface HeadViewMeta {
   n_kv_heads: number;
 }
 
-/** One head's arrays: q, output (n, d); k, v (m, d); logits, scaled, weights, mask (n, m); in a window one query's row (n = 1) with ``keys`` and ``outside``; bias, bucket (n, m) when the model adds a position bias. */
+/** One head's arrays: q, output (n, d); k, v (m, d); logits, scaled, weights, mask (n, m); in a window one query's row (n = 1) with ``keys`` and ``outside``; bias, bucket (n, m) when the model adds a position bias; a rotary model's step: q_pre (n, d), k_pre (m, d), logits_pre (n, m), angle (m, r/2) of each key row and q_angle (n, r/2) of each query row. */
 export interface QKArrays {
   q: Packed;
   k: Packed;
@@ -132,6 +132,11 @@ export interface QKArrays {
   outside?: Packed;
   bias?: Packed;
   bucket?: Packed;
+  q_pre?: Packed;
+  k_pre?: Packed;
+  logits_pre?: Packed;
+  angle?: Packed;
+  q_angle?: Packed;
 }
 
 /** ``_payload``: the first view's arrays, so the first paint needs no round trip. */
@@ -154,6 +159,8 @@ export interface QKMeta {
   long: boolean;
   bias: boolean;
   buckets: boolean;
+  rope: boolean;
+  rotary_dim: number;
 }
 
 /** ``_payload``: the current kind's thumbnails (full heads come by "matrix" request). */
@@ -265,6 +272,7 @@ export interface GenerationMeta {
   topk_tokens: string[][];
   text: string;
   n_selectable: number;
+  roles: [string, number, number][];
 }
 
 /** A "matrix" request's answer: (steps, keys) float16, NaN for keys not yet written. */

@@ -123,11 +123,11 @@ export function buildControls(
   samplingControls(model, o.samplingBox, controls);
   headMenus(model, bar, controls);
   const slider = stepControls(model, bar, controls, o.player, o.setStep);
+  const byRole: Array<[string, string]> = (model.get("_meta").roles ?? []).length
+    ? [["role", "a line per role"]]
+    : [];
   const by = select(
-    [
-      ["layer", "a line per layer"],
-      ["head", "a line per head"],
-    ],
+    [["layer", "a line per layer"], ["head", "a line per head"], ...byRole],
     model.get("share_by") || "layer",
     "span share lines",
   );

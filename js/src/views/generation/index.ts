@@ -50,6 +50,7 @@ import {
   shareCaption,
   shareHeight,
   shareStepAt,
+  shareSubject,
   shareTop,
   sharing,
   stepRow,
@@ -146,7 +147,7 @@ function paintMap(c: Ctx, t: Theme): void {
   const m = model.get("_meta");
   const keys = m.keys[model.get("kind")] ?? [];
   // fitted: the steps x keys map beside the top-k list, inside the box (with the span-share panel under it)
-  const panel = sharing(model.get("selection"), model.get("_share"));
+  const panel = sharing(model.get("selection"), model.get("_share"), model.get("share_by"));
   const room = c.fit.room(panel ? [parts.row, parts.sharePanel] : parts.row);
   const g = mapGeometry({
     rows: m.generated.length,
@@ -177,13 +178,16 @@ function paintSharePanel(c: Ctx, t: Theme): void {
   const share = model.get("_share") ?? {};
   const selection = model.get("selection") ?? [];
   const { sharePanel, shareCanvas } = parts;
-  if (!sharing(selection, share) || !share.key) {
+  if (!sharing(selection, share, model.get("share_by")) || !share.key) {
     sharePanel.style.display = "none";
     shareCanvas.dataset.key = "";
     return;
   }
   sharePanel.style.display = "";
-  const what = userText(selectionText(selectable(model.get("_meta")), selection));
+  const meta = model.get("_meta");
+  const what = userText(
+    shareSubject(meta.roles ?? [], model.get("share_by"), selectionText(selectable(meta), selection)),
+  );
   if (share.error) {
     parts.shareCaption.textContent = `${what}: ${share.error}`;
     shareCanvas.style.display = "none";

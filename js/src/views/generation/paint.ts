@@ -258,6 +258,7 @@ export function paintShare(canvas: HTMLCanvasElement, s: ShareScene): ShareLayou
     lines: String(nLines),
     ymax: String(s.ymax),
     colours: colours.join(","),
+    labels: JSON.stringify(s.labels), // each line's name (a layer, a head, a chat prompt's role), for tests
     key: s.key,
     step: String(s.step),
   });

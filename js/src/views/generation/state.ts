@@ -20,7 +20,7 @@ export interface GenerationTraits {
   fit: "auto" | boolean | number[]; // draw/fit.ts
   selection: number[]; // selected tokens: positions of the fed tokens (a decoder) or the source, [] none
   combine: string; // "sum" (share of each step's attention on the selection) | "mean" (per selected token)
-  share_by: string; // "layer" | "head": the panel's lines
+  share_by: string; // "layer" | "head" | "role": the panel's lines
   sampling: boolean; // the sampling playground under the top-k list
   temperature: number;
   top_k: number; // 0: all k candidates
@@ -142,12 +142,26 @@ export function selectionText(tokens: string[], selection: number[]): string {
   return `${selection.length} ${selection.length === 1 ? "token" : "tokens"}: ${spanTokens(tokens, selection)}`;
 }
 
-/** Whether the span-share panel is shown (something selected, and Python's answer for it). */
+/** Whether the span-share panel is shown (something selected, or a line per role of a chat prompt; and Python's
+ * answer for it). */
 export function sharing(
   selection: number[] | null | undefined,
   share: ShareAnswer | null | undefined,
+  shareBy = "layer",
 ): boolean {
-  return Boolean((selection ?? []).length && share?.key);
+  return Boolean(((selection ?? []).length || shareBy === "role") && share?.key);
+}
+
+/** What the share panel's caption says it is of: the roles ("each role: system 0–9 · user 10–15 · …") or the
+ * selection. */
+export function shareSubject(
+  roles: Array<[string, number, number]>,
+  shareBy: string,
+  selectionText: string,
+): string {
+  if (shareBy !== "role") return selectionText;
+  const spans = roles.map(([role, a, b]) => `${role} ${a}–${b - 1}`);
+  return `each role (${spans.length > 6 ? `${spans.slice(0, 6).join(" · ")} …` : spans.join(" · ")})`;
 }
 
 /** The panel's plot height: its own, or when fitted to a box of `roomH` a part of it (the map keeps the rest). */
@@ -165,7 +179,7 @@ export function shareTop(data: ArrayLike<number>, sum: boolean): number {
 export function shareCaption(what: string, sum: boolean, shareBy: string, layer: number): string {
   return (
     `${sum ? "share of each step's attention on" : "mean weight per token of"} ${what}` +
-    ` · ${shareBy === "head" ? `heads of layer ${layer}` : "each layer, mean of its heads"}` +
+    ` · ${shareBy === "head" ? `heads of layer ${layer}` : shareBy === "role" ? `layer ${layer}, mean of its heads` : "each layer, mean of its heads"}` +
     " · click a step to go there"
   );
 }

@@ -134,9 +134,10 @@ export function panelListeners(
       }),
     );
   }
+  const labelled = canvases.pre ?? canvases.qk; // the panel with the key labels (a rotary model's first)
   out.push(
-    listen(canvases.qk, "click", (e: MouseEvent) => {
-      const hit = hooks.rowAt(canvases.qk, e);
+    listen(labelled, "click", (e: MouseEvent) => {
+      const hit = hooks.rowAt(labelled, e);
       if (hit) hooks.pickQuery(hit);
     }),
   );

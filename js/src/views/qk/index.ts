@@ -1,4 +1,5 @@
-// QKStepThrough: for one head and one query token, each step of attention in its own panel: q and the keys as colour
+// QKStepThrough: for one head and one query token, each step of attention in its own panel (a rotary model first
+// shows q and k before the rotation, q·k before it and the angle of each pair at each position): q and the keys as colour
 // strips, q ⊙ k, q·k, the scaling by 1/√d, the position bias (only for models that add one: T5's relative-position
 // bias with each key's bucket, an ALiBi-style linear bias), the softmax, and the weighted sum of the values.
 // Mirrors attnwidgets/widgets/qk.py. Only the (layer, head) on screen crosses from Python; others are fetched on
@@ -53,12 +54,12 @@ function panelRow(model: WidgetModel<QKTraits>) {
   /** (Re)build the panels: the "+ bias" panel appears only when the capture has a bias; true if rebuilt. */
   function build(): boolean {
     const m = model.get("_meta");
-    const want = `${Boolean(m.bias)}/${m.scaling}/${m.head_dim}`;
+    const want = `${Boolean(m.bias)}/${m.scaling}/${m.head_dim}/${m.rotary_dim}`;
     if (shown === want) return false;
     shown = want;
     row.replaceChildren();
     for (const key of Object.keys(canvases)) delete canvases[key];
-    for (const { id, title: head, help } of panels(Boolean(m.bias), m.scaling, m.head_dim)) {
+    for (const { id, title: head, help } of panels(Boolean(m.bias), m.scaling, m.head_dim, Boolean(m.rope))) {
       const canvas = h("canvas", { "data-testid": `qk-${id}` });
       canvases[id] = canvas;
       row.append(
@@ -112,7 +113,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
     const r = queryRow(hd, i);
     const nWin = windowRows(hd, v.window);
     const labels = Array.from({ length: hd.m }, (_, j) => rowLabel(m.key_tokens, hd, j, nWin));
-    const { g, font } = fitPanels(row, canvases, fit.room(row), { t, hd, labels, bias: Boolean(r.bias) });
+    const { g, font } = fitPanels(row, canvases, fit.room(row), { t, hd, labels, r });
     geo = g;
     const scene: Scene = {
       t,
@@ -177,7 +178,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
 
   /** Hover and click listeners on every panel's canvas (again after the panels are rebuilt). */
   function listenPanels(): void {
-    const ids = panels(Boolean(meta().bias)).map((p) => p.id);
+    const ids = panels(Boolean(meta().bias), undefined, undefined, Boolean(meta().rope)).map((p) => p.id);
     const hooks: PanelHooks = {
       rowAt,
       tip: (id, hit) =>
@@ -187,7 +188,8 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
         hoverRow = j;
         paint();
       },
-      // Clicking a token in panel 1 makes it the query (self-attention: keys and queries are the same tokens).
+      // Clicking a token in panel 1 (the labelled one) makes it the query (self-attention: keys and queries are the
+      // same tokens).
       pickQuery: (hit) => {
         const p = data ? keyPos(data, hit.j) : -1;
         if (meta().stack !== "cross" && p < meta().tokens.length) update({ query: p });
@@ -235,7 +237,9 @@ const QK_CSS = `
 .aw-window-nav { display: inline-flex; gap: 6px; align-items: center; font-variant-numeric: tabular-nums; }
 .aw-fit .aw-qk-panels { gap: 6px; }
 .aw-fit .aw-qk-panel { padding: 2px; }
-.aw-fit .aw-qk-head { white-space: normal; font-size: calc(var(--aw-font) * 0.8); margin-bottom: 2px; }
+.aw-fit .aw-qk-head { white-space: normal; font-size: calc(var(--aw-font) * 0.8); margin-bottom: 2px;
+  overflow: hidden; } /* a small head's narrow strips (RoPE's angles): a title is cut, never runs over; its panel's
+  tooltip says what it is */
 .aw-fit .aw-qk-caption { margin: 0 0 2px; }
 `;
 

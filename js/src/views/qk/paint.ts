@@ -8,6 +8,8 @@ import {
   type Geometry,
   type HeadData,
   type QueryRow,
+  angleCss,
+  angleWidth,
   fitGeometry,
   fontFor,
   keyPos,
@@ -50,16 +52,18 @@ export function fitPanels(
   row: HTMLElement,
   canvases: Record<string, HTMLCanvasElement>,
   room: { width: number; height: number } | null,
-  scene: { t: Theme; hd: HeadData; labels: string[]; bias: boolean },
+  scene: { t: Theme; hd: HeadData; labels: string[]; r: QueryRow },
 ): { g: Geometry; font: number } {
-  const { t, hd, labels, bias } = scene;
+  const { t, hd, labels, r } = scene;
+  const bias = Boolean(r.bias); // the "+ bias" panel
+  const rotaryDim = r.qAngle ? 2 * r.qAngle.length : 0; // a rotary model's three panels
   const natural = geometry(t, hd.d, hd.m, labels);
   const chrome = row.getBoundingClientRect().height - canvases.qk.getBoundingClientRect().height;
   const g = room
-    ? fitGeometry(natural, hd.d, hd.m, { width: room.width, height: room.height - chrome }, bias)
+    ? fitGeometry(natural, hd.d, hd.m, { width: room.width, height: room.height - chrome }, bias, rotaryDim)
     : natural;
   const heads = row.querySelectorAll<HTMLElement>(".aw-qk-head");
-  panelWidths(g, hd.d, bias).forEach((w, n) => {
+  panelWidths(g, hd.d, bias, rotaryDim).forEach((w, n) => {
     if (heads[n]) heads[n].style.maxWidth = room ? `${w}px` : "";
   });
   return { g, font: room ? fontFor(t, g) : Math.min(t.font, g.rh - 3) };
@@ -113,33 +117,63 @@ function maskedRow(s: Scene, ctx: CanvasRenderingContext2D, j: number, x: number
   ctx.globalAlpha = 1;
 }
 
-/** ① q and k strips, with token labels (the query's own row marked). */
-function paintQK(s: Scene, canvas: HTMLCanvasElement): void {
+/** ① q and k strips (`q`, `k`: after the rotation, or before it), with token labels when `labels` (the query's own
+ * row marked). */
+function paintQK(
+  s: Scene,
+  canvas: HTMLCanvasElement,
+  q: Float32Array,
+  k: Float32Array,
+  labels: boolean,
+): void {
   const { t, g, hd, r, map } = s;
   const stripW = hd.d * g.cw;
-  const qkMax = absMax(r.q, hd.arrays.k);
-  const ctx = setup(s, canvas, g.label + stripW + 8);
+  const qkMax = absMax(q, k);
+  const left = labels ? g.label : 4;
+  const ctx = setup(s, canvas, left + stripW + 8);
   ctx.textAlign = "right";
-  ctx.fillStyle = t.accent;
-  ctx.fillText(
-    isolate(fitLabel(ctx, `q · ${isolate(tokenLabel(s.queryToken))}`, g.label - 6)),
-    g.label - 4,
-    g.rh * 0.5 + 1,
-  );
-  strip(ctx, g.label, 0, g, r.q, qkMax, map);
+  if (labels) {
+    ctx.fillStyle = t.accent;
+    ctx.fillText(
+      isolate(fitLabel(ctx, `q · ${isolate(tokenLabel(s.queryToken))}`, g.label - 6)),
+      g.label - 4,
+      g.rh * 0.5 + 1,
+    );
+  }
+  strip(ctx, left, 0, g, q, qkMax, map);
   for (let j = 0; j < hd.m; j++) {
-    if (showLabels(s)) {
+    if (labels && showLabels(s)) {
       const p = keyPos(hd, j);
       ctx.fillStyle = s.selfAttention && p === s.i ? t.accent : j >= s.nWin ? t.muted : t.fg;
       ctx.fillText(fitToken(ctx, s.labels[j], g.label - 6, 28), g.label - 4, rowY(s, j) + g.rh / 2);
     }
     if (j === s.nWin && j > 0) {
       ctx.fillStyle = t.muted;
-      ctx.fillRect(0, rowY(s, j), g.label + stripW, 1);
+      ctx.fillRect(0, rowY(s, j), left + stripW, 1);
     }
-    strip(ctx, g.label, rowY(s, j), g, vectorRow(hd.arrays.k, hd.d, j), qkMax, map, r.allowed[j] ? 1 : 0.25);
+    strip(ctx, left, rowY(s, j), g, vectorRow(k, hd.d, j), qkMax, map, r.allowed[j] ? 1 : 0.25);
   }
   canvas.dataset.vmax = String(qkMax);
+}
+
+/** The angle each rotating pair turns: the query's on top, each key's in its row, a colour wheel, a pair two strip
+ * cells wide (as wide as the dimensions it turns). */
+function paintAngles(s: Scene, canvas: HTMLCanvasElement, qAngle: Float32Array): void {
+  const { g, hd, r } = s;
+  const half = qAngle.length;
+  const ctx = setup(s, canvas, angleWidth(g, 2 * half));
+  const cells = (y: number, angles: ArrayLike<number>, alpha: number) => {
+    ctx.globalAlpha = alpha;
+    for (let p = 0; p < half; p++) {
+      ctx.fillStyle = angleCss(angles[p]);
+      ctx.fillRect(4 + 2 * p * g.cw, y + 1, 2 * g.cw, g.rh - 2);
+    }
+    ctx.globalAlpha = 1;
+  };
+  cells(0, qAngle, 1);
+  for (let j = 0; j < hd.m; j++)
+    cells(rowY(s, j), vectorRow(hd.arrays.angle, half, j), r.allowed[j] ? 1 : 0.25);
+  canvas.dataset.angles = Array.from(qAngle, (x) => x.toFixed(5)).join(",");
 }
 
 /** ② q ⊙ k */
@@ -254,8 +288,16 @@ function paintSum(s: Scene, canvas: HTMLCanvasElement, best: number): void {
 /** Paint every panel of `canvases` (by panel id); returns the strongest key's row. The canvases carry their numbers
  * in data attributes for tests. */
 export function paintPanels(s: Scene, canvases: Record<string, HTMLCanvasElement>, scaling: number): number {
-  const { r } = s;
-  paintQK(s, canvases.qk);
+  const { r, hd } = s;
+  const rope = Boolean(r.qPre && r.logitsPre && r.qAngle && canvases.pre);
+  if (rope && r.qPre && r.logitsPre && r.qAngle) {
+    paintQK(s, canvases.pre, r.qPre, hd.arrays.k_pre, true);
+    paintBars(s, canvases.dotpre, r.logitsPre, (x) => x.toFixed(2));
+    canvases.dotpre.dataset.logits = Array.from(r.logitsPre, (x) => x.toFixed(6)).join(",");
+    paintAngles(s, canvases.angle, r.qAngle);
+  }
+  paintQK(s, canvases.qk, r.q, hd.arrays.k, !rope);
+  canvases.dot.dataset.logits = Array.from(r.logits, (x) => x.toFixed(6)).join(",");
   paintProducts(s, canvases.prod);
   paintBars(s, canvases.dot, r.logits, (x) => x.toFixed(2));
   paintBars(s, canvases.scaled, r.scaled, (x) => x.toFixed(3));

@@ -135,7 +135,12 @@ export function queryRow(hd: HeadData, query: number) {
   const mask = row(a.mask, m);
   const bias = a.bias ? row(a.bias, m) : null;
   const scaled = row(a.scaled, m);
+  const half = a.angle ? a.angle.length / m : 0; // r/2: the pairs that rotate
   return {
+    // a rotary model's step: q before the rotation, q·k before it, the angle of each pair at the query's position
+    qPre: a.q_pre ? row(a.q_pre, d) : null,
+    logitsPre: a.logits_pre ? row(a.logits_pre, m) : null,
+    qAngle: a.q_angle ? row(a.q_angle, half) : null,
     q: row(a.q, d),
     out: row(a.output, d),
     logits: row(a.logits, m),
@@ -181,13 +186,19 @@ export interface Geometry {
   num: number; // number column width
 }
 
-/** Panel widths (CSS px, canvases only) of geometry `g` for head size `d`, in the order of `panels(bias)`. */
-export function panelWidths(g: Geometry, d: number, bias = false): number[] {
+/** The width of the angle panel's strip: two strip cells per rotating pair, as wide as the `rotaryDim` it turns. */
+export function angleWidth(g: Geometry, rotaryDim: number): number {
+  return rotaryDim * g.cw + 8;
+}
+
+/** Panel widths (CSS px, canvases only) of geometry `g` for head size `d`, in the order of
+ * `panels(bias, ..., rotaryDim)`: a rotary model's three panels first (the labels move to the first of them). */
+export function panelWidths(g: Geometry, d: number, bias = false, rotaryDim = 0): number[] {
   const strip = d * g.cw + 8;
   const bars = g.bar + g.num + 8;
-  return bias
-    ? [g.label + strip, strip, bars, bars, bars + tagWidth(g), bars, strip]
-    : [g.label + strip, strip, bars, bars, bars, strip];
+  const rest = bias ? [strip, bars, bars, bars + tagWidth(g), bars, strip] : [strip, bars, bars, bars, strip];
+  if (rotaryDim > 0) return [g.label + strip, bars, angleWidth(g, rotaryDim), strip, ...rest];
+  return [g.label + strip, ...rest];
 }
 
 /** The width of the bucket column ("b12") the "+ bias" panel adds after its numbers. */
@@ -223,17 +234,20 @@ export function fitGeometry(
   m: number,
   room: { width: number; height: number },
   bias = false,
+  rotaryDim = 0,
 ): Geometry {
   const rh = Math.max(6, Math.min(g.rh, Math.floor((room.height - 4) / (m + 1.9))));
   // Strips keep their cell width while the labels, bars and numbers can give way (to 70 %); then strips narrow.
-  const nPanels = bias ? 7 : 6;
-  const nBars = bias ? 4 : 3;
+  const rope = rotaryDim > 0;
+  const nPanels = (bias ? 7 : 6) + (rope ? 3 : 0);
+  const nBars = (bias ? 4 : 3) + (rope ? 1 : 0);
+  const stripCells = (rope ? 4 : 3) * d + rotaryDim; // strip cells across the row: q/k (twice with RoPE), q⊙k, v
   const free = room.width - PANEL_CHROME * nPanels - nPanels * 8 - (nBars - 3) * 8;
   const rest = g.label + nBars * (g.bar + g.num) + (bias ? tagWidth(g) : 0);
   let cw = g.cw;
   let s = 1;
   for (; cw >= 1; cw--) {
-    s = Math.min(1, (free - 3 * d * cw) / rest);
+    s = Math.min(1, (free - stripCells * cw) / rest);
     if (s >= 0.7 || cw === 1) break;
   }
   s = Math.max(0.4, s);
@@ -257,6 +271,21 @@ export function rowAtY(g: Geometry, m: number, y: number): number {
   const j = Math.floor((y - g.top) / g.rh);
   return y < g.top || j < 0 || j >= m ? -1 : j;
 }
+
+const ROPE_PANELS = [
+  [
+    "pre",
+    "q, k before RoPE",
+    "the query (top) and key vectors as the projections give them, before the rotary embedding turns them",
+  ],
+  ["dotpre", "q · k before RoPE", "q·k without position information: what the rotation changes"],
+  [
+    "angle",
+    "angle per pair",
+    "the angle each pair of dimensions turns at each position (position × the pair's frequency; a colour wheel, " +
+      "query on top); pair p of a query at i and a key at j meet at angle(i) − angle(j)",
+  ],
+] as const;
 
 const PANELS = [
   ["qk", "query q, keys k", "the query vector (top) and every key vector, one cell per component"],
@@ -285,24 +314,32 @@ const PANELS = [
   ],
 ] as const;
 
-const NUMBERS = "①②③④⑤⑥⑦";
+const NUMBERS = "①②③④⑤⑥⑦⑧⑨⑩";
 
 /**
- * The panels shown: the "+ bias" panel only for a model that adds a position bias; titles numbered in order. The
+ * The panels shown: the "+ bias" panel only for a model that adds a position bias, a rotary model's three panels
+ * (q and k before the rotation, q·k before it, the angles) first when `rope`; titles numbered in order. The
  * scaling panel says "× 1/√d" when the model scales by 1/√d (`headDim`), else its factor ("× 1" for T5).
  */
 export function panels(
   bias: boolean,
   scaling?: number,
   headDim?: number,
+  rope = false,
 ): Array<{ id: string; title: string; help: string }> {
   const rootD =
     scaling !== undefined && headDim !== undefined && Math.abs(scaling - 1 / Math.sqrt(headDim)) < 1e-6;
-  return PANELS.filter(([id]) => bias || id !== "bias").map(([id, title, help], n) => ({
+  const shown = [...(rope ? ROPE_PANELS : []), ...PANELS.filter(([id]) => bias || id !== "bias")];
+  return shown.map(([id, title, help], n) => ({
     id,
-    title: `${NUMBERS[n]} ${id === "scaled" && scaling !== undefined && !rootD ? `× ${Number(scaling.toPrecision(3))}` : title}`,
-    help,
+    title: `${NUMBERS[n]} ${id === "scaled" && scaling !== undefined && !rootD ? `× ${Number(scaling.toPrecision(3))}` : id === "qk" && rope ? "q, k after RoPE" : title}`,
+    help: id === "qk" && rope ? "q and k turned by their positions' angles: what q·k is taken of" : help,
   }));
+}
+
+/** The panel that carries the key labels: the first one (q and k before the rotation for a rotary model). */
+export function labelPanel(rope: boolean): string {
+  return rope ? "pre" : "qk";
 }
 
 /** The tooltip's lines for key row j of panel `id`, the pointer `x` CSS px into the canvas (a strip's component). */
@@ -321,9 +358,25 @@ export function tipLines(
   const lines = [
     `key ${p} “${userText(meta.key_tokens[p] ?? "")}” ← query “${userText(meta.tokens[i] ?? "")}”`,
   ];
-  const off = id === "qk" ? g.label : 4;
+  const rope = Boolean(hd.arrays.angle);
+  const off = id === labelPanel(rope) ? g.label : 4;
   const c = Math.floor((x - off) / g.cw);
   const d = hd.d;
+  if (id === "pre" && r.qPre && c >= 0 && c < d) {
+    const kc = hd.arrays.k_pre[j * d + c];
+    lines.push(`before RoPE: q[${c}] = ${r.qPre[c].toFixed(4)}   k[${c}] = ${kc.toFixed(4)}`);
+  }
+  if (id === "angle" && r.qAngle && c >= 0) {
+    const half = r.qAngle.length;
+    const p = Math.floor(c / 2);
+    if (p < half) {
+      const ka = hd.arrays.angle[j * half + p];
+      const deg = (x: number) => `${((x * 180) / Math.PI).toFixed(1)}°`;
+      lines.push(
+        `pair ${p}: the query turns ${deg(r.qAngle[p])}, this key ${deg(ka)}; they meet at ${deg(wrapAngle(r.qAngle[p] - ka))}`,
+      );
+    }
+  }
   if ((id === "qk" || id === "prod" || id === "sum") && c >= 0 && c < d) {
     const kc = hd.arrays.k[j * d + c];
     const vc = hd.arrays.v[j * d + c];
@@ -335,7 +388,8 @@ export function tipLines(
   }
   if (!r.allowed[j]) lines.push("masked: this query may not attend to this key");
   else {
-    lines.push(`q·k = ${r.logits[j].toFixed(4)}`);
+    if (r.logitsPre) lines.push(`q·k before RoPE = ${r.logitsPre[j].toFixed(4)}`);
+    lines.push(`q·k${r.logitsPre ? " after RoPE" : ""} = ${r.logits[j].toFixed(4)}`);
     lines.push(`× ${meta.scaling.toPrecision(4)} = ${r.scaled[j].toFixed(4)}`);
     if (r.bias) {
       const b = r.bucket ? ` (bucket ${r.bucket[j]})` : "";
@@ -344,6 +398,18 @@ export function tipLines(
     lines.push(`softmax = ${r.weights[j].toFixed(4)}`);
   }
   return lines;
+}
+
+/** The colour of an angle on a colour wheel (hue = angle; -π and π meet): the angle panel's cells. */
+export function angleCss(theta: number): string {
+  const hue = Math.round(((wrapAngle(theta) + Math.PI) / (2 * Math.PI)) * 360) % 360;
+  return `hsl(${hue}, 62%, 52%)`;
+}
+
+/** An angle in radians brought into (-π, π]. */
+export function wrapAngle(x: number): number {
+  const t = x - 2 * Math.PI * Math.floor((x + Math.PI) / (2 * Math.PI));
+  return t <= -Math.PI ? t + 2 * Math.PI : t;
 }
 
 /** The view's title: the model, the attention stack, the layer and head. */
@@ -368,12 +434,13 @@ export function captionText(
       : "";
   const rootD = Math.abs(meta.scaling - 1 / Math.sqrt(d)) < 1e-6 ? ` = 1/√${d}` : "";
   const bias = r.bias ? ` · + position bias${r.bucket ? " (bN: T5 relative-position bucket)" : ""}` : "";
+  const rotary = meta.rotary_dim ? ` · RoPE on ${meta.rotary_dim} of ${d} dimensions` : "";
   const strongest = best >= 0 ? isolate(tokenLabel(keys[keyPos(hd, best)] ?? "", 24)) : "none";
   const window = hd.pos
     ? ` · keys ${v.window[0]}–${v.window[1] - 1} of ${keys.length}, outside them ${(100 * hd.outside).toFixed(1)} % of the weight`
     : "";
   return (
     `query ${i} “${isolate(tokenLabel(meta.tokens[i] ?? "", 24))}”${kv} · d = ${d} · scaling ${meta.scaling.toPrecision(4)}` +
-    `${rootD}${bias} · strongest key: “${strongest}”${window}`
+    `${rootD}${rotary}${bias} · strongest key: “${strongest}”${window}`
   );
 }
