@@ -85,7 +85,7 @@ class LogitLens:
     Attributes
     ----------
     top_tokens : list[list[list[str]]]
-        [layer + 1][position][k].
+        ``[layer + 1][position][k]``.
     top_probs : np.ndarray
         float32 [layer + 1, position, k]: their probabilities under that layer's read-out.
     tokens : list[str]
