@@ -19,6 +19,7 @@ from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
 from .qk_space import QKSpaceView
 from .roles import HeadRolesView
+from .side_by_side import SideBySide
 
 __all__ = [
     "AblationWidget",
@@ -41,6 +42,7 @@ __all__ = [
     "QKSpaceView",
     "QKStepThrough",
     "SelectionLink",
+    "SideBySide",
     "link_selection",
     "link_span",
     "set_theme",
