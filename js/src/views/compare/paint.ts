@@ -272,7 +272,9 @@ function gridAxes(ctx: CanvasRenderingContext2D, s: GridScene, g: GridLayout): v
   // Every k-th layer's number when cells are shorter than the text (a fitted grid): they overlapped.
   const layerEvery = Math.max(1, Math.ceil((t.font * 1.1) / g.cell));
   for (let layer = 0; layer < nLayers; layer++) {
-    if (layer % layerEvery && layer !== selLayer) continue;
+    // the selected layer's number always; another only clear of it (a 3 between 2 and 4 ran into both)
+    const clear = Math.abs(layer - selLayer) >= layerEvery || selLayer < 0;
+    if (layer !== selLayer && (layer % layerEvery || !clear)) continue;
     ctx.fillStyle = layer === selLayer ? t.accent : t.fg;
     ctx.fillText(String(layer), g.x0 - 5, g.y0 + (layer + 0.5) * g.cell);
   }
