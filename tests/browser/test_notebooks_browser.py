@@ -116,6 +116,18 @@ WIDGET_CELLS = f"""() => window.jupyterapp.shell.currentWidget.content.widgets.f
     cell.model.type === 'code' && cell.model.outputs.toJSON().some(o => o.data && o.data['{WIDGET_MIME}'])
     ? [i] : [])"""
 SHOTS = ARTIFACTS / "layout"
+# Outputs other than views (a table, printed text) wider than their output area: the room sees them cut at the edge.
+WIDE_OUTPUTS = """() => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    const out = [];
+    nb.widgets.forEach((cell, i) => {
+        if (cell.model.type !== 'code') return;
+        for (const o of cell.node.querySelectorAll('.jp-OutputArea-output:not([data-aw-widget-output])'))
+            if (o.scrollWidth > o.clientWidth + 1 && !o.querySelector('.aw-root, .jupyter-widgets'))
+                out.push(`cell ${i}: output ${o.scrollWidth} px wide in a ${o.clientWidth} px output area`);
+    });
+    return out;
+}"""
 # The prompts ("[12]:") the prompt column cuts: JupyterLab ellipsises a prompt wider than its column.
 CUT_PROMPTS = """() => [...document.querySelectorAll('.jp-InputPrompt, .jp-OutputPrompt')]
     .filter(e => e.textContent.trim() && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
@@ -144,6 +156,7 @@ def layout_problems(page, name: str) -> list[str]:
                 SHOTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(SHOTS / f"{name}-cell{i}-{state}.png"))
             problems += found
+        problems += [f"{w} (file browser {state}): it runs off the screen" for w in page.evaluate(WIDE_OUTPUTS)]
         cut = sorted(set(page.evaluate(CUT_PROMPTS)))
         if cut:
             problems.append(f"prompts cut by their column (file browser {state}): {cut[:6]}")
