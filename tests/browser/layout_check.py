@@ -11,7 +11,8 @@ widget output of the page: its DOM texts (one box per text node) and canvas text
   drawn twice, counts once);
 - ``cut``: a text, canvas or view box that sticks out of an ancestor (up to the notebook) that hides its overflow, so
   part of it cannot be seen nor scrolled to; and a canvas text that runs past its canvas's edge;
-- ``map``: a view (``.aw-root``) whose largest canvas, its main map, is under ``minMap`` CSS pixels either way.
+- ``map``: a view (``.aw-root``) whose largest canvas, its main map, is under ``minMap`` CSS pixels either way (a
+  one-row strip by design, AttentionProfile's, is not a map).
 
 The notebooks tier (test_notebooks_browser.py) runs it on every widget output, with the file browser open and closed.
 """
@@ -71,6 +72,7 @@ CHECK = r"""
 ([output, minPx, minMap, slack]) => {
   const o = output;
   const problems = [];
+  const STRIPS = ["profile-strip"];  // a one-row overview by design (AttentionProfile's map is its text)
   const visible = (e) => e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
   const texts = [];
   // DOM texts: one box per text node.
@@ -80,14 +82,16 @@ CHECK = r"""
     if (!n.textContent.trim() || !e || e.closest("option, script, style, canvas, select") || !visible(e)) continue;
     const range = document.createRange();
     range.selectNodeContents(n);
-    const r = range.getBoundingClientRect();
-    if (r.width < 1 || r.height < 1) continue;
+    // one box per line the text takes (a text node that wraps spans two lines, not the rectangle around them)
+    const lines = [...range.getClientRects()].filter((r) => r.width >= 1 && r.height >= 1);
+    if (!lines.length) continue;
     let px = parseFloat(getComputedStyle(e).fontSize) * (e.currentCSSZoom ?? 1);  // a view zoomed to fit
     if (e instanceof SVGElement && e.getScreenCTM()) {
       const m = e.getScreenCTM();
       px *= Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
     }
-    texts.push({ text: n.textContent.trim().slice(0, 40), px, box: [r.left, r.top, r.right, r.bottom], el: e });
+    for (const r of lines)
+      texts.push({ text: n.textContent.trim().slice(0, 40), px, box: [r.left, r.top, r.right, r.bottom], el: e });
   }
   // Canvas texts, from canvas pixels to the page's.
   const canvases = [...o.querySelectorAll("canvas")].filter(visible);
@@ -161,7 +165,8 @@ CHECK = r"""
   // Each view's main map: its largest canvas.
   const maps = [];
   for (const root of o.querySelectorAll(".aw-root")) {
-    const own = [...root.querySelectorAll("canvas")].filter(visible).map((c) => c.getBoundingClientRect());
+    const own = [...root.querySelectorAll("canvas")].filter((c) => visible(c) && !STRIPS.includes(c.dataset.testid))
+      .map((c) => c.getBoundingClientRect());
     if (!own.length) continue;
     const big = own.reduce((a, b) => (a.width * a.height >= b.width * b.height ? a : b));
     const name = root.dataset.view || root.className;
