@@ -91,7 +91,8 @@ CHECK = r"""
       px *= Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
     }
     for (const r of lines)
-      texts.push({ text: n.textContent.trim().slice(0, 40), px, box: [r.left, r.top, r.right, r.bottom], el: e });
+      texts.push({ text: n.textContent.trim().slice(0, 40), px, box: [r.left, r.top, r.right, r.bottom], el: e,
+                   node: n });
   }
   // Canvas texts, from canvas pixels to the page's.
   const canvases = [...o.querySelectorAll("canvas")].filter(visible);
@@ -130,6 +131,7 @@ CHECK = r"""
     const w = Math.min(a[2], b[2]) - Math.max(a[0], b[0]), h = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
     if (w <= slack || h <= slack) continue;
     if (texts[i].text === texts[j].text && a.every((v, k) => Math.abs(v - b[k]) <= 1)) continue;
+    if (texts[i].node && texts[i].node === texts[j].node) continue;  // the runs of one line of one text
     pairs.push(`${JSON.stringify(texts[i].text)} / ${JSON.stringify(texts[j].text)}`);
   }
   if (pairs.length)

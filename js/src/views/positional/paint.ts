@@ -85,8 +85,12 @@ function drawAxes(
     ctx.fillText(String(r), geom.x0 - 4, geom.y0 + (r + 0.5) * geom.ch);
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
-  for (const c of tickIndices(geom.cols, 5))
-    ctx.fillText(String(c + panel.col_start), geom.x0 + (c + 0.5) * geom.cw, geom.y0 + geom.h + 3);
+  for (const c of tickIndices(geom.cols, 5)) {
+    // the last number ends at the map's right edge (centred on the last column, half of "383" ran off the canvas)
+    const text = String(c + panel.col_start);
+    const x = Math.min(geom.x0 + (c + 0.5) * geom.cw, geom.x0 + geom.w - ctx.measureText(text).width / 2);
+    ctx.fillText(text, x, geom.y0 + geom.h + 3);
+  }
   ctx.fillStyle = t.muted;
   ctx.fillText(panel.cols, geom.x0 + geom.w / 2, geom.y0 + geom.h + font + 8);
   ctx.save();
