@@ -146,7 +146,13 @@ CHECK = r"""
       const hides = (v) => v === "hidden" || v === "clip";
       if ((overX && hides(s.overflowX)) || (overY && hides(s.overflowY)))
         return `${a.tagName.toLowerCase()}.${[...a.classList].slice(0, 2).join(".")}`;
-      if (overX && !hides(s.overflowX) && s.overflowX !== "visible") return null;  // it scrolls
+      if (overX && !hides(s.overflowX) && s.overflowX !== "visible") {
+        // it scrolls, if its scroll bar shows (an overlay bar, or one below the fold, the room does not see)
+        const bar = a.offsetHeight - a.clientHeight - parseFloat(s.borderTopWidth) - parseFloat(s.borderBottomWidth);
+        const shown = bar >= 2 && r.bottom <= window.innerHeight;
+        return shown ? null : `${a.tagName.toLowerCase()}.${[...a.classList].slice(0, 2).join(".")} ` +
+          "(it scrolls, but its scroll bar is not in sight)";
+      }
       if (overY && !hides(s.overflowY) && s.overflowY !== "visible") return null;
     }
     return null;
