@@ -11,8 +11,8 @@ widget output of the page: its DOM texts (one box per text node) and canvas text
   drawn twice, counts once);
 - ``cut``: a text, canvas or view box that sticks out of an ancestor (up to the notebook) that hides its overflow, so
   part of it cannot be seen nor scrolled to; and a canvas text that runs past its canvas's edge;
-- ``map``: a view (``.aw-root``) whose largest canvas, its main map, is under ``minMap`` CSS pixels either way (a
-  one-row strip by design, AttentionProfile's, is not a map).
+- ``map``: a view (``.aw-root``) whose largest canvas, its main map, is under ``minMap`` CSS pixels either way
+  (AttentionProfile's one-row strip, QKStepThrough's columns, FillMask's bars and colour bars are not maps).
 
 The notebooks tier (test_notebooks_browser.py) runs it on every widget output, with the file browser open and closed.
 """
@@ -72,7 +72,10 @@ CHECK = r"""
 ([output, minPx, minMap, slack]) => {
   const o = output;
   const problems = [];
-  const STRIPS = ["profile-strip"];  // a one-row overview by design (AttentionProfile's map is its text)
+  // Canvases that are not maps: AttentionProfile's one-row overview (its map is its text), QKStepThrough's
+  // columns (a column of bars per step of the computation), FillMask's bars, and colour bars.
+  const notMap = (c) => ["profile-strip", "fills-canvas", "row-canvas"].includes(c.dataset.testid)
+    || /^qk-/.test(c.dataset.testid || "") || c.closest(".aw-legend");
   const visible = (e) => e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
   const texts = [];
   // DOM texts: one box per text node.
@@ -173,7 +176,7 @@ CHECK = r"""
   // Each view's main map: its largest canvas.
   const maps = [];
   for (const root of o.querySelectorAll(".aw-root")) {
-    const own = [...root.querySelectorAll("canvas")].filter((c) => visible(c) && !STRIPS.includes(c.dataset.testid))
+    const own = [...root.querySelectorAll("canvas")].filter((c) => visible(c) && !notMap(c))
       .map((c) => c.getBoundingClientRect());
     if (!own.length) continue;
     const big = own.reduce((a, b) => (a.width * a.height >= b.width * b.height ? a : b));
