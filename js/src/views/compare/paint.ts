@@ -4,6 +4,7 @@
 import {
   drawLegend,
   fitToken,
+  labelPlan,
   labelRoom,
   matrixCanvas,
   prepareCanvas,
@@ -52,16 +53,18 @@ function divergingCanvas(data: Float32Array, rows: number, cols: number, dmax: n
 
 /** The query labels left of a map and the key labels above it, unaligned ones grey. */
 function drawTokens(ctx: CanvasRenderingContext2D, p: Panel, s: Side, room: number, t: Theme): void {
-  const size = Math.min(t.font, Math.max(8, p.cell - 2));
+  const { size, named } = labelPlan(t, p.cell); // lecture: 14 px, every k-th token on small cells
   ctx.font = `${size}px ${t.fontFamily}`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "right";
   for (let q = 0; q < p.nq; q++) {
+    if (!named(q)) continue;
     ctx.fillStyle = s.qOk && !s.qOk[q] ? UNALIGNED : t.fg;
     ctx.fillText(fitToken(ctx, s.q[q] ?? "", room - 6), p.x0 - 4, p.y0 + (q + 0.5) * p.cell);
   }
   ctx.textAlign = "left";
   for (let k = 0; k < p.nk; k++) {
+    if (!named(k)) continue;
     ctx.save();
     ctx.translate(p.x0 + (k + 0.5) * p.cell, p.y0 - 4);
     ctx.rotate(-Math.PI / 2);
