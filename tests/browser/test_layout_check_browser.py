@@ -59,6 +59,7 @@ def page(browser):
 
 
 def _check(page, **change) -> dict:
+    page.goto("about:blank")  # a new document, which the init script (CANVAS_TEXTS) runs in first
     page.set_content(PAGE.format(**{**GOOD, **change}))
     return check_output(page.locator(".jp-OutputArea-output"))
 
