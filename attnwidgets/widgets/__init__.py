@@ -20,6 +20,7 @@ from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
 from .qk_space import QKSpaceView
 from .roles import HeadRolesView
+from .side_by_side import SideBySide
 
 __all__ = [
     "AblationWidget",
@@ -42,6 +43,7 @@ __all__ = [
     "QKSpaceView",
     "QKStepThrough",
     "SelectionLink",
+    "SideBySide",
     "box_state",
     "link_selection",
     "link_span",

@@ -55,7 +55,8 @@ describe("layout", () => {
   it("sizes the pictures to the widget, within 240 px and the theme's most", () => {
     expect(pictureWidth(700, 1000, "light")).toBe(692);
     expect(pictureWidth(0, 1000, "light")).toBe(900);
-    expect(pictureWidth(0, 1000, "lecture")).toBe(992);
+    expect(pictureWidth(0, 1000, "lecture")).toBe(976); // 1000 less 16 px of padding, less 8
+    expect(pictureWidth(832, 820, "lecture")).toBe(796); // a stale, wider title does not widen it past the room
     expect(pictureWidth(100, 1000, "light")).toBe(240);
   });
   it("puts as many [MASK] panels in a row as fit, bars on one scale", () => {

@@ -167,9 +167,14 @@ describe("generation view state", () => {
       width: 228,
       height: 188,
     });
-    // fitted: (100 - 60 - 8) / 4 rows = 8 px cells, too small for labels: 8 px margins
-    const fitted = mapGeometry({ ...base, fitted: { width: 600, height: 200 }, panelH: 100 });
+    // fitted in a 100 px box: (100 - 60 - 8) / 4 rows = 8 px cells, too small for labels: 8 px margins
+    const fitted = mapGeometry({ ...base, fitted: { width: 600, height: 100 }, panelH: 0 });
     expect(fitted).toEqual({ cell: 8, showLabels: false, x0: 8, y0: 8, width: 56, height: 48 });
+    // the share panel takes its height from the box, but the map keeps MIN_FIT_MAP (340 px): (340 - 60 - 8) / 4 = 68,
+    // so the 30 px cap holds; before, 600 - 560 = 40 px were left and the map shrank to 3 px cells
+    const shared = mapGeometry({ ...base, fitted: { width: 600, height: 600 }, panelH: 560 });
+    expect(shared.cell).toBe(30);
+    expect(Math.min(shared.width, shared.height)).toBeGreaterThanOrEqual(188);
   });
 
   it("writes the title, the caption and the top-k rows", () => {

@@ -16,6 +16,7 @@ import {
   selectedRows,
   soloHead,
   swatchInk,
+  swatchStyle,
   titleText,
   toggleHead,
   tokenAt,
@@ -178,5 +179,16 @@ describe("head view state", () => {
     );
     expect(columnsOf(null, "self")).toEqual({ tokens: [[], []], segments: [[], []] });
     expect(columnsOf(META, "self").tokens[0]).toEqual(["a", "b", "c"]);
+  });
+});
+
+describe("head swatches", () => {
+  it("keep a hidden head's digit opaque and readable", () => {
+    const shown = swatchStyle("#ffd700", true);
+    expect(shown).toContain("background:#ffd700;color:#000"); // black digits on yellow
+    const hidden = swatchStyle("#1f3a93", false);
+    expect(hidden).not.toMatch(/opacity/); // 25 % opacity took the digit with the swatch
+    expect(hidden).toContain("color:var(--aw-fg");
+    expect(hidden).toContain("dashed");
   });
 });

@@ -195,26 +195,33 @@ class Lab:
         nb.python(RESET_KERNEL)
         return self._run_all(page, nb.name, len(cells), time.time() + timeout)
 
-    def open_notebook(self, path: Path, *, viewport: tuple[int, int] = (1400, 1000),
-                      timeout: float = 600, before: str | None = None) -> LabNotebook:
+    def open_notebook(self, path: Path, *, viewport: tuple[int, int] = (1400, 1000), timeout: float = 600,
+                      before: str | None = None, init_script: str | None = None,
+                      commands: tuple[str, ...] = ()) -> LabNotebook:
         """Copy the notebook file ``path`` (markdown, hidden answers and all) into the server's root, open it in a
-        fresh page and run all its cells in order, as a user's Run All does (after ``before``, see :meth:`run`)."""
+        fresh page and run all its cells in order, as a user's Run All does (after ``before``, ``init_script`` and
+        ``commands``, see :meth:`run`)."""
         self.count += 1
         shutil.copy(path, self.root / path.name)
         return self.run(path.name, len(json.loads(path.read_text(encoding="utf-8"))["cells"]), viewport=viewport,
-                        timeout=timeout, before=before)
+                        timeout=timeout, before=before, init_script=init_script, commands=commands)
 
-    def run(self, name: str, n_cells: int, *, viewport: tuple[int, int] = (1400, 1000),
-            timeout: float = 120, before: str | None = None) -> LabNotebook:
+    def run(self, name: str, n_cells: int, *, viewport: tuple[int, int] = (1400, 1000), timeout: float = 120,
+            before: str | None = None, init_script: str | None = None, commands: tuple[str, ...] = ()
+            ) -> LabNotebook:
         """Open notebook ``name`` (``n_cells`` cells, in the server's root) in a fresh page, run all its cells and
         wait until every code cell ran and the kernel idles; raise with the traceback if a cell raised. ``before``:
-        code run in the kernel once it is idle, before the cells (no cell of the notebook shows it)."""
+        code run in the kernel once it is idle, before the cells (no cell of the notebook shows it);
+        ``init_script``: JavaScript the page runs before its own; ``commands``: JupyterLab commands run before the
+        cells (``"attnwidgets:lecture-mode"``: the extension's lecture mode)."""
         self._reusable = None
         for old in self.browser.contexts:  # one notebook page at a time keeps memory and focus simple
             old.close()
         self.shutdown_kernels()
         context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         context._aw_errors = []
+        if init_script:
+            context.add_init_script(init_script)
         page = context.new_page()
         page.on("pageerror", lambda e: context._aw_errors.append(str(e)))
         page.on("dialog", lambda d: (context._aw_errors.append(f"dialog: {d.message}"), d.dismiss()))
@@ -230,6 +237,8 @@ class Lab:
         )
         if before:
             LabNotebook(page, name).python(before)
+        for command in commands:
+            page.evaluate("(c) => window.jupyterapp.commands.execute(c)", command)
         return self._run_all(page, name, n_cells, time.time() + timeout)
 
     def _run_all(self, page: Any, name: str, n_cells: int, deadline: float) -> LabNotebook:
@@ -270,8 +279,16 @@ def browser(chromium_path: str) -> Iterator[Any]:
             b.close()
 
 
-def _jupyter(app: str, tmp_path_factory: pytest.TempPathFactory, browser: Any, tree: str) -> Iterator[Lab]:
-    """A Jupyter server with ``app``'s front end (``lab`` or ``notebook``), no token, in a fresh root folder."""
+#: This tree's build of the JupyterLab extension (``cd js && npm run build``), when there is one.
+LAB_EXTENSION = Path(__file__).resolve().parents[2] / "attnwidgets" / "labextension"
+
+
+def _jupyter(app: str, tmp_path_factory: pytest.TempPathFactory, browser: Any, tree: str,
+             env: dict[str, str] | None = None) -> Iterator[Lab]:
+    """A Jupyter server with ``app``'s front end (``lab`` or ``notebook``), no token, in a fresh root folder, with
+    ``env`` added to its environment (and its kernels'). It loads this tree's build of the JupyterLab extension
+    (:data:`LAB_EXTENSION`, found first on ``JUPYTER_PATH``) where there is one, not the copy an earlier install put
+    in the environment's share/jupyter, so a test sees the extension as built from the code it tests."""
     root = tmp_path_factory.mktemp(app)
     settings = tmp_path_factory.mktemp(f"{app}-settings")
     notif = settings / "@jupyterlab" / "apputils-extension"
@@ -284,7 +301,12 @@ def _jupyter(app: str, tmp_path_factory: pytest.TempPathFactory, browser: Any, t
     # The kernels draw figures as a user's do (ipykernel's inline backend): CI exports MPLBACKEND=Agg for its own
     # processes, and a kernel that inherited it showed no figure of a notebook without `%matplotlib inline` (01's).
     env = {"JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("runtime")),
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline", **(env or {})}
+    if (LAB_EXTENSION / "package.json").exists():
+        share = tmp_path_factory.mktemp(f"{app}-share")
+        (share / "labextensions").mkdir()
+        (share / "labextensions" / "attnwidgets").symlink_to(LAB_EXTENSION)
+        env["JUPYTER_PATH"] = os.pathsep.join(p for p in [str(share), os.environ.get("JUPYTER_PATH", "")] if p)
     cmd = [sys.executable, "-m", "jupyter", app, "--no-browser", f"--port={port}", "--ServerApp.token=",
            "--ServerApp.password=", "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root}",
            f"--{app_class}.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True"]
@@ -296,6 +318,14 @@ def _jupyter(app: str, tmp_path_factory: pytest.TempPathFactory, browser: Any, t
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
     yield from _jupyter("lab", tmp_path_factory, browser, "lab/tree")
+
+
+@pytest.fixture(scope="session")
+def lecture_lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
+    """JupyterLab whose kernels draw in the lecture theme (``ATTNWIDGETS_THEME=lecture``, as ``attnwidgets lab
+    --lecture`` starts them); open a notebook with ``commands=("attnwidgets:lecture-mode",)`` for JupyterLab's own
+    lecture fonts."""
+    yield from _jupyter("lab", tmp_path_factory, browser, "lab/tree", {"ATTNWIDGETS_THEME": "lecture"})
 
 
 @pytest.fixture(scope="session")

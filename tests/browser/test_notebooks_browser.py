@@ -1,10 +1,22 @@
-"""Every tutorial notebook, run top to bottom in JupyterLab as a user's Run All does, renders every view without an
-error: no cell raises, no widget shows its error box or "Error displaying widget", and the page throws nothing.
+"""Every tutorial notebook, run top to bottom in JupyterLab as a user's Run All does, in the lecture theme at 1280 x
+720 (a lecturer's projector), renders every view without an error and reads from the back of the room.
 
 nbclient/nbmake execute the cells but never render them, so an error that lives in the page (a view that cannot
 decode what Python sent it) passes there unseen; this test is the run of the notebooks in CI (.ci/run), one
-JupyterLab server for all of them. The same run checks every figure a notebook shows in the light theme (what
-tests/plots/test_notebook_figures.py checks in the lecture theme), so no other tier executes the notebooks for it.
+JupyterLab server for all of them, its kernels in the lecture theme (``ATTNWIDGETS_THEME=lecture``) and JupyterLab in
+the extension's lecture mode (its fonts). From that one run:
+
+- no cell raises, no widget shows its error box or "Error displaying widget", and the page throws nothing;
+- every figure the notebook shows reads in the lecture theme (``figure_problems`` of
+  tests/plots/test_notebook_figures.py: no text under 14 pt, no overlap, not wider than the lecture box);
+- every widget view it shows reads in the page, with JupyterLab's file browser closed and open (issue 33 §1,
+  tests/browser/layout_check.py): no text under 14 px, no two text boxes overlapping, nothing cut (wider than its
+  output area without a scrollbar, or text clipped), and each view's main map at least 200 px;
+- the executed notebook is saved for the docs (:data:`EXECUTED`).
+
+No other tier executes the notebooks (the unit tier's figure tests build the layouts from hand-made attention).
+Screenshots: test-artifacts/notebook-<name>.png, and test-artifacts/layout/<name>-cell<i>-<state>.png for each
+widget cell with a problem (every widget cell when ``ATTNWIDGETS_LAYOUT_SHOTS=1``).
 """
 
 from __future__ import annotations
@@ -17,6 +29,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import ARTIFACTS
+from layout_check import CANVAS_TEXTS, check_output
 
 from tests.plots.test_notebook_figures import COLLECT, REPORT, ROOT
 
@@ -41,14 +55,22 @@ SCROLL_WIDGETS = f"""async () => {{
 }}"""
 
 # Each widget output in the page: its cell's index, whether it drew (a view's root, a box of views or a picture) and
-# the start of its text (an error a widget output shows instead of a view).
+# the start of its text (an error a widget output shows instead of a view). JupyterLab 4.5 puts no data-mime-type on
+# a widget's output, so each is found from its cell's outputs (the k-th output is the output area's k-th child) and
+# marked with data-aw-widget-output.
 WIDGET_OUTPUTS = f"""() => {{
     const nb = window.jupyterapp.shell.currentWidget.content;
     const out = [];
     nb.widgets.forEach((cell, i) => {{
-        for (const o of cell.node.querySelectorAll(".jp-OutputArea-output[data-mime-type='{WIDGET_MIME}']"))
-            out.push({{ cell: i, drawn: !!o.querySelector('.aw-root, .widget-box, .widget-html, img, canvas'),
-                        text: o.innerText.slice(0, 300) }});
+        if (cell.model.type !== 'code') return;
+        cell.model.outputs.toJSON().forEach((o, k) => {{
+            const child = cell.outputArea.widgets[k];
+            if (!o.data || !o.data['{WIDGET_MIME}'] || !child) return;
+            const node = child.node.querySelector('.jp-OutputArea-output') || child.node;
+            node.dataset.awWidgetOutput = String(i);
+            out.push({{ cell: i, drawn: !!node.querySelector('.aw-root, .widget-box, .widget-html, img, canvas'),
+                        text: node.innerText.slice(0, 300) }});
+        }});
     }});
     return out;
 }}"""
@@ -72,25 +94,82 @@ CLAIMS = os.environ.get("ATTNWIDGETS_CI_CLAIMS")
 
 @pytest.fixture
 def claimed_lab(request):
-    """The session's ``lab``, once this process has claimed the test in :data:`CLAIMS` (when set); a test the other
-    stream claimed first is skipped, and a process whose every test was claimed starts no server."""
+    """The session's ``lecture_lab``, once this process has claimed the test in :data:`CLAIMS` (when set); a test
+    the other stream claimed first is skipped, and a process whose every test was claimed starts no server."""
     if CLAIMS:
         try:
             os.mkdir(Path(CLAIMS) / re.sub(r"\W+", "_", request.node.name))
         except FileExistsError:
             pytest.skip("run by the other stream of .ci/run")
-    return request.getfixturevalue("lab")
+    return request.getfixturevalue("lecture_lab")
 
 
 def _code_cells(path: Path) -> int:
     return sum(c["cell_type"] == "code" for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
 
 
+#: The page a room sees, and how to get JupyterLab's file browser (the left side bar) open or closed.
+VIEWPORT = (1280, 720)
+FILE_BROWSER = {"closed": "() => window.jupyterapp.shell.collapseLeft()",
+                "open": "() => window.jupyterapp.shell.activateById('filebrowser')"}
+WIDGET_CELLS = f"""() => window.jupyterapp.shell.currentWidget.content.widgets.flatMap((cell, i) =>
+    cell.model.type === 'code' && cell.model.outputs.toJSON().some(o => o.data && o.data['{WIDGET_MIME}'])
+    ? [i] : [])"""
+SHOTS = ARTIFACTS / "layout"
+# Outputs other than views (a table, printed text) wider than their output area: the room sees them cut at the edge.
+WIDE_OUTPUTS = """() => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    const out = [];
+    nb.widgets.forEach((cell, i) => {
+        if (cell.model.type !== 'code') return;
+        for (const o of cell.node.querySelectorAll('.jp-OutputArea-output:not([data-aw-widget-output])'))
+            if (o.scrollWidth > o.clientWidth + 1 && !o.querySelector('.aw-root, .jupyter-widgets'))
+                out.push(`cell ${i}: output ${o.scrollWidth} px wide in a ${o.clientWidth} px output area`);
+    });
+    return out;
+}"""
+# The prompts ("[12]:") the prompt column cuts: JupyterLab ellipsises a prompt wider than its column.
+CUT_PROMPTS = """() => [...document.querySelectorAll('.jp-InputPrompt, .jp-OutputPrompt')]
+    .filter(e => e.textContent.trim() && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
+
+
+def layout_problems(page, name: str) -> list[str]:
+    """Every widget view of the open notebook read by layout_check.CHECK, with the file browser closed and open: one
+    line per problem, naming the cell."""
+    problems = []
+    cells = page.evaluate(WIDGET_CELLS)
+    for state, toggle in FILE_BROWSER.items():
+        page.evaluate(toggle)
+        page.wait_for_timeout(1000)  # the views fit their new width (a ResizeObserver each) and paint again
+        for i in cells:
+            page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.scrollToItem({i}, 'start')")
+            page.wait_for_timeout(700)
+            page.evaluate(WIDGET_OUTPUTS)  # marks them
+            outputs = page.locator(f"[data-aw-widget-output='{i}']")
+            outputs.first.evaluate("(e) => e.scrollIntoView({ block: 'start' })")  # the view at the top, as shown
+            page.wait_for_timeout(300)
+            found = []
+            for k in range(outputs.count()):
+                result = check_output(outputs.nth(k))
+                found += [f"cell {i} (file browser {state}): {p['kind']}: {p['what']}" for p in result["problems"]]
+            if found or os.environ.get("ATTNWIDGETS_LAYOUT_SHOTS"):
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SHOTS / f"{name}-cell{i}-{state}.png"))
+            problems += found
+        problems += [f"{w} (file browser {state}): it runs off the screen" for w in page.evaluate(WIDE_OUTPUTS)]
+        cut = sorted(set(page.evaluate(CUT_PROMPTS)))
+        if cut:
+            problems.append(f"prompts cut by their column (file browser {state}): {cut[:6]}")
+    return problems
+
+
 # The longest first (by code cells, a fair guess of the time), so that the streams sharing them end close together.
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS, key=_code_cells, reverse=True), ids=lambda p: p.name)
 def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
     lab = claimed_lab
-    nb = lab.open_notebook(path, timeout=900, before=COLLECT)  # COLLECT keeps every figure the notebook shows
+    # COLLECT keeps every figure the notebook shows; CANVAS_TEXTS every text a canvas draws.
+    nb = lab.open_notebook(path, timeout=900, before=COLLECT, viewport=VIEWPORT, init_script=CANVAS_TEXTS,
+                           commands=("attnwidgets:lecture-mode",))
     page = nb.page
     n = page.evaluate(SCROLL_WIDGETS)
     outs = _widget_outputs(page, n)
@@ -104,14 +183,16 @@ def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
     assert not problems, f"{path.name} in JupyterLab:\n" + "\n".join(problems)
     assert n > 0 or "aw." not in path.read_text(encoding="utf-8"), f"{path.name}: no widget output was found"
     save_executed(lab, page, path)
-    # Every figure it showed reads (tests/plots/test_notebook_figures.py: no overlapping texts), from this one run.
+    # Every figure it showed reads (tests/plots/test_notebook_figures.py), and every view (layout_check.py).
     report = json.loads(nb.python(REPORT.format(root=str(ROOT)), timeout=300).split("AW-FIGURES ", 1)[1])
-    bad = [f"cell {r['cell']} ({r['title']}, {r['theme']}): {'; '.join(r['problems'])}" for r in report
+    bad = [f"figure of cell {r['cell']} ({r['title']}, {r['theme']}): {'; '.join(r['problems'])}" for r in report
            if r["problems"]]
-    assert not bad, f"{path.name}'s figures:\n" + "\n".join(bad)
+    bad += layout_problems(page, path.stem)
+    assert not bad, f"{path.name} in the lecture theme at {VIEWPORT[0]} x {VIEWPORT[1]}:\n" + "\n".join(bad)
     # (05, the lecture quick start, shows widgets only; every other notebook draws figures, so none seen means the
     # collection missed them)
     assert report or path.name.startswith("05_"), f"{path.name}: no figure was seen"
+    assert all(r["theme"] == "lecture" for r in report), "the kernel did not draw in the lecture theme"
 
 
 #: Where each notebook that ran cleanly is saved with its outputs: the docs site renders the tutorials from here

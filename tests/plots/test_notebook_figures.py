@@ -1,5 +1,5 @@
-"""Every figure the tutorial notebooks draw reads on a projector (issue 24 §2): no two text boxes overlap, in both
-themes, and no text is under LECTURE_MIN_FONT (14 pt) in the lecture theme.
+"""Every figure the tutorial notebooks draw reads on a projector (issue 24 §2): no two text boxes overlap, no text is
+under LECTURE_MIN_FONT (14 pt) in the lecture theme, and no figure is wider than the lecture box.
 
 Before, the notebooks laid several panels out with ``plt.subplots`` at laptop sizes: in the lecture theme 01 §6's
 five checkpoint maps were ~20 px squares with titles wrapped to four lines, 02's rollout / flow panels and the
@@ -7,20 +7,22 @@ tiny-vs-bundled comparison had ~8 px titles and a colour-bar label over the next
 role maps were shrunk to ~95 px. ``aw.plots.panel_grid`` / ``aw.plots.fit_panels`` lay panels out for the theme (in the
 lecture theme they wrap to rows inside 960 px).
 
-The fast tests build the notebooks' multi-panel layouts from hand-made attention; the slow one runs each notebook
-top to bottom in a kernel in the lecture theme and checks every figure it displays, collected at display time, so a
-new figure cell is covered without being listed here. The light theme's check runs in the notebooks tier's own run of
-each notebook (tests/browser/test_notebooks_browser.py, with COLLECT and REPORT from here): CI executes each notebook
-once in the light theme, for that test, these checks and the docs. A widget's fallback picture (its static twin, in
-the display bundle for front ends without widgets) is left out: in JupyterLab the room sees the live widget, and
-tests/plots/test_plot_lecture_sizes.py checks the twins.
+Where each check runs:
+
+- here (the unit tier, fast): the notebooks' multi-panel layouts built from hand-made attention, every static twin,
+  and the checker itself (:func:`figure_problems`), in both themes;
+- in the notebooks tier (tests/browser/test_notebooks_browser.py, with :data:`COLLECT` and :data:`REPORT` from here):
+  every figure every notebook displays, collected at display time while JupyterLab runs the notebook top to bottom
+  in the lecture theme, so a new figure cell is covered without being listed here. CI executes each notebook once,
+  there, for that test, these checks, the widgets' layout checks and the docs' executed copies (this module's
+  former nbclient run of every notebook in the lecture theme, ~220 s of the unit tier, is gone).
+
+A widget's fallback picture (its static twin, in the display bundle for front ends without widgets) is left out: in
+JupyterLab the room sees the live widget, and tests/plots/test_plot_lecture_sizes.py checks the twins.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -211,33 +213,3 @@ for _cell, _fig, _drawn in _aw_figures:
                         theme=_drawn, problems=_problems(_fig, _drawn)))
 print("AW-FIGURES " + _json.dumps(_report))
 """
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("theme", ["lecture"])  # light: in tests/browser/test_notebooks_browser.py's run
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
-def test_every_notebook_figure_reads(path, theme, tmp_path):
-    import nbformat
-
-    from attnwidgets.nbexport import notebook_client
-
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(COLLECT))
-    nb.cells.append(nbformat.v4.new_code_cell(REPORT.format(root=str(ROOT))))
-    env = {**os.environ, "ATTNWIDGETS_THEME": theme, "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    old = os.environ.copy()
-    os.environ.update(env)  # the kernel inherits the environment of the process that starts it
-    try:
-        # A cell's timeout under pytest's 900 s, so a cell that hangs fails naming itself.
-        notebook_client(nb, ROOT / "notebooks", timeout=300).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
-    out = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
-    report = json.loads(out.split("AW-FIGURES ", 1)[1])
-    # (05, the lecture quick start, shows widgets only: an empty report is right there)
-    bad = [f"cell {r['cell']} ({r['title']}, {r['theme']}): {'; '.join(r['problems'])}" for r in report
-           if r["problems"]]
-    assert not bad, f"{path.name} in the {theme} theme:\n" + "\n".join(bad)
-    print(f"{path.name} {theme}: {len(report)} figures read", file=sys.stderr)

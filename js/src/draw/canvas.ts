@@ -135,6 +135,26 @@ export function fitToken(
 }
 
 /** Query labels left of the rows, key labels rotated above the columns. Text is drawn as pixels, never markup. */
+/** The smallest label a lecture-theme map draws (CSS px): what a room reads (issue 33 §1). */
+export const LECTURE_LABEL = 14;
+
+/** The label size on cells of `cell` px and which of them are named: all in the light theme (shrunk to the cell,
+ * 8 px at least); in the lecture theme at least LECTURE_LABEL px, so on small cells every `every`-th index and the
+ * highlighted one (`hi`), its neighbours closer than `every` left out. */
+export function labelPlan(
+  t: Theme,
+  cell: number,
+): { size: number; every: number; named: (i: number, hi?: number | null) => boolean } {
+  const lecture = t.name === "lecture";
+  const size = lecture
+    ? Math.max(LECTURE_LABEL, Math.min(t.font, cell - 2))
+    : Math.min(t.font, Math.max(8, cell - 2));
+  const every = lecture ? Math.max(1, Math.ceil((size * 1.15) / Math.max(1, cell))) : 1;
+  const named = (i: number, hi?: number | null) =>
+    i === hi || (i % every === 0 && (hi === undefined || hi === null || hi < 0 || Math.abs(i - hi) >= every));
+  return { size, every, named };
+}
+
 export function drawLabels(
   ctx: CanvasRenderingContext2D,
   l: HeatmapLayout,
@@ -144,16 +164,20 @@ export function drawLabels(
   highlight?: { q: number; k: number } | null,
 ): void {
   if (!l.showLabels) return;
-  const size = Math.min(t.font, Math.max(8, l.cell - 2));
+  // Lecture: never under LECTURE_LABEL px (a room reads 14 px, not the 10 px a 12 px cell left), so on small cells
+  // every `every`-th token is named, and the highlighted one always.
+  const { size, named } = labelPlan(t, l.cell);
   ctx.font = `${size}px ${t.fontFamily}`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "right";
   for (let q = 0; q < l.nq; q++) {
+    if (!named(q, highlight?.q)) continue;
     ctx.fillStyle = highlight && highlight.q === q ? t.accent : t.fg;
     ctx.fillText(fitToken(ctx, queries[q] ?? "", l.x0 - 6), l.x0 - 4, l.y0 + (q + 0.5) * l.cell);
   }
   ctx.textAlign = "left";
   for (let k = 0; k < l.nk; k++) {
+    if (!named(k, highlight?.k)) continue;
     ctx.save();
     ctx.translate(l.x0 + (k + 0.5) * l.cell, l.y0 - 4);
     ctx.rotate(-Math.PI / 2);

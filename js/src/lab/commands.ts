@@ -13,11 +13,14 @@ import { LECTURE_EVENT } from "../shared/widget_shell";
 export const LECTURE_COMMAND = "attnwidgets:lecture-mode";
 export const TUTORIALS_COMMAND = "attnwidgets:open-tutorials";
 
-/** JupyterLab's font sizes in lecture mode: what `attnwidgets lab --lecture` sets at launch (lab.py LECTURE_FONTS). */
+/** JupyterLab's font sizes in lecture mode: what `attnwidgets lab --lecture` sets at launch (lab.py LECTURE_FONTS),
+ * and a prompt column wide enough for "[100]:" in 18 px code (JupyterLab's 64 px cut the execution count from [10]
+ * on to "[1…"). */
 export const LECTURE_FONTS: Readonly<Record<string, string>> = {
   "--jp-code-font-size": "18px",
   "--jp-content-font-size1": "20px",
   "--jp-ui-font-size1": "16px",
+  "--jp-cell-prompt-width": "92px",
 };
 
 /** Lecture mode on or off: JupyterLab's fonts (CSS variables on the document, what its theme overrides set; the

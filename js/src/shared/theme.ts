@@ -75,7 +75,7 @@ export const BASE_CSS = `
   border-radius: 3px; padding: 1px 6px; }
 .aw-bar button { cursor: pointer; }
 .aw-root button { user-select: none; -webkit-user-select: none; }
-.aw-title { font-weight: 600; }
+.aw-title { font-weight: 600; overflow-wrap: anywhere; }
 .aw-muted { color: var(--aw-muted); }
 .aw-tooltip { position: absolute; pointer-events: none; background: rgba(20,20,20,.92); color: #fff; padding: 4px 7px;
   border-radius: 4px; font-size: var(--aw-font); white-space: pre; z-index: 10; display: none; }

@@ -50,8 +50,13 @@ const CSS = `
 .aw-abl-panel h4 { margin: 0 0 4px; font-size: 1em; }
 .aw-abl-group { margin: 6px 0 2px; color: var(--aw-muted); font-size: .9em; max-width: 520px; overflow: hidden;
   text-overflow: ellipsis; white-space: nowrap; }
-.aw-abl-row { display: grid; grid-template-columns: minmax(60px, max-content) 180px max-content; gap: 8px;
+.aw-abl-row { display: grid; grid-template-columns: minmax(60px, max-content) 160px 160px max-content; gap: 8px;
   align-items: center; }
+.aw-abl-axes { font-size: .8em; margin-top: 4px; }
+.aw-abl-delta { font-size: 1.3em; font-weight: 700; margin-left: .4em; font-variant-numeric: tabular-nums; }
+.aw-abl-dbar { top: 15%; height: 70%; }
+.aw-abl-dbar.aw-abl-up { background: #1a7f37; } .aw-abl-dbar.aw-abl-down { background: #cf222e; }
+.aw-abl-dbar.aw-muted { background: var(--aw-muted); }
 .aw-abl-track { position: relative; height: calc(var(--aw-font) * 1.4); background: var(--aw-abl-track);
   border-radius: 2px; }
 .aw-abl-bar { position: absolute; height: 45%; }
@@ -65,16 +70,15 @@ const CSS = `
 .aw-abl-maps figure { margin: 0; }
 .aw-abl-maps figcaption { color: var(--aw-muted); font-size: .9em; }
 .aw-abl-status[data-state=running] { color: var(--aw-accent); }
-.aw-ablation.aw-fit .aw-abl-body { flex-wrap: nowrap; gap: 14px; }
-.aw-ablation.aw-fit .aw-abl-cell { width: calc(var(--aw-font) * 1.3); height: calc(var(--aw-font) * 1.2);
-  font-size: .65em; }
-.aw-ablation.aw-fit .aw-abl-layer { min-width: 0; font-size: .7em; padding: 0 4px; }
-.aw-ablation.aw-fit .aw-abl-colhead { font-size: .65em; }
-.aw-ablation.aw-fit .aw-abl-hint { max-width: 340px; font-size: .75em; }
+.aw-ablation.aw-fit .aw-abl-body { gap: 14px; }
+.aw-ablation.aw-fit .aw-abl-cell { width: calc(var(--aw-font) * 1.7); height: calc(var(--aw-font) * 1.4);
+  font-size: .8em; }
+.aw-ablation.aw-fit .aw-abl-layer { min-width: 0; font-size: .8em; padding: 0 4px; }
+.aw-ablation.aw-fit .aw-abl-colhead { font-size: .8em; }
+.aw-ablation.aw-fit .aw-abl-hint { max-width: 420px; font-size: .8em; }
 .aw-ablation.aw-fit .aw-abl-select input[type=range] { width: 110px; }
 .aw-ablation.aw-fit .aw-abl-panel { min-width: 0; }
-.aw-ablation.aw-fit .aw-abl-row { grid-template-columns: minmax(50px, max-content) 120px max-content; }
-.aw-ablation.aw-fit .aw-abl-maps { flex-wrap: nowrap; }
+.aw-ablation.aw-fit .aw-abl-row { grid-template-columns: minmax(50px, max-content) 120px 120px max-content; }
 `;
 
 /** The page's parts: toolbar, grid and slider on the left, the watched numbers and the maps on the right. */
@@ -263,7 +267,9 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
   let zoomFrame = 0;
   const refit = () => {
     cancelAnimationFrame(zoomFrame);
-    zoomFrame = requestAnimationFrame(() => zoomToFit(root, fit.box()));
+    zoomFrame = requestAnimationFrame(() =>
+      zoomToFit(root, fit.box(), theme(model.get("theme")).name === "lecture"),
+    );
   };
   const fit = fitWatcher(model, el, root, refit);
   cleanups.push(fit.cleanup, () => cancelAnimationFrame(zoomFrame));

@@ -17,7 +17,10 @@ import {
   barSpan,
   canonical,
   cellLook,
+  deltaAxisText,
   deltaClass,
+  deltaRanges,
+  deltaSpan,
   formatDelta,
   formatValue,
   headState,
@@ -63,8 +66,25 @@ export function paintGrid(
   });
 }
 
-/** One watched number: its name, before (grey) and after (colour) bars on a track over [lo, hi], the numbers. */
-function outputRow(r: OutputRow, lo: number, hi: number): HTMLElement {
+/** The change of one watched number on its change axis (half-width `range`): a bar from the centre line. */
+function deltaTrack(r: OutputRow, range: number): HTMLElement {
+  const track = h("div", { className: "aw-abl-track aw-abl-dtrack", "data-testid": "out-delta-track" });
+  track.append(h("div", { className: "aw-abl-zero", style: "left: 50%" }));
+  const span = deltaSpan(r.delta, range);
+  if (span.width > 0)
+    track.append(
+      h("div", {
+        className: `aw-abl-bar aw-abl-dbar ${deltaClass(r.delta)}`,
+        style: `left: ${span.left * 100}%; width: ${span.width * 100}%`,
+      }),
+    );
+  track.dataset.share = String(span.width * 2 * Math.sign(r.delta ?? 0));
+  return track;
+}
+
+/** One watched number: its name, before (grey) and after (colour) bars on a track over [lo, hi], its change on the
+ * change axis, the numbers (the change in large type). */
+function outputRow(r: OutputRow, lo: number, hi: number, range: number): HTMLElement {
   const track = h("div", { className: "aw-abl-track" });
   if (lo < 0)
     track.append(h("div", { className: "aw-abl-zero", style: `left: ${(-lo / (hi - lo)) * 100}%` }));
@@ -87,15 +107,19 @@ function outputRow(r: OutputRow, lo: number, hi: number): HTMLElement {
     h("span", { text: formatValue(r.before), "data-testid": "out-before" }),
     " → ",
     h("span", { text: formatValue(r.after), "data-testid": "out-after" }),
-    " ",
-    h("span", { text: formatDelta(r.delta), "data-testid": "out-delta", className: deltaClass(r.delta) }),
   );
+  const delta = h("span", {
+    text: formatDelta(r.delta),
+    "data-testid": "out-delta",
+    className: `aw-abl-delta ${deltaClass(r.delta)}`,
+  });
   const row = h(
     "div",
     { className: "aw-abl-row", "data-testid": "out-row" },
     h("span", { text: userText(r.name) }),
     track,
-    nums,
+    deltaTrack(r, range),
+    h("span", {}, nums, delta),
   );
   Object.assign(row.dataset, {
     item: r.item,
@@ -111,6 +135,19 @@ export function paintOutput(output: HTMLElement, out: Payload): void {
   output.replaceChildren();
   if (!out || !out.rows) return;
   const ranges = outputRanges(out.rows);
+  const changes = deltaRanges(out.rows);
+  // The axes' heads: the value's own axis, and the change's, zoomed to the largest change of the watched numbers.
+  const widest = Math.max(0, ...changes.values());
+  output.append(
+    h(
+      "div",
+      { className: "aw-abl-row aw-abl-axes aw-muted" },
+      h("span"),
+      h("span", { text: "value: before / after" }),
+      h("span", { text: deltaAxisText(widest), "data-testid": "delta-axis" }),
+      h("span"),
+    ),
+  );
   let group = "";
   for (const r of out.rows) {
     if (r.item !== group) {
@@ -119,7 +156,7 @@ export function paintOutput(output: HTMLElement, out: Payload): void {
       output.append(h("div", { className: "aw-abl-group", text, title: text }));
     }
     const [lo, hi] = ranges.get(r.name) ?? [0, 1];
-    output.append(outputRow(r, lo, hi));
+    output.append(outputRow(r, lo, hi, widest));
   }
   output.dataset.seq = String(out.seq);
   output.dataset.ablation = JSON.stringify(canonical(out.ablation ?? { edits: [] }));
@@ -139,14 +176,17 @@ export function paintMaps(
   const vmax = Math.max(maxOf(before.data), maxOf(after.data)) || 1;
   const [nq, nk] = before.shape;
   const probe = textMeasurer();
-  const small = { ...t, font: Math.max(9, t.font - 2) };
+  // lecture: labels at least 14 px (the room reads them), light: a little under the view's font
+  const small = { ...t, font: t.name === "lecture" ? Math.max(14, t.font - 4) : Math.max(9, t.font - 2) };
   const l = heatmapLayout({
     nq,
     nk,
     // fitted, the grid and the maps stand side by side (CSS above), so the maps are small enough to sit in a row
     // beside the head grid: the explorer then needs little or no zoom, and its text stays projector-sized
-    maxGrid: fitted ? 140 : t.name === "lecture" ? 340 : 240,
-    maxCell: fitted ? 12 : t.name === "lecture" ? 26 : 18,
+    // fitted, the maps sit in a row under the watched numbers; at 220 px a room still sees the pattern (140 px
+    // maps with 8 px labels did not)
+    maxGrid: fitted ? 220 : t.name === "lecture" ? 340 : 240,
+    maxCell: fitted ? 22 : t.name === "lecture" ? 26 : 18,
     labelWidth: labelRoom(probe, hm.queries, small, 90),
     labelHeight: labelRoom(probe, hm.keys, small, 90),
     minLabelCell: 8,
@@ -169,9 +209,18 @@ export function paintMaps(
 
 /** Fit to screen: the explorer is many HTML parts (head buttons, rows, two maps) that do not size themselves, so a
  * fitted explorer is zoomed as a whole (never below fitZoom's minimum) to lie inside `box`, legend included. */
-export function zoomToFit(root: HTMLElement, box: { width: number; height: number } | null): void {
+export function zoomToFit(
+  root: HTMLElement,
+  box: { width: number; height: number } | null,
+  lecture = false,
+): void {
   root.style.zoom = "";
-  const z = box ? fitZoom(root.getBoundingClientRect(), { width: box.width - 12, height: box.height }) : 1;
+  // In the lecture theme the explorer is never zoomed out (its text would go under the room's 14 px): it wraps to
+  // the width instead, and the notebook scrolls.
+  const z =
+    box && !lecture
+      ? fitZoom(root.getBoundingClientRect(), { width: box.width - 12, height: box.height })
+      : 1;
   root.style.zoom = z < 1 ? String(z) : "";
   root.dataset.zoom = String(z);
 }

@@ -271,6 +271,32 @@ export function outputRanges(rows: OutputRow[]): Map<string, [number, number]> {
   return ranges;
 }
 
+/** The half-width of each watched number's change axis: the largest |after − before| of its rows, so the biggest
+ * change fills half the track however small it is (on the value's own axis, a head's change of 0.002 on a 0.9
+ * value was a flicker of the bar's end). 0 when nothing changed. */
+export function deltaRanges(rows: OutputRow[]): Map<string, number> {
+  const ranges = new Map<string, number>();
+  for (const r of rows) {
+    const d = r.delta === null || !Number.isFinite(r.delta) ? 0 : Math.abs(r.delta);
+    ranges.set(r.name, Math.max(ranges.get(r.name) ?? 0, d));
+  }
+  return ranges;
+}
+
+/** A change's bar on a change axis of half-width `range` centred on 0: left edge and width as shares of the track. */
+export function deltaSpan(delta: number | null, range: number): { left: number; width: number } {
+  if (delta === null || !Number.isFinite(delta) || !(range > 0)) return { left: 0.5, width: 0 };
+  const half = Math.max(-1, Math.min(1, delta / range)) / 2;
+  return { left: Math.min(0.5, 0.5 + half), width: Math.abs(half) };
+}
+
+/** The change axis's label: its half-width, to as many digits as it needs to differ from 0. */
+export function deltaAxisText(range: number): string {
+  if (!(range > 0)) return "change: none";
+  const digits = Math.max(2, Math.min(6, 1 - Math.floor(Math.log10(range))));
+  return `change, axis ±${range.toFixed(digits)}`;
+}
+
 /** The class of a change's number: muted when it is (nearly) none, up or down. */
 export function deltaClass(delta: number | null): string {
   const d = delta ?? 0;

@@ -4,6 +4,7 @@
 import {
   drawLegend,
   fitToken,
+  labelPlan,
   labelRoom,
   matrixCanvas,
   prepareCanvas,
@@ -52,16 +53,18 @@ function divergingCanvas(data: Float32Array, rows: number, cols: number, dmax: n
 
 /** The query labels left of a map and the key labels above it, unaligned ones grey. */
 function drawTokens(ctx: CanvasRenderingContext2D, p: Panel, s: Side, room: number, t: Theme): void {
-  const size = Math.min(t.font, Math.max(8, p.cell - 2));
+  const { size, named } = labelPlan(t, p.cell); // lecture: 14 px, every k-th token on small cells
   ctx.font = `${size}px ${t.fontFamily}`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "right";
   for (let q = 0; q < p.nq; q++) {
+    if (!named(q)) continue;
     ctx.fillStyle = s.qOk && !s.qOk[q] ? UNALIGNED : t.fg;
     ctx.fillText(fitToken(ctx, s.q[q] ?? "", room - 6), p.x0 - 4, p.y0 + (q + 0.5) * p.cell);
   }
   ctx.textAlign = "left";
   for (let k = 0; k < p.nk; k++) {
+    if (!named(k)) continue;
     ctx.save();
     ctx.translate(p.x0 + (k + 0.5) * p.cell, p.y0 - 4);
     ctx.rotate(-Math.PI / 2);
@@ -272,7 +275,9 @@ function gridAxes(ctx: CanvasRenderingContext2D, s: GridScene, g: GridLayout): v
   // Every k-th layer's number when cells are shorter than the text (a fitted grid): they overlapped.
   const layerEvery = Math.max(1, Math.ceil((t.font * 1.1) / g.cell));
   for (let layer = 0; layer < nLayers; layer++) {
-    if (layer % layerEvery && layer !== selLayer) continue;
+    // the selected layer's number always; another only clear of it (a 3 between 2 and 4 ran into both)
+    const clear = Math.abs(layer - selLayer) >= layerEvery || selLayer < 0;
+    if (layer !== selLayer && (layer % layerEvery || !clear)) continue;
     ctx.fillStyle = layer === selLayer ? t.accent : t.fg;
     ctx.fillText(String(layer), g.x0 - 5, g.y0 + (layer + 0.5) * g.cell);
   }

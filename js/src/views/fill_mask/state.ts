@@ -56,7 +56,9 @@ export function menuOptions(shape: number[]): {
 
 /** The pictures' width (CSS px): the widget's (`measured`, else the output area's), within 240 and the theme's most. */
 export function pictureWidth(measured: number, room: number, themeName: string): number {
-  const w = measured || room;
+  // never wider than the room less the root's padding: a title measured before the file browser opened kept the
+  // picture as wide as before (828 px in an 820 px output, cut)
+  const w = Math.min(measured || room, room - 16);
   return Math.max(240, Math.min(w - 8, themeName === "lecture" ? 1180 : 900));
 }
 

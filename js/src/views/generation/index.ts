@@ -350,7 +350,7 @@ const CSS = `
 .aw-generation .aw-gen-line { margin: 2px 0; white-space: normal; }
 .aw-generation .aw-gen-label { color: var(--aw-muted); margin-right: 6px; }
 .aw-generation .aw-tok { padding: 1px 2px; border-radius: 3px; white-space: pre; border: 2px solid transparent; }
-.aw-generation .aw-tok.aw-future { opacity: 0.35; }
+.aw-generation .aw-tok.aw-future { color: var(--aw-muted); opacity: 0.8; }
 .aw-generation .aw-tok.aw-current { border-color: var(--aw-accent); font-weight: 700; }
 .aw-generation .aw-gen-row { display: flex; gap: 18px; align-items: flex-start; flex-wrap: wrap; }
 .aw-generation .aw-topk { min-width: 180px; }

@@ -1,7 +1,7 @@
 // GenerationView's drawing: the text's token colours, the steps x keys map, the top-k list and the span-share
 // panel (state.ts says what; this says how).
 
-import { drawMatrix, fitToken, prepareCanvas } from "../../draw/canvas";
+import { drawMatrix, fitToken, labelPlan, prepareCanvas } from "../../draw/canvas";
 import { type ColorMapName, categorical, readableOn, rgbAt } from "../../draw/colors";
 import { fmt, textOn } from "../../draw/heads";
 import { type Sampling, reshape } from "../../draw/sampling";
@@ -140,15 +140,20 @@ export function paintMatrix(canvas: HTMLCanvasElement, s: MapScene): void {
 /** The steps' tokens down the left (the current one in the accent) and the keys up the top. */
 function mapLabels(ctx: CanvasRenderingContext2D, s: MapScene): void {
   const { t, g } = s;
-  ctx.font = `${Math.max(10, t.font - 2)}px ${t.fontFamily}`;
+  // lecture: 14 px labels, every k-th token on small cells (labelPlan); light: as before
+  const plan = labelPlan({ ...t, font: Math.max(10, t.font - 2) }, g.cell);
+  ctx.font = `${t.name === "lecture" ? plan.size : Math.max(10, t.font - 2)}px ${t.fontFamily}`;
+  const named = t.name === "lecture" ? plan.named : () => true;
   ctx.textBaseline = "middle";
   ctx.textAlign = "right";
   s.rowLabels.forEach((tok, q) => {
+    if (!named(q, s.step)) return;
     ctx.fillStyle = q === s.step ? t.accent : t.fg;
     ctx.fillText(fitToken(ctx, tok ?? "", g.x0 - 8), g.x0 - 4, g.y0 + (q + 0.5) * g.cell);
   });
   ctx.textAlign = "left";
   s.colLabels.forEach((tok, k) => {
+    if (!named(k)) return;
     ctx.save();
     ctx.translate(g.x0 + (k + 0.5) * g.cell, g.y0 - 4);
     ctx.rotate(-Math.PI / 2);

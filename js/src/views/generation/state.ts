@@ -208,6 +208,9 @@ export interface MapGeometry {
   height: number;
 }
 
+/** The least height (CSS px, labels included) a fitted map keeps beside the span-share panel. */
+export const MIN_FIT_MAP = 340;
+
 /** The map's cell and margins: `roomW` the width its row has, `fitted` a box to fit in (its height less what the
  * share panel takes, `panelH`), labels only when a cell is 10 px or more. */
 export function mapGeometry(o: {
@@ -224,7 +227,9 @@ export function mapGeometry(o: {
   const maxW = Math.min(o.maxGrid, o.roomW - 260);
   let cell = Math.max(3, Math.min(o.maxCell, Math.floor(Math.max(120, maxW) / Math.max(o.cols, o.rows, 1))));
   if (o.fitted) {
-    const mapH = o.fitted.height - o.panelH;
+    // The span-share panel shares the screen's height with the map, but never shrinks the map under MIN_FIT_MAP
+    // (it took the map to ~110 px in a 720 px window): the panel goes below the fold instead.
+    const mapH = Math.max(o.fitted.height - o.panelH, Math.min(o.fitted.height, MIN_FIT_MAP));
     const byW = Math.floor(
       (o.fitted.width - TOPK_ROOM - Math.min(140, labelFont * 7) - 8) / Math.max(o.cols, 1),
     );

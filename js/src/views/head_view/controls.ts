@@ -1,7 +1,7 @@
 // HeadView's controls: the toolbar (kind, layer, sentence filter, window pager, words), the head swatches (GQA
 // groups outlined), and the canvas's hover, click (select a span of queries) and keys.
 
-import { categorical, hexToRgb } from "../../draw/colors";
+import { categorical } from "../../draw/colors";
 import { kvGroups } from "../../draw/heads";
 import { nextSpan } from "../../draw/span";
 import { h, listen, menu, resetControls, typedInControl } from "../../shared/dom";
@@ -15,7 +15,7 @@ import {
   queryCount,
   soloHead,
   stepWindow,
-  swatchInk,
+  swatchStyle,
   toggleHead,
 } from "./state";
 
@@ -115,10 +115,8 @@ export class Swatches {
     }
     const on = new Set(this.model.get("heads"));
     this.buttons.forEach((s, i) => {
-      const ink = swatchInk(hexToRgb(categorical(i)));
       s.setAttribute("aria-pressed", on.has(i) ? "true" : "false");
-      s.style.cssText = `background:${categorical(i)};color:${ink};border:2px solid ${on.has(i) ? "#0000" : "#999"};
-        opacity:${on.has(i) ? 1 : 0.25};min-width:2.2em;border-radius:4px;cursor:pointer`;
+      s.style.cssText = swatchStyle(categorical(i), on.has(i));
     });
   }
 

@@ -2,6 +2,7 @@
 // What Python sends is typed by js/src/generated/wire.ts (attnwidgets/viewdata/views/head_view.py); a window's
 // payload says which token each row and column is (attnwidgets/viewdata/lines.py: window_payload).
 
+import { hexToRgb } from "../../draw/colors";
 import type { LineLabels } from "../../generated/wire";
 import { userText } from "../../shared/text";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
@@ -122,6 +123,17 @@ export function soloHead(heads: number[], i: number, nHeads: number): number[] {
 /** Black or white text on a swatch of colour (r, g, b): readable on yellow and on black. */
 export function swatchInk([r, g, b]: number[]): string {
   return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? "#000" : "#fff";
+}
+
+/** A head swatch's style: shown, its colour with black or white digits; hidden, a pale wash of its colour under
+ * a dashed border with the digit in the view's own text colour, at full opacity (a swatch faded to 25 % opacity
+ * took its digit with it, unreadable on a projector). */
+export function swatchStyle(colour: string, shown: boolean): string {
+  const look = shown
+    ? `background:${colour};color:${swatchInk(hexToRgb(colour))};border:2px solid #0000`
+    : `background:color-mix(in srgb, ${colour} 22%, var(--aw-bg, #fff));color:var(--aw-fg, #000);` +
+      "border:2px dashed var(--aw-muted, #777)";
+  return `${look};min-width:2.2em;border-radius:4px;cursor:pointer`;
 }
 
 /** The number of query tokens of `kind` in the whole input (token level). */

@@ -5,6 +5,7 @@ import {
   drawLabels,
   drawLegend,
   fitToken,
+  labelPlan,
   labelRoom,
   matrixCanvas,
   outlineCell,
@@ -107,19 +108,20 @@ function drawWindowLabels(ctx: CanvasRenderingContext2D, s: MapScene, cz: number
   const [queries, keys] = s.current.labels;
   if (cz < Math.min(t.font, 12) - 2) return;
   const vis = visibleCells(l, zoom);
-  ctx.font = `${Math.min(t.font, Math.max(8, cz - 2))}px ${t.fontFamily}`;
+  const plan = labelPlan(t, cz);
+  ctx.font = `${plan.size}px ${t.fontFamily}`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "right";
   for (let q = vis.q0; q < vis.q1; q++) {
     const y = l.y0 + (q - zoom.q0 + 0.5) * cz;
-    if (y < l.y0 || y > l.y0 + l.cell * l.nq) continue;
+    if (y < l.y0 || y > l.y0 + l.cell * l.nq || !plan.named(q, hover?.q)) continue;
     ctx.fillStyle = hover && hover.q === q ? t.accent : t.fg;
     ctx.fillText(fitToken(ctx, queries[q] ?? "", l.x0 - 6), l.x0 - 4, y);
   }
   ctx.textAlign = "left";
   for (let k = vis.k0; k < vis.k1; k++) {
     const x = l.x0 + (k - zoom.k0 + 0.5) * cz;
-    if (x < l.x0 || x > l.x0 + l.cell * l.nk) continue;
+    if (x < l.x0 || x > l.x0 + l.cell * l.nk || !plan.named(k, hover?.k)) continue;
     ctx.save();
     ctx.translate(x, l.y0 - 4);
     ctx.rotate(-Math.PI / 2);

@@ -52,7 +52,10 @@ function makeDom(model: Model, el: HTMLElement) {
   const legend = legendRow();
   const tooltip = tooltipBox();
   const detailBox = h("div", { className: "aw-scroll" }, detailTitle, detail, legend.legend);
-  const body = h("div", {}, h("div", { className: "aw-scroll" }, grid), detailBox);
+  // The thumbnails never shrink under their width (a narrower notebook, the file browser open, cut them after
+  // head 8, the scroll box's bar below the fold): the detail wraps under them instead.
+  const gridBox = h("div", { className: "aw-scroll", style: "flex: 0 0 auto" }, grid);
+  const body = h("div", {}, gridBox, detailBox);
   body.style.cssText = "display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap";
   shell.root.append(shell.title, shell.bar, shell.errorBox, body, tooltip);
   return { shell, grid, detailTitle, detail, legend, tooltip, detailBox, body };

@@ -85,8 +85,17 @@ function drawAxes(
     ctx.fillText(String(r), geom.x0 - 4, geom.y0 + (r + 0.5) * geom.ch);
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
-  for (const c of tickIndices(geom.cols, 5))
-    ctx.fillText(String(c + panel.col_start), geom.x0 + (c + 0.5) * geom.cw, geom.y0 + geom.h + 3);
+  // The last number ends at the map's right edge (centred on the last column, half of "383" ran off the canvas);
+  // drawn from the right, a number that would meet the one drawn after it is left out.
+  let left = Number.POSITIVE_INFINITY;
+  for (const c of [...tickIndices(geom.cols, 5)].reverse()) {
+    const text = String(c + panel.col_start);
+    const w = ctx.measureText(text).width;
+    const x = Math.min(geom.x0 + (c + 0.5) * geom.cw, geom.x0 + geom.w - w / 2);
+    if (x + w / 2 + 4 > left) continue;
+    ctx.fillText(text, x, geom.y0 + geom.h + 3);
+    left = x - w / 2;
+  }
   ctx.fillStyle = t.muted;
   ctx.fillText(panel.cols, geom.x0 + geom.w / 2, geom.y0 + geom.h + font + 8);
   ctx.save();
