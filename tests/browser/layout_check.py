@@ -12,7 +12,9 @@ widget output of the page: its DOM texts (one box per text node) and canvas text
 - ``cut``: a text, canvas or view box that sticks out of an ancestor (up to the notebook) that hides its overflow, so
   part of it cannot be seen nor scrolled to; and a canvas text that runs past its canvas's edge;
 - ``map``: a view (``.aw-root``) whose largest canvas, its main map, is under ``minMap`` CSS pixels either way
-  (AttentionProfile's one-row strip, QKStepThrough's columns, FillMask's bars and colour bars are not maps).
+  (AttentionProfile's one-row strip, QKStepThrough's columns, FillMask's bars and colour bars are not maps); a
+  layers x heads grid of square cells (its canvas's ``data-cell``), as short as the model has layers, instead needs
+  cells of ``minMap / 5`` px and a long side of ``minMap``.
 
 The notebooks tier (test_notebooks_browser.py) runs it on every widget output, with the file browser open and closed.
 """
@@ -179,13 +181,20 @@ CHECK = r"""
   // Each view's main map: its largest canvas.
   const maps = [];
   for (const root of o.querySelectorAll(".aw-root")) {
-    const own = [...root.querySelectorAll("canvas")].filter((c) => visible(c) && !notMap(c))
-      .map((c) => c.getBoundingClientRect());
+    const own = [...root.querySelectorAll("canvas")].filter((c) => visible(c) && !notMap(c));
     if (!own.length) continue;
-    const big = own.reduce((a, b) => (a.width * a.height >= b.width * b.height ? a : b));
+    const area = (c) => c.getBoundingClientRect().width * c.getBoundingClientRect().height;
+    const canvas = own.reduce((a, b) => (area(a) >= area(b) ? a : b));
+    const big = canvas.getBoundingClientRect();
     const name = root.dataset.view || root.className;
     maps.push({ view: name, width: Math.round(big.width), height: Math.round(big.height) });
-    if (Math.min(big.width, big.height) < minMap)
+    // A layers x heads grid of square cells is as short as its model has layers (a 2-layer model's grid is two
+    // rows): there the cells are what must read, at least minMap / 5 px each, and its long side minMap.
+    const cell = Number(canvas.dataset.cell || 0);
+    const grid = cell > 0 && Number(canvas.dataset.nLayers || 0) > 0;
+    const short = grid ? cell < minMap / 5 || Math.max(big.width, big.height) < minMap
+                       : Math.min(big.width, big.height) < minMap;
+    if (short)
       problems.push({ kind: "map", what: `${name}: main map ${Math.round(big.width)} x ${Math.round(big.height)} px,` +
                       ` under ${minMap} px` });
   }

@@ -17,7 +17,7 @@ PAGE = """<div class="jp-Notebook" style="width: 800px; overflow: auto">
   <div class="jp-OutputArea-output" style="width: 600px; {clip}">
     <div class="aw-root" style="display: inline-block; font-size: 16px">
       <div class="aw-title">layer 0 · head 2</div>
-      <canvas width="{map}" height="{map}" style="width: {map}px; height: {map}px"></canvas>
+      <canvas width="{map}" height="{height}" style="width: {map}px; height: {height}px" {data}></canvas>
       {extra}
     </div>
   </div>
@@ -31,7 +31,7 @@ PAGE = """<div class="jp-Notebook" style="width: 800px; overflow: auto">
   ctx.fillText("stale", 10, 120);
   ctx.fillStyle = "#fff"; ctx.fillRect(0, 100, c.width, 40);  // painted over: "stale" is not shown any more
 </script>"""
-GOOD = {"clip": "", "map": 240, "extra": "", "font": 16, "second": "kettle", "x": 120}
+GOOD = {"clip": "", "map": 240, "height": 240, "data": "", "extra": "", "font": 16, "second": "kettle", "x": 120}
 
 FAULTS = {
     "small": {"extra": '<span style="font-size: 10px">tiny caption</span>'},
@@ -43,11 +43,14 @@ FAULTS = {
     # scrolls, with no bar to see (02's model view after head 8 with the file browser open)
     "hidden scroll bar": {"clip": "overflow-x: auto; scrollbar-width: none",
                           "extra": '<div style="width: 900px">a row wider than the output</div>'},
-    "map": {"map": 120},
+    "map": {"map": 120, "height": 120},
+    # a layers x heads grid of 2 layers (square cells): short by nature, but its cells too small to read
+    "small grid cells": {"map": 240, "height": 150, "data": 'data-cell="30" data-n-layers="2"'},
     "small canvas text": {"font": 10},
 }
 KIND = {"small": "small", "faint": "faint", "overlap": "overlap", "canvas overlap": "overlap", "cut": "cut",
-        "canvas edge": "cut", "hidden scroll bar": "cut", "map": "map", "small canvas text": "small"}
+        "canvas edge": "cut", "hidden scroll bar": "cut", "map": "map", "small canvas text": "small",
+        "small grid cells": "map"}
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +78,10 @@ def test_a_clean_view_passes(page):
 def test_each_fault_is_reported(page, fault):
     kinds = [p["kind"] for p in _check(page, **FAULTS[fault])["problems"]]
     assert KIND[fault] in kinds, (fault, kinds)
+
+
+def test_a_short_grid_of_readable_cells_passes(page):
+    """A 2-layer model's layers x heads grid is two rows (06's and 07's HeadRolesView, 182 px): its cells read."""
+    got = _check(page, map=240, height=150, data='data-cell="60" data-n-layers="2"')
+    assert not got["problems"], got["problems"]
+    assert _check(page, map=240, height=150)["problems"], "the same canvas, not a grid, is a short map"
