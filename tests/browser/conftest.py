@@ -6,9 +6,10 @@ printed, so a test can click in the page and then read the Python trait. Screens
 ``notebook7`` is the same for Jupyter Notebook 7 (its own server, started only by the tests that ask for it);
 ``helpers.serve`` starts any other host (marimo) with the same bounded wait and clean stop.
 
-``lab.open(cells, reuse=True)`` runs ``cells`` in the page and kernel of the previous ``reuse=True`` open of the same
-test file instead of a fresh page and kernel (see :meth:`Lab.open`): the tests of a file then pay JupyterLab's start,
-the kernel's imports and the model load once.
+``lab.open(cells)`` runs ``cells`` in the page and kernel of the previous ``lab.open`` of any test file (after a
+reset, and never across a failed test) instead of a fresh page and kernel (see :meth:`Lab.open`): the browser tier
+then pays JupyterLab's page load, the kernel's imports and the model loads a few times instead of once per test.
+``reuse=False`` asks for a fresh page and kernel.
 """
 
 from __future__ import annotations
