@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { fitOn, fitScale, fixedBox, roomInBox, viewportHeight } from "../src/draw/fit";
 import { heatmapLayout } from "../src/draw/layout";
+import { THEMES } from "../src/shared/theme";
 import { gridGeometry } from "../src/views/model_view/state";
-import { PANEL_CHROME, fitGeometry, panelWidths, panels, tagWidth } from "../src/views/qk/state";
+import { PANEL_CHROME, fitGeometry, fontFor, panelWidths, panels, tagWidth } from "../src/views/qk/state";
+
+const LECTURE = THEMES.lecture;
 
 describe("fitOn / fixedBox", () => {
   it("auto fits in the lecture theme only; true, false and a box say so themselves", () => {
@@ -94,6 +97,12 @@ describe("QKStepThrough fitGeometry", () => {
   const g = { rh: 28, top: 53, cw: 3, label: 110, bar: 76, num: 62 };
   it("keeps the natural size when it fits", () => {
     expect(fitGeometry(g, 32, 16, { width: 2000, height: 2000 })).toEqual(g);
+  });
+  it("in the lecture theme never shrinks the text under 14 px: the panels scroll instead", () => {
+    const narrow = fitGeometry(g, 32, 40, { width: 700, height: 300 });
+    expect(fontFor(LECTURE, narrow)).toBeLessThan(14); // the case is a real one
+    const f = fitGeometry(g, 32, 40, { width: 700, height: 300 }, false, 0, 14);
+    expect(fontFor(LECTURE, f)).toBeGreaterThanOrEqual(14);
   });
   it("shortens rows so every key row is inside the height", () => {
     const f = fitGeometry(g, 32, 16, { width: 2000, height: 400 });

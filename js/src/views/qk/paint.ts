@@ -1,6 +1,6 @@
 // QKStepThrough's drawing: each step of attention on its own canvas (state.ts says what; this says how).
 
-import { fitLabel, fitToken, labelRoom, prepareCanvas, textMeasurer } from "../../draw/canvas";
+import { LECTURE_LABEL, fitLabel, fitToken, labelRoom, prepareCanvas, textMeasurer } from "../../draw/canvas";
 import { type DivergingName, absMax, divergingCss } from "../../draw/diverging";
 import { isolate, tokenLabel } from "../../shared/text";
 import type { Theme } from "../../shared/theme";
@@ -60,7 +60,15 @@ export function fitPanels(
   const natural = geometry(t, hd.d, hd.m, labels);
   const chrome = row.getBoundingClientRect().height - canvases.qk.getBoundingClientRect().height;
   const g = room
-    ? fitGeometry(natural, hd.d, hd.m, { width: room.width, height: room.height - chrome }, bias, rotaryDim)
+    ? fitGeometry(
+        natural,
+        hd.d,
+        hd.m,
+        { width: room.width, height: room.height - chrome },
+        bias,
+        rotaryDim,
+        t.name === "lecture" ? LECTURE_LABEL : 0,
+      )
     : natural;
   const heads = row.querySelectorAll<HTMLElement>(".aw-qk-head");
   panelWidths(g, hd.d, bias, rotaryDim).forEach((w, n) => {

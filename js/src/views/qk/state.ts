@@ -235,8 +235,11 @@ export function fitGeometry(
   room: { width: number; height: number },
   bias = false,
   rotaryDim = 0,
+  minFont = 0,
 ): Geometry {
-  const rh = Math.max(6, Math.min(g.rh, Math.floor((room.height - 4) / (m + 1.9))));
+  // `minFont` (the lecture theme's 14 px): rows and number columns never get too small for it; the panels scroll
+  // instead of shrinking the text past what a room can read.
+  const rh = Math.max(6, minFont + 3, Math.min(g.rh, Math.floor((room.height - 4) / (m + 1.9))));
   // Strips keep their cell width while the labels, bars and numbers can give way (to 70 %); then strips narrow.
   const rope = rotaryDim > 0;
   const nPanels = (bias ? 7 : 6) + (rope ? 3 : 0);
@@ -250,7 +253,7 @@ export function fitGeometry(
     s = Math.min(1, (free - stripCells * cw) / rest);
     if (s >= 0.7 || cw === 1) break;
   }
-  s = Math.max(0.4, s);
+  s = Math.max(0.4, s, Math.min(1, Math.ceil(minFont * 3.1) / g.num));
   return {
     rh,
     top: Math.round(rh * 1.9),
