@@ -38,7 +38,7 @@ tl_bridge = pytest.importorskip(
     "transformer_lens.model_bridge",
     reason="TransformerLens (>= 4, TransformerBridge) is not importable: the comparison with its patching and "
            "attribution needs it (pip install 'attnwidgets[bench]', or beside the project with --target)")
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 
 from attnwidgets.runner import get_runner  # noqa: E402
 from attnwidgets.studies import logit_attribution, patch_heads  # noqa: E402
