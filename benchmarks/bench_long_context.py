@@ -1,6 +1,7 @@
 """Long inputs: CPU time and memory of attnwidgets (the capture run, the statistics pass, and the floor any exact
 statistic needs) vs a plain SDPA forward, transformers' eager attention with ``output_attentions`` and TransformerLens
-(when installed).
+(when importable: 4.x's ``TransformerBridge`` on the same saved model, or 2/3's ``HookedTransformer`` of the same
+config; a printed "not installed" otherwise).
 
 Usage::
 
@@ -78,17 +79,44 @@ def _measure(fn, *, peak: bool = True) -> tuple[float, float, int, object]:
     return cpu, wall, (_peak() - base) if peak else 0, out
 
 
+def transformer_lens_version() -> str | None:
+    """TransformerLens's version, or None when it is not importable (it is an optional peer: the ``bench`` extra)."""
+    try:
+        import transformer_lens  # noqa: F401
+    except ImportError:
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("transformer-lens")
+    except PackageNotFoundError:
+        return "?"
+
+
 def _transformer_lens(folder: Path, spec: dict, n: int):
-    """A HookedTransformer (TransformerLens 2/3) or TransformerBridge (4) of the same config, or None when absent."""
+    """TransformerLens on the same model: TransformerLens 4's ``TransformerBridge.boot_transformers(folder)`` (the
+    saved weights, eager attention; a bare ``BertModel`` / ``LlamaModel`` folder is loaded as its masked-LM / causal-LM
+    class, so the bridge adds an unembedding the other rows do not run), or a ``HookedTransformer`` of the same config
+    (TransformerLens 2/3, which cannot load a local folder of another shape). None when TransformerLens is absent."""
     try:
         import transformer_lens as tl
     except ImportError:
         return None
+    try:
+        from transformer_lens.model_bridge import TransformerBridge
+    except ImportError:
+        TransformerBridge = None  # TransformerLens 2/3
+    if TransformerBridge is not None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return TransformerBridge.boot_transformers(str(folder), device="cpu").eval()
+    if spec["family"] != "bert":
+        return None
     cfg = dict(n_layers=spec["layers"], n_heads=spec["heads"], d_model=spec["hidden"], d_head=spec["hidden"] //
                spec["heads"], d_mlp=spec["ffn"], n_ctx=n + 8, d_vocab=30522, act_fn="gelu", normalization_type="LN")
-    if hasattr(tl, "HookedTransformer") and hasattr(tl, "HookedTransformerConfig"):
-        return tl.HookedTransformer(tl.HookedTransformerConfig(**cfg)).eval()
-    return None  # TransformerBridge wraps a hub model by name: not offline-buildable from a config here
+    return tl.HookedTransformer(tl.HookedTransformerConfig(**cfg)).eval()
 
 
 def _floor(stack) -> float:
@@ -229,9 +257,10 @@ def child(setup: str, n: int, repeat: int, numpy_layers: int, eager_gb: float) -
         eager_cpu, eager_peak = m[0], m[2]
         del eager
     tl_cpu = tl_peak = float("nan")
-    tl_note = "not installed"
-    hooked = _transformer_lens(folder, spec, tokens) if spec["family"] == "bert" else None
-    if hooked is not None and dense_gb <= eager_gb:
+    tl_version = transformer_lens_version()
+    tl_note = "not installed" if tl_version is None else "no model"
+    hooked = _transformer_lens(folder, spec, tokens) if tl_version is not None and dense_gb <= eager_gb else None
+    if hooked is not None:
         ids_t = enc.inputs["input_ids"]
 
         def tl_forward() -> None:
@@ -240,13 +269,15 @@ def child(setup: str, n: int, repeat: int, numpy_layers: int, eager_gb: float) -
 
         m = _measure(tl_forward)
         tl_cpu, tl_peak, tl_note = m[0], m[2], ""
-    elif hooked is not None:
+        del hooked
+    elif tl_version is not None and dense_gb > eager_gb:
         tl_note = "skipped (memory)"
     return dict(setup=setup, tokens=tokens, lazy=result.is_lazy, threads=torch.get_num_threads(), dense=dense_gb,
                 held=result.nbytes / 1e9, plain_cpu=plain_cpu, plain_peak=plain_peak, aw_cpu=aw_cpu, aw_peak=aw_peak,
                 pass_cpu=pass_cpu, pass_peak=pass_peak, floor_cpu=floor_cpu,
                 stats_after=stats_after, numpy_cpu=numpy_cpu, numpy_layers=measured_layers,
-                eager_cpu=eager_cpu, eager_peak=eager_peak, tl_cpu=tl_cpu, tl_peak=tl_peak, tl_note=tl_note)
+                eager_cpu=eager_cpu, eager_peak=eager_peak, tl_cpu=tl_cpu, tl_peak=tl_peak, tl_note=tl_note,
+                tl_version=tl_version)
 
 
 def main() -> None:
@@ -317,6 +348,14 @@ def main() -> None:
           "overview's reductions). stats after = surface_stats(result) from the kept sums; stats before = the numpy "
           "path (a loaded result), timed on the layers shown and scaled to all. eager = transformers' eager attention "
           "with output_attentions=True; '-' where its dense attention is above --eager-gb.")
+    version = next((r["tl_version"] for r in rows if r.get("tl_version")), None)
+    if version is None:
+        print("TransformerLens: not installed (its column says so; pip install 'attnwidgets[bench]', or beside the "
+              "project: pip install --no-deps --target DIR transformer-lens==4.3.0 and PYTHONPATH=DIR).")
+    else:
+        print(f"TL = TransformerLens {version}: TransformerBridge.boot_transformers(folder) then run_with_cache(ids) "
+              "(every hook cached; eager attention; a bare encoder or decoder folder gets an LM head), or a "
+              "HookedTransformer of the same config before TransformerLens 4.")
     if failed:
         sys.exit(1)  # a setup that failed is a failed run (CI runs --smoke), not a shorter table
 
