@@ -13,8 +13,8 @@ widget output of the page: its DOM texts (one box per text node) and canvas text
   part of it cannot be seen nor scrolled to; and a canvas text that runs past its canvas's edge;
 - ``map``: a view (``.aw-root``) whose largest canvas, its main map, is under ``minMap`` CSS pixels either way
   (AttentionProfile's one-row strip, QKStepThrough's columns, FillMask's bars and colour bars are not maps); a
-  layers x heads grid of square cells (its canvas's ``data-cell``), as short as the model has layers, instead needs
-  cells of ``minMap / 5`` px and a long side of ``minMap``.
+  layers x heads grid of square cells (its canvas's ``data-cell``), as short as the model has layers, may instead have
+  cells of ``minMap / 8`` px and a long side of ``minMap``.
 
 The notebooks tier (test_notebooks_browser.py) runs it on every widget output, with the file browser open and closed.
 """
@@ -189,11 +189,11 @@ CHECK = r"""
     const name = root.dataset.view || root.className;
     maps.push({ view: name, width: Math.round(big.width), height: Math.round(big.height) });
     // A layers x heads grid of square cells is as short as its model has layers (a 2-layer model's grid is two
-    // rows): there the cells are what must read, at least minMap / 5 px each, and its long side minMap.
+    // rows): it passes as a map would, or with cells of at least minMap / 8 px and a long side of minMap.
     const cell = Number(canvas.dataset.cell || 0);
     const grid = cell > 0 && Number(canvas.dataset.nLayers || 0) > 0;
-    const short = grid ? cell < minMap / 5 || Math.max(big.width, big.height) < minMap
-                       : Math.min(big.width, big.height) < minMap;
+    const short = Math.min(big.width, big.height) < minMap &&
+                  (!grid || cell < minMap / 8 || Math.max(big.width, big.height) < minMap);
     if (short)
       problems.push({ kind: "map", what: `${name}: main map ${Math.round(big.width)} x ${Math.round(big.height)} px,` +
                       ` under ${minMap} px` });

@@ -45,7 +45,7 @@ FAULTS = {
                           "extra": '<div style="width: 900px">a row wider than the output</div>'},
     "map": {"map": 120, "height": 120},
     # a layers x heads grid of 2 layers (square cells): short by nature, but its cells too small to read
-    "small grid cells": {"map": 240, "height": 150, "data": 'data-cell="30" data-n-layers="2"'},
+    "small grid cells": {"map": 240, "height": 150, "data": 'data-cell="20" data-n-layers="2"'},
     "small canvas text": {"font": 10},
 }
 KIND = {"small": "small", "faint": "faint", "overlap": "overlap", "canvas overlap": "overlap", "cut": "cut",

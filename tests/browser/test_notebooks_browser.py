@@ -188,12 +188,24 @@ def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
     bad = [f"figure of cell {r['cell']} ({r['title']}, {r['theme']}): {'; '.join(r['problems'])}" for r in report
            if r["problems"]]
     bad += layout_problems(page, path.stem)
+    bad = [b for b in bad if not any(b.startswith(f"cell {cell}") and kind in b
+                                     for stem, cell, kind in KNOWN if stem == path.stem)]
     assert not bad, f"{path.name} in the lecture theme at {VIEWPORT[0]} x {VIEWPORT[1]}:\n" + "\n".join(bad)
     # (05, the lecture quick start, shows widgets only; every other notebook draws figures, so none seen means the
     # collection missed them)
     assert report or path.name.startswith("05_"), f"{path.name}: no figure was seen"
     assert all(r["theme"] == "lecture" for r in report), "the kernel did not draw in the lecture theme"
 
+
+#: Faults the check finds that are still open, each named with why (issue 33 §1): (notebook, cell, text of the fault).
+#: Anything else fails; an entry goes when its fault is fixed.
+KNOWN = [
+    # EntropyBars beside a heatmap in a SideBySide sizes its bars to the notebook area, not to its share of the row
+    ("03_what_does_bert_look_at", 29, "cut: canvas[bars-canvas]"),
+    # the dependency tables (relations x 7 and 10 columns) with the file browser open: 952-991 px in 820
+    ("03_what_does_bert_look_at", 41, "runs off the screen"),
+    ("03_what_does_bert_look_at", 42, "runs off the screen"),
+]
 
 #: Where each notebook that ran cleanly is saved with its outputs: the docs site renders the tutorials from here
 #: (docs/gen_ref.py), so the docs tier of .ci/run executes no notebook of its own.

@@ -202,7 +202,13 @@ function paintBars(
   tags?: string[],
 ): void {
   const { t, g, r } = s;
-  const tw = tags ? tagWidth(g) : 0; // a column of tags (T5's buckets) after the numbers
+  // A column of tags (T5's buckets) after the numbers, as wide as its widest tag at the font drawn (a lecture's 14 px
+  // "b20" is wider than the column the geometry alone leaves).
+  const probe = textMeasurer();
+  probe.font = `${s.font}px ${t.fontFamily}`;
+  const tw = tags
+    ? Math.max(tagWidth(g), Math.ceil(Math.max(0, ...tags.map((x) => probe.measureText(x).width))) + 6)
+    : 0;
   const w = g.bar + g.num + 8 + tw;
   const c = setup(s, canvas, w);
   const vmax = absMax(values.filter((_, j) => r.allowed[j])) || 1;
