@@ -71,9 +71,9 @@ def plot_routers(result: RouterResult, *, span: Any = None, weighted: bool = Fal
     n, n_layers = len(result.tokens), len(result.layers)
     strip = np.stack([[expert_colour(int(result.experts[li, t, 0]), float(result.weights[li, t, 0]))
                        for li in range(n_layers)] for t in range(n)])  # (T, L, 3)
-    fig = new_figure((4 + 0.9 * n_layers + 0.5 * result.n_experts, min(20.0, 1.8 + 0.28 * n)))
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(1, n_layers), max(2, result.n_experts)],
-                                                  "wspace": 0.35})
+    # constrained: the suptitle above both panel titles (it met panel ①'s title in the light theme)
+    fig = new_figure((4 + 0.9 * n_layers + 0.5 * result.n_experts, min(20.0, 1.8 + 0.28 * n)), layout="constrained")
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(1, n_layers), max(2, result.n_experts)]})
     left.imshow(strip, aspect="auto", interpolation="nearest")
     if n <= 48 and n_layers <= 16:
         for t in range(n):

@@ -17,34 +17,6 @@ from attnwidgets.router_result import RouterResult
 TEXT = "The cat sat on the mat because it was tired."
 
 
-@pytest.fixture(scope="module")
-def tiny_mixtral(tmp_path_factory) -> str:
-    from conftest import _bpe_tokenizer, _save
-    from transformers import MixtralConfig, MixtralForCausalLM
-
-    torch.manual_seed(21)
-    tok = _bpe_tokenizer()
-    cfg = MixtralConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, hidden_size=32,
-                        intermediate_size=32, vocab_size=len(tok), max_position_embeddings=64, num_local_experts=4,
-                        num_experts_per_tok=2, bos_token_id=0, eos_token_id=0, pad_token_id=0)
-    return _save(MixtralForCausalLM(cfg), tok, tmp_path_factory.mktemp("tiny_mixtral"))
-
-
-@pytest.fixture(scope="module")
-def tiny_qwen2_moe(tmp_path_factory) -> str:
-    """Qwen2-MoE: 6 experts, top-2 not renormalised, a shared expert, and layer 0 kept dense (mlp_only_layers)."""
-    from conftest import _bpe_tokenizer, _save
-    from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
-
-    torch.manual_seed(22)
-    tok = _bpe_tokenizer()
-    cfg = Qwen2MoeConfig(num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, hidden_size=32,
-                         intermediate_size=32, moe_intermediate_size=16, shared_expert_intermediate_size=16,
-                         vocab_size=len(tok), max_position_embeddings=64, num_experts=6, num_experts_per_tok=2,
-                         norm_topk_prob=False, mlp_only_layers=[0], bos_token_id=0, eos_token_id=0, pad_token_id=0)
-    return _save(Qwen2MoeForCausalLM(cfg), tok, tmp_path_factory.mktemp("tiny_qwen2_moe"))
-
-
 def _by_hand(path: str, runner) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Each MoE layer's (logits, experts, weights) worked out from the block's input in transformers' eager model."""
     from transformers import AutoModelForCausalLM

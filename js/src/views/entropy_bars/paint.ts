@@ -157,7 +157,9 @@ function layoutFor(g: Bars, dom: BarsDom, t: Theme, ticks: number[], base: numbe
   const bottom = t.font * 3 + 10;
   // The width the view may take: the output area's (or the fitted box's); see availWidth.
   const measured = room ? room.width : roomFor(g.el);
-  const wrapped = g.el.clientWidth > 0 && g.el.clientWidth <= g.shell.root.offsetWidth + 1;
+  // A view given a share of a row (SideBySide: a percentage flex basis) has a width of its own, not its content's.
+  const wrapped =
+    !hasOwnWidth(g.el) && g.el.clientWidth > 0 && g.el.clientWidth <= g.shell.root.offsetWidth + 1;
   const avail = availWidth(measured, wrapped, dom.lastAvail);
   dom.lastAvail = avail;
   return barLayout({
@@ -170,6 +172,14 @@ function layoutFor(g: Bars, dom: BarsDom, t: Theme, ticks: number[], base: numbe
     bottom,
     right,
   });
+}
+
+/** Whether `el` is as wide as its container gives it, whatever it holds: a share of a flex row (a percentage basis,
+ * as SideBySide sets), or a width set in CSS. Such an element never shrink-wraps the bars. */
+export function hasOwnWidth(el: HTMLElement): boolean {
+  if (typeof getComputedStyle === "undefined") return false;
+  const cs = getComputedStyle(el);
+  return cs.flexBasis.endsWith("%") || (el.style.width !== "" && el.style.width !== "auto");
 }
 
 /** Paint the bars, the caption and the title. */

@@ -237,9 +237,10 @@ const QK_CSS = `
 .aw-window-nav { display: inline-flex; gap: 6px; align-items: center; font-variant-numeric: tabular-nums; }
 .aw-fit .aw-qk-panels { gap: 6px; }
 .aw-fit .aw-qk-panel { padding: 2px; }
-.aw-fit .aw-qk-head { white-space: normal; font-size: calc(var(--aw-font) * 0.8); margin-bottom: 2px;
-  overflow: hidden; } /* a small head's narrow strips (RoPE's angles): a title is cut, never runs over; its panel's
-  tooltip says what it is */
+.aw-fit .aw-qk-head { white-space: nowrap; text-overflow: ellipsis; font-size: calc(var(--aw-font) * 0.8);
+  margin-bottom: 2px; overflow: hidden; } /* fitted, a title keeps one line (wrapped to four over a small head's
+  narrow strips, the titles pushed the key rows off a 720p screen); a cut title ends in "…", its panel's tooltip
+  says what it is */
 .aw-fit .aw-qk-caption { margin: 0 0 2px; }
 `;
 
