@@ -95,9 +95,15 @@ CHECK = r"""
       const m = e.getScreenCTM();
       px *= Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
     }
-    for (const r of lines)
-      texts.push({ text: n.textContent.trim().slice(0, 40), px, box: [r.left, r.top, r.right, r.bottom], el: e,
-                   node: n });
+    // What shows of a text its own element cuts (overflow hidden, a fitted title's ellipsis): the part in its box.
+    const own = getComputedStyle(e), eb = e.getBoundingClientRect();
+    const clipX = own.overflowX === "hidden" || own.overflowX === "clip";
+    for (const r of lines) {
+      const box = clipX ? [Math.max(r.left, eb.left), r.top, Math.min(r.right, eb.right), r.bottom]
+                        : [r.left, r.top, r.right, r.bottom];
+      if (box[2] - box[0] < 1) continue;
+      texts.push({ text: n.textContent.trim().slice(0, 40), px, box, el: e, node: n });
+    }
   }
   // Canvas texts, from canvas pixels to the page's.
   const canvases = [...o.querySelectorAll("canvas")].filter(visible);

@@ -85,3 +85,15 @@ def test_a_short_grid_of_readable_cells_passes(page):
     got = _check(page, map=240, height=150, data='data-cell="60" data-n-layers="2"')
     assert not got["problems"], got["problems"]
     assert _check(page, map=240, height=150)["problems"], "the same canvas, not a grid, is a short map"
+
+
+def test_a_title_its_own_box_cuts_does_not_overlap_its_neighbour(page):
+    """A fitted QK panel's title keeps one line and ends in an ellipsis: what shows is inside its box, so it does not
+    overlap the title beside it (the text node runs on under the next panel, hidden)."""
+    title = ('<div style="display: flex; gap: 8px; font-size: 16px">'
+             '<div style="width: 60px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis">'
+             '① query q, keys k</div><div style="width: 60px">② q ⊙ k</div></div>')
+    got = _check(page, extra=title)
+    assert not [p for p in got["problems"] if p["kind"] == "overlap"], got["problems"]
+    shown = title.replace("overflow: hidden; text-overflow: ellipsis", "overflow: visible")
+    assert [p for p in _check(page, extra=shown)["problems"] if p["kind"] == "overlap"], "the same, not cut, overlaps"
