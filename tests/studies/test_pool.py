@@ -127,7 +127,9 @@ class SleepUntilInterrupted:
 def when_marked(marker: Path, action) -> threading.Thread:
     """A thread that runs ``action(pid)`` once ``marker`` holds a worker's pid."""
     def wait() -> None:
-        deadline = time.monotonic() + 60
+        # Longer than the work sleeps: under a full unit run a replaced worker took over 60 s to start the shard,
+        # this thread had given up, no Ctrl-C came, and the call ended after the 120 s sleep with nothing to merge.
+        deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             text = marker.read_text() if marker.exists() else ""
             if text:
