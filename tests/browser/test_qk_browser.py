@@ -22,6 +22,19 @@ def python_weights(nb, layer: int, head: int, query: int) -> list[float]:
     return json.loads(nb.python(code))
 
 
+
+def assert_last_panel_on_screen(nb) -> None:
+    """With the view scrolled to the top, its last panel lies inside the notebook's visible area (1280 x 720)."""
+    nb.widget().evaluate("(e) => e.scrollIntoView({block: 'start'})")
+    nb.page.wait_for_timeout(400)
+    boxes = nb.page.evaluate("""() => {
+        const r = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+        return {area: r(document.querySelector('.jp-WindowedPanel-outer')),
+                last: r([...document.querySelectorAll('.aw-qk-panel')].at(-1))};
+    }""")
+    (al, at, ar, ab), (ll, lt, lr, lb) = boxes["area"], boxes["last"]
+    assert ll >= al - 1 and lt >= at - 1 and lr <= ar + 1 and lb <= ab + 1, boxes
+
 def test_qk_draws_selects_and_syncs(lab):
     nb = lab.open([SETUP])
     nb.widget()
@@ -106,15 +119,7 @@ def test_qk_t5_bias_panel_draws_and_follows_a_click(lab, tiny_t5):
     assert [float(x) for x in stats["bias"].split(",")] == [round(b, 6) for b in bias]
     assert [int(x) for x in stats["buckets"].split(",")] == bucket
     # On a projector (1280 x 720, lecture theme) the seven panels fit the notebook's visible area.
-    nb.widget().evaluate("(e) => e.scrollIntoView({block: 'start'})")
-    nb.page.wait_for_timeout(400)
-    boxes = nb.page.evaluate("""() => {
-        const r = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
-        return {area: r(document.querySelector('.jp-WindowedPanel-outer')),
-                last: r([...document.querySelectorAll('.aw-qk-panel')].at(-1))};
-    }""")
-    (al, at, ar, ab), (ll, lt, lr, lb) = boxes["area"], boxes["last"]
-    assert ll >= al - 1 and lt >= at - 1 and lr <= ar + 1 and lb <= ab + 1, boxes
+    assert_last_panel_on_screen(nb)
     nb.screenshot("qk-t5-bias-lecture")
 
     # Click key token 7 in panel 1: it becomes the query, and the bias panel shows that query's bias and buckets.
@@ -176,15 +181,7 @@ def test_qk_rope_step_draws_and_follows_a_click(lab, tiny_gpt_neox):
     assert shown("[data-testid=qk-angle]", "angles") == [round(x, 5) for x in angles]
     assert len(angles) == 2, "rotary_pct 0.5 of d = 8: two pairs turn"
     assert "RoPE on 4 of 8 dimensions" in nb.page.locator(".aw-qk-caption").inner_text()
-    nb.widget().evaluate("(e) => e.scrollIntoView({block: 'start'})")
-    nb.page.wait_for_timeout(400)
-    boxes = nb.page.evaluate("""() => {
-        const r = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
-        return {area: r(document.querySelector('.jp-WindowedPanel-outer')),
-                last: r([...document.querySelectorAll('.aw-qk-panel')].at(-1))};
-    }""")
-    (al, at, ar, ab), (ll, lt, lr, lb) = boxes["area"], boxes["last"]
-    assert ll >= al - 1 and lt >= at - 1 and lr <= ar + 1 and lb <= ab + 1, boxes
+    assert_last_panel_on_screen(nb)
     nb.screenshot("qk-rope-neox-lecture")
 
     # Click key token 3 in the first panel (the labelled one): it becomes the query; every RoPE panel follows.

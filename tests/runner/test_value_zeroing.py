@@ -49,6 +49,19 @@ def _zero(v, j):
     return v
 
 
+
+def _bert_block(layer, H: int):
+    """A BertLayer written out by hand: ``block(x, j)`` is its output with token j's value zeroed in every head."""
+    sa, so = layer.attention.self, layer.attention.output
+
+    def block(x, j):
+        ctx = _attend(_heads(sa.query(x), H), _heads(sa.key(x), H), _zero(_heads(sa.value(x), H), j), False)
+        a = so.LayerNorm(so.dense(ctx.transpose(0, 1).reshape(x.shape)) + x)
+        ff = layer.output.dense(torch.nn.functional.gelu(layer.intermediate.dense(a)))
+        return layer.output.LayerNorm(ff + a)
+
+    return block
+
 def test_bert_matches_the_definition_by_hand(tiny_bert, tmp_path):
     from transformers import BertModel
 
@@ -60,16 +73,8 @@ def test_bert_matches_the_definition_by_hand(tiny_bert, tmp_path):
         hidden = model(**inputs, output_hidden_states=True).hidden_states
         want = []
         for lay, layer in enumerate(model.encoder.layer):
-            sa, so = layer.attention.self, layer.attention.output
-
-            def block(x, j, sa=sa, so=so, layer=layer):
-                ctx = _attend(_heads(sa.query(x), H), _heads(sa.key(x), H), _zero(_heads(sa.value(x), H), j), False)
-                a = so.LayerNorm(so.dense(ctx.transpose(0, 1).reshape(x.shape)) + x)
-                ff = layer.output.dense(torch.nn.functional.gelu(layer.intermediate.dense(a)))
-                return layer.output.LayerNorm(ff + a)
-
             x = hidden[lay][0]
-            got, base = _scores(block, x, x.shape[0])
+            got, base = _scores(_bert_block(layer, H), x, x.shape[0])
             torch.testing.assert_close(base, hidden[lay + 1][0])  # the block by hand is the layer
             want.append(got)
     res = aw.run(TEXT, model=path)
@@ -283,17 +288,8 @@ def test_the_bundled_models_cls_row_is_exact_where_its_distances_are_tiny():
     H = model.config.num_attention_heads
     with torch.no_grad():
         hidden = model(**inputs, output_hidden_states=True).hidden_states
-        want = []
-        for lay, layer in enumerate(model.encoder.layer):
-            sa, so = layer.attention.self, layer.attention.output
-
-            def block(x, j, sa=sa, so=so, layer=layer):
-                ctx = _attend(_heads(sa.query(x), H), _heads(sa.key(x), H), _zero(_heads(sa.value(x), H), j), False)
-                a = so.LayerNorm(so.dense(ctx.transpose(0, 1).reshape(x.shape)) + x)
-                ff = layer.output.dense(torch.nn.functional.gelu(layer.intermediate.dense(a)))
-                return layer.output.LayerNorm(ff + a)
-
-            want.append(_scores(block, hidden[lay][0], hidden[lay].shape[1])[0])
+        want = [_scores(_bert_block(layer, H), hidden[lay][0], hidden[lay].shape[1])[0]
+                for lay, layer in enumerate(model.encoder.layer)]
     res = aw.run(text)
     raw = value_zeroing(res, raw=True)
     assert (raw[:5, 0].sum(-1) < 1e-3).all()  # the case: tiny [CLS] distances in the first layers
