@@ -79,10 +79,13 @@ def _measure(fn, *, peak: bool = True) -> tuple[float, float, int, object]:
     return cpu, wall, (_peak() - base) if peak else 0, out
 
 
-def transformer_lens_version() -> str | None:
-    """TransformerLens's version, or None when it is not importable (it is an optional peer: the ``bench`` extra)."""
+def transformer_lens_version(module: str = "transformer_lens") -> str | None:
+    """TransformerLens's version, or None when ``module`` of it is not importable (it is an optional peer: the
+    ``bench`` extra; ``"transformer_lens.model_bridge"`` asks for TransformerLens 4's ``TransformerBridge``)."""
+    import importlib
+
     try:
-        import transformer_lens  # noqa: F401
+        importlib.import_module(module)
     except ImportError:
         return None
     from importlib.metadata import PackageNotFoundError, version

@@ -128,16 +128,9 @@ def child(side: str, folder: str, clean: str, corrupted: str) -> dict:
 
 def transformer_lens_version() -> str | None:
     """TransformerLens's version when its ``TransformerBridge`` (4.x) is importable, else None."""
-    try:
-        import transformer_lens.model_bridge  # noqa: F401
-    except ImportError:
-        return None
-    from importlib.metadata import PackageNotFoundError, version
+    from bench_long_context import transformer_lens_version as version_of
 
-    try:
-        return version("transformer-lens")
-    except PackageNotFoundError:
-        return "?"
+    return version_of("transformer_lens.model_bridge")
 
 
 def main() -> None:
