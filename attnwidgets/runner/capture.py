@@ -188,7 +188,11 @@ def capturing(capture: Capture | None = None) -> Iterator[Capture]:
 def _numpy(t: torch.Tensor) -> np.ndarray:
     """A contiguous float32 copy on the CPU (never a view: the model's buffers, such as GPT-2's fused q/k/v, are
     freed as usual, and what a result holds is what it counts)."""
-    return np.ascontiguousarray(t.detach().to(device="cpu", dtype=torch.float32).numpy())
+    x = t.detach()
+    if x.device.type != "cpu":
+        # Laid out on the device, then one copy to the host (was: a strided copy, then a second one in numpy).
+        return x.to(dtype=torch.float32).contiguous().cpu().numpy()
+    return np.ascontiguousarray(x.to(dtype=torch.float32).numpy())
 
 
 def captured_attention(capture: Capture, site: AttentionSite, module: nn.Module, query: torch.Tensor,

@@ -131,6 +131,15 @@ def model_key(name: str | os.PathLike[str] | None) -> str:
     return str(path.resolve()) if path.is_dir() else str(name)
 
 
+def bundled_key() -> str | None:
+    """:func:`model_key` of the bundled model, or None when its package is not installed: a local folder or a hub
+    id then still loads (a GPU image without the package ran nothing before: every name was compared with it)."""
+    try:
+        return model_key(None)
+    except ModelLoadError:
+        return None
+
+
 def model_commit(config: Any, folder: Path | None = None) -> str | None:
     """What exactly a model's files are, as one string: for a local ``folder``, ``"config-sha256:<hex>"`` (a hash of
     its ``config.json``; a folder whose weights were overwritten under the same config reads the same); else the hub
@@ -267,7 +276,7 @@ def _where(name: str | None) -> tuple[str, str, bool, Path]:
     if name is not None and not str(name).strip():
         raise ModelLoadError(f"the model name is empty ({name!r}): pass a hub id such as 'bert-base-uncased' or a "
                              "local folder, or call without `model=` to use the bundled default")
-    bundled = name is None or model_key(name) == model_key(None)
+    bundled = name is None or model_key(name) == bundled_key()
     path = default_model_path() if name is None or str(name) == BUNDLED_SOURCE else str(name)
     display = BUNDLED_NAME if bundled else str(name)
     where_path = Path(path).expanduser()

@@ -106,12 +106,12 @@ class ModelSpec:
     def _key(model: Any) -> str | None:
         """What loads ``model``, as :func:`~attnwidgets.runner.loading.model_key` says, with None for the bundled
         model."""
-        from ..runner.loading import model_key
+        from ..runner.loading import bundled_key, model_key
 
         if model is None:
             return None
         key = model_key(model)
-        return None if key == model_key(None) else key
+        return None if key == bundled_key() else key
 
     @property
     def name(self) -> str:

