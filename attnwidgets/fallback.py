@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["DPI", "MAX_PIXELS", "describe", "set_static_fallback", "static_bundle", "static_fallback", "twin_figure",
-           "twin_png"]
+__all__ = ["DPI", "MAX_PIXELS", "box_picture", "describe", "set_static_fallback", "static_bundle", "static_fallback",
+           "twin_figure", "twin_png"]
 
 #: Dots per inch of the picture (a figure's inches times this, capped by :data:`MAX_PIXELS`).
 DPI = 72
@@ -235,3 +235,68 @@ def static_bundle(widget: Any) -> dict[str, Any]:
         if png is not None:
             bundle["image/png"] = base64.b64encode(png).decode("ascii")
     return bundle
+
+
+#: Pixels between the pictures of a box's children.
+BOX_GAP = 8
+
+#: The longest side of a box's picture: its children's pictures side by side or stacked, scaled down to it.
+MAX_BOX_PIXELS = 1600
+
+
+def _child_picture(widget: Any, depth: int) -> Any:
+    """A PIL image of what ``widget`` shows where no widget runs, or None (a label, a slider: nothing to draw)."""
+    import ipywidgets
+    from PIL import Image
+
+    from .widgets import AttnWidget
+
+    if isinstance(widget, AttnWidget):
+        png = twin_png(widget)
+        return None if png is None else Image.open(io.BytesIO(png)).convert("RGB")
+    if isinstance(widget, ipywidgets.Image) and widget.format in ("png", "jpeg", "gif"):
+        try:
+            return Image.open(io.BytesIO(bytes(widget.value))).convert("RGB")
+        except Exception:  # not a picture PIL reads: left out, as a label is
+            return None
+    if isinstance(widget, ipywidgets.Box) and depth < 8:
+        return _box_image(widget, depth + 1)
+    return None
+
+
+def _box_image(box: Any, depth: int) -> Any:
+    from PIL import Image
+
+    from .widgets.boxes import box_direction
+
+    parts = [p for p in (_child_picture(c, depth) for c in box.children) if p is not None]
+    if not parts:
+        return None
+    row = box_direction(box) == "row"
+    gaps = BOX_GAP * (len(parts) - 1)
+    width = sum(p.width for p in parts) + gaps if row else max(p.width for p in parts)
+    height = max(p.height for p in parts) if row else sum(p.height for p in parts) + gaps
+    out = Image.new("RGB", (width, height), "white")
+    at = 0
+    for p in parts:
+        out.paste(p, (at, 0) if row else (0, at))
+        at += (p.width if row else p.height) + BOX_GAP
+    return out
+
+
+def box_picture(box: Any) -> bytes | None:
+    """The pictures of the views (and images) inside an ``ipywidgets`` box, side by side for a row and stacked for a
+    column, nested boxes likewise, as one PNG (longest side at most :data:`MAX_BOX_PIXELS`); None when nothing in it
+    has a picture or :func:`static_fallback` is off. What GitHub, nbviewer and a page without the extension show for
+    a box of views (they showed ipywidgets' text, ``HBox(children=(...))``)."""
+    if not _enabled:
+        return None
+    image = _box_image(box, 0)
+    if image is None:
+        return None
+    scale = MAX_BOX_PIXELS / max(image.width, image.height)
+    if scale < 1:
+        image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()

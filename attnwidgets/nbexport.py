@@ -228,7 +228,7 @@ def static_views(nb: Any, live: bool = False) -> tuple[ExportStats, list[Any]]:
                     stats.live += sum(1 for v in inside if not isinstance(v.get("omitted"), str))
                     out["data"] = {"text/plain": text, "text/html": (
                         f'<div class="aw-saved" data-aw="aw-view-{n}"><div class="aw-live"></div>'
-                        '<div class="aw-picture"></div><div class="aw-note"></div></div>')}
+                        f'<div class="aw-picture">{picture}</div><div class="aw-note"></div></div>')}
                     continue
                 live_div = "" if isinstance(omitted, str) else '<div class="aw-live"></div>'
                 note = f"Shown as a picture: {omitted}" if isinstance(omitted, str) else ""

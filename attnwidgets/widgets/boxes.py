@@ -48,7 +48,7 @@ from .._version import __version__
 from ..view_mime import VERSION, VIEW_MIME, view_budget, view_state
 from ._base import AttnWidget
 
-__all__ = ["box_bundle", "box_state", "install_box_formatter"]
+__all__ = ["box_bundle", "box_direction", "box_state", "install_box_formatter"]
 
 #: Layout properties a saved box or slot keeps (ipywidgets' names; the renderer writes them as CSS with dashes).
 STYLE_KEYS = ("flex", "flex_flow", "align_items", "justify_content", "width", "min_width", "max_width")
@@ -78,7 +78,8 @@ def _holds_view(box: ipywidgets.Box, depth: int = 0) -> bool:
         for c in box.children)
 
 
-def _direction(box: ipywidgets.Box) -> str:
+def box_direction(box: ipywidgets.Box) -> str:
+    """"row" for an HBox, a GridBox or a box whose flex flow is a row; "column" otherwise."""
     if isinstance(box, ipywidgets.HBox):
         return "row"
     flow = getattr(box.layout, "flex_flow", None) or ""
@@ -105,7 +106,7 @@ def _child(widget: Any, depth: int, budget: int | None) -> dict[str, Any]:
 
 
 def _box(box: ipywidgets.Box, depth: int, budget: int | None) -> dict[str, Any]:
-    return {"version": VERSION, "attnwidgets": __version__, "widget": "Box", "layout": _direction(box),
+    return {"version": VERSION, "attnwidgets": __version__, "widget": "Box", "layout": box_direction(box),
             "style": _style(box), "children": [_child(c, depth, budget) for c in box.children]}
 
 
@@ -133,6 +134,15 @@ def box_bundle(box: ipywidgets.Box) -> Any:
         entry = None
     if entry is not None:
         data = {**data, VIEW_MIME: entry}
+        if "image/png" not in data:  # hosts without the extension (GitHub, nbviewer): the views' pictures
+            from ..fallback import box_picture
+
+            try:
+                png = box_picture(box)
+            except Exception:  # the live box and its saved state still show
+                png = None
+            if png is not None:
+                data["image/png"] = base64.b64encode(png).decode("ascii")
     return data, metadata
 
 

@@ -97,9 +97,10 @@ def _errors(page: Any) -> list[str]:
     return [e for e in page.context._aw_errors if "reading 'schema'" not in e or "notebook_core" not in e]
 
 
-def switch_heads_in_the_box(page: Any) -> None:
-    """Both views of the box drawn live from saved state, side by side; a click switches a head in each."""
-    box = page.locator(".aw-saved-view .aw-saved-box-row").first
+def switch_heads_in_the_box(page: Any, root: str = ".aw-saved-view", text_of: str = ".jp-NotebookPanel") -> None:
+    """Both views of the box drawn live from saved state, side by side; a click switches a head in each (``root``:
+    what holds a saved view, in JupyterLab or in an exported page)."""
+    box = page.locator(f"{root} .aw-saved-box-row").first
     box.wait_for(timeout=60_000)
     heatmap, model_view = box.locator(".aw-heatmap").first, box.locator(".aw-model-view").first
     model_view.wait_for(timeout=30_000)
@@ -119,7 +120,7 @@ def switch_heads_in_the_box(page: Any) -> None:
     page.mouse.click(*page_point(model_view, "thumb-grid", float(g["x0"]) + 2 * step + float(g["slot"]) / 2,
                                  float(g["y0"]) + float(g["slot"]) / 2))  # layer 0, head 2
     redrawn(model_view, "heatmap-canvas", before)
-    text = page.locator(".jp-NotebookPanel").inner_text()
+    text = page.locator(text_of).inner_text()
     assert "model not found" not in text and "Error displaying widget" not in text, text[:500]
 
 
@@ -212,3 +213,20 @@ def test_notebook7_draws_saved_and_boxed_views_live_and_lecture_mode_works(nb7_b
     page.wait_for_timeout(500)
     assert page.evaluate(FONT_SIZES) == before
     assert page.evaluate("() => window.__pwned") is None and not _errors(page), _errors(page)
+
+
+def test_an_exported_page_draws_the_boxed_views_live_and_a_click_switches_heads(boxed: Path, browser: Any) -> None:
+    """`attnwidgets export` of the boxed notebook, opened from a file with every other request aborted: the box is
+    a row of live views (its picture hidden once drawn) and a click switches a head in each, with no kernel."""
+    from test_nbexport_browser import Offline, export
+
+    out = boxed.parent / "boxed.html"
+    done = export(boxed, out)
+    assert "3 views, 3 live" in done.stdout, done.stdout
+    page = Offline(browser, out)
+    page.drawn(2)
+    switch_heads_in_the_box(page.page, root=".aw-saved.aw-drawn", text_of="body")
+    assert not page.page.locator(".aw-saved.aw-drawn .aw-picture").first.is_visible()
+    page.page.screenshot(path=str(ARTIFACTS / "boxes-exported-page.png"))
+    assert not page.errors and not page.blocked, (page.errors, page.blocked)
+    page.close()

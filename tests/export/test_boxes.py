@@ -87,6 +87,38 @@ def test_ipython_shows_a_box_of_views_with_its_saved_state_and_other_boxes_as_be
     assert box_bundle(closed) is None
 
 
+def test_hosts_without_the_extension_see_the_boxed_views_pictures_side_by_side() -> None:
+    """GitHub and nbviewer draw no widget and no saved state: a box of views showed ipywidgets' text. Its bundle now
+    has one picture: its views' twins side by side in a row, stacked in a column, nested boxes likewise."""
+    import io
+
+    from PIL import Image
+
+    from attnwidgets.fallback import BOX_GAP, twin_png
+
+    def size(png: bytes) -> tuple[int, int]:
+        return Image.open(io.BytesIO(png)).size
+
+    r = _result()
+    heat, bars, model = aw.AttentionHeatmap(r), aw.EntropyBars(r), aw.ModelView(r)
+    (hw, hh), (bw, bh), (mw, mh) = (size(twin_png(v)) for v in (heat, bars, model))
+    column_box = ipywidgets.VBox([bars, model, ipywidgets.Label("no picture")])
+    box = ipywidgets.HBox([heat, column_box, ipywidgets.IntSlider()])
+    data, _ = box_bundle(box)
+    got = Image.open(io.BytesIO(base64.b64decode(data["image/png"]))).convert("RGB")
+    column = (max(bw, mw), bh + BOX_GAP + mh)
+    expected = (hw + BOX_GAP + column[0], max(hh, column[1]))
+    scale = min(1.0, 1600 / max(expected))
+    assert got.size == (round(expected[0] * scale), round(expected[1] * scale))
+    # the heatmap's own picture sits at the top left (unscaled here: the box is under the 1,600-pixel cap)
+    assert scale == 1.0
+    heat_png = Image.open(io.BytesIO(twin_png(heat))).convert("RGB")
+    assert np.array_equal(np.asarray(got.crop((0, 0, hw, hh))), np.asarray(heat_png))
+    assert WIDGET_VIEW in data and VIEW_MIME in data, "the live box and its saved state still come first"
+    plain, _ = box_bundle(ipywidgets.HBox([ipywidgets.Label("no view")]))
+    assert "image/png" not in plain
+
+
 BOXED = [
     ("code", "import numpy as np, ipywidgets, base64\nimport attnwidgets as aw\n"
              "r = aw.AttentionResult.from_arrays(np.full((2, 3, 3, 3), 1 / 3, dtype=np.float32), "
@@ -113,3 +145,7 @@ def test_an_exported_page_draws_every_boxed_view_live(tmp_path) -> None:
     assert [[v["widget"] for v in saved_views_in(s)] for s in states[:2]] == [
         ["AttentionHeatmap", "HeadView"], ["EntropyBars", "ModelView"]]
     assert "<img src=x" not in html  # the hostile token stays escaped inside the JSON
+    # each box of views shows its views' pictures until it is drawn (and if it cannot be)
+    pictures = re.findall(r'<div class="aw-saved" data-aw="aw-view-(\d)">.*?<div class="aw-picture">(.*?)</div>',
+                          html, re.S)
+    assert [(n, p.startswith("<img ")) for n, p in pictures] == [("0", True), ("1", True), ("2", True)]

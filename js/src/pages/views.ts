@@ -38,7 +38,7 @@ async function drawViews(): Promise<void> {
     const error = live.querySelector(":scope > .aw-saved-error");
     if (error) {
       // The view could not be drawn: its picture stays, with the reason under it.
-      const shown = host.querySelector(".aw-picture img") ? "Shown as a picture: " : ""; // a box has none
+      const shown = host.querySelector(".aw-picture img") ? "Shown as a picture: " : "";
       if (note) note.textContent = `${shown}${error.textContent ?? ""}`;
       live.remove();
     } else {
