@@ -162,3 +162,28 @@ def test_a_tampered_file_shows_the_loaders_message_and_no_view(lab_docs: Lab) ->
     assert page.locator(".aw-saved-file .aw-root, .aw-saved-file canvas").count() == 0  # never a wrong picture
     no_script_ran(page)
     page.screenshot(path=str(ARTIFACTS / "saved-file-tampered-1280x720.png"))
+
+
+def test_file_reload_reads_a_newer_save_of_the_same_name(lab_docs: Lab) -> None:
+    """File > Reload from Disk (docmanager:reload) after the file was saved again: the document shows the new file
+    (here corpus statistics where a result was), not the views it drew first."""
+    import os
+    import shutil
+
+    path = lab_docs.root / "reloaded.npz"
+    shutil.copy(lab_docs.root / "result.npz", path)
+    page = open_file(lab_docs, "reloaded.npz")
+    doc = page.locator(".aw-saved-file")
+    doc.locator(".aw-saved-view .aw-heatmap").first.wait_for(timeout=60_000)
+    assert "— AttentionResult" in doc.locator(".aw-doc-name").inner_text()
+    shutil.copy(lab_docs.root / "stats.npz", path)
+    stamp = path.stat().st_mtime + 5
+    os.utime(path, (stamp, stamp))  # a later modification time than the one the document read
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:reload')")
+    page.wait_for_function(
+        "() => (document.querySelector('.aw-saved-file .aw-doc-name') || {}).textContent?.includes('CorpusStats')",
+        timeout=60_000)
+    doc.locator(".aw-saved-view .aw-head-stats-grid").first.wait_for(timeout=30_000)
+    assert doc.locator(".aw-doc-name").count() == 1, "the first file's views are gone, drawn once"
+    assert doc.locator(".aw-saved-view .aw-heatmap").count() == 0
+    no_script_ran(page)

@@ -109,15 +109,32 @@ const STYLE = `
 export class SavedFileView extends Widget {
   private cleanups: (() => void)[] = [];
 
+  private loads = 0;
+
   constructor(private context: DocumentRegistry.Context) {
     super();
     this.addClass("aw-saved-file");
     this.node.append(element("style", "", STYLE));
     this.node.append(element("div", "aw-doc-status", "Reading the file…"));
-    void context.ready.then(() => this.load());
+    void context.ready.then(() => {
+      void this.load();
+      // File > Reload from Disk (docmanager:reload) reverts the context, which says the file changed: read it again.
+      context.fileChanged.connect(this.reload, this);
+    });
+  }
+
+  /** Forget what is drawn and read the file again (a newer save of the same name shows its own views). */
+  private reload(): void {
+    if (this.isDisposed) return;
+    for (const c of this.cleanups) c();
+    this.cleanups = [];
+    for (const child of Array.from(this.node.children)) if (child.tagName !== "STYLE") child.remove();
+    this.node.append(element("div", "aw-doc-status", "Reading the file…"));
+    void this.load();
   }
 
   private async load(): Promise<void> {
+    const load = ++this.loads; // a reload while a read is under way: only the newest answer is drawn
     const settings = ServerConnection.makeSettings();
     const path = this.context.localPath;
     const url = `${settings.baseUrl.replace(/\/$/, "")}/attnwidgets/saved?path=${encodeURIComponent(path)}`;
@@ -141,16 +158,16 @@ export class SavedFileView extends Widget {
         error: `The server could not be reached to read ${path}: ${String((e as Error)?.message ?? e)}`,
       };
     }
-    if (this.isDisposed) return;
+    if (this.isDisposed || load !== this.loads) return;
     this.node.querySelector(".aw-doc-status")?.remove();
     if (answer.error !== undefined || !Array.isArray((answer as SavedDocument).views)) {
       showSavedError(this.node, String(answer.error ?? `The server's answer for ${path} holds no views.`));
       return;
     }
-    await this.draw(answer as SavedDocument);
+    await this.draw(answer as SavedDocument, load);
   }
 
-  private async draw(doc: SavedDocument): Promise<void> {
+  private async draw(doc: SavedDocument, load: number): Promise<void> {
     this.node.append(element("h2", "aw-doc-name", `${doc.name} — ${doc.kind}`));
     this.node.append(element("p", "aw-doc-summary", doc.summary));
     const meta = [
@@ -168,7 +185,7 @@ export class SavedFileView extends Widget {
       section.append(box);
       this.node.append(section);
       const cleanup = await renderSaved(view.state, box, MODULES);
-      if (this.isDisposed) {
+      if (this.isDisposed || load !== this.loads) {
         cleanup();
         return;
       }
@@ -179,6 +196,7 @@ export class SavedFileView extends Widget {
 
   dispose(): void {
     if (this.isDisposed) return;
+    this.context.fileChanged.disconnect(this.reload, this);
     for (const c of this.cleanups) c();
     this.cleanups = [];
     super.dispose();
