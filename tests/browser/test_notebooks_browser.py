@@ -195,6 +195,12 @@ def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
     # collection missed them)
     assert report or path.name.startswith("05_"), f"{path.name}: no figure was seen"
     assert all(r["theme"] == "lecture" for r in report), "the kernel did not draw in the lecture theme"
+    # The executed copy, exported as a page from its own outputs and opened offline: live views, no raw TeX (#32 §4).
+    from test_nbexport_browser import export, live_page_ok
+
+    page_path = EXECUTED / f"{path.stem}.html"
+    export(EXECUTED / path.name, page_path, "--no-execute")
+    live_page_ok(lab.browser, page_path, f"exported-{path.stem}")
 
 
 #: Faults the check finds that are still open, each named with why (issue 33 §1): (notebook, cell, text of the fault).
