@@ -206,11 +206,6 @@ def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
 #: Faults the check finds that are still open, each named with why (issue 33 §1): (notebook, cell, text of the fault).
 #: Anything else fails; an entry goes when its fault is fixed.
 KNOWN = [
-    # EntropyBars beside a heatmap in a SideBySide sizes its bars to the notebook area, not to its share of the row
-    ("03_what_does_bert_look_at", 29, "cut: canvas[bars-canvas]"),
-    # the dependency tables (relations x 7 and 10 columns) with the file browser open: 952-991 px in 820
-    ("03_what_does_bert_look_at", 41, "runs off the screen"),
-    ("03_what_does_bert_look_at", 42, "runs off the screen"),
 ]
 
 #: Where each notebook that ran cleanly is saved with its outputs: the docs site renders the tutorials from here

@@ -26,6 +26,8 @@ export interface BarsDom {
   caption: HTMLDivElement;
   lastAvail: number;
   layout: BarLayout | null;
+  /** The baseline's label sits above the plot (a narrow share of a row), not right of it. */
+  labelAbove?: boolean;
 }
 
 type Bars = StatGrid<EntropyBarsTraits, HeadPick>;
@@ -37,6 +39,7 @@ interface Plot {
   t: Theme;
   y: (v: number) => number;
   plotLeft: number;
+  labelAbove: boolean;
 }
 
 /** The (L, H) entropies of the row choice on screen, or null when the source lacks it. */
@@ -108,7 +111,7 @@ function drawBars(
 }
 
 /** The x axis, the dashed uniform baseline with its label, and the layer numbers under each group. */
-function drawAxis({ ctx, l, t, y, plotLeft }: Plot, base: number | null, sel: HeadPick): void {
+function drawAxis({ ctx, l, t, y, plotLeft, labelAbove }: Plot, base: number | null, sel: HeadPick): void {
   ctx.strokeStyle = t.fg;
   ctx.lineWidth = 1;
   ctx.beginPath();
@@ -125,9 +128,17 @@ function drawAxis({ ctx, l, t, y, plotLeft }: Plot, base: number | null, sel: He
     ctx.lineTo(plotLeft + l.plotW, y(base));
     ctx.stroke();
     ctx.restore();
-    ctx.textAlign = "left";
     ctx.fillStyle = t.fg;
-    ctx.fillText(baselineText(base), plotLeft + l.plotW + 6, y(base));
+    if (labelAbove) {
+      ctx.save();
+      ctx.textAlign = "right";
+      ctx.textBaseline = "bottom";
+      ctx.fillText(`– – ${baselineText(base)}`, plotLeft + l.plotW, l.y0 - 2);
+      ctx.restore();
+    } else {
+      ctx.textAlign = "left";
+      ctx.fillText(baselineText(base), plotLeft + l.plotW + 6, y(base));
+    }
   }
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
@@ -137,11 +148,12 @@ function drawAxis({ ctx, l, t, y, plotLeft }: Plot, base: number | null, sel: He
     ctx.fillText(String(layer), cx, l.y0 + l.plotH + 9);
   }
   ctx.fillStyle = t.muted;
-  ctx.fillText(
-    `layer (each bar one head, 0–${l.nHeads - 1})`,
-    plotLeft + l.plotW / 2,
-    l.y0 + l.plotH + t.font * 1.6 + 10,
-  );
+  // The longest title that fits the canvas (a narrow share of a row has room for "layer" alone).
+  const titles = [`layer (each bar one head, 0–${l.nHeads - 1})`, "layer (a bar per head)", "layer"];
+  const title = titles.find((s) => ctx.measureText(s).width <= l.width - 4) ?? "layer";
+  const half = ctx.measureText(title).width / 2 + 2;
+  const x = Math.min(Math.max(plotLeft + l.plotW / 2, half), l.width - half); // centred under the bars, on the canvas
+  ctx.fillText(title, x, l.y0 + l.plotH + t.font * 1.6 + 10);
 }
 
 /** The bars' layout: margins for the ticks and the baseline's label, as wide as the room allows. */
@@ -151,17 +163,23 @@ function layoutFor(g: Bars, dom: BarsDom, t: Theme, ticks: number[], base: numbe
   probe.font = `${t.font}px ${t.fontFamily}`;
   const tickW = Math.max(...ticks.map((v) => probe.measureText(v.toFixed(1)).width));
   const left = Math.ceil(tickW) + t.font * 2 + 10;
-  const right = Math.ceil(probe.measureText(baselineText(base)).width) + 12;
+  let right = Math.ceil(probe.measureText(baselineText(base)).width) + 12;
   const room = g.fit.room(dom.scroll);
-  const top = t.font;
+  let top = t.font;
   const bottom = t.font * 3 + 10;
-  // The width the view may take: the output area's (or the fitted box's); see availWidth.
-  const measured = room ? room.width : roomFor(g.el);
   // A view given a share of a row (SideBySide: a percentage flex basis) has a width of its own, not its content's.
-  const wrapped =
-    !hasOwnWidth(g.el) && g.el.clientWidth > 0 && g.el.clientWidth <= g.shell.root.offsetWidth + 1;
+  const own = hasOwnWidth(g.el);
+  // The width the view may take: the output area's (or the fitted box's), never more than a share it was given.
+  const measured = room ? (own ? Math.min(room.width, roomFor(g.el)) : room.width) : roomFor(g.el);
+  const wrapped = !own && g.el.clientWidth > 0 && g.el.clientWidth <= g.shell.root.offsetWidth + 1;
   const avail = availWidth(measured, wrapped, dom.lastAvail);
   dom.lastAvail = avail;
+  // Too narrow for the baseline's label beside the bars (03's bars beside a heatmap, at 720p): it goes above them.
+  dom.labelAbove = base !== null && avail - left - right - 24 < 200;
+  if (dom.labelAbove) {
+    right = 8;
+    top = Math.round(t.font * 1.6);
+  }
   return barLayout({
     nLayers,
     nHeads,
@@ -204,6 +222,7 @@ export function paintBars(g: Bars, dom: BarsDom): void {
     t,
     y: (v) => l.y0 + l.plotH * (1 - v / yTop),
     plotLeft: l.x0 - l.groupGap / 2,
+    labelAbove: !!dom.labelAbove,
   };
   const sel = { layer: model.get("layer"), head: model.get("head") };
   drawTicks(plot, ticks);
