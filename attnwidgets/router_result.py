@@ -33,7 +33,7 @@ class RouterResult:
         (L, T, k) int64: the experts each token was sent to, highest gate first (the model's own choice).
     weights : np.ndarray
         (L, T, k) float32: the gate weight of each chosen expert, as the model mixed their outputs (renormalised over
-        the k when the model does so: Mixtral; Qwen2-MoE by its ``norm_topk_prob``).
+        the k when the model does so: Mixtral; Qwen2-MoE and OLMoE by their ``norm_topk_prob``).
     model : ModelInfo | None
 
     Examples

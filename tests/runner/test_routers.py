@@ -1,4 +1,5 @@
-"""MoE routing: each token's experts and gate weights per layer, from tiny random Mixtral and Qwen2-MoE decoders.
+"""MoE routing: each token's experts and gate weights per layer, from tiny random Mixtral, Qwen2-MoE and OLMoE
+decoders.
 
 Checked against the router worked out again here from the MoE block's input (hooked on transformers' own eager
 model): logits = W h, softmax, top-k, renormalised over the k as the model's config says; the load per expert against
@@ -49,7 +50,7 @@ def _by_hand(path: str, runner) -> dict[int, tuple[np.ndarray, np.ndarray, np.nd
     return out
 
 
-@pytest.mark.parametrize("family", ["tiny_mixtral", "tiny_qwen2_moe"])
+@pytest.mark.parametrize("family", ["tiny_mixtral", "tiny_qwen2_moe", "tiny_olmoe"])
 def test_routing_is_the_models_own(family, request):
     path = request.getfixturevalue(family)
     runner = aw.runner.get_runner(path)
@@ -58,6 +59,8 @@ def test_routing_is_the_models_own(family, request):
     assert r.layers == sorted(want)
     if family == "tiny_qwen2_moe":
         assert r.layers == [1, 2] and r.n_experts == 6, "layer 0 is dense"
+    if family == "tiny_olmoe":  # every layer sparse; a router left at its zeros would tie all 8 experts
+        assert r.layers == [0, 1] and r.n_experts == 8 and np.ptp(r.logits) > 0.1
     n = len(r.tokens)
     assert r.experts.shape == (len(r.layers), n, 2)
     for row, layer in enumerate(r.layers):
