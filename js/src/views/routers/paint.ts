@@ -2,7 +2,7 @@
 // with the k experts), the layer numbers and token labels, the selection's outlines, and the chosen layer's load per
 // expert as bars on a 0–100 % axis with the balanced share dashed (state.ts says what).
 
-import { fitToken, prepareCanvas, textMeasurer } from "../../draw/canvas";
+import { fitLabel, fitToken, prepareCanvas, textMeasurer } from "../../draw/canvas";
 import { textOn } from "../../draw/heads";
 import type { Theme } from "../../shared/theme";
 import {
@@ -37,6 +37,15 @@ function labelWidth(meta: RouterMeta, t: Theme): number {
   let w = 0;
   for (const tok of meta.tokens) w = Math.max(w, probe.measureText(fitToken(probe, tok, 1e9)).width);
   return Math.min(Math.ceil(w) + 12, t.font * 9);
+}
+
+/** The widest the bars' title gets for this text (every token of a long span selected, weighted). */
+function titleWidth(v: RouterView, t: Theme): number {
+  const probe = textMeasurer();
+  probe.font = `${t.font}px ${t.fontFamily}`;
+  const last = Math.max(0, v.meta.tokens.length - 1);
+  const widest = Math.max(...v.meta.layers);
+  return Math.ceil(probe.measureText(loadTitle(widest, [Math.max(0, last - 1), last], true)).width);
 }
 
 /** The strip: layer numbers, token labels, cells with their experts, outlines of the selection and the layer. */
@@ -148,7 +157,12 @@ function drawBars(
   ctx.restore();
   ctx.fillStyle = t.fg;
   ctx.textAlign = "left";
-  ctx.fillText(loadTitle(v.layer, v.selection, v.weighted), l.barsX - t.font * 2.5, l.barsY - t.font * 0.9);
+  const left = l.barsX - Math.round(t.font * 3.2); // over the axis' ticks (routerLayout's `axis`)
+  ctx.fillText(
+    fitLabel(ctx, loadTitle(v.layer, v.selection, v.weighted), l.width - left - 4),
+    left,
+    l.barsY - t.font,
+  );
   ctx.fillStyle = t.muted;
   ctx.fillText("expert", l.barsX, l.barsY + l.barsH + t.font * 2);
 }
@@ -168,6 +182,7 @@ export function paintRouters(
       nExperts: v.meta.n_experts,
       labelW: labelWidth(v.meta, t),
       font: t.font,
+      titleW: titleWidth(v, t),
     },
     room,
   );
@@ -178,10 +193,10 @@ export function paintRouters(
   drawStrip(ctx, l, v, t);
   drawBars(ctx, l, v, t, load);
   Object.assign(canvas.dataset, {
-    labelW: String(l.labelW),
-    top: String(l.top),
-    cellW: String(l.cellW),
-    cellH: String(l.cellH),
+    x0: String(l.labelW), // the strip's first cell, as the grid views publish theirs (tests/browser/helpers.py)
+    y0: String(l.top),
+    cw: String(l.cellW),
+    ch: String(l.cellH),
     barsX: String(l.barsX),
     barsY: String(l.barsY),
     barsW: String(l.barsW),

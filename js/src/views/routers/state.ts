@@ -135,9 +135,10 @@ export interface RouterLayout {
   nExperts: number;
 }
 
-/** Lay the strip and the bars out for `font`-px text, within `room` (null: the theme's full size). */
+/** Lay the strip and the bars out for `font`-px text, within `room` (null: the theme's full size); `titleW` is the
+ * bars' title's width. */
 export function routerLayout(
-  o: { nLayers: number; nTokens: number; nExperts: number; labelW: number; font: number },
+  o: { nLayers: number; nTokens: number; nExperts: number; labelW: number; font: number; titleW?: number },
   room: { width: number; height: number } | null,
 ): RouterLayout {
   const top = Math.round(o.font * 3.2);
@@ -156,8 +157,11 @@ export function routerLayout(
     : natural;
   const stripH = top + o.nTokens * cellH + bottom;
   const barsH = Math.max(o.font * 8, Math.min(Math.round(o.font * 14), stripH - top - o.font * 3));
+  // The bars' title starts over their axis: room for it too, unless the room given is narrower.
+  const titled = stripW + gap + (o.titleW ?? 0) + 8;
+  const width = Math.max(stripW + gap + axis + barsW + 8, room ? Math.min(room.width, titled) : titled);
   return {
-    width: stripW + gap + axis + barsW + 8,
+    width,
     height: Math.max(stripH, top + barsH + o.font * 3),
     labelW: o.labelW,
     top,
