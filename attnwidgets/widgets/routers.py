@@ -24,8 +24,9 @@ class RouterView(AttnWidget):
     colour's strength its gate weight, and labelled with the k experts chosen ("3·1"). Hovering a cell names the
     token, the layer and every chosen expert with its gate weight. Clicking a cell selects its token and shows its
     layer's load per expert as bars (0–100 %: each expert's share of the token-slot assignments, or with
-    ``weighted`` of the gate weight; a balanced router is the dashed 1/E line); clicking a layer's number shows that
-    layer without changing the selection.
+    ``weighted`` of the gate weight; a balanced router is the dashed 1/E line, what Fedus et al. 2022's
+    load-balancing loss aims for); clicking a layer's number shows that layer without changing the selection. Top-k
+    gating as in Shazeer et al. 2017, Mixtral (Jiang et al. 2024) and OLMoE (Muennighoff et al. 2024).
 
     Select tokens as in the heatmap: click one, shift-click to extend to a span, ctrl/cmd-click to add or remove
     one, Escape clears. The bars then count the selected tokens only (:meth:`RouterResult.load` over them), and
