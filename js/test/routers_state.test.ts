@@ -75,6 +75,11 @@ describe("routerLayout and routerHit", () => {
     expect(routerHit(l, l.barsX + l.barsW * 0.9, l.barsY + 5)).toEqual({ what: "bar", e: 3 });
     expect(routerHit(l, 50 + l.cellW * 0.5, l.top + l.cellH * 3.5)).toBeNull();
   });
+  it("keeps a long text's strip under a canvas' height", () => {
+    const long = routerLayout({ nLayers: 32, nTokens: 4096, nExperts: 8, labelW: 50, font: 12 }, null);
+    expect(long.cellH).toBe(3); // floor(15000 / 4096)
+    expect(long.height).toBeLessThan(16000);
+  });
   it("shrinks the rows to fit a room", () => {
     const small = routerLayout(
       { nLayers: 2, nTokens: 30, nExperts: 4, labelW: 50, font: 10 },

@@ -135,6 +135,10 @@ export interface RouterLayout {
   nExperts: number;
 }
 
+/** The tallest the strip's rows may be together (CSS px): at a device pixel ratio of 2, under the 32,767 px a
+ * canvas may be high. */
+export const MAX_STRIP = 15000;
+
 /** Lay the strip and the bars out for `font`-px text, within `room` (null: the theme's full size); `titleW` is the
  * bars' title's width. */
 export function routerLayout(
@@ -143,9 +147,16 @@ export function routerLayout(
 ): RouterLayout {
   const top = Math.round(o.font * 3.2);
   const bottom = Math.round(o.font * 1.2);
-  const full = Math.round(o.font * 1.7);
+  // A long text's rows thin out: the canvas stays under MAX_STRIP px (browsers leave a taller canvas blank).
+  const full = Math.max(
+    1,
+    Math.min(Math.round(o.font * 1.7), Math.floor(MAX_STRIP / Math.max(1, o.nTokens))),
+  );
   const cellH = room
-    ? Math.max(4, Math.min(full, Math.floor((room.height - top - bottom) / Math.max(1, o.nTokens))))
+    ? Math.max(
+        Math.min(4, full),
+        Math.min(full, Math.floor((room.height - top - bottom) / Math.max(1, o.nTokens))),
+      )
     : full;
   const cellW = Math.round(o.font * 3.4);
   const stripW = o.labelW + o.nLayers * cellW;
