@@ -54,9 +54,13 @@ def paint_routers(state: RouterState, shown: RouterLoad, layer: int, selection: 
     from matplotlib.patches import Rectangle
 
     col = m.layers.index(layer)
-    left.add_patch(Rectangle((col - 0.5, -0.5), 1, n, fill=False, edgecolor="#d55e00", linewidth=2.0))
+    # dark outlines (an accent colour would vanish against the palette's orange); the selected tokens' labels bold
+    left.add_patch(Rectangle((col - 0.5, -0.5), 1, n, fill=False, edgecolor=".1", linewidth=3.0))
     for t in selection:
         left.add_patch(Rectangle((-0.5, t - 0.5), n_layers, 1, fill=False, edgecolor=".1", linewidth=1.5))
+    for t, tick in enumerate(left.get_yticklabels()):
+        tick.set_fontweight("bold" if t in selection else "normal")
+    left.get_xticklabels()[col].set_fontweight("bold")
     left.set_title(STRIP_TITLE, fontsize=font)
     pct = 100 * np.asarray(shown.load, np.float64)
     colours = [expert_rgb(m.palette, m.fade_floor, e, 1.0) for e in range(m.n_experts)]

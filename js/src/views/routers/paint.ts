@@ -89,7 +89,7 @@ function drawStrip(ctx: CanvasRenderingContext2D, l: RouterLayout, v: RouterView
   ctx.lineWidth = 2;
   for (const tk of v.selection) ctx.strokeRect(l.labelW, l.top + tk * l.cellH, l.nLayers * l.cellW, l.cellH);
   if (li0 >= 0) {
-    ctx.strokeStyle = t.accent;
+    ctx.strokeStyle = t.fg; // the accent (orange in the lecture theme) would vanish against the palette's orange
     ctx.lineWidth = 3;
     ctx.strokeRect(l.labelW + li0 * l.cellW, l.top - 1, l.cellW, l.nTokens * l.cellH + 2);
   }
