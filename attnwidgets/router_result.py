@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .html_repr import repr_html
 from .result import ModelInfo
 
 __all__ = ["RouterResult"]
@@ -117,6 +118,8 @@ class RouterResult:
             np.add.at(out[i], ex[i].ravel(), w[i].ravel() if weighted else 1.0)
         total = out.sum(-1, keepdims=True)
         return (out / np.where(total > 0, total, 1.0)).astype(np.float32)
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     def __repr__(self) -> str:
         name = self.model.name if self.model is not None else "arrays"

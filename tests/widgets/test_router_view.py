@@ -149,3 +149,11 @@ def test_link_span_with_a_heatmap_of_the_same_text(routes, tiny_mixtral):
                                        np.ones((1, 2, 1), np.float32)))
     with pytest.raises(ValueError, match="select among different query tokens"):
         aw.widgets.link_span(heat, short, js=False)
+
+
+def test_a_routing_shows_as_an_escaped_table_in_a_notebook():
+    r = RouterResult(["<img src=x onerror=alert(1)>", "b"], [0], np.zeros((1, 2, 3), np.float32),
+                     np.array([[[0], [2]]]), np.ones((1, 2, 1), np.float32))
+    html = r._repr_html_()
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "RouterResult" in html and "2 tokens x 1 MoE layers, 3 experts, top-1" in html
