@@ -45,6 +45,7 @@ _LAZY: dict[str, str] = {
     "ModelView": "attnwidgets.widgets",
     "PositionalExplorer": "attnwidgets.widgets",
     "QKStepThrough": "attnwidgets.widgets",
+    "RouterView": "attnwidgets.widgets",
     # saving, showing
     "save": "attnwidgets.studies.saved",
     "load": "attnwidgets.studies.saved",

@@ -79,6 +79,10 @@ def _source(widget: Any) -> list[str]:
     space = getattr(widget, "space", None)
     if space is not None and hasattr(space, "n_sentences"):  # QKSpaceView
         return [space.model or "arrays", f"{space.n_sentences} sentences", f"layer {space.layer} head {space.head}"]
+    routes = getattr(widget, "routes", None)
+    if routes is not None and hasattr(routes, "n_experts"):  # RouterView
+        return [routes.model.name if routes.model is not None else "arrays", _tokens(routes.tokens),
+                f"top-{routes.top_k} of {routes.n_experts} experts"]
     if hasattr(widget, "captures"):  # QKStepThrough
         cap = widget.captures[0]
         return [cap.model.name if cap.model is not None else "arrays", _tokens(cap.tokens)]
@@ -187,11 +191,15 @@ def _twins() -> dict[str, Callable[[Any], Figure]]:
         return plots.plot_qk_space(w.space, w.color, theme=w.theme, cmap=_CMAPS.get(w.colormap),
                                    sentence=w.sentence if w.sentence >= 0 else None)
 
+    def routers(w: Any) -> Figure:
+        return plots.plot_routers(w.routes, layer=w.layer, selection=list(w.selection), weighted=w.weighted,
+                                  theme=w.theme)
+
     return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
             "QKSpaceView": qk_space,
             "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
             "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation,
-            "AttentionCompare": compare, "FillMask": fill_mask}
+            "AttentionCompare": compare, "FillMask": fill_mask, "RouterView": routers}
 
 
 def twin_figure(widget: Any) -> Figure | None:

@@ -7,11 +7,13 @@ layer each row is), E experts, k experts per token.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .html_repr import repr_html
 from .result import ModelInfo
 
 __all__ = ["RouterResult"]
@@ -33,7 +35,7 @@ class RouterResult:
         (L, T, k) int64: the experts each token was sent to, highest gate first (the model's own choice).
     weights : np.ndarray
         (L, T, k) float32: the gate weight of each chosen expert, as the model mixed their outputs (renormalised over
-        the k when the model does so: Mixtral; Qwen2-MoE by its ``norm_topk_prob``).
+        the k when the model does so: Mixtral; Qwen2-MoE and OLMoE by their ``norm_topk_prob``).
     model : ModelInfo | None
 
     Examples
@@ -45,6 +47,8 @@ class RouterResult:
     [[0.25, 0.25, 0.5]]
     >>> r.load(weighted=True).tolist()
     [[0.25, 0.25, 0.5]]
+    >>> r.load(positions=[1]).tolist()   # token "b" alone: experts 2 and 1
+    [[0.0, 0.5, 0.5]]
     """
 
     tokens: list[str]
@@ -89,18 +93,33 @@ class RouterResult:
                              f"(stop exclusive)")
         return slice(start, stop)
 
-    def load(self, span: Any = None, weighted: bool = False) -> np.ndarray:
+    def position_rows(self, positions: Sequence[int]) -> np.ndarray:
+        """The token rows of ``positions`` (distinct token indices, any order; a view's ``selection``), checked."""
+        rows = np.asarray(list(positions))
+        if rows.size == 0 or rows.dtype.kind not in "iu":
+            raise ValueError(f"positions must be a non-empty list of token indices, got {list(positions)!r}")
+        if len(set(rows.tolist())) != rows.size or not 0 <= int(rows.min()) <= int(rows.max()) < len(self.tokens):
+            raise ValueError(f"positions {rows.tolist()} must be distinct token indices in 0..{len(self.tokens) - 1}")
+        return np.sort(rows)
+
+    def load(self, span: Any = None, weighted: bool = False, *, positions: Sequence[int] | None = None
+             ) -> np.ndarray:
         """(L, E) float32: each expert's share of the routing in each layer, over the tokens of ``span``
-        ((start, stop), a range or a slice; default all): the fraction of the T x k (token, slot) assignments it
-        got, or with ``weighted`` its share of the gate weight. Rows sum to 1; a perfectly balanced router gives
-        1/E everywhere."""
-        rows = self.span_rows(span)
+        ((start, stop), a range or a slice; default all) or of ``positions`` (token indices, not necessarily
+        contiguous: a view's selection): the fraction of the T x k (token, slot) assignments it got, or with
+        ``weighted`` its share of the gate weight. Rows sum to 1; a perfectly balanced router gives 1/E
+        everywhere."""
+        if positions is not None and span is not None:
+            raise ValueError("give span or positions, not both")
+        rows = self.span_rows(span) if positions is None else self.position_rows(positions)
         ex, w = self.experts[:, rows], self.weights[:, rows].astype(np.float64)
         out = np.zeros((len(self.layers), self.n_experts), np.float64)
         for i in range(len(self.layers)):
             np.add.at(out[i], ex[i].ravel(), w[i].ravel() if weighted else 1.0)
         total = out.sum(-1, keepdims=True)
         return (out / np.where(total > 0, total, 1.0)).astype(np.float32)
+
+    _repr_html_ = repr_html  # the compact table a notebook shows (html_repr.py)
 
     def __repr__(self) -> str:
         name = self.model.name if self.model is not None else "arrays"

@@ -263,6 +263,22 @@ def tiny_qwen2_moe(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
+def tiny_olmoe(tmp_path_factory) -> str:
+    """OLMoE: 8 experts, top-2 not renormalised (OlmoeConfig's default norm_topk_prob=False, as OLMoE-1B-7B ships)."""
+    import torch
+    from transformers import OlmoeConfig, OlmoeForCausalLM
+
+    torch.manual_seed(23)
+    tok = _bpe_tokenizer()
+    cfg = OlmoeConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, hidden_size=32,
+                      intermediate_size=16, vocab_size=len(tok), max_position_embeddings=64, num_experts=8,
+                      num_experts_per_tok=2, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    model = OlmoeForCausalLM(cfg)
+    assert not model.config.norm_topk_prob, "the fixture stands for OLMoE's own default: top-k not renormalised"
+    return _save(model, tok, tmp_path_factory.mktemp("tiny_olmoe"))
+
+
+@pytest.fixture(scope="session")
 def tiny_gpt_oss(tmp_path_factory) -> str:
     """gpt-oss-style decoder with learned attention sinks (rows sum to less than 1), 2 layers x 4 heads."""
     import torch

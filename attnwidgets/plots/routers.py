@@ -1,47 +1,98 @@
-"""Static view of a mixture-of-experts model's routing: which expert each token goes to in each layer (a token x layer
-strip) and the load per expert (a layer x expert grid), as a matplotlib Figure."""
+"""Static twin of :class:`~attnwidgets.widgets.RouterView`: a mixture-of-experts model's routing drawn from the view's
+state (:mod:`attnwidgets.viewdata.views.routers`): which expert each token goes to in each layer (a token x layer
+strip) and one layer's load per expert over the selected tokens (bars, 0–100 %), as a matplotlib Figure."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.colors import to_rgb
 
 from ..router_result import RouterResult
 from ..viewdata.labels import token_label
-from .style import COLORBLIND, cell_map, colormap, lecture_fit, new_figure, resolve_theme
+from ..viewdata.views.routers import (
+    RouterLoad,
+    RouterOptions,
+    RouterState,
+    expert_rgb,
+    router_load,
+    router_state,
+)
+from .style import lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+__all__ = ["STRIP_TITLE", "paint_routers", "plot_routers"]
 
-def expert_colour(expert: int, weight: float) -> np.ndarray:
-    """RGB of an expert (the colour-blind-safe palette, cycled past ten) faded toward white as its gate weight
-    falls: a weight of 1 is the full colour, 0 is white.
+#: The strip's heading (js/src/views/routers/state.ts ``STRIP_TITLE`` is the same).
+STRIP_TITLE = "top expert of each token (strength: its gate weight)"
 
-    >>> expert_colour(0, 1.0).round(3).tolist(), expert_colour(0, 0.0).tolist()
-    ([0.004, 0.451, 0.698], [1.0, 1.0, 1.0])
-    """
-    base = np.asarray(to_rgb(COLORBLIND[expert % len(COLORBLIND)]))
-    w = float(np.clip(weight, 0.0, 1.0))
-    return base * w + (1.0 - w)
+
+def paint_routers(state: RouterState, shown: RouterLoad, layer: int, selection: Sequence[int], fig: Figure,
+                  big: bool) -> None:
+    """Draw ``state``'s strip (``selection``'s rows outlined, ``layer``'s column marked) and ``shown``'s bars in
+    ``fig``."""
+    m, p = state.meta, state.payload
+    font = 14 if big else 9
+    n, n_layers = len(m.tokens), len(m.layers)
+    experts, weights = p.experts.astype(np.int64), p.weights
+    strip = np.array([[expert_rgb(m.palette, m.fade_floor, experts[li, t, 0], weights[li, t, 0])
+                       for li in range(n_layers)] for t in range(n)]).reshape(n, n_layers, 3)  # (T, L, 3)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(1.5, 0.6 * n_layers + 1),
+                                                                   max(2.0, 0.35 * m.n_experts)]})
+    left.imshow(strip, aspect="auto", interpolation="nearest")
+    if n <= 48 and n_layers <= 16:
+        for t in range(n):
+            for li in range(n_layers):
+                label = "·".join(str(int(e)) for e in experts[li, t])
+                left.text(li, t, label, ha="center", va="center", fontsize=font - 2, color=".1")
+    left.set_yticks(range(n), [token_label(tok) for tok in m.tokens] if n <= 80 else [""] * n, fontsize=font)
+    left.set_xticks(range(n_layers), [str(x) for x in m.layers], fontsize=font)
+    left.set_xlabel("layer", fontsize=font)
+    from matplotlib.patches import Rectangle
+
+    col = m.layers.index(layer)
+    # dark outlines (an accent colour would vanish against the palette's orange); the selected tokens' labels bold
+    left.add_patch(Rectangle((col - 0.5, -0.5), 1, n, fill=False, edgecolor=".1", linewidth=3.0))
+    for t in selection:
+        left.add_patch(Rectangle((-0.5, t - 0.5), n_layers, 1, fill=False, edgecolor=".1", linewidth=1.5))
+    for t, tick in enumerate(left.get_yticklabels()):
+        tick.set_fontweight("bold" if t in selection else "normal")
+    left.get_xticklabels()[col].set_fontweight("bold")
+    left.set_title(STRIP_TITLE, fontsize=font)
+    pct = 100 * np.asarray(shown.load, np.float64)
+    colours = [expert_rgb(m.palette, m.fade_floor, e, 1.0) for e in range(m.n_experts)]
+    right.bar(range(m.n_experts), pct, color=colours, edgecolor=".2", linewidth=0.5)
+    right.axhline(100 / m.n_experts, color=".2", linestyle="--", linewidth=1.2)
+    right.set_ylim(0, 100)
+    right.set_xticks(range(m.n_experts), [str(e) for e in range(m.n_experts)] if m.n_experts <= 32 else
+                     [str(e) if e % 8 == 0 else "" for e in range(m.n_experts)], fontsize=font)
+    right.tick_params(axis="y", labelsize=font)
+    right.set_xlabel(f"expert (dashed: balanced, {100 / m.n_experts:.1f} %)", fontsize=font)
+    right.set_ylabel("share (%)", fontsize=font)
+    right.set_title(shown.title, fontsize=font)
+    fig.suptitle(m.title, fontsize=font + 2)
 
 
 @lecture_fit
-def plot_routers(result: RouterResult, *, span: Any = None, weighted: bool = False, theme: str | None = None
-                 ) -> Figure:
-    """Draw the routing: ① a token x layer strip, each cell coloured by the token's first expert (faded by its gate
-    weight) and labelled with its k experts ("3·1"); the rows of ``span`` outlined. ② The load per expert in each
-    layer over the tokens of ``span`` (all by default): the share of the token-slot assignments, or of the gate
-    weight with ``weighted`` (:meth:`RouterResult.load`).
+def plot_routers(result: RouterResult, *, layer: int | None = None, selection: Sequence[int] | None = None,
+                 weighted: bool = False, theme: str | None = None) -> Figure:
+    """Draw the routing as :class:`~attnwidgets.widgets.RouterView` shows it: ① a token x layer strip, each cell
+    coloured by the token's top expert (its strength the gate weight, the same palette) and labelled with its k
+    experts ("3·1"), ``layer``'s column and the selected rows outlined; ② ``layer``'s load per expert over the
+    selected tokens (all by default), 0–100 %: the share of the token-slot assignments, or of the gate weight with
+    ``weighted`` (:meth:`RouterResult.load`).
 
     Parameters
     ----------
     result : RouterResult
         From :func:`attnwidgets.runner.route`.
-    span : (start, stop), range or slice, optional
-        Token rows to outline and to count the load over.
+    layer : int, optional
+        The layer whose load is drawn (the model's layer number; default the first MoE layer).
+    selection : list of int, optional
+        Token positions to outline and to count the load over.
     weighted : bool
         Load as a share of the gate weight instead of the assignments.
     theme : str, optional
@@ -57,47 +108,18 @@ def plot_routers(result: RouterResult, *, span: Any = None, weighted: bool = Fal
     >>> r = RouterResult(["a", "b", "c"], [0, 2], np.zeros((2, 3, 4), np.float32),
     ...                  np.array([[[0, 1], [2, 3], [0, 2]], [[3, 0], [3, 1], [1, 2]]]),
     ...                  np.full((2, 3, 2), 0.5, np.float32))
-    >>> fig = plot_routers(r, span=(0, 2))
-    >>> [ax.get_title() for ax in fig.axes[:2]]
-    ['① first expert of each token', '② load per expert, tokens 0–1']
+    >>> fig = plot_routers(r, layer=2, selection=[0, 1])
+    >>> fig.axes[1].get_title(), [round(b.get_height()) for b in fig.axes[1].patches]
+    ('load per expert, layer 2, tokens 0–1', [25, 25, 0, 50])
     """
-    if not isinstance(result, RouterResult):
-        raise TypeError(f"plot_routers takes a RouterResult (from attnwidgets.runner.route), got "
-                        f"{type(result).__name__}")
-    theme = resolve_theme(theme)
-    big = theme == "lecture"
-    font = 14 if big else 9
-    rows = result.span_rows(span)
-    n, n_layers = len(result.tokens), len(result.layers)
-    strip = np.stack([[expert_colour(int(result.experts[li, t, 0]), float(result.weights[li, t, 0]))
-                       for li in range(n_layers)] for t in range(n)])  # (T, L, 3)
-    # constrained: the suptitle above both panel titles (it met panel ①'s title in the light theme)
-    fig = new_figure((4 + 0.9 * n_layers + 0.5 * result.n_experts, min(20.0, 1.8 + 0.28 * n)), layout="constrained")
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(1, n_layers), max(2, result.n_experts)]})
-    left.imshow(strip, aspect="auto", interpolation="nearest")
-    if n <= 48 and n_layers <= 16:
-        for t in range(n):
-            for li in range(n_layers):
-                label = "·".join(str(int(e)) for e in result.experts[li, t])
-                left.text(li, t, label, ha="center", va="center", fontsize=font - 2, color=".1")
-    left.set_yticks(range(n), [token_label(tok) for tok in result.tokens] if n <= 80 else [""] * n, fontsize=font)
-    left.set_xticks(range(n_layers), [str(layer) for layer in result.layers], fontsize=font)
-    left.set_xlabel("layer", fontsize=font)
-    if span is not None:
-        from matplotlib.patches import Rectangle
-
-        left.add_patch(Rectangle((-0.5, rows.start - 0.5), n_layers, rows.stop - rows.start, fill=False,
-                                 edgecolor=colormap("Greys")(0.95), linewidth=2.0))
-    left.set_title("① first expert of each token", fontsize=font + 1)
-    load = result.load(span, weighted=weighted)
-    cell_map(right, load, cmap="Blues", vmin=0.0, vmax=float(load.max()) or 1.0, annotate=result.n_experts <= 16,
-             fontsize=font - 2, xticklabels=[str(e) for e in range(result.n_experts)],
-             yticklabels=[str(layer) for layer in result.layers])
-    right.set_xlabel("expert", fontsize=font)
-    right.set_ylabel("layer", fontsize=font)
-    where = "all tokens" if span is None else f"tokens {rows.start}–{rows.stop - 1}"
-    right.set_title(f"② {'gate weight' if weighted else 'load'} per expert, {where}", fontsize=font + 1)
-    name = result.model.name if result.model is not None else "arrays"
-    fig.suptitle(f"{name} · top-{result.top_k} of {result.n_experts} experts · balanced load = "
-                 f"{1 / result.n_experts:.2f}", fontsize=font + 2)
+    state = router_state(result)  # checks the type
+    options = RouterOptions(result.layers[0] if layer is None else layer, tuple(sorted(selection or ())),
+                            bool(weighted))
+    shown = router_load(result, options)
+    big = resolve_theme(theme) == "lecture"
+    n = len(result.tokens)
+    # constrained: the suptitle above both panel titles
+    fig = new_figure((4.5 + 0.6 * len(result.layers) + 0.35 * result.n_experts, min(20.0, 2.2 + 0.28 * n)),
+                     layout="constrained")
+    paint_routers(state, shown, options.layer, options.selection, fig, big)
     return fig

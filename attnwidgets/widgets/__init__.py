@@ -20,6 +20,7 @@ from .profile import AttentionProfile, ProfileLink
 from .qk import QKStepThrough
 from .qk_space import QKSpaceView
 from .roles import HeadRolesView
+from .routers import RouterView
 from .side_by_side import SideBySide
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "ProfileLink",
     "QKSpaceView",
     "QKStepThrough",
+    "RouterView",
     "SelectionLink",
     "SideBySide",
     "box_state",

@@ -148,14 +148,15 @@ def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
     generation ``g`` selects among ``g.result.tokens`` too (its span-share panel then shows how much each step
     attends to the span): link it with views of ``g.result``. :class:`AttentionCompare` selects A's query tokens;
     :class:`HeadStatsGrid`, :class:`EntropyBars` and :class:`HeadClusterMap`, given one result, show the
-    statistics of the selected rows. The first widget's selection is copied to the others when linking.
+    statistics of the selected rows; a :class:`RouterView` of the same text, the load per expert over them. The first
+    widget's selection is copied to the others when linking.
 
     Parameters
     ----------
     *widgets
         Two or more of :class:`AttentionHeatmap`, :class:`ModelView`, :class:`AttentionProfile`,
         :class:`HeadView`, :class:`GenerationView`, :class:`AttentionCompare`, :class:`HeadStatsGrid`,
-        :class:`EntropyBars` and :class:`HeadClusterMap`, over the same tokens.
+        :class:`EntropyBars`, :class:`HeadClusterMap` and :class:`RouterView`, over the same tokens.
     js : bool
         True (default): linked in the page (``ipywidgets.jslink``), as :func:`link_selection`; False: in the kernel.
 

@@ -1,8 +1,9 @@
 """Every view fits a projector, part two (issue 15 §3): the ablation explorer, the compare view, entropy bars, the
-per-head grid (and the coreference grid built on it), the head cluster map, the generation view and the head-roles
-view. At a 1280 x 720 viewport in JupyterLab, in the lecture theme, each view scrolled to the top of the notebook's
-visible area lies inside it with its legend shown; with ``fit=False`` the head-stats grid of a 12 x 12 model is taller
-than the screen (so the test can fail). Screenshots: test-artifacts/fitb-*.png.
+per-head grid (and the coreference grid built on it), the head cluster map, the generation view, the head-roles
+view and the MoE router view (issue 34 §5). At a 1280 x 720 viewport in JupyterLab, in the lecture theme, each view
+scrolled to the top of the notebook's visible area lies inside it with its legend shown; with ``fit=False`` the
+head-stats grid of a 12 x 12 model is taller than the screen (so the test can fail).
+Screenshots: test-artifacts/fitb-*.png.
 
 One notebook, one view per cell: a view is measured as the union of the widget roots in its cell's output (the
 head-roles view is two widgets in an HBox).
@@ -42,6 +43,12 @@ gen = GenerationResult(rg, "t0 t1 t2", toks[:3], np.arange(3), toks[3:] + ["end"
 c = np.tril(rng.random((12, 12, 17, 17))).astype(np.float32); c /= c.sum(-1, keepdims=True)
 ex = aw.AttentionResult.from_arrays(c, ["<s>", *"abcdefgh", *"abcdefgh"], kind="decoder")
 roles = HeadRoles({{k: rng.random((12, 12)) for k in ROLES}}, ex, 8, 1, 1, 0, "toy")
+# a MoE routing of the text: 4 layers, top 2 of 8 experts, gates renormalised
+from attnwidgets.router_result import RouterResult
+picks = np.stack([[rng.permutation(8)[:2] for _ in r.tokens] for _ in range(4)])
+gates = np.sort(rng.dirichlet(np.ones(2), size=picks.shape[:2]).astype(np.float32), -1)[..., ::-1].copy()
+routes = RouterResult(list(r.tokens), [0, 1, 2, 3], rng.normal(size=(4, len(r.tokens), 8)).astype(np.float32), picks,
+                      gates)
 """
 
 #: (variable, constructor, CSS selector of the legend inside the view, or "" when it has none).
@@ -53,6 +60,7 @@ VIEWS: list[tuple[str, str, str]] = [
     ("clusters", "aw.HeadClusterMap(r12)", "[data-testid=legend]"),
     ("generation", "aw.GenerationView(gen, step=5)", "[data-testid=caption]"),
     ("roles", "aw.HeadRolesView(roles)", ".aw-legend"),
+    ("routers", "aw.RouterView(routes, selection=[3, 4])", "[data-testid=caption]"),
 ]
 #: Drawn at the theme's full size, for the comparison.
 OFF = [("stats_off", "aw.HeadStatsGrid(r12, statistic='prev', fit=False)", ".aw-legend"),

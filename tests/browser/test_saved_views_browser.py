@@ -1,8 +1,8 @@
 """A notebook executed, saved and reopened without its kernel keeps every view live (the attnwidgets extension draws
-each view's saved state, ``application/vnd.attnwidgets.view+json``): hover shows the tooltip, switching the head
-redraws the canvas, and no widget error shows. With a live kernel holding the widget, the live widget is drawn and
-the saved view is not (never both). Hostile token text stays text; a corrupt or future-version state gives a clear
-message, never half a view. In JupyterLab 4 and Notebook 7.
+each view's saved state, ``application/vnd.attnwidgets.view+json``): hover shows the tooltip, switching the head (the
+router view's layer) redraws the canvas, and no widget error shows. With a live kernel holding the widget, the live
+widget is drawn and the saved view is not (never both). Hostile token text stays text; a corrupt or future-version
+state gives a clear message, never half a view. In JupyterLab 4 and Notebook 7.
 """
 
 from __future__ import annotations
@@ -31,10 +31,14 @@ import attnwidgets as aw
 rng = np.random.default_rng(0)
 a = rng.random((2, 3, 6, 6)).astype(np.float32)
 r = aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), {EVIL!r}, name="<svg onload=alert(3)>")
+from attnwidgets.router_result import RouterResult
+ex = np.stack([[rng.permutation(4)[:2] for _ in range(6)] for _ in range(2)])  # a MoE routing: top 2 of 4 experts
+routes = RouterResult(list(r.tokens), [0, 1], rng.normal(size=(2, 6, 4)).astype(np.float32), ex,
+                      np.full(ex.shape, 0.5, np.float32), model=r.model)
 """
 VIEWS = {"aw-heatmap": "aw.AttentionHeatmap(r, layer=1, head=2)", "aw-model-view": "aw.ModelView(r, layer=1, head=0)",
          "aw-head-view": "aw.HeadView(r, layer=1)", "aw-entropy-bars": "aw.EntropyBars(r)",
-         "aw-head-stats-grid": "aw.HeadStatsGrid(r)"}
+         "aw-head-stats-grid": "aw.HeadStatsGrid(r)", "aw-routers": "aw.RouterView(routes)"}
 # Record every string drawn on a canvas, and trip a flag if anything ever runs (as test_xss_browser.py does).
 HOOK = """
 window.__drawn = [];
@@ -142,6 +146,12 @@ def check_live_from_saved_state(page: Any, shot: str) -> None:
     page.mouse.click(*page_point(model_view, "thumb-grid", float(g["x0"]) + 2 * step + float(g["slot"]) / 2,
                                  float(g["y0"]) + float(g["slot"]) / 2))  # layer 0, head 2
     redrawn(model_view, "heatmap-canvas", before)
+    routers = page.locator(".aw-saved-view .aw-routers").first  # a click on layer 1's number: its load bars
+    r = dataset(routers, "routers-canvas")
+    before = canvas_stats(routers, "routers-canvas")["sum"]
+    page.mouse.click(*page_point(routers, "routers-canvas", float(r["x0"]) + 1.5 * float(r["cw"]),
+                                 float(r["y0"]) - 0.6 * float(r["ch"])))
+    assert redrawn(routers, "routers-canvas", before)["layer"] == "1"
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{shot}.png"))
     # Hostile text: drawn as text, never made into elements, nothing ran.

@@ -1,9 +1,9 @@
 """Hostile token text stays text in every view: in JupyterLab and in save_html pages opened offline.
 
 The same tokens go through AttentionHeatmap, ModelView, HeadView, QKStepThrough, EntropyBars, HeadStatsGrid,
-HeadClusterMap and AblationWidget: no dialog opens, no element is made from them (img, script, b), nothing runs, and
-the tokens are drawn (canvas ``fillText``, recorded by a hook) or shown (titles, menus, tooltips) character for
-character. ``&lt;i&gt;`` checks the other direction: text is never decoded as HTML either.
+HeadClusterMap, AblationWidget and RouterView: no dialog opens, no element is made from them (img, script, b),
+nothing runs, and the tokens are drawn (canvas ``fillText``, recorded by a hook) or shown (titles, menus, tooltips)
+character for character. ``&lt;i&gt;`` checks the other direction: text is never decoded as HTML either.
 """
 
 from __future__ import annotations
@@ -24,11 +24,15 @@ SETUP = f"""
 import numpy as np
 import attnwidgets as aw
 from attnwidgets.qk_result import QKCapture
+from attnwidgets.router_result import RouterResult
 EVIL = {EVIL!r}
 rng = np.random.default_rng(0)
 a = rng.random((2, 3, 6, 6)).astype(np.float32)
 r = aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), EVIL, name={NAME!r}, text={TEXT!r})
 cap = QKCapture.from_vectors(rng.normal(size=(3, 6, 4)), rng.normal(size=(3, 6, 4)), rng.normal(size=(3, 6, 4)), EVIL)
+ex = np.stack([[rng.permutation(4)[:2] for _ in EVIL] for _ in range(2)])  # a MoE routing: 2 layers, top 2 of 4
+routes = RouterResult(EVIL, [0, 1], rng.normal(size=(2, 6, 4)).astype(np.float32), ex,
+                      np.full(ex.shape, 0.5, np.float32), model=r.model)
 views = {{
     "heatmap": aw.AttentionHeatmap(r, layer=1, head=2),
     "model-view": aw.ModelView(r, layer=1, head=2),
@@ -38,13 +42,15 @@ views = {{
     "head-stats-grid": aw.HeadStatsGrid(r),
     "head-cluster-map": aw.HeadClusterMap(r),
     "ablation": aw.AblationWidget([{ABLATE!r}]),
+    "routers": aw.RouterView(routes),
 }}
 """
-VIEWS = ["heatmap", "model-view", "head-view", "qk", "entropy-bars", "head-stats-grid", "head-cluster-map", "ablation"]
+VIEWS = ["heatmap", "model-view", "head-view", "qk", "entropy-bars", "head-stats-grid", "head-cluster-map", "ablation",
+         "routers"]
 # Views that draw the tokens on a canvas (the stat views show heads, not tokens; the ablation's map shows the pieces
 # its tokenizer made of ABLATE, checked through its menu text instead).
-DRAWS_TOKENS = {"heatmap", "model-view", "head-view", "qk"}
-TITLED = {"heatmap", "model-view", "head-view", "entropy-bars", "head-stats-grid", "head-cluster-map"}
+DRAWS_TOKENS = {"heatmap", "model-view", "head-view", "qk", "routers"}
+TITLED = {"heatmap", "model-view", "head-view", "entropy-bars", "head-stats-grid", "head-cluster-map", "routers"}
 
 # Record every string drawn on a canvas, and trip a flag if anything ever runs.
 HOOK = """() => {
@@ -84,6 +90,9 @@ def hostile_tooltips(where, name: str) -> None:
     if name in ("heatmap", "model-view"):
         tip = hover_cell(where, "heatmap-canvas", 1, 2)
         assert f"{EVIL[1]} → {EVIL[2]}" in tip, tip
+    if name == "routers":
+        tip = hover_cell(where, "routers-canvas", 1, 0)
+        assert f"token 1 {EVIL[1]}" in tip and "layer 0" in tip, tip
     if name == "qk":
         options = [unisolate(o) for o in where.locator("[data-testid=query-select] option").all_inner_texts()]
         assert any(EVIL[1] in o for o in options) and any(EVIL[4] in o for o in options), options

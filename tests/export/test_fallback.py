@@ -41,7 +41,17 @@ VIEWS = {
     "EntropyBars": lambda: aw.EntropyBars(_result()),
     "HeadClusterMap": lambda: aw.HeadClusterMap(_result(), color="entropy"),
     "QKSpaceView": lambda: aw.QKSpaceView(_qk_space(), color="token", sentence=1),
+    "RouterView": lambda: aw.RouterView(_routes(), layer=2, selection=[1, 2]),
 }
+
+
+def _routes():
+    from attnwidgets.router_result import RouterResult
+
+    rng = np.random.default_rng(3)
+    experts = np.stack([[rng.permutation(4)[:2] for _ in TOKENS] for _ in range(2)])  # (2 layers, 6 tokens, top 2)
+    return RouterResult(TOKENS, [0, 2], rng.normal(size=(2, len(TOKENS), 4)).astype(np.float32), experts,
+                        np.full(experts.shape, 0.5, np.float32))
 
 
 def _qk_space():

@@ -130,7 +130,7 @@ CALLS = {
     "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
     "plot_sampling": lambda theme: plots.plot_sampling(GENERATION, 1, temperature=0.7, top_p=0.9, theme=theme),
     "plot_patching": lambda theme: plots.plot_patching(_patched(), theme=theme, selected=(1, 2)),
-    "plot_routers": lambda theme: plots.plot_routers(ROUTERS, span=(1, 3), theme=theme),
+    "plot_routers": lambda theme: plots.plot_routers(ROUTERS, layer=2, selection=[1, 2], theme=theme),
     "plot_logit_attribution": lambda theme: plots.plot_logit_attribution(_attribution(), theme=theme),
     "plot_span_share": lambda theme: plots.plot_span_share(GENERATION, (0, 1), step=1, theme=theme),
     "plot_compare": lambda theme: plots.plot_compare(R, R, 1, 0, show="diff", theme=theme),

@@ -115,6 +115,7 @@ NOT_FROM_A_RESULT: dict[str, str] = {
     "HeadRolesView": "head_roles(...) scores of a decoder",
     "QKSpaceView": "a QKSpace (attnwidgets.studies.qk_space(texts, layer, head)): one head over many texts",
     "PatchingView": "a PatchingResult (attnwidgets.studies.patch_heads(clean, corrupted)): it runs both inputs",
+    "RouterView": "a RouterResult of aw.runner.route, which needs a mixture-of-experts decoder",
 }
 
 

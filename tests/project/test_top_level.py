@@ -14,7 +14,9 @@ import pytest
 
 import attnwidgets as aw
 
-BUDGET = 30
+#: 30 names and ``load_ipython_extension`` (``%load_ext attnwidgets``): the 17th view, RouterView (issue 34 §5), took
+#: the last place, as the views are what a first notebook types.
+BUDGET = 31
 SUBPACKAGES = {"analysis", "plots", "runner", "studies", "teaching", "widgets"}
 
 

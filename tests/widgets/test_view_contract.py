@@ -31,6 +31,7 @@ from attnwidgets.viewdata.checks import (
     check_layer,
     check_theme,
 )
+from attnwidgets.viewdata.views.routers import check_router_layer
 from attnwidgets.widgets import AttnWidget
 from attnwidgets.widgets._base import Colormap, Index
 
@@ -122,6 +123,9 @@ VIEWS: list[ViewCase] = [
              ("layer", "head", "kind", "words", "colormap", "theme"), (2, 4)),
     # What a QK space shows is one head's queries and keys over a corpus (no layer/head to switch: a new study).
     ViewCase(aw.QKSpaceView, "space", lambda i, **kw: aw.QKSpaceView(_qk_space(), **kw), ("colormap", "theme")),
+    # What a router view shows is a MoE model's routing; its layers are those with a router (here 0 and 1).
+    ViewCase(aw.RouterView, "routes", lambda i, **kw: aw.RouterView(_routes(), **kw), ("layer", "theme"), (2, 0),
+             layer_error=lambda v: _message(check_router_layer, v, [0, 1])),
 ]
 
 
@@ -142,6 +146,15 @@ def _patching(i: Inputs) -> Any:
             answer = runner.tokenizer.decode([ids[-1]])
         _PATCHED[key] = patch_heads(i.bert.text, i.bert.text, answer=answer, model=runner)
     return _PATCHED[key]
+
+
+def _routes() -> Any:
+    from attnwidgets.router_result import RouterResult
+
+    rng = np.random.default_rng(1)
+    experts = np.stack([[rng.permutation(4)[:2] for _ in range(5)] for _ in range(2)])  # (2 layers, 5 tokens, top 2)
+    return RouterResult(list("abcde"), [0, 1], rng.normal(size=(2, 5, 4)).astype(np.float32), experts,
+                        np.full(experts.shape, 0.5, np.float32))
 
 
 def _qk_space() -> Any:

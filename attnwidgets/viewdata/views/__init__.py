@@ -28,6 +28,7 @@ from . import (
     profile,
     qk,
     qk_space,
+    routers,
 )
 
 #: view name -> its state dataclass (the generated TypeScript has ``Views[name] = {payload, meta?}``), and the
@@ -40,7 +41,7 @@ STATES: dict[str, type] = {"heatmap": heatmap.HeatmapState, "ablation": ablation
                            "entropy_bars": entropy_bars.EntropyBarsState,
                            "head_cluster_map": head_cluster_map.HeadClusterMapState,
                            "fill_mask": fill_mask.FillMaskState, "mask_explorer": mask_explorer.MaskExplorerState,
-                           "positional": positional.PositionalState}
+                           "positional": positional.PositionalState, "routers": routers.RouterState}
 REPLIES: dict[str, tuple[type, ...]] = {
     "heatmap": (heatmap.HeatmapMatrix, heatmap.HeatmapRegion, heatmap.LevelLabels),
     "head_view": (head_view.LineLabels,),
@@ -54,4 +55,4 @@ TRAITS: dict[str, tuple[type, ...]] = {"generation": (generation.GenerationShare
 
 __all__ = ["REPLIES", "STATES", "TRAITS", "ablation", "compare", "entropy_bars", "fill_mask", "generation",
            "head_cluster_map", "head_stats_grid", "head_view", "heatmap", "mask_explorer", "model_view", "positional",
-           "profile", "qk", "qk_space"]
+           "profile", "qk", "qk_space", "routers"]

@@ -438,6 +438,24 @@ export interface PositionalMeta {
   max_d_model: number;
 }
 
+/** ``_payload``: the chosen experts (L, T, k; exact as float32 below 2**24) and their gate weights (L, T, k). */
+export interface RouterPayload {
+  experts: Packed;
+  weights: Packed;
+}
+
+/** ``_meta``: the title, the tokens, the model's layer number of each row, the experts and how cells are coloured (the palette and the fade floor). */
+export interface RouterMeta {
+  title: string;
+  tokens: string[];
+  layers: number[];
+  n_experts: number;
+  top_k: number;
+  renormalised: boolean;
+  palette: string[];
+  fade_floor: number;
+}
+
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
@@ -455,4 +473,5 @@ export interface Views {
   fill_mask: { payload: FillMaskPayload; meta: FillMaskMeta };
   mask_explorer: { payload: MaskExplorerPayload; meta: MaskExplorerMeta };
   positional: { payload: PositionalPayload; meta: PositionalMeta };
+  routers: { payload: RouterPayload; meta: RouterMeta };
 }

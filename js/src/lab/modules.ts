@@ -17,6 +17,7 @@ import positional from "../views/positional/index";
 import profile from "../views/profile/index";
 import qk from "../views/qk/index";
 import qk_space from "../views/qk_space/index";
+import routers from "../views/routers/index";
 
 export const MODULES = {
   ablation,
@@ -34,4 +35,5 @@ export const MODULES = {
   profile,
   qk,
   qk_space,
+  routers,
 } as unknown as ViewModules;

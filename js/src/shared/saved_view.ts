@@ -29,6 +29,7 @@ export const BUNDLES: Readonly<Record<string, string>> = {
   FillMask: "fill_mask",
   MaskExplorer: "mask_explorer",
   PositionalExplorer: "positional",
+  RouterView: "routers",
 };
 
 export interface SavedView {
