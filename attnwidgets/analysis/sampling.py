@@ -13,7 +13,7 @@ and the sampler draws from softmax(ℓ) over what is kept.
 
 A generation keeps only its k most probable candidates per step (:class:`attnwidgets.GenerationResult`), so this is
 computed over those k, and top-k may be at most k: every other token of the vocabulary is then cut by top-k anyway,
-which makes the result exact, not an approximation (``tests/analysis/test_sampling.py`` checks it against
+which makes the result exact, not an approximation (``tests/studies/test_sampling_on_models.py`` checks it against
 transformers' own warpers).
 
 Examples

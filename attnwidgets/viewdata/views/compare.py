@@ -1,4 +1,4 @@
-"""AttentionCompare's state (front end: js/src/compare.ts): the head on screen of A and B, their aligned difference,
+"""AttentionCompare's state (front end: js/src/views/compare/): the head on screen of A and B, their aligned difference,
 every head's summaries and the selection's combined rows, as pure functions of an
 :class:`~attnwidgets.analysis.compare.AttentionComparison` (the maps themselves come from
 :func:`attnwidgets.viewdata.compare.compare_head`, which the static twin draws too).

@@ -1,4 +1,4 @@
-"""GenerationView's state (front end: js/src/generation.ts): a generation's steps x keys matrix of one head, its
+"""GenerationView's state (front end: js/src/views/generation/): a generation's steps x keys matrix of one head, its
 tokens and top-k, the "matrix" request's answer and the span-share panel of a selection (the ``_share`` trait), as
 pure functions of a :class:`~attnwidgets.generation_result.GenerationResult`.
 

@@ -1,4 +1,4 @@
-"""AttentionHeatmap's state (front end: js/src/heatmap.ts): what the page draws for a result and the view's options,
+"""AttentionHeatmap's state (front end: js/src/views/heatmap/): what the page draws for a result and the view's options,
 and the answers to the page's requests ("matrix", "region", "labels"), as pure functions of the result.
 
 The widget holds the traits and calls these; ``aw.plots.plot_heatmap`` and ``aw.save_html`` read the same functions

@@ -1,4 +1,4 @@
-"""ModelView's state (front end: js/src/model_view.ts): every layer x head as a thumbnail of one attention kind, and
+"""ModelView's state (front end: js/src/views/model_view/): every layer x head as a thumbnail of one attention kind, and
 the answers to the page's requests ("thumbs" for another kind; "matrix" for a head's detail, the heatmap's own
 :func:`~attnwidgets.viewdata.views.heatmap.heatmap_matrix`), as pure functions of the result.
 

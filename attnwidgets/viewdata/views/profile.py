@@ -1,4 +1,4 @@
-"""AttentionProfile's state (front end: js/src/profile.ts): the document of every attention kind and the first
+"""AttentionProfile's state (front end: js/src/views/profile/): the document of every attention kind and the first
 profile (the attention each key receives from the selected query tokens), and the answer to the page's "profile"
 request, as pure functions of the result (the numbers come from :mod:`attnwidgets.viewdata.profile` and
 :mod:`attnwidgets.viewdata.selection`, which the static twin reads too).
@@ -82,7 +82,7 @@ def profile_doc(result: AttentionResult, kind: str) -> ProfileDoc:
 
 
 def profile_key(options: ProfileOptions) -> str:
-    """The page's name for a profile (js/src/profile.ts profileKey): the selection as runs "a:b,c:d"."""
+    """The page's name for a profile (js/src/views/profile/state.ts profileKey): the selection as runs "a:b,c:d"."""
     spans = ",".join(f"{a}:{b}" for a, b in runs(list(options.selection)))
     return f"{options.kind}/{options.layer}/{options.head}/{spans}/{options.combine}"
 

@@ -1,4 +1,4 @@
-"""QKSpaceView's state (front end: js/src/qk_space.ts): the queries and keys of many sentences as points in one
+"""QKSpaceView's state (front end: js/src/views/qk_space/): the queries and keys of many sentences as points in one
 plane, and the answer to the page's "sentence" request (that sentence's attention map), as pure functions of a
 :class:`~attnwidgets.analysis.qk_space.QKSpace` (the columns come from
 :func:`attnwidgets.viewdata.qk_space.qk_space_columns`, which the static twin reads too).

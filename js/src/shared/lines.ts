@@ -1,4 +1,4 @@
-// HeadView's layer payload (attnwidgets/widgets/_lines.py) as compressed sparse rows: for each (head, query) row,
+// HeadView's layer payload (attnwidgets/viewdata/lines.py) as compressed sparse rows: for each (head, query) row,
 // the keys whose weight is at least the payload's floor and their weights. A dense layer (sent when sparse rows
 // would not be smaller) is turned into the same rows, so drawing has one path.
 
