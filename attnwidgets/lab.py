@@ -5,9 +5,11 @@ default; files already there are kept, so a lecturer's edits survive a second la
 starts on loopback with its own settings folder inside that copy, so the "news" pop-up (which covers the bottom-right
 corner of every widget) and the update check are off without touching the user's own JupyterLab settings.
 ``lecture=True`` opens notebook 05 with every view in the lecture theme (``ATTNWIDGETS_THEME=lecture``) and
-JupyterLab itself enlarged for a projector (:data:`LECTURE_FONTS`: code, text and menus) with the file browser
-collapsed; those go in a second settings folder and workspace folder of the copy, used only by lecture launches, so a
-plain ``attnwidgets lab`` afterwards looks as usual and the user's own JupyterLab settings are never touched.
+JupyterLab in the extension's lecture mode from the start (``ATTNWIDGETS_LECTURE_LAB=1``, which the server part
+reports: larger code, text and menus, a prompt column wide enough for ``[100]:``; the same mode as the View menu's
+command, so its toggle turns all of it off and on again), with the file browser collapsed; the workspace goes in a
+folder of the copy used only by lecture launches, so a plain ``attnwidgets lab`` afterwards looks as usual and the
+user's own JupyterLab settings are never touched.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LECTURE_FONTS", "LECTURE_NOTEBOOK", "LabLaunch", "copy_tutorials", "prepare_lab", "tutorials_source"]
+__all__ = ["LECTURE_ENV", "LECTURE_NOTEBOOK", "LabLaunch", "copy_tutorials", "prepare_lab", "tutorials_source"]
 
 #: The notebook ``--lecture`` opens.
 LECTURE_NOTEBOOK = "05_lecture_quick_start.ipynb"
@@ -30,10 +32,9 @@ LAB_SETTINGS = {
                                                                         "checkForUpdates": False},
 }
 
-#: JupyterLab's own font sizes in a lecture launch (theme CSS overrides, supported by JupyterLab 4's
-#: ``@jupyterlab/apputils-extension:themes``): code cells, rendered markdown and the menus/tabs. Defaults are 13, 14
-#: and 13 px; 18 px code still shows a 88-character line in a 1280 px window with the file browser collapsed.
-LECTURE_FONTS = {"code-font-size": "18px", "content-font-size1": "20px", "ui-font-size1": "16px"}
+#: Set in a lecture launch's server: the extension asks the server part (``GET /attnwidgets/lecture``) and starts in
+#: lecture mode (js/src/lab/commands.ts LECTURE_FONTS: 18 px code, 20 px text, 16 px menus, a 92 px prompt column).
+LECTURE_ENV = "ATTNWIDGETS_LECTURE_LAB"
 
 #: The workspace a lecture launch starts from: the left side bar (file browser) collapsed, its tabs still there.
 LECTURE_WORKSPACE = {
@@ -141,8 +142,6 @@ def prepare_lab(folder: str | Path | None = None, *, lecture: bool = False, fres
     # Lecture launches have settings of their own: a plain launch afterwards is not enlarged.
     settings = target / (".jupyterlab-settings-lecture" if lecture else ".jupyterlab-settings")
     written = dict(LAB_SETTINGS)
-    if lecture:
-        written["@jupyterlab/apputils-extension/themes.jupyterlab-settings"] = {"overrides": LECTURE_FONTS}
     for name, values in written.items():
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,6 +157,7 @@ def prepare_lab(folder: str | Path | None = None, *, lecture: bool = False, fres
     env = {"JUPYTERLAB_SETTINGS_DIR": str(settings)}
     if lecture:
         env["ATTNWIDGETS_THEME"] = "lecture"
+        env[LECTURE_ENV] = "1"
         workspaces = target / ".jupyterlab-workspaces-lecture"
         workspaces.mkdir(exist_ok=True)
         (workspaces / LECTURE_WORKSPACE_FILE).write_text(json.dumps(LECTURE_WORKSPACE, indent=2))

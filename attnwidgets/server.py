@@ -27,7 +27,7 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .lab import LECTURE_NOTEBOOK, copy_tutorials
+from .lab import LECTURE_ENV, LECTURE_NOTEBOOK, copy_tutorials
 
 __all__ = ["FOLDER", "READ_SECONDS", "Refused", "copy_into", "read_saved", "resolve_under"]
 
@@ -133,6 +133,19 @@ def copy_into(root: str | Path) -> dict[str, Any]:
     return {"folder": FOLDER, "open": f"{FOLDER}/{LECTURE_NOTEBOOK}", "copied": copied, "kept": kept}
 
 
+def lecture_launch() -> bool:
+    """Whether this server is an ``attnwidgets lab --lecture`` launch (:data:`attnwidgets.lab.LECTURE_ENV` set): the
+    extension then starts in lecture mode. ``GET /attnwidgets/lecture`` answers ``{"lecture": true|false}``.
+
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"ATTNWIDGETS_LECTURE_LAB": "1"}):
+    ...     lecture_launch()
+    True
+    """
+    return os.environ.get(LECTURE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "attnwidgets.server"}]
 
@@ -171,7 +184,13 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
                 answer = {"error": str(exc)}
             self.finish(json.dumps(answer))
 
+    class LectureHandler(APIHandler):  # type: ignore[misc]
+        @web.authenticated
+        def get(self) -> None:
+            self.finish(json.dumps({"lecture": lecture_launch()}))
+
     web_app = serverapp.web_app
     base = web_app.settings["base_url"]
     web_app.add_handlers(".*$", [(url_path_join(base, "attnwidgets", "tutorials"), TutorialsHandler),
-                                 (url_path_join(base, "attnwidgets", "saved"), SavedFileHandler)])
+                                 (url_path_join(base, "attnwidgets", "saved"), SavedFileHandler),
+                                 (url_path_join(base, "attnwidgets", "lecture"), LectureHandler)])

@@ -58,12 +58,19 @@ def test_lecture_launch_enlarges_jupyterlab(tmp_path, browser):
         markdown.wait_for(state="visible", timeout=90_000)
         code = page.locator(".jp-CodeCell .jp-InputArea-editor .cm-content").first
         code.wait_for(state="visible", timeout=30_000)
-        page.wait_for_timeout(1500)  # the theme overrides apply once the settings have loaded
+        page.wait_for_function("() => document.documentElement.dataset.awLecture === '1'", timeout=30_000)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "lecture_lab.png"))
         sizes = {"markdown": markdown.evaluate(FONT_SIZE), "code": code.evaluate(FONT_SIZE),
                  "menu": page.locator(".lm-MenuBar-itemLabel").first.evaluate(FONT_SIZE)}
         assert sizes["markdown"] >= 18 and sizes["code"] >= 18 and sizes["menu"] >= 16, sizes
+        # The extension's lecture mode, on from the start: the prompt column fits "[100]:", and the toggle turns
+        # JupyterLab back to its own sizes (the theme overrides a lecture launch used to set could not be turned off).
+        prompt = page.locator(".jp-InputPrompt").first.evaluate("(e) => e.getBoundingClientRect().width")
+        assert prompt >= 90, prompt
+        page.locator("[data-testid=aw-lecture-toggle]").first.click()  # the notebook toolbar's toggle: off
+        page.wait_for_function("() => document.documentElement.dataset.awLecture === undefined", timeout=10_000)
+        assert code.evaluate(FONT_SIZE) < 18 and markdown.evaluate(FONT_SIZE) < 18, "lecture mode off: JupyterLab's own"
         assert not page.locator("#filebrowser").is_visible(), "the file browser should start collapsed"
         assert page.locator(".jp-SideBar.jp-mod-left").is_visible()  # its tab is still there to open it
     finally:

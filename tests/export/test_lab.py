@@ -53,18 +53,22 @@ def test_lecture_opens_notebook_05_in_the_lecture_theme(tmp_path, capsys):
     assert out.strip().endswith(LECTURE_NOTEBOOK) and (tmp_path / LECTURE_NOTEBOOK).is_file()
 
 
-def test_lecture_enlarges_jupyterlab_in_settings_of_its_own(tmp_path):
+def test_lecture_enlarges_jupyterlab_in_settings_of_its_own(tmp_path, monkeypatch):
     from jupyterlab_server.workspaces_handler import slugify
 
-    from attnwidgets.lab import LECTURE_FONTS, LECTURE_WORKSPACE_FILE
+    from attnwidgets.lab import LECTURE_ENV, LECTURE_WORKSPACE_FILE
+    from attnwidgets.server import lecture_launch
 
     plain = Path(prepare_lab(tmp_path, browser=False).env["JUPYTERLAB_SETTINGS_DIR"])
     launch = prepare_lab(tmp_path, lecture=True, browser=False)
     settings = Path(launch.env["JUPYTERLAB_SETTINGS_DIR"])
     assert settings != plain and settings.parent == plain.parent == tmp_path  # a plain launch stays plain
-    themes = json.loads((settings / "@jupyterlab/apputils-extension/themes.jupyterlab-settings").read_text())
-    assert themes == {"overrides": LECTURE_FONTS} and not list(plain.rglob("themes*"))
-    assert all(int(LECTURE_FONTS[k].removesuffix("px")) >= 18 for k in ("code-font-size", "content-font-size1"))
+    # JupyterLab is enlarged by the extension's lecture mode, which the server part reports for this launch only
+    assert launch.env[LECTURE_ENV] == "1" and LECTURE_ENV not in prepare_lab(tmp_path, browser=False).env
+    monkeypatch.setitem(os.environ, LECTURE_ENV, launch.env[LECTURE_ENV])
+    assert lecture_launch()
+    monkeypatch.delitem(os.environ, LECTURE_ENV)
+    assert not lecture_launch()
     # The workspace file is the one JupyterLab reads for "default", kept in the copy, not in ~/.jupyter.
     assert LECTURE_WORKSPACE_FILE == slugify("default") + ".jupyterlab-workspace"
     flag = next(c for c in launch.command if c.startswith("--LabApp.workspaces_dir="))

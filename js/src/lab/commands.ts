@@ -13,7 +13,7 @@ import { LECTURE_EVENT } from "../shared/widget_shell";
 export const LECTURE_COMMAND = "attnwidgets:lecture-mode";
 export const TUTORIALS_COMMAND = "attnwidgets:open-tutorials";
 
-/** JupyterLab's font sizes in lecture mode: what `attnwidgets lab --lecture` sets at launch (lab.py LECTURE_FONTS),
+/** JupyterLab's font sizes in lecture mode (what `attnwidgets lab --lecture` starts in: lab.py LECTURE_ENV),
  * and a prompt column wide enough for "[100]:" in 18 px code (JupyterLab's 64 px cut the execution count from [10]
  * on to "[1…"). */
 export const LECTURE_FONTS: Readonly<Record<string, string>> = {
@@ -85,6 +85,20 @@ export const lecturePlugin: JupyterFrontEndPlugin<void> = {
       buttons.add(button);
       button.disposed.connect(() => buttons.delete(button));
       panel.toolbar.insertItem(10, "attnwidgets-lecture", button);
+    });
+    // `attnwidgets lab --lecture` (attnwidgets/lab.py LECTURE_ENV): the server part says so, and the session starts
+    // in lecture mode, the same mode the command toggles (it set JupyterLab's theme overrides, which left the prompt
+    // column narrow and which the toggle could not turn off).
+    void app.restored.then(async () => {
+      try {
+        const settings = app.serviceManager.serverSettings;
+        const url = `${settings.baseUrl.replace(/\/$/, "")}/attnwidgets/lecture`;
+        const reply = await ServerConnection.makeRequest(url, {}, settings);
+        const answer = reply.ok ? ((await reply.json()) as { lecture?: unknown }) : {};
+        if (answer.lecture === true && !mode.on) await app.commands.execute(LECTURE_COMMAND);
+      } catch {
+        // no server part (a Jupyter without it): a plain start, as before
+      }
     });
   },
 };
