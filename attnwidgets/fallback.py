@@ -252,35 +252,31 @@ BOX_GAP = 8
 MAX_BOX_PIXELS = 1600
 
 
-def _child_picture(widget: Any, depth: int) -> Any:
+def _child_picture(widget: Any, depth: int, direction: Callable[[Any], str]) -> Any:
     """A PIL image of what ``widget`` shows where no widget runs, or None (a label, a slider: nothing to draw)."""
     import ipywidgets
     from PIL import Image
 
-    from .widgets import AttnWidget
-
-    if isinstance(widget, AttnWidget):
-        png = twin_png(widget)
-        return None if png is None else Image.open(io.BytesIO(png)).convert("RGB")
-    if isinstance(widget, ipywidgets.Image) and widget.format in ("png", "jpeg", "gif"):
+    if isinstance(widget, ipywidgets.Box):
+        return _box_image(widget, depth + 1, direction) if depth < 8 else None
+    if isinstance(widget, ipywidgets.Image):
+        if widget.format not in ("png", "jpeg", "gif"):
+            return None
         try:
             return Image.open(io.BytesIO(bytes(widget.value))).convert("RGB")
         except Exception:  # not a picture PIL reads: left out, as a label is
             return None
-    if isinstance(widget, ipywidgets.Box) and depth < 8:
-        return _box_image(widget, depth + 1)
-    return None
+    png = twin_png(widget)  # None for a widget without a twin
+    return None if png is None else Image.open(io.BytesIO(png)).convert("RGB")
 
 
-def _box_image(box: Any, depth: int) -> Any:
+def _box_image(box: Any, depth: int, direction: Callable[[Any], str]) -> Any:
     from PIL import Image
 
-    from .widgets.boxes import box_direction
-
-    parts = [p for p in (_child_picture(c, depth) for c in box.children) if p is not None]
+    parts = [p for p in (_child_picture(c, depth, direction) for c in box.children) if p is not None]
     if not parts:
         return None
-    row = box_direction(box) == "row"
+    row = direction(box) == "row"
     gaps = BOX_GAP * (len(parts) - 1)
     width = sum(p.width for p in parts) + gaps if row else max(p.width for p in parts)
     height = max(p.height for p in parts) if row else sum(p.height for p in parts) + gaps
@@ -292,14 +288,15 @@ def _box_image(box: Any, depth: int) -> Any:
     return out
 
 
-def box_picture(box: Any) -> bytes | None:
-    """The pictures of the views (and images) inside an ``ipywidgets`` box, side by side for a row and stacked for a
-    column, nested boxes likewise, as one PNG (longest side at most :data:`MAX_BOX_PIXELS`); None when nothing in it
-    has a picture or :func:`static_fallback` is off. What GitHub, nbviewer and a page without the extension show for
-    a box of views (they showed ipywidgets' text, ``HBox(children=(...))``)."""
+def box_picture(box: Any, direction: Callable[[Any], str]) -> bytes | None:
+    """The pictures of the views (and images) inside an ``ipywidgets`` box, side by side where ``direction(box)`` is
+    "row" and stacked otherwise, nested boxes likewise, as one PNG (longest side at most :data:`MAX_BOX_PIXELS`); None
+    when nothing in it has a picture or :func:`static_fallback` is off. What GitHub, nbviewer and a page without the
+    extension show for a box of views (they showed ipywidgets' text, ``HBox(children=(...))``). ``direction`` is
+    :func:`attnwidgets.widgets.boxes.box_direction`, passed in: this module never imports the widgets."""
     if not _enabled:
         return None
-    image = _box_image(box, 0)
+    image = _box_image(box, 0, direction)
     if image is None:
         return None
     scale = MAX_BOX_PIXELS / max(image.width, image.height)

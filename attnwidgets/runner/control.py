@@ -197,6 +197,28 @@ def site_of(module: nn.Module) -> AttentionSite | None:
     return _sites.get(id(module))
 
 
+class _StopForward(Exception):
+    """Raised by the first attention module past the last one a pass needs (:func:`stop_after`)."""
+
+
+@contextlib.contextmanager
+def stop_after(model: nn.Module, stack: str, layer: int) -> Iterator[None]:
+    """While inside, a forward pass of ``model`` ends (quietly, at the end of the ``with``) when it reaches an
+    attention module of another stack or of a layer above ``layer``: nothing it would compute there is looked at
+    (:meth:`attnwidgets.runner.Runner.forward`'s ``stop_after``)."""
+    def stop(*_args: Any) -> None:
+        raise _StopForward
+
+    handles = [module.register_forward_pre_hook(stop) for module in model.modules()
+               if (site := site_of(module)) is not None and (site.stack != stack or site.layer > layer)]
+    try:
+        with contextlib.suppress(_StopForward):
+            yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
 def _repeat_kv(value: torch.Tensor, n_heads: int) -> torch.Tensor:
     """(B, H_kv, S, D) -> (B, H, S, D), each key/value head repeated for its group of query heads."""
     n_kv = value.shape[1]

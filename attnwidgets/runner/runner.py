@@ -137,6 +137,7 @@ class Runner(Tokenising):
         hooks: Sequence[control.AttentionHook] = (),
         grad: bool = False,
         capture: Capture | None = None,
+        stop_after: tuple[str, int] | None = None,
         **kwargs: Any,
     ) -> Any:
         """One forward pass with attention weights (and hidden states) returned; counted in ``n_forward``.
@@ -146,7 +147,16 @@ class Runner(Tokenising):
 
         With a ``capture`` (:mod:`attnwidgets.runner.capture`), no attention weights are built: each layer's queries
         and keys go into the capture, its output comes from a fused kernel, and the model returns no attentions.
+        ``stop_after=(stack, layer)`` (with a capture) ends the pass at the first attention module of another stack or
+        of a layer above ``layer``: the layers above are not run, the capture holds what came before, and the call
+        returns None.
         """
+        if stop_after is not None:
+            if capture is None:
+                raise ValueError("stop_after ends a pass before its outputs exist: use it with a capture")
+            with control.stop_after(self.model, *stop_after):
+                self.forward(enc, hooks, grad, capture, **kwargs)
+            return None
         self.n_forward += 1
         context = torch.enable_grad() if grad else torch.inference_mode()
         device = self.device

@@ -10,8 +10,7 @@ the 2-D embedding are :mod:`attnwidgets.analysis.qk_space` (numpy).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,33 +19,10 @@ import numpy as np
 from ..analysis.conllu import Sentence, read_conllu
 from ..analysis.dependency import piece_word_matrix
 from ..analysis.qk_space import QKSpace, build_qk_space, check_color, check_method
-from ..runner import Runner, control, get_runner
+from ..runner import get_runner
 from ..runner.capture import Capture
 
 __all__ = ["qk_space"]
-
-
-class _Enough(Exception):
-    """Raised by the first attention module past the one a QK space needs: the layers above it are not run."""
-
-
-@contextlib.contextmanager
-def _stop_after(runner: Runner, stack: str, layer: int) -> Iterator[None]:
-    """While inside, a forward pass stops (raising :class:`_Enough`) when it reaches an attention module of another
-    stack or of a layer above ``layer``: nothing it would compute there is looked at."""
-    def stop(*_args: Any) -> None:
-        raise _Enough
-
-    handles = []
-    for module in runner.model.modules():
-        site = control.site_of(module)
-        if site is not None and (site.stack != stack or site.layer > layer):
-            handles.append(module.register_forward_pre_hook(stop))
-    try:
-        yield
-    finally:
-        for handle in handles:
-            handle.remove()
 
 
 def _count(value: Any, what: str, n: int) -> int:
@@ -162,8 +138,7 @@ def qk_space(
         batch = items[start:start + int(batch_size)]
         enc = runner.encode(batch, [None] * len(batch), [None] * len(batch), truncation)
         held = Capture()
-        with _stop_after(runner, stack, layer), contextlib.suppress(_Enough):
-            runner.forward(enc, capture=held)
+        runner.forward(enc, capture=held, stop_after=(stack, layer))
         for row in range(len(batch)):
             fields = runner.token_fields(enc, row)
             keep = np.flatnonzero(fields["valid"].numpy())

@@ -138,7 +138,7 @@ def box_bundle(box: ipywidgets.Box) -> Any:
             from ..fallback import box_picture
 
             try:
-                png = box_picture(box)
+                png = box_picture(box, box_direction)
             except Exception:  # the live box and its saved state still show
                 png = None
             if png is not None:

@@ -457,3 +457,35 @@ def test_attention_sinks_leave_rows_below_one_and_are_accepted(tiny_gpt_oss):
     sums = res.attention.sum(-1)
     assert np.all(sums < 0.999) and np.all(sums > 0)
     assert np.allclose(np.triu(res.attention, 1), 0)  # still causal
+
+
+def test_forward_stop_after_runs_only_the_layers_below_and_keeps_their_capture(tiny_bert):
+    """``Runner.forward(..., stop_after=(stack, layer))``: the pass ends at the first attention module above
+    ``layer`` (it was a torch hook kept in studies/qk_corpus.py); the capture holds layers 0..layer only, and those
+    equal a full pass's; without a capture it is refused."""
+    import numpy as np
+    import pytest
+
+    from attnwidgets.runner import control, get_runner
+    from attnwidgets.runner.capture import Capture
+
+    runner = get_runner(tiny_bert)
+    enc = runner.encode(["the cat sat"], [None], [None], "warn")
+    ran: set[int] = set()
+    handles = [m.register_forward_hook(lambda *_a, layer=site.layer: ran.add(layer))
+               for m in runner.model.modules() if (site := control.site_of(m)) is not None]
+    try:
+        part, full = Capture(), Capture()
+        assert runner.forward(enc, capture=part, stop_after=("self", 0)) is None
+        assert ran == {0}
+        runner.forward(enc, capture=full)
+        assert ran == {0, 1}
+    finally:
+        for h in handles:
+            h.remove()
+    keep = np.arange(enc.inputs["input_ids"].shape[1])
+    cut, whole = part.stack("self", 0, keep, keep), full.stack("self", 0, keep, keep)
+    assert len(cut.layers) == 1 and len(whole.layers) == 2
+    np.testing.assert_array_equal(cut.layers[0].query, whole.layers[0].query)
+    with pytest.raises(ValueError, match="use it with a capture"):
+        runner.forward(enc, stop_after=("self", 0))
