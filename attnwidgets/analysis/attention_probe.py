@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["DIRECTIONS", "AttentionProbe", "ProbeSentence", "branching_heads", "fit_attention_probe",
-           "probe_sentence", "score_heads", "split_sentences", "weight_frame"]
+           "probe_sentence", "score_heads", "single_head_counts", "split_sentences", "weight_frame"]
 
 DIRECTIONS = ("head->dependent", "dependent->head")  # w reads α_ij (candidate head's row), u reads α_ji
 
@@ -176,6 +176,43 @@ def score_heads(predicted: Sequence[np.ndarray], sentences: Sequence[ProbeSenten
         keep = s.mask & (punct | ~np.asarray(s.punct, bool))
         keep &= (s.heads < 0) | s.mask[np.maximum(s.heads, 0)]  # a gold head with no pieces cannot be predicted
         right += int((np.asarray(pred)[keep] == s.heads[keep]).sum())
+        total += int(keep.sum())
+    return right, total
+
+
+def single_head_counts(sentences: Sequence[ProbeSentence], punct: bool = False) -> tuple[np.ndarray, int]:
+    """((L, H) right, scored) of every head read as a parser on its own: each word's head is the word its row attends
+    to most (itself and words with no pieces left out; the special tokens are not words, so a single head never
+    predicts the root and the root word counts as a miss), scored on the dependents :func:`score_heads` scores.
+
+    The best of them is the paper's "best single head" row (Clark et al. 2019, Table 1, "All"), here with the root's
+    dependent counted as the probe's and the baselines' are, so that the rows can be read against each other.
+
+    "the cat sat" (the -> cat, cat = root, sat -> cat): head 0 points each word at its head, head 1 at the next word
+    (the last word at the first):
+
+    >>> a = np.zeros((1, 2, 3, 3)); a[0, 0, [0, 2], [1, 1]] = 1; a[0, 1, [0, 1, 2], [1, 2, 0]] = 1
+    >>> s = ProbeSentence(a, np.zeros((1, 2, 3)), np.array([1, -1, 1]), np.zeros(3, bool))
+    >>> right, scored = single_head_counts([s])
+    >>> right.tolist(), scored                      # the root word "cat" is a miss for both
+    ([[2, 1]], 3)
+    """
+    if not sentences:
+        raise ValueError("no sentences to score the heads on")
+    right = np.zeros(sentences[0].attention.shape[:2], np.int64)
+    total = 0
+    for b, s in enumerate(sentences):
+        if s.attention.shape[:2] != right.shape:
+            raise ValueError(f"sentence {b} has attention of {s.attention.shape[:2]} (layers, heads), the first "
+                             f"{right.shape}: every sentence must come from the same model")
+        m, ok = s.n_words, s.mask
+        rows = np.array(s.attention, np.float64)  # (L, H, m, m), a copy: one sentence at a time
+        rows[..., np.arange(m), np.arange(m)] = -np.inf
+        rows[..., ~ok] = -np.inf
+        pred = rows.argmax(-1)  # (L, H, m)
+        keep = ok & (punct | ~np.asarray(s.punct, bool))
+        keep &= (s.heads < 0) | ok[np.maximum(s.heads, 0)]
+        right += (pred[..., keep] == s.heads[keep]).sum(-1)
         total += int(keep.sum())
     return right, total
 

@@ -13,6 +13,7 @@ from attnwidgets.analysis.attention_probe import (
     branching_heads,
     fit_attention_probe,
     score_heads,
+    single_head_counts,
     split_sentences,
 )
 
@@ -230,3 +231,26 @@ def test_features_dtype_is_checked():
     rng = np.random.default_rng(8)
     with pytest.raises(ValueError, match="features must be one of"):
         fit_attention_probe([tree_sentence(TREES[0], rng)], features="float16")
+
+
+def test_single_head_counts_by_hand():
+    """"The cat sat on the mat ." with two heads: head 0 points every word at the next (the last at the first), head 1
+    at the previous (the first at the second); "the" (4) has no pieces and the full stop is punctuation."""
+    heads = np.array([1, 2, -1, 5, 5, 2, 2])
+    punct = np.array([0, 0, 0, 0, 0, 0, 1], bool)
+    present = np.array([1, 1, 1, 1, 0, 1, 1], bool)
+    a = np.zeros((1, 2, 7, 7))
+    a[0, 0, np.arange(7), (np.arange(7) + 1) % 7] = 1
+    a[0, 1, np.arange(7), np.abs(np.arange(7) - 1)] = 1
+    s = ProbeSentence(a, np.zeros((1, 2, 7)), heads, punct, present)
+    # scored: The, cat, sat (root: a miss), on, mat; "the" has no pieces; "."'s is punctuation
+    # head 0: The->cat right, cat->sat right, on->the: "the" is absent, so the row's next best, its first word
+    # (all zeros but "the"): The, wrong; mat->. wrong: 2 of 5. head 1: The->cat right, cat->The, on->sat,
+    # mat->the absent -> The: 1 of 5
+    assert single_head_counts([s])[1] == 5
+    assert single_head_counts([s])[0].tolist() == [[2, 1]]
+    # with punctuation: "." -> The (head 0) and "." -> mat (head 1), both wrong; 7 - 1 absent = 6 scored
+    assert single_head_counts([s], punct=True)[1] == 6
+    assert single_head_counts([s], punct=True)[0].tolist() == [[2, 1]]
+    with pytest.raises(ValueError, match="no sentences"):
+        single_head_counts([])
