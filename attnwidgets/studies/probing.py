@@ -247,7 +247,8 @@ def attention_probe(
         train_idx, test_idx = split_sentences(len(sentences), test_share, seed)
         split = {"test_share": test_share, "seed": seed}
     runner = get_runner(model)
-    results = runner.run_batch([s.text for s in sentences], batch_size=batch_size, progress=False)
+    # one result at a time: the study keeps each sentence's word-level attention, not the model's token-level results
+    results = runner.iter_results([s.text for s in sentences], batch_size=batch_size, progress=False)
     table = _embedding_table(runner) if words else None
     data: list[ProbeSentence] = []
     for result, sentence in zip(results, sentences):
