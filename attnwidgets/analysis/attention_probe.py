@@ -123,7 +123,9 @@ def probe_sentence(result: AttentionResult, sentence: Sentence, rows: RowMode = 
                    vectors: np.ndarray | None = None) -> ProbeSentence:
     """The :class:`ProbeSentence` of a treebank sentence from the model's result on ``sentence.text``.
 
-    ``vectors`` (n_pieces, d), when given, are averaged over each word's pieces into the word vectors.
+    ``vectors`` (n_pieces, d), when given, are averaged over each word's pieces into the word vectors. The word-level
+    attention is summed in float64 and kept in float32, the precision the model's attention came in (and the
+    probe's features': half the memory of a treebank's sentences).
     """
     r, c, present = sentence_word_matrices(sentence, result.tokens, result.special_mask, rows)
     from_words = np.matmul(r, np.asarray(result.attention, dtype=np.float64))  # (L, H, m, n)
@@ -134,7 +136,8 @@ def probe_sentence(result: AttentionResult, sentence: Sentence, rows: RowMode = 
         word_vectors = (c / np.maximum(c.sum(0), 1)).T @ np.asarray(vectors, dtype=np.float64)
     upos = sentence.upos or [""] * len(sentence.words)
     punct = np.array([u == "PUNCT" or (not u and rel == "punct") for u, rel in zip(upos, sentence.relations)])
-    return ProbeSentence(words, special, np.asarray(sentence.heads, dtype=np.int64), punct, present, word_vectors)
+    heads = np.asarray(sentence.heads, dtype=np.int64)
+    return ProbeSentence(words.astype(np.float32), special.astype(np.float32), heads, punct, present, word_vectors)
 
 
 def split_sentences(n: int, test_share: float = 0.25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
