@@ -3,7 +3,7 @@ replaced (kept as the tests' reference, tests/probe_reference.py).
 
 Synthetic sentences stand in for a treebank's: ``--sentences`` (default 1,000) of lengths drawn like a news treebank's
 (mean about 24 words, at most ``--max-words``, default 81, one sentence that long), ``--layers`` x ``--heads``
-(default 12 x 12 = 144 heads, BERT-base) of random word-level attention in float64, as ``probe_sentence`` makes it,
+(default 12 x 12 = 144 heads, BERT-base) of random word-level attention in float32, as ``probe_sentence`` keeps it,
 and random gold heads. Prints, for each side: the peak memory numpy allocates during the fit and during ``uas`` on
 the same sentences (tracemalloc), the wall and CPU seconds of a fit of ``--iterations`` L-BFGS steps, and the peak
 over the data's own size (the sentences' attention and special-token shares: the floor a probe that copied nothing
@@ -52,6 +52,7 @@ def sentences(n: int, max_words: int, layers: int, heads: int, seed: int = 0) ->
         raw = rng.random((layers, heads, m, m + 1))  # the last column: the special tokens
         raw /= raw.sum(-1, keepdims=True)
         gold = np.array([rng.choice([h for h in range(-1, m) if h != j]) for j in range(m)])
+        raw = raw.astype(np.float32)  # as probe_sentence keeps it
         out.append(ProbeSentence(raw[..., :m], raw[..., m], gold, np.zeros(m, bool)))
     return out
 

@@ -511,12 +511,12 @@ def fit_attention_probe(sentences: Sequence[ProbeSentence], *, words: bool = Fal
     -----
     **Memory is linear in the words.** The sentences are packed, not padded: a sentence of m words contributes its
     m² (dependent, candidate) pairs and no more. With K = layers x heads, N words and P = Σ m² pairs over the
-    sentences, the probe holds the attention once, P x K values (4 bytes each in float32: half of what the sentences'
-    own float64 attention takes), the other direction (α_ji) being read from the same table, plus about 60 bytes per
-    pair and 8K bytes per word of indices, scores and gradients, and a float64 working copy of at most
-    ``CHUNK_BYTES`` (16 MiB) of the table at a time. Padding every sentence to the longest, M words, would take
-    S x 2K x M² values instead, and as many again for the gradient (1,000 sentences of up to 81 words and 144
-    heads: 7.6 GB twice in float64; ``benchmarks/bench_probe.py`` measures both). :meth:`AttentionProbe.predict`
+    sentences, the probe holds the attention once, P x K values (4 bytes each in float32: as much as the sentences'
+    own float32 attention from :func:`probe_sentence`), the other direction (α_ji) being read from the same table,
+    plus about 60 bytes per pair and 8K bytes per word of indices, scores and gradients, and a float64 working copy
+    of at most ``CHUNK_BYTES`` (16 MiB) of the table at a time. Padding every sentence to the longest, M words, would
+    take S x 2K x M² values instead, and as many again for the gradient (1,000 sentences of up to 81 words, 12 x 12
+    heads: 15.1 GB twice in float64; ``benchmarks/bench_probe.py`` measures both). :meth:`AttentionProbe.predict`
     and :meth:`AttentionProbe.uas` pack the same way.
     """
     from scipy.optimize import minimize

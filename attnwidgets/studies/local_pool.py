@@ -89,7 +89,7 @@ def run_shards(spec: Any, work: Callable[[Any, list[Any]], Any], shards: Sequenc
     deaths = {shard.index: 0 for shard in shards}
     todo = list(shards)
     while todo:
-        executor = _executor(min(num_workers, len(todo)), torch_threads)
+        executor = _executor(num_workers, torch_threads)  # the same size every call: the kept workers are reused
         running: dict[Future[Any], Any] = {executor.submit(_run_one, spec, torch_threads, work, shard.items): shard
                                            for shard in todo}
         lost: list[Any] = []
