@@ -2,7 +2,8 @@
 
 The probe itself (features, loss, L-BFGS training, UAS, baselines) is numpy in
 :mod:`attnwidgets.analysis.attention_probe`; this module runs the treebank's sentences through the model, reads the
-model's input-embedding table for the word vectors, splits the sentences and reports.
+model's input-embedding table for the word vectors, splits the sentences (or takes a train and a test set) and
+reports the probe beside the paper's comparison rows: the branching baselines and the best single head.
 
 Word vectors: the paper's attention + words probe uses GloVe. We ship no GloVe, so the model's **own input (token)
 embeddings**, averaged over a word's pieces, stand in for them. They are static, context-free vectors like GloVe, but
@@ -133,7 +134,7 @@ def _embedding_table(runner: Any) -> np.ndarray:
 
 def _read(source: str | Path | Sequence[Sentence], role: str, text: TextMode) -> tuple[list[Sentence], str]:
     """The sentences of one source, checked: (sentences, a name for messages)."""
-    name = str(source) if isinstance(source, str | Path) and "\n" not in str(source) else f"the {role}"
+    name = str(source) if isinstance(source, str | Path) and "\n" not in str(source) else role
     sentences = list(source) if not isinstance(source, str | Path) else read_conllu(source)
     if not sentences:
         raise ParseError(f"no sentences with dependency trees in {role}: the probe trains and scores on CoNLL-U "
