@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["DIRECTIONS", "AttentionProbe", "ProbeSentence", "branching_heads", "fit_attention_probe",
-           "probe_sentence", "score_heads", "split_sentences", "weight_frame"]
+           "probe_sentence", "score_heads", "single_head_counts", "split_sentences", "weight_frame"]
 
 DIRECTIONS = ("head->dependent", "dependent->head")  # w reads α_ij (candidate head's row), u reads α_ji
 
@@ -123,7 +123,9 @@ def probe_sentence(result: AttentionResult, sentence: Sentence, rows: RowMode = 
                    vectors: np.ndarray | None = None) -> ProbeSentence:
     """The :class:`ProbeSentence` of a treebank sentence from the model's result on ``sentence.text``.
 
-    ``vectors`` (n_pieces, d), when given, are averaged over each word's pieces into the word vectors.
+    ``vectors`` (n_pieces, d), when given, are averaged over each word's pieces into the word vectors. The word-level
+    attention is summed in float64 and kept in float32, the precision the model's attention came in (and the
+    probe's features': half the memory of a treebank's sentences).
     """
     r, c, present = sentence_word_matrices(sentence, result.tokens, result.special_mask, rows)
     from_words = np.matmul(r, np.asarray(result.attention, dtype=np.float64))  # (L, H, m, n)
@@ -134,7 +136,8 @@ def probe_sentence(result: AttentionResult, sentence: Sentence, rows: RowMode = 
         word_vectors = (c / np.maximum(c.sum(0), 1)).T @ np.asarray(vectors, dtype=np.float64)
     upos = sentence.upos or [""] * len(sentence.words)
     punct = np.array([u == "PUNCT" or (not u and rel == "punct") for u, rel in zip(upos, sentence.relations)])
-    return ProbeSentence(words, special, np.asarray(sentence.heads, dtype=np.int64), punct, present, word_vectors)
+    heads = np.asarray(sentence.heads, dtype=np.int64)
+    return ProbeSentence(words.astype(np.float32), special.astype(np.float32), heads, punct, present, word_vectors)
 
 
 def split_sentences(n: int, test_share: float = 0.25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -180,49 +183,49 @@ def score_heads(predicted: Sequence[np.ndarray], sentences: Sequence[ProbeSenten
     return right, total
 
 
+def single_head_counts(sentences: Sequence[ProbeSentence], punct: bool = False) -> tuple[np.ndarray, int]:
+    """((L, H) right, scored) of every head read as a parser on its own: each word's head is the word its row attends
+    to most (itself and words with no pieces left out; the special tokens are not words, so a single head never
+    predicts the root and the root word counts as a miss), scored on the dependents :func:`score_heads` scores.
+
+    The best of them is the paper's "best single head" row (Clark et al. 2019, Table 1, "All"), here with the root's
+    dependent counted as the probe's and the baselines' are, so that the rows can be read against each other.
+
+    "the cat sat" (the -> cat, cat = root, sat -> cat): head 0 points each word at its head, head 1 at the next word
+    (the last word at the first):
+
+    >>> a = np.zeros((1, 2, 3, 3)); a[0, 0, [0, 2], [1, 1]] = 1; a[0, 1, [0, 1, 2], [1, 2, 0]] = 1
+    >>> s = ProbeSentence(a, np.zeros((1, 2, 3)), np.array([1, -1, 1]), np.zeros(3, bool))
+    >>> right, scored = single_head_counts([s])
+    >>> right.tolist(), scored                      # the root word "cat" is a miss for both
+    ([[2, 1]], 3)
+    """
+    if not sentences:
+        raise ValueError("no sentences to score the heads on")
+    right = np.zeros(sentences[0].attention.shape[:2], np.int64)
+    total = 0
+    for b, s in enumerate(sentences):
+        if s.attention.shape[:2] != right.shape:
+            raise ValueError(f"sentence {b} has attention of {s.attention.shape[:2]} (layers, heads), the first "
+                             f"{right.shape}: every sentence must come from the same model")
+        m, ok = s.n_words, s.mask
+        rows = np.array(s.attention, np.float64)  # (L, H, m, m), a copy: one sentence at a time
+        rows[..., np.arange(m), np.arange(m)] = -np.inf
+        rows[..., ~ok] = -np.inf
+        pred = rows.argmax(-1)  # (L, H, m)
+        keep = ok & (punct | ~np.asarray(s.punct, bool))
+        keep &= (s.heads < 0) | ok[np.maximum(s.heads, 0)]
+        right += (pred[..., keep] == s.heads[keep]).sum(-1)
+        total += int(keep.sum())
+    return right, total
+
+
 # ---------------------------------------------------------------------------------------------------- the model
 
-@dataclass
-class _Batch:
-    """Sentences padded to M words: pair features F (S, 2K, M, M), root features (S, K, M), targets, masks."""
-
-    pair: np.ndarray
-    root: np.ndarray
-    cand: np.ndarray    # (S, M, 1 + M) valid candidates per dependent; column 0 the root
-    target: np.ndarray  # (S, M) gold column (0 = root, 1 + i = word i); -1 where not a dependent
-    vectors: np.ndarray | None  # (S, M, d)
-
-
-def _batch(sentences: Sequence[ProbeSentence], project: Any = None) -> _Batch:
-    n_layers, n_heads = sentences[0].attention.shape[:2]
-    k = n_layers * n_heads
-    big = max(s.n_words for s in sentences)
-    n = len(sentences)
-    pair = np.zeros((n, 2 * k, big, big))
-    root = np.zeros((n, k, big))
-    cand = np.zeros((n, big, 1 + big), bool)
-    target = np.full((n, big), -1, np.int64)
-    vectors = None if project is None else np.zeros((n, big, project(None)))
-    for b, s in enumerate(sentences):
-        if s.attention.shape[:2] != (n_layers, n_heads):
-            raise ValueError(f"sentence {b} has attention of {s.attention.shape[:2]} (layers, heads), the first "
-                             f"{(n_layers, n_heads)}: every sentence must come from the same model")
-        m = s.n_words
-        a = np.asarray(s.attention, np.float64).reshape(k, m, m)
-        pair[b, :k, :m, :m] = a
-        pair[b, k:, :m, :m] = a.transpose(0, 2, 1)
-        root[b, :, :m] = np.asarray(s.special, np.float64).reshape(k, m)
-        ok = s.mask
-        cand[b, :m, 0] = ok
-        cand[b, :m, 1:m + 1] = ok[:, None] & ok[None, :] & ~np.eye(m, dtype=bool)
-        gold = s.heads
-        valid = ok & ((gold < 0) | ok[np.maximum(gold, 0)])
-        target[b, :m] = np.where(valid, gold + 1, -1)
-        if vectors is not None:
-            if s.vectors is None:
-                raise ValueError(f"sentence {b} has no word vectors: the attention + words probe needs them")
-            vectors[b, :m] = project(s.vectors)
-    return _Batch(pair, root, cand, target, vectors)
+#: the rows of the pair table one step of the objective works on at a time: whole sentences, their float64 copy at most
+#: this many bytes (a sentence longer than that is a chunk of its own)
+CHUNK_BYTES = 16 * 2**20
+FEATURE_DTYPES = ("float32", "float64")
 
 
 @dataclass
@@ -254,61 +257,183 @@ class _Params:
         return np.concatenate([np.asarray(parts[name], np.float64).ravel() for name in self.shapes()])
 
 
-def _logits(p: dict[str, np.ndarray], batch: _Batch) -> np.ndarray:
-    """(S, M dependent, 1 + M candidate) logits; invalid candidates -inf."""
-    f, root = batch.pair, batch.root
-    pair_score = np.einsum("f,sfij->sji", p["pair"], f, optimize=True)  # (S, j dependent, i candidate)
-    root_w = np.broadcast_to(p["root"][None, :, None], root.shape)
-    extra = np.zeros(root.shape[::2])  # (S, M): c·v_j
-    if batch.vectors is not None:
-        vi = np.einsum("smd,fd->sfm", batch.vectors, p["pair_i"], optimize=True)  # (S, 2K, M): A_f·v_i
-        vj = np.einsum("smd,fd->sfm", batch.vectors, p["pair_j"], optimize=True)
-        pair_score = pair_score + np.einsum("sfi,sfij->sji", vi, f, optimize=True) \
-            + np.einsum("sfj,sfij->sji", vj, f, optimize=True)
-        root_w = root_w + np.einsum("smd,kd->skm", batch.vectors, p["root_j"], optimize=True)
-        extra = batch.vectors @ p["word_j"]
-    root_score = np.einsum("skj,skj->sj", root_w, root) + p["bias"][0] + extra
-    z = np.concatenate([root_score[..., None], pair_score], -1)
-    return np.where(batch.cand, z, -np.inf)
+@dataclass
+class _Packed:
+    """Every sentence's word pairs in one table, unpadded: memory linear in Σ m² (see fit_attention_probe).
+
+    Row p is the pair (dependent j, candidate head i) of one sentence; a dependent's m candidates are m consecutive
+    rows, starting at ``start[j]``, and a sentence's m² rows are consecutive. N is the number of words, P = Σ m².
+    """
+
+    pair: np.ndarray    # (P, K) α^k_ij, in the features' dtype
+    flip: np.ndarray    # (P,) the row of the same sentence's pair (dependent i, candidate j): α^k_ji = pair[flip]
+    cand: np.ndarray    # (P,) candidate i is a valid head of dependent j (both present, i ≠ j)
+    owner: np.ndarray   # (P,) the dependent of each row (a word index, 0..N-1)
+    head: np.ndarray    # (P,) the candidate of each row (a word index)
+    start: np.ndarray   # (N,) each word's first row as a dependent
+    root: np.ndarray    # (N, K) σ^k_j, float64
+    root_ok: np.ndarray  # (N,) the root is a candidate (the word is present)
+    target: np.ndarray  # (N,) gold: 0 the root, 1 + i word i of the sentence; -1 not a dependent
+    offsets: np.ndarray  # (S + 1,) each sentence's first word
+    chunks: list[tuple[int, int]]  # row ranges of whole sentences
+    vectors: np.ndarray | None  # (N, d) projected word vectors
 
 
-def _loss_grad(theta: np.ndarray, shape: _Params, batch: _Batch, l2: float) -> tuple[float, np.ndarray]:
-    p = shape.unpack(theta)
-    z = _logits(p, batch)
-    dep = batch.target >= 0
-    n_dep = max(int(dep.sum()), 1)
-    zmax = np.max(np.where(batch.cand, z, -np.inf), -1, keepdims=True)
+def _pack(sentences: Sequence[ProbeSentence], project: Any = None, dtype: str = "float32") -> _Packed:
+    n_layers, n_heads = sentences[0].attention.shape[:2]
+    k = n_layers * n_heads
+    sizes = np.array([s.n_words for s in sentences], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    row_offsets = np.concatenate([[0], np.cumsum(sizes ** 2)])
+    n_words, n_rows = int(offsets[-1]), int(row_offsets[-1])
+    pair = np.empty((n_rows, k), dtype)
+    flip = np.empty(n_rows, np.int64)
+    cand = np.empty(n_rows, bool)
+    root = np.empty((n_words, k))
+    root_ok = np.empty(n_words, bool)
+    target = np.empty(n_words, np.int64)
+    vectors = None if project is None else np.empty((n_words, project(None)))
+    chunks: list[tuple[int, int]] = []
+    chunk_rows = max(1, CHUNK_BYTES // (8 * k))
+    for b, s in enumerate(sentences):
+        if s.attention.shape[:2] != (n_layers, n_heads):
+            raise ValueError(f"sentence {b} has attention of {s.attention.shape[:2]} (layers, heads), the first "
+                             f"{(n_layers, n_heads)}: every sentence must come from the same model")
+        m, w0, r0 = s.n_words, int(offsets[b]), int(row_offsets[b])
+        rows = slice(r0, r0 + m * m)
+        # row (j, i) of the sentence holds α^k_ij: attention (k, i, j) read as (j, i, k)
+        pair[rows] = np.asarray(s.attention).reshape(k, m, m).transpose(2, 1, 0).reshape(m * m, k)
+        flip[rows] = r0 + np.arange(m * m).reshape(m, m).T.ravel()
+        ok = s.mask
+        cand[rows] = (ok[:, None] & ok[None, :] & ~np.eye(m, dtype=bool)).ravel()
+        root[w0:w0 + m] = np.asarray(s.special, np.float64).reshape(k, m).T
+        root_ok[w0:w0 + m] = ok
+        gold = s.heads
+        target[w0:w0 + m] = np.where(ok & ((gold < 0) | ok[np.maximum(gold, 0)]), gold + 1, -1)
+        if vectors is not None:
+            if s.vectors is None:
+                raise ValueError(f"sentence {b} has no word vectors: the attention + words probe needs them")
+            vectors[w0:w0 + m] = project(s.vectors)
+        if chunks and chunks[-1][1] - chunks[-1][0] + m * m <= chunk_rows:
+            chunks[-1] = (chunks[-1][0], r0 + m * m)
+        else:
+            chunks.append((r0, r0 + m * m))
+    owner = np.repeat(np.arange(n_words), np.repeat(sizes, sizes))
+    start = row_offsets[:-1].repeat(sizes) + (np.arange(n_words) - offsets[:-1].repeat(sizes)) * sizes.repeat(sizes)
+    head = offsets[:-1].repeat(sizes)[owner] + (np.arange(n_rows) - start[owner])
+    return _Packed(pair, flip, cand, owner, head, start, root, root_ok, target, offsets, chunks, vectors)
+
+
+def _matrices(p: dict[str, np.ndarray], k: int, d: int) -> np.ndarray:
+    """(2, 1 + 2d, K): per direction (w: α_ij, u: α_ji), the constant weights and the maps of v_i and v_j."""
+    pair = p["pair"].reshape(2, k)
+    if not d:
+        return pair[:, None, :]
+    return np.concatenate([pair[:, None, :], p["pair_i"].reshape(2, k, d).transpose(0, 2, 1),
+                           p["pair_j"].reshape(2, k, d).transpose(0, 2, 1)], 1)
+
+
+def _word_terms(data: _Packed, rows: slice, flipped: bool) -> np.ndarray:
+    """(rows, 1 + 2d) what each row's (1, v_i, v_j) is for a direction's weight maps; ``flipped``: of the row's own
+    pair read as (dependent i, candidate j), which is what the α_ji direction's row holds."""
+    n = rows.stop - rows.start
+    if data.vectors is None:
+        return np.ones((n, 1))
+    i, j = data.head[rows], data.owner[rows]
+    if flipped:
+        i, j = j, i
+    return np.concatenate([np.ones((n, 1)), data.vectors[i], data.vectors[j]], 1)
+
+
+def _root_scores(p: dict[str, np.ndarray], data: _Packed) -> np.ndarray:
+    """(N,) the root's score for each dependent; -inf where the root is not a candidate."""
+    weights = np.broadcast_to(p["root"], data.root.shape)
+    z = p["bias"][0] + np.zeros(len(data.root))
+    if data.vectors is not None:
+        weights = weights + data.vectors @ p["root_j"].T
+        z = z + data.vectors @ p["word_j"]
+    z = z + np.einsum("jk,jk->j", weights, data.root)
+    return np.where(data.root_ok, z, -np.inf)
+
+
+def _pair_scores(p: dict[str, np.ndarray], data: _Packed) -> np.ndarray:
+    """(P,) each row's score; -inf where the candidate is not valid. Works through the table a chunk at a time."""
+    k, d = data.pair.shape[1], 0 if data.vectors is None else data.vectors.shape[1]
+    mats = _matrices(p, k, d)
+    z = np.empty(len(data.pair))
+    for a, b in data.chunks:
+        rows = slice(a, b)
+        c = np.asarray(data.pair[rows], np.float64) @ mats.reshape(-1, k).T  # (rows, 2 (1 + 2d))
+        c = c.reshape(b - a, 2, -1)
+        z[rows] = (c[:, 0] * _word_terms(data, rows, False)).sum(1)
+        own = data.flip[rows] - a  # the α_ji direction: the flipped row's products, which lie in the same chunk
+        z[rows] += (c[own, 1] * _word_terms(data, rows, False)).sum(1)
+    return np.where(data.cand, z, -np.inf)
+
+
+def _softmax(zp: np.ndarray, zr: np.ndarray, data: _Packed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each dependent's softmax over its candidates and the root: (pair probabilities (P,), root probability (N,),
+    log normaliser (N,))."""
+    zmax = np.maximum(np.maximum.reduceat(zp, data.start), zr)
     zmax = np.where(np.isfinite(zmax), zmax, 0.0)
-    ez = np.where(batch.cand, np.exp(np.where(batch.cand, z - zmax, 0.0)), 0.0)
-    total = ez.sum(-1, keepdims=True)
-    logp = np.where(batch.cand, z - zmax - np.log(np.maximum(total, 1e-300)), 0.0)
-    gold = np.take_along_axis(logp, np.maximum(batch.target, 0)[..., None], -1)[..., 0]
-    loss = -float(gold[dep].sum()) / n_dep
-    g = ez / np.maximum(total, 1e-300)  # softmax
-    onehot = np.zeros_like(g)
-    np.put_along_axis(onehot, np.maximum(batch.target, 0)[..., None], 1.0, -1)
-    g = (g - onehot) * dep[..., None] / n_dep  # dL/dz, (S, M dependent, 1 + M)
-    g_root, g_pair = g[..., 0], g[..., 1:].transpose(0, 2, 1)  # g_pair[s, i, j]: candidate i of dependent j
-    f, root = batch.pair, batch.root
-    gf = g_pair[:, None] * f  # (S, 2K, M, M): dL/d(weight of feature f for pair i, j)
-    grads = {"pair": gf.sum((0, 2, 3)), "root": np.einsum("sj,skj->k", g_root, root),
-             "bias": np.array([g_root.sum()])}
-    if batch.vectors is not None:
-        v = batch.vectors
-        grads["pair_i"] = np.einsum("sfi,sid->fd", gf.sum(3), v, optimize=True)
-        grads["pair_j"] = np.einsum("sfj,sjd->fd", gf.sum(2), v, optimize=True)
-        grads["root_j"] = np.einsum("skj,sjd->kd", g_root[:, None] * root, v, optimize=True)
-        grads["word_j"] = np.einsum("sj,sjd->d", g_root, v)
+    ep, er = np.exp(zp - zmax[data.owner]), np.exp(zr - zmax)
+    total = np.maximum(np.add.reduceat(ep, data.start) + er, 1e-300)
+    return ep / total[data.owner], er / total, zmax + np.log(total)
+
+
+def _loss_grad(theta: np.ndarray, shape: _Params, data: _Packed, l2: float) -> tuple[float, np.ndarray]:
+    p = shape.unpack(theta)
+    zp, zr = _pair_scores(p, data), _root_scores(p, data)
+    prob_pair, prob_root, log_z = _softmax(zp, zr, data)
+    dep = data.target >= 0
+    n_dep = max(int(dep.sum()), 1)
+    words = np.flatnonzero(dep)
+    gold_row = data.start[words] + data.target[words] - 1
+    at_root = data.target[words] == 0
+    gold = np.where(at_root, zr[words], zp[np.where(at_root, 0, gold_row)])
+    loss = -float((gold - log_z[words]).sum()) / n_dep
+    # dL/dz: (softmax - one-hot) / n_dep for the dependents, 0 elsewhere
+    g_root = np.where(dep, prob_root, 0.0)
+    g_root[words[at_root]] -= 1.0
+    g_root /= n_dep
+    g_pair = np.where(dep[data.owner], prob_pair, 0.0)
+    g_pair[gold_row[~at_root]] -= 1.0
+    g_pair /= n_dep
+    k, d = shape.k, shape.d
+    g_mats = np.zeros((2, 1 + 2 * d, k))
+    for a, b in data.chunks:
+        rows = slice(a, b)
+        f = np.asarray(data.pair[rows], np.float64)
+        g_mats[0] += (g_pair[rows, None] * _word_terms(data, rows, False)).T @ f
+        # row q's α_ji products were scored for the pair flip[q], whose (1, v_i, v_j) are row q's read flipped
+        g_mats[1] += (g_pair[data.flip[rows], None] * _word_terms(data, rows, True)).T @ f
+    grads = {"pair": g_mats[:, 0].ravel(), "root": data.root.T @ g_root, "bias": np.array([g_root.sum()])}
+    if data.vectors is not None:
+        v = data.vectors
+        grads["pair_i"] = g_mats[:, 1:1 + d].transpose(0, 2, 1).reshape(2 * k, d)
+        grads["pair_j"] = g_mats[:, 1 + d:].transpose(0, 2, 1).reshape(2 * k, d)
+        grads["root_j"] = data.root.T @ (g_root[:, None] * v)
+        grads["word_j"] = v.T @ g_root
     penalised = theta.copy()
     penalised[shape.unpack(np.arange(theta.size))["bias"].astype(int)] = 0.0  # the root bias is not penalised
     loss += 0.5 * l2 * float(penalised @ penalised)
     return loss, shape.pack(grads) + l2 * penalised
 
 
+def _predict(p: dict[str, np.ndarray], data: _Packed) -> np.ndarray:
+    """(N,) each word's highest-scoring head (-1: the root; ties go to the root, then the first word)."""
+    zp, zr = _pair_scores(p, data), _root_scores(p, data)
+    best = np.maximum.reduceat(zp, data.start)
+    local = np.arange(len(zp)) - data.start[data.owner]
+    first = np.minimum.reduceat(np.where(zp == best[data.owner], local, np.iinfo(np.int64).max), data.start)
+    return np.where(zr >= best, -1, first)
+
+
 @dataclass
 class AttentionProbe:
     """A trained probe. ``weights`` (2, L, H): w (``head->dependent``: the candidate head's row, α_ij) and u
-    (``dependent->head``: the dependent's row, α_ji) per head; with words, the constant part of each weight."""
+    (``dependent->head``: the dependent's row, α_ji) per head; with words, the constant part of each weight.
+    ``features``: the dtype the attention features are held in while it scores (see :func:`fit_attention_probe`)."""
 
     params: dict[str, np.ndarray]
     n_layers: int
@@ -318,6 +443,7 @@ class AttentionProbe:
     loss: float = float("nan")
     iterations: int = 0
     converged: bool = False
+    features: str = "float32"
 
     @property
     def weights(self) -> np.ndarray:
@@ -339,23 +465,24 @@ class AttentionProbe:
     def _shape(self) -> _Params:
         return _Params(self.n_layers * self.n_heads, self.projection[1].shape[1] if self.projection else 0)
 
+    def _pack(self, sentences: Sequence[ProbeSentence]) -> _Packed:
+        return _pack(sentences, self._project if self.words else None, self.features)
+
     def loss_and_gradient(self, sentences: Sequence[ProbeSentence], l2: float = 0.0
                           ) -> tuple[float, dict[str, np.ndarray]]:
         """The training objective at the current ``params`` (mean cross-entropy per dependent + ``l2`` penalty) and
         its gradient, one array per entry of ``params``: what L-BFGS follows."""
         shape = self._shape()
-        loss, grad = _loss_grad(shape.pack(self.params), shape, _batch(sentences, self._project if self.words
-                                                                         else None), l2)
+        loss, grad = _loss_grad(shape.pack(self.params), shape, self._pack(sentences), l2)
         return loss, shape.unpack(grad)
 
     def predict(self, sentences: Sequence[ProbeSentence]) -> list[np.ndarray]:
-        """Each sentence's predicted heads, (m,) int (-1: the root)."""
+        """Each sentence's predicted heads, (m,) int (-1: the root). Memory as in :func:`fit_attention_probe`."""
         if not sentences:
             return []
-        batch = _batch(sentences, self._project if self.words else None)
-        z = _logits(self.params, batch)
-        best = z.argmax(-1) - 1
-        return [best[b, :s.n_words] for b, s in enumerate(sentences)]
+        data = self._pack(sentences)
+        best = _predict(self.params, data)
+        return [best[a:b] for a, b in zip(data.offsets[:-1], data.offsets[1:])]
 
     def uas(self, sentences: Sequence[ProbeSentence], punct: bool = False) -> float:
         """Share of the sentences' dependents whose predicted head is the gold head (punctuation left out)."""
@@ -364,7 +491,7 @@ class AttentionProbe:
 
 
 def fit_attention_probe(sentences: Sequence[ProbeSentence], *, words: bool = False, dims: int = 16, l2: float = 1e-3,
-                        max_iter: int = 200) -> AttentionProbe:
+                        max_iter: int = 200, features: str = "float32") -> AttentionProbe:
     """Train the probe on ``sentences`` (module docstring): L-BFGS from zeros, at most ``max_iter`` iterations.
 
     Parameters
@@ -375,6 +502,22 @@ def fit_attention_probe(sentences: Sequence[ProbeSentence], *, words: bool = Fal
         With words: principal components of the training words' vectors kept (each scaled to unit variance).
     l2 : float
         L2 penalty on every weight but the root bias (the loss is the mean cross-entropy per dependent).
+    features : {"float32", "float64"}
+        The dtype the attention features are held in. Every sum is taken in float64 (each chunk of the table is read
+        into float64 before it is multiplied), so float32 only rounds the attention values themselves (by at most
+        6e-8 of each); the tests check that the weights match float64's to 1e-4 and the predicted heads are the same.
+
+    Notes
+    -----
+    **Memory is linear in the words.** The sentences are packed, not padded: a sentence of m words contributes its
+    m² (dependent, candidate) pairs and no more. With K = layers x heads, N words and P = Σ m² pairs over the
+    sentences, the probe holds the attention once, P x K values (4 bytes each in float32: as much as the sentences'
+    own float32 attention from :func:`probe_sentence`), the other direction (α_ji) being read from the same table,
+    plus about 60 bytes per pair and 8K bytes per word of indices, scores and gradients, and a float64 working copy
+    of at most ``CHUNK_BYTES`` (16 MiB) of the table at a time. Padding every sentence to the longest, M words, would
+    take S x 2K x M² values instead, and as many again for the gradient (1,000 sentences of up to 81 words, 12 x 12
+    heads: 15.1 GB twice in float64; ``benchmarks/bench_probe.py`` measures both). :meth:`AttentionProbe.predict`
+    and :meth:`AttentionProbe.uas` pack the same way.
     """
     from scipy.optimize import minimize
 
@@ -382,8 +525,10 @@ def fit_attention_probe(sentences: Sequence[ProbeSentence], *, words: bool = Fal
         raise ValueError("no sentences to train the probe on")
     if max_iter < 1 or l2 < 0:
         raise ValueError(f"max_iter must be at least 1 and l2 at least 0, got {max_iter!r} and {l2!r}")
+    if features not in FEATURE_DTYPES:
+        raise ValueError(f"features must be one of {FEATURE_DTYPES}, got {features!r}")
     n_layers, n_heads = sentences[0].attention.shape[:2]
-    probe = AttentionProbe({}, n_layers, n_heads, words)
+    probe = AttentionProbe({}, n_layers, n_heads, words, features=features)
     if words:
         missing = [i for i, s in enumerate(sentences) if s.vectors is None]
         if missing:
@@ -396,10 +541,10 @@ def fit_attention_probe(sentences: Sequence[ProbeSentence], *, words: bool = Fal
         scale = ((all_vectors - mean) @ basis).std(0) + 1e-12
         probe.projection = (mean, basis, scale)
     shape = probe._shape()
-    batch = _batch(sentences, probe._project if words else None)
-    if not (batch.target >= 0).any():
+    data = probe._pack(sentences)
+    if not (data.target >= 0).any():
         raise ValueError("the training sentences have no dependent with a gold head to learn from")
-    fit = minimize(_loss_grad, np.zeros(shape.size()), args=(shape, batch, l2), jac=True, method="L-BFGS-B",
+    fit = minimize(_loss_grad, np.zeros(shape.size()), args=(shape, data, l2), jac=True, method="L-BFGS-B",
                    options={"maxiter": int(max_iter)})
     probe.params = shape.unpack(fit.x)
     probe.loss, probe.iterations, probe.converged = float(fit.fun), int(fit.nit), bool(fit.success)

@@ -9,15 +9,15 @@ import bisect
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from .conllu import ParseError, Sentence, check_tree, conllu_head, conllu_id, source_lines
+from .conllu import ParseError, Sentence, TextMode, check_tree, conllu_head, conllu_id, source_lines, words_text
 
-__all__ = ["CorefDocument", "Mention", "read_coref"]
+__all__ = ["CorefDocument", "Mention", "document_words_text", "read_coref"]
 
 _PTB_NOUN = re.compile(r"^(NN|NNS|NNP|NNPS|PRP|PRP\$|CD)$")
 _PTB_CUT = re.compile(r"^(IN|TO|WDT|WP|WP\$|WRB|MD|VB.?|,|:|-LRB-)$")
@@ -531,8 +531,14 @@ def _read_conll2012(lines: Iterable[str]) -> Iterator[CorefDocument]:
         raise ParseError("this CoNLL-2012 file has no coreference annotation (every coreference column is '-')")
 
 
-def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "corefud", "conll2012"] = "auto"
-               ) -> list[CorefDocument]:
+def document_words_text(document: CorefDocument) -> CorefDocument:
+    """``document`` with each sentence read as its syntactic words joined by spaces (:func:`read_coref`'s
+    ``text="words"``); its mentions and word indices, which count syntactic words either way, unchanged."""
+    return replace(document, sentences=[words_text(s) for s in document.sentences])
+
+
+def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "corefud", "conll2012"] = "auto",
+               text: TextMode = "surface") -> list[CorefDocument]:
     """Read the documents of a coreference file: CorefUD's CoNLL-U (``Entity=`` in MISC) or CoNLL-2012.
 
     Parameters
@@ -540,6 +546,11 @@ def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "c
     source : path, file text (a string with newlines) or iterable of lines
     format : {"auto", "corefud", "conll2012"}
         "auto" takes CoNLL-2012 when a line starts with ``#begin document``, else CorefUD.
+    text : {"surface", "words"}
+        What the model reads of each sentence, as :func:`~attnwidgets.analysis.conllu.read_conllu`'s ``text``.
+        "surface" (default): a CorefUD sentence's own ``# text``, so a multiword token ("didn't") is read whole and
+        its words share its pieces; "words": the syntactic words joined by spaces, each with pieces of its own. A
+        CoNLL-2012 file, whose text is its words joined by spaces, reads the same either way.
 
     Returns
     -------
@@ -563,9 +574,20 @@ def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "c
     >>> doc = read_coref([r.replace(" ", "\\t") if r[0] != "#" else r for r in rows])[0]
     >>> doc, [(m.entity, m.start, m.head) for m in doc.mentions]
     (CorefDocument('d', 1 sentences, 2 mentions, 1 entities), [('e1', 0, 0), ('e1', 2, 2)])
+
+    A multiword token, read whole or as its words:
+
+    >>> rows = ["# newdoc id = d", "# text = Ann didn't go.", "1 Ann Ann PROPN _ _ 4 nsubj _ Entity=(e1-person-1)",
+    ...         "2-3 didn't _ _ _ _ _ _ _ _", "2 did do AUX _ _ 4 aux _ _", "3 n't not PART _ _ 4 advmod _ _",
+    ...         "4 go go VERB _ _ 0 root _ SpaceAfter=No", "5 . . PUNCT _ _ 4 punct _ _"]
+    >>> lines = [r.replace(" ", "\\t") if r[0] != "#" else r for r in rows]
+    >>> [read_coref(lines, text=t)[0].sentences[0].text for t in ("surface", "words")]
+    ["Ann didn't go.", "Ann did n't go ."]
     """
     if format not in ("auto", "corefud", "conll2012"):
         raise ValueError(f"format must be 'auto', 'corefud' or 'conll2012', got {format!r}")
+    if text not in ("surface", "words"):
+        raise ValueError(f"text must be 'surface' or 'words', got {text!r}")
     name, read = source_lines(source, "coreference")
     try:
         lines = list(read)
@@ -576,4 +598,4 @@ def read_coref(source: str | Path | Iterable[str], *, format: Literal["auto", "c
             raise ParseError("the coreference file has no sentences")
     except ParseError as exc:
         raise exc.at(name) from None
-    return docs
+    return [document_words_text(d) for d in docs] if text == "words" else docs

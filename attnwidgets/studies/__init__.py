@@ -107,8 +107,8 @@ _LAZY: dict[str, str] = {
 __all__ = [*_LAZY]
 
 _MODULES = ["coref", "corpus", "dependency", "finetune", "gradients", "importance", "logits", "masked_lm", "measures",
-            "norms", "padding", "patching", "pool", "probing", "pruning", "qk_corpus", "residual", "results_folder",
-            "roles", "saved", "shards", "shipped", "sweeps", "tasks", "watch", "zeroing"]
+            "local_pool", "norms", "padding", "patching", "pool", "probing", "pruning", "qk_corpus", "residual",
+            "results_folder", "roles", "saved", "shards", "shipped", "sweeps", "tasks", "watch", "zeroing"]
 
 
 __getattr__, __dir__ = attach("attnwidgets.studies", _LAZY, _MODULES)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ..analysis.conllu import TextMode
 from ..analysis.coref import (
     CorefDocument,
     CorefScores,
@@ -21,6 +22,7 @@ from ..analysis.coref import (
     read_coref,
     score_coref,
 )
+from ..analysis.coref_files import document_words_text
 from ..analysis.words import RowMode
 from ..runner import get_runner
 
@@ -38,6 +40,7 @@ def coref_scores(
     singletons: bool = False,
     order: Order = "inner_first",
     no_same_head: NoSameHead = "nearest",
+    text: TextMode = "surface",
     batch_size: int = 32,
     progress: bool = True,
 ) -> CorefScores:
@@ -70,6 +73,9 @@ def coref_scores(
         The same-head-word baseline looks for the nearest earlier mention with the same head word; when there is
         none it falls back to the nearest earlier mention (default, "nearest"), or counts the mention wrong
         ("wrong"). The paper's "most recent mention with the same head word" allows either reading.
+    text : {"surface", "words"}
+        What the model reads of each sentence (:func:`~attnwidgets.analysis.coref_files.read_coref`'s ``text``): its
+        ``# text`` line, multiword tokens whole (default), or its syntactic words joined by spaces.
     batch_size : int
         Segments per forward pass.
     progress : bool
@@ -93,7 +99,12 @@ def coref_scores(
     {'label': ['3-5', '2-2', '3-10'], 'accuracy': [0.53, 0.49, 0.47]}
     """
     check_coref_options(order, no_same_head)  # before a model is loaded
-    documents = read_coref(source, format=format) if isinstance(source, str | Path) else list(source)
+    if text not in ("surface", "words"):
+        raise ValueError(f"text must be 'surface' or 'words', got {text!r}")
+    if isinstance(source, str | Path):
+        documents = read_coref(source, format=format, text=text)
+    else:
+        documents = [document_words_text(d) for d in source] if text == "words" else list(source)
     if not documents:
         raise ValueError("no documents to score")
     runner = get_runner(model)

@@ -2,7 +2,8 @@
 
 The probe itself (features, loss, L-BFGS training, UAS, baselines) is numpy in
 :mod:`attnwidgets.analysis.attention_probe`; this module runs the treebank's sentences through the model, reads the
-model's input-embedding table for the word vectors, splits the sentences and reports.
+model's input-embedding table for the word vectors, splits the sentences (or takes a train and a test set) and
+reports the probe beside the paper's comparison rows: the branching baselines and the best single head.
 
 Word vectors: the paper's attention + words probe uses GloVe. We ship no GloVe, so the model's **own input (token)
 embeddings**, averaged over a word's pieces, stand in for them. They are static, context-free vectors like GloVe, but
@@ -25,10 +26,11 @@ from ..analysis.attention_probe import (
     fit_attention_probe,
     probe_sentence,
     score_heads,
+    single_head_counts,
     split_sentences,
     weight_frame,
 )
-from ..analysis.conllu import ParseError, Sentence, read_conllu
+from ..analysis.conllu import ParseError, Sentence, TextMode, read_conllu, words_text
 from ..analysis.intervals import wilson_interval
 from ..analysis.words import RowMode
 from ..html_repr import repr_html
@@ -50,6 +52,11 @@ class ProbeResult:
         unless ``settings["punct"]``.
     right_branching, left_branching : float
         The same share for "the next word is the head" and "the previous word is the head", on the held-out words.
+    best_head : tuple[int, int]
+        (layer, head), 0-based, of the best single head: each word's parent read as the word its row attends to most
+        (:func:`~attnwidgets.analysis.attention_probe.single_head_counts`), chosen on the training sentences.
+    best_head_uas, best_head_train_uas : float
+        Its share on the held-out (training) dependents: the paper's "best single head" row beside the probe.
     n_test : int
         Dependents scored on the held-out sentences (the denominator of ``uas``).
     probe : AttentionProbe
@@ -68,6 +75,9 @@ class ProbeResult:
     probe: AttentionProbe
     model: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
+    best_head: tuple[int, int] = (-1, -1)
+    best_head_uas: float = float("nan")
+    best_head_train_uas: float = float("nan")
 
     @property
     def words(self) -> bool:
@@ -83,15 +93,18 @@ class ProbeResult:
         return wilson_interval(round(self.uas * self.n_test), self.n_test, confidence)
 
     def frame(self) -> pd.DataFrame:
-        """One row per scorer (the probe on the held-out and the training sentences, the two baselines): name, uas,
-        dependents."""
+        """One row per scorer (the probe on the held-out and the training sentences, the two baselines, the best
+        single head on the held-out sentences): model, uas, split, and the best head's 1-based "layer-head" label."""
         import pandas as pd
 
         name = "attention + words" if self.words else "attention only"
+        layer, head = self.best_head
         return pd.DataFrame({
-            "model": [f"{name} (held out)", f"{name} (training sentences)", "right-branching", "left-branching"],
-            "uas": [self.uas, self.train_uas, self.right_branching, self.left_branching],
-            "split": ["test", "train", "test", "test"],
+            "model": [f"{name} (held out)", f"{name} (training sentences)", "right-branching", "left-branching",
+                      "best single head"],
+            "uas": [self.uas, self.train_uas, self.right_branching, self.left_branching, self.best_head_uas],
+            "split": ["test", "train", "test", "test", "test"],
+            "head": ["", "", "", "", f"{layer + 1}-{head + 1}"],
         })
 
     def weight_frame(self) -> pd.DataFrame:
@@ -106,7 +119,8 @@ class ProbeResult:
         model = f"{self.model!r}, " if self.model else ""
         return (f"ProbeResult({model}{name}: held-out UAS {self.uas:.3f} [95% {lo:.2f}-{hi:.2f}] on {self.n_test} "
                 f"dependents of {self.n_test_sentences} sentences; right-branching {self.right_branching:.3f}, "
-                f"left-branching {self.left_branching:.3f}; trained on {self.n_train_sentences} sentences "
+                f"left-branching {self.left_branching:.3f}, best single head {self.best_head[0] + 1}-"
+                f"{self.best_head[1] + 1} {self.best_head_uas:.3f}; trained on {self.n_train_sentences} sentences "
                 f"(UAS {self.train_uas:.3f}); largest weight {top['label']} {top['direction']} {top['weight']:.2f})")
 
 
@@ -118,14 +132,30 @@ def _embedding_table(runner: Any) -> np.ndarray:
     return np.asarray(emb.weight.detach().float().cpu().numpy())
 
 
+def _read(source: str | Path | Sequence[Sentence], role: str, text: TextMode) -> tuple[list[Sentence], str]:
+    """The sentences of one source, checked: (sentences, a name for messages)."""
+    name = str(source) if isinstance(source, str | Path) and "\n" not in str(source) else role
+    sentences = list(source) if not isinstance(source, str | Path) else read_conllu(source)
+    if not sentences:
+        raise ParseError(f"no sentences with dependency trees in {role}: the probe trains and scores on CoNLL-U "
+                         "sentences with their HEAD column filled; check that this is a CoNLL-U treebank", source=name)
+    if all((s.heads < 0).all() for s in sentences):
+        raise ParseError(f"no sentence has a dependency tree (every HEAD is 0 or '_') in {role}: the probe needs gold "
+                         "heads", source=name)
+    return ([words_text(s) for s in sentences] if text == "words" else sentences), name
+
+
 def attention_probe(
-    source: str | Path | Sequence[Sentence],
+    source: str | Path | Sequence[Sentence] | None = None,
     model: Any = None,
     *,
+    train: str | Path | Sequence[Sentence] | None = None,
+    test: str | Path | Sequence[Sentence] | None = None,
     words: bool = False,
-    test_share: float = 0.25,
-    seed: int = 0,
+    test_share: float | None = None,
+    seed: int | None = None,
     rows: RowMode = "mean",
+    text: TextMode = "surface",
     dims: int = 16,
     l2: float = 1e-3,
     max_iter: int = 200,
@@ -134,30 +164,48 @@ def attention_probe(
 ) -> ProbeResult:
     """Train Clark et al.'s attention-based probe on a treebank and score it on held-out sentences.
 
+    Either one ``source``, shuffled and split (``test_share``, ``seed``), or a ``train`` and a ``test`` set (a
+    treebank's own split: train on one file, score on another), as Clark et al. did on the Penn Treebank.
+
     Parameters
     ----------
     source : path, CoNLL-U text, or list of Sentence
-        E.g. :func:`attnwidgets.data.ud_sample_path` (45 hand-annotated sentences).
+        E.g. :func:`attnwidgets.data.ud_sample_path` (45 hand-annotated sentences), split into train and test.
     model : Runner, str or None
         A runner, a model id or folder, or None for the bundled model.
+    train, test : path, CoNLL-U text, or list of Sentence
+        In place of ``source``: the sentences to train on and those to score on (both, and no ``test_share`` or
+        ``seed``, which only split one source).
     words : bool
         False: the attention-only probe. True: attention + words, with the model's own input embeddings (averaged
         over a word's pieces, ``dims`` principal components) standing in for the paper's GloVe vectors.
     test_share, seed : float, int
-        The split: sentences shuffled by ``seed``, the last ``test_share`` held out (fixed for a given seed).
+        The split of ``source``: sentences shuffled by ``seed`` (default 0), the last ``test_share`` (default 0.25)
+        held out (fixed for a given seed).
     rows : {"mean", "first"}
         A word's row: mean of its pieces (paper) or first piece (their code).
+    text : {"surface", "words"}
+        What the model reads of each sentence, as in :func:`~attnwidgets.analysis.conllu.read_conllu`: its
+        ``# text`` line (multiword tokens whole) or its syntactic words joined by spaces; for every set alike.
     dims, l2, max_iter
         See :func:`~attnwidgets.analysis.attention_probe.fit_attention_probe`.
     punct : bool
         Count punctuation in UAS (the paper leaves it out).
 
+    Returns
+    -------
+    ProbeResult
+        The probe's UAS on the test sentences beside the paper's comparison rows, on the same words: right- and
+        left-branching, and the best single head (the layer-head whose most-attended word is the best parent on the
+        training sentences, scored on the test sentences).
+
     Raises
     ------
     ParseError
-        A treebank with no sentences (or no dependency annotation), or a file that is not CoNLL-U.
+        A set with no sentences (or no dependency annotation), or a file that is not CoNLL-U.
     ValueError
-        Fewer than 2 sentences (no train/test split), or bad settings.
+        Fewer than 2 sentences to split, ``source`` together with ``train``/``test`` (or one of them alone, or a split
+        setting with them), the same file as both, or bad settings.
 
     Examples
     --------
@@ -165,39 +213,64 @@ def attention_probe(
     >>> r = attention_probe(ud_sample_path(), max_iter=50)
     >>> r.weights.shape                                  # (direction, layer, head) of the bundled 6 x 12 model
     (2, 6, 12)
-    >>> r.frame().columns.tolist()
-    ['model', 'uas', 'split']
+    >>> r.frame()["model"].tolist()[2:]
+    ['right-branching', 'left-branching', 'best single head']
     """
     from ..runner import get_runner
 
-    name = str(source) if isinstance(source, str | Path) and "\n" not in str(source) else "the treebank"
-    sentences = list(source) if not isinstance(source, str | Path) else read_conllu(source)
-    if not sentences:
-        raise ParseError("no sentences with dependency trees: the probe trains on CoNLL-U sentences with their HEAD "
-                         "column filled; check that this is a CoNLL-U treebank", source=name)
-    if all((s.heads < 0).all() for s in sentences):
-        raise ParseError("no sentence has a dependency tree (every HEAD is 0 or '_'): the probe needs gold heads",
-                         source=name)
-    train_idx, test_idx = split_sentences(len(sentences), test_share, seed)
+    if text not in ("surface", "words"):
+        raise ValueError(f"text must be 'surface' or 'words', got {text!r}")
+    if (train is None) != (test is None):
+        raise ValueError("give both train= and test= (or neither, and one source to split)")
+    if train is not None and test is not None:
+        if source is not None:
+            raise ValueError("give either one source (split by test_share and seed) or train= and test=, not both")
+        if test_share is not None or seed is not None:
+            raise ValueError("test_share and seed split one source; with train= and test= there is nothing to split: "
+                             "leave them out")
+        if isinstance(train, str | Path) and isinstance(test, str | Path) and "\n" not in str(train) \
+                and Path(train).resolve() == Path(test).resolve():
+            raise ValueError(f"train and test are the same file ({train}): score the probe on sentences it was not "
+                             "trained on")
+        train_sentences, train_name = _read(train, "the training set", text)
+        test_sentences, test_name = _read(test, "the test set", text)
+        sentences = train_sentences + test_sentences
+        train_idx = np.arange(len(train_sentences))
+        test_idx = len(train_sentences) + np.arange(len(test_sentences))
+        split: dict[str, Any] = {"train": train_name, "test": test_name}
+    elif source is None:
+        raise ValueError("no sentences: give a treebank (a CoNLL-U file, text or parsed sentences) to split, or "
+                         "train= and test=")
+    else:
+        test_share = 0.25 if test_share is None else test_share
+        seed = 0 if seed is None else seed
+        sentences, _ = _read(source, "the treebank", text)
+        train_idx, test_idx = split_sentences(len(sentences), test_share, seed)
+        split = {"test_share": test_share, "seed": seed}
     runner = get_runner(model)
-    results = runner.run_batch([s.text for s in sentences], batch_size=batch_size, progress=False)
+    # one result at a time: the study keeps each sentence's word-level attention, not the model's token-level results
+    results = runner.iter_results([s.text for s in sentences], batch_size=batch_size, progress=False)
     table = _embedding_table(runner) if words else None
     data: list[ProbeSentence] = []
     for result, sentence in zip(results, sentences):
         vectors = None if table is None else table[np.asarray(result.token_ids, np.int64)]
         data.append(probe_sentence(result, sentence, rows, vectors))
-    train = [data[i] for i in train_idx]
-    test = [data[i] for i in test_idx]
-    probe = fit_attention_probe(train, words=words, dims=dims, l2=l2, max_iter=max_iter)
+    train_data = [data[i] for i in train_idx]
+    test_data = [data[i] for i in test_idx]
+    probe = fit_attention_probe(train_data, words=words, dims=dims, l2=l2, max_iter=max_iter)
 
-    def rate(right_total: tuple[int, int]) -> float:
-        right, total = right_total
+    def rate(right: int, total: int) -> float:
         return right / total if total else float("nan")
 
-    n_test = score_heads([s.heads for s in test], test, punct)[1]
-    branch = {d: rate(score_heads([branching_heads(s.n_words, d) for s in test], test, punct))
+    n_test = score_heads([s.heads for s in test_data], test_data, punct)[1]
+    branch = {d: rate(*score_heads([branching_heads(s.n_words, d) for s in test_data], test_data, punct))
               for d in ("right", "left")}
-    settings = {"words": words, "test_share": test_share, "seed": seed, "rows": rows, "dims": dims, "l2": l2,
-                "max_iter": max_iter, "punct": punct, "word_vectors": "model input embeddings" if words else None}
-    return ProbeResult(probe.uas(test, punct), probe.uas(train, punct), branch["right"], branch["left"], n_test,
-                       len(train), len(test), probe, runner.info.name, settings)
+    head_train, n_train = single_head_counts(train_data, punct)
+    best = np.unravel_index(int(np.argmax(head_train)), head_train.shape)  # chosen on the training sentences
+    head_test, _ = single_head_counts(test_data, punct)
+    settings = {"words": words, **split, "rows": rows, "text": text, "dims": dims, "l2": l2, "max_iter": max_iter,
+                "punct": punct, "word_vectors": "model input embeddings" if words else None}
+    return ProbeResult(probe.uas(test_data, punct), probe.uas(train_data, punct), branch["right"], branch["left"],
+                       n_test, len(train_data), len(test_data), probe, runner.info.name, settings,
+                       (int(best[0]), int(best[1])), rate(int(head_test[best]), n_test),
+                       rate(int(head_train[best]), n_train))

@@ -6,7 +6,8 @@ hands each shard to a picklable work function ``work(runner, items) -> partial``
 sums and counts underneath (:class:`~attnwidgets.analysis.corpus.CorpusStats`,
 :class:`~attnwidgets.analysis.dependency.DependencyScores`, :class:`~attnwidgets.studies.sweeps.SweepResult`,
 :class:`~attnwidgets.studies.importance.ImportanceSums`; :func:`merge`). The same route runs in this process
-(``backend="local"``, the default) or on a Ray cluster (``backend="ray"``): there is one code path.
+(``backend="local"``, the default), in worker processes on this machine (``num_workers=N``:
+:mod:`attnwidgets.studies.local_pool`) or on a Ray cluster (``backend="ray"``): there is one code path.
 
 On Ray, each worker is an actor that loads the model once (``device=``, ``dtype=``, ``num_gpus=`` per actor) and
 is kept for the session (:mod:`attnwidgets.studies.pool`: one pool per model, device and dtype, reused by every study,
@@ -139,14 +140,17 @@ class Options:
     Attributes
     ----------
     backend : {"local", "ray"}
-        This process, or Ray actors.
+        This machine, or Ray actors. On this machine, ``num_workers=N`` (N > 1) runs the shards in N worker
+        processes (:mod:`attnwidgets.studies.local_pool`, loky), the numbers those of one process; without it, in
+        this process.
     ray_address : str, optional
         An existing Ray cluster ("auto", or "ray://head:10001"); implies ``backend="ray"``. Default: the Ray already
         running in this process, else a local Ray started with every CPU of the machine (or ``num_workers`` x
         ``torch_threads`` CPUs, when more).
     num_workers : int, optional
-        Actors (each loads the model once, and is kept for the next call). Default: as many as the cluster's CPUs
-        hold (``torch_threads`` each), and no more than ``GPUs / num_gpus`` when ``num_gpus`` is set; never more
+        Worker processes (each loads the model once, and is kept for the next call): local processes, or with
+        ``backend="ray"`` Ray actors. Default: this process alone locally; on Ray, as many as the cluster's CPUs
+        hold (``torch_threads`` each), and no more than ``GPUs / num_gpus`` when ``num_gpus`` is set. Never more
         than there are shards.
     num_gpus : float
         GPUs per actor (0.5 puts two actors on one GPU). A GPU actor reserves ``torch_threads`` CPUs as well: its
@@ -159,7 +163,8 @@ class Options:
     progress : bool
         A tqdm bar on the driver counting finished items (texts, sentences, heads).
     torch_threads : int
-        Torch threads per Ray worker, and the CPUs it reserves (1: one worker per CPU does not oversubscribe it).
+        Torch threads per worker (local or Ray), and the CPUs a Ray worker reserves (1: one worker per CPU does not
+        oversubscribe it).
     """
 
     backend: str = "local"
@@ -243,6 +248,10 @@ class Pool:
         self._runner = model if isinstance(model, Runner) and options.device is None and options.dtype is None \
             else None
         self._workers: Any = None
+        if self.local_workers:
+            from .local_pool import check_loadable
+
+            check_loadable(self.spec)  # before the study's own work, as for Ray
         if options.backend == "ray":
             from .pool import PoolError, import_ray
 
@@ -252,6 +261,12 @@ class Pool:
                                 "process (fine-tuned or built in memory, or a toy model), and a Ray worker loads its "
                                 "model by a hub id or folder. Save it with save_pretrained and pass the folder as "
                                 "model=, or use backend='local'.")
+
+    @property
+    def local_workers(self) -> int:
+        """Worker processes on this machine (0: the shards run in this process or on Ray)."""
+        n = self.options.num_workers or 1
+        return n if self.options.backend == "local" and n > 1 else 0
 
     def __enter__(self) -> Pool:
         return self
@@ -305,6 +320,12 @@ class Pool:
 
     def _run(self, work: Callable[[Any, list[Any]], Any], shards: list[Shard]) -> Iterator[tuple[Shard, Any]]:
         if not shards:
+            return
+        if self.local_workers:
+            from .local_pool import run_shards
+
+            yield from run_shards(self.spec, work, shards, num_workers=self.local_workers,
+                                  torch_threads=self.options.torch_threads)
             return
         if self.options.backend == "local":
             runner = self.runner()

@@ -13,6 +13,7 @@ from attnwidgets.analysis.attention_probe import (
     branching_heads,
     fit_attention_probe,
     score_heads,
+    single_head_counts,
     split_sentences,
 )
 
@@ -135,3 +136,121 @@ def test_bad_probe_sentences_are_refused():
 
 ONE = "# text = Cats sleep.\n1\tCats\tcat\tNOUN\t_\t_\t2\tnsubj\t_\t_\n2\tsleep\tsleep\tVERB\t_\t_\t0\troot\t_\t" \
       "SpaceAfter=No\n3\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\t_\n"
+
+
+# ----------------------------------------------------------------------- packed, not padded (issue 33 §6)
+
+def mixed_sentences(rng: np.random.Generator, d: int = 3) -> list[ProbeSentence]:
+    """Sentences of 1 to 9 words, one with a word that has no pieces, one with punctuation, all with vectors."""
+    out = [tree_sentence(h, rng, d=d) for h in TREES]
+    long = np.array([1, 2, -1, 2, 5, 3, 5, 8, 6])
+    out.append(tree_sentence(long, rng, d=d))
+    out.append(tree_sentence(np.array([-1]), rng, d=d))
+    s = out[1]
+    out[1] = ProbeSentence(s.attention, s.special, s.heads, np.array([0, 0, 0, 0, 1], bool),
+                           np.array([True, True, False, True, True]), s.vectors)
+    return out
+
+
+@pytest.mark.parametrize("words", [False, True])
+@pytest.mark.parametrize("features, atol", [("float64", 1e-12), ("float32", 1e-7)])
+def test_packed_objective_is_the_padded_one(words, features, atol, monkeypatch):
+    """The loss, gradient and predictions of the packed table equal those of every sentence padded to the longest
+    (the implementation it replaced, tests/probe_reference.py), at parameters off zero; with the table read a
+    sentence or two at a time, as a long treebank's would be."""
+    from probe_reference import padded_loss_grad, padded_predict
+
+    import attnwidgets.analysis.attention_probe as module
+
+    rng = np.random.default_rng(5)
+    sentences = mixed_sentences(rng)
+    monkeypatch.setattr(module, "CHUNK_BYTES", 8 * 6 * 30)  # 30 rows of 6 heads: chunks of whole sentences
+    probe = fit_attention_probe(sentences, words=words, dims=2, max_iter=2, features=features)
+    for name, value in probe.params.items():
+        probe.params[name] = value + rng.normal(scale=1.0, size=value.shape)
+    loss, grad = probe.loss_and_gradient(sentences, l2=0.1)
+    want_loss, want_grad = padded_loss_grad(probe.params, sentences, probe.projection, 0.1)
+    assert loss == pytest.approx(want_loss, abs=atol)
+    for name in want_grad:
+        np.testing.assert_allclose(grad[name], want_grad[name], rtol=0, atol=atol, err_msg=name)
+    assert [p.tolist() for p in probe.predict(sentences)] == \
+        [p.tolist() for p in padded_predict(probe.params, sentences, probe.projection)]
+
+
+@pytest.mark.parametrize("words", [False, True])
+def test_packed_float32_fit_is_the_padded_float64_fit(words):
+    """Trained to convergence, the float32 probe's weights are the old float64 padded probe's to 1e-4 of the largest,
+    and it predicts the same heads."""
+    from probe_reference import padded_fit, padded_predict
+
+    rng = np.random.default_rng(6)
+    sentences = mixed_sentences(rng) * 2
+    probe = fit_attention_probe(sentences, words=words, dims=2, l2=1e-2)
+    params, projection = padded_fit(sentences, words=words, dims=2, l2=1e-2)
+    assert probe.converged
+    for name in params:
+        np.testing.assert_allclose(probe.params[name], params[name], rtol=0,
+                                   atol=1e-4 * np.abs(params["pair"]).max(), err_msg=name)
+    assert [p.tolist() for p in probe.predict(sentences)] == \
+        [p.tolist() for p in padded_predict(params, sentences, projection)]
+
+
+def test_memory_is_linear_in_the_words_not_sentences_times_the_longest():
+    """One sentence of 80 words and 400 of 2: packed, the pairs are 80² + 400·2²; padded, 401·80² (50 times as many).
+    The peak numpy allocates for a fit and for uas stays within the packed table's own size (float32, both
+    directions read from one copy) plus its per-pair and per-word bookkeeping and one working chunk."""
+    import tracemalloc
+
+    import scipy.optimize  # noqa: F401  (the fit's import, done before anything is traced)
+
+    from attnwidgets.analysis.attention_probe import CHUNK_BYTES
+
+    rng = np.random.default_rng(7)
+    layers, heads = 2, 4
+    k = layers * heads
+    sentences = [tree_sentence(np.array([*range(1, 80), -1]), rng, layers, heads, tree_at=(0, 0))]
+    sentences += [tree_sentence(np.array([1, -1]), rng, layers, heads, tree_at=(0, 0)) for _ in range(400)]
+    pairs = sum(s.n_words ** 2 for s in sentences)
+    n_words = sum(s.n_words for s in sentences)
+    bound = pairs * (4 * k + 120) + n_words * (16 * k + 100) + min(CHUNK_BYTES, 8 * k * pairs)
+    padded = len(sentences) * 2 * k * 80 ** 2 * 8 * 2  # the features and the gradient, float64
+    assert padded > 20 * bound
+    tracemalloc.start()
+    try:
+        probe = fit_attention_probe(sentences, max_iter=3)
+        before, fit_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        probe.uas(sentences)
+        uas_peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert fit_peak < bound and uas_peak < bound, (fit_peak, uas_peak, bound)
+
+
+def test_features_dtype_is_checked():
+    rng = np.random.default_rng(8)
+    with pytest.raises(ValueError, match="features must be one of"):
+        fit_attention_probe([tree_sentence(TREES[0], rng)], features="float16")
+
+
+def test_single_head_counts_by_hand():
+    """"The cat sat on the mat ." with two heads: head 0 points every word at the next (the last at the first), head 1
+    at the previous (the first at the second); "the" (4) has no pieces and the full stop is punctuation."""
+    heads = np.array([1, 2, -1, 5, 5, 2, 2])
+    punct = np.array([0, 0, 0, 0, 0, 0, 1], bool)
+    present = np.array([1, 1, 1, 1, 0, 1, 1], bool)
+    a = np.zeros((1, 2, 7, 7))
+    a[0, 0, np.arange(7), (np.arange(7) + 1) % 7] = 1
+    a[0, 1, np.arange(7), np.abs(np.arange(7) - 1)] = 1
+    s = ProbeSentence(a, np.zeros((1, 2, 7)), heads, punct, present)
+    # scored: The, cat, sat (root: a miss), on, mat; "the" has no pieces; "."'s is punctuation
+    # head 0: The->cat right, cat->sat right, on->the: "the" is absent, so the row's next best, its first word
+    # (all zeros but "the"): The, wrong; mat->. wrong: 2 of 5. head 1: The->cat right, cat->The, on->sat,
+    # mat->the absent -> The: 1 of 5
+    assert single_head_counts([s])[1] == 5
+    assert single_head_counts([s])[0].tolist() == [[2, 1]]
+    # with punctuation: "." -> The (head 0) and "." -> mat (head 1), both wrong; 7 - 1 absent = 6 scored
+    assert single_head_counts([s], punct=True)[1] == 6
+    assert single_head_counts([s], punct=True)[0].tolist() == [[2, 1]]
+    with pytest.raises(ValueError, match="no sentences"):
+        single_head_counts([])

@@ -394,3 +394,42 @@ left VERB 0 root
     assert (m["doc_start"], m["doc_end"], m["doc_head_index"]) == (9, 10, 10)  # in the document: after 5 + 4 words
     doc = read_coref(text)[0]
     assert " ".join(doc.words[m["doc_start"]:m["doc_end"] + 1]) == "The woman"
+
+
+# -- what the model reads: text="surface" | "words" (issue 33 §6) ----------------------------------------------------
+
+# "Ann didn't see Bob. She called him." with "didn't" a multiword token (did + n't)
+CONTRACTED = "\n".join([
+    "# newdoc id = d", "# text = Ann didn't see Bob.",
+    "1\tAnn\tAnn\tPROPN\t_\tGender=Fem\t4\tnsubj\t_\tEntity=(e1-person-1)",
+    "2-3\tdidn't\t_\t_\t_\t_\t_\t_\t_\t_",
+    "2\tdid\tdo\tAUX\t_\t_\t4\taux\t_\t_",
+    "3\tn't\tnot\tPART\t_\t_\t4\tadvmod\t_\t_",
+    "4\tsee\tsee\tVERB\t_\t_\t0\troot\t_\t_",
+    "5\tBob\tBob\tPROPN\t_\tGender=Masc\t4\tobj\t_\tEntity=(e2-person-1)|SpaceAfter=No",
+    "6\t.\t.\tPUNCT\t_\t_\t4\tpunct\t_\t_", "",
+    "1\tShe\tshe\tPRON\t_\t_\t2\tnsubj\t_\tEntity=(e1-person-1)",
+    "2\tcalled\tcall\tVERB\t_\t_\t0\troot\t_\t_",
+    "3\thim\the\tPRON\t_\t_\t2\tobj\t_\tEntity=(e2-person-1)|SpaceAfter=No",
+    "4\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\t_", "",
+])
+
+
+def test_text_words_reads_the_syntactic_words():
+    surface, words = (read_coref(CONTRACTED, text=t)[0] for t in ("surface", "words"))
+    assert [s.text for s in surface.sentences] == ["Ann didn't see Bob.", "She called him."]  # '# text', else built
+    assert [s.text for s in words.sentences] == ["Ann did n't see Bob .", "She called him ."]
+    assert surface.sentences[0].surface[1] == ("didn't", (1, 2)) and words.sentences[0].surface == []
+    # the words, the mentions and their heads are the same: only what the model reads changes
+    assert words.words == surface.words
+    assert [(m.entity, m.start, m.end, m.head) for m in words.mentions] == \
+        [(m.entity, m.start, m.end, m.head) for m in surface.mentions] == \
+        [("e1", 0, 0, 0), ("e2", 4, 4, 4), ("e1", 6, 6, 6), ("e2", 8, 8, 8)]
+    assert [s.text for s in coref_segments([words])] == ["Ann did n't see Bob . She called him ."]
+    # a CoNLL-2012 file's text is its words joined by spaces either way
+    plain = "\n".join(["#begin document (d); part 000", "d 0 0 Ann NNP (1)", "d 0 1 smiled VBD -",
+                       "d 0 2 . . -", "", "d 0 0 She PRP (1)", "d 0 1 left VBD -", "#end document"])
+    assert [s.text for s in read_coref(plain, text="words")[0].sentences] == \
+        [s.text for s in read_coref(plain)[0].sentences] == ["Ann smiled .", "She left"]
+    with pytest.raises(ValueError, match="text must be 'surface' or 'words'"):
+        read_coref(CONTRACTED, text="tokens")  # type: ignore[arg-type]

