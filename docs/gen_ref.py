@@ -30,6 +30,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs"))  # api_tasks.py
 
 import attnwidgets  # noqa: E402  (the checkout's package, not an installed one)
 from attnwidgets.nbexport import page_of  # noqa: E402
@@ -79,6 +80,30 @@ def summary_line(obj: object) -> str:
     return line if len(line) <= 160 else line[:157] + "..."
 
 
+def write_tasks(entries: dict[str, list[tuple[str, str, str, object]]]) -> None:
+    """reference/tasks.md: every public name under the task it serves (docs/api_tasks.py), each linked to where it
+    is documented on its package's page."""
+    from api_tasks import TASKS, assign
+
+    short = {p: "" if p == TOP else p.split(".", 1)[1] for p in entries}
+    exports = {short[p]: {n: o for n, _path, _home, o in es} for p, es in entries.items()}
+    where = {(short[p], n): (path, home, o) for p, es in entries.items() for n, path, home, o in es}
+    placed, problems = assign(exports)
+    if problems:
+        raise SystemExit("docs/api_tasks.py: " + "; ".join(problems))
+    with mkdocs_gen_files.open("reference/tasks.md", "w") as f:
+        f.write("# The API by task\n\nEvery public name, under what it is for; each links to its documentation on "
+                "its package's page.\n\n")
+        for title, what, _names in TASKS:
+            f.write(f"## {title}\n\n{what}\n\n| name | what it is |\n|---|---|\n")
+            for package, name in placed[title]:
+                path, home, obj = where[(package, name)]
+                shown = f"{package}.{name}" if package else name
+                f.write(f"| [`{shown}`]({Path(page_file(home)).name}#{path}) | {summary_line(obj)} |\n")
+            f.write("\n")
+    mkdocs_gen_files.set_edit_path("reference/tasks.md", "docs/api_tasks.py")
+
+
 def page_file(package_name: str) -> str:
     return "reference/index.md" if package_name == TOP else f"reference/{package_name.split('.', 1)[1]}.md"
 
@@ -115,6 +140,7 @@ def write_reference() -> None:
             f.write(f"::: {pname}\n    options:\n      members: false\n      show_root_heading: false\n"
                     "      show_root_toc_entry: false\n\n")
             if pname == TOP:
+                f.write("By task: [the API by task](tasks.md). ")
                 f.write("The subpackages: " + ", ".join(f"[{p}]({Path(page_file(p)).name})" for p in pages[1:])
                         + ".\n\n")
             f.write("| name | what it is |\n|---|---|\n")
@@ -130,6 +156,7 @@ def write_reference() -> None:
                 f.write(f"::: {path}\n    options:\n      show_root_heading: true\n      show_root_full_path: false\n"
                         f"      heading_level: 2\n{members}\n")
         mkdocs_gen_files.set_edit_path(out, "docs/gen_ref.py")
+    write_tasks(entries)
 
 
 def executed_copy(source: Path, folder: Path) -> object | None:
@@ -181,7 +208,8 @@ def write_index() -> None:
     """The site's front page is the README (one text, two places), its links made relative to docs/."""
     text = (ROOT / "README.md").read_text(encoding="utf-8").replace("](docs/", "](")
     text += ("\n## On this site\n\n- [Tutorials](tutorials/index.md): the notebooks with their outputs\n"
-             "- [API reference](reference/index.md): every public name, by package\n"
+             "- [API reference](reference/index.md): every public name, by package, and "
+             "[by task](reference/tasks.md)\n"
              "- [Changelog](changelog.md): what changed, turn by turn\n"
              "- [Developing attnwidgets](develop.md): the build, the tests, CI\n")
     with mkdocs_gen_files.open("index.md", "w") as f:
