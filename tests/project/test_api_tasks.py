@@ -12,7 +12,7 @@ from pathlib import Path
 import attnwidgets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
-from api_tasks import TASKS, assign  # noqa: E402
+from api_tasks import TASKS, assign
 
 
 def _exports() -> dict[str, dict[str, object]]:
