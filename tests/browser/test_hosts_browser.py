@@ -230,8 +230,8 @@ def test_marimo_clicks_reach_python(marimo):
     assert cell.get_attribute("data-state") == "zero" and cell.get_attribute("aria-pressed") == "true"
     # marimo's own value of the widget (what another cell reads) holds the edit too: it stayed {'edits': []}
     marimo.page.wait_for_function(
-        "() => (document.querySelector('[data-testid=py-ablation]') || {}).textContent === \"ablation [(0, 1, 'zero')]\"",
-        timeout=30_000)
+        "(want) => (document.querySelector('[data-testid=py-ablation]') || {}).textContent === want",
+        arg="ablation [(0, 1, 'zero')]", timeout=30_000)
     shot(abl, "marimo-ablation-head-0-1-off")
     shot(mv, "marimo-model-view-layer1-head3")
     assert not marimo.errors, marimo.errors
