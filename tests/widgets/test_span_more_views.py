@@ -43,7 +43,7 @@ def test_link_span_says_the_explorers_are_exempt_and_lists_what_it_links(capture
         aw.widgets.link_span(heatmap_of(capture), view)
     text = str(err.value)
     assert f"cannot link {type(view).__name__}: it is exempt because it shows no text" in text
-    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough"):
+    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough", "FillMask"):
         assert name in text, name
 
 
@@ -113,3 +113,78 @@ def test_plot_qk_marks_the_selected_tokens(capture):
     np.testing.assert_allclose(bars, a["weights"][3], rtol=1e-6)
     with pytest.raises(ValueError, match="out of range"):
         plot_qk(capture, selection=[8])
+
+
+# -- FillMask ------------------------------------------------------------------------------------------------------
+
+FILL_TEXT = "i flew from new york to [MASK] ."
+
+
+@pytest.fixture(scope="module")
+def fill(tiny_bert_mlm) -> aw.FillMask:
+    return aw.FillMask(FILL_TEXT, model=tiny_bert_mlm, k=3)
+
+
+def test_fill_mask_selects_its_mask_row_by_default_and_validates(fill):
+    fill.selection, fill.mask = [], 0
+    pos = fill.view["positions"][0]
+    w = aw.FillMask(FILL_TEXT, model=fill._model, k=3)
+    assert w.selection == [pos] and w.view["tokens"][pos] == "[MASK]"
+    with pytest.raises(traitlets.TraitError, match=f"selection position 99 is out of range: there are "
+                                                   f"{len(w.view['tokens'])} query tokens"):
+        w.selection = [99]
+    with pytest.raises(traitlets.TraitError, match="must be an integer, got float"):
+        w.selection = [1.5]
+    with pytest.raises(traitlets.TraitError, match="unknown combine 'max'"):
+        w.combine = "max"
+    w.selection = [1, 2]
+    w.text = "the [MASK] sat ."  # another sentence: its [MASK] is selected again
+    assert w.selection == [w.view["positions"][0]] and w.view["tokens"][w.selection[0]] == "[MASK]"
+
+
+def test_fill_mask_row_of_a_selection_is_the_hand_mean_and_sum(fill, tiny_bert_mlm):
+    from attnwidgets.runner import get_runner
+
+    result = get_runner(tiny_bert_mlm).run(FILL_TEXT)
+    a = result.attention.astype(np.float64)  # (layers, heads, n, n), from a run of its own
+    fill.layer, fill.head, fill.selection, fill.combine = 1, -1, [3, 4], "mean"
+    np.testing.assert_allclose(fill.attention_row(), a[1, :, [3, 4]].mean(0).mean(0), rtol=1e-5, atol=1e-7)
+    fill.head, fill.combine = 2, "sum"
+    np.testing.assert_allclose(fill.attention_row(), a[1, 2, 3] + a[1, 2, 4], rtol=1e-5, atol=1e-7)
+    fill.selection = []  # nothing selected: the [MASK]'s own row
+    pos = fill.view["positions"][0]
+    np.testing.assert_allclose(fill.attention_row(), a[1, 2, pos], rtol=1e-5, atol=1e-7)
+    fill.selection = [pos]
+
+
+def test_fill_mask_linked_to_a_heatmap_copies_the_selection(fill, tiny_bert_mlm):
+    from attnwidgets.runner import get_runner
+
+    heat = aw.AttentionHeatmap(get_runner(tiny_bert_mlm).run(FILL_TEXT), layer=1)
+    fill.mask, fill.combine = 0, "mean"
+    link = aw.widgets.link_span(fill, heat, js=False)
+    assert heat.selection == fill.selection == [fill.view["positions"][0]]  # the [MASK] row, copied
+    heat.selection, heat.combine = [4, 5], "sum"
+    assert (fill.selection, fill.combine) == ([4, 5], "sum")
+    fill.layer, fill.head, heat.head = 1, -1, -1
+    np.testing.assert_allclose(fill.attention_row(), heat.span_weights(), rtol=1e-5, atol=1e-7)  # the same row
+    link.unlink()
+    other = aw.AttentionHeatmap(get_runner(tiny_bert_mlm).run("a b"))
+    with pytest.raises(ValueError, match=r"different query tokens.*FillMask#1"):
+        aw.widgets.link_span(other, fill)
+
+
+@pytest.mark.filterwarnings("ignore:Glyph")  # the random model's fillers are any pieces of the vocabulary
+def test_plot_fill_mask_draws_the_selected_rows(fill):
+    from attnwidgets.plots import plot_fill_mask
+
+    fig = plot_fill_mask(fill, layer=1, head=0, selection=[4, 5], combine="sum")
+    ax = fig.axes[-1]
+    heights = [p.get_height() for p in ax.patches]
+    rows = np.asarray(fill.view["attention"], np.float64)
+    np.testing.assert_allclose(heights, rows[1, 0, 4] + rows[1, 0, 5], rtol=1e-5)
+    colours = {p.get_facecolor() for j, p in enumerate(ax.patches) if j in (4, 5)}
+    assert len(colours) == 1 and colours != {ax.patches[0].get_facecolor()}
+    assert "sum of 2 rows: new york (4–5)" in ax.get_title()
+    with pytest.raises(ValueError, match="out of range"):
+        plot_fill_mask(fill, selection=[99])
