@@ -43,7 +43,7 @@ def test_link_span_says_the_explorers_are_exempt_and_lists_what_it_links(capture
         aw.widgets.link_span(heatmap_of(capture), view)
     text = str(err.value)
     assert f"cannot link {type(view).__name__}: it is exempt because it shows no text" in text
-    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough", "FillMask"):
+    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough", "FillMask", "QKSpaceView"):
         assert name in text, name
 
 
@@ -188,3 +188,71 @@ def test_plot_fill_mask_draws_the_selected_rows(fill):
     assert "sum of 2 rows: new york (4–5)" in ax.get_title()
     with pytest.raises(ValueError, match="out of range"):
         plot_fill_mask(fill, selection=[99])
+
+
+# -- QKSpaceView ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def space():
+    from attnwidgets.analysis.qk_space import build_qk_space
+
+    rng = np.random.default_rng(5)
+    sizes = [8, 5, 6]
+    q = [rng.normal(size=(n, 6)) for n in sizes]
+    k = [rng.normal(size=(n, 6)) for n in sizes]
+    w = []
+    for n in sizes:
+        a = rng.random((n, n))
+        w.append(a / a.sum(1, keepdims=True))
+    return build_qk_space(q, k, w, [TOKENS, TOKENS[:5], TOKENS[2:]])
+
+
+def test_qk_space_selection_is_of_the_sentence_shown(space):
+    view = aw.QKSpaceView(space)
+    with pytest.raises(traitlets.TraitError, match="no sentence is shown, so there are no tokens to select"):
+        view.selection = [1]
+    view.sentence = 1
+    with pytest.raises(traitlets.TraitError, match="selection position 5 is out of range: there are 5 query"):
+        view.selection = [5]
+    view.selection = [3, 1]
+    # the rows of the ringed points, found here from the space's own columns
+    want = [i for t in (1, 3) for i in range(space.n_points)
+            if space.kind[i] == 0 and space.sentence[i] == 1 and space.token[i] == t]
+    assert view.selected_points() == want and len(want) == 2
+    assert [space.text[i] for i in want] == [TOKENS[1], TOKENS[3]]
+    view.sentence = 2  # positions of sentence 1 mean nothing in sentence 2
+    assert view.selection == []
+    assert aw.QKSpaceView(space, sentence=0, selection=[7]).selection == [7]
+
+
+def test_qk_space_linked_to_a_heatmap_of_its_sentence(space):
+    view = aw.QKSpaceView(space, sentence=0)
+    heat = aw.AttentionHeatmap(AttentionResult.from_arrays(space.weights[0][None, None].astype(np.float32), TOKENS))
+    link = aw.widgets.link_span(heat, view, js=False)
+    heat.selection = [3, 4]
+    assert view.selection == [3, 4]
+    assert [space.text[i] for i in view.selected_points()] == ["new", "york"]
+    view.selection = [6]  # what a click on the query point of "paris" does
+    assert heat.selection == [6]
+    link.unlink()
+    view.sentence = 1  # five tokens: no longer the heatmap's eight
+    with pytest.raises(ValueError, match=r"different query tokens.*QKSpaceView#1: 5 query tokens"):
+        aw.widgets.link_span(heat, view)
+
+
+def test_plot_qk_space_rings_the_selected_points(space):
+    from matplotlib.colors import to_rgba
+
+    from attnwidgets.plots import plot_qk_space
+    from attnwidgets.plots.style import SELECTED
+
+    fig = plot_qk_space(space, "position", sentence=0, selection=[3, 4])
+    ringed = [c for c in fig.axes[0].collections
+              if len(c.get_edgecolor()) and tuple(c.get_edgecolor()[0]) == to_rgba(SELECTED)]
+    assert len(ringed) == 1
+    want = [i for t in (3, 4) for i in range(space.n_points)
+            if space.kind[i] == 0 and space.sentence[i] == 0 and space.token[i] == t]
+    np.testing.assert_allclose(ringed[0].get_offsets(), space.xy[want])
+    with pytest.raises(ValueError, match="no sentence is shown"):
+        plot_qk_space(space, selection=[1])
