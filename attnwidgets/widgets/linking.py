@@ -124,7 +124,7 @@ def link_selection(*widgets: Any, js: bool = True) -> SelectionLink:
 #: The views :func:`link_span` links, by class name (PatchingView is an AttentionCompare).
 SPAN_VIEWS = ("AttentionHeatmap", "ModelView", "AttentionProfile", "HeadView", "GenerationView", "AttentionCompare",
               "PatchingView", "HeadStatsGrid", "EntropyBars", "HeadClusterMap", "QKStepThrough", "FillMask",
-              "QKSpaceView")
+              "AblationWidget", "QKSpaceView")
 
 #: Views that show no text, so have no query tokens to select, and why :func:`link_span` leaves them out.
 NO_TEXT = {

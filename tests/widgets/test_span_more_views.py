@@ -43,7 +43,7 @@ def test_link_span_says_the_explorers_are_exempt_and_lists_what_it_links(capture
         aw.widgets.link_span(heatmap_of(capture), view)
     text = str(err.value)
     assert f"cannot link {type(view).__name__}: it is exempt because it shows no text" in text
-    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough", "FillMask", "QKSpaceView"):
+    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough", "FillMask", "QKSpaceView", "AblationWidget"):
         assert name in text, name
 
 
@@ -256,3 +256,70 @@ def test_plot_qk_space_rings_the_selected_points(space):
     np.testing.assert_allclose(ringed[0].get_offsets(), space.xy[want])
     with pytest.raises(ValueError, match="no sentence is shown"):
         plot_qk_space(space, selection=[1])
+
+
+# -- AblationWidget ------------------------------------------------------------------------------------------------
+
+ABL_TEXTS = ["i flew from new york to paris .", "the cat sat ."]
+
+
+@pytest.fixture
+def ablation(tiny_bert) -> aw.AblationWidget:
+    return aw.AblationWidget(ABL_TEXTS, model=tiny_bert, watch="drift", layer=1, head=2,
+                             ablation=aw.runner.Ablation.heads({(0, 1): "zero", (1, 2): "uniform"}))
+
+
+def test_ablation_compares_the_selected_rows_by_hand(ablation, tiny_bert):
+    from attnwidgets.runner import get_runner
+
+    runner = get_runner(tiny_bert)
+    clean = runner.run(ABL_TEXTS[0]).attention.astype(np.float64)[1, 2]  # (n, n), a run of its own
+    edited = runner.run(ABL_TEXTS[0], ablation=ablation.ablation).attention.astype(np.float64)[1, 2]
+    ny = [runner.run(ABL_TEXTS[0]).tokens.index(t) for t in ("new", "york")]
+    ablation.selection = ny
+    got = ablation.span_change()
+    np.testing.assert_allclose(got["before"], clean[ny].mean(0), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got["after"], edited[ny].mean(0), rtol=1e-5, atol=1e-7)
+    assert got["moved"] == pytest.approx(0.5 * np.abs(edited[ny].mean(0) - clean[ny].mean(0)).sum(), rel=1e-5)
+    assert got["moved"] > 1e-4  # head 1-2 made uniform: its rows did move (a random model is near uniform already)
+    ablation.combine = "sum"
+    np.testing.assert_allclose(ablation.span_change()["after"], edited[ny].sum(0), rtol=1e-5, atol=1e-7)
+
+
+def test_ablation_selection_validates_and_clears_with_another_text(ablation):
+    n = len(ablation.result.tokens)
+    with pytest.raises(traitlets.TraitError, match=f"selection position {n} is out of range: there are {n} query"):
+        ablation.selection = [n]
+    with pytest.raises(traitlets.TraitError, match="unknown combine"):
+        ablation.combine = "max"
+    with pytest.raises(ValueError, match="selection is empty"):
+        ablation.span_change()
+    ablation.selection = [1, 2]
+    ablation.item = 1  # the other text's positions are other tokens
+    assert ablation.selection == []
+
+
+def test_ablation_linked_to_a_heatmap_of_its_text(ablation, tiny_bert):
+    from attnwidgets.plots import plot_ablation_rows
+    from attnwidgets.runner import get_runner
+
+    heat = aw.AttentionHeatmap(get_runner(tiny_bert).run(ABL_TEXTS[0]), layer=1, head=2)
+    link = aw.widgets.link_span(heat, ablation, js=False)
+    heat.selection, heat.combine = [4, 5], "sum"
+    assert (ablation.selection, ablation.combine) == ([4, 5], "sum")
+    np.testing.assert_allclose(ablation.span_change()["before"], heat.span_weights(), rtol=1e-5, atol=1e-7)
+    ablation.selection = [2]  # a click on row 2 of a map
+    assert heat.selection == [2]
+    link.unlink()
+    # the static twin: the same rows, as bars, and the same number in its title
+    fig = plot_ablation_rows(ablation)
+    ax = fig.axes[0]
+    bars = [p.get_height() for p in ax.patches]
+    got = ablation.span_change()
+    n = len(got["before"])
+    np.testing.assert_allclose(bars[:n], got["before"], rtol=1e-6)
+    np.testing.assert_allclose(bars[n:], got["after"], rtol=1e-6)
+    assert f"= {got['moved']:.3f}" in ax.get_title() and "rows flew (2)" in ax.get_title()
+    ablation.item = 1
+    with pytest.raises(ValueError, match=r"different query tokens.*AblationWidget#1"):
+        aw.widgets.link_span(heat, ablation)
