@@ -133,7 +133,10 @@ def plot_ablation_rows(source: Any, selection: list[int] | None = None, combine:
     watch = getattr(source, "watch_result", source)
     if not (hasattr(watch, "before") and hasattr(watch, "after") and hasattr(watch, "frame")):
         raise TypeError(f"plot_ablation_rows takes an AblationWidget or a WatchResult, got {type(source).__name__}")
-    pick = lambda given, name, default: given if given is not None else getattr(source, name, default)  # noqa: E731
+    def pick(given: Any, name: str, default: Any) -> Any:
+        """What was given, else the widget's trait, else the default."""
+        return given if given is not None else getattr(source, name, default)
+
     view = AblationView(pick(kind, "kind", "self"), pick(layer, "layer", 0), pick(head, "head", 0),
                         pick(item, "item", 0))
     hm = ablation_map(Outcome(watch.kind, watch.frame, watch.before, watch.after), view)
