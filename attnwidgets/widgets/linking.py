@@ -124,7 +124,7 @@ def link_selection(*widgets: Any, js: bool = True) -> SelectionLink:
 #: The views :func:`link_span` links, by class name (PatchingView is an AttentionCompare).
 SPAN_VIEWS = ("AttentionHeatmap", "ModelView", "AttentionProfile", "HeadView", "GenerationView", "AttentionCompare",
               "PatchingView", "HeadStatsGrid", "EntropyBars", "HeadClusterMap", "QKStepThrough", "FillMask",
-              "AblationWidget", "QKSpaceView")
+              "AblationWidget", "QKSpaceView", "HeadRolesView")
 
 #: Views that show no text, so have no query tokens to select, and why :func:`link_span` leaves them out.
 NO_TEXT = {
@@ -205,6 +205,8 @@ def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
     """
     if len(widgets) < 2:
         raise TypeError(f"link_span needs two or more widgets to link, got {len(widgets)}")
+    # A view made of views (HeadRolesView) names the one whose selection stands for it.
+    widgets = tuple(getattr(w, "span_widget", w) for w in widgets)
     traits = [_selection_trait(w) for w in widgets]
     counts = {f"{type(w).__name__}#{i}": n for i, w in enumerate(widgets) if (n := _n_queries(w)) is not None}
     if len(set(counts.values())) > 1:

@@ -43,7 +43,8 @@ def test_link_span_says_the_explorers_are_exempt_and_lists_what_it_links(capture
         aw.widgets.link_span(heatmap_of(capture), view)
     text = str(err.value)
     assert f"cannot link {type(view).__name__}: it is exempt because it shows no text" in text
-    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough", "FillMask", "QKSpaceView", "AblationWidget"):
+    for name in ("AttentionHeatmap", "HeadView", "QKStepThrough", "FillMask", "QKSpaceView", "AblationWidget",
+                 "HeadRolesView"):
         assert name in text, name
 
 
@@ -323,3 +324,57 @@ def test_ablation_linked_to_a_heatmap_of_its_text(ablation, tiny_bert):
     ablation.item = 1
     with pytest.raises(ValueError, match=r"different query tokens.*AblationWidget#1"):
         aw.widgets.link_span(heat, ablation)
+
+
+# -- HeadRolesView -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def roles():
+    from attnwidgets.analysis.roles import ROLES, HeadRoles
+
+    rng = np.random.default_rng(9)
+    n, T = 3, 7  # [BOS] a b c a b c
+    a = np.tril(rng.random((2, 3, T, T))).astype(np.float32)
+    a /= a.sum(-1, keepdims=True)
+    ex = AttentionResult.from_arrays(a, ["^", "a", "b", "c", "a", "b", "c"], kind="decoder")
+    return HeadRoles({k: rng.random((2, 3)) for k in ROLES}, ex, n, 1, 5, 0, "toy")
+
+
+def test_head_roles_grid_shows_the_scores_of_the_selected_rows(roles):
+    view = aw.HeadRolesView(roles)
+    batch = view.grid.values("induction").copy()
+    np.testing.assert_allclose(batch, roles.scores["induction"])
+    view.heatmap.selection = [4, 6]  # the 2nd copy's "a" and "c"
+    a = roles.example.attention.astype(np.float64)
+    # induction: query i attends to key i - n + 1; duplicate: i - n; previous: i - 1 (n = 3)
+    np.testing.assert_allclose(view.grid.values("induction"), (a[..., 4, 2] + a[..., 6, 4]) / 2, rtol=1e-6)
+    np.testing.assert_allclose(view.grid.values("duplicate_token"), (a[..., 4, 1] + a[..., 6, 3]) / 2, rtol=1e-6)
+    np.testing.assert_allclose(view.grid.values("previous_token"), (a[..., 4, 3] + a[..., 6, 5]) / 2, rtol=1e-6)
+    assert "rows" in view.grid._meta["title"] and "of the example" in view.grid._meta["title"]
+    view.heatmap.selection = [1, 2]  # the first copy: no induction or duplicate queries there
+    assert np.isnan(view.grid.values("induction")).all()
+    np.testing.assert_allclose(view.grid.values("previous_token"), (a[..., 1, 0] + a[..., 2, 1]) / 2, rtol=1e-6)
+    view.heatmap.selection = []  # back to every sequence's mean
+    np.testing.assert_allclose(view.grid.values("induction"), batch)
+    with pytest.raises(traitlets.TraitError, match="selection position 7 is out of range: there are 7 query"):
+        view.heatmap.selection = [7]
+
+
+def test_head_roles_view_links_through_its_heatmap(roles):
+    from attnwidgets.plots import plot_head_roles
+
+    view = aw.HeadRolesView(roles)
+    other = aw.AttentionHeatmap(roles.example, layer=1, head=2)
+    link = aw.widgets.link_span(other, view, js=False)
+    other.selection = [4, 5, 6]
+    assert view.heatmap.selection == [4, 5, 6]
+    a = roles.example.attention.astype(np.float64)
+    np.testing.assert_allclose(view.grid.values("induction"), (a[..., 4, 2] + a[..., 5, 3] + a[..., 6, 4]) / 3,
+                               rtol=1e-6)
+    link.unlink()
+    fig = plot_head_roles(roles, selection=[4, 5, 6])
+    assert "rows a b c (4–6) of the example" in fig._suptitle.get_text()
+    short = aw.AttentionHeatmap(AttentionResult.from_arrays(np.full((1, 1, 3, 3), 1 / 3, np.float32), list("abc")))
+    with pytest.raises(ValueError, match="different query tokens"):
+        aw.widgets.link_span(short, view)
