@@ -133,9 +133,11 @@ def plot_ablation_rows(source: Any, selection: list[int] | None = None, combine:
     watch = getattr(source, "watch_result", source)
     if not (hasattr(watch, "before") and hasattr(watch, "after") and hasattr(watch, "frame")):
         raise TypeError(f"plot_ablation_rows takes an AblationWidget or a WatchResult, got {type(source).__name__}")
+    widget = source if hasattr(source, "watch_result") else None  # a WatchResult's "kind" is the watched output
+
     def pick(given: Any, name: str, default: Any) -> Any:
         """What was given, else the widget's trait, else the default."""
-        return given if given is not None else getattr(source, name, default)
+        return given if given is not None else getattr(widget, name, default)
 
     view = AblationView(pick(kind, "kind", "self"), pick(layer, "layer", 0), pick(head, "head", 0),
                         pick(item, "item", 0))
