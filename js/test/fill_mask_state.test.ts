@@ -100,8 +100,6 @@ describe("texts", () => {
     expect(fillCaption(1)).not.toContain("Click");
     expect(fillCaption(2)).toContain("Click a [MASK]'s bars to see where it attends. ");
     expect(fillCaption(1)).toContain("0–100 %");
-    expect(fillCaption(1)).not.toContain("tokens under the row");
-    expect(fillCaption(1, true)).toContain("Click tokens under the row to see where they attend");
   });
 
   it("titles a shipped head's guesses as not the model's own", () => {

@@ -123,7 +123,10 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     const combine = model.get("combine");
     dom.rowTitle.textContent = rowTitle(m, layer, head, { tokens, positions, selection, combine });
     dom.headNote.textContent = userText(meta.head ?? "");
-    dom.caption.textContent = fillCaption((p.fills ?? []).length, Boolean(attention));
+    dom.caption.textContent = fillCaption((p.fills ?? []).length);
+    dom.rowCanvas.title = attention
+      ? "click a token to see where it attends; shift-click a span, ctrl/cmd-click to add one, Escape: the [MASK]"
+      : "";
   }
 
   function load(): void {

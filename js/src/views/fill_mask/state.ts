@@ -171,14 +171,13 @@ export function fillTitle(model: string, head: string): string {
   return `${model} · fill in the [MASK]${ours ? " · attnwidgets' head" : ""}`;
 }
 
-/** The caption: what the bars are, how to pick a [MASK] (with several), how to select query rows (`rows`: when
- * every row is here), how to type. (Whose guesses they are, the
+/** The caption: what the bars are, how to pick a [MASK] (with several), how to type (how to select query rows is
+ * the attention row's tooltip: the caption has no room for it on a 1280 x 720 screen). (Whose guesses they are, the
  * `head` note from Python, is drawn beside the bars.) */
-export function fillCaption(nFills: number, rows = false): string {
+export function fillCaption(nFills: number): string {
   return (
     "Bars: each filler's probability on a 0–100 % axis (softmax over all pieces, top k). " +
     (nFills > 1 ? "Click a [MASK]'s bars to see where it attends. " : "") +
-    (rows ? "Click tokens under the row to see where they attend (shift-click: a span). " : "") +
     "Type a sentence with [MASK], then Enter."
   );
 }
