@@ -228,7 +228,10 @@ export function paintMaps(
       moved: sel.length ? cmp.moved.toFixed(6) : "",
     });
   }
-  return mapTitleText(where.stack, where.layer, where.head, vmax) + movedText(hm.queries, sel, cmp.moved);
+  return (
+    mapTitleText(where.stack, where.layer, where.head, vmax) +
+    movedText(hm.queries.map(userText), sel, cmp.moved)
+  );
 }
 
 /** Fit to screen: the explorer is many HTML parts (head buttons, rows, two maps) that do not size themselves, so a
