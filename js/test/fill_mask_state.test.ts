@@ -125,6 +125,9 @@ describe("selectionRow (the panel's row for a selection of query tokens)", () =>
     expect(Array.from(selectionRow(att, shape, 0, -1, [1], "mean"))).toEqual([60, 61, 62]);
     expect(Array.from(selectionRow(att, shape, 0, -1, [1, 2], "sum"))).toEqual([130, 132, 134]);
   });
+  it("skips positions past the tokens (a selection for the next sentence, before its rows arrive)", () => {
+    expect(Array.from(selectionRow(att, shape, 0, 0, [1, 7], "mean"))).toEqual([10, 11, 12]);
+  });
 });
 
 describe("shownRows and rowTitle with a selection", () => {

@@ -51,9 +51,11 @@ export function selectionRow(
   const [, nHeads, , n] = shape;
   const out = new Float32Array(n);
   const heads = head < 0 ? Array.from({ length: nHeads }, (_, i) => i) : [head];
-  const scale = (combine === "sum" ? 1 : 1 / selection.length) / heads.length;
+  // positions past this sentence's tokens (a selection made for the next sentence, here before its rows) are skipped
+  const rows = selection.filter((q) => q < n);
+  const scale = (combine === "sum" ? 1 : 1 / Math.max(1, rows.length)) / heads.length;
   for (const hh of heads)
-    for (const q of selection) {
+    for (const q of rows) {
       const base = ((layer * nHeads + hh) * n + q) * n;
       for (let j = 0; j < n; j++) out[j] += attention[base + j] * scale;
     }
