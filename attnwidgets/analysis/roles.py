@@ -79,7 +79,7 @@ def _positive(value: Any, what: str) -> int:
     return int(value)
 
 
-def role_scores(attention: Any, seq_len: int, prefix: int = 1) -> dict[str, np.ndarray]:
+def role_scores(attention: Any, seq_len: int, prefix: int = 1, rows: Any = None) -> dict[str, np.ndarray]:
     """Per-head role scores of attention on repeated random tokens.
 
     Parameters
@@ -92,6 +92,9 @@ def role_scores(attention: Any, seq_len: int, prefix: int = 1) -> dict[str, np.n
         Length ``n`` of the repeated block ``r``.
     prefix : int
         1 when a BOS token comes first (default), 0 when not.
+    rows : list of int, optional
+        Query positions: each score averages only its queries among them (a span of the sequence; NaN for a role
+        none of whose queries is selected). Default: every query of the role.
 
     Returns
     -------
@@ -109,6 +112,8 @@ def role_scores(attention: Any, seq_len: int, prefix: int = 1) -> dict[str, np.n
     >>> for i in range(1, T): a[0, 0, i, i - n + 1 if i > n else i - 1] = 1
     >>> {k: float(v[0, 0]) for k, v in role_scores(a, n).items()}
     {'previous_token': 0.5, 'duplicate_token': 0.0, 'induction': 1.0}
+    >>> {k: float(v[0, 0]) for k, v in role_scores(a, n, rows=[1, 2]).items()}   # the first copy only
+    {'previous_token': 1.0, 'duplicate_token': nan, 'induction': nan}
     """
     a = np.asarray(attention)
     if a.ndim == 4:
@@ -121,7 +126,14 @@ def role_scores(attention: Any, seq_len: int, prefix: int = 1) -> dict[str, np.n
     if a.shape[-2:] != (T, T):
         raise ValueError(f"attention is {a.shape[-2]} x {a.shape[-1]} positions, but a sequence of "
                          f"{'a BOS and ' if prefix else ''}two copies of {seq_len} tokens has {T}")
-    return {name: a[..., q, k].astype(np.float64).mean(axis=(0, -1)) for name, (q, k) in pos.items()}
+    if rows is not None:
+        picked = {int(r) for r in rows}
+        if not all(0 <= r < T for r in picked):
+            raise ValueError(f"rows {sorted(picked)} are not all positions of the sequence (0..{T - 1})")
+        keep = {name: np.isin(q, sorted(picked)) for name, (q, _) in pos.items()}
+        pos = {name: (q[keep[name]], k[keep[name]]) for name, (q, k) in pos.items()}
+    return {name: a[..., q, k].astype(np.float64).mean(axis=(0, -1)) if len(q) else
+            np.full(a.shape[1:3], np.nan) for name, (q, k) in pos.items()}
 
 
 @dataclass(eq=False)

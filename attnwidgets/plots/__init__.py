@@ -1,7 +1,7 @@
 """Static matplotlib twins of the widgets, for slides, papers and PDFs. Each function returns a Figure."""
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
-from .ablation_panel import plot_ablation_panel
+from .ablation_panel import plot_ablation_panel, plot_ablation_rows
 from .block import plot_attention_cost, plot_norm_comparison, plot_residual_contributions
 from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
 from .compare import plot_compare
@@ -29,6 +29,7 @@ __all__ = [
     "fit_panels",
     "panel_grid",
     "plot_ablation_panel",
+    "plot_ablation_rows",
     "plot_attention_cost",
     "plot_compare",
     "plot_coref",

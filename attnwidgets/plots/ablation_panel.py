@@ -21,9 +21,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .style import LECTURE_SCALE, lecture_fit, lecture_fonts, new_figure, resolve_theme
+from ..viewdata.labels import token_label
+from ..viewdata.selection import span_tokens
+from ..viewdata.views.ablation import AblationView, Outcome, ablation_map, ablation_span
+from .style import LECTURE_SCALE, SELECTED, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
-__all__ = ["plot_ablation_panel"]
+__all__ = ["plot_ablation_panel", "plot_ablation_rows"]
 
 BEFORE, AFTER = "#b6bcc4", "#2f81f7"
 
@@ -100,4 +103,63 @@ def _panel(source: Any, title: str | None, decimals: int, ax: Any, theme: str) -
             ab = getattr(source.after[0], "ablation", None)
         title = f"before and after {ab!r}" if ab else "before and after the ablation"
     ax.set_title(title)
+    return fig
+
+
+@lecture_fit
+def plot_ablation_rows(source: Any, selection: list[int] | None = None, combine: str | None = None, *,
+                       kind: str | None = None, layer: int | None = None, head: int | None = None,
+                       item: int | None = None, ax: Any = None, theme: str | None = None) -> Figure:
+    """The selected query rows of one head compared before and after an ablation, as the widget draws them under
+    its maps: their ``combine`` over the keys (bars, before grey and after blue) and, in the title, how much of their
+    attention moved, ``½ Σ |after − before|`` (:func:`attnwidgets.viewdata.views.ablation.ablation_span`).
+
+    Parameters
+    ----------
+    source : AblationWidget or WatchResult
+        A widget (its ``selection``, ``combine``, ``kind``, ``layer``, ``head`` and ``item`` are the defaults) or
+        what :func:`attnwidgets.studies.watch_ablation` returned (then pass ``selection``, ``layer``, ``head``).
+    selection : list of int, optional
+        Query rows of text ``item`` (default: the widget's).
+    combine : str, optional
+        "mean" (default) or "sum".
+    kind, layer, head, item : optional
+        The stack, head and text (default: the widget's; "self", 0, 0, 0 for a WatchResult).
+    ax : matplotlib Axes, optional
+        Draw into it.
+    theme : str, optional
+        "light" or "lecture".
+    """
+    watch = getattr(source, "watch_result", source)
+    if not (hasattr(watch, "before") and hasattr(watch, "after") and hasattr(watch, "frame")):
+        raise TypeError(f"plot_ablation_rows takes an AblationWidget or a WatchResult, got {type(source).__name__}")
+    widget = source if hasattr(source, "watch_result") else None  # a WatchResult's "kind" is the watched output
+
+    def pick(given: Any, name: str, default: Any) -> Any:
+        """What was given, else the widget's trait, else the default."""
+        return given if given is not None else getattr(widget, name, default)
+
+    view = AblationView(pick(kind, "kind", "self"), pick(layer, "layer", 0), pick(head, "head", 0),
+                        pick(item, "item", 0))
+    hm = ablation_map(Outcome(watch.kind, watch.frame, watch.before, watch.after), view)
+    selection = pick(selection, "selection", [])
+    combine = pick(combine, "combine", "mean")
+    before, after, moved = ablation_span(hm, selection, combine)
+    theme = resolve_theme(theme)
+    scale = LECTURE_SCALE if theme == "lecture" else 1.0
+    with lecture_fonts(theme):
+        if ax is None:
+            fig = new_figure((scale * max(6.0, 0.45 * len(hm.keys) + 2.0), scale * 3.2), layout="constrained")
+            ax = fig.add_subplot()
+        else:
+            fig = ax.figure
+        x = np.arange(len(hm.keys))
+        ax.bar(x - 0.2, before, width=0.38, color=BEFORE, label="before")
+        ax.bar(x + 0.2, after, width=0.38, color=AFTER, label="after")
+        ax.set_xticks(x, [token_label(k) for k in hm.keys], rotation=45, ha="right")
+        ax.set_ylabel(f"attention ({combine} of the rows)")
+        ax.legend(loc="upper right", frameon=False)
+        rows = span_tokens([token_label(q) for q in hm.queries], sorted(selection))
+        where = f"{'' if view.kind == 'self' else view.kind + ' · '}layer {view.layer} · head {view.head}"
+        ax.set_title(f"rows {rows} · {where}: ½ Σ |after − before| = {moved:.3f}", color=SELECTED)
     return fig

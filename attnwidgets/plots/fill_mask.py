@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..viewdata.labels import token_label
+from ..viewdata.selection import check_selection, span_label
+from ..viewdata.views.fill_mask import fill_mask_row
 from .style import lecture_fit, lecture_fonts, missing_glyphs_quiet, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -20,7 +22,8 @@ _BAR = "#4c72b0"
 
 
 @lecture_fit
-def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *, theme: str | None = None) -> Figure:
+def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *, selection: list[int] | None = None,
+                   combine: str = "mean", theme: str | None = None) -> Figure:
     """The fillers of every [MASK] (bars: probability on a fixed 0–100 % axis) and the attention of one [MASK] over
     the tokens; titled with the model and, under the figure, whose guesses these are (``view["head"]``: for the bundled
     model the head attnwidgets trained on its frozen encoder, with its measured top-1 against the word-frequency
@@ -36,6 +39,11 @@ def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *,
         The layer (-1: the last).
     head : int
         One head, or -1 for the mean over the layer's heads.
+    selection : list of int, optional
+        Query tokens, as the widget's ``selection``: the panel draws the ``combine`` ("mean" or "sum") of their rows,
+        their bars and labels in the accent colour (default: [MASK] ``mask``'s row).
+    combine : str
+        "mean" or "sum" of the selected rows.
     theme : str, optional
         "light" or "lecture" (default: the current theme).
     """
@@ -52,7 +60,8 @@ def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *,
         raise ValueError(f"layer {layer} is out of range: there are {n_layers} layers (0..{n_layers - 1})")
     if not -1 <= head < n_heads:
         raise ValueError(f"head {head} is out of range: there are {n_heads} heads (0..{n_heads - 1}, or -1)")
-    row = rows[mask, layer].mean(0) if head == -1 else rows[mask, layer, head]
+    picked = check_selection([] if selection is None else selection, n) or [int(v["positions"][mask])]
+    row = fill_mask_row(v, layer, head, picked if selection else None, combine, mask)
     name = resolve_theme(theme)
     accent = _ACCENT.get(name, _ACCENT["light"])
     with lecture_fonts(name), missing_glyphs_quiet():
@@ -78,10 +87,17 @@ def plot_fill_mask(view: Any, mask: int = 0, layer: int = -1, head: int = -1, *,
             # wrapped narrow enough for the narrowest figure (8 in) in the lecture theme's large font
             fig.supxlabel("\n".join(textwrap.wrap(head_text, 72)), fontsize="small")
         ax = fig.add_subplot(grid[1, :])
-        colors = [accent if j == v["positions"][mask] else _BAR for j in range(n)]
+        colors = [accent if j in picked else _BAR for j in range(n)]
         ax.bar(range(n), row, color=colors)
-        ax.set_xticks(range(n), [token_label(t) for t in v["tokens"]], rotation=45, ha="right")
-        ax.set_ylabel("attention")
+        labels = [token_label(t) for t in v["tokens"]]
+        ax.set_xticks(range(n), labels, rotation=45, ha="right")
+        for j, tick in enumerate(ax.get_xticklabels()):
+            if j in picked:
+                tick.set_color(accent)
+                tick.set_fontweight("bold")
+        ax.set_ylabel("attention" if combine == "mean" or not selection else "attention (sum)")
         which = "mean of the heads" if head == -1 else f"head {head}"
-        ax.set_title(f"where [MASK] #{mask + 1} attends: layer {layer}, {which}")
+        who = (f"[MASK] #{mask + 1}" if not selection or picked == [int(v["positions"][mask])]
+               else span_label(labels, picked, combine))
+        ax.set_title(f"where {who} attends: layer {layer}, {which}")
     return fig

@@ -11,8 +11,9 @@ from ..qk_result import QKCapture
 from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import check_head, check_query
 from ..viewdata.labels import token_label
+from ..viewdata.selection import check_selection, one_query, runs, span_tokens
 from ..viewdata.windows import check_window, default_window, is_long, qk_window
-from .style import colormap, lecture_fit, new_figure, resolve_theme
+from .style import SELECTED, colormap, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -21,9 +22,9 @@ _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 
 
 @lecture_fit
-def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int = 0, *, layer: int | None = None,
-            window: tuple[int, int] | list[int] | None = None, theme: str | None = None,
-            rope: bool | None = None) -> Figure:
+def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int | None = None, *,
+            layer: int | None = None, window: tuple[int, int] | list[int] | None = None,
+            selection: list[int] | None = None, theme: str | None = None, rope: bool | None = None) -> Figure:
     """Draw the QK step-through of ``head`` for query token ``query``: six panels sharing the key rows (seven with
     a position bias).
 
@@ -41,12 +42,16 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         (several), as
         :class:`attnwidgets.QKStepThrough` takes.
     head, query : int
-        Query head and query token.
+        Query head and query token (default: the first selected token, else 0).
     layer : int, optional
         Which captured layer to draw (default: the first one given, as the widget starts with).
     window : (start, stop), optional
         Draw only the keys ``start..stop-1`` and the strongest "far" keys outside them, as the widget's window does.
         A capture of more than 512 keys is always drawn in a window (default: 64 keys around the query).
+    selection : list of int, optional
+        Query tokens selected, as the widget's ``selection``: the panels step through ``query`` if it is selected,
+        else the first selected token, and the first panel marks every selected token's key row (accent, bold) where
+        queries and keys are the same tokens.
     theme : str, optional
         "light" (RdBu) or "lecture" (PuOr, larger fonts), both colour-blind safe; default the one
         :func:`attnwidgets.set_theme` chose.
@@ -88,7 +93,8 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     head = check_head(head, capture.n_heads, allow_mean=False)
     a = capture.head(head)
     n, m_all = a["logits"].shape
-    query = check_query(query, n)
+    picked = check_selection([] if selection is None else selection, n)
+    query = one_query(picked, 0 if query is None else check_query(query, n))
     big = theme == "lecture"
     font = 15 if big else 9
     cmap = _DIVERGING.get(theme, "RdBu_r")
@@ -121,6 +127,7 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
         allowed = capture.mask[query]
         w = a["weights"][query]
         where = ""
+        positions = list(range(len(w)))
     m = len(w)
     rows = max(m, 1)
     height = min(24.0, 1.6 + 0.3 * rows) * (1.3 if big else 1.0)
@@ -199,6 +206,18 @@ def plot_qk(capture: QKCapture | Sequence[QKCapture], head: int = 0, query: int 
     top[0].set_yticks([0], [f"q · {token_label(capture.tokens[query])}"], fontsize=font)
     top[vals_col].set_yticks([0], ["Σ"], fontsize=font)
     body[0].set_yticks(y, key_labels if m <= 80 else [""] * m, fontsize=font)
+    if picked and len(capture.tokens) == m_all:  # self-attention: key j is query token j too
+        from matplotlib.patches import Rectangle
+
+        for label, p in zip(body[0].get_yticklabels(), positions):
+            if p in picked:
+                label.set_color(SELECTED)
+                label.set_fontweight("bold")
+        width = body[0].get_xlim()
+        for a0, a1 in runs([j for j, p in enumerate(positions) if p in picked]):
+            body[0].add_patch(Rectangle((width[0], a0 - 0.5), width[1] - width[0], a1 - a0, fill=False,
+                                        edgecolor=SELECTED, linewidth=2.5, clip_on=False))
+        where += f" · selected: {span_tokens([token_label(t) for t in capture.tokens], picked)}"
     name = capture.model.name if capture.model is not None else "arrays"
     fig.suptitle(f"{name} · {capture.stack} attention · layer {capture.layer} · head {head} · query "
                  f"{query} ({token_label(capture.tokens[query])}){where}", fontsize=font + 2)

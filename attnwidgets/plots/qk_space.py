@@ -9,9 +9,9 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..viewdata.labels import token_label, visible_text
-from ..viewdata.qk_space import check_qk_space, check_view_color, qk_space_columns
+from ..viewdata.qk_space import check_qk_space, check_view_color, qk_space_columns, selected_points
 from .head_view import HEAD_COLOURS
-from .style import LECTURE_SCALE, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_SCALE, SELECTED, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 __all__ = ["plot_qk_space"]
 
@@ -22,7 +22,7 @@ _LABELS = {"position": "position in sentence (first … last)",
 
 @lecture_fit
 def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = None, cmap: str | None = None,
-                  sentence: int | None = None, ax: Any = None) -> Figure:
+                  sentence: int | None = None, selection: list[int] | None = None, ax: Any = None) -> Figure:
     """Queries (filled dots) and keys (rings) of one head over a corpus, as :class:`attnwidgets.QKSpaceView` draws
     them.
 
@@ -36,6 +36,9 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
         "light" or "lecture"; a matplotlib colour map for the continuous colourings (default viridis).
     sentence : int, optional
         Outline this sentence's points (what a click marks in the view).
+    selection : list of int, optional
+        Selected query tokens of ``sentence`` (as the view's ``selection``): their query points ringed in the
+        selection's colour.
     ax : matplotlib Axes, optional
         Draw into it instead of a new figure.
 
@@ -57,6 +60,7 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
     if sentence is not None and not (isinstance(sentence, (int, np.integer)) and 0 <= sentence < space.n_sentences):
         raise ValueError(f"sentence {sentence!r} is out of range: there are {space.n_sentences} sentences "
                          f"(0..{space.n_sentences - 1})")
+    picked = selected_points(space, -1 if sentence is None else int(sentence), selection or [])
     points, names = qk_space_columns(space)
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
     if ax is None:
@@ -98,6 +102,9 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
             sel = points[:, 3] == sentence
             ax.scatter(points[sel, 0], points[sel, 1], s=size * 2.2, facecolors="none", edgecolors="black",
                        linewidths=1.2)
+        if len(picked):
+            ax.scatter(points[picked, 0], points[picked, 1], s=size * 5, facecolors="none", edgecolors=SELECTED,
+                       linewidths=2.5)
         method = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}[space.method]
         ax.set_title(f"layer {space.layer} head {space.head}: queries and keys of {space.n_sentences} sentences "
                      f"({method}), coloured by {'part of speech' if color == 'pos' else color}")

@@ -21,12 +21,15 @@ __all__ = ["LiveInductionCurve", "plot_head_roles", "plot_induction_curve", "plo
 
 @lecture_fit
 def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = None, head: int | None = None,
-                    theme: str | None = None, cmap: str | None = None) -> Figure:
+                    selection: list[int] | None = None, theme: str | None = None, cmap: str | None = None) -> Figure:
     """Static twin of :class:`attnwidgets.HeadRolesView`: the layers x heads grid of one role's score (left) and
     one head's attention on the repeated sequence (right; default the role's best head, outlined in the grid).
 
     On an induction head the right panel shows the induction stripe: in the second copy's rows, a diagonal
     ``seq_len - 1`` below the main one (each token attends to the token after its earlier occurrence).
+
+    ``selection`` (query rows of the example, as the view's heatmap's): the map outlines them and the grid shows
+    the role scores of those rows of the example alone, as the view does.
 
     Examples
     --------
@@ -52,9 +55,10 @@ def plot_head_roles(roles: Any, role: str = "induction", *, layer: int | None = 
     fig = new_figure((scale * (max(4.0, 0.55 * n_heads + 2) + 6.0), scale * max(4.5, 0.45 * n_layers + 1.5)),
                      layout="constrained")
     grid_ax, map_ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(4.0, 0.55 * n_heads + 2), 6.0]})
-    stats = role_stats(roles)
+    stats = role_stats(roles, "plot_head_roles", rows=selection or None)
     plot_head_stats(stats, role, theme=theme, cmap=cmap, ax=grid_ax, selected=(layer, head))
-    plot_heatmap(roles.example, layer, head, theme=theme, cmap=cmap, ax=map_ax, annotate=False)
+    plot_heatmap(roles.example, layer, head, theme=theme, cmap=cmap, ax=map_ax, annotate=False,
+                 selection=selection or None)
     with lecture_fonts(theme):
         grid_ax.set_title(ROLE_LABELS[role])  # the grid's own title (source · label) is too long beside a map
         map_ax.set_title(f"head {layer}.{head} on the repeated tokens")

@@ -26,11 +26,14 @@ from matplotlib.figure import Figure
 
 from ..viewdata.theme import resolve_theme
 
-__all__ = ["COLORBLIND", "LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "LiveFigure", "cell_map",
-           "colormap", "fit_lecture", "fit_panels", "lecture_fit", "lecture_fonts", "manual_layout", "new_figure",
-           "panel_grid", "resolve_theme", "untangle"]
+__all__ = ["COLORBLIND", "LECTURE_BOX", "LECTURE_DPI", "LECTURE_MIN_FONT", "LECTURE_SCALE", "SELECTED", "LiveFigure",
+           "cell_map", "colormap", "fit_lecture", "fit_panels", "lecture_fit", "lecture_fonts", "manual_layout",
+           "new_figure", "panel_grid", "resolve_theme", "untangle"]
 
 #: How much larger a lecture figure is than a light one (fonts are set separately).
+#: The edge colour of a selection of query tokens (the selected rows' outline), in every twin that marks one.
+SELECTED = "#d1242f"
+
 LECTURE_SCALE = 1.3
 
 _LECTURE_RC: dict[str, Any] = {"font.size": 14, "axes.titlesize": 16, "axes.labelsize": 15, "xtick.labelsize": 13,

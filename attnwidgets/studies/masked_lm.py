@@ -278,8 +278,9 @@ def fill_mask(text: str, k: int = 5, model: str | Runner | None = None) -> Any:
 
 def fill_mask_view(text: str, k: int = 5, model: Any = None) -> dict[str, Any]:
     """What the widget and its static twin draw for ``text``: ``tokens``, ``positions`` of the masks, ``fills``
-    (per mask: ``tokens`` and ``probs`` of the top k) and ``rows`` ((masks, layers, heads, tokens) float32: the
-    attention of each [MASK] position over all tokens), ``model`` (its name) and ``head`` (whose guesses these are,
+    (per mask: ``tokens`` and ``probs`` of the top k), ``rows`` ((masks, layers, heads, tokens) float32: the
+    attention of each [MASK] position over all tokens), ``attention`` ((layers, heads, tokens, tokens) float32: every
+    query row, which a selection of query tokens combines), ``model`` (its name) and ``head`` (whose guesses these are,
     :func:`head_note`).
 
     Examples
@@ -298,7 +299,8 @@ def fill_mask_view(text: str, k: int = 5, model: Any = None) -> dict[str, Any]:
     fills = [{"tokens": [str(t) for t in g["token"]], "probs": [float(p) for p in g["probability"]]}
              for _, g in table.groupby("mask", sort=True)]
     return {"tokens": list(result.tokens), "positions": positions, "fills": fills, "rows": rows,
-            "model": result.model.name, "head": head_note(runner)}
+            "attention": np.ascontiguousarray(att, dtype=np.float32), "model": result.model.name,
+            "head": head_note(runner)}
 
 
 # -- one measure: held-out top-k accuracy on masked words ------------------------------------------------------------

@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from ..analysis.qk_space import COLORS, QKSpace, check_color
+from .selection import check_selection
 
-__all__ = ["COLORS", "COLUMNS", "MAX_CATEGORIES", "check_qk_space", "check_view_color", "qk_space_columns"]
+__all__ = ["COLORS", "COLUMNS", "MAX_CATEGORIES", "check_qk_space", "check_space_selection", "check_view_color",
+           "qk_space_columns", "selected_points"]
 
 #: The columns of :func:`qk_space_columns`' point table, in order (js/src/views/qk_space/state.ts reads them so).
 COLUMNS = ("x", "y", "kind", "sentence", "token", "position", "received", "token_cat", "pos_cat")
@@ -67,3 +69,40 @@ def qk_space_columns(space: QKSpace) -> tuple[np.ndarray, dict[str, list[str]]]:
 def check_view_color(color: Any, space: QKSpace) -> str:
     """A colouring the view can show for ``space`` (:data:`COLORS`; "pos" only with parts of speech)."""
     return check_color(color, space.upos is not None)
+
+
+def check_space_selection(space: QKSpace, sentence: int, selection: Any) -> list[int]:
+    """A selection of query tokens of ``sentence`` (positions in ``space.tokens[sentence]``, sorted); with no
+    sentence (-1) only ``[]``.
+
+    >>> from attnwidgets.analysis.qk_space import build_qk_space
+    >>> s = build_qk_space([np.eye(3)] * 2, [np.eye(3)] * 2, [np.full((3, 3), 1 / 3)] * 2, [["a", "b", "c"]] * 2)
+    >>> check_space_selection(s, 0, [2, 0])
+    [0, 2]
+    >>> check_space_selection(s, -1, [1])
+    Traceback (most recent call last):
+    ...
+    ValueError: no sentence is shown, so there are no tokens to select: click a point or set sentence first
+    """
+    if sentence < 0:
+        if selection:
+            raise ValueError("no sentence is shown, so there are no tokens to select: click a point or set sentence "
+                             "first")
+        return []
+    return check_selection(selection, len(space.tokens[sentence]))
+
+
+def selected_points(space: QKSpace, sentence: int, selection: Any) -> np.ndarray:
+    """(k,) int64: the rows of the query points of the selected tokens of ``sentence``, in token order (what the view
+    and its twin mark; js/src/views/qk_space/state.ts selectedPoints).
+
+    >>> from attnwidgets.analysis.qk_space import build_qk_space
+    >>> s = build_qk_space([np.eye(3), np.eye(3)], [np.eye(3), np.eye(3)], [np.full((3, 3), 1 / 3)] * 2,
+    ...                    [["a", "b", "c"], ["d", "e", "f"]])
+    >>> selected_points(s, 1, [0, 2]).tolist()        # queries come first: sentence 1's are rows 3..5
+    [3, 5]
+    """
+    picked = check_space_selection(space, sentence, selection)
+    hit = (space.kind == 0) & (space.sentence == sentence) & np.isin(space.token, picked)
+    rows = np.flatnonzero(hit)
+    return rows[np.argsort(space.token[rows], kind="stable")].astype(np.int64)

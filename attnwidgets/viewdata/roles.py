@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.roles import ROLES, HeadRoles
+from ..analysis.roles import ROLES, HeadRoles, role_scores
 from .head_stats import HeadStats
+from .selection import check_selection, span_tokens
 
 __all__ = ["check_roles", "role_stats"]
 
@@ -21,8 +22,12 @@ def check_roles(roles: Any, who: str) -> HeadRoles:
     return roles
 
 
-def role_stats(roles: HeadRoles, who: str = "this view") -> HeadStats:
+def role_stats(roles: HeadRoles, who: str = "this view", rows: Any = None) -> HeadStats:
     """The role scores as a :class:`HeadStats` (statistics ``previous_token``, ``duplicate_token``, ``induction``).
+
+    With ``rows`` (query positions of ``roles.example``, not empty), the scores of those rows of the example
+    sequence alone (:func:`~attnwidgets.analysis.roles.role_scores`' ``rows``), not the mean over ``roles.n_seqs``
+    sequences: what the head-roles view shows for rows selected in its heatmap.
 
     Examples
     --------
@@ -34,6 +39,11 @@ def role_stats(roles: HeadRoles, who: str = "this view") -> HeadStats:
     roles = check_roles(roles, who)
     name = roles.model.rsplit("/", 1)[-1] if "/" in roles.model and len(roles.model) > 40 else roles.model
     bos = "[BOS] + " if roles.prefix else ""
-    return HeadStats({k: np.asarray(roles.scores[k], dtype=np.float64) for k in ROLES},
-                     f"{name} · {roles.n_seqs} x {bos}2 x {roles.seq_len} random tokens", causal=True,
-                     n_tokens=roles.prefix + 2 * roles.seq_len)
+    n = roles.prefix + 2 * roles.seq_len
+    title = f"{name} · {roles.n_seqs} x {bos}2 x {roles.seq_len} random tokens"
+    scores = roles.scores
+    if rows is not None and len(rows):
+        picked = check_selection(rows, n)
+        scores = role_scores(roles.example.attention, roles.seq_len, roles.prefix, rows=picked)
+        title = f"{name} · rows {span_tokens(list(roles.example.tokens), picked)} of the example"
+    return HeadStats({k: np.asarray(scores[k], dtype=np.float64) for k in ROLES}, title, causal=True, n_tokens=n)

@@ -31,8 +31,8 @@ from ..result import AttentionResult
 from .checks import check_int
 from .profile import query_profile
 
-__all__ = ["COMBINE", "SHARE_BY", "check_combine", "check_selection", "runs", "selection_share", "span_label",
-           "span_row", "span_rows"]
+__all__ = ["COMBINE", "SHARE_BY", "check_combine", "check_selection", "one_query", "runs", "selection_share",
+           "span_label", "span_row", "span_rows", "span_tokens"]
 
 #: How the rows of a selection are combined: their mean (default) or their sum.
 COMBINE = ("mean", "sum")
@@ -82,6 +82,16 @@ def check_selection(selection: Any, n_queries: int) -> list[int]:
             raise ValueError(f"selection position {p} is out of range: there are {n_queries} query tokens "
                              f"(0..{n_queries - 1})")
     return sorted(values)
+
+
+def one_query(selection: list[int], query: int) -> int:
+    """The query a view that steps through one query at a time shows for a selection (QKStepThrough; the same rule
+    as js/src/draw/span.ts oneQuery): ``query`` while it is selected or nothing is, else the first selected token.
+
+    >>> one_query([4, 5], 5), one_query([4, 5], 2), one_query([], 2)
+    (5, 4, 2)
+    """
+    return query if not selection or query in selection else int(selection[0])
 
 
 def runs(selection: list[int]) -> list[tuple[int, int]]:
@@ -145,6 +155,21 @@ def span_rows(result: AttentionResult, selection: Any, kind: str = "self", combi
     return out.astype(np.float32)
 
 
+def span_tokens(tokens: list[str], selection: list[int], limit: int = 6) -> str:
+    """The selected tokens (the first ``limit``, then "…"): one span joined by spaces with its positions, several
+    joined by " · " (the tokens part of :func:`span_label`; js/src/draw/span.ts spanTokens).
+
+    >>> span_tokens(["[CLS]", "New", "York", "is"], [1, 2]), span_tokens(list("abcdef"), [0, 2, 5])
+    ('New York (1–2)', 'a · c · f')
+    """
+    shown = [tokens[p] if 0 <= p < len(tokens) else "?" for p in selection[:limit]]
+    more = " …" if len(selection) > limit else ""
+    if len(runs(selection)) == 1:
+        where = f" ({selection[0]}–{selection[-1]})" if len(selection) > 1 else f" ({selection[0]})"
+        return f"{' '.join(shown)}{more}{where}"
+    return f"{' · '.join(shown)}{more}"
+
+
 def span_label(tokens: list[str], selection: list[int], combine: str = "mean", limit: int = 6) -> str:
     """A caption for a selection: its combine and its tokens (a contiguous span read as one phrase), at most
     ``limit`` tokens shown.
@@ -156,13 +181,8 @@ def span_label(tokens: list[str], selection: list[int], combine: str = "mean", l
     """
     if not selection:
         return ""
-    shown = [tokens[p] if 0 <= p < len(tokens) else "?" for p in selection[:limit]]
-    more = " …" if len(selection) > limit else ""
     rows = "row" if len(selection) == 1 else "rows"
-    if len(runs(selection)) == 1:
-        where = f" ({selection[0]}–{selection[-1]})" if len(selection) > 1 else f" ({selection[0]})"
-        return f"{combine} of {len(selection)} {rows}: {' '.join(shown)}{more}{where}"
-    return f"{combine} of {len(selection)} {rows}: {' · '.join(shown)}{more}"
+    return f"{combine} of {len(selection)} {rows}: {span_tokens(tokens, selection, limit)}"
 
 
 def _role_share(gen: GenerationResult, combine: str, layer: int, kind: str | None) -> tuple[np.ndarray, list[str]]:

@@ -178,6 +178,26 @@ class HeadWidget(SpanSelection, AttnWidget):
     def _publish(self) -> None:
         self._show(self._state())
 
+    def show_stats(self, source: Any) -> None:
+        """Show other statistics of the same heads in place (a dict of (L, H) arrays or a :class:`HeadStats`, as the
+        first argument takes): the head selection and the statistic on screen stay. The head-roles view shows the
+        role scores of the rows selected in its heatmap so.
+
+        Examples
+        --------
+        >>> import numpy as np, attnwidgets as aw
+        >>> g = aw.HeadStatsGrid({"sep": np.zeros((1, 2))})
+        >>> g.show_stats({"sep": np.ones((1, 2))}); g.values("sep").tolist()
+        [[1.0, 1.0]]
+        """
+        stats = head_stats(source, smoothing=self._smoothing, who=type(self).__name__)
+        if stats.shape != self.stats.shape or set(stats.values) != set(self.stats.values):
+            raise ValueError(f"show_stats takes statistics of the same heads and names: {self.stats.shape} heads, "
+                             f"{sorted(self.stats.values)}; got {stats.shape}, {sorted(stats.values)}")
+        self._source = source
+        self.stats = stats
+        self._publish()
+
     def values(self, statistic: str) -> np.ndarray:
         """(L, H) values of one statistic as the widget shows them (float64).
 

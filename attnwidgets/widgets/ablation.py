@@ -26,16 +26,19 @@ import traitlets
 
 from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_int, check_layer
+from ..viewdata.selection import check_combine, check_selection
 from ..viewdata.views.ablation import (
     AblationState,
     AblationView,
     Outcome,
     ablation_setup,
+    ablation_span,
     ablation_state,
     with_map,
     with_seq,
 )
 from ._base import AttnWidget, Colormap, Index, checked
+from ._span import Selection
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -161,6 +164,18 @@ class AblationWidget(AttnWidget):
     """str, default "" (the theme's): the colour map of the before/after maps: "blues", "viridis", "cividis",
     "greys" or "reds"."""
 
+    selection = Selection().tag(sync=True)
+    """list[int], default []: the query rows compared (positions in text ``item``'s tokens, sorted), as the
+    heatmap's ``selection`` and linked to it by :func:`attnwidgets.widgets.link_span` (a heatmap of that text).
+    Click a row of either map to select it, shift-click to extend to a span, ctrl/cmd-click to add or remove one,
+    Escape clears. The maps outline those rows and draw their ``combine`` before and after under each, and the
+    caption says how much of their attention the ablation moved (:meth:`span_change`). The watched numbers above
+    stay what the watch measures of the whole input. Choosing another text or stack clears it. A position out of
+    range, a repeat or a non-integer is a TraitError."""
+
+    combine = traitlets.Unicode("mean").tag(sync=True)
+    """str, default "mean": how the selected rows are combined, "mean" or "sum"."""
+
     _payload = traitlets.Dict().tag(sync=True)
     """dict: what the page draws: ``{title, watch (its description), stacks ({stack: [layers, heads]}), items
     (a short label per text), output (the watched kind), rows: [{item, label, name, before, after, delta}],
@@ -262,6 +277,18 @@ class AblationWidget(AttnWidget):
         """The latest watched numbers: ``item``, ``name``, ``before``, ``after``, ``delta``."""
         return self._watch.frame.copy()
 
+    def span_change(self) -> dict[str, Any]:
+        """The selected rows of the selected head's maps (text ``item``) compared: ``before`` and ``after``, their
+        ``combine`` over the keys, and ``moved``, ``½ Σ |after − before|``
+        (:func:`attnwidgets.viewdata.views.ablation.ablation_span`). ValueError when nothing is selected."""
+        before, after, moved = ablation_span(self._state.payload.map, self.selection,  # type: ignore[union-attr]
+                                             self.combine)
+        return {"before": before, "after": after, "moved": moved}
+
+    def _n_queries(self) -> int:
+        """Query tokens of the maps on screen (text ``item``, stack ``kind``): what ``selection`` indexes."""
+        return len(self._state.payload.map.queries) if self._state is not None else 0
+
     def reset(self) -> None:
         """Enable every head again (re-runs, which is a cache hit: the clean run is kept)."""
         self.ablation = None
@@ -301,6 +328,16 @@ class AblationWidget(AttnWidget):
         if proposal["value"] not in DISABLE_MODES:
             raise traitlets.TraitError(f"unknown mode {proposal['value']!r}: use 'zero', 'uniform' or 'mean'")
         return str(proposal["value"])
+
+    @traitlets.validate("selection")
+    def _valid_selection(self, proposal: dict[str, Any]) -> list[int]:
+        if getattr(self, "_state", None) is None:
+            return list(proposal["value"])
+        return checked(check_selection, proposal["value"], self._n_queries())
+
+    @traitlets.validate("combine")
+    def _valid_combine(self, proposal: dict[str, Any]) -> str:
+        return checked(check_combine, proposal["value"])
 
     @traitlets.validate("kind", "layer", "head", "item")
     def _valid_view(self, proposal: dict[str, Any]) -> Any:
@@ -400,6 +437,8 @@ class AblationWidget(AttnWidget):
             return
         n_layers, n_heads = self._shapes[self.kind]
         with self.hold_sync():
+            if change["name"] in ("item", "kind"):
+                self.selection = []  # positions of one text's (or stack's) queries mean nothing in another
             # A new stack may have fewer layers or heads: clamp the selection; that change draws the map.
             if self.layer >= n_layers:
                 self.layer = n_layers - 1

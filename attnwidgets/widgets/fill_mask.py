@@ -9,8 +9,10 @@ import numpy as np
 import traitlets
 
 from ..viewdata.checks import check_head, check_layer
-from ..viewdata.views.fill_mask import fill_mask_state
+from ..viewdata.selection import check_combine, check_selection
+from ..viewdata.views.fill_mask import fill_mask_row, fill_mask_state
 from ._base import AttnWidget, Index, checked
+from ._span import Selection
 
 __all__ = ["FillMask"]
 
@@ -35,6 +37,9 @@ class FillMask(AttnWidget):
         Whose attention the [MASK] row shows (``head=-1``: mean over the layer's heads). Default: the last layer.
     mask : int
         Which [MASK] the attention row belongs to (0 = the first).
+    selection : list[int], optional
+        The query rows the attention panel shows (default: that [MASK]'s position); ``combine`` ("mean" or "sum")
+        combines several.
     theme : str
         "light" or "lecture".
 
@@ -54,6 +59,19 @@ class FillMask(AttnWidget):
     layer = Index(0).tag(sync=True)
     head = Index(-1).tag(sync=True)
     mask = Index(0).tag(sync=True)
+
+    selection = Selection().tag(sync=True)
+    """list[int], default: the position of [MASK] ``mask``: the query tokens whose attention the panel under the
+    bars shows (sorted), as the heatmap's ``selection`` and linked to it by :func:`attnwidgets.widgets.link_span`.
+    Click a token under the panel to select it, shift-click to extend to a span, ctrl/cmd-click to add or remove
+    one, Escape goes back to the [MASK]. Several rows are combined by ``combine``; [] shows the [MASK]'s row.
+    Choosing another [MASK] (a click on its bars) or another sentence selects that [MASK] again. A position out of
+    range, a repeat or a non-integer is a TraitError."""
+
+    combine = traitlets.Unicode("mean").tag(sync=True)
+    """str, default "mean": how the selected rows are combined, "mean" (a distribution over the tokens) or "sum"
+    (the total attention the selected tokens give each token)."""
+
     _meta = traitlets.Dict().tag(sync=True)
 
     def __init__(self, text: str, *, model: Any = None, **kwargs: Any) -> None:
@@ -65,9 +83,11 @@ class FillMask(AttnWidget):
 
         self._view = fill_mask_view(text, int(k), model)         # raises for a bad text: nothing half-built
         last = "layer" not in kwargs
+        selection = kwargs.pop("selection", None)
         super().__init__(text=text, k=int(k), **kwargs)
         if last:                                                  # default: the last layer
             self.layer = self._view["rows"].shape[1] - 1
+        self.selection = self._mask_row() if selection is None else selection
         self._publish()
 
     @property
@@ -80,9 +100,33 @@ class FillMask(AttnWidget):
         return self._view["fills"]
 
     def attention_row(self) -> np.ndarray:
-        """(tokens,) the attention of the selected [MASK] at ``layer``/``head`` (head=-1: the heads' mean)."""
-        rows = self._view["rows"][self.mask, self.layer]
-        return rows.mean(0) if self.head == -1 else rows[self.head]
+        """(tokens,) what the attention panel shows at ``layer``/``head`` (head=-1: the heads' mean): the
+        ``combine`` of the selected query rows (by default the [MASK]'s own row); with nothing selected, the row
+        of [MASK] ``mask`` (:func:`attnwidgets.viewdata.views.fill_mask.fill_mask_row`)."""
+        return fill_mask_row(self._view, self.layer, self.head, self.selection, self.combine, self.mask)
+
+    def _mask_row(self) -> list[int]:
+        """The default selection: the position of [MASK] ``mask``."""
+        return [int(self._view["positions"][self.mask])]
+
+    def _n_queries(self) -> int:
+        """How many query tokens ``selection`` indexes (what :func:`attnwidgets.widgets.link_span` checks)."""
+        return len(self._view["tokens"])
+
+    @traitlets.validate("selection")
+    def _valid_selection(self, proposal: dict[str, Any]) -> list[int]:
+        if not hasattr(self, "_view"):
+            return list(proposal["value"])
+        return checked(check_selection, proposal["value"], self._n_queries())
+
+    @traitlets.validate("combine")
+    def _valid_combine(self, proposal: dict[str, Any]) -> str:
+        return checked(check_combine, proposal["value"])
+
+    @traitlets.observe("mask")
+    def _on_mask(self, _change: dict[str, Any]) -> None:
+        if hasattr(self, "_view"):
+            self.selection = self._mask_row()
 
     @traitlets.validate("layer", "head", "mask")
     def _valid_index(self, proposal: dict[str, Any]) -> int:
@@ -122,8 +166,10 @@ class FillMask(AttnWidget):
             self._error = str(exc)                                 # the page keeps the last good picture
             return
         self._view = view
-        if self.mask >= len(view["positions"]):
-            self.mask = 0
+        with self.hold_trait_notifications():
+            if self.mask >= len(view["positions"]):
+                self.mask = 0
+            self.selection = self._mask_row()  # positions of the old sentence mean nothing in the new one
         self._error = ""
         self._publish()
 

@@ -121,15 +121,31 @@ def link_selection(*widgets: Any, js: bool = True) -> SelectionLink:
     return SelectionLink(tuple(widgets), links, js)
 
 
+#: The views :func:`link_span` links, by class name (PatchingView is an AttentionCompare).
+SPAN_VIEWS = ("AttentionHeatmap", "ModelView", "AttentionProfile", "HeadView", "GenerationView", "AttentionCompare",
+              "PatchingView", "HeadStatsGrid", "EntropyBars", "HeadClusterMap", "QKStepThrough", "FillMask",
+              "AblationWidget", "QKSpaceView", "HeadRolesView", "RouterView")
+
+#: Views that show no text, so have no query tokens to select, and why :func:`link_span` leaves them out.
+NO_TEXT = {
+    "PositionalExplorer": "it draws positional encodings of positions, not the tokens of a text",
+    "MaskExplorer": "it draws attention masks over positions, not the tokens of a text",
+}
+
+
 def _selection_trait(widget: Any) -> str:
     """The trait that holds a widget's selected query tokens: ``selection``, or the head view's ``selected``."""
     if isinstance(widget, ipywidgets.Widget) and widget.has_trait("selection"):
         return "selection"
-    if type(widget).__name__ == "HeadView":
+    name = type(widget).__name__
+    if name == "HeadView":
         return "selected"
-    raise TypeError(f"link_span links widgets that select query tokens (AttentionHeatmap, ModelView, AttentionProfile, "
-                    f"HeadView, GenerationView, AttentionCompare, HeadStatsGrid, EntropyBars, HeadClusterMap); got "
-                    f"{type(widget).__name__}")
+    views = ", ".join(SPAN_VIEWS)
+    if name in NO_TEXT:
+        raise TypeError(f"link_span cannot link {name}: it is exempt because it shows no text ({NO_TEXT[name]}), so "
+                        f"there are no query tokens to select. link_span links {views}")
+    raise TypeError(f"link_span links widgets that select query tokens ({views}); got {name}, which has no "
+                    "'selection' of query tokens")
 
 
 def _n_queries(widget: Any) -> int | None:
@@ -143,20 +159,36 @@ def _n_queries(widget: Any) -> int | None:
 
 def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
     """Keep the selected query tokens of several views the same: select "New York" in one heatmap and every linked
-    heatmap, model view, profile and head view shows that span (``selection``; the head view's ``selected``),
-    with the same ``combine`` ("mean" or "sum") where both views have one. A :class:`GenerationView` of a
-    generation ``g`` selects among ``g.result.tokens`` too (its span-share panel then shows how much each step
-    attends to the span): link it with views of ``g.result``. :class:`AttentionCompare` selects A's query tokens;
-    :class:`HeadStatsGrid`, :class:`EntropyBars` and :class:`HeadClusterMap`, given one result, show the
-    statistics of the selected rows; a :class:`RouterView` of the same text, the load per expert over them. The first
-    widget's selection is copied to the others when linking.
+    view shows that span (``selection``; the head view's ``selected``), with the same ``combine`` ("mean" or
+    "sum") where both views have one. The first widget's selection is copied to the others when linking.
+
+    What each view does with the selected rows:
+
+    - :class:`AttentionHeatmap`, :class:`ModelView`, :class:`AttentionProfile`, :class:`HeadView`: outline them and
+      draw their combined row; :class:`AttentionCompare` (and ``PatchingView``) selects A's query tokens.
+    - :class:`GenerationView` of a generation ``g`` selects among ``g.result.tokens`` (its span-share panel then
+      shows how much each step attends to the span): link it with views of ``g.result``.
+    - :class:`HeadStatsGrid`, :class:`EntropyBars`, :class:`HeadClusterMap`, given one result: the statistics of
+      the selected rows.
+    - :class:`QKStepThrough`: its panels are one query's arithmetic (a softmax of combined rows is not the
+      combined softmaxes), so they step through one selected token (the query, if selected, else the first) and mark
+      the others.
+    - :class:`FillMask`: its attention panel shows the combined selected rows (by default the [MASK]'s own row).
+    - :class:`AblationWidget`: its before/after maps outline the rows and draw their combined row before and after,
+      and it prints how much of their attention the ablation moved; the watched numbers stay whole-input measures.
+    - :class:`QKSpaceView`: the tokens of the sentence it shows (set ``sentence`` first): their query points are
+      ringed, and a click on a query point selects its token.
+    - :class:`RouterView` of the same text: the load per expert over the selected tokens.
+    - :class:`HeadRolesView`, through its heatmap: the grid shows the role scores of the selected rows of its example
+      sequence alone (nothing selected: the mean over every sequence).
+
+    :class:`PositionalExplorer` and :class:`MaskExplorer` are exempt: they draw positions, not a text, so there are
+    no tokens to select; link_span refuses them with a TypeError that says so.
 
     Parameters
     ----------
     *widgets
-        Two or more of :class:`AttentionHeatmap`, :class:`ModelView`, :class:`AttentionProfile`,
-        :class:`HeadView`, :class:`GenerationView`, :class:`AttentionCompare`, :class:`HeadStatsGrid`,
-        :class:`EntropyBars`, :class:`HeadClusterMap` and :class:`RouterView`, over the same tokens.
+        Two or more of the views above, over the same query tokens.
     js : bool
         True (default): linked in the page (``ipywidgets.jslink``), as :func:`link_selection`; False: in the kernel.
 
@@ -168,14 +200,17 @@ def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
     Raises
     ------
     TypeError
-        Fewer than two widgets, or one that does not select query tokens.
+        Fewer than two widgets, or one that does not select query tokens (the explorers that show no text among
+        them).
     ValueError
-        Widgets over different numbers of query tokens (word level in one view, token level in another, say).
+        Widgets over different numbers of query tokens (word level in one view, token level in another, another
+        text or sentence, say).
 
     Notes
     -----
     A profile always has a query, so an empty selection linked into it becomes its default query (the last
-    token that is not a special token), and that goes back to the others.
+    token that is not a special token), and that goes back to the others. FillMask shows its [MASK]'s row while
+    nothing is selected, the step-through keeps its query.
 
     Examples
     --------
@@ -187,9 +222,18 @@ def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
     >>> model.selection, model.combine
     ([4, 5], 'sum')
     >>> link.unlink()
+    >>> aw.widgets.link_span(heat, aw.MaskExplorer("causal", length=8))
+    Traceback (most recent call last):
+    ...
+    TypeError: link_span cannot link MaskExplorer: it is exempt because it shows no text (it draws attention masks \
+over positions, not the tokens of a text), so there are no query tokens to select. link_span links \
+AttentionHeatmap, ModelView, AttentionProfile, HeadView, GenerationView, AttentionCompare, PatchingView, \
+HeadStatsGrid, EntropyBars, HeadClusterMap, QKStepThrough, FillMask, AblationWidget, QKSpaceView, HeadRolesView
     """
     if len(widgets) < 2:
         raise TypeError(f"link_span needs two or more widgets to link, got {len(widgets)}")
+    # A view made of views (HeadRolesView) names the one whose selection stands for it.
+    widgets = tuple(getattr(w, "span_widget", w) for w in widgets)
     traits = [_selection_trait(w) for w in widgets]
     counts = {f"{type(w).__name__}#{i}": n for i, w in enumerate(widgets) if (n := _n_queries(w)) is not None}
     if len(set(counts.values())) > 1:

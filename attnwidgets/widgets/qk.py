@@ -16,9 +16,11 @@ import traitlets
 from ..qk_result import QKCapture
 from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
+from ..viewdata.selection import check_selection, one_query
 from ..viewdata.views.qk import QKOptions, extra_arrays, is_windowed, qk_arrays, qk_reply, qk_state, view_key
 from ..viewdata.windows import check_window, default_window, is_long, qk_window, window_around
 from ._base import AttnWidget, Colormap, Index, checked
+from ._span import Selection
 
 # The arrays of one (layer, head), in the order their buffers travel; a capture with a position bias adds "bias"
 # (and T5's "bucket") after them.
@@ -51,6 +53,8 @@ class QKStepThrough(AttnWidget):
     layer, head, query : int
         What to show first: the layer (one of the captured ones), the query head (single heads only: there is no
         mean of q·k over heads) and the query token.
+    selection : list[int], optional
+        Query tokens selected (see the trait); the query follows it.
     window : list[int], optional
         ``[start, stop]``: the key positions shown (default: every key of a short capture, else 64 around the
         query).
@@ -89,6 +93,15 @@ class QKStepThrough(AttnWidget):
     """int, default: the first word (encoders) or the last token (decoders). The query token whose attention is
     stepped through; clicking a token in the page or choosing it in the menu sets it. Two-way."""
 
+    selection = Selection().tag(sync=True)
+    """list[int], default []: the selected query tokens (sorted; [] is none), as the heatmap's ``selection`` and
+    linked to it by :func:`attnwidgets.widgets.link_span`. Click a token in the first panel to select it,
+    shift-click to extend to a span, ctrl/cmd-click to add or remove one, Escape clears. The panels are the arithmetic
+    of one query (the softmax of a mean of rows is not the mean of their softmaxes), so they step through one
+    selected token: ``query`` while it is selected, else the first selected token (choose another selected one in
+    the query menu); the first panel marks every selected token. Choosing a query outside the selection selects it
+    alone. A position out of range, a repeat or a non-integer is a TraitError."""
+
     window = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int] ``[start, stop]``: the key positions shown, at most 256 wide (or all of up to
     512 keys). Default: every key of a capture of up
@@ -114,7 +127,9 @@ class QKStepThrough(AttnWidget):
         causal = n > 1 and not first.mask[0, 1:].any()
         kwargs.setdefault("query", n - 1 if causal else min(1, n - 1))
         window_given = "window" in kwargs
+        selection = kwargs.pop("selection", [])
         super().__init__(**kwargs)
+        self.selection = selection  # after the query, which then follows it
         if not window_given:
             self.window = list(self._window_for(self.query))
         self._refresh_payload()
@@ -153,8 +168,24 @@ class QKStepThrough(AttnWidget):
             return list(proposal["value"])
         return list(checked(check_window, proposal["value"], self._n_keys()))
 
+    def _n_queries(self) -> int:
+        """How many query tokens ``selection`` indexes (what :func:`attnwidgets.widgets.link_span` checks)."""
+        return len(next(iter(self._captures.values())).tokens)
+
+    @traitlets.validate("selection")
+    def _valid_selection(self, proposal: dict[str, Any]) -> list[int]:
+        if not hasattr(self, "_captures"):
+            return list(proposal["value"])
+        return checked(check_selection, proposal["value"], self._n_queries())
+
+    @traitlets.observe("selection")
+    def _on_selection(self, change: dict[str, Any]) -> None:
+        self.query = one_query(list(change["new"]), int(self.query))
+
     @traitlets.observe("query")
     def _on_query(self, change: dict[str, Any]) -> None:
+        if self.selection and change["new"] not in self.selection:
+            self.selection = [int(change["new"])]
         # A query whose own key is outside the window: move the window to it, keeping its width.
         if hasattr(self, "_captures") and self.window and self.windowed():
             start, stop = self.window

@@ -7,10 +7,11 @@ from typing import Any
 
 import traitlets
 
-from ..viewdata.qk_space import check_qk_space, check_view_color
+from ..viewdata.qk_space import check_qk_space, check_space_selection, check_view_color, selected_points
 from ..viewdata.state import to_reply
 from ..viewdata.views.qk_space import qk_space_state, sentence_weights
 from ._base import AttnWidget, Colormap, checked
+from ._span import Selection
 
 __all__ = ["QKSpaceView"]
 
@@ -37,6 +38,8 @@ class QKSpaceView(AttnWidget):
         "position", "token", "pos" or "attention" (default: the space's own ``color``).
     sentence : int
         The sentence whose map the panel shows (-1: none yet).
+    selection : list[int], optional
+        Selected query tokens of that sentence (see the trait).
     colormap : str
         The continuous colour map ("blues", "viridis", ...); "" viridis for the points, the theme's for the panel.
     theme : str
@@ -70,6 +73,15 @@ class QKSpaceView(AttnWidget):
     point = traitlets.Int(-1).tag(sync=True)
     """int: the clicked point (index into the space's rows; -1 none)."""
 
+    selection = Selection().tag(sync=True)
+    """list[int], default []: the selected query tokens of the sentence shown (positions in its tokens, sorted), as
+    the heatmap's ``selection``: :func:`attnwidgets.widgets.link_span` links it to a heatmap of that sentence (set
+    ``sentence`` first). Clicking a query point selects its token (shift-click extends to a span of its sentence,
+    ctrl/cmd-click adds or removes; a point of another sentence starts again there), Escape clears; the selected
+    tokens' query points are ringed in the scatter and their rows outlined in the panel. A click on a key point
+    opens its sentence without selecting. Setting ``sentence`` from Python clears it; with no sentence (-1) only
+    [] is allowed. A position out of range, a repeat or a non-integer is a TraitError."""
+
     _meta = traitlets.Dict().tag(sync=True)
     """dict: title, method, layer, head, each sentence's tokens, the token and part-of-speech category names."""
 
@@ -81,7 +93,9 @@ class QKSpaceView(AttnWidget):
     def __init__(self, space: Any, **kwargs: Any) -> None:
         self.space = check_qk_space(space, "QKSpaceView")
         kwargs.setdefault("color", self.space.color)
+        selection = kwargs.pop("selection", [])
         super().__init__(**kwargs)
+        self.selection = selection  # after the sentence, which it indexes
         self._show(qk_space_state(self.space))
 
     @traitlets.validate("color")
@@ -104,6 +118,29 @@ class QKSpaceView(AttnWidget):
         if not -1 <= value < n:
             raise traitlets.TraitError(f"point {value} is out of range: there are {n} points (0..{n - 1}, or -1)")
         return value
+
+    def _n_queries(self) -> int | None:
+        """Query tokens of the sentence shown, what a selection indexes (None with no sentence): what
+        :func:`attnwidgets.widgets.link_span` checks."""
+        return None if self.sentence < 0 else len(self.space.tokens[self.sentence])
+
+    def selected_points(self) -> list[int]:
+        """The rows of the query points of the selected tokens (what the scatter rings), in token order."""
+        return selected_points(self.space, self.sentence, self.selection).tolist()
+
+    @traitlets.validate("selection")
+    def _valid_selection(self, proposal: dict[str, Any]) -> list[int]:
+        if not hasattr(self, "space"):
+            return list(proposal["value"])
+        return checked(check_space_selection, self.space, self.sentence, proposal["value"])
+
+    @traitlets.observe("sentence")
+    def _on_sentence(self, _change: dict[str, Any]) -> None:
+        # Positions of one sentence mean nothing in another. A page click sends the new sentence together with the
+        # selection it makes (its query point's token); ipywidgets holds those keys in _property_lock while it
+        # applies them, so that selection is kept.
+        if "selection" not in getattr(self, "_property_lock", {}):
+            self.selection = []
 
     def _handlers(self) -> dict[str, Any]:
         return {"sentence": self._sentence_request}

@@ -35,6 +35,13 @@ class HeadRolesView(ipywidgets.HBox):
         copy's rows.
     link : SelectionLink
         The in-page link between the two (``link.unlink()`` to separate them).
+    span_widget : AttentionHeatmap
+        The heatmap again: the view's query-token selection is its ``selection``. Select rows of the example there
+        (click, shift-click; or :func:`attnwidgets.widgets.link_span`, which links the view through it) and the grid
+        shows the role scores of those rows of the example sequence alone
+        (:func:`attnwidgets.viewdata.roles.role_stats`' ``rows``; NaN for a role none of whose queries is
+        selected: the duplicate-token and induction scores have queries only in the second copy); nothing selected,
+        the mean over every sequence. The grid's numbers are Python's, so this needs a running kernel.
 
     Examples
     --------
@@ -45,6 +52,9 @@ class HeadRolesView(ipywidgets.HBox):
     >>> view = aw.HeadRolesView(HeadRoles({k: np.array([[0.1, 0.7]]) for k in ROLES}, ex, 3, 1, 1, 0, "toy"))
     >>> (view.grid.statistic, view.grid.head, view.heatmap.head)
     ('induction', 1, 1)
+    >>> view.heatmap.selection = [4, 5, 6]      # the second copy: the scores of those rows, (1/5 + 1/6 + 1/7) / 3
+    >>> view.grid.values("induction").round(2).tolist()
+    [[0.17, 0.17]]
     """
 
     def __init__(self, roles: Any, role: str = "induction", *, layer: int | None = None, head: int | None = None,
@@ -62,11 +72,17 @@ class HeadRolesView(ipywidgets.HBox):
         self.heatmap = AttentionHeatmap(roles.example, layer=layer, head=head,
                                         **{k: v for k, v in kwargs.items() if k == "theme"})
         self.link = link_selection(self.grid, self.heatmap)
+        self.span_widget = self.heatmap
+        self.heatmap.observe(self._on_rows, names="selection")
         super().__init__([self.grid, self.heatmap],
                          layout=ipywidgets.Layout(flex_flow="row wrap", align_items="flex-start"))
         self._arrange()
         for view in (self.grid, self.heatmap):
             view.observe(lambda _change: self._arrange(), names=["theme", "fit"])
+
+    def _on_rows(self, change: dict[str, Any]) -> None:
+        """The grid shows the role scores of the selected rows of the example (all sequences' with none)."""
+        self.grid.show_stats(role_stats(self.roles, "HeadRolesView", rows=list(change["new"]) or None))
 
     def fitting(self) -> bool:
         """Whether the two views fit the screen (their ``fit`` trait: "auto" fits in the lecture theme)."""

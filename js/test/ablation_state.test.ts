@@ -8,9 +8,11 @@ import {
   formatDelta,
   formatValue,
   headState,
+  movedText,
   sameAblation,
   setScale,
   sliderValue,
+  spanCompare,
   toggleHead,
   toggleLayer,
   withMode,
@@ -110,5 +112,28 @@ describe("bars and numbers", () => {
     expect(formatValue(null)).toBe("–");
     expect(formatDelta(-0.25)).toBe("−0.2500");
     expect(formatDelta(0.01)).toBe("+0.0100");
+  });
+});
+
+describe("spanCompare (the selected rows of the maps, before and after)", () => {
+  // 3 queries x 2 keys, before and after (row-major)
+  const before = Float32Array.from([1, 0, 0.5, 0.5, 0.2, 0.8]);
+  const after = Float32Array.from([0.5, 0.5, 0.5, 0.5, Number.NaN, 1]);
+  it("means or sums the selected rows and measures how much attention moved", () => {
+    const m = spanCompare(before, after, 2, [0, 1], "mean");
+    expect(Array.from(m.before)).toEqual([0.75, 0.25]);
+    expect(Array.from(m.after)).toEqual([0.5, 0.5]);
+    expect(m.moved).toBeCloseTo(0.25, 6);
+    const s = spanCompare(before, after, 2, [0, 1], "sum");
+    expect(s.moved).toBeCloseTo(0.5, 6);
+  });
+  it("counts a masked key (NaN) as 0", () => {
+    const m = spanCompare(before, after, 2, [2], "mean");
+    expect(Array.from(m.after)).toEqual([0, 1]);
+    expect(m.moved).toBeCloseTo(0.2, 6);
+  });
+  it("names the rows in the caption, nothing without a selection", () => {
+    expect(movedText(["a", "b", "c"], [1, 2], 0.25)).toBe(" · rows b c (1–2): ½ Σ |after − before| = 0.250");
+    expect(movedText(["a"], [], 0.25)).toBe("");
   });
 });

@@ -11,6 +11,8 @@ import {
   pictureWidth,
   rowColumns,
   rowTitle,
+  selectionRow,
+  shownRows,
 } from "../src/views/fill_mask/state";
 
 describe("attentionRow", () => {
@@ -105,5 +107,44 @@ describe("texts", () => {
       "m · fill in the [MASK] · attnwidgets' head",
     );
     expect(fillTitle("m", "The model's own masked-LM head (m).")).toBe("m · fill in the [MASK]");
+  });
+});
+
+describe("selectionRow (the panel's row for a selection of query tokens)", () => {
+  // attention (layers 2, heads 2, n 3, n 3): value = 1000 * layer + 100 * head + 10 * query + key
+  const shape = [2, 2, 3, 3];
+  const att = Float32Array.from({ length: 36 }, (_, i) => {
+    const [l, hh, q, k] = [Math.floor(i / 18), Math.floor(i / 9) % 2, Math.floor(i / 3) % 3, i % 3];
+    return 1000 * l + 100 * hh + 10 * q + k;
+  });
+  it("means or sums the selected rows of one head", () => {
+    expect(Array.from(selectionRow(att, shape, 1, 1, [0, 2], "mean"))).toEqual([1110, 1111, 1112]);
+    expect(Array.from(selectionRow(att, shape, 1, 1, [0, 2], "sum"))).toEqual([2220, 2222, 2224]);
+  });
+  it("averages the heads with head -1", () => {
+    expect(Array.from(selectionRow(att, shape, 0, -1, [1], "mean"))).toEqual([60, 61, 62]);
+    expect(Array.from(selectionRow(att, shape, 0, -1, [1, 2], "sum"))).toEqual([130, 132, 134]);
+  });
+  it("skips positions past the tokens (a selection for the next sentence, before its rows arrive)", () => {
+    expect(Array.from(selectionRow(att, shape, 0, 0, [1, 7], "mean"))).toEqual([10, 11, 12]);
+  });
+});
+
+describe("shownRows and rowTitle with a selection", () => {
+  const tokens = ["[CLS]", "new", "york", "[MASK]", "[SEP]"];
+  it("marks the selection, or the [MASK] with nothing selected", () => {
+    expect(shownRows([1, 2], [3], 0)).toEqual([1, 2]);
+    expect(shownRows([], [3], 0)).toEqual([3]);
+  });
+  it("names the [MASK] for its own row and the selection otherwise", () => {
+    const own = { tokens, positions: [3], selection: [3], combine: "mean" };
+    expect(rowTitle(0, 2, -1, own)).toBe("Where [MASK] #1 attends: layer 2, mean of the heads");
+    expect(rowTitle(0, 2, -1, { ...own, selection: [] })).toBe(
+      "Where [MASK] #1 attends: layer 2, mean of the heads",
+    );
+    expect(rowTitle(0, 2, 1, { ...own, selection: [1, 2], combine: "sum" })).toBe(
+      "Where new york (1–2) attend (sum of 2 rows): layer 2, head 1",
+    );
+    expect(rowTitle(0, 0, 1, { ...own, selection: [2] })).toBe("Where york (2) attends: layer 0, head 1");
   });
 });

@@ -13,7 +13,9 @@ import {
   panelSizes,
   panelTitle,
   pointColors,
+  pointPick,
   pointTip,
+  selectedPoints,
   tokenInSentence,
 } from "../src/views/qk_space/state";
 
@@ -172,5 +174,42 @@ describe("the view's sizes, menu and texts", () => {
     expect(panelTitle(m, 4, null)).toBe("sentence 4 · layer 3 head 1");
     expect(panelTitle(m, 4, { text: "cat", isKey: true })).toBe("sentence 4 · layer 3 head 1 · key “cat”");
     expect(panelTitle(m, 4, { text: "cat", isKey: false })).toBe("sentence 4 · layer 3 head 1 · query “cat”");
+  });
+});
+
+describe("selecting tokens by their points", () => {
+  // sentence 0: tokens 0..2, sentence 1: tokens 0..1; queries first (rows 0..4), then keys (rows 5..9)
+  const rows = [
+    ...[0, 1, 2].map((token) => ({ kind: 0, sentence: 0, token })),
+    ...[0, 1].map((token) => ({ kind: 0, sentence: 1, token })),
+    ...[0, 1, 2].map((token) => ({ kind: 1, sentence: 0, token })),
+    ...[0, 1].map((token) => ({ kind: 1, sentence: 1, token })),
+  ];
+  const pts = table(rows);
+  const plain = { shiftKey: false, ctrlKey: false, metaKey: false };
+
+  it("rings the query points of the selected tokens of the sentence shown, in token order", () => {
+    expect(selectedPoints(pts, 0, [2, 0])).toEqual([0, 2]);
+    expect(selectedPoints(pts, 1, [1])).toEqual([4]);
+    expect(selectedPoints(pts, -1, [1])).toEqual([]);
+  });
+
+  it("a query point selects its token; shift extends within its sentence; another sentence starts again", () => {
+    let pick = pointPick(pts, 1, { sentence: 0, selection: [] }, plain, null);
+    expect(pick).toEqual({ sentence: 0, point: 1, selection: [1], anchor: 1 });
+    pick = pointPick(pts, 2, { sentence: 0, selection: [1] }, { ...plain, shiftKey: true }, 1);
+    expect(pick.selection).toEqual([1, 2]);
+    pick = pointPick(pts, 4, { sentence: 0, selection: [1, 2] }, { ...plain, shiftKey: true }, 1);
+    expect(pick).toEqual({ sentence: 1, point: 4, selection: [1], anchor: 1 });
+  });
+
+  it("a key point opens its sentence and keeps only that sentence's selection", () => {
+    expect(pointPick(pts, 6, { sentence: 0, selection: [2] }, plain, 2).selection).toEqual([2]);
+    expect(pointPick(pts, 9, { sentence: 0, selection: [2] }, plain, 2)).toEqual({
+      sentence: 1,
+      point: 9,
+      selection: [],
+      anchor: null,
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { THEMES } from "../src/shared/theme";
+import { withSelection } from "../src/views/qk/controls";
 import {
   type HeadData,
   PANEL_CHROME,
@@ -173,6 +174,9 @@ describe("qk view state", () => {
     expect(text).toContain("scaling 0.7071 = 1/√2");
     expect(text).toContain("strongest key: “\u2068a\u2069”");
     expect(text).toContain("keys 0–1 of 3, outside them 25.0 % of the weight");
+    expect(text).not.toContain("selected");
+    const picked = captionText(META, v, hd, 1, r, strongestKey(r), [0, 1]);
+    expect(picked).toContain("(one of 2 selected: \u2068a\u2069 \u2068b\u2069 (0–1))");
   });
 
   it("joins a reply's specs with its buffers and decodes a head", () => {
@@ -254,5 +258,15 @@ describe("QKStepThrough's RoPE step", () => {
       expect(widths.length).toBe(9);
       expect(widths.reduce((a, b) => a + b, 0) + 9 * PANEL_CHROME).toBeLessThanOrEqual(1240);
     }
+  });
+});
+
+describe("withSelection (a query chosen in the menu or by the arrow keys)", () => {
+  it("selects a query outside the selection alone, and leaves the rest alone", () => {
+    expect(withSelection({ query: 1 }, [4, 5])).toEqual({ query: 1, selection: [1] });
+    expect(withSelection({ query: 5 }, [4, 5])).toEqual({ query: 5 });
+    expect(withSelection({ query: 5 }, [])).toEqual({ query: 5 });
+    expect(withSelection({ head: 2 }, [4, 5])).toEqual({ head: 2 });
+    expect(withSelection({ query: 1, selection: [1, 2] }, [4, 5])).toEqual({ query: 1, selection: [1, 2] });
   });
 });

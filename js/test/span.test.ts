@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   SpanSelector,
   nextSpan,
+  oneQuery,
+  selectQuery,
   selectionKey,
   spanBand,
   spanCaption,
@@ -130,5 +132,23 @@ describe("SpanSelector keys and the combined row's room", () => {
     const band = spanBand(20, t);
     expect(spanRoom(20, t)).toBe(band.gap + band.height + 4);
     expect(spanRoom(100, t)).toBe(band.gap + 28 + 4); // the band is at most 28 px tall
+  });
+});
+
+describe("oneQuery and selectQuery (the QK step-through's one query)", () => {
+  it("keeps a selected query, else takes the first selected token", () => {
+    expect(oneQuery([4, 5], 5)).toBe(5);
+    expect(oneQuery([4, 5], 2)).toBe(4);
+    expect(oneQuery([], 2)).toBe(2);
+  });
+  it("selects a query chosen outside the selection alone", () => {
+    const sel = [4, 5];
+    expect(selectQuery(sel, 5)).toBe(sel);
+    expect(selectQuery(sel, 1)).toEqual([1]);
+    expect(selectQuery([], 1)).toEqual([]);
+  });
+  it("agrees with a click: the clicked token alone becomes the query", () => {
+    const pick = nextSpan([4, 5], 2, { shiftKey: false, ctrlKey: false, metaKey: false }, 4);
+    expect(oneQuery(pick.selection, 5)).toBe(2);
   });
 });

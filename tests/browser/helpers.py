@@ -61,6 +61,13 @@ def page_point(where: Any, target: str, x: float, y: float) -> tuple[float, floa
     return box["x"] + x, box["y"] + y
 
 
+def row_point(where: Any, target: str, q: int, col: int = 1) -> tuple[float, float]:
+    """The page point of query row ``q``, key column ``col`` of a heatmap canvas (its ``x0``, ``y0``, ``cell``)."""
+    d = dataset(where, target)
+    cell = float(d["cell"])
+    return page_point(where, target, float(d["x0"]) + (col + 0.5) * cell, float(d["y0"]) + (q + 0.5) * cell)
+
+
 def unisolate(text: str) -> str:
     """``text`` without the FSI/PDI marks the views put around every token and model name (test_bidi_browser.py
     checks that they are there)."""

@@ -197,3 +197,49 @@ def test_an_error_shows_in_the_widget_and_clears(nb):
     err.wait_for(state="hidden", timeout=10_000)
     assert nb.python("print(repr(bad._error))").strip() == "''"
     assert nb.errors() == []
+
+
+LINKED = """
+import attnwidgets as aw
+text = "I flew from New York to Paris."
+w = aw.AblationWidget([text], watch="drift", layer=2, head=3, ablation=aw.runner.Ablation.heads({(2, 3): "uniform"}))
+h = aw.AttentionHeatmap(aw.run(text), layer=2, head=3)
+link = aw.widgets.link_span(h, w)
+"""
+
+
+def test_rows_selected_in_a_linked_heatmap_are_compared_before_and_after(lab):
+    """AblationWidget linked to a heatmap of its text: "new york" selected in the heatmap is outlined in both maps,
+    its mean row drawn under each at Python's numbers, the caption prints how much attention moved; a click on a
+    row of the "before" map selects it in the heatmap."""
+    from helpers import canvas_stats, dataset, eventually, page_point, row_point, wait_dataset
+
+    nb = lab.open([LINKED, "h", "w"], viewport=(1500, 1400), reuse=True)
+    hm, ab = nb.widget(0), nb.widget(1)
+    wait_dataset(hm, "heatmap-canvas", "view", "self/2/3/t")
+    wait_dataset(ab, "map-after", "key", "self/0/2/3")
+    before = canvas_stats(ab, "map-after")["ink"]  # (its "sum" is the map's, a data attribute)
+    ny = [int(v) for v in nb.python("print(w.result.tokens.index('new'), w.result.tokens.index('york'))").split()]
+    nb.page.mouse.click(*row_point(hm, "heatmap-canvas", ny[0]))
+    wait_dataset(hm, "heatmap-canvas", "selection", str(ny[0]))
+    nb.page.keyboard.down("Shift")
+    nb.page.mouse.click(*row_point(hm, "heatmap-canvas", ny[1]))
+    nb.page.keyboard.up("Shift")
+    d = wait_dataset(ab, "map-after", "selection", f"{ny[0]},{ny[1]}")
+    eventually(nb, "print(w.selection)", str(ny))
+    want = json.loads(nb.python("import json; c = w.span_change(); "
+                                "print(json.dumps([c['after'].tolist(), c['moved']]))"))
+    shown_row = [float(x) for x in d["span"].split(",")]
+    assert all(abs(a - b) < 1e-5 for a, b in zip(shown_row, want[0], strict=True))
+    assert abs(float(d["moved"]) - want[1]) < 1e-5 and want[1] > 0.01
+    assert canvas_stats(ab, "map-after")["ink"] > before, "the after map did not draw the rows' band"
+    caption = ab.locator(".aw-abl-maps span").first.text_content()
+    assert f"= {want[1]:.3f}" in caption, caption
+    nb.screenshot("ablation-linked-span", ab)
+
+    # A click on row 2 of the "before" map selects it in the heatmap.
+    m = dataset(ab, "map-before")
+    nb.page.mouse.click(*page_point(ab, "map-before", float(m["x0"]) + 2, float(m["y0"]) + 2.5 * float(m["cell"])))
+    eventually(nb, "print(h.selection, w.selection)", "[2] [2]")
+    wait_dataset(hm, "heatmap-canvas", "selection", "2")
+    assert not nb.errors(), nb.errors()

@@ -124,3 +124,50 @@ def test_fill_mask_large_screenshot(lab):
     assert words == [f["tokens"] for f in json.loads(nb.python("import json; print(json.dumps(w.fills()))"))]
     nb.screenshot("fill-mask-large-light", root)
     assert not nb.errors()
+
+
+LINKED = """
+import numpy as np
+import attnwidgets as aw
+text = "I flew from New York to [MASK]."
+w = aw.FillMask(text)
+h = aw.AttentionHeatmap(aw.run(text), layer=w.layer, head=-1)
+link = aw.widgets.link_span(w, h)
+"""
+
+
+def test_fill_mask_rows_follow_a_linked_heatmap(lab):
+    """FillMask and a heatmap linked by link_span: the heatmap starts on the [MASK] row; a click and a shift-click
+    on "new", "york" in the heatmap redraw FillMask's panel as the mean of those rows (Python's numbers), both marked;
+    a click on a token under FillMask's panel selects it in the heatmap."""
+    from helpers import canvas_stats, row_point, unisolate
+
+    nb = lab.open([LINKED, "w", "h"], viewport=(1400, 1000), reuse=True)
+    fm, hm = nb.widget(0), nb.widget(1)
+    mask = int(nb.python("print(w.view['positions'][0])"))
+    wait_dataset(hm, "heatmap-canvas", "selection", str(mask))
+    d = wait_dataset(fm, "row-canvas", "selection", str(mask))
+    before = canvas_stats(fm, "row-canvas")["sum"]
+    ny = [int(v) for v in nb.python("print(w.view['tokens'].index('new'), w.view['tokens'].index('york'))").split()]
+    nb.page.mouse.click(*row_point(hm, "heatmap-canvas", ny[0]))
+    wait_dataset(hm, "heatmap-canvas", "selection", str(ny[0]))
+    nb.page.keyboard.down("Shift")
+    nb.page.mouse.click(*row_point(hm, "heatmap-canvas", ny[1]))
+    nb.page.keyboard.up("Shift")
+    d = wait_dataset(fm, "row-canvas", "selection", f"{ny[0]},{ny[1]}")
+    eventually(nb, "print(w.selection)", str(ny))
+    want = [float(x) for x in nb.python("print(*w.attention_row().tolist())").split()]
+    shown = [float(x) for x in d["values"].split(",")]
+    assert all(abs(a - b) < 1e-5 for a, b in zip(shown, want, strict=True)), (shown, want)
+    assert canvas_stats(fm, "row-canvas")["sum"] != before, "the panel did not redraw"
+    title = unisolate(fm.locator("[data-testid=row-title]").text_content())
+    assert f"new york ({ny[0]}–{ny[1]})" in title and "mean of 2 rows" in title, title
+    nb.screenshot("fill-mask-linked-span", fm)
+
+    # A click on "flew" under FillMask's panel selects that row in the heatmap.
+    flew = int(nb.python("print(w.view['tokens'].index('flew'))"))
+    x0, col = float(d["x0"]), float(d["colW"])
+    nb.page.mouse.click(*page_point(fm, "row-canvas", x0 + (flew + 0.5) * col, 10))
+    eventually(nb, "print(h.selection, w.selection)", f"[{flew}] [{flew}]")
+    wait_dataset(hm, "heatmap-canvas", "selection", str(flew))
+    assert not nb.errors(), nb.errors()

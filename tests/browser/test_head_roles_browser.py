@@ -66,3 +66,41 @@ def test_role_grid_opens_the_best_head_and_a_click_opens_another(nb):
     eventually(nb, "print(view.heatmap.layer, view.heatmap.head)", "0 2")
     nb.screenshot("head-roles-previous-token-clicked")
     assert not nb.errors(), nb.errors()
+
+
+def test_rows_selected_in_a_linked_heatmap_rescore_the_grid(lab):
+    """A heatmap of the example linked to the view by link_span: a click and a shift-click on rows of the second
+    copy select them in the view's own heatmap, and the grid redraws with the role scores of those rows (Python's
+    numbers, in its title); a click on a row of the view's heatmap selects it in the other."""
+    from helpers import dataset, row_point
+
+    cells = [SETUP.replace('aw.set_theme("lecture")', 'aw.set_theme("light")'),
+             "other = aw.AttentionHeatmap(example, layer=1, head=1)\nlink = aw.widgets.link_span(other, view)",
+             "other", "view"]
+    nb = lab.open(cells, viewport=(1400, 1000), reuse=True)
+    other, grid, heat = nb.widget(0), nb.widget(1), nb.widget(2)
+    wait_dataset(other, "heatmap-canvas", "view", "self/1/1/t")
+    before = canvas_stats(grid, "grid-canvas")
+    nb.page.mouse.click(*row_point(other, "heatmap-canvas", 10))
+    wait_dataset(other, "heatmap-canvas", "selection", "10")
+    nb.page.keyboard.down("Shift")
+    nb.page.mouse.click(*row_point(other, "heatmap-canvas", 12))
+    nb.page.keyboard.up("Shift")
+    wait_dataset(heat, "heatmap-canvas", "selection", "10,11,12")
+    eventually(nb, "print(view.heatmap.selection, 'of the example' in view.grid._meta['title'])", "[10, 11, 12] True")
+    check = ("a = example.attention.astype(float); rows = [10, 11, 12]; "
+             "print(np.allclose(view.grid.values('induction'), np.mean([a[..., i, i - n + 1] for i in rows], 0)))")
+    assert nb.python(check).strip() == "True"
+    nb.page.wait_for_function(
+        "(s) => { const c = document.querySelectorAll('[data-testid=grid-canvas]')[0];"
+        " const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let t = 0;"
+        " for (let i = 0; i < d.length; i += 4) t += d[i] + 3 * d[i+1] + 7 * d[i+2]; return t !== s; }",
+        arg=before["sum"], timeout=20_000)
+    nb.screenshot("head-roles-linked-span", grid)
+
+    # A click on row 3 of the view's own heatmap selects it in the other heatmap.
+    assert dataset(heat, "heatmap-canvas")["cell"]
+    nb.page.mouse.click(*row_point(heat, "heatmap-canvas", 3))
+    eventually(nb, "print(other.selection)", "[3]")
+    wait_dataset(other, "heatmap-canvas", "selection", "3")
+    assert not nb.errors(), nb.errors()

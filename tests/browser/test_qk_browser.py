@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import canvas_stats, eventually, wait_dataset
+from helpers import canvas_stats, eventually, row_point, wait_dataset
 
 SETUP = """
 import attnwidgets as aw
@@ -205,3 +205,52 @@ def test_qk_rope_step_draws_and_follows_a_click(lab, tiny_gpt_neox):
     tops = nb.page.evaluate("() => [...document.querySelectorAll('.aw-qk-panel canvas')]"
                             ".map(c => Math.round(c.getBoundingClientRect().top))")
     assert len(tops) == 9 and len(set(tops)) == 1, tops
+
+
+LINKED_SETUP = """
+import attnwidgets as aw
+text = "The cat sat on the mat because it was tired."
+caps = aw.runner.capture_qk_layers(text, layers=[2])
+h = aw.AttentionHeatmap(aw.run(text), layer=2, head=3)
+w = aw.QKStepThrough(caps, layer=2, head=3)
+link = aw.widgets.link_span(h, w)
+"""
+
+
+def test_qk_follows_a_span_selected_in_a_linked_heatmap(lab):
+    """A click and a shift-click on two rows of a linked heatmap select them in the step-through: it steps through
+    the first (its softmax panel draws that row, at Python's numbers) and marks both in its first panel; a click in
+    the step-through's first panel selects in the heatmap."""
+    nb = lab.open([LINKED_SETUP, "h", "w"], viewport=(1400, 1000), reuse=True)
+    hm, qk = nb.widget(0), nb.widget(1)
+    wait_dataset(hm, "heatmap-canvas", "view", "self/2/3/t")
+    wait_dataset(qk, SOFTMAX, "view", "2/3/1")
+    panel1 = canvas_stats(qk, "[data-testid=qk-qk]")["sum"]
+    nb.page.mouse.click(*row_point(hm, "heatmap-canvas", 4))
+    wait_dataset(hm, "heatmap-canvas", "selection", "4")
+    nb.page.keyboard.down("Shift")
+    nb.page.mouse.click(*row_point(hm, "heatmap-canvas", 6))
+    nb.page.keyboard.up("Shift")
+    eventually(nb, "print(h.selection, w.selection, w.query)", "[4, 5, 6] [4, 5, 6] 4")
+    d = wait_dataset(qk, SOFTMAX, "view", "2/3/4")
+    assert d["selection"] == "4,5,6"
+    shown = [float(x) for x in d["weights"].split(",")]
+    assert all(abs(a - b) < 1e-6 for a, b in zip(shown, python_weights(nb, 2, 3, 4)))
+    assert canvas_stats(qk, "[data-testid=qk-qk]")["sum"] != panel1, "panel 1 did not redraw"
+    # the accent bar left of each selected token's label: ink in rows 4..6 of the first 3 px, none in row 3
+    bar = """(c, [y, h]) => { const s = c.width / c.clientWidth;
+        const d = c.getContext('2d').getImageData(0, Math.round(y * s), Math.round(2 * s), Math.round(h * s)).data;
+        let ink = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) ink++;
+        return ink; }"""
+    top, rh = float(d["top"]), float(d["rh"])
+    assert qk.locator("[data-testid=qk-qk]").evaluate(bar, [top + 4 * rh + 2, 3 * rh - 4]) > 0
+    assert qk.locator("[data-testid=qk-qk]").evaluate(bar, [top + 3 * rh + 2, rh - 4]) == 0
+    nb.screenshot("qk-linked-span", qk)
+
+    # A click on token 2 in the step-through's first panel selects it in the heatmap too.
+    canvas = qk.locator("[data-testid=qk-qk]")
+    box = canvas.bounding_box()
+    nb.page.mouse.click(box["x"] + 20, box["y"] + float(d["top"]) + 2.5 * float(d["rh"]))
+    eventually(nb, "print(h.selection, w.query)", "[2] 2")
+    wait_dataset(hm, "heatmap-canvas", "selection", "2")
+    assert not nb.errors(), nb.errors()

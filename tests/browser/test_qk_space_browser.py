@@ -218,3 +218,58 @@ def test_marimo_click_opens_the_sentence_and_reaches_python(marimo_page):
         page.wait_for_timeout(200)
     root.screenshot(path=str(ARTIFACTS / "marimo-qk-space-clicked.png"))
     assert not errors, errors
+
+
+LINKED = """
+import numpy as np
+import attnwidgets as aw
+from attnwidgets.analysis.qk_space import build_qk_space
+
+aw.set_theme("light")
+toks = ["[CLS]", "i", "flew", "new", "york", "to", "paris", "[SEP]"]
+sents = [toks, toks[:5], ["[CLS]", "a", "b", "c", "[SEP]"]]
+grid = lambda s, n, dx: np.column_stack([np.arange(n) * 3.0 + dx, np.full(n, s * 3.0 + dx), np.zeros((n, 4))])
+q = [grid(s, len(t), 0) for s, t in enumerate(sents)]
+k = [grid(s, len(t), 1.5) for s, t in enumerate(sents)]
+w = [np.full((len(t), len(t)), 1 / len(t)) for t in sents]
+w[0] = np.random.default_rng(0).dirichlet(np.ones(8), 8)
+space = build_qk_space(q, k, w, sents, model="hand-made")
+view = aw.QKSpaceView(space, sentence=0)
+h = aw.AttentionHeatmap(aw.AttentionResult.from_arrays(w[0][None, None].astype(np.float32), toks))
+link = aw.widgets.link_span(h, view)
+query_of = lambda t: int(np.flatnonzero((space.kind == 0) & (space.sentence == 0) & (space.token == t))[0])
+"""
+
+
+def test_points_and_tokens_select_each_other_with_a_linked_heatmap(lab):
+    """QKSpaceView linked to a heatmap of its sentence: a click and a shift-click on "new", "york" in the heatmap
+    ring those tokens' query points in the scatter (its pixels change) and outline their rows in the panel; a click
+    on the query point of "paris" selects that row in the heatmap."""
+    from helpers import row_point
+
+    nb = lab.open([LINKED, "h", "view"], viewport=(1400, 1000), reuse=True)
+    hm, qs = nb.widget(0), nb.widget(1)
+    wait_dataset(hm, "heatmap-canvas", "view", "self/0/0/t")  # one head: the heatmap shows it, not a mean
+    wait_dataset(qs, "qk-space-panel", "sentence", "0")
+    before = canvas_stats(qs, "qk-space-canvas")["sum"]
+    nb.page.mouse.click(*row_point(hm, "heatmap-canvas", 3))
+    wait_dataset(hm, "heatmap-canvas", "selection", "3")
+    nb.page.keyboard.down("Shift")
+    nb.page.mouse.click(*row_point(hm, "heatmap-canvas", 4))
+    nb.page.keyboard.up("Shift")
+    want = nb.python("print(query_of(3), query_of(4), sep=',')").strip()
+    wait_dataset(qs, "qk-space-canvas", "selected", want)
+    eventually(nb, "print(view.selection, view.selected_points())", f"[3, 4] [{want.replace(',', ', ')}]")
+    assert canvas_stats(qs, "qk-space-canvas")["sum"] != before, "the scatter did not ring the points"
+    assert dataset(qs, "qk-space-panel")["selection"] == "3,4"
+    nb.screenshot("qk-space-linked-span", qs)
+
+    # A click on the query point of "paris" selects token 6 in the heatmap.
+    i = int(nb.python("print(query_of(6))"))
+    x, y = json.loads(nb.python(f"print(space.xy[{i}].tolist())"))
+    layout = json.loads(dataset(qs, "qk-space-canvas")["layout"])
+    nb.page.mouse.click(*page_point(qs, "qk-space-canvas", layout["ox"] + layout["s"] * x,
+                                    layout["oy"] - layout["s"] * y))
+    eventually(nb, "print(h.selection, view.selection, view.point)", f"[6] [6] {i}")
+    wait_dataset(hm, "heatmap-canvas", "selection", "6")
+    assert not nb.errors(), nb.errors()

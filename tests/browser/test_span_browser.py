@@ -5,7 +5,7 @@ shift-clicking rows selects "New York", the page draws the outlined rows and the
 
 from __future__ import annotations
 
-from helpers import canvas_stats, dataset, eventually, page_point, wait_dataset
+from helpers import canvas_stats, dataset, eventually, row_point, wait_dataset
 
 SETUP = """
 import numpy as np
@@ -25,12 +25,6 @@ BAND_INK = """(c, [y, h]) => {
     for (let i = 0; i < d.length; i += 4) if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) ink++;
     return ink;
 }"""
-
-
-def row_point(where, target: str, q: int, col: int = 1) -> tuple[float, float]:
-    d = dataset(where, target)
-    cell = float(d["cell"])
-    return page_point(where, target, float(d["x0"]) + (col + 0.5) * cell, float(d["y0"]) + (q + 0.5) * cell)
 
 
 def band_ink(where, target: str, y: float, h: float) -> int:

@@ -126,6 +126,8 @@ CALLS = {
     "plot_sweep": lambda theme: plots.plot_sweep(SWEEP, theme=theme),
     "plot_pruning_curve": lambda theme: plots.plot_pruning_curve(CURVE, theme=theme),
     "plot_ablation_panel": lambda theme: plots.plot_ablation_panel(PANEL, theme=theme),
+    "plot_ablation_rows": lambda theme: plots.plot_ablation_rows(
+        SimpleNamespace(kind="drift", frame=PANEL, before=[R], after=[R]), [1, 2], layer=1, head=2, theme=theme),
     "plot_profile": lambda theme: plots.plot_profile(R, 1, -1, query=2, theme=theme),
     "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
     "plot_sampling": lambda theme: plots.plot_sampling(GENERATION, 1, temperature=0.7, top_p=0.9, theme=theme),

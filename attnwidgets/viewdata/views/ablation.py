@@ -30,9 +30,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...result import AttentionResult
+from ..selection import check_combine, check_selection
 
 __all__ = ["AblationEdit", "AblationMap", "AblationPayload", "AblationSetup", "AblationSpec", "AblationState",
-           "AblationView", "Outcome", "OutputRow", "ablation_map", "ablation_rows", "ablation_setup",
+           "AblationView", "Outcome", "OutputRow", "ablation_map", "ablation_rows", "ablation_setup", "ablation_span",
            "ablation_state", "item_label", "with_map", "with_seq"]
 
 
@@ -191,3 +192,25 @@ def with_map(state: AblationState, outcome: Outcome, view: AblationView) -> Abla
 def with_seq(state: AblationState, seq: int) -> AblationState:
     """``state`` answering the page's message ``seq``."""
     return AblationState(replace(state.payload, seq=int(seq)))
+
+
+def ablation_span(hm: AblationMap, selection: Any, combine: str = "mean") -> tuple[np.ndarray, np.ndarray, float]:
+    """The selected query rows of the maps compared: their ``combine`` ("mean" or "sum") before and after, (keys,)
+    float32 each, and how much of their attention the ablation moved, ``½ Σ |after − before|`` over the keys (for a
+    mean: the share of the rows' attention that went to other keys, 0 none, 1 all; for a sum, that times the number
+    of rows). What the page draws under the maps (js/src/views/ablation/state.ts spanCompare). Masked keys (NaN)
+    count as 0. An empty selection is refused.
+
+    >>> hm = AblationMap("self/0/0/0", list("ab"), list("ab"), np.array([[1.0, 0.0], [0.5, 0.5]]),
+    ...                  np.array([[0.5, 0.5], [0.5, 0.5]]))
+    >>> before, after, moved = ablation_span(hm, [0, 1])
+    >>> before.tolist(), after.tolist(), moved
+    ([0.75, 0.25], [0.5, 0.5], 0.25)
+    """
+    combine = check_combine(combine)
+    picked = check_selection(selection, len(hm.queries))
+    if not picked:
+        raise ValueError("selection is empty: select one or more query tokens to compare their rows")
+    rows = [np.nan_to_num(np.asarray(m, np.float64)[picked]) for m in (hm.before, hm.after)]
+    before, after = ((r.mean(0) if combine == "mean" else r.sum(0)) for r in rows)
+    return before.astype(np.float32), after.astype(np.float32), float(0.5 * np.abs(after - before).sum())

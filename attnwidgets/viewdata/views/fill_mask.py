@@ -15,12 +15,16 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FillMaskMeta", "FillMaskPayload", "FillMaskState", "MaskFill", "fill_mask_state"]
+from ..checks import check_head, check_layer
+from ..selection import check_combine, check_selection
+from ..state import OPTIONAL
+
+__all__ = ["FillMaskMeta", "FillMaskPayload", "FillMaskState", "MaskFill", "fill_mask_row", "fill_mask_state"]
 
 
 @dataclass(frozen=True)
@@ -45,13 +49,15 @@ class FillMaskMeta:
 @dataclass(frozen=True)
 class FillMaskPayload:
     """``_payload``: the tokens, where the masks are, their fillers, each [MASK]'s attention (masks, layers, heads,
-    tokens) and the sentence they were made for."""
+    tokens), the sentence they were made for, and every query row (layers, heads, tokens, tokens), which the page
+    combines over a selection of query tokens (absent from a view made without it: then only [MASK] rows)."""
 
     tokens: list[str]
     positions: list[int]
     fills: list[MaskFill]
     rows: np.ndarray
     text: str
+    attention: np.ndarray | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,44 @@ def fill_mask_state(view: Mapping[str, Any], text: str) -> FillMaskState:
     if len(shape) != 4:
         raise ValueError(f"the [MASK] rows must be (masks, layers, heads, tokens), got shape {shape}")
     fills = [MaskFill([str(t) for t in f["tokens"]], [float(p) for p in f["probs"]]) for f in view["fills"]]
+    attention = view.get("attention")
+    if attention is not None:
+        attention = np.asarray(attention, np.float32)
+        n = shape[3]
+        if attention.shape != (shape[1], shape[2], n, n):
+            raise ValueError(f"the attention must be (layers, heads, tokens, tokens) = {(shape[1], shape[2], n, n)}, "
+                             f"got shape {attention.shape}")
     payload = FillMaskPayload(tokens=list(view["tokens"]), positions=[int(p) for p in view["positions"]],
-                              fills=fills, rows=rows, text=text)
+                              fills=fills, rows=rows, text=text, attention=attention)
     return FillMaskState(payload, FillMaskMeta(str(view["model"]), shape,  # type: ignore[arg-type]
                                                str(view.get("head", ""))))
+
+
+def fill_mask_row(view: Mapping[str, Any], layer: int, head: int = -1, selection: Any = None, combine: str = "mean",
+                  mask: int = 0) -> np.ndarray:
+    """(tokens,) what the attention panel draws: the ``combine`` ("mean" or "sum") of the selected query rows at
+    ``layer`` (``head=-1``: the mean of the heads), or, with nothing selected, [MASK] ``mask``'s row (js/src/views/
+    fill_mask/state.ts selectionRow computes the same in the page).
+
+    >>> a = np.zeros((1, 2, 3, 3), np.float32); a[0, 0] = np.eye(3); a[0, 1] = 1 / 3
+    >>> view = {"tokens": list("abc"), "positions": [1], "rows": a[:, :, [1]].transpose(2, 0, 1, 3), "attention": a}
+    >>> fill_mask_row(view, 0, 0, [0, 2], "sum").tolist(), fill_mask_row(view, 0, 0).tolist()
+    ([1.0, 0.0, 1.0], [0.0, 1.0, 0.0])
+    """
+    rows = np.asarray(view["rows"])
+    n_masks, n_layers, n_heads, n = rows.shape
+    layer, head = check_layer(layer, n_layers), check_head(head, n_heads, allow_mean=True)
+    combine = check_combine(combine)
+    picked = check_selection([] if selection is None else selection, n)
+    if not picked:
+        if not 0 <= mask < n_masks:
+            raise ValueError(f"mask {mask} is out of range: the text has {n_masks} [MASK] (0..{n_masks - 1})")
+        pick = rows[mask, layer].astype(np.float64)
+        return (pick.mean(0) if head == -1 else pick[head]).astype(np.float32)
+    attention = view.get("attention")
+    if attention is None:
+        raise ValueError("this view has no attention beyond its [MASK] rows: make it with fill_mask_view (which keeps "
+                         "every query row) to select other tokens")
+    block = np.asarray(attention)[layer, :, picked].astype(np.float64)  # (selected, heads, tokens)
+    per_head = block.mean(0) if combine == "mean" else block.sum(0)
+    return (per_head.mean(0) if head == -1 else per_head[head]).astype(np.float32)

@@ -60,6 +60,19 @@ export function stepSpan(selected: number[], anchor: number | null, step: number
   return nextSpan(selected, to, { shiftKey: true, ctrlKey: false, metaKey: false }, from);
 }
 
+/** The query a view that steps through one query at a time shows for a selection (the QK step-through; the same rule
+ * as attnwidgets/viewdata/selection.py one_query): `query` while it is selected or nothing is, else the first
+ * selected token. */
+export function oneQuery(selection: number[], query: number): number {
+  return !selection.length || selection.includes(query) ? query : selection[0];
+}
+
+/** The selection after choosing `query` in a view that steps through one query: unchanged while it holds the query
+ * (or is empty), else that query alone. */
+export function selectQuery(selection: number[], query: number): number[] {
+  return !selection.length || selection.includes(query) ? selection : [query];
+}
+
 /** The contiguous runs [start, stop) of a sorted selection. */
 export function spanRuns(selection: number[]): Array<[number, number]> {
   const out: Array<[number, number]> = [];

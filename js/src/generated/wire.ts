@@ -371,13 +371,14 @@ export interface MaskFill {
   probs: number[];
 }
 
-/** ``_payload``: the tokens, where the masks are, their fillers, each [MASK]'s attention (masks, layers, heads, tokens) and the sentence they were made for. */
+/** ``_payload``: the tokens, where the masks are, their fillers, each [MASK]'s attention (masks, layers, heads, tokens), the sentence they were made for, and every query row (layers, heads, tokens, tokens), which the page combines over a selection of query tokens (absent from a view made without it: then only [MASK] rows). */
 export interface FillMaskPayload {
   tokens: string[];
   positions: number[];
   fills: MaskFill[];
   rows: Packed;
   text: string;
+  attention?: Packed;
 }
 
 /** ``_meta``: the model's name, the rows' shape (masks, layers, heads, tokens), and whose guesses the bars are (``head``: the shipped head and its measured top-1 against the word-frequency baseline, or the model's own head; the page and the static twin print it under the title). The bars are drawn on a fixed 0–100 % axis. */

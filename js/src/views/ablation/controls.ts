@@ -2,6 +2,7 @@
 // the mode menu, reset and the scale slider.
 
 import { kvGroups } from "../../draw/heads";
+import { type SpanModel, SpanSelector } from "../../draw/span";
 import { h, listen, resetControls, select } from "../../shared/dom";
 import type { WidgetModel } from "../../shared/model";
 import { userText } from "../../shared/text";
@@ -265,6 +266,33 @@ export function editListeners(
       text.textContent = `×${Number(slider.value).toFixed(2)}`;
       const at = [model.get("kind"), model.get("layer"), model.get("head")] as const;
       queue.change(setScale(queue.want, ...at, Number(slider.value)), DEBOUNCE_MS);
+    }),
+  ];
+}
+
+/** A click on a row of either map selects that query token (the selection's click rules: shift extends, ctrl/cmd
+ * adds or removes); Escape clears. The maps publish their layout (x0, y0, cell) in their data attributes. */
+export function mapClicks(
+  model: WidgetModel<AblationTraits>,
+  maps: HTMLCanvasElement[],
+  root: HTMLElement,
+): Array<() => void> {
+  const picker = new SpanSelector(model as unknown as SpanModel);
+  const rowAt = (c: HTMLCanvasElement, e: MouseEvent): number => {
+    const rect = c.getBoundingClientRect();
+    const q = Math.floor((e.clientY - rect.top - Number(c.dataset.y0)) / Number(c.dataset.cell || 1));
+    const n = model.get("_payload").map?.queries.length ?? 0;
+    return q >= 0 && q < n ? q : -1;
+  };
+  return [
+    ...maps.map((c) =>
+      listen(c, "click", (e: MouseEvent) => {
+        const q = rowAt(c, e);
+        if (q >= 0) picker.click(q, e);
+      }),
+    ),
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.key === "Escape" && (model.get("selection") ?? []).length) picker.clear();
     }),
   ];
 }

@@ -20,6 +20,7 @@ import {
   buildGrid,
   buildMenus,
   editListeners,
+  mapClicks,
   scaleSlider,
   toolbarParts,
 } from "./controls";
@@ -233,7 +234,8 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     const t = theme(model.get("theme"));
     const colormap = (model.get("colormap") || t.colormap) as ColorMapName;
     const where = { stack: model.get("kind"), layer: model.get("layer"), head: model.get("head") };
-    p.mapTitle.textContent = paintMaps(p.maps, hm, t, colormap, fit.on(), where);
+    const span = { selection: model.get("selection") ?? [], combine: model.get("combine") || "mean" };
+    p.mapTitle.textContent = paintMaps(p.maps, hm, t, colormap, fit.on(), where, span);
   }
 
   cleanups.push(...editListeners(model, p, queue));
@@ -262,6 +264,9 @@ function render({ model, el }: RenderProps<AblationTraits>): () => void {
     drawMaps();
   });
   on("change:colormap", drawMaps);
+  on("change:selection", drawMaps);
+  on("change:combine", drawMaps);
+  cleanups.push(...mapClicks(model, p.maps, root));
 
   // Fit to screen: the whole explorer zoomed to lie inside the box (paint.ts zoomToFit), once per frame.
   let zoomFrame = 0;

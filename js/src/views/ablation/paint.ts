@@ -5,6 +5,7 @@ import { drawLabels, drawMatrix, labelRoom, prepareCanvas, textMeasurer } from "
 import type { ColorMapName } from "../../draw/colors";
 import { fitZoom } from "../../draw/fit_views";
 import { heatmapLayout } from "../../draw/layout";
+import { drawSpanRow, outlineRows, spanBand, spanRoom } from "../../draw/span";
 import { decode, maxOf } from "../../shared/buffers";
 import { h } from "../../shared/dom";
 import { userText } from "../../shared/text";
@@ -26,8 +27,10 @@ import {
   headState,
   layerLook,
   mapTitleText,
+  movedText,
   outputRanges,
   sliderValue,
+  spanCompare,
 } from "./state";
 
 /** The ablation colours on the root: the theme's grid lines, the rest by theme (state.ts ablationColours). */
@@ -170,6 +173,7 @@ export function paintMaps(
   colormap: ColorMapName,
   fitted: boolean,
   where: { stack: string; layer: number; head: number },
+  span: { selection: number[]; combine: string } = { selection: [], combine: "mean" },
 ): string {
   const before = decode(hm.before);
   const after = decode(hm.after);
@@ -191,20 +195,43 @@ export function paintMaps(
     labelHeight: labelRoom(probe, hm.keys, small, 90),
     minLabelCell: 8,
   });
-  for (const [canvas, m] of [
-    [canvases[0], before],
-    [canvases[1], after],
+  // the selected rows (clamped to this text's queries): outlined, their combine before / after under each map
+  const sel = span.selection.filter((q) => q < nq);
+  const cmp = spanCompare(before.data, after.data, nk, sel, span.combine);
+  const band = spanBand(l.cell, t);
+  const height = l.height + (sel.length ? spanRoom(l.cell, t) : 0);
+  const top = span.combine === "sum" ? Math.max(maxOf(cmp.before), maxOf(cmp.after)) || 1 : vmax;
+  for (const [canvas, m, row] of [
+    [canvases[0], before, cmp.before],
+    [canvases[1], after, cmp.after],
   ] as const) {
-    const ctx = prepareCanvas(canvas, l.width, l.height);
+    const ctx = prepareCanvas(canvas, l.width, height);
     ctx.fillStyle = t.bg;
-    ctx.fillRect(0, 0, l.width, l.height);
+    ctx.fillRect(0, 0, l.width, height);
     drawMatrix(ctx, m.data, nq, nk, l.x0, l.y0, l.cell * nk, l.cell * nq, vmax, colormap);
     drawLabels(ctx, l, hm.queries, hm.keys, small);
-    canvas.dataset.key = hm.key;
-    canvas.dataset.max = String(maxOf(m.data));
-    canvas.dataset.sum = String(m.data.reduce((a, b) => a + b, 0));
+    if (sel.length) {
+      outlineRows(ctx, sel, (q) => l.y0 + q * l.cell, l.cell, l.x0, l.cell * nk, t);
+      const y = l.y0 + l.cell * nq + band.gap;
+      const box = { x: l.x0, y, w: l.cell * nk, h: band.height, k0: 0, kn: nk };
+      drawSpanRow(ctx, row, box, top, colormap, span.combine, { ...t, font: small.font });
+    }
+    Object.assign(canvas.dataset, {
+      key: hm.key,
+      max: String(maxOf(m.data)),
+      sum: String(m.data.reduce((a, b) => a + b, 0)),
+      x0: String(l.x0),
+      y0: String(l.y0),
+      cell: String(l.cell),
+      selection: sel.join(","),
+      span: Array.from(row, (v) => v.toFixed(6)).join(","),
+      moved: sel.length ? cmp.moved.toFixed(6) : "",
+    });
   }
-  return mapTitleText(where.stack, where.layer, where.head, vmax);
+  return (
+    mapTitleText(where.stack, where.layer, where.head, vmax) +
+    movedText(hm.queries.map(userText), sel, cmp.moved)
+  );
 }
 
 /** Fit to screen: the explorer is many HTML parts (head buttons, rows, two maps) that do not size themselves, so a

@@ -4,6 +4,7 @@
 // attnwidgets/runner/ablation.py (Ablation.to_dict) and attnwidgets/widgets/ablation.py (remode).
 
 import type { FitTrait } from "../../draw/fit";
+import { spanTokens } from "../../draw/span";
 import type { AblationEdit, AblationSpec, OutputRow as GeneratedRow } from "../../generated/wire";
 import type { PayloadOf, WireTraits } from "../../shared/wire_model";
 
@@ -19,6 +20,8 @@ export interface AblationTraits extends WireTraits<"ablation"> {
   head: number;
   item: number;
   colormap: string; // "" = the theme's
+  selection: number[]; // the query rows compared (positions in the maps' queries, sorted)
+  combine: string; // "mean" | "sum" of the selected rows
   theme: string;
   fit: FitTrait; // draw/fit.ts
   _running: boolean;
@@ -301,6 +304,38 @@ export function deltaAxisText(range: number): string {
 export function deltaClass(delta: number | null): string {
   const d = delta ?? 0;
   return Math.abs(d) < 5e-5 ? "aw-muted" : d > 0 ? "aw-abl-up" : "aw-abl-down";
+}
+
+/** The selected rows of the maps compared (attnwidgets/viewdata/views/ablation.py ablation_span): their `combine`
+ * before and after over the `nk` keys, and `moved`, ½ Σ |after − before| (NaN, a masked key, counts 0). */
+export function spanCompare(
+  before: Float32Array,
+  after: Float32Array,
+  nk: number,
+  selection: number[],
+  combine: string,
+): { before: Float32Array; after: Float32Array; moved: number } {
+  const rows = (m: Float32Array) => {
+    const out = new Float32Array(nk);
+    const scale = combine === "sum" ? 1 : 1 / Math.max(1, selection.length);
+    for (const q of selection)
+      for (let k = 0; k < nk; k++) {
+        const v = m[q * nk + k];
+        if (Number.isFinite(v)) out[k] += v * scale;
+      }
+    return out;
+  };
+  const [b, a] = [rows(before), rows(after)];
+  let moved = 0;
+  for (let k = 0; k < nk; k++) moved += Math.abs(a[k] - b[k]) / 2;
+  return { before: b, after: a, moved };
+}
+
+/** The caption of the rows compared: which, and how much of their attention the ablation moved. */
+export function movedText(queries: string[], selection: number[], moved: number): string {
+  return selection.length
+    ? ` · rows ${spanTokens(queries, selection)}: ½ Σ |after − before| = ${moved.toFixed(3)}`
+    : "";
 }
 
 /** The maps' caption: the stack (unless self), layer and head, and the shared colour scale's top. */

@@ -1,6 +1,7 @@
 // FillMask's controls: the [MASK], layer and head menus; the sentence box (Enter or leaving it sets `text`); a click
 // on a [MASK]'s bars picks it; the attention row's tooltip.
 
+import { type SpanModel, SpanSelector, spanControls } from "../../draw/span";
 import { hoverTooltip } from "../../draw/tooltip";
 import { h, listen, resetControls, select } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
@@ -26,6 +27,10 @@ export function buildControls(
   if (opts.mask) menu("mask", opts.mask, "attention of [MASK]");
   menu("layer", opts.layer, "layer");
   menu("head", opts.head, "head");
+  if (model.get("_payload").attention) {
+    const picker = new SpanSelector(model as unknown as SpanModel);
+    bar.append(spanControls(model as unknown as SpanModel, picker, list));
+  }
   bar.append(exportControls(list));
 }
 
@@ -58,8 +63,31 @@ export function pickMask(
       e.clientX - rect.left,
       e.clientY - rect.top,
     );
-    if (m >= 0 && m !== model.get("mask")) saveTraits(model, { mask: m });
+    // that [MASK]'s row is selected again (widgets/fill_mask.py does the same in Python)
+    const pos = model.get("_payload").positions[m];
+    if (m >= 0 && m !== model.get("mask")) saveTraits(model, { mask: m, selection: [pos] });
   });
+}
+
+/** A click on a token of the attention row selects it as a query row (the selection's click rules: shift extends,
+ * ctrl/cmd adds or removes); Escape clears the selection, which shows the [MASK]'s row again. */
+export function pickRows(
+  model: Model,
+  canvas: HTMLCanvasElement,
+  root: HTMLElement,
+  columns: () => { x0: number; colW: number },
+): Array<() => void> {
+  const picker = new SpanSelector(model as unknown as SpanModel);
+  return [
+    listen(canvas, "click", (e: MouseEvent) => {
+      const rect = canvas.getBoundingClientRect();
+      const j = columnAt(columns(), (model.get("_payload").tokens ?? []).length, e.clientX - rect.left);
+      if (j >= 0) picker.click(j, e);
+    }),
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.key === "Escape" && (model.get("selection") ?? []).length) picker.clear();
+    }),
+  ];
 }
 
 /** The attention row's tooltip: the token and its attention. */

@@ -12,7 +12,7 @@ import { type RenderProps, needsKernel, onModel } from "../../shared/model";
 import { userText } from "../../shared/text";
 import { applyTheme, theme } from "../../shared/theme";
 import { widgetShell } from "../../shared/widget_shell";
-import { buildControls, pickMask, rowHover, sentenceBox } from "./controls";
+import { buildControls, pickMask, pickRows, rowHover, sentenceBox } from "./controls";
 import { paintFills, paintRow } from "./paint";
 import {
   type FillMaskTraits,
@@ -22,6 +22,8 @@ import {
   fillTitle,
   pictureWidth,
   rowTitle,
+  selectionRow,
+  shownRows,
 } from "./state";
 
 export type { FillMaskTraits } from "./state";
@@ -76,6 +78,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
   );
 
   let rows: Float32Array = new Float32Array(0);
+  let attention: Float32Array | null = null; // every query row (layers, heads, n, n), when Python sent it
   let columns = { x0: 0, colW: 0 };
   let panels: FillsLayout | null = null; // the bars' panels, one per [MASK]: a click picks that [MASK]
   const controls = controlGroup(cleanups);
@@ -88,9 +91,19 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
   });
   resize.observe(dom.rowTitle);
   cleanups.push(() => resize.disconnect());
+  /** The panel's row: the combine of the selected query rows, or with nothing selected the [MASK]'s row. */
   const values = () => {
     const shape = model.get("_meta").shape;
-    return attentionRow(rows, shape, model.get("mask"), model.get("layer"), model.get("head"));
+    const [m, layer, head] = [
+      Math.min(model.get("mask"), shape[0] - 1),
+      model.get("layer"),
+      model.get("head"),
+    ];
+    const selection = model.get("selection") ?? [];
+    if (!rows.length) return new Float32Array((model.get("_payload").tokens ?? []).length);
+    if (!selection.length || !attention) return attentionRow(rows, shape, m, layer, head);
+    const n = shape[3];
+    return selectionRow(attention, [shape[1], shape[2], n, n], layer, head, selection, model.get("combine"));
   };
 
   function paint(): void {
@@ -102,21 +115,25 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     const p = model.get("_payload");
     const room = pictureWidth(measured, roomFor(el), t.name);
     panels = paintFills(dom.fillsCanvas, p, model.get("mask"), t, room);
-    const shape = model.get("_meta").shape;
-    const m = Math.min(model.get("mask"), shape[0] - 1);
-    const [layer, head] = [model.get("layer"), model.get("head")];
-    const row = rows.length
-      ? attentionRow(rows, shape, m, layer, head)
-      : new Float32Array((p.tokens ?? []).length);
-    columns = paintRow(dom.rowCanvas, p, row, m, t, room);
-    dom.rowTitle.textContent = rowTitle(m, layer, head);
+    const m = Math.min(model.get("mask"), model.get("_meta").shape[0] - 1);
+    const [layer, head, selection] = [model.get("layer"), model.get("head"), model.get("selection") ?? []];
+    const positions = p.positions ?? [];
+    columns = paintRow(dom.rowCanvas, p, values(), shownRows(selection, positions, m), t, room);
+    const tokens = (p.tokens ?? []).map((tok) => userText(tok));
+    const combine = model.get("combine");
+    dom.rowTitle.textContent = rowTitle(m, layer, head, { tokens, positions, selection, combine });
     dom.headNote.textContent = userText(meta.head ?? "");
     dom.caption.textContent = fillCaption((p.fills ?? []).length);
+    dom.rowCanvas.title = attention
+      ? "click a token to see where it attends; shift-click a span, ctrl/cmd-click to add one, Escape: the [MASK]"
+      : "";
   }
 
   function load(): void {
     try {
       rows = decode(model.get("_payload").rows).data;
+      const all = model.get("_payload").attention;
+      attention = all ? decode(all).data : null;
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));
@@ -129,6 +146,12 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     ...sentenceBox(model, dom.input),
     pickMask(model, dom.fillsCanvas, () => panels),
     ...rowHover(model, dom.rowCanvas, root, tooltip, { columns: () => columns, values }),
+    ...pickRows(model, dom.rowCanvas, root, () => columns),
+    onModel(model, "change:selection", () => {
+      buildControls(model, bar, shell.exportControls, controls); // the clear button's state
+      paint();
+    }),
+    onModel(model, "change:combine", paint),
     onModel(model, "change:_payload", load),
     onModel(model, "change:_meta", load),
     onModel(model, "change:layer", paint),

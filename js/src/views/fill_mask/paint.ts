@@ -79,12 +79,13 @@ export function paintFills(
   return l;
 }
 
-/** Paint the attention row `values` of [MASK] `m` over the tokens; returns its columns (for the tooltip). */
+/** Paint the attention row `values` over the tokens, the `picked` query tokens marked; returns its columns (for the
+ * tooltip and clicks). */
 export function paintRow(
   canvas: HTMLCanvasElement,
   p: FillMaskTraits["_payload"],
   values: Float32Array,
-  m: number,
+  picked: number[],
   t: Theme,
   room: number,
 ): { x0: number; colW: number } {
@@ -109,17 +110,19 @@ export function paintRow(
   ctx.fillText(top.toFixed(2), x0 - 4, y0);
   ctx.fillText("0", x0 - 4, y0 + plotH);
   const masks = new Set(p.positions ?? []);
+  const marked = new Set(picked); // the selected query tokens (bars and labels in the accent)
   for (let j = 0; j < n; j++) {
     const x = x0 + j * colW;
     const bh = (plotH * values[j]) / top;
-    ctx.fillStyle = j === p.positions[m] ? t.accent : masks.has(j) ? t.muted : categorical(0);
+    ctx.fillStyle = marked.has(j) ? t.accent : masks.has(j) ? t.muted : categorical(0);
     ctx.fillRect(x + 2, y0 + plotH - bh, colW - 4, bh);
     ctx.save();
     ctx.translate(x + colW / 2, y0 + plotH + 6);
     ctx.rotate(rotated ? -Math.PI / 4 : 0);
     ctx.textAlign = rotated ? "right" : "center";
     ctx.textBaseline = "top";
-    ctx.fillStyle = j === p.positions[m] ? t.accent : t.fg;
+    ctx.fillStyle = marked.has(j) ? t.accent : t.fg;
+    ctx.font = `${marked.has(j) ? "700 " : ""}${t.font}px ${t.fontFamily}`;
     ctx.fillText(fitToken(ctx, tokens[j], rotated ? labelH * 1.3 : colW - 4, 12), 0, 0);
     ctx.restore();
   }
@@ -128,6 +131,13 @@ export function paintRow(
   ctx.moveTo(x0, y0 + plotH + 0.5);
   ctx.lineTo(x0 + colW * n, y0 + plotH + 0.5);
   ctx.stroke();
-  Object.assign(canvas.dataset, { n: String(n), x0: String(x0), colW: String(colW), max: String(vmax) });
+  Object.assign(canvas.dataset, {
+    n: String(n),
+    x0: String(x0),
+    colW: String(colW),
+    max: String(vmax),
+    selection: picked.join(","),
+    values: Array.from(values, (v) => v.toFixed(6)).join(","),
+  });
   return { x0, colW };
 }

@@ -1,6 +1,7 @@
 // FillMask's state: pure functions from the traits and the payload to what the page draws (no DOM): the attention
 // row of one [MASK], the bar panels' layout, which panel a click is on, the texts. Mirrors attnwidgets/widgets/fill_mask.py.
 
+import { spanTokens } from "../../draw/span";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
 
 /** One [MASK]'s top-k fillers (MaskFill of attnwidgets/viewdata/views/fill_mask.py). */
@@ -13,6 +14,8 @@ export interface FillMaskTraits {
   layer: number;
   head: number;
   mask: number;
+  selection: number[]; // the query rows the panel combines (default: the [MASK]'s position; []: the [MASK]'s row)
+  combine: string; // "mean" | "sum"
   theme: string;
   _error: string;
   _meta: MetaOf<"fill_mask">; // shape: (masks, layers, heads, tokens)
@@ -33,6 +36,35 @@ export function attentionRow(
   const heads = head < 0 ? Array.from({ length: nHeads }, (_, i) => i) : [head];
   for (const hh of heads) for (let j = 0; j < n; j++) out[j] += rows[base + hh * n + j] / heads.length;
   return out;
+}
+
+/** The `combine` ("mean" or "sum") of the selected query rows at `layer` of `attention` ((layers, heads, n, n));
+ * head -1 is the mean over the layer's heads (attnwidgets/viewdata/views/fill_mask.py fill_mask_row). */
+export function selectionRow(
+  attention: Float32Array,
+  shape: number[],
+  layer: number,
+  head: number,
+  selection: number[],
+  combine: string,
+): Float32Array {
+  const [, nHeads, , n] = shape;
+  const out = new Float32Array(n);
+  const heads = head < 0 ? Array.from({ length: nHeads }, (_, i) => i) : [head];
+  // positions past this sentence's tokens (a selection made for the next sentence, here before its rows) are skipped
+  const rows = selection.filter((q) => q < n);
+  const scale = (combine === "sum" ? 1 : 1 / Math.max(1, rows.length)) / heads.length;
+  for (const hh of heads)
+    for (const q of rows) {
+      const base = ((layer * nHeads + hh) * n + q) * n;
+      for (let j = 0; j < n; j++) out[j] += attention[base + j] * scale;
+    }
+  return out;
+}
+
+/** The tokens the panel marks: the selection, or with nothing selected the [MASK]'s position. */
+export function shownRows(selection: number[], positions: number[], m: number): number[] {
+  return selection.length || positions[m] === undefined ? selection : [positions[m]];
 }
 
 /** The menus' options for a (masks, layers, heads, tokens) shape: [MASK] #1.. (only with several), layers, heads
@@ -119,9 +151,20 @@ export function columnAt(cols: { x0: number; colW: number }, n: number, x: numbe
   return j >= 0 && j < n ? j : -1;
 }
 
-/** The title over the attention row. */
-export function rowTitle(m: number, layer: number, head: number): string {
-  return `Where [MASK] #${m + 1} attends: layer ${layer}, ${head < 0 ? "mean of the heads" : `head ${head}`}`;
+/** The title over the attention row: whose row it is (the [MASK]'s, or the selection's caption when other tokens
+ * are selected: `tokens` for their text), the layer and the head. */
+export function rowTitle(
+  m: number,
+  layer: number,
+  head: number,
+  picked: { tokens: string[]; positions: number[]; selection: number[]; combine: string } | null = null,
+): string {
+  const rows = picked ? shownRows(picked.selection, picked.positions, m) : [];
+  const ownRow = !picked || (rows.length === 1 && rows[0] === picked.positions[m]);
+  const which = head < 0 ? "mean of the heads" : `head ${head}`;
+  if (ownRow) return `Where [MASK] #${m + 1} attends: layer ${layer}, ${which}`;
+  const many = rows.length > 1 ? ` attend (${picked.combine} of ${rows.length} rows)` : " attends";
+  return `Where ${spanTokens(picked.tokens, rows)}${many}: layer ${layer}, ${which}`;
 }
 
 /** The title: the model, and when the guesses come from a head attnwidgets trained (not the model's own), that. */
@@ -130,7 +173,8 @@ export function fillTitle(model: string, head: string): string {
   return `${model} · fill in the [MASK]${ours ? " · attnwidgets' head" : ""}`;
 }
 
-/** The caption: what the bars are, how to pick a [MASK] (with several), how to type. (Whose guesses they are, the
+/** The caption: what the bars are, how to pick a [MASK] (with several), how to type (how to select query rows is
+ * the attention row's tooltip: the caption has no room for it on a 1280 x 720 screen). (Whose guesses they are, the
  * `head` note from Python, is drawn beside the bars.) */
 export function fillCaption(nFills: number): string {
   return (

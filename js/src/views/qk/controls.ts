@@ -1,15 +1,16 @@
 // QKStepThrough's controls: the layer, head and query menus, the window's ◀ ▶, the arrow keys, hover and click on
 // the panels.
 
+import { type SpanSelector, oneQuery, selectQuery } from "../../draw/span";
 import { hideTooltip, showTooltip } from "../../draw/tooltip";
 import { h, listen, resetControls, select, typedInControl } from "../../shared/dom";
 import { exportButtons, safeName } from "../../shared/export";
 import type { WidgetModel } from "../../shared/model";
-import { saveTraits } from "../../shared/model";
+import { onModel, saveTraits } from "../../shared/model";
 import { isolate, tokenLabel } from "../../shared/text";
 import { type QKTraits, arrowStep, isWindowed, stepWindowRange } from "./state";
 
-export type QKChange = Partial<Pick<QKTraits, "layer" | "head" | "query">>;
+export type QKChange = Partial<Pick<QKTraits, "layer" | "head" | "query" | "selection">>;
 
 /** The ◀ keys m–n of N ▶ pager of a window. */
 function windowNav(model: WidgetModel<QKTraits>, controls: Array<() => void>): HTMLElement {
@@ -100,12 +101,12 @@ export interface PanelHooks {
   tip: (id: string, hit: RowHit) => string;
   hoverRow: () => number;
   setHover: (j: number) => void; // and repaint
-  pickQuery: (hit: RowHit) => void; // a click on a key token in panel 1
+  pickQuery: (hit: RowHit, mods: MouseEvent) => void; // a click on a key token in panel 1 (shift/ctrl extend)
 }
 
 /**
  * Hover on every panel's canvas (the tooltip explains the key, the row is shaded in every panel), leave, and a click
- * on a token in panel 1, which makes it the query.
+ * on a token in panel 1, which selects it (the selection's click rules: it becomes the query).
  */
 export function panelListeners(
   canvases: Record<string, HTMLCanvasElement>,
@@ -138,8 +139,37 @@ export function panelListeners(
   out.push(
     listen(labelled, "click", (e: MouseEvent) => {
       const hit = hooks.rowAt(labelled, e);
-      if (hit) hooks.pickQuery(hit);
+      if (hit) hooks.pickQuery(hit, e);
     }),
   );
   return out;
+}
+
+/** `changes` with the selection a query chosen outside it makes: that query alone (span.selectQuery; widgets/qk.py
+ * does the same in Python). */
+export function withSelection(changes: QKChange, selection: number[]): QKChange {
+  if (changes.query === undefined || changes.selection) return changes;
+  const sel = selectQuery(selection, changes.query);
+  return sel === selection ? changes : { ...changes, selection: sel };
+}
+
+/** The selection's listeners: Escape clears it, and a selection (a click in panel 1, or a linked view's) moves the
+ * query to one of its tokens (span.oneQuery); otherwise only panel 1's marks change (`paint`). */
+export function followSelection(
+  model: WidgetModel<QKTraits>,
+  root: HTMLElement,
+  picker: SpanSelector,
+  update: (changes: QKChange) => void,
+  paint: () => void,
+): Array<() => void> {
+  return [
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.key === "Escape" && (model.get("selection") ?? []).length) picker.clear();
+    }),
+    onModel(model, "change:selection", () => {
+      const q = oneQuery(model.get("selection") ?? [], model.get("query"));
+      if (q !== model.get("query")) update({ query: q });
+      else paint();
+    }),
+  ];
 }

@@ -8,13 +8,22 @@
 
 import type { DivergingName } from "../../draw/diverging";
 import { fitWatcher } from "../../draw/fit";
+import { type SpanModel, SpanSelector } from "../../draw/span";
 import { hideTooltip, tooltipBox } from "../../draw/tooltip";
 import { controlGroup, h } from "../../shared/dom";
 import { type RenderProps, type WidgetModel, onModel, saveTraits } from "../../shared/model";
 import { Requester } from "../../shared/requests";
 import { applyTheme, theme } from "../../shared/theme";
 import { widgetShell } from "../../shared/widget_shell";
-import { type PanelHooks, type QKChange, arrowKeys, buildControls, panelListeners } from "./controls";
+import {
+  type PanelHooks,
+  type QKChange,
+  arrowKeys,
+  buildControls,
+  followSelection,
+  panelListeners,
+  withSelection,
+} from "./controls";
 import { type Scene, fitPanels, paintPanels } from "./paint";
 import {
   type Geometry,
@@ -96,8 +105,9 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
   const controls = controlGroup(cleanups);
   const rebuildControls = () => buildControls(model, root, bar, controls, update);
 
+  const picker = new SpanSelector(model as unknown as SpanModel);
   function update(changes: QKChange): void {
-    saveTraits(model, changes);
+    saveTraits(model, withSelection(changes, model.get("selection") ?? []));
     rebuildControls();
     refresh();
   }
@@ -126,6 +136,7 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       labels,
       nWin,
       hoverRow,
+      selected: new Set(model.get("selection") ?? []),
       selfAttention: m.stack !== "cross",
       queryToken: m.tokens[i] ?? "",
     };
@@ -136,10 +147,11 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
       view: `${v.layer}/${v.head}/${i}`,
       keys: hd.pos ? hd.pos.join(",") : "",
       argmax: String(best),
+      selection: (model.get("selection") ?? []).join(","),
       weights: Array.from(r.weights, (x) => x.toFixed(6)).join(","),
     });
     title.textContent = titleText(m, v);
-    caption.textContent = captionText(m, v, hd, i, r, best);
+    caption.textContent = captionText(m, v, hd, i, r, best, model.get("selection") ?? []);
   }
 
   function accept(hd: HeadData): void {
@@ -188,17 +200,17 @@ function render({ model, el }: RenderProps<QKTraits>): () => void {
         hoverRow = j;
         paint();
       },
-      // Clicking a token in panel 1 (the labelled one) makes it the query (self-attention: keys and queries are the
-      // same tokens).
-      pickQuery: (hit) => {
+      // A click on a token in panel 1 selects it (self-attention: keys are the query tokens); the query follows.
+      pickQuery: (hit, mods) => {
         const p = data ? keyPos(data, hit.j) : -1;
-        if (meta().stack !== "cross" && p < meta().tokens.length) update({ query: p });
+        if (meta().stack !== "cross" && p >= 0 && p < meta().tokens.length) picker.click(p, mods);
       },
     };
     cleanups.push(...panelListeners(canvases, ids, tooltip, root, hooks));
   }
   listenPanels();
   cleanups.push(arrowKeys(model, root, update));
+  cleanups.push(...followSelection(model, root, picker, update, paint));
 
   const rebuild = () => {
     hideTooltip(tooltip); // it described the old head or query

@@ -33,6 +33,7 @@ export interface Scene {
   labels: string[]; // each key row's label
   nWin: number; // rows of the window's own keys (the rest are far keys)
   hoverRow: number;
+  selected: Set<number>; // the selected query tokens, marked in panel 1 where keys are the same tokens
   selfAttention: boolean;
   queryToken: string;
 }
@@ -152,8 +153,14 @@ function paintQK(
   for (let j = 0; j < hd.m; j++) {
     if (labels && showLabels(s)) {
       const p = keyPos(hd, j);
-      ctx.fillStyle = s.selfAttention && p === s.i ? t.accent : j >= s.nWin ? t.muted : t.fg;
+      const picked = s.selfAttention && s.selected.has(p);
+      ctx.fillStyle = s.selfAttention && (p === s.i || picked) ? t.accent : j >= s.nWin ? t.muted : t.fg;
+      ctx.font = `${picked ? "700 " : ""}${s.font}px ${t.fontFamily}`;
       ctx.fillText(fitToken(ctx, s.labels[j], g.label - 6, 28), g.label - 4, rowY(s, j) + g.rh / 2);
+    }
+    if (labels && s.selfAttention && s.selected.has(keyPos(hd, j))) {
+      ctx.fillStyle = t.accent; // a bar left of each selected token's label, as the heatmap outlines its rows
+      ctx.fillRect(0, rowY(s, j) + 1, 3, g.rh - 2);
     }
     if (j === s.nWin && j > 0) {
       ctx.fillStyle = t.muted;

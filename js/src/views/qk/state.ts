@@ -3,6 +3,7 @@
 // one query over a `window` of keys plus a few "far" keys (attnwidgets/viewdata/windows.py: qk_window), and `keys`
 // says which key each row is.
 
+import { spanTokens } from "../../draw/span";
 import type { QKArrays } from "../../generated/wire";
 import { type Packed, decode } from "../../shared/buffers";
 import { isolate, tokenLabel, userText } from "../../shared/text";
@@ -14,6 +15,7 @@ export interface QKTraits {
   layer: number;
   head: number;
   query: number;
+  selection: number[]; // selected query tokens (sorted): the panels step through one of them (span.oneQuery)
   window: number[]; // [start, stop]: the key positions shown
   colormap: string; // "" = the theme's diverging scale; "rdbu" | "puor"
   theme: string;
@@ -428,6 +430,7 @@ export function captionText(
   i: number,
   r: QueryRow,
   best: number,
+  selection: number[] = [],
 ): string {
   const d = hd.d;
   const keys = meta.key_tokens;
@@ -442,8 +445,16 @@ export function captionText(
   const window = hd.pos
     ? ` · keys ${v.window[0]}–${v.window[1] - 1} of ${keys.length}, outside them ${(100 * hd.outside).toFixed(1)} % of the weight`
     : "";
+  // several selected tokens: the panels step through one of them (span.oneQuery)
+  const picked =
+    selection.length > 1
+      ? ` (one of ${selection.length} selected: ${spanTokens(
+          meta.tokens.map((t) => isolate(tokenLabel(t, 24))),
+          selection,
+        )})`
+      : "";
   return (
-    `query ${i} “${isolate(tokenLabel(meta.tokens[i] ?? "", 24))}”${kv} · d = ${d} · scaling ${meta.scaling.toPrecision(4)}` +
+    `query ${i} “${isolate(tokenLabel(meta.tokens[i] ?? "", 24))}”${picked}${kv} · d = ${d} · scaling ${meta.scaling.toPrecision(4)}` +
     `${rootD}${rotary}${bias} · strongest key: “${strongest}”${window}`
   );
 }

@@ -6,7 +6,7 @@ import { h, listen, resetControls, select } from "../../shared/dom";
 import { type WidgetModel, saveTraits } from "../../shared/model";
 import type { WidgetShell } from "../../shared/widget_shell";
 import type { Dom, State } from "./paint";
-import { COL, type ColorBy, type QKSpaceTraits, colorOptions, column, gridNearest, pointTip } from "./state";
+import { type ColorBy, type QKSpaceTraits, colorOptions, gridNearest, pointPick, pointTip } from "./state";
 
 type Model = WidgetModel<QKSpaceTraits>;
 
@@ -19,7 +19,8 @@ export function buildControls(model: Model, shell: WidgetShell, controls: Array<
   shell.bar.append(h("label", {}, "colour by", menu), shell.exportControls(controls));
 }
 
-/** Hover names a point in its sentence (`hovered` repaints); a click opens its sentence. */
+/** Hover names a point in its sentence (`hovered` repaints); a click opens its sentence and, on a query point,
+ * selects its token (state.ts pointPick); Escape clears the selection. */
 export function pointListeners(
   model: Model,
   dom: Dom,
@@ -43,7 +44,15 @@ export function pointListeners(
     listen(dom.scatter, "click", (e: MouseEvent) => {
       const i = hitAt(e);
       if (i === null) return;
-      saveTraits(model, { sentence: column(st.points, i, COL.sentence), point: i });
+      const now = { sentence: model.get("sentence"), selection: model.get("selection") ?? [] };
+      const { anchor, ...pick } = pointPick(st.points, i, now, e, st.anchor);
+      st.anchor = anchor;
+      saveTraits(model, pick);
+    }),
+    listen(root, "keydown", (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || !(model.get("selection") ?? []).length) return;
+      st.anchor = null;
+      saveTraits(model, { selection: [] });
     }),
   ];
 }

@@ -39,7 +39,9 @@ function buildDom(shell: WidgetShell): Dom {
   legend.style.flexWrap = "wrap";
   const note = h("div", {
     className: "aw-muted aw-hint",
-    text: "Hover: the token in its sentence. Click: that sentence's attention on this head, beside.",
+    text:
+      "Hover: the token in its sentence. Click: that sentence's attention on this head, beside; a query point " +
+      "also selects its token (shift-click: a span, Escape clears).",
   });
   const tooltip = tooltipBox();
   shell.root.append(shell.title, shell.bar, shell.errorBox, row, legend, note, tooltip);
@@ -61,6 +63,7 @@ function render({ model, el }: RenderProps<QKSpaceTraits>): () => void {
     layout: null,
     radius: 3,
     hover: -1,
+    anchor: null,
     maps: new Map(),
   };
   const fit = fitWatcher(model, el, shell.root, () => paint());
@@ -114,6 +117,7 @@ function render({ model, el }: RenderProps<QKSpaceTraits>): () => void {
       fetchSentence();
     }),
     onModel(model, "change:point", paint),
+    onModel(model, "change:selection", paint),
     onModel(model, "change:color", () => {
       buildControls(model, shell, controls);
       paint();

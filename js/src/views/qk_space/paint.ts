@@ -4,6 +4,7 @@
 import { drawLegend, drawMatrix, fitToken, prepareCanvas } from "../../draw/canvas";
 import type { ColorMapName } from "../../draw/colors";
 import { type ScatterLayout, fmt, scatterLayout, toPixel } from "../../draw/heads";
+import { outlineRows } from "../../draw/span";
 import { maxOf } from "../../shared/buffers";
 import { h } from "../../shared/dom";
 import type { WidgetModel } from "../../shared/model";
@@ -22,6 +23,7 @@ import {
   coordinates,
   panelTitle,
   pointColors,
+  selectedPoints,
 } from "./state";
 
 type Model = WidgetModel<QKSpaceTraits>;
@@ -41,6 +43,7 @@ export interface State {
   points: Float32Array;
   n: number;
   px: Float64Array; // pixel x, y of each point
+  anchor: number | null; // the token a shift-click on a query point extends the selection from
   grid: PointGrid | null;
   layout: ScatterLayout | null;
   radius: number;
@@ -111,6 +114,7 @@ export function paintScatter(model: Model, dom: Dom, st: State, t: Theme, size: 
     vmax: String(vmax),
     layout: JSON.stringify({ ox: l.ox, oy: l.oy, s: l.s }),
     sentence: String(model.get("sentence")),
+    selected: selectedPoints(st.points, model.get("sentence"), model.get("selection") ?? []).join(","),
     paintMs: String(Math.round(performance.now() - started)),
   });
   buildLegend(model, dom, by, map, vmax, palette);
@@ -128,6 +132,17 @@ function markSelection(model: Model, ctx: CanvasRenderingContext2D, st: State, t
       ctx.arc(st.px[2 * i], st.px[2 * i + 1], r + 1.5, 0, 2 * Math.PI);
     }
     ctx.lineWidth = 1;
+    ctx.strokeStyle = t.fg;
+    ctx.stroke();
+  }
+  // the selected tokens' query points: filled in the accent, ringed in the foreground
+  const picked = selectedPoints(st.points, s, model.get("selection") ?? []);
+  for (const i of picked) {
+    ctx.beginPath();
+    ctx.arc(st.px[2 * i], st.px[2 * i + 1], r + 2.5, 0, 2 * Math.PI);
+    ctx.fillStyle = t.accent;
+    ctx.fill();
+    ctx.lineWidth = 1.5;
     ctx.strokeStyle = t.fg;
     ctx.stroke();
   }
@@ -220,6 +235,7 @@ export function paintPanel(model: Model, dom: Dom, st: State, t: Theme, size: nu
       ctx.restore();
     }
   }
+  outlineRows(ctx, model.get("selection") ?? [], (q) => y0 + q * cell, cell, x0, n * cell, t);
   if (k >= 0) {
     ctx.lineWidth = 2;
     ctx.strokeStyle = t.accent;
@@ -228,5 +244,11 @@ export function paintPanel(model: Model, dom: Dom, st: State, t: Theme, size: nu
   }
   const token = k >= 0 ? { text: tokens[k] ?? "", isKey } : null;
   dom.panelTitle.textContent = panelTitle(model.get("_meta"), s, token);
-  Object.assign(dom.panel.dataset, { n: String(n), cell: String(cell), x0: String(x0), y0: String(y0) });
+  Object.assign(dom.panel.dataset, {
+    n: String(n),
+    cell: String(cell),
+    x0: String(x0),
+    y0: String(y0),
+    selection: (model.get("selection") ?? []).join(","),
+  });
 }

@@ -4,6 +4,7 @@
 
 import { type ColorMapName, categorical, lut, lutIndex } from "../../draw/colors";
 import { fmt } from "../../draw/heads";
+import { type Mods, type SpanPick, nextSpan } from "../../draw/span";
 import type { Packed } from "../../shared/buffers";
 import { tokenLabel } from "../../shared/text";
 import type { MetaOf, PayloadOf } from "../../shared/wire_model";
@@ -14,6 +15,7 @@ export interface QKSpaceTraits {
   colormap: string;
   sentence: number; // -1: none clicked yet
   point: number; // -1: none
+  selection: number[]; // selected query tokens of the sentence shown (positions in its tokens, sorted)
   theme: string;
   fit: "auto" | boolean | number[];
   _error: string;
@@ -52,6 +54,44 @@ export function coordinates(points: Float32Array): Float32Array {
     xy[2 * i + 1] = points[i * N_COLS + COL.y];
   }
   return xy;
+}
+
+// -- selecting tokens by their points -------------------------------------------------------------------------
+
+/** The rows of the query points of the `selection`'s tokens of `sentence`, in token order (what the scatter rings;
+ * attnwidgets/viewdata/qk_space.py selected_points). */
+export function selectedPoints(points: Float32Array, sentence: number, selection: number[]): number[] {
+  if (sentence < 0 || !selection.length) return [];
+  const n = Math.floor(points.length / N_COLS);
+  const want = new Set(selection);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++)
+    if (
+      column(points, i, COL.kind) === 0 &&
+      column(points, i, COL.sentence) === sentence &&
+      want.has(column(points, i, COL.token))
+    )
+      out.push(i);
+  return out.sort((a, b) => column(points, a, COL.token) - column(points, b, COL.token));
+}
+
+/** What a click on point `i` sets: its sentence and the point, and the selection: a query point's token with the
+ * selection's click rules (nextSpan) within the sentence shown, alone in another sentence; a key point keeps the
+ * selection of its sentence (none in another). */
+export function pointPick(
+  points: Float32Array,
+  i: number,
+  now: { sentence: number; selection: number[] },
+  mods: Mods,
+  anchor: number | null,
+): SpanPick & { sentence: number; point: number } {
+  const sentence = column(points, i, COL.sentence);
+  const token = column(points, i, COL.token);
+  const same = sentence === now.sentence;
+  if (column(points, i, COL.kind) === 1)
+    return { sentence, point: i, selection: same ? now.selection : [], anchor: same ? anchor : null };
+  if (!same) return { sentence, point: i, selection: [token], anchor: token };
+  return { sentence, point: i, ...nextSpan(now.selection, token, mods, anchor) };
 }
 
 // -- hit-testing --------------------------------------------------------------------------------------------
