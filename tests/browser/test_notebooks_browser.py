@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 from helpers import ARTIFACTS
 from layout_check import CANVAS_TEXTS, check_output
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.plots.test_notebook_figures import COLLECT, REPORT, ROOT
 
@@ -133,6 +134,16 @@ CUT_PROMPTS = """() => [...document.querySelectorAll('.jp-InputPrompt, .jp-Outpu
     .filter(e => e.textContent.trim() && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
 
 
+# Cell i's first widget output is in the DOM with a size (JupyterLab renders cells near the viewport).
+OUTPUT_SHOWN = """(i) => {
+    const cell = window.jupyterapp.shell.currentWidget.content.widgets[i];
+    const area = cell && cell.outputArea.node;
+    return !!area && area.getBoundingClientRect().height > 0 &&
+        !!area.querySelector('.aw-root, .jupyter-widgets, canvas, img');
+}"""
+TWO_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
+
 def layout_problems(page, name: str) -> list[str]:
     """Every widget view of the open notebook read by layout_check.CHECK, with the file browser closed and open: one
     line per problem, naming the cell."""
@@ -142,12 +153,17 @@ def layout_problems(page, name: str) -> list[str]:
         page.evaluate(toggle)
         page.wait_for_timeout(1000)  # the views fit their new width (a ResizeObserver each) and paint again
         for i in cells:
+            # The cell in view, its outputs laid out (not the fixed 1 s per cell and state this waited before: about
+            # 110 s of the notebooks tier), then two frames for what the scroll repaints.
             page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.scrollToItem({i}, 'start')")
-            page.wait_for_timeout(700)
+            try:
+                page.wait_for_function(OUTPUT_SHOWN, arg=i, timeout=5_000)
+            except PlaywrightTimeout:  # an output that draws none of these: the fixed wait this replaced
+                page.wait_for_timeout(700)
             page.evaluate(WIDGET_OUTPUTS)  # marks them
             outputs = page.locator(f"[data-aw-widget-output='{i}']")
             outputs.first.evaluate("(e) => e.scrollIntoView({ block: 'start' })")  # the view at the top, as shown
-            page.wait_for_timeout(300)
+            page.evaluate(TWO_FRAMES)
             found = []
             for k in range(outputs.count()):
                 result = check_output(outputs.nth(k))
