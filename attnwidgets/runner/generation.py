@@ -108,9 +108,9 @@ def generate(
         ``lens_k`` for a model whose stream cannot be read through a final norm and an unembedding (see
         :func:`attnwidgets.runner.logits.lens_readout`).
     ValueError
-        ``lens_k`` for an encoder-decoder; for an encoder-only model (BERT), a model without a language-model head, a prompt that leaves no room in the
-        model's positions, ``max_new_tokens`` below 1, or a generation that ended before any token (``max_length``
-        at or below the prompt's length).
+        ``lens_k`` for an encoder-decoder; for an encoder-only model (BERT), a model without a language-model head,
+        a prompt that leaves no room in the model's positions, ``max_new_tokens`` below 1, or a generation that
+        ended before any token (``max_length`` at or below the prompt's length).
     TypeError
         For a prompt that is not a string, or a count that is not an integer.
 

@@ -34,7 +34,11 @@ class FillMask(AttnWidget):
     layer, head : int
         Whose attention the [MASK] row shows (``head=-1``: mean over the layer's heads). Default: the last layer.
     mask : int
-        Which [MASK] the attention row belongs to (0 = the first).
+        Which [MASK] the attention row (and the lens table) belongs to (0 = the first).
+    lens : bool
+        Show the logit lens at the [MASK]: each layer's top-``k`` fillers, read from the stream after the embeddings
+        and after each layer through the head that fills in (for the bundled model, the head attnwidgets trained on
+        its last layer), ``layer``'s row outlined (:func:`attnwidgets.studies.masked_lm.fill_mask_lens`).
     theme : str
         "light" or "lecture".
 
@@ -54,6 +58,8 @@ class FillMask(AttnWidget):
     layer = Index(0).tag(sync=True)
     head = Index(-1).tag(sync=True)
     mask = Index(0).tag(sync=True)
+    lens = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: show the logit lens table of the [MASK] (the page's "lens" box toggles it)."""
     _meta = traitlets.Dict().tag(sync=True)
 
     def __init__(self, text: str, *, model: Any = None, **kwargs: Any) -> None:
@@ -78,6 +84,13 @@ class FillMask(AttnWidget):
     def fills(self) -> list[dict[str, Any]]:
         """Per [MASK]: its top-k ``tokens`` and ``probs`` as shown."""
         return self._view["fills"]
+
+    def lens_rows(self) -> list[list[tuple[str, float]]]:
+        """The logit lens the panel draws for the selected [MASK]: per row (the embeddings, then each layer) its
+        ``(token, probability)`` pairs, most probable first."""
+        lens = self._view["lens"]
+        return [[(t, float(p)) for t, p in zip(toks, probs, strict=True)]
+                for toks, probs in zip(lens["tokens"][self.mask], lens["probs"][self.mask], strict=True)]
 
     def attention_row(self) -> np.ndarray:
         """(tokens,) the attention of the selected [MASK] at ``layer``/``head`` (head=-1: the heads' mean)."""

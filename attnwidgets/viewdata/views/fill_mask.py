@@ -15,12 +15,15 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FillMaskMeta", "FillMaskPayload", "FillMaskState", "MaskFill", "fill_mask_state"]
+from ..lens import BIAS, LensTable, lens_table
+from ..state import OPTIONAL
+
+__all__ = ["FillMaskMeta", "FillMaskPayload", "FillMaskState", "MaskFill", "fill_mask_lens_table", "fill_mask_state"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class FillMaskPayload:
     fills: list[MaskFill]
     rows: np.ndarray
     text: str
+    lens: LensTable | None = field(default=None, metadata=OPTIONAL)  # the logit lens, a table per [MASK]
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,19 @@ def fill_mask_state(view: Mapping[str, Any], text: str) -> FillMaskState:
         raise ValueError(f"the [MASK] rows must be (masks, layers, heads, tokens), got shape {shape}")
     fills = [MaskFill([str(t) for t in f["tokens"]], [float(p) for p in f["probs"]]) for f in view["fills"]]
     payload = FillMaskPayload(tokens=list(view["tokens"]), positions=[int(p) for p in view["positions"]],
-                              fills=fills, rows=rows, text=text)
+                              fills=fills, rows=rows, text=text, lens=fill_mask_lens_table(view))
     return FillMaskState(payload, FillMaskMeta(str(view["model"]), shape,  # type: ignore[arg-type]
                                                str(view.get("head", ""))))
+
+
+def fill_mask_lens_table(view: Mapping[str, Any]) -> LensTable | None:
+    """The logit lens at each [MASK] of ``view`` (its ``"lens"``, :func:`~attnwidgets.studies.masked_lm.fill_mask_lens`)
+    as tables, captioned with the head that reads the layers; None when the view has none."""
+    lens = view.get("lens")
+    if lens is None:
+        return None
+    k = np.asarray(lens["probs"]).shape[-1]
+    return lens_table(lens["tokens"], lens["probs"],
+                      f"Logit lens at the [MASK] (nostalgebraist 2020): the top {k} fillers read from the stream "
+                      f"after the embeddings and each layer through {lens['reader']}, the head that fills in the last "
+                      f"row; {BIAS}.")

@@ -9,7 +9,7 @@ import { type FillMaskTraits, type FillsLayout, columnAt, menuOptions, panelAt }
 
 type Model = WidgetModel<FillMaskTraits>;
 
-/** (Re)build the bar: the [MASK] menu (with several), layer, head, export. */
+/** (Re)build the bar: the [MASK] menu (with several), layer, head, the logit lens box, export. */
 export function buildControls(
   model: Model,
   bar: HTMLElement,
@@ -26,6 +26,12 @@ export function buildControls(
   if (opts.mask) menu("mask", opts.mask, "attention of [MASK]");
   menu("layer", opts.layer, "layer");
   menu("head", opts.head, "head");
+  if (model.get("_payload").lens) {
+    const box = h("input", { type: "checkbox", "data-testid": "lens-toggle" }) as HTMLInputElement;
+    box.checked = Boolean(model.get("lens"));
+    list.push(listen(box, "change", () => saveTraits(model, { lens: box.checked })));
+    bar.append(h("label", {}, box, "lens"));
+  }
   bar.append(exportControls(list));
 }
 

@@ -5,8 +5,9 @@
 // This file wires the parts up: state.ts (what to show), paint.ts (bars and row), controls.ts (menus, box, clicks).
 
 import { roomFor } from "../../draw/heads";
+import { lensCss, paintLens } from "../../draw/lens";
 import { tooltipBox } from "../../draw/tooltip";
-import { decode } from "../../shared/buffers";
+import { type Matrix, decode } from "../../shared/buffers";
 import { controlGroup, h } from "../../shared/dom";
 import { type RenderProps, needsKernel, onModel } from "../../shared/model";
 import { userText } from "../../shared/text";
@@ -31,7 +32,7 @@ const CSS = `
 .aw-fill-mask canvas { display: block; }
 .aw-fill-mask .aw-fill-top { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 1.5em; }
 .aw-fill-mask .aw-fill-head { flex: 1 1 14em; max-width: 28em; margin-bottom: 0.5em; }
-`;
+${lensCss(".aw-fill-mask")}`;
 
 /** The sentence box, the two canvases and the texts around them. */
 function fillDom() {
@@ -49,6 +50,7 @@ function fillDom() {
     rowCanvas: h("canvas", { className: "aw-canvas", "data-testid": "row-canvas" }),
     rowTitle: h("div", { className: "aw-muted", "data-testid": "row-title", "data-export-text": "" }),
     caption: h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" }),
+    lens: h("div", { className: "aw-lens", "data-testid": "lens" }),
     // whose guesses the bars are (the shipped head and its measured top-1), beside the bars where there is room
     headNote: h("div", {
       className: "aw-muted aw-fill-head",
@@ -72,10 +74,12 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     dom.rowTitle,
     dom.rowCanvas,
     dom.caption,
+    dom.lens,
     tooltip,
   );
 
   let rows: Float32Array = new Float32Array(0);
+  let lensProbs: Matrix | null = null; // (masks, layers + 1, k)
   let columns = { x0: 0, colW: 0 };
   let panels: FillsLayout | null = null; // the bars' panels, one per [MASK]: a click picks that [MASK]
   const controls = controlGroup(cleanups);
@@ -112,11 +116,19 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     dom.rowTitle.textContent = rowTitle(m, layer, head);
     dom.headNote.textContent = userText(meta.head ?? "");
     dom.caption.textContent = fillCaption((p.fills ?? []).length);
+    // the layer's row (the stream after it: row layer + 1) outlined
+    paintLens(dom.lens, p.lens, lensProbs, m, {
+      show: Boolean(model.get("lens")),
+      highlight: layer + 1,
+      heading: `logit lens at [MASK] #${m + 1}: what each layer's stream would fill in`,
+    });
   }
 
   function load(): void {
     try {
-      rows = decode(model.get("_payload").rows).data;
+      const payload = model.get("_payload");
+      rows = decode(payload.rows).data;
+      lensProbs = payload.lens ? decode(payload.lens.probs) : null;
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));
@@ -138,6 +150,10 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
       paint();
     }),
     onModel(model, "change:theme", paint),
+    onModel(model, "change:lens", () => {
+      buildControls(model, bar, shell.exportControls, controls);
+      paint();
+    }),
     onModel(model, "change:text", () => {
       if (document.activeElement !== dom.input) dom.input.value = model.get("text");
     }),

@@ -13,6 +13,7 @@ export interface FillMaskTraits {
   layer: number;
   head: number;
   mask: number;
+  lens: boolean; // the logit lens panel: each layer's top fillers of the [MASK], the layer's row outlined
   theme: string;
   _error: string;
   _meta: MetaOf<"fill_mask">; // shape: (masks, layers, heads, tokens)

@@ -22,6 +22,7 @@ export interface GenerationTraits {
   combine: string; // "sum" (share of each step's attention on the selection) | "mean" (per selected token)
   share_by: string; // "layer" | "head" | "role": the panel's lines
   sampling: boolean; // the sampling playground under the top-k list
+  lens: boolean; // the logit lens panel (a generation with `lens_k`): the step's top tokens per layer
   temperature: number;
   top_k: number; // 0: all k candidates
   top_p: number;
