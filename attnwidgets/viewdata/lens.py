@@ -25,8 +25,8 @@ from ..generation_result import GenerationResult
 __all__ = ["LensTable", "generation_lens", "lens_rows", "lens_table"]
 
 #: The lens's known bias, said under every table.
-BIAS = ("reading earlier layers through a read-out trained on the last layer's output is the logit lens's known bias "
-        "(the tuned lens, Belrose et al. 2023, learns a map per layer instead; not here yet)")
+BIAS = ("a read-out trained on the last layer reads the earlier ones: the lens's known bias (the tuned lens, Belrose "
+        "et al. 2023, learns a map per layer; left for later)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,6 @@ def generation_lens(g: GenerationResult) -> LensTable | None:
         return None
     k = g.lens_probs.shape[2]
     return lens_table(g.lens_tokens, g.lens_probs,
-                      f"Logit lens (nostalgebraist 2020): the top {k} next tokens read from this step's stream after "
-                      "the embeddings and each layer, through the final norm and the unembedding; the last row is "
-                      f"the model's own. {BIAS[0].upper()}{BIAS[1:]}.")
+                      f"Logit lens (nostalgebraist 2020): the top {k} next tokens of this step's stream after the "
+                      "embeddings and each layer, through the final norm and unembedding (last row: the model's "
+                      f"own). {BIAS[0].upper()}{BIAS[1:]}.")

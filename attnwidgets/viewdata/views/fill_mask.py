@@ -85,6 +85,6 @@ def fill_mask_lens_table(view: Mapping[str, Any]) -> LensTable | None:
         return None
     k = np.asarray(lens["probs"]).shape[-1]
     return lens_table(lens["tokens"], lens["probs"],
-                      f"Logit lens at the [MASK] (nostalgebraist 2020): the top {k} fillers read from the stream "
-                      f"after the embeddings and each layer through {lens['reader']}, the head that fills in the last "
-                      f"row; {BIAS}.")
+                      f"Logit lens at the [MASK] (nostalgebraist 2020): the top {k} fillers of the stream after the "
+                      f"embeddings and each layer, read through {lens['reader']} (the last row: the fill-in); "
+                      f"{BIAS}.")

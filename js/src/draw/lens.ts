@@ -63,7 +63,7 @@ export function paintLens(
       h("th", { text: lens.rows[r] ?? "", className: "aw-lens-label" }),
       ...row.map(([tok, p]) =>
         h("td", {
-          text: tokenLabel(tok, 12),
+          text: tokenLabel(tok, 10),
           style: lensShade(p),
           "data-prob": p.toFixed(6),
           title: `${(p * 100).toFixed(1)}%`,
@@ -87,12 +87,12 @@ export function paintLens(
 /** The table's styles (each view adds them to its own CSS, scoped by its root class). */
 export function lensCss(root: string): string {
   return `
-${root} .aw-lens { margin-top: 8px; max-width: 34em; }
-${root} .aw-lens-table { border-collapse: collapse; font-size: 0.85em; }
+${root} .aw-lens { margin-top: 8px; max-width: 19em; }
+${root} .aw-lens-table { border-collapse: collapse; font-size: 0.8em; }
 ${root} .aw-lens-table th, ${root} .aw-lens-table td { padding: 0 4px; text-align: left; white-space: pre; }
-${root} .aw-lens-table td { min-width: 4.5em; }
+${root} .aw-lens-table td { min-width: 3.2em; }
 ${root} .aw-lens-label { color: var(--aw-muted); font-weight: normal; }
 ${root} .aw-lens-table tr.aw-lens-on { outline: 2px solid var(--aw-accent); }
-${root} .aw-lens-caption { font-size: 0.8em; margin-top: 2px; }
+${root} .aw-lens-caption { font-size: 0.75em; margin-top: 2px; }
 `;
 }

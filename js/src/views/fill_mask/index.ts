@@ -70,11 +70,11 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     dom.inputRow,
     bar,
     errorBox,
-    h("div", { className: "aw-fill-top" }, dom.fillsCanvas, dom.headNote),
+    // the lens table beside the bars it explains (its last row is the bars' fill-in)
+    h("div", { className: "aw-fill-top" }, dom.fillsCanvas, dom.lens, dom.headNote),
     dom.rowTitle,
     dom.rowCanvas,
     dom.caption,
-    dom.lens,
     tooltip,
   );
 
@@ -120,7 +120,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     paintLens(dom.lens, p.lens, lensProbs, m, {
       show: Boolean(model.get("lens")),
       highlight: layer + 1,
-      heading: `logit lens at [MASK] #${m + 1}: what each layer's stream would fill in`,
+      heading: `logit lens at [MASK] #${m + 1}, by layer`,
     });
   }
 

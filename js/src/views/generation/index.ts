@@ -40,6 +40,7 @@ import {
 } from "./paint";
 import {
   type GenerationTraits,
+  LENS_ROOM,
   TOPK_ROOM,
   captionText,
   finiteMax,
@@ -161,6 +162,7 @@ function paintMap(c: Ctx, t: Theme): void {
     roomW: roomFor(c.el),
     fitted: room,
     panelH: room && panel ? shareHeight(t.name, room.height) + t.font * 3.5 : 0,
+    side: model.get("lens") && model.get("_payload").lens ? LENS_ROOM : TOPK_ROOM,
   });
   c.held.mapLayout = { y0: g.y0, cell: g.cell, rows: m.generated.length };
   paintMatrix(parts.canvas, {
@@ -240,7 +242,7 @@ function paintAll(c: Ctx, root: HTMLElement, title: HTMLElement): void {
   paintTopk(c.parts.topk, m, held.probs, step, sampling);
   paintLens(c.parts.lens, model.get("_payload").lens, held.lensProbs, step, {
     show: Boolean(model.get("lens")),
-    heading: "logit lens: what each layer would write",
+    heading: "logit lens, by layer",
   });
   paintSharePanel(c, t);
   c.parts.caption.textContent = captionText(m, { ...pick(model), step });
