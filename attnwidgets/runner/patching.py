@@ -27,6 +27,7 @@ What is measured (:class:`Metric`):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -208,25 +209,27 @@ def _edits(site: AttentionSite, rows: list[tuple[int, int | None]], outputs: dic
     return None, hook
 
 
-def row_bytes(runner: Any, n_tokens: int) -> int:
-    """An estimate of the activation bytes one patched row of ``n_tokens`` takes at its peak: the output over every
-    position (logits over the vocabulary for an LM head, the hidden states otherwise), the widest hidden
-    activations (the MLP's 4 x d, the residual and its norms) and a layer's attention weights (scores, weights, and a
-    copy when patched), in float32."""
+def row_bytes(runner: Any, n_tokens: int, logit_positions: int | None = None) -> int:
+    """An estimate of the activation bytes one patched row of ``n_tokens`` takes at its peak, in float32: the
+    logits over the vocabulary at ``logit_positions`` positions (default all; an LM head only), the widest hidden
+    activations (the MLP's 4 x d, the residual, its norms, the head outputs and their patched copy) and one layer's
+    attention scores and weights (the output keeps no layer's weights: ``keep_weights=False``)."""
     info = runner.info
     hidden = int(getattr(runner.model.config, "hidden_size", 0) or info.n_heads * info.head_dim)
-    out = hidden
+    logits = 0
     if runner.head in ("causal-lm", "masked-lm"):
         emb = runner.model.get_output_embeddings()
-        out = int(emb.weight.shape[0]) if emb is not None and hasattr(emb, "weight") else hidden
-    return 4 * n_tokens * (out + 8 * hidden + 3 * info.n_heads * n_tokens)
+        vocab = int(emb.weight.shape[0]) if emb is not None and hasattr(emb, "weight") else hidden
+        logits = vocab * (n_tokens if logit_positions is None else logit_positions)
+    return 4 * (logits + n_tokens * (8 * hidden + 3 * info.n_heads * n_tokens))
 
 
-def batch_rows(runner: Any, n_tokens: int, max_batch: int | None) -> int:
+def batch_rows(runner: Any, n_tokens: int, max_batch: int | None, logit_positions: int | None = None) -> int:
     """How many patched rows one forward pass runs: ``max_batch`` as given (a positive integer), or by default as
     many as fit :data:`PATCH_BUDGET` (:func:`row_bytes`), at least 1 and at most :data:`MAX_ROWS`."""
     if max_batch is None:
-        return max(1, min(MAX_ROWS, PATCH_BUDGET // max(1, row_bytes(runner, n_tokens))))
+        need = row_bytes(runner, n_tokens, logit_positions)
+        return max(1, min(MAX_ROWS, PATCH_BUDGET // max(1, need)))
     if isinstance(max_batch, bool) or not isinstance(max_batch, (int, np.integer)):
         raise TypeError(f"max_batch must be a positive integer or None (sized to the memory budget), got "
                         f"{type(max_batch).__name__} {max_batch!r}")
@@ -248,7 +251,11 @@ def patch_layers(runner: Any, target: Encoded, outputs: dict[AttentionSite, torc
     T = int(target.inputs["input_ids"].shape[1])
     valid_row = target.inputs.get("attention_mask", torch.ones_like(target.inputs["input_ids"]))[0].bool()
     plan = [(h, p) for h in range(n_heads) for p in (range(T) if positions else [None])]
-    size = batch_rows(runner, T, max_batch)
+    extra: dict[str, Any] = {}
+    if runner.head == "causal-lm" and metric.position == T - 1:   # the next token's logits only, not T x vocab
+        extra["logits_to_keep"] = 1
+        metric = dataclasses.replace(metric, position=-1)
+    size = batch_rows(runner, T, max_batch, 1 if extra else None)
     values = np.empty((len(sites), len(plan)), dtype=np.float64)
     for li, site in enumerate(sites):
         for start in range(0, len(plan), size):
@@ -258,8 +265,8 @@ def patch_layers(runner: Any, target: Encoded, outputs: dict[AttentionSite, torc
             valid = valid_row.unsqueeze(0).expand(len(rows), -1)
             if edit is not None:
                 with control.editing_heads(edit):
-                    out = runner.forward(batch)
+                    out = runner.forward(batch, keep_weights=False, **extra)
             else:
-                out = runner.forward(batch, hooks=[hook])
+                out = runner.forward(batch, hooks=[hook], keep_weights=False, **extra)
             values[li, start:start + len(rows)] = metric_values(out, metric, valid)
     return values.reshape(len(sites), n_heads, T) if positions else values.reshape(len(sites), n_heads)
