@@ -210,10 +210,12 @@ def _edits(site: AttentionSite, rows: list[tuple[int, int | None]], outputs: dic
 
 
 def row_bytes(runner: Any, n_tokens: int, logit_positions: int | None = None) -> int:
-    """An estimate of the activation bytes one patched row of ``n_tokens`` takes at its peak, in float32: the
-    logits over the vocabulary at ``logit_positions`` positions (default all; an LM head only), the widest hidden
-    activations (the MLP's 4 x d, the residual, its norms, the head outputs and their patched copy) and one layer's
-    attention scores and weights (the output keeps no layer's weights: ``keep_weights=False``)."""
+    """An estimate of the bytes one patched row of ``n_tokens`` adds to a batched forward pass's peak, in float32:
+    the logits over the vocabulary at ``logit_positions`` positions (default all; an LM head only), the widest hidden
+    activations (the MLP's 4 x d, the residual, its norms, the head outputs and their patched copy: 8 x d per
+    position) and three attention-sized tensors (scores, weights, their edited copy) per layer. Per layer, not per
+    pass: measured on a 12-layer GPT-2 at 159 tokens (``benchmarks/bench_patching.py``), the peak grows with the
+    number of layers even when the output keeps no weights (about 40 MiB a row there; this estimate says 47)."""
     info = runner.info
     hidden = int(getattr(runner.model.config, "hidden_size", 0) or info.n_heads * info.head_dim)
     logits = 0
@@ -221,7 +223,7 @@ def row_bytes(runner: Any, n_tokens: int, logit_positions: int | None = None) ->
         emb = runner.model.get_output_embeddings()
         vocab = int(emb.weight.shape[0]) if emb is not None and hasattr(emb, "weight") else hidden
         logits = vocab * (n_tokens if logit_positions is None else logit_positions)
-    return 4 * (logits + n_tokens * (8 * hidden + 3 * info.n_heads * n_tokens))
+    return 4 * (logits + n_tokens * 8 * hidden + 3 * info.n_layers * info.n_heads * n_tokens * n_tokens)
 
 
 def batch_rows(runner: Any, n_tokens: int, max_batch: int | None, logit_positions: int | None = None) -> int:

@@ -44,11 +44,11 @@ def test_the_batch_size_is_what_runs(tiny_gpt2, monkeypatch) -> None:
 def test_default_batch_follows_the_budget(tiny_gpt2, monkeypatch) -> None:
     runner = get_runner(tiny_gpt2)
     T = 20
-    # the estimate by hand: logits over the vocabulary at every (or one) position + 8 x hidden + 3 x heads x T per
-    # position, float32
+    # the estimate by hand: logits over the vocabulary at every (or one) position + 8 x hidden per position + three
+    # (heads, T, T) tensors per layer, float32 (2 layers, 4 heads, hidden 32)
     vocab = runner.model.get_output_embeddings().weight.shape[0]
-    assert row_bytes(runner, T) == 4 * (T * vocab + T * (8 * 32 + 3 * 4 * T))
-    assert row_bytes(runner, T, 1) == 4 * (vocab + T * (8 * 32 + 3 * 4 * T))
+    assert row_bytes(runner, T) == 4 * (T * vocab + T * 8 * 32 + 3 * 2 * 4 * T * T)
+    assert row_bytes(runner, T, 1) == 4 * (vocab + T * 8 * 32 + 3 * 2 * 4 * T * T)
     assert batch_rows(runner, T, None) == min(MAX_ROWS, PATCH_BUDGET // row_bytes(runner, T))
     monkeypatch.setattr(patching_module, "PATCH_BUDGET", 3 * row_bytes(runner, T) + 1)
     assert batch_rows(runner, T, None) == 3
