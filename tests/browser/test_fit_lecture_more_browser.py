@@ -1,8 +1,9 @@
 """Every view fits a projector, part two (issue 15 §3): the ablation explorer, the compare view, entropy bars, the
-per-head grid (and the coreference grid built on it), the head cluster map, the generation view (with and without its logit-lens
-panel) and the head-roles view. At a 1280 x 720 viewport in JupyterLab, in the lecture theme, each view scrolled to the top of the notebook's
-visible area lies inside it with its legend shown; with ``fit=False`` the head-stats grid of a 12 x 12 model is taller
-than the screen (so the test can fail). Screenshots: test-artifacts/fitb-*.png.
+per-head grid (and the coreference grid built on it), the head cluster map, the generation view (with and without
+its logit-lens panel) and the head-roles view. At a 1280 x 720 viewport in JupyterLab, in the lecture theme, each
+view scrolled to the top of the notebook's visible area lies inside it with its legend shown; with ``fit=False``
+the head-stats grid of a 12 x 12 model is taller than the screen (so the test can fail). Screenshots:
+test-artifacts/fitb-*.png.
 
 One notebook, one view per cell: a view is measured as the union of the widget roots in its cell's output (the
 head-roles view is two widgets in an HBox).

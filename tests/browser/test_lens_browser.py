@@ -28,8 +28,9 @@ def wanted(nb, code: str) -> list[list[tuple[str, float]]]:
 
 
 def same(a, b) -> bool:
-    return len(a) == len(b) and all(len(x) == len(y) and all(s == t and abs(p - q) < 1e-5 for (s, p), (t, q)
-                                                             in zip(x, y, strict=True)) for x, y in zip(a, b, strict=True))
+    def row(x, y) -> bool:
+        return len(x) == len(y) and all(s == t and abs(p - q) < 1e-5 for (s, p), (t, q) in zip(x, y, strict=True))
+    return len(a) == len(b) and all(row(x, y) for x, y in zip(a, b, strict=True))
 
 
 def tick(nb) -> None:
