@@ -104,3 +104,34 @@ def test_fill_mask_lens_panel_outlines_the_layer(lab):
     assert on == ["5"]
     assert dataset(nb.page, LENS)["table"] == "0"
     assert not nb.errors(), nb.errors()
+
+
+EVIL = ["<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "<b>x</b>", "&lt;i&gt;"]
+HOSTILE = f"""
+import numpy as np
+import attnwidgets as aw
+from attnwidgets.generation_result import GenerationResult
+EVIL = {EVIL!r}
+att = np.tril(np.ones((4, 4), np.float32)); att /= att.sum(1, keepdims=True)
+r = aw.AttentionResult.from_arrays(att[None, None], ["a", "b", "c", "d"], kind="decoder")
+lens = np.array([[[0.4, 0.3, 0.2, 0.1]] * 2] * 3, np.float32)     # 3 steps, 1 layer: 2 rows of 4
+g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d", "e"], np.array([2, 3, 4]),
+                     np.array([[2], [3], [4]]), np.ones((3, 1), np.float32), [["c"], ["d"], ["e"]],
+                     lens_ids=np.zeros((3, 2, 4), np.int64), lens_probs=lens, lens_tokens=[[EVIL] * 2] * 3)
+w = aw.GenerationView(g, lens=True)
+w
+"""
+
+
+def test_hostile_lens_tokens_stay_text(lab):
+    """Token text in the lens table is set as text: no element is made from it, nothing runs, it reads as written."""
+    nb = lab.open([HOSTILE], viewport=(1280, 720))
+    nb.page.evaluate("() => { window.alert = (m) => { window.__pwned = String(m); }; }")
+    nb.widget()
+    wait_dataset(nb.page, LENS, "table", "0")
+    assert nb.page.locator(f"{LENS} img, {LENS} script, {LENS} b").count() == 0
+    want = json.loads(nb.python("import json; from attnwidgets.viewdata.labels import token_label; "
+                                "print(json.dumps([token_label(t, 10) for t in EVIL]))"))
+    assert [t for t, _ in drawn(nb)[0]] == want
+    assert nb.page.evaluate("() => window.__pwned ?? null") is None
+    assert not nb.errors(), nb.errors()
