@@ -80,6 +80,12 @@ class GenerationResult:
         The generated text, decoded by the tokenizer (special tokens left out).
     settings : dict
         How it was generated (``do_sample``, ``seed``, ``max_new_tokens``, ...).
+    lens_ids, lens_probs : np.ndarray or None
+        (N, L + 1, k') int64 and float32: the logit lens of each step (``generate(..., lens_k=k')``), the top-k'
+        tokens read from the new position's residual stream after the embeddings (row 0) and after each layer, through
+        the final norm and the unembedding; row L is the step's own distribution. None when not asked for.
+    lens_tokens : list or None
+        (N, L + 1, k') display text of ``lens_ids``.
     roles : tuple[RoleSpan, ...]
         Who speaks where in a chat prompt (token spans of the prompt; :meth:`with_roles`); empty for a plain prompt.
         ``span_share("user")`` is then the share of each step's attention on the user's turns.
@@ -114,6 +120,9 @@ class GenerationResult:
     text: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
     roles: tuple[RoleSpan, ...] = ()
+    lens_ids: np.ndarray | None = None
+    lens_probs: np.ndarray | None = None
+    lens_tokens: list[list[list[str]]] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.generated_tokens)
@@ -132,8 +141,10 @@ class GenerationResult:
         if fed != self.first_row + n:
             raise ValueError(f"the attention holds {fed} fed positions; {n} steps from row {self.first_row} need "
                              f"{self.first_row + n}")
-        for a in (self.prompt_ids, self.generated_ids, self.topk_ids, self.topk_probs):
-            a.flags.writeable = False
+        self._check_lens(n)
+        for a in (self.prompt_ids, self.generated_ids, self.topk_ids, self.topk_probs, self.lens_ids, self.lens_probs):
+            if a is not None:
+                a.flags.writeable = False
         for span in self.roles:
             if not isinstance(span, RoleSpan) or span.stop > self.prompt_length:
                 raise ValueError(f"role span {span!r} is not a RoleSpan within the prompt's {self.prompt_length} "
@@ -165,6 +176,36 @@ class GenerationResult:
             raise ValueError("no role spans given: the prompt has no roles (build it with "
                              "attnwidgets.runner.chat_prompt)")
         return dataclasses.replace(self, roles=spans)
+
+    def _check_lens(self, n: int) -> None:
+        given = [self.lens_ids is not None, self.lens_probs is not None, self.lens_tokens is not None]
+        if not any(given):
+            return
+        if not all(given):
+            raise ValueError("lens_ids, lens_probs and lens_tokens come together (or none of them)")
+        ids, probs, tokens = self.lens_ids, self.lens_probs, self.lens_tokens
+        assert ids is not None and probs is not None and tokens is not None
+        if ids.ndim != 3 or ids.shape[0] != n or probs.shape != ids.shape:
+            raise ValueError(f"lens_ids and lens_probs must both be ({n}, layers + 1, k); got {ids.shape} and "
+                             f"{probs.shape}")
+        if len(tokens) != n or any(len(step) != ids.shape[1] or any(len(row) != ids.shape[2] for row in step)
+                                   for step in tokens):
+            raise ValueError(f"lens_tokens must be {n} x {ids.shape[1]} rows of {ids.shape[2]} strings")
+
+    @property
+    def has_lens(self) -> bool:
+        """Whether the logit lens of every step was kept (``generate(..., lens_k=...)``)."""
+        return self.lens_ids is not None
+
+    def step_lens(self, step: int) -> list[list[tuple[str, float]]]:
+        """The logit lens at ``step``: per row (0 the embeddings, then each layer), ``[(token, probability), ...]``
+        most probable first. ValueError when the generation kept none."""
+        if self.lens_tokens is None or self.lens_probs is None:
+            raise ValueError("this generation kept no logit lens: generate with lens_k=5 (attnwidgets.generate(..., "
+                             "lens_k=5))")
+        s = self._step(step)
+        return [[(t, float(p)) for t, p in zip(row, probs, strict=True)]
+                for row, probs in zip(self.lens_tokens[s], self.lens_probs[s], strict=True)]
 
     @property
     def role_names(self) -> list[str]:

@@ -5,6 +5,8 @@ Usage::
 
     python benchmarks/bench_patching.py            # a GPT-2-small-shaped model (12 x 12, 768) at 32 and 128 tokens
     python benchmarks/bench_patching.py --smoke    # a 2 x 4 GPT-2 at 16 tokens: that it runs (CI)
+    python benchmarks/bench_patching.py --words 96 --batches 1 2 4 12 auto
+                                                   # attnwidgets at each max_batch: peak RSS and time per batch size
 
 TransformerLens (4.x): ``TransformerBridge.boot_transformers(folder)``, ``run_with_cache`` on the corrupted tokens,
 then one ``run_with_hooks`` per layer × head with a hook on ``blocks.{l}.attn.hook_z`` that swaps that head's slice,
@@ -78,7 +80,8 @@ def make_model(folder: Path, layers: int, heads: int, hidden: int, words: int) -
 
 
 def child(side: str, folder: str, clean: str, corrupted: str) -> dict:
-    """One side's patching grid, timed in this (fresh) process."""
+    """One side's patching grid, timed in this (fresh) process. ``side`` is "transformer_lens", "attnwidgets" (the
+    default batch) or "attnwidgets:<max_batch>"."""
     import numpy as np
     import torch
 
@@ -88,11 +91,17 @@ def child(side: str, folder: str, clean: str, corrupted: str) -> dict:
     ids_clean = runner.encode([clean]).inputs["input_ids"]
     ids_corrupted = runner.encode([corrupted]).inputs["input_ids"]
     right, wrong = (runner.tokenizer.encode(w, add_special_tokens=False)[0] for w in ANSWER)
-    if side == "attnwidgets":
+    batch = None
+    if side.startswith("attnwidgets"):
+        from attnwidgets.runner.patching import batch_rows
         from attnwidgets.studies import patch_heads
 
-        patch_heads(clean[:20], clean[:20], answer=ANSWER, model=runner)  # warm
-        cpu, wall, peak, out = _measure(lambda: patch_heads(clean, corrupted, answer=ANSWER, model=runner).values)
+        given = side.partition(":")[2]
+        max_batch = int(given) if given not in ("", "auto") else None
+        batch = batch_rows(runner, int(ids_clean.shape[1]), max_batch)
+        patch_heads(clean[:20], clean[:20], answer=ANSWER, model=runner, max_batch=max_batch)  # warm
+        cpu, wall, peak, out = _measure(lambda: patch_heads(clean, corrupted, answer=ANSWER, model=runner,
+                                                            max_batch=max_batch).values)
         load = 0.0
     else:
         from transformer_lens.model_bridge import TransformerBridge
@@ -123,7 +132,7 @@ def child(side: str, folder: str, clean: str, corrupted: str) -> dict:
             bridge(ids_clean[:, :4])  # warm
         cpu, wall, peak, out = _measure(tl_grid)
     return dict(side=side, tokens=int(ids_clean.shape[1]), cpu=cpu, wall=wall, peak=peak, load=load,
-                grid=np.asarray(out).tolist(), threads=torch.get_num_threads())
+                grid=np.asarray(out).tolist(), threads=torch.get_num_threads(), batch=batch)
 
 
 def transformer_lens_version() -> str | None:
@@ -137,6 +146,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="a 2 x 4 GPT-2 at 16 tokens (CI)")
     parser.add_argument("--words", type=int, nargs="*", help="input lengths in words (default 16 and 96)")
+    parser.add_argument("--batches", nargs="*", metavar="N",
+                        help="attnwidgets' max_batch values to run ('auto': the memory budget's; default: auto only)")
+    parser.add_argument("--no-tl", action="store_true", help="leave TransformerLens out")
     parser.add_argument("--child", nargs=4, metavar=("SIDE", "FOLDER", "CLEAN", "CORRUPTED"))
     args = parser.parse_args()
     if args.child:
@@ -146,8 +158,9 @@ def main() -> None:
 
     shape = (2, 4, 32) if args.smoke else (12, 12, 768)
     sizes = [12] if args.smoke else (args.words or [16, 96])
-    version = transformer_lens_version()
-    sides = ["attnwidgets"] + (["transformer_lens"] if version else [])
+    version = None if args.no_tl else transformer_lens_version()
+    ours = [f"attnwidgets:{b}" for b in args.batches] if args.batches else ["attnwidgets"]
+    sides = ours + (["transformer_lens"] if version else [])
     rows, failed = [], False
     for words in sizes:
         folder = Path(tempfile.mkdtemp())
@@ -164,18 +177,22 @@ def main() -> None:
             grids[side] = np.array(row.pop("grid"))
             rows.append(row)
             print(f"done {side} {row['tokens']} tokens", file=sys.stderr, flush=True)
-        if len(grids) == 2:
-            rows[-1]["diff"] = float(np.abs(grids["attnwidgets"] - grids["transformer_lens"]).max())
+        first = grids.get(ours[0])
+        for side, grid in grids.items():   # every grid against the first of ours
+            if side != ours[0] and first is not None:
+                next(r for r in rows[::-1] if r["side"] == side)["diff"] = float(np.abs(grid - first).max())
     layers, heads, hidden = shape
     threads = rows[0]["threads"] if rows else 0
     print(f"\nHead patching, every head of a random GPT-2 ({layers} layers x {heads} heads, d={hidden}), logit "
           f"difference at the last position; torch threads: {threads}")
-    print("| side | tokens | runs | CPU s | wall s | peak RSS | load s | max abs diff vs attnwidgets |")
+    print(f"| side | tokens | runs | CPU s | wall s | peak RSS | load s | max abs diff vs {ours[0]} |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        runs = f"{layers} batches of {heads}" if r["side"] == "attnwidgets" else f"{layers * heads} + 1"
+        ours_row = r["side"].startswith("attnwidgets")
+        b = min(r.get("batch") or heads, heads)
+        runs = (f"{layers} x {-(-heads // b)} batches of <= {b}" if ours_row else f"{layers * heads} + 1")
         diff = f"{r['diff']:.1e}" if "diff" in r else "-"
-        load = f"{r['load']:.2f}" if r["side"] != "attnwidgets" else "(runner)"
+        load = f"{r['load']:.2f}" if not ours_row else "(runner)"
         print(f"| {r['side']} | {r['tokens']} | {runs} | {r['cpu']:.2f} | {r['wall']:.2f} | "
               f"{r['peak'] / 2**20:.0f} MiB | {load} | {diff} |")
     if version is None:

@@ -13,6 +13,7 @@ from .generation import plot_generation, plot_span_share
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import plot_heatmap
+from .lens import plot_fill_mask_lens, plot_generation_lens
 from .model_view import plot_model_view
 from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
@@ -36,7 +37,9 @@ __all__ = [
     "plot_entropy_by_layer",
     "plot_extrapolation",
     "plot_fill_mask",
+    "plot_fill_mask_lens",
     "plot_generation",
+    "plot_generation_lens",
     "plot_head_clusters",
     "plot_head_grid",
     "plot_head_roles",

@@ -11,6 +11,7 @@ sequence (``tests/runner/test_generation.py``).
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from typing import Any, cast
 
 import numpy as np
@@ -21,6 +22,7 @@ from ..result import AttentionResult
 from .capture import Capture, capturing
 from .encoding import Encoded, check_text
 from .loading import AttentionUnavailableError
+from .logits import LogitsUnavailableError, lens_readout, stream_hooks
 from .runner import Runner, get_runner
 
 __all__ = ["generate"]
@@ -62,6 +64,7 @@ def generate(
     max_new_tokens: int = 32,
     *,
     top_k: int = 5,
+    lens_k: int | None = None,
     do_sample: bool = False,
     seed: int | None = None,
     revision: str | None = None,
@@ -88,6 +91,12 @@ def generate(
         At most this many tokens are generated (fewer when the model writes its end-of-sequence token).
     top_k : int
         How many of the most probable next tokens to keep per step (probabilities: softmax of the raw logits).
+    lens_k : int, optional
+        Also keep the logit lens (nostalgebraist 2020) of every step: the ``lens_k`` most probable tokens read from
+        the new position's residual stream after the embeddings and after each layer, through the final norm and
+        the unembedding (``lens_ids``, ``lens_probs``, ``lens_tokens`` of the result; the last row is the step's own
+        distribution). Read from the streams the generation's own forwards produce (hooks; no second forward).
+        Decoders only.
     do_sample, seed
         Sample instead of greedy decoding; ``seed`` makes it reproducible.
     **generation_kwargs
@@ -95,10 +104,13 @@ def generate(
 
     Raises
     ------
+    LogitsUnavailableError
+        ``lens_k`` for a model whose stream cannot be read through a final norm and an unembedding (see
+        :func:`attnwidgets.runner.logits.lens_readout`).
     ValueError
-        For an encoder-only model (BERT), a model without a language-model head, a prompt that leaves no room in the
-        model's positions, ``max_new_tokens`` below 1, or a generation that ended before any token (``max_length``
-        at or below the prompt's length).
+        ``lens_k`` for an encoder-decoder; for an encoder-only model (BERT), a model without a language-model head,
+        a prompt that leaves no room in the model's positions, ``max_new_tokens`` below 1, or a generation that
+        ended before any token (``max_length`` at or below the prompt's length).
     TypeError
         For a prompt that is not a string, or a count that is not an integer.
 
@@ -111,6 +123,8 @@ def generate(
     check_text(prompt, "prompt")
     max_new_tokens = _check_count(max_new_tokens, "max_new_tokens")
     top_k = _check_count(top_k, "top_k")
+    if lens_k is not None:
+        lens_k = _check_count(lens_k, "lens_k")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise TypeError(f"seed must be an integer or None, got {type(seed).__name__} {seed!r}")
     given = sorted(k for k in generation_kwargs if k in _OURS)
@@ -126,6 +140,10 @@ def generate(
         raise ValueError(f"{info.name!r} was loaded without a language-model head ({runner.head!r}), so it cannot "
                          "predict tokens: give a checkpoint whose architecture ends in ForCausalLM, LMHeadModel or "
                          "ForConditionalGeneration")
+    if lens_k is not None and info.kind != "decoder":
+        raise ValueError(f"lens_k: the logit lens of a generation reads a decoder's residual stream; {info.name!r} is "
+                         f"an {info.kind}")
+    readout = lens_readout(runner) if lens_k is not None else None   # its clear error before generating
     tok = runner.tokenizer
     batch = tok([prompt], return_tensors="pt", verbose=False)
     inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask")}
@@ -156,10 +174,12 @@ def generate(
     inputs = {k: v.to(device_) for k, v in inputs.items()}
     rng_devices = [device_] if device_.type == "cuda" else []
     held = Capture()
+    streams: list[torch.Tensor] = []   # the new position's stream, (D,), n_layers + 1 per forward
+    hooks = stream_hooks(runner, lambda s: streams.append(s[0, -1])) if readout is not None else nullcontext()
     with torch.random.fork_rng(devices=rng_devices, enabled=seed is not None):
         if seed is not None:
             torch.manual_seed(int(seed))
-        with torch.inference_mode(), capturing(held):
+        with torch.inference_mode(), capturing(held), hooks:
             out = cast(Any, runner.model).generate(**inputs, **kwargs)
     runner.n_forward += len(out.logits)
     sequences = out.sequences[0].cpu()
@@ -177,6 +197,7 @@ def generate(
     topk_tokens_flat = _texts(runner, topk_ids.reshape(-1).tolist())
     topk_tokens = [topk_tokens_flat[i * k:(i + 1) * k] for i in range(n)]
 
+    lens = _lens(runner, readout, streams, n, lens_k) if readout is not None and lens_k is not None else {}
     enc = Encoded({k_: v.cpu() for k_, v in inputs.items()}, [prompt], [None], [None], [0], encodings=batch)
     src = runner.token_fields(enc, 0)
     src.pop("valid")
@@ -186,10 +207,30 @@ def generate(
         result=result, prompt=prompt, prompt_tokens=list(src["tokens"]), prompt_ids=np.asarray(src["token_ids"]),
         generated_tokens=gen_tokens, generated_ids=np.array(generated, np.int64), topk_ids=topk_ids,
         topk_probs=top.values.numpy().astype(np.float32), topk_tokens=topk_tokens,
-        text=tok.decode(generated, skip_special_tokens=True),
+        text=tok.decode(generated, skip_special_tokens=True), **lens,
         settings=dict(max_new_tokens=max_new_tokens, do_sample=do_sample, seed=seed, top_k=top_k,
                       **{k_: v for k_, v in generation_kwargs.items() if isinstance(v, (int, float, str, bool))}),
     )
+
+
+def _lens(runner: Runner, readout: Any, streams: list[torch.Tensor], n: int, k: int) -> dict[str, Any]:
+    """The logit lens of each step from its streams: lens_ids (N, L+1, k) int64, lens_probs float32, lens_tokens."""
+    rows = runner.info.n_layers + 1
+    if len(streams) < n * rows:
+        raise LogitsUnavailableError(f"{runner.info.name!r}: {len(streams)} residual streams were read while "
+                                     f"generating, {n} steps of {rows} need {n * rows}")
+    ids, probs = [], []
+    with torch.inference_mode():
+        for step in range(n):
+            p = torch.softmax(readout(torch.stack(streams[step * rows:(step + 1) * rows])).float(), -1)  # (L+1, V)
+            top = torch.topk(p, min(k, p.shape[-1]), dim=-1)
+            ids.append(top.indices.cpu())
+            probs.append(top.values.cpu())
+    lens_ids = torch.stack(ids).numpy().astype(np.int64)
+    flat = _texts(runner, lens_ids.reshape(-1).tolist())
+    k = lens_ids.shape[-1]
+    tokens = [[flat[(s * rows + r) * k:(s * rows + r + 1) * k] for r in range(rows)] for s in range(n)]
+    return dict(lens_ids=lens_ids, lens_probs=torch.stack(probs).numpy().astype(np.float32), lens_tokens=tokens)
 
 
 def _attention_result(runner: Runner, held: Capture, prompt: str, src: dict[str, Any], sequences: torch.Tensor,

@@ -21,6 +21,8 @@ The tuned lens (Belrose et al. 2023), a learned map per layer, would read early 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -32,7 +34,8 @@ from . import control
 from .capture import AttentionSite
 from .partial import layer_modules
 
-__all__ = ["LogitParts", "LogitsUnavailableError", "lens_logits", "logit_parts", "unembedding_direction"]
+__all__ = ["LogitParts", "LogitsUnavailableError", "lens_logits", "lens_readout", "logit_parts", "stream_hooks",
+           "unembedding_direction"]
 
 
 class LogitsUnavailableError(NotImplementedError):
@@ -246,38 +249,55 @@ def logit_parts(runner: Any, text: str, tokens: tuple[int, ...], position: int =
     return parts
 
 
-def lens_logits(runner: Any, text: str) -> tuple[torch.Tensor, list[str]]:
-    """The logit lens of ``text``: float32 [layer + 1, position, vocab] logits read from the stream after the
-    embeddings and after each layer, and the tokens. A decoder's stream goes through its final norm and unembedding;
-    a BERT-style masked LM's through its MLM head."""
+def lens_readout(runner: Any) -> Callable[[torch.Tensor], torch.Tensor]:
+    """How the logit lens reads a residual stream ``h`` (..., D) as logits (..., V): a decoder's final norm and
+    unembedding, a BERT-style masked LM's MLM head. :class:`LogitsUnavailableError` for a model without an
+    unembedding, or a decoder whose blocks are not pre-LN."""
     head = _unembedding(runner)
-    model = runner.model
     if runner.head == "masked-lm":
-        read = getattr(model, "cls", None) or getattr(model, "lm_head", None)
+        read = getattr(runner.model, "cls", None) or getattr(runner.model, "lm_head", None)
         if not isinstance(read, nn.Module):
             raise LogitsUnavailableError(f"{runner.info.name!r}: its masked-LM head could not be found")
 
         def readout(h: torch.Tensor) -> torch.Tensor:
             return cast(torch.Tensor, read(h))
-    else:
-        _check_pre_ln(runner)
-        norm = final_norm(runner)
+        return readout
+    _check_pre_ln(runner)
+    norm = final_norm(runner)
 
-        def readout(h: torch.Tensor) -> torch.Tensor:
-            return cast(torch.Tensor, head(norm(h)))
+    def read_decoder(h: torch.Tensor) -> torch.Tensor:
+        return cast(torch.Tensor, head(norm(h)))
+    return read_decoder
+
+
+@contextmanager
+def stream_hooks(runner: Any, sink: Callable[[torch.Tensor], None]) -> Iterator[None]:
+    """Inside, every forward of ``runner``'s model hands ``sink`` its residual stream (B, T, D) before the first
+    layer and after each layer, in that order (``n_layers + 1`` calls a forward; the last one before the final
+    norm). ``model.generate`` makes one forward per step, so a generation's streams arrive step by step."""
     layers = (layer_modules(runner) or {}).get("self") or []
-    streams: list[torch.Tensor] = []
+    if len(layers) != runner.info.n_layers:
+        raise LogitsUnavailableError(f"{runner.info.name!r}: could not find its {runner.info.n_layers} layer modules")
     handles = [layers[0].register_forward_pre_hook(
-        lambda _m, a, kw: streams.append((a[0] if a else kw["hidden_states"]).detach()), with_kwargs=True)]
+        lambda _m, a, kw: sink((a[0] if a else kw["hidden_states"]).detach()), with_kwargs=True)]
     for layer in layers:
         handles.append(layer.register_forward_hook(
-            lambda _m, _a, out: streams.append((out[0] if isinstance(out, (tuple, list)) else out).detach())))
+            lambda _m, _a, out: sink((out[0] if isinstance(out, (tuple, list)) else out).detach())))
     try:
-        enc = runner.encode([text], truncation="error")
-        runner.forward(enc)
+        yield
     finally:
         for handle in handles:
             handle.remove()
+
+
+def lens_logits(runner: Any, text: str) -> tuple[torch.Tensor, list[str]]:
+    """The logit lens of ``text``: float32 [layer + 1, position, vocab] logits read from the stream after the
+    embeddings and after each layer (:func:`lens_readout`), and the tokens."""
+    readout = lens_readout(runner)
+    streams: list[torch.Tensor] = []
+    enc = runner.encode([text], truncation="error")
+    with stream_hooks(runner, streams.append):
+        runner.forward(enc)
     with torch.inference_mode():
         logits = torch.stack([readout(s)[0].float() for s in streams])
     ids = enc.inputs["input_ids"][0].tolist()

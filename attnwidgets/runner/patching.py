@@ -9,8 +9,11 @@ takes the source run's weights A_h and multiplies them with the target run's own
 Under grouped-query attention a query head shares its keys and values with its group; patching query head h swaps
 that one head's output (or weights) and leaves its group's other query heads as they were.
 
-The rows of one layer run as one batch: row r repeats the target input and patches its own head (and position), so a
-layer of H heads costs one forward pass of H rows, not H passes.
+The rows of one layer run as batches: row r repeats the target input and patches its own head (and position), so a
+layer of H heads costs one forward pass of H rows, not H passes. A batch holds at most ``max_batch`` rows; by default
+as many as fit :data:`PATCH_BUDGET` bytes of activations by :func:`row_bytes`'s estimate (between 1 and
+:data:`MAX_ROWS`), so a long input runs its heads a few at a time instead of all at once. The numbers do not depend on
+the batch (each row is its own run; tests/runner/test_patching_batches.py).
 
 What is measured (:class:`Metric`):
 
@@ -24,6 +27,7 @@ What is measured (:class:`Metric`):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -35,14 +39,18 @@ from . import control
 from .capture import AttentionSite
 from .encoding import Encoded
 
-__all__ = ["Metric", "PatchingUnavailableError", "head_outputs", "metric_values", "patch_layers", "resolve_metric",
-           "single_token"]
+__all__ = ["MAX_ROWS", "PATCH_BUDGET", "Metric", "PatchingUnavailableError", "batch_rows", "head_outputs",
+           "metric_values", "patch_layers", "resolve_metric", "row_bytes", "single_token"]
 
 Direction = Literal["noising", "denoising"]
 What = Literal["output", "pattern"]
 
 #: Rows of one batched patching pass at most (positions x heads are chunked to it).
 MAX_ROWS = 64
+
+#: Bytes of activations one batched patching pass may take by :func:`row_bytes`'s estimate (the default of
+#: ``max_batch``).
+PATCH_BUDGET = 256 * 2**20
 
 
 class PatchingUnavailableError(NotImplementedError):
@@ -201,11 +209,43 @@ def _edits(site: AttentionSite, rows: list[tuple[int, int | None]], outputs: dic
     return None, hook
 
 
+def row_bytes(runner: Any, n_tokens: int, logit_positions: int | None = None) -> int:
+    """An estimate of the bytes one patched row of ``n_tokens`` adds to a batched forward pass's peak, in float32:
+    the logits over the vocabulary at ``logit_positions`` positions (default all; an LM head only), the widest hidden
+    activations (the MLP's 4 x d, the residual, its norms, the head outputs and their patched copy: 8 x d per
+    position) and three attention-sized tensors (scores, weights, their edited copy) per layer. Per layer, not per
+    pass: measured on a 12-layer GPT-2 at 159 tokens (``benchmarks/bench_patching.py``), the peak grows with the
+    number of layers even when the output keeps no weights (about 40 MiB a row there; this estimate says 47)."""
+    info = runner.info
+    hidden = int(getattr(runner.model.config, "hidden_size", 0) or info.n_heads * info.head_dim)
+    logits = 0
+    if runner.head in ("causal-lm", "masked-lm"):
+        emb = runner.model.get_output_embeddings()
+        vocab = int(emb.weight.shape[0]) if emb is not None and hasattr(emb, "weight") else hidden
+        logits = vocab * (n_tokens if logit_positions is None else logit_positions)
+    return 4 * (logits + n_tokens * 8 * hidden + 3 * info.n_layers * info.n_heads * n_tokens * n_tokens)
+
+
+def batch_rows(runner: Any, n_tokens: int, max_batch: int | None, logit_positions: int | None = None) -> int:
+    """How many patched rows one forward pass runs: ``max_batch`` as given (a positive integer), or by default as
+    many as fit :data:`PATCH_BUDGET` (:func:`row_bytes`), at least 1 and at most :data:`MAX_ROWS`."""
+    if max_batch is None:
+        need = row_bytes(runner, n_tokens, logit_positions)
+        return max(1, min(MAX_ROWS, PATCH_BUDGET // max(1, need)))
+    if isinstance(max_batch, bool) or not isinstance(max_batch, (int, np.integer)):
+        raise TypeError(f"max_batch must be a positive integer or None (sized to the memory budget), got "
+                        f"{type(max_batch).__name__} {max_batch!r}")
+    if max_batch < 1:
+        raise ValueError(f"max_batch must be at least 1 (rows of one forward pass), got {max_batch}")
+    return int(max_batch)
+
+
 def patch_layers(runner: Any, target: Encoded, outputs: dict[AttentionSite, torch.Tensor],
                  weights: dict[AttentionSite, torch.Tensor], metric: Metric, *, what: What = "output",
-                 positions: bool = False) -> np.ndarray:
+                 positions: bool = False, max_batch: int | None = None) -> np.ndarray:
     """The metric of ``target`` with each head of each self-attention layer patched from the source run's
-    ``outputs`` (or ``weights``): float64 [layer, head], or [layer, head, position] with ``positions``."""
+    ``outputs`` (or ``weights``): float64 [layer, head], or [layer, head, position] with ``positions``. At most
+    ``max_batch`` patched rows run in one forward pass (:func:`batch_rows`)."""
     sites = sorted((s for s in outputs if s.stack == "self"), key=lambda s: s.layer)
     if not sites:
         raise PatchingUnavailableError(f"{runner.info.name!r} has no self-attention sites to patch")
@@ -213,17 +253,22 @@ def patch_layers(runner: Any, target: Encoded, outputs: dict[AttentionSite, torc
     T = int(target.inputs["input_ids"].shape[1])
     valid_row = target.inputs.get("attention_mask", torch.ones_like(target.inputs["input_ids"]))[0].bool()
     plan = [(h, p) for h in range(n_heads) for p in (range(T) if positions else [None])]
+    extra: dict[str, Any] = {}
+    if runner.head == "causal-lm" and metric.position == T - 1:   # the next token's logits only, not T x vocab
+        extra["logits_to_keep"] = 1
+        metric = dataclasses.replace(metric, position=-1)
+    size = batch_rows(runner, T, max_batch, 1 if extra else None)
     values = np.empty((len(sites), len(plan)), dtype=np.float64)
     for li, site in enumerate(sites):
-        for start in range(0, len(plan), MAX_ROWS):
-            rows = plan[start:start + MAX_ROWS]
+        for start in range(0, len(plan), size):
+            rows = plan[start:start + size]
             edit, hook = _edits(site, rows, outputs, weights, what)
             batch = _repeat(target, len(rows))
             valid = valid_row.unsqueeze(0).expand(len(rows), -1)
             if edit is not None:
                 with control.editing_heads(edit):
-                    out = runner.forward(batch)
+                    out = runner.forward(batch, keep_weights=False, **extra)
             else:
-                out = runner.forward(batch, hooks=[hook])
+                out = runner.forward(batch, hooks=[hook], keep_weights=False, **extra)
             values[li, start:start + len(rows)] = metric_values(out, metric, valid)
     return values.reshape(len(sites), n_heads, T) if positions else values.reshape(len(sites), n_heads)

@@ -138,9 +138,15 @@ class Runner(Tokenising):
         grad: bool = False,
         capture: Capture | None = None,
         stop_after: tuple[str, int] | None = None,
+        keep_weights: bool = True,
         **kwargs: Any,
     ) -> Any:
         """One forward pass with attention weights (and hidden states) returned; counted in ``n_forward``.
+
+        ``keep_weights=False`` returns neither: the attention function still builds each layer's weights (and
+        ``hooks`` still see and edit them), but each layer's are freed once used, instead of all of them being held in
+        the output (what activation patching's batches of many rows need, reading only logits or the last hidden
+        state).
 
         ``enc`` stays on the CPU; its tensors (and tensor ``kwargs``, such as labels) are moved to :attr:`device` for
         the call, and the outputs stay there (callers take what they keep to the CPU).
@@ -172,7 +178,8 @@ class Runner(Tokenising):
                                   return_dict=True, **kwargs)
         with context, control.attention_hooks(hooks):
             return self.model(
-                **inputs, output_attentions=True, output_hidden_states=True, return_dict=True, **kwargs
+                **inputs, output_attentions=keep_weights, output_hidden_states=keep_weights, return_dict=True,
+                **kwargs
             )
 
     def dense_nbytes(self, n_source: int, n_target: int = 0) -> int:

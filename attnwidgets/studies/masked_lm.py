@@ -34,8 +34,8 @@ from attnwidgets.runner.encoding import check_text
 from attnwidgets.runner.runner import Runner, get_runner
 
 __all__ = ["HEAD_FILE", "MLMHead", "MaskAccuracy", "MaskCases", "NoMaskedLMHeadError", "fill_mask",
-           "fill_mask_accuracy", "fill_mask_logits", "fill_mask_view", "forget_heads", "frequency_baseline",
-           "head_note", "load_head", "mask_cases", "normalise_masks", "shipped_head_scores"]
+           "fill_mask_accuracy", "fill_mask_lens", "fill_mask_logits", "fill_mask_view", "forget_heads",
+           "frequency_baseline", "head_note", "load_head", "mask_cases", "normalise_masks", "shipped_head_scores"]
 
 HEAD_FILE = "mlm_head.npz"
 _MASK_SPELLING = re.compile(r"\[mask\]|<mask>", re.IGNORECASE)
@@ -216,9 +216,8 @@ def normalise_masks(text: object, mask_token: str = "[MASK]") -> str:
     return out
 
 
-def fill_mask_logits(text: str, model: str | Runner | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """``(tokens, mask positions, logits (n_masks, vocab))`` for a text with one or more [MASK]."""
-    runner = get_runner(model)
+def _encode_masks(text: str, runner: Runner) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """The text's inputs (on the runner's device) and its [MASK] positions, after the checks every fill-in makes."""
     tok = runner.tokenizer
     if tok.mask_token is None:
         raise NoMaskedLMHeadError(f"{runner.info.name!r} has no mask token, so it cannot fill in a [MASK]")
@@ -233,9 +232,14 @@ def fill_mask_logits(text: str, model: str | Runner | None = None) -> tuple[list
     limit = runner.info.max_length if getattr(runner.info, "max_length", 0) else 512
     if n > limit:
         raise ValueError(f"the text is {n} tokens long; {runner.info.name!r} reads at most {limit}")
-    ids = enc["input_ids"][0]
-    positions = torch.nonzero(ids == tok.mask_token_id).flatten()
-    inputs = {k: v.to(runner.device) for k, v in enc.items()}
+    positions = torch.nonzero(enc["input_ids"][0] == tok.mask_token_id).flatten()
+    return {k: v.to(runner.device) for k, v in enc.items()}, positions
+
+
+def fill_mask_logits(text: str, model: str | Runner | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``(tokens, mask positions, logits (n_masks, vocab))`` for a text with one or more [MASK]."""
+    runner = get_runner(model)
+    inputs, positions = _encode_masks(text, runner)
     with torch.inference_mode():
         if runner.head == "masked-lm":
             out = runner.model(**inputs, return_dict=True)
@@ -244,8 +248,51 @@ def fill_mask_logits(text: str, model: str | Runner | None = None) -> tuple[list
             head = load_head(runner)
             out = runner.model(**inputs, return_dict=True, output_hidden_states=head.layer is not None)
             logits = head(head.read(out)[0, positions.to(runner.device)].float().cpu())
-    tokens = tok.convert_ids_to_tokens(ids.tolist())
+    tokens = runner.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
     return tokens, positions.numpy().astype(np.int64), logits.numpy()
+
+
+def fill_mask_lens(text: str, k: int = 5, model: str | Runner | None = None) -> dict[str, Any]:
+    """The logit lens at every [MASK] (nostalgebraist 2020): the top ``k`` fillers read from the stream after the
+    embeddings (row 0) and after each layer, through the same masked-LM head that fills in the last row (the model's
+    own, or for the bundled model the head attnwidgets trained on its frozen output, :func:`load_head`).
+
+    Returns ``{"ids": (masks, layers + 1, k) int64, "probs": float32, "tokens": [mask][row][k] str, "rows": a label
+    per row, "reader": which head reads the layers}``. The head was trained on the last layer's output, so earlier
+    rows are read by a head not made for them: the logit lens's known bias (the tuned lens, Belrose et al. 2023,
+    learns a map per layer instead; not here yet).
+
+    Examples
+    --------
+    >>> lens = fill_mask_lens("The [MASK] sat on the mat.", k=3)
+    >>> lens["probs"].shape, lens["rows"][:2]
+    ((1, 7, 3), ['embeddings', 'layer 1'])
+    """
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be a positive whole number, got {k!r}")
+    runner = get_runner(model)
+    inputs, positions = _encode_masks(text, runner)
+    where = positions.to(runner.device)
+    with torch.inference_mode():
+        out = runner.model(**inputs, return_dict=True, output_hidden_states=True)
+        if runner.head == "masked-lm":
+            from ..runner.logits import lens_readout
+
+            read = lens_readout(runner)
+            reader = f"the model's own masked-LM head ({runner.info.name})"
+        else:
+            head = load_head(runner)
+            read = head
+            reader = f"the head attnwidgets trained on the frozen layer-{head.layer} output"
+        stack = torch.stack([h[0, where] for h in out.hidden_states], 1)         # (masks, layers + 1, hidden)
+        probs = torch.softmax(read(stack.float()).double(), -1)
+    top = probs.topk(min(int(k), probs.shape[-1]), dim=-1)
+    ids = top.indices.cpu().numpy().astype(np.int64)
+    names = runner.tokenizer.convert_ids_to_tokens
+    tokens = [[[str(t) for t in names(row.tolist())] for row in mask] for mask in ids]
+    rows = ["embeddings"] + [f"layer {i}" for i in range(1, ids.shape[1])]
+    return {"ids": ids, "probs": top.values.float().cpu().numpy(), "tokens": tokens, "rows": rows,
+            "reader": reader}
 
 
 def fill_mask(text: str, k: int = 5, model: str | Runner | None = None) -> Any:
@@ -280,8 +327,8 @@ def fill_mask_view(text: str, k: int = 5, model: Any = None) -> dict[str, Any]:
     """What the widget and its static twin draw for ``text``: ``tokens``, ``positions`` of the masks, ``fills``
     (per mask: ``tokens`` and ``probs`` of the top k), ``rows`` ((masks, layers, heads, tokens) float32: the
     attention of each [MASK] position over all tokens), ``attention`` ((layers, heads, tokens, tokens) float32: every
-    query row, which a selection of query tokens combines), ``model`` (its name) and ``head`` (whose guesses these are,
-    :func:`head_note`).
+    query row, which a selection of query tokens combines), ``model`` (its name), ``head`` (whose guesses these are,
+    :func:`head_note`) and ``lens``, the logit lens at each [MASK] (:func:`fill_mask_lens`).
 
     Examples
     --------
@@ -300,7 +347,7 @@ def fill_mask_view(text: str, k: int = 5, model: Any = None) -> dict[str, Any]:
              for _, g in table.groupby("mask", sort=True)]
     return {"tokens": list(result.tokens), "positions": positions, "fills": fills, "rows": rows,
             "attention": np.ascontiguousarray(att, dtype=np.float32), "model": result.model.name,
-            "head": head_note(runner)}
+            "head": head_note(runner), "lens": fill_mask_lens(clean, k, runner)}
 
 
 # -- one measure: held-out top-k accuracy on masked words ------------------------------------------------------------

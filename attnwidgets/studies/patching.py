@@ -41,6 +41,7 @@ from ..runner.patching import (
     Direction,
     PatchingUnavailableError,
     What,
+    batch_rows,
     head_outputs,
     metric_values,
     patch_layers,
@@ -133,7 +134,7 @@ def _tokens(runner: Runner, enc: object) -> list[str]:
 
 def patch_heads(clean: str, corrupted: str, *, answer: str | Sequence[str] | None = None,
                 model: str | os.PathLike[str] | Runner | None = None, direction: Direction = "noising",
-                what: What = "output", positions: bool = False) -> PatchingResult:
+                what: What = "output", positions: bool = False, max_batch: int | None = None) -> PatchingResult:
     """Patch every head of every self-attention layer between ``clean`` and ``corrupted`` and score each run.
 
     Parameters
@@ -153,6 +154,11 @@ def patch_heads(clean: str, corrupted: str, *, answer: str | Sequence[str] | Non
         Patch the head's whole output, or its attention weights only.
     positions : bool
         Patch one position at a time ([layer, head, position]; T times the runs).
+    max_batch : int, optional
+        At most this many patched runs go through the model as one batch. Default: as many as fit a budget of
+        activation memory (:data:`attnwidgets.runner.patching.PATCH_BUDGET`, 256 MiB by an estimate of one run's
+        peak, :func:`~attnwidgets.runner.patching.row_bytes`), between 1 and 64. The numbers do not depend on it; the
+        peak memory and the time do (``benchmarks/bench_patching.py --batches``).
 
     Raises
     ------
@@ -177,6 +183,7 @@ def patch_heads(clean: str, corrupted: str, *, answer: str | Sequence[str] | Non
     if not isinstance(positions, bool):
         raise TypeError(f"positions must be True or False, got {positions!r}")
     runner = get_runner(model)
+    batch_rows(runner, 1, max_batch)                                    # its clear error before any run
     if runner.info.kind == "encoder-decoder":
         raise PatchingUnavailableError(f"{runner.info.name!r} is an encoder-decoder; patching covers encoders and "
                                        "decoders")
@@ -200,9 +207,11 @@ def patch_heads(clean: str, corrupted: str, *, answer: str | Sequence[str] | Non
     clean_value = float(metric_values(run_clean, metric, ones)[0])
     corrupt_value = float(metric_values(run_corrupt, metric, ones)[0])
     if direction == "noising":
-        values = patch_layers(runner, enc_clean, out_corrupt, w_corrupt, metric, what=what, positions=positions)
+        values = patch_layers(runner, enc_clean, out_corrupt, w_corrupt, metric, what=what, positions=positions,
+                              max_batch=max_batch)
     else:
-        values = patch_layers(runner, enc_corrupt, out_clean, w_clean, metric, what=what, positions=positions)
+        values = patch_layers(runner, enc_corrupt, out_clean, w_clean, metric, what=what, positions=positions,
+                              max_batch=max_batch)
     return PatchingResult(values=values, clean=clean_value, corrupted=corrupt_value, direction=direction, what=what,
                           metric=metric.description, clean_tokens=t_clean, corrupted_tokens=t_corrupt,
                           model=runner.info.name, seconds=time.perf_counter() - started, clean_text=clean,

@@ -36,10 +36,14 @@ class FillMask(AttnWidget):
     layer, head : int
         Whose attention the [MASK] row shows (``head=-1``: mean over the layer's heads). Default: the last layer.
     mask : int
-        Which [MASK] the attention row belongs to (0 = the first).
+        Which [MASK] the attention row (and the lens table) belongs to (0 = the first).
     selection : list[int], optional
         The query rows the attention panel shows (default: that [MASK]'s position); ``combine`` ("mean" or "sum")
         combines several.
+    lens : bool
+        Show the logit lens at the [MASK]: each layer's top-``k`` fillers, read from the stream after the embeddings
+        and after each layer through the head that fills in (for the bundled model, the head attnwidgets trained on
+        its last layer), ``layer``'s row outlined (:func:`attnwidgets.studies.masked_lm.fill_mask_lens`).
     theme : str
         "light" or "lecture".
 
@@ -72,6 +76,9 @@ class FillMask(AttnWidget):
     """str, default "mean": how the selected rows are combined, "mean" (a distribution over the tokens) or "sum"
     (the total attention the selected tokens give each token)."""
 
+    lens = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: show the logit lens table of the [MASK] (the page's "lens" box toggles it)."""
+
     _meta = traitlets.Dict().tag(sync=True)
 
     def __init__(self, text: str, *, model: Any = None, **kwargs: Any) -> None:
@@ -98,6 +105,13 @@ class FillMask(AttnWidget):
     def fills(self) -> list[dict[str, Any]]:
         """Per [MASK]: its top-k ``tokens`` and ``probs`` as shown."""
         return self._view["fills"]
+
+    def lens_rows(self) -> list[list[tuple[str, float]]]:
+        """The logit lens the panel draws for the selected [MASK]: per row (the embeddings, then each layer) its
+        ``(token, probability)`` pairs, most probable first."""
+        lens = self._view["lens"]
+        return [[(t, float(p)) for t, p in zip(toks, probs, strict=True)]
+                for toks, probs in zip(lens["tokens"][self.mask], lens["probs"][self.mask], strict=True)]
 
     def attention_row(self) -> np.ndarray:
         """(tokens,) what the attention panel shows at ``layer``/``head`` (head=-1: the heads' mean): the

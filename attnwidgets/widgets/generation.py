@@ -64,6 +64,10 @@ class GenerationView(SpanSelection, AttnWidget):
         ``temperature``, ``top_k``, ``top_p`` and ``min_p`` (:func:`attnwidgets.analysis.sampling.reshape` says how, in
         Hugging Face's order; computed over the k candidates each step kept, which is exact since ``top_k`` is at most
         k). The page's sliders set them; the tokens each rule cuts are greyed and named.
+    lens : bool
+        Show the logit lens under the top-k list: for the step shown, the top tokens read from its stream after the
+        embeddings and after each layer (a table, each cell shaded by its probability). Needs a generation that kept
+        it: ``aw.generate(..., lens_k=5)``.
     temperature, top_k, top_p, min_p : float, int, float, float
         The playground's settings (defaults 1.0, 0 = all k candidates, 1.0, 0.0: the model's own distribution).
     colormap, theme : str
@@ -102,6 +106,10 @@ class GenerationView(SpanSelection, AttnWidget):
 
     sampling = traitlets.Bool(False).tag(sync=True)
     """bool, default False: show the sampling playground (the page's "sampling" box toggles it)."""
+
+    lens = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: show the logit lens of the step (the page's "lens" box toggles it; a generation made with
+    ``lens_k``)."""
 
     temperature = traitlets.Float(1.0).tag(sync=True)
     """float, default 1.0: the playground's temperature (> 0; the page's slider sets it)."""
@@ -182,6 +190,18 @@ class GenerationView(SpanSelection, AttnWidget):
         step = self.step if step is None else _check_step(step, self._gen.n_steps)
         return reshape(self._gen.topk_probs[step], temperature=self.temperature, top_k=self.top_k or None,
                        top_p=self.top_p, min_p=self.min_p)
+
+    @traitlets.validate("lens")
+    def _valid_lens(self, proposal: dict[str, Any]) -> bool:
+        if proposal["value"] and hasattr(self, "_gen") and not self._gen.has_lens:
+            raise traitlets.TraitError("lens=True needs a generation that kept the logit lens: generate with lens_k, "
+                                       "e.g. aw.generate(prompt, model, lens_k=5)")
+        return bool(proposal["value"])
+
+    def step_lens(self, step: int | None = None) -> list[list[tuple[str, float]]]:
+        """The logit lens the panel draws at ``step`` (default the one shown): per row (the embeddings, then each
+        layer) its ``(token, probability)`` pairs (:meth:`GenerationResult.step_lens`)."""
+        return self._gen.step_lens(self.step if step is None else step)
 
     @traitlets.validate("share_by")
     def _valid_share_by(self, proposal: dict[str, Any]) -> str:

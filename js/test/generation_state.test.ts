@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   type GenerationMeta,
+  LENS_ROOM,
   captionText,
   clampStep,
   currentIndex,
@@ -175,6 +176,14 @@ describe("generation view state", () => {
     const shared = mapGeometry({ ...base, fitted: { width: 600, height: 600 }, panelH: 560 });
     expect(shared.cell).toBe(30);
     expect(Math.min(shared.width, shared.height)).toBeGreaterThanOrEqual(188);
+    // the lens table beside the map keeps LENS_ROOM (400) instead of TOPK_ROOM (300): fitted 600 px wide,
+    // (600 - 300 - 70 - 8) / 5 = 44 → the 30 px cap; (600 - 400 - 70 - 8) / 5 = 24 px cells
+    const box = { width: 600, height: 600 };
+    expect(mapGeometry({ ...base, fitted: box }).cell).toBe(30);
+    expect(mapGeometry({ ...base, fitted: box, side: LENS_ROOM }).cell).toBe(24);
+    // unfitted: the room beside the map is taken from the row's width the same way (1000 - 400 + 40 = 640 ≥ 600)
+    expect(mapGeometry({ ...base, side: LENS_ROOM }).cell).toBe(30);
+    expect(mapGeometry({ ...base, roomW: 500, side: LENS_ROOM }).cell).toBe(28);
   });
 
   it("writes the title, the caption and the top-k rows", () => {

@@ -1,9 +1,9 @@
 """Every view fits a projector, part two (issue 15 §3): the ablation explorer, the compare view, entropy bars, the
-per-head grid (and the coreference grid built on it), the head cluster map, the generation view, the head-roles
-view and the MoE router view (issue 34 §5). At a 1280 x 720 viewport in JupyterLab, in the lecture theme, each view
-scrolled to the top of the notebook's visible area lies inside it with its legend shown; with ``fit=False`` the
-head-stats grid of a 12 x 12 model is taller than the screen (so the test can fail).
-Screenshots: test-artifacts/fitb-*.png.
+per-head grid (and the coreference grid built on it), the head cluster map, the generation view (with and without
+its logit-lens panel), the head-roles view and the MoE router view (issue 34 §5). At a 1280 x 720 viewport in
+JupyterLab, in the lecture theme, each view scrolled to the top of the notebook's visible area lies inside it with its
+legend shown; with ``fit=False`` the head-stats grid of a 12 x 12 model is taller than the screen (so the test can
+fail). Screenshots: test-artifacts/fitb-*.png.
 
 One notebook, one view per cell: a view is measured as the union of the widget roots in its cell's output (the
 head-roles view is two widgets in an HBox).
@@ -39,6 +39,12 @@ probs = np.sort(rng.dirichlet(np.ones(5), size=13).astype(np.float32), 1)[:, ::-
 gen = GenerationResult(rg, "t0 t1 t2", toks[:3], np.arange(3), toks[3:] + ["end"], np.arange(3, 16),
                        np.arange(65).reshape(13, 5), probs, [[t, "x", "y", "z", "w"] for t in toks[3:] + ["end"]],
                        text=" ".join(toks[3:]))
+# the same with its logit lens kept (2 layers: 3 rows of 5), the panel on
+lens_p = np.sort(rng.dirichlet(np.ones(8), size=(13, 3)).astype(np.float32)[..., :5], -1)[..., ::-1].copy()
+gen_lens = GenerationResult(rg, "t0 t1 t2", toks[:3], np.arange(3), toks[3:] + ["end"], np.arange(3, 16),
+                            np.arange(65).reshape(13, 5), probs, [[t, "x", "y", "z", "w"] for t in toks[3:] + ["end"]],
+                            text=" ".join(toks[3:]), lens_ids=np.zeros((13, 3, 5), np.int64), lens_probs=lens_p,
+                            lens_tokens=[[[f"w{{j}}" for j in range(5)]] * 3] * 13)
 # head roles of a 12 x 12 causal model on [BOS] r r, len(r) = 8
 c = np.tril(rng.random((12, 12, 17, 17))).astype(np.float32); c /= c.sum(-1, keepdims=True)
 ex = aw.AttentionResult.from_arrays(c, ["<s>", *"abcdefgh", *"abcdefgh"], kind="decoder")
@@ -59,6 +65,7 @@ VIEWS: list[tuple[str, str, str]] = [
     ("stats", "aw.HeadStatsGrid(r12, statistic='prev')", ".aw-legend"),
     ("clusters", "aw.HeadClusterMap(r12)", "[data-testid=legend]"),
     ("generation", "aw.GenerationView(gen, step=5)", "[data-testid=caption]"),
+    ("generation_lens", "aw.GenerationView(gen_lens, step=5, lens=True)", "[data-testid=lens-caption]"),
     ("roles", "aw.HeadRolesView(roles)", ".aw-legend"),
     ("routers", "aw.RouterView(routes, selection=[3, 4])", "[data-testid=caption]"),
 ]

@@ -46,8 +46,11 @@ def _generation(rng: np.random.Generator) -> GenerationResult:
     att = np.tril(rng.random((2, 3, 6, 6))).astype(np.float32) + np.eye(6, dtype=np.float32)
     r = aw.AttentionResult.from_arrays(att / att.sum(-1, keepdims=True), list("abcDEF"), kind="decoder")
     probs = np.sort(rng.dirichlet(np.ones(3), size=4).astype(np.float32), 1)[:, ::-1].copy()
+    lens = np.sort(rng.dirichlet(np.ones(4), size=(4, 3)).astype(np.float32)[..., :2], -1)[..., ::-1].copy()
     return GenerationResult(r, "a b c", list("abc"), np.arange(3), list("DEFG"), np.arange(3, 7),
-                            np.arange(12).reshape(4, 3), probs, [[t, "x", "y"] for t in "DEFG"], text="DEFG")
+                            np.arange(12).reshape(4, 3), probs, [[t, "x", "y"] for t in "DEFG"], text="DEFG",
+                            lens_ids=np.zeros((4, 3, 2), np.int64), lens_probs=lens,   # 2 layers: 3 rows of 2
+                            lens_tokens=[[["p", "q"]] * 3] * 4)
 
 
 def _captures() -> list[QKCapture]:
@@ -93,7 +96,9 @@ COREF = CorefScores(np.array([[[True, False], [True, True]]]), {b: np.array([Tru
                     for b in ("nearest", "same_head", "rules")}, [{"kind": "pronoun"}] * 2)
 FILL_VIEW = {"tokens": ["[CLS]", "the", "[MASK]", "sat", "[SEP]"], "positions": [2],
              "fills": [{"tokens": ["cat", "dog"], "probs": [0.5, 0.2]}],
-             "rows": np.random.default_rng(4).dirichlet(np.ones(5), size=(1, 2, 3)).astype(np.float32)}
+             "rows": np.random.default_rng(4).dirichlet(np.ones(5), size=(1, 2, 3)).astype(np.float32),
+             "lens": {"tokens": [[["the", "a"], ["cat", "the"], ["cat", "dog"]]], "rows": ["embeddings"],
+                      "probs": np.array([[[0.3, 0.2], [0.4, 0.1], [0.5, 0.2]]], np.float32), "reader": "a toy head"}}
 QK_SPACE = build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), 0.25)] * 2,
                           [["[CLS]", "a", "b", "[SEP]"]] * 2)
 PANEL = pd.DataFrame({"item": ["a", "b"], "name": ["p", "p"], "before": [0.9, 0.2], "after": [0.7, 0.3]})
@@ -130,6 +135,7 @@ CALLS = {
         SimpleNamespace(kind="drift", frame=PANEL, before=[R], after=[R]), [1, 2], layer=1, head=2, theme=theme),
     "plot_profile": lambda theme: plots.plot_profile(R, 1, -1, query=2, theme=theme),
     "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
+    "plot_generation_lens": lambda theme: plots.plot_generation_lens(GENERATION, 2, theme=theme),
     "plot_sampling": lambda theme: plots.plot_sampling(GENERATION, 1, temperature=0.7, top_p=0.9, theme=theme),
     "plot_patching": lambda theme: plots.plot_patching(_patched(), theme=theme, selected=(1, 2)),
     "plot_routers": lambda theme: plots.plot_routers(ROUTERS, layer=2, selection=[1, 2], theme=theme),
@@ -156,6 +162,7 @@ CALLS = {
                                                                    vocab_size=3000, theme=theme),
     "LivePretrainCurve": lambda theme: plots.LivePretrainCurve(total=10, theme=theme, display=False).figure(),
     "plot_fill_mask": lambda theme: plots.plot_fill_mask(FILL_VIEW, mask=0, layer=1, head=-1, theme=theme),
+    "plot_fill_mask_lens": lambda theme: plots.plot_fill_mask_lens(FILL_VIEW, mask=0, layer=1, theme=theme),
 }
 
 

@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 
 from ..checks import check_head, check_layer
+from ..lens import BIAS, LensTable, lens_table
 from ..selection import check_combine, check_selection
 from ..state import OPTIONAL
 
-__all__ = ["FillMaskMeta", "FillMaskPayload", "FillMaskState", "MaskFill", "fill_mask_row", "fill_mask_state"]
+__all__ = ["FillMaskMeta", "FillMaskPayload", "FillMaskState", "MaskFill", "fill_mask_lens_table", "fill_mask_row",
+           "fill_mask_state"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class FillMaskPayload:
     rows: np.ndarray
     text: str
     attention: np.ndarray | None = field(default=None, metadata=OPTIONAL)
+    lens: LensTable | None = field(default=None, metadata=OPTIONAL)  # the logit lens, a table per [MASK]
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,8 @@ def fill_mask_state(view: Mapping[str, Any], text: str) -> FillMaskState:
             raise ValueError(f"the attention must be (layers, heads, tokens, tokens) = {(shape[1], shape[2], n, n)}, "
                              f"got shape {attention.shape}")
     payload = FillMaskPayload(tokens=list(view["tokens"]), positions=[int(p) for p in view["positions"]],
-                              fills=fills, rows=rows, text=text, attention=attention)
+                              fills=fills, rows=rows, text=text, attention=attention,
+                              lens=fill_mask_lens_table(view))
     return FillMaskState(payload, FillMaskMeta(str(view["model"]), shape,  # type: ignore[arg-type]
                                                str(view.get("head", ""))))
 
@@ -114,3 +118,16 @@ def fill_mask_row(view: Mapping[str, Any], layer: int, head: int = -1, selection
     block = np.asarray(attention)[layer, :, picked].astype(np.float64)  # (selected, heads, tokens)
     per_head = block.mean(0) if combine == "mean" else block.sum(0)
     return (per_head.mean(0) if head == -1 else per_head[head]).astype(np.float32)
+
+
+def fill_mask_lens_table(view: Mapping[str, Any]) -> LensTable | None:
+    """The logit lens at each [MASK] of ``view`` (its ``"lens"``, :func:`~attnwidgets.studies.masked_lm.fill_mask_lens`)
+    as tables, captioned with the head that reads the layers; None when the view has none."""
+    lens = view.get("lens")
+    if lens is None:
+        return None
+    k = np.asarray(lens["probs"]).shape[-1]
+    return lens_table(lens["tokens"], lens["probs"],
+                      f"Logit lens at the [MASK] (nostalgebraist 2020): the top {k} fillers of the stream after the "
+                      f"embeddings and each layer, read through {lens['reader']} (the last row: the fill-in); "
+                      f"{BIAS}.")

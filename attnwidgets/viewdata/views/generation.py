@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...generation_result import GenerationResult
+from ..lens import LensTable, generation_lens
 from ..selection import runs, selection_share
 from ..state import OPTIONAL, packed_as
 
@@ -49,11 +50,13 @@ class GenerationMatrix:
 
 @dataclass(frozen=True)
 class GenerationPayload:
-    """``_payload``: the first view's steps x keys matrix and the top-k probabilities of every step."""
+    """``_payload``: the first view's steps x keys matrix, the top-k probabilities of every step and, when the
+    generation kept it, the logit lens of every step."""
 
     key: str  # kind/layer/head
     matrix: np.ndarray = field(metadata=packed_as("float16"))
     topk_probs: np.ndarray
+    lens: LensTable | None = field(default=None, metadata=OPTIONAL)  # a table per step, when the generation kept one
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ def generation_state(g: GenerationResult, options: GenerationOptions) -> Generat
         encoder_decoder=bool(g.is_encoder_decoder), topk_tokens=[list(row) for row in g.topk_tokens], text=g.text,
         n_selectable=int(g.result.n_tokens), roles=[(r.role, r.start, r.stop) for r in g.roles])
     payload = GenerationPayload(f"{options.kind}/{options.layer}/{options.head}",
-                                generation_matrix(g, options).matrix, np.asarray(g.topk_probs))
+                                generation_matrix(g, options).matrix, np.asarray(g.topk_probs),
+                                generation_lens(g))
     return GenerationState(payload, meta)
 
 

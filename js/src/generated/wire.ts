@@ -252,11 +252,20 @@ export interface ProfilePayload {
 /** A "profile" request's answer: (key,) the attention each key receives. */
 export type ProfileWeights = Omit<Packed, "buffer">;
 
-/** ``_payload``: the first view's steps x keys matrix and the top-k probabilities of every step. */
+/** The logit lens as tables: ``tokens[table][row][j]`` and ``probs`` float32 (tables, rows, k), most probable first; ``rows`` labels each row ("embeddings", "layer 1", ...); ``caption`` says what reads the rows. */
+export interface LensTable {
+  rows: string[];
+  tokens: string[][][];
+  probs: Packed;
+  caption: string;
+}
+
+/** ``_payload``: the first view's steps x keys matrix, the top-k probabilities of every step and, when the generation kept it, the logit lens of every step. */
 export interface GenerationPayload {
   key: string;
   matrix: Packed;
   topk_probs: Packed;
+  lens?: LensTable;
 }
 
 /** ``_meta``: the tokens (prompt, generated, keys of each kind), shapes and the top-k tokens of every step. */
@@ -379,6 +388,7 @@ export interface FillMaskPayload {
   rows: Packed;
   text: string;
   attention?: Packed;
+  lens?: LensTable;
 }
 
 /** ``_meta``: the model's name, the rows' shape (masks, layers, heads, tokens), and whose guesses the bars are (``head``: the shipped head and its measured top-1 against the word-frequency baseline, or the model's own head; the page and the static twin print it under the title). The bars are drawn on a fixed 0–100 % axis. */

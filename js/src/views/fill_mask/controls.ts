@@ -10,7 +10,7 @@ import { type FillMaskTraits, type FillsLayout, columnAt, menuOptions, panelAt }
 
 type Model = WidgetModel<FillMaskTraits>;
 
-/** (Re)build the bar: the [MASK] menu (with several), layer, head, export. */
+/** (Re)build the bar: the [MASK] menu (with several), layer, head, the logit lens box, export. */
 export function buildControls(
   model: Model,
   bar: HTMLElement,
@@ -30,6 +30,12 @@ export function buildControls(
   if (model.get("_payload").attention) {
     const picker = new SpanSelector(model as unknown as SpanModel);
     bar.append(spanControls(model as unknown as SpanModel, picker, list));
+  }
+  if (model.get("_payload").lens) {
+    const box = h("input", { type: "checkbox", "data-testid": "lens-toggle" }) as HTMLInputElement;
+    box.checked = Boolean(model.get("lens"));
+    list.push(listen(box, "change", () => saveTraits(model, { lens: box.checked })));
+    bar.append(h("label", {}, box, "lens"));
   }
   bar.append(exportControls(list));
 }

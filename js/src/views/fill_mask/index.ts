@@ -5,8 +5,9 @@
 // This file wires the parts up: state.ts (what to show), paint.ts (bars and row), controls.ts (menus, box, clicks).
 
 import { roomFor } from "../../draw/heads";
+import { lensCss, paintLens } from "../../draw/lens";
 import { tooltipBox } from "../../draw/tooltip";
-import { decode } from "../../shared/buffers";
+import { type Matrix, decode } from "../../shared/buffers";
 import { controlGroup, h } from "../../shared/dom";
 import { type RenderProps, needsKernel, onModel } from "../../shared/model";
 import { userText } from "../../shared/text";
@@ -33,7 +34,7 @@ const CSS = `
 .aw-fill-mask canvas { display: block; }
 .aw-fill-mask .aw-fill-top { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 1.5em; }
 .aw-fill-mask .aw-fill-head { flex: 1 1 14em; max-width: 28em; margin-bottom: 0.5em; }
-`;
+${lensCss(".aw-fill-mask")}`;
 
 /** The sentence box, the two canvases and the texts around them. */
 function fillDom() {
@@ -51,6 +52,7 @@ function fillDom() {
     rowCanvas: h("canvas", { className: "aw-canvas", "data-testid": "row-canvas" }),
     rowTitle: h("div", { className: "aw-muted", "data-testid": "row-title", "data-export-text": "" }),
     caption: h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" }),
+    lens: h("div", { className: "aw-lens", "data-testid": "lens" }),
     // whose guesses the bars are (the shipped head and its measured top-1), beside the bars where there is room
     headNote: h("div", {
       className: "aw-muted aw-fill-head",
@@ -70,7 +72,8 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     dom.inputRow,
     bar,
     errorBox,
-    h("div", { className: "aw-fill-top" }, dom.fillsCanvas, dom.headNote),
+    // the lens table beside the bars it explains (its last row is the bars' fill-in)
+    h("div", { className: "aw-fill-top" }, dom.fillsCanvas, dom.lens, dom.headNote),
     dom.rowTitle,
     dom.rowCanvas,
     dom.caption,
@@ -79,6 +82,7 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
 
   let rows: Float32Array = new Float32Array(0);
   let attention: Float32Array | null = null; // every query row (layers, heads, n, n), when Python sent it
+  let lensProbs: Matrix | null = null; // (masks, layers + 1, k)
   let columns = { x0: 0, colW: 0 };
   let panels: FillsLayout | null = null; // the bars' panels, one per [MASK]: a click picks that [MASK]
   const controls = controlGroup(cleanups);
@@ -127,13 +131,20 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     dom.rowCanvas.title = attention
       ? "click a token to see where it attends; shift-click a span, ctrl/cmd-click to add one, Escape: the [MASK]"
       : "";
+    // the layer's row (the stream after it: row layer + 1) outlined
+    paintLens(dom.lens, p.lens, lensProbs, m, {
+      show: Boolean(model.get("lens")),
+      highlight: layer + 1,
+      heading: `logit lens at [MASK] #${m + 1}, by layer`,
+    });
   }
 
   function load(): void {
     try {
-      rows = decode(model.get("_payload").rows).data;
-      const all = model.get("_payload").attention;
-      attention = all ? decode(all).data : null;
+      const payload = model.get("_payload");
+      rows = decode(payload.rows).data;
+      attention = payload.attention ? decode(payload.attention).data : null;
+      lensProbs = payload.lens ? decode(payload.lens.probs) : null;
       showError(model.get("_error"));
     } catch (e) {
       showError(String((e as Error).message ?? e));
@@ -161,6 +172,10 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
       paint();
     }),
     onModel(model, "change:theme", paint),
+    onModel(model, "change:lens", () => {
+      buildControls(model, bar, shell.exportControls, controls);
+      paint();
+    }),
     onModel(model, "change:text", () => {
       if (document.activeElement !== dom.input) dom.input.value = model.get("text");
     }),

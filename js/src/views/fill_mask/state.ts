@@ -16,6 +16,7 @@ export interface FillMaskTraits {
   mask: number;
   selection: number[]; // the query rows the panel combines (default: the [MASK]'s position; []: the [MASK]'s row)
   combine: string; // "mean" | "sum"
+  lens: boolean; // the logit lens panel: each layer's top fillers of the [MASK], the layer's row outlined
   theme: string;
   _error: string;
   _meta: MetaOf<"fill_mask">; // shape: (masks, layers, heads, tokens)

@@ -140,9 +140,19 @@ export function buildControls(
     span.spanControls(model, o.picker, controls),
     by,
     h("label", {}, playground, "sampling"),
+    lensToggle(model, controls) ?? "",
     o.exportControls(controls),
   );
   return slider;
+}
+
+/** The "lens" box (the logit lens panel), only for a generation that kept the lens (`generate(..., lens_k=k)`). */
+function lensToggle(model: Model, controls: Array<() => void>): HTMLElement | null {
+  if (!model.get("_payload").lens) return null;
+  const box = h("input", { type: "checkbox", "data-testid": "lens-toggle" }) as HTMLInputElement;
+  box.checked = Boolean(model.get("lens"));
+  controls.push(listen(box, "change", () => saveTraits(model, { lens: box.checked })));
+  return h("label", {}, box, "lens");
 }
 
 type SamplingTrait = "temperature" | "top_k" | "top_p" | "min_p";

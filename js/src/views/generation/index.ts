@@ -11,6 +11,7 @@
 
 import { type FitWatcher, fitWatcher } from "../../draw/fit";
 import { roomFor } from "../../draw/heads";
+import { lensCss, paintLens } from "../../draw/lens";
 import * as span from "../../draw/span";
 import { type Matrix, decode, replyPacked } from "../../shared/buffers";
 import { controlGroup, h } from "../../shared/dom";
@@ -39,6 +40,7 @@ import {
 } from "./paint";
 import {
   type GenerationTraits,
+  LENS_ROOM,
   TOPK_ROOM,
   captionText,
   finiteMax,
@@ -74,7 +76,8 @@ function layoutParts() {
   const { scroll, canvas } = scrolledCanvas("steps-canvas");
   const topk = h("div", { className: "aw-topk", "data-testid": "topk" });
   const samplingBox = h("div", { className: "aw-sampling", "data-testid": "sampling-box" });
-  const topkColumn = h("div", {}, topk, samplingBox);
+  const lens = h("div", { className: "aw-lens", "data-testid": "lens" });
+  const topkColumn = h("div", {}, topk, samplingBox, lens);
   const caption = h("div", { className: "aw-muted", "data-testid": "caption", "data-export-text": "" });
   const row = h("div", { className: "aw-gen-row" }, scroll, topkColumn);
   const shareCanvas = h("canvas", { className: "aw-canvas", "data-testid": "share-canvas" });
@@ -89,7 +92,7 @@ function layoutParts() {
     shareCaption,
     shareCanvas,
   );
-  return { text, canvas, topk, samplingBox, caption, row, shareCanvas, shareCaption, sharePanel };
+  return { text, canvas, topk, samplingBox, lens, caption, row, shareCanvas, shareCaption, sharePanel };
 }
 
 /** The share panel's lines, decoded once per answer. */
@@ -106,6 +109,7 @@ interface Held {
   matrix: Matrix | null;
   matrixKey: string;
   probs: Matrix | null;
+  lensProbs: Matrix | null; // (steps, layers + 1, k): the logit lens, when the generation kept it
   spans: TextSpans;
   slider: HTMLInputElement | null;
   mapLayout: { y0: number; cell: number; rows: number };
@@ -158,6 +162,7 @@ function paintMap(c: Ctx, t: Theme): void {
     roomW: roomFor(c.el),
     fitted: room,
     panelH: room && panel ? shareHeight(t.name, room.height) + t.font * 3.5 : 0,
+    side: model.get("lens") && model.get("_payload").lens ? LENS_ROOM : TOPK_ROOM,
   });
   c.held.mapLayout = { y0: g.y0, cell: g.cell, rows: m.generated.length };
   paintMatrix(parts.canvas, {
@@ -235,6 +240,10 @@ function paintAll(c: Ctx, root: HTMLElement, title: HTMLElement): void {
       }
     : null;
   paintTopk(c.parts.topk, m, held.probs, step, sampling);
+  paintLens(c.parts.lens, model.get("_payload").lens, held.lensProbs, step, {
+    show: Boolean(model.get("lens")),
+    heading: "logit lens, by layer",
+  });
   paintSharePanel(c, t);
   c.parts.caption.textContent = captionText(m, { ...pick(model), step });
 }
@@ -275,6 +284,7 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     matrix: null,
     matrixKey: "",
     probs: null,
+    lensProbs: null,
     spans: [[], []],
     slider: null,
     mapLayout: { y0: 0, cell: 1, rows: 0 },
@@ -301,7 +311,9 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
   };
   function load(): void {
     try {
-      held.probs = decode(model.get("_payload").topk_probs);
+      const payload = model.get("_payload");
+      held.probs = decode(payload.topk_probs);
+      held.lensProbs = payload.lens ? decode(payload.lens.probs) : null;
       held.matrix = null;
       held.matrixKey = "";
     } catch (e) {
@@ -325,7 +337,7 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
         paint();
       }),
     );
-  for (const trait of ["theme", "share_by", "combine", "sampling"])
+  for (const trait of ["theme", "share_by", "combine", "sampling", "lens"])
     cleanups.push(onModel(model, `change:${trait}`, controlsThen(paint)));
   for (const trait of ["kind", "layer", "head"])
     cleanups.push(onModel(model, `change:${trait}`, controlsThen(refresh)));
@@ -367,6 +379,6 @@ const CSS = `
 .aw-generation .aw-tok[data-pos] { cursor: pointer; user-select: none; }
 .aw-generation .aw-tok.aw-sel { box-shadow: inset 0 -4px 0 var(--aw-accent); }
 .aw-generation .aw-share { margin-top: 8px; }
-`;
+${lensCss(".aw-generation")}`;
 
 export default { render };

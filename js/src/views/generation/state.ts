@@ -22,6 +22,7 @@ export interface GenerationTraits {
   combine: string; // "sum" (share of each step's attention on the selection) | "mean" (per selected token)
   share_by: string; // "layer" | "head" | "role": the panel's lines
   sampling: boolean; // the sampling playground under the top-k list
+  lens: boolean; // the logit lens panel (a generation with `lens_k`): the step's top tokens per layer
   temperature: number;
   top_k: number; // 0: all k candidates
   top_p: number;
@@ -42,6 +43,10 @@ export type GenerationPick = Pick<GenerationTraits, "kind" | "layer" | "head">;
 
 /** Width kept beside the map for the top-k list (its min-width, the gap and a bar). */
 export const TOPK_ROOM = 300;
+
+/** Width kept beside the map while the logit-lens table is shown under the top-k list (its rows' labels and k
+ * cells). */
+export const LENS_ROOM = 400;
 
 /** The matrix's name: "kind/layer/head" (the same as the payload's and a request's key). */
 export function viewKey(v: GenerationPick): string {
@@ -222,16 +227,17 @@ export function mapGeometry(o: {
   roomW: number;
   fitted: { width: number; height: number } | null;
   panelH: number;
+  side?: number; // width kept beside the map (default TOPK_ROOM)
 }): MapGeometry {
   const labelFont = Math.max(10, o.font - 2);
-  const maxW = Math.min(o.maxGrid, o.roomW - 260);
+  const maxW = Math.min(o.maxGrid, o.roomW - (o.side ?? TOPK_ROOM) + 40);
   let cell = Math.max(3, Math.min(o.maxCell, Math.floor(Math.max(120, maxW) / Math.max(o.cols, o.rows, 1))));
   if (o.fitted) {
     // The span-share panel shares the screen's height with the map, but never shrinks the map under MIN_FIT_MAP
     // (it took the map to ~110 px in a 720 px window): the panel goes below the fold instead.
     const mapH = Math.max(o.fitted.height - o.panelH, Math.min(o.fitted.height, MIN_FIT_MAP));
     const byW = Math.floor(
-      (o.fitted.width - TOPK_ROOM - Math.min(140, labelFont * 7) - 8) / Math.max(o.cols, 1),
+      (o.fitted.width - (o.side ?? TOPK_ROOM) - Math.min(140, labelFont * 7) - 8) / Math.max(o.cols, 1),
     );
     const byH = Math.floor((mapH - Math.min(120, labelFont * 6) - 8) / Math.max(o.rows, 1));
     cell = Math.max(3, Math.min(cell, byW, byH));
