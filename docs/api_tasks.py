@@ -38,7 +38,7 @@ TASKS: list[tuple[str, str, list[str]]] = [
     ("What a head does",
      "Patching, direct logit attribution, the logit lens, what each sublayer writes, head roles, gradients.",
      ["studies.patch_heads", "studies.PatchingResult", "studies.logit_attribution", "studies.LogitAttribution",
-      "studies.logit_lens", "studies.LogitLens", "studies.residual_contributions", "studies.head_roles",
+      "studies.logit_lens", "studies.LogitLens", "studies.fill_mask_lens", "studies.residual_contributions", "studies.head_roles",
       "studies.confirm_role", "studies.induction_loss", "studies.attention_gradients", "studies.GradientStats",
       "studies.embedding_similarity"]),
     ("Beyond the weights: norms and context mixing",

@@ -1,4 +1,4 @@
-"""Attention heads as coreference resolvers (Clark et al. 2019, section 5 "Coreference Resolution" and Table 2).
+"""Attention heads as coreference resolvers (Clark et al. 2019, section 4.3 "Coreference Resolution" and Table 2).
 
 Definitions (as in the paper, with every choice it leaves open stated here):
 

@@ -27,7 +27,7 @@ pool        Ray workers that load a model once and are kept for the session (shu
 results_folder  a sharded study's results_dir: finished shards kept, checked and read back on a rerun
 residual    how much each sublayer (attention, feed-forward) writes into the residual stream, per layer
 qk_corpus   a head's queries and keys across a corpus, embedded together (AttentionViz)
-coref       coref_scores: does a mention attend to its antecedent (Clark et al. section 5), from a CorefUD file
+coref       coref_scores: does a mention attend to its antecedent (Clark et al. section 4.3), from a CorefUD file
 roles       head_roles (previous-token, duplicate-token, induction scores of a decoder) and confirm_role
 masked_lm   the bundled model's masked-LM head: fill_mask, its held-out accuracy, a frequency baseline
 logits      logit_attribution (each head's direct push on a token's logit) and logit_lens
@@ -95,6 +95,7 @@ _LAZY: dict[str, str] = {
     "induction_loss": "attnwidgets.studies.roles",
     "fill_mask": "attnwidgets.studies.masked_lm",
     "fill_mask_accuracy": "attnwidgets.studies.masked_lm",
+    "fill_mask_lens": "attnwidgets.studies.masked_lm",
     "frequency_baseline": "attnwidgets.studies.masked_lm",
     "patch_heads": "attnwidgets.studies.patching",
     "PatchingResult": "attnwidgets.studies.patching",

@@ -1,5 +1,5 @@
 """Attention heads as coreference resolvers, from a coreference file: cut its documents into inputs, run them through
-a model and score every head's antecedent selection against the baselines (Clark et al. 2019, section 5, Table 2).
+a model and score every head's antecedent selection against the baselines (Clark et al. 2019, section 4.3, Table 2).
 
 The definitions (mention heads, antecedents, segments, baselines) are stated in :mod:`attnwidgets.analysis.coref`,
 which does the scoring in numpy; this module is the half that runs the model.
