@@ -48,53 +48,103 @@ export class LineRaster {
     alpha: number,
     steep: boolean,
   ) {
-    const uMin = Math.min(u0, u1);
-    const uMax = Math.max(u0, u1);
     const uLimit = steep ? this.height : this.width;
     const vLimit = steep ? this.width : this.height;
     const hv = half * Math.sqrt(1 + slope * slope); // the line's extent across the minor axis
-    const w = this.width;
-    const cover = this.cover;
-    const stride = steep ? 1 : w; // index step along v
-    const first = Math.max(0, Math.floor(uMin));
-    const last = Math.min(uLimit - 1, Math.ceil(uMax) - 1);
-    for (let u = first; u <= last; u++) {
-      const c = u + 0.5;
-      if (c < uMin || c > uMax) continue; // butt ends at the endpoints
-      const vc = v0 + (c - u0) * slope;
-      const lo = vc - hv;
-      const hi = vc + hv;
-      let vF = Math.floor(lo);
-      let vL = Math.floor(hi);
-      let aF = vF === vL ? alpha * (hi - lo) : alpha * (vF + 1 - lo); // the first pixel's share
-      let aL = alpha * (hi - vL); // the last's
-      if (vF < 0) {
-        vF = 0;
-        aF = alpha;
-      }
-      if (vL >= vLimit) {
-        vL = vLimit - 1;
-        aL = alpha;
-      }
-      if (vF > vL) continue;
-      const base = steep ? u * w : u;
-      let i = base + vF * stride;
-      if (aF > cover[i]) cover[i] = aF;
-      if (vL === vF) continue;
-      for (let v = vF + 1; v < vL; v++) {
-        i += stride;
-        if (alpha > cover[i]) cover[i] = alpha;
-      }
-      i = base + vL * stride;
-      if (aL > cover[i]) cover[i] = aL;
-    }
-    // the rows touched (a bound: the composite walks them)
-    const vMin = Math.max(0, Math.floor(Math.min(v0, v0 + (u1 - u0) * slope) - hv));
-    const vMax = Math.min(vLimit - 1, Math.floor(Math.max(v0, v0 + (u1 - u0) * slope) + hv));
-    const r0 = steep ? first : vMin;
-    const r1 = steep ? last : vMax;
+    const vEnd = v0 + (u1 - u0) * slope;
+    const vMin = Math.min(v0, vEnd) - hv;
+    const vMax = Math.max(v0, vEnd) + hv;
+    // the steps whose pixel centre is on the line (butt ends at the endpoints), inside the region
+    const first = Math.max(0, Math.ceil(Math.min(u0, u1) - 0.5));
+    const last = Math.min(uLimit - 1, Math.floor(Math.max(u0, u1) - 0.5));
+    if (first > last || vMax < 0 || vMin >= vLimit) return;
+    const r0 = steep ? first : Math.max(0, Math.floor(vMin)); // the rows touched: the composite walks them
+    const r1 = steep ? last : Math.min(vLimit - 1, Math.floor(vMax));
     if (r0 < this.lo) this.lo = r0;
     if (r1 > this.hi) this.hi = r1;
+    const vc = v0 + (first + 0.5 - u0) * slope;
+    if (vMin >= 0 && vMax < vLimit) {
+      // all of it across the region: the fast loops, one per direction (no bounds, no branch on the direction)
+      if (steep) this.rows(first, last, vc, slope, hv, alpha);
+      else this.columns(first, last, vc, slope, hv, alpha);
+    } else {
+      this.clipped(first, last, vc, slope, hv, alpha, steep, vLimit);
+    }
+  }
+
+  /** A steep line: rows u = first..last, its centre at column vc (+ slope per row). */
+  private rows(first: number, last: number, vc: number, slope: number, hv: number, alpha: number): void {
+    const cover = this.cover;
+    const w = this.width;
+    for (let u = first, c = vc; u <= last; u++, c += slope) {
+      const lo = c - hv;
+      const hi = c + hv;
+      const vF = lo | 0; // lo >= 0 here: truncation is floor
+      const vL = hi | 0;
+      let i = u * w + vF;
+      if (vF === vL) {
+        const a = alpha * (hi - lo);
+        if (a > cover[i]) cover[i] = a;
+        continue;
+      }
+      const aF = alpha * (vF + 1 - lo);
+      if (aF > cover[i]) cover[i] = aF;
+      for (let v = vF + 1; v < vL; v++) if (alpha > cover[++i]) cover[i] = alpha;
+      const aL = alpha * (hi - vL);
+      if (aL > cover[++i]) cover[i] = aL;
+    }
+  }
+
+  /** A shallow line: columns u = first..last, its centre at row vc (+ slope per column). */
+  private columns(first: number, last: number, vc: number, slope: number, hv: number, alpha: number): void {
+    const cover = this.cover;
+    const w = this.width;
+    for (let u = first, c = vc; u <= last; u++, c += slope) {
+      const lo = c - hv;
+      const hi = c + hv;
+      const vF = lo | 0; // lo >= 0 here: truncation is floor
+      const vL = hi | 0;
+      let i = vF * w + u;
+      if (vF === vL) {
+        const a = alpha * (hi - lo);
+        if (a > cover[i]) cover[i] = a;
+        continue;
+      }
+      const aF = alpha * (vF + 1 - lo);
+      if (aF > cover[i]) cover[i] = aF;
+      for (let v = vF + 1; v < vL; v++) {
+        i += w;
+        if (alpha > cover[i]) cover[i] = alpha;
+      }
+      const aL = alpha * (hi - vL);
+      i += w;
+      if (aL > cover[i]) cover[i] = aL;
+    }
+  }
+
+  /** A line that leaves the region across its minor axis: each pixel checked against the region's edges. */
+  private clipped(
+    first: number,
+    last: number,
+    vc: number,
+    slope: number,
+    hv: number,
+    alpha: number,
+    steep: boolean,
+    vLimit: number,
+  ): void {
+    const cover = this.cover;
+    const w = this.width;
+    for (let u = first, c = vc; u <= last; u++, c += slope) {
+      const lo = c - hv;
+      const hi = c + hv;
+      const vLast = Math.min(vLimit - 1, Math.floor(hi));
+      for (let v = Math.max(0, Math.floor(lo)); v <= vLast; v++) {
+        const a = alpha * (Math.min(v + 1, hi) - Math.max(v, lo));
+        const i = steep ? u * w + v : v * w + u;
+        if (a > cover[i]) cover[i] = a;
+      }
+    }
   }
 
   /** Blend the coverage so far over `px` (opaque RGBA pixels, this region's size: their alpha stays 255) in colour

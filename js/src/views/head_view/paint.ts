@@ -83,14 +83,15 @@ function paintLines(
   const thr = lineThreshold(n, s.minWeight, s.hover !== null || selRows.length > 0);
   const qList = queriesDrawn(s.hover, selRows, rows.nq);
   const kOnly = s.hover?.side === "k" ? s.hover.i : -1;
-  // The region between the columns, in device pixels (the canvas is scaled by its pixel ratio).
+  // The region between the columns, in device pixels (the canvas is scaled by its pixel ratio), with a margin of
+  // 4 px either side so that no line's width leaves it (a line that does takes the raster's slower, clipped path).
   const dpr = ctx.getTransform().a || 1;
-  const x0 = Math.max(0, Math.floor((g.xl + 6) * dpr) - 1);
+  const half = ((g.rowH >= 10 ? 2 : 1) * dpr) / 2;
+  const x0 = Math.max(0, Math.floor((g.xl + 6) * dpr) - 4);
   const x1 = (g.xl + 6) * dpr - x0;
   const x2 = (g.xr - 6) * dpr - x0;
-  const width = Math.min(ctx.canvas.width - x0, Math.ceil(x2) + 1);
+  const width = Math.min(ctx.canvas.width - x0, Math.ceil(x2) + 4);
   const height = ctx.canvas.height;
-  const half = ((g.rowH >= 10 ? 2 : 1) * dpr) / 2;
   let drawn = 0;
   const counts = [0, 0, 0, 0]; // by (query segment, key segment): AA, AB, BA, BB
   if (width <= 0 || height <= 0) return { drawn, counts };
