@@ -1,4 +1,4 @@
-// HeadView's drawing: the lines (batched into one path per head and opacity step), the token columns, the window's
+// HeadView's drawing: the lines (drawn into pixels, draw/line_raster.ts), the token columns, the window's
 // positions or a sentence pair's segment marks (state.ts says what and where; this draws it).
 
 import { fitToken, labelRoom, prepareCanvas, textMeasurer } from "../../draw/canvas";
