@@ -95,11 +95,18 @@ function paintLines(
   let drawn = 0;
   const counts = [0, 0, 0, 0]; // by (query segment, key segment): AA, AB, BA, BB
   if (width <= 0 || height <= 0) return { drawn, counts };
-  // The background (opaque, as paintScene filled it), built rather than read back from the canvas.
-  const img = new ImageData(width, height);
-  const [br, bg, bb] = hexToRgb(s.t.bg);
-  const bgPx = new Uint32Array(img.data.buffer);
-  bgPx.fill(new Uint32Array(new Uint8ClampedArray([br, bg, bb, 255]).buffer)[0]);
+  // The background (opaque, as paintScene filled it): built from the theme's "#rrggbb" rather than read back from
+  // the canvas (repeated read-backs make Chromium warn and move the canvas off the GPU); read back for other colours.
+  let img: ImageData;
+  if (/^#[0-9a-f]{6}$/i.test(s.t.bg)) {
+    img = new ImageData(width, height);
+    const [br, bg, bb] = hexToRgb(s.t.bg);
+    new Uint32Array(img.data.buffer).fill(
+      new Uint32Array(new Uint8ClampedArray([br, bg, bb, 255]).buffer)[0],
+    );
+  } else {
+    img = ctx.getImageData(x0, 0, width, height);
+  }
   const raster = new LineRaster(width, height);
   for (const hd of s.heads) {
     if (hd >= rows.heads) continue;
