@@ -54,6 +54,35 @@ def test_a_view_loads_no_table_or_sparse_library() -> None:
     assert out == "[]", out
 
 
+def test_a_view_imports_its_own_module_not_every_view() -> None:
+    """``aw.AttentionHeatmap`` imports the heatmap's widget and view-state modules, not the other views' (importing
+    all of them was most of what the views' import cost in a fresh kernel); the others load when first named."""
+    code = ("import sys, attnwidgets as aw\naw.AttentionHeatmap\n"
+            "print(sorted(m for m in ('attnwidgets.widgets.heatmap', 'attnwidgets.viewdata.views.heatmap',"
+            " 'attnwidgets.widgets.head_view', 'attnwidgets.viewdata.views.head_view',"
+            " 'attnwidgets.widgets.ablation', 'attnwidgets.viewdata.views.generation') if m in sys.modules))\n"
+            "from attnwidgets.widgets import HeadView\n"
+            "print(HeadView.__module__, 'attnwidgets.viewdata.views.head_view' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["['attnwidgets.viewdata.views.heatmap', 'attnwidgets.widgets.heatmap']",
+                   "attnwidgets.widgets.head_view True"], out
+
+
+def test_every_name_of_the_widgets_package_resolves_to_its_module() -> None:
+    import attnwidgets.viewdata.views as views
+    import attnwidgets.widgets as widgets
+
+    assert set(widgets.__all__) <= set(dir(widgets))
+    for name in widgets.__all__:
+        value = getattr(widgets, name)
+        assert value is not None, name
+        assert getattr(value, "__module__", "").startswith("attnwidgets.widgets"), name
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchView'"):
+        widgets.NoSuchView  # noqa: B018
+    assert set(views.STATES) == set(views.VIEWS), sorted(set(views.STATES) ^ set(views.VIEWS))
+    assert views.heatmap.HeatmapState is views.STATES["heatmap"]
+
+
 def test_moved_names_are_in_their_subpackage_and_the_error_says_where_to_look() -> None:
     assert aw.plots.plot_heatmap.__module__ == "attnwidgets.plots.heatmap"
     assert aw.studies.corpus_stats.__module__ == "attnwidgets.studies.corpus"

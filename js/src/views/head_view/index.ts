@@ -5,7 +5,8 @@
 //
 // At 512 tokens a layer has 12 x 512 x 512 = 3 million possible lines. We draw lines lighter than `min_weight`
 // never, and when there are more than 128 tokens and nothing is hovered or selected only lines of weight >= 0.1;
-// lines are batched into one path per (head, opacity step), so a redraw is a few hundred strokes.
+// the lines are drawn into the canvas's pixels by hand (draw/line_raster.ts; Chromium's own rasterising of them
+// was most of the view's first paint).
 //
 // A long input (more than 512 tokens, or a lazy result: `_meta.long`) is drawn a `window` at a time: the payload
 // holds the window's query rows, its keys and a few "far" keys outside it (attnwidgets/viewdata/windows.py), with a

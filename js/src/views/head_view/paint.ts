@@ -1,8 +1,9 @@
-// HeadView's drawing: the lines (batched into one path per head and opacity step), the token columns, the window's
+// HeadView's drawing: the lines (drawn into pixels, draw/line_raster.ts), the token columns, the window's
 // positions or a sentence pair's segment marks (state.ts says what and where; this draws it).
 
 import { fitToken, labelRoom, prepareCanvas, textMeasurer } from "../../draw/canvas";
-import { categorical, readableOn } from "../../draw/colors";
+import { categorical, hexToRgb, readableOn } from "../../draw/colors";
+import { LineRaster } from "../../draw/line_raster";
 import { type LineRows, forEachLine } from "../../shared/lines";
 import type { Theme } from "../../shared/theme";
 import {
@@ -23,7 +24,7 @@ import {
   selectedRows,
 } from "./state";
 
-const STEPS = 16; // opacity steps per head: lines are batched into one path per step
+const STEPS = 16; // opacity steps per head (a line's opacity is its step's)
 
 /** What one paint draws. */
 export interface Scene {
@@ -66,7 +67,9 @@ export function sceneLayout(s: Scene, room: { width: number; height: number } | 
   );
 }
 
-/** The lines, batched per (head, opacity step); counts every line kept by min_weight per segment pair. */
+/** The lines, one opacity step per 1/16 of weight, drawn by hand into the canvas's pixels between the columns
+ * (draw/line_raster.ts: Chromium's canvas took 0.8 s to rasterise them at 128 tokens); counts every line kept by
+ * min_weight per segment pair. */
 function paintLines(
   ctx: CanvasRenderingContext2D,
   s: Scene,
@@ -80,36 +83,57 @@ function paintLines(
   const thr = lineThreshold(n, s.minWeight, s.hover !== null || selRows.length > 0);
   const qList = queriesDrawn(s.hover, selRows, rows.nq);
   const kOnly = s.hover?.side === "k" ? s.hover.i : -1;
-  const x1 = g.xl + 6;
-  const x2 = g.xr - 6;
+  // The region between the columns, in device pixels (the canvas is scaled by its pixel ratio), with a margin of
+  // 4 px either side so that no line's width leaves it (a line that does takes the raster's slower, clipped path).
+  const dpr = ctx.getTransform().a || 1;
+  const half = ((g.rowH >= 10 ? 2 : 1) * dpr) / 2;
+  const x0 = Math.max(0, Math.floor((g.xl + 6) * dpr) - 4);
+  const x1 = (g.xl + 6) * dpr - x0;
+  const x2 = (g.xr - 6) * dpr - x0;
+  const width = Math.min(ctx.canvas.width - x0, Math.ceil(x2) + 4);
+  const height = ctx.canvas.height;
   let drawn = 0;
   const counts = [0, 0, 0, 0]; // by (query segment, key segment): AA, AB, BA, BB
-  ctx.lineWidth = g.rowH >= 10 ? 2 : 1;
+  if (width <= 0 || height <= 0) return { drawn, counts };
+  // The background (opaque, as paintScene filled it): built from the theme's "#rrggbb" rather than read back from
+  // the canvas (repeated read-backs make Chromium warn and move the canvas off the GPU); read back for other colours.
+  let img: ImageData;
+  if (/^#[0-9a-f]{6}$/i.test(s.t.bg)) {
+    img = new ImageData(width, height);
+    const [br, bg, bb] = hexToRgb(s.t.bg);
+    new Uint32Array(img.data.buffer).fill(
+      new Uint32Array(new Uint8ClampedArray([br, bg, bb, 255]).buffer)[0],
+    );
+  } else {
+    img = ctx.getImageData(x0, 0, width, height);
+  }
+  const raster = new LineRaster(width, height);
   for (const hd of s.heads) {
     if (hd >= rows.heads) continue;
-    const paths: Path2D[] = Array.from({ length: STEPS }, () => new Path2D());
-    const used = new Uint8Array(STEPS);
     forEachLine(rows, hd, qList, kOnly, thr, (q, k, w) => {
       const qs = qseg[q] ?? 0;
       const ks = kseg[k] ?? 0;
       counts[qs * 2 + ks]++;
       if (!keeps(s.filter, qs, ks)) return;
       const step = Math.min(STEPS - 1, Math.floor(Math.min(1, w) * STEPS));
-      paths[step].moveTo(x1, rowY(g, q));
-      paths[step].lineTo(x2, keyY(g, k, nWin, gap));
-      used[step] = 1;
+      raster.line(
+        x1,
+        rowY(g, q) * dpr,
+        x2,
+        keyY(g, k, nWin, gap) * dpr,
+        half,
+        Math.max(0.06, (step + 1) / STEPS),
+      );
       drawn++;
     });
     // One head alone: its colour darkened to 4.5 : 1 on the background (a pale yellow or sky-blue head
     // drawn at opacity = weight vanished on a projector); several keep their hues apart.
-    ctx.strokeStyle = s.heads.length === 1 ? readableOn(categorical(hd), s.t.bg) : categorical(hd);
-    for (let st = 0; st < STEPS; st++) {
-      if (!used[st]) continue;
-      ctx.globalAlpha = Math.max(0.06, (st + 1) / STEPS);
-      ctx.stroke(paths[st]);
-    }
+    raster.composite(
+      img.data,
+      hexToRgb(s.heads.length === 1 ? readableOn(categorical(hd), s.t.bg) : categorical(hd)),
+    );
   }
-  ctx.globalAlpha = 1;
+  ctx.putImageData(img, x0, 0);
   return { drawn, counts };
 }
 
