@@ -148,7 +148,8 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
         # no numbers in the cells: at 72 dpi they are unreadable, and drawing them is most of a short input's cost
         return _call(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
                      cmap=_CMAPS.get(w.colormap), annotate=False, selection=list(w.selection),
-                     combine=w.combine, measure=w.measure)
+                     combine=w.combine, measure=w.measure, vmax=w.vmax, reduce=w.reduce,
+                     discount_sinks=w.discount_sinks if isinstance(w.discount_sinks, bool) else list(w.discount_sinks))
 
     def model_view(w: Any) -> _Arguments:
         return _call(w.result, kind=w.kind, theme=w.theme, cmap=_CMAPS.get(w.colormap),

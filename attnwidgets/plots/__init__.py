@@ -12,7 +12,7 @@ from .fill_mask import plot_fill_mask
 from .generation import plot_generation, plot_span_share
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
-from .heatmap import plot_heatmap
+from .heatmap import paint_heatmap, plot_heatmap
 from .model_view import plot_model_view
 from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
@@ -27,6 +27,7 @@ __all__ = [
     "LiveInductionCurve",
     "LivePretrainCurve",
     "fit_panels",
+    "paint_heatmap",
     "panel_grid",
     "plot_ablation_panel",
     "plot_attention_cost",

@@ -30,6 +30,7 @@ from attnwidgets.analysis.roles import HeadRoles, RoleCheck, role_scores
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.router_result import RouterResult
+from attnwidgets.viewdata.views.heatmap import HeatmapOptions, heatmap_state
 
 matplotlib.use("Agg")
 
@@ -111,6 +112,7 @@ ROUTERS = RouterResult(["The", " cat", " sat", " on", " mat"], [0, 2], np.zeros(
 #: One call per plot function, with the theme passed through (None: the current one).
 CALLS = {
     "plot_heatmap": lambda theme: plots.plot_heatmap(R, 1, -1, theme=theme),
+    "paint_heatmap": lambda theme: plots.paint_heatmap(heatmap_state(R, HeatmapOptions(layer=1, head=-1)), theme=theme),
     "plot_model_view": lambda theme: plots.plot_model_view(R, theme=theme),
     "plot_head_view": lambda theme: plots.plot_head_view(R, 1, theme=theme),
     "plot_head_stats": lambda theme: plots.plot_head_stats(R, "sep", theme=theme),

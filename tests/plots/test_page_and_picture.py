@@ -1,0 +1,133 @@
+"""The page and the picture draw one state (issue 33 §4): for every view with a static twin, the twin's title, colour
+scale and tick labels are the ones the view's state gives the page. A twin that re-derives them from the result can
+drift (the heatmap's twin put the measure after the head, the page after the model); a view not yet converted to
+``paint_<view>(state, ax)`` is a named, strict xfail here, so the gap stays visible."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pytest
+
+import attnwidgets as aw
+from attnwidgets import fallback
+from attnwidgets.result import ModelInfo
+from attnwidgets.viewdata.labels import token_label
+from attnwidgets.viewdata.views import VIEWS
+
+matplotlib.use("Agg")
+
+TOKENS = ["[CLS]", "the", "play", "##ing", "cat", "[SEP]"]
+WORD_IDS = np.array([-1, 0, 1, 1, 2, -1])
+
+
+def _result(seed: int = 0, n_kv_heads: int = 0) -> aw.AttentionResult:
+    a = np.random.default_rng(seed).random((2, 4, len(TOKENS), len(TOKENS)), dtype=np.float32)
+    r = aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), TOKENS, word_ids=WORD_IDS, name="tiny")
+    if n_kv_heads:
+        r = r.replace(model=ModelInfo("tiny-gqa", "encoder", 2, 4, 16, n_kv_heads=n_kv_heads))
+    return r
+
+
+def _titles(fig: Any) -> list[str]:
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    suptitle = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    return [t for t in [suptitle, *titles] if t]
+
+
+def _main_axes(fig: Any) -> Any:
+    """The axes holding the map: the first with a colour-mapped artist (not a colour bar)."""
+    for ax in fig.axes:
+        if ax.collections and ax.collections[0].get_array() is not None and ax.get_xticklabels():
+            return ax
+    raise AssertionError("no colour-mapped axes in the twin")
+
+
+# -- the heatmap: converted (paint_heatmap draws heatmap_state) ------------------------------------------------------
+
+HEATMAP_CASES: dict[str, Callable[[], aw.AttentionHeatmap]] = {
+    "one head": lambda: aw.AttentionHeatmap(_result(), layer=1, head=2),
+    "mean of heads": lambda: aw.AttentionHeatmap(_result(), layer=0, head=-1),
+    "words": lambda: aw.AttentionHeatmap(_result(), layer=1, head=0, words=True),
+    "fixed scale": lambda: aw.AttentionHeatmap(_result(), layer=0, head=1, vmax=0.5),
+    "sink discounted": lambda: aw.AttentionHeatmap(_result(), head=3, discount_sinks=True),
+    "grouped heads": lambda: aw.AttentionHeatmap(_result(n_kv_heads=2), layer=1, head=3),
+}
+
+
+def _page_title(w: aw.AttentionHeatmap) -> str:
+    """What the page's title says (js/src/views/heatmap/state.ts titleText at zoom 1, nothing selected), read from
+    the widget's traits: its meta's title, then the map the widget shows."""
+    meta = w._meta
+    size = meta["kv_group_size"][w.kind]
+    kv = f" · KV head {w.head // size}" if size > 1 and w.head >= 0 else ""
+    which = "mean of heads" if w.head < 0 else f"head {w.head}"
+    return f"{meta['title']} · {w.kind} attention · layer {w.layer} · {which}{kv}{' · words' if w.words else ''}"
+
+
+@pytest.mark.parametrize("case", list(HEATMAP_CASES))
+def test_the_heatmaps_picture_has_the_pages_title_scale_and_labels(case):
+    w = HEATMAP_CASES[case]()
+    ax = _main_axes(fallback.twin_figure(w))
+    assert ax.get_title() == _page_title(w)
+    assert ax.collections[0].get_clim() == pytest.approx((0.0, w._payload["vmax"]))
+    queries, keys = (w._payload["labels"]["tokens"] if w.words else w._meta["tokens"])[w.kind]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [token_label(k) for k in keys]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [token_label(q) for q in queries]
+
+
+def test_the_page_title_helper_can_fail():
+    w = HEATMAP_CASES["grouped heads"]()
+    assert "KV head 1" in _page_title(w)
+    assert _page_title(w) != _page_title(HEATMAP_CASES["one head"]())
+
+
+# -- every other view: its title starts with the page's (meta.title), until its twin paints its state ---------------
+
+def _gap(why: str) -> pytest.MarkDecorator:
+    """A view whose twin does not yet paint its state: its title disagrees with the page's (strict: fixing the twin
+    turns the xfail into a failure, so the mark goes with the gap)."""
+    return pytest.mark.xfail(strict=True, reason=f"twin not drawn from its state yet: {why}")
+
+
+#: view -> the widget, built on a small result; ``marks`` name the views whose twins still re-derive their title.
+OTHER: dict[str, Any] = {
+    "model_view": pytest.param(lambda: aw.ModelView(_result(), layer=1, head=2), id="model_view"),
+    "profile": pytest.param(lambda: aw.AttentionProfile(_result(), layer=1, head=2), id="profile",
+                            marks=_gap("plot_profile titles the query row, not the result")),
+    "compare": pytest.param(lambda: aw.AttentionCompare(_result(0), _result(1), layer=1, head=2), id="compare",
+                            marks=_gap("plot_compare titles the map and each side, not 'A vs B'")),
+    "head_stats_grid": pytest.param(lambda: aw.HeadStatsGrid(_result(), layer=1, head=2), id="head_stats_grid"),
+    "entropy_bars": pytest.param(lambda: aw.EntropyBars(_result(), layer=1, head=2), id="entropy_bars",
+                                 marks=_gap("plot_entropy_by_layer titles the rows, not the result")),
+    "head_view": pytest.param(lambda: aw.HeadView(_result(), layer=1), id="head_view"),
+}
+
+
+#: views with a twin this test does not build yet, and why (each needs inputs beyond a small result).
+NOT_BUILT: dict[str, str] = {
+    "qk": "needs a QKCapture", "qk_space": "needs a QK space over sentences", "ablation": "re-runs a model",
+    "fill_mask": "runs the bundled model", "generation": "needs a GenerationResult",
+    "head_cluster_map": "needs several results", "routers": "needs a RouterResult",
+}
+
+
+def _page_meta_title(w: Any) -> str:
+    meta = w._meta if w._meta else w._payload
+    return str(meta["title"])
+
+
+@pytest.mark.parametrize("make", list(OTHER.values()))
+def test_each_twin_starts_its_title_as_the_page_does(make):
+    w = make()
+    titles = _titles(fallback.twin_figure(w))
+    page = _page_meta_title(w)
+    assert any(t.startswith(page) for t in titles), (page, titles)
+
+
+def test_every_view_with_a_twin_is_checked_or_named():
+    with_twin = {v.name for v in VIEWS if v.twin is not None}
+    assert with_twin == {"heatmap", *OTHER, *NOT_BUILT}
