@@ -85,6 +85,49 @@ def test_the_page_title_helper_can_fail():
     assert _page_title(w) != _page_title(HEATMAP_CASES["one head"]())
 
 
+# -- the model view: converted (paint_model_view draws model_view_state) --------------------------------------------
+
+MODEL_CASES: dict[str, Callable[[], aw.ModelView]] = {
+    "encoder": lambda: aw.ModelView(_result(), layer=1, head=2),
+    "grouped heads": lambda: aw.ModelView(_result(n_kv_heads=2)),
+    "causal": lambda: aw.ModelView(aw.AttentionResult.from_arrays(
+        np.tril(np.ones((2, 3, 5, 5), np.float32)) / np.arange(1, 6, dtype=np.float32)[:, None], list("abcde"),
+        kind="decoder")),
+}
+
+
+def _grid_title(w: aw.ModelView) -> str:
+    """What the page's title says (js/src/views/model_view/state.ts gridTitle), read from the widget's traits."""
+    meta, payload = w._meta, w._payload
+    n_layers, n_heads = meta["shapes"][payload["kind"]]
+    size = meta["kv_group_size"][payload["kind"]]
+    groups = f" · shaded: heads sharing a KV head ({size} per group)" if size > 1 else ""
+    sampled = (f" · thumbnails read {payload['rows_used']} of every {payload['factor']} query rows"
+               if payload["rows_used"] < payload["factor"] else "")
+    return f"{meta['title']} · {payload['kind']} attention · {n_layers} layers × {n_heads} heads{groups}{sampled}"
+
+
+@pytest.mark.parametrize("case", list(MODEL_CASES))
+def test_the_model_views_picture_has_the_pages_title_scale_and_grid(case):
+    w = MODEL_CASES[case]()
+    fig = fallback.twin_figure(w)
+    ax = fig.axes[0]
+    assert " ".join(fig._suptitle.get_text().split()) == _grid_title(w)  # a long title is wrapped to the figure
+    n_layers, n_heads = w._meta["shapes"][w._payload["kind"]]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(h) for h in range(n_heads)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"L{lay}" for lay in range(n_layers)]
+    image = ax.get_images()[0]
+    assert image.get_clim() == (0, 1)  # each thumbnail to its own maximum, as the page's
+    thumbs = w._payload["thumbs"]
+    tq, tk = thumbs["shape"][2:]
+    pixels = np.frombuffer(thumbs["buffer"], np.uint8).reshape(thumbs["shape"])
+    drawn = np.ma.filled(image.get_array(), np.nan)[:tq, :tk]  # layer 0, head 0
+    expect = pixels[0, 0] / 255.0
+    if w._meta["causal"][w._payload["kind"]]:
+        expect = np.where(np.triu(np.ones((tq, tk), bool), 1), np.nan, expect)
+    np.testing.assert_allclose(drawn, expect, atol=1e-6)
+
+
 # -- every other view: its title starts with the page's (meta.title), until its twin paints its state ---------------
 
 def _gap(why: str) -> pytest.MarkDecorator:
