@@ -14,6 +14,8 @@ import pytest
 
 import attnwidgets as aw
 from attnwidgets import fallback
+from attnwidgets.generation_result import GenerationResult
+from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import ModelInfo
 from attnwidgets.viewdata.labels import token_label
 from attnwidgets.viewdata.views import VIEWS
@@ -147,14 +149,33 @@ OTHER: dict[str, Any] = {
     "entropy_bars": pytest.param(lambda: aw.EntropyBars(_result(), layer=1, head=2), id="entropy_bars",
                                  marks=_gap("plot_entropy_by_layer titles the rows, not the result")),
     "head_view": pytest.param(lambda: aw.HeadView(_result(), layer=1), id="head_view"),
+    "qk": pytest.param(lambda: aw.QKStepThrough(_captures(), layer=1, head=1), id="qk"),
+    "head_cluster_map": pytest.param(lambda: aw.HeadClusterMap([_result(0), _result(1)]), id="head_cluster_map",
+                                     marks=_gap("plot_head_clusters titles the method, not the source")),
+    "generation": pytest.param(lambda: aw.GenerationView(_generation(), layer=1, head=0), id="generation"),
 }
+
+
+def _captures() -> list[QKCapture]:
+    rng = np.random.default_rng(1)
+    return [QKCapture.from_vectors(*(rng.normal(size=(3, len(TOKENS), 4)) for _ in range(3)), TOKENS, layer=layer)
+            for layer in (0, 1)]
+
+
+def _generation() -> GenerationResult:
+    """Prompt a b c, generated D E F G (fed: a b c D E F), attention by hand."""
+    rng = np.random.default_rng(2)
+    att = np.tril(rng.random((2, 3, 6, 6))).astype(np.float32) + np.eye(6, dtype=np.float32)
+    r = aw.AttentionResult.from_arrays(att / att.sum(-1, keepdims=True), list("abcDEF"), kind="decoder")
+    probs = np.sort(rng.dirichlet(np.ones(3), size=4).astype(np.float32), 1)[:, ::-1].copy()
+    return GenerationResult(r, "a b c", list("abc"), np.arange(3), list("DEFG"), np.arange(3, 7),
+                            np.arange(12).reshape(4, 3), probs, [[t, "x", "y"] for t in "DEFG"], text="DEFG")
 
 
 #: views with a twin this test does not build yet, and why (each needs inputs beyond a small result).
 NOT_BUILT: dict[str, str] = {
-    "qk": "needs a QKCapture", "qk_space": "needs a QK space over sentences", "ablation": "re-runs a model",
-    "fill_mask": "runs the bundled model", "generation": "needs a GenerationResult",
-    "head_cluster_map": "needs several results", "routers": "needs a RouterResult",
+    "qk_space": "needs a QK space over sentences", "ablation": "re-runs a model",
+    "fill_mask": "runs the bundled model", "routers": "needs a RouterResult",
 }
 
 
