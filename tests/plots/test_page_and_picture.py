@@ -14,9 +14,11 @@ import pytest
 
 import attnwidgets as aw
 from attnwidgets import fallback
+from attnwidgets.analysis.qk_space import build_qk_space
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import ModelInfo
+from attnwidgets.router_result import RouterResult
 from attnwidgets.viewdata.labels import token_label
 from attnwidgets.viewdata.views import VIEWS
 
@@ -153,7 +155,21 @@ OTHER: dict[str, Any] = {
     "head_cluster_map": pytest.param(lambda: aw.HeadClusterMap([_result(0), _result(1)]), id="head_cluster_map",
                                      marks=_gap("plot_head_clusters titles the method, not the source")),
     "generation": pytest.param(lambda: aw.GenerationView(_generation(), layer=1, head=0), id="generation"),
+    "qk_space": pytest.param(lambda: aw.QKSpaceView(_qk_space()), id="qk_space",
+                             marks=_gap("plot_qk_space leaves out the model and writes ':' for the page's ' · '")),
+    "routers": pytest.param(lambda: aw.RouterView(_routes()), id="routers"),
 }
+
+
+def _qk_space() -> Any:
+    return build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), 0.25)] * 2,
+                          [["[CLS]", "a", "b", "[SEP]"]] * 2)
+
+
+def _routes() -> RouterResult:
+    routed = np.random.default_rng(6).permutation(np.tile(np.arange(4), (2, 5, 1)).reshape(-1, 4), axis=1)
+    return RouterResult(["The", " cat", " sat", " on", " mat"], [0, 2], np.zeros((2, 5, 4), np.float32),
+                        routed[:, :2].reshape(2, 5, 2), np.full((2, 5, 2), 0.5, np.float32))
 
 
 def _captures() -> list[QKCapture]:
@@ -174,8 +190,7 @@ def _generation() -> GenerationResult:
 
 #: views with a twin this test does not build yet, and why (each needs inputs beyond a small result).
 NOT_BUILT: dict[str, str] = {
-    "qk_space": "needs a QK space over sentences", "ablation": "re-runs a model",
-    "fill_mask": "runs the bundled model", "routers": "needs a RouterResult",
+    "ablation": "re-runs a model", "fill_mask": "runs the bundled model",
 }
 
 
