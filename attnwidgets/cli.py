@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 from traitlets import TraitError
 
 from .viewdata.checks import THEMES
+from .viewdata.views import BY_CLI
 
 if TYPE_CHECKING:
     from .widgets import AttnWidget
 
-VIEWS = ("heatmap", "model", "head", "qk")
+#: The ``--view`` names, from the one registry of views (:data:`attnwidgets.viewdata.views.VIEWS`).
+VIEWS = tuple(BY_CLI)
 
 __all__ = ["THEMES", "VIEWS", "UsageError", "build_view", "main"]
 
@@ -100,7 +102,7 @@ def build_view(
     result = runner.run(text, pair)
     if view == "head" and query is not None:
         kwargs["selected"] = [query_position(result.tokens, query)]
-    cls = {"heatmap": widgets.AttentionHeatmap, "model": widgets.ModelView, "head": widgets.HeadView}[view]
+    cls = getattr(widgets, BY_CLI[view].widget)
     return cls(result, **kwargs)
 
 

@@ -133,82 +133,97 @@ def describe(widget: Any) -> str:
 _CMAPS = {"blues": "Blues", "viridis": "viridis", "cividis": "cividis", "greys": "Greys", "reds": "Reds"}
 
 
-def _twins() -> dict[str, Callable[[Any], Figure]]:
-    from . import plots
+#: A twin's arguments: positional and keyword, for the function the registry names.
+_Arguments = tuple[tuple[Any, ...], dict[str, Any]]
 
-    def heatmap(w: Any) -> Figure:
+
+def _call(*args: Any, **kwargs: Any) -> _Arguments:
+    return args, kwargs
+
+
+def _twins() -> dict[str, Callable[[Any], _Arguments]]:
+    """View name -> what its twin (:attr:`~attnwidgets.viewdata.views.ViewSpec.twin`) is called with for a widget
+    showing it, read from the widget's traits."""
+    def heatmap(w: Any) -> _Arguments:
         # no numbers in the cells: at 72 dpi they are unreadable, and drawing them is most of a short input's cost
-        return plots.plot_heatmap(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
-                                  cmap=_CMAPS.get(w.colormap), annotate=False, selection=list(w.selection),
-                                  combine=w.combine, measure=w.measure)
+        return _call(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
+                     cmap=_CMAPS.get(w.colormap), annotate=False, selection=list(w.selection),
+                     combine=w.combine, measure=w.measure, vmax=w.vmax, reduce=w.reduce,
+                     discount_sinks=w.discount_sinks if isinstance(w.discount_sinks, bool) else list(w.discount_sinks))
 
-    def model_view(w: Any) -> Figure:
-        return plots.plot_model_view(w.result, kind=w.kind, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                                     highlight=(w.layer, w.head), selection=list(w.selection), combine=w.combine,
-                                     measure=w.measure)
+    def model_view(w: Any) -> _Arguments:
+        return _call(w.result, kind=w.kind, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                     highlight=(w.layer, w.head), selection=list(w.selection), combine=w.combine,
+                     measure=w.measure)
 
-    def head_view(w: Any) -> Figure:
-        return plots.plot_head_view(w.result, w.layer, list(w.heads) or None, kind=w.kind, words=w.words,
-                                    sentence_filter=w.sentence_filter, queries=list(w.selected) or None,
-                                    min_weight=w.min_weight, theme=w.theme,
-                                    window=list(w.window) if w.windowed() else None)
+    def head_view(w: Any) -> _Arguments:
+        return _call(w.result, w.layer, list(w.heads) or None, kind=w.kind, words=w.words,
+                     sentence_filter=w.sentence_filter, queries=list(w.selected) or None,
+                     min_weight=w.min_weight, theme=w.theme,
+                     window=list(w.window) if w.windowed() else None)
 
-    def qk(w: Any) -> Figure:
-        return plots.plot_qk(w.captures, w.head, w.query, layer=w.layer, theme=w.theme,
-                             window=list(w.window) if w.windowed() else None)
+    def qk(w: Any) -> _Arguments:
+        return _call(w.captures, w.head, w.query, layer=w.layer, theme=w.theme,
+                     window=list(w.window) if w.windowed() else None)
 
-    def head_stats(w: Any) -> Figure:
-        return plots.plot_head_stats(w.stats, w.statistic, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                                     selected=(w.layer, w.head))
+    def head_stats(w: Any) -> _Arguments:
+        return _call(w.stats, w.statistic, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                     selected=(w.layer, w.head))
 
-    def entropy(w: Any) -> Figure:
-        return plots.plot_entropy_by_layer(w.stats, rows=[w.rows], theme=w.theme)
+    def entropy(w: Any) -> _Arguments:
+        return _call(w.stats, rows=[w.rows], theme=w.theme)
 
-    def clusters(w: Any) -> Figure:
-        return plots.plot_head_clusters(w.embedding, color_by=w.color, stats=w.stats.values, theme=w.theme)
+    def clusters(w: Any) -> _Arguments:
+        return _call(w.embedding, color_by=w.color, stats=w.stats.values, theme=w.theme)
 
-    def profile(w: Any) -> Figure:
-        return plots.plot_profile(w.result, w.layer, w.head, query=list(w.query), unit=w.unit, kind=w.kind,
-                                  theme=w.theme, cmap=_CMAPS.get(w.colormap), selection=list(w.selection),
-                                  combine=w.combine)
+    def profile(w: Any) -> _Arguments:
+        return _call(w.result, w.layer, w.head, query=list(w.query), unit=w.unit, kind=w.kind,
+                     theme=w.theme, cmap=_CMAPS.get(w.colormap), selection=list(w.selection),
+                     combine=w.combine)
 
-    def ablation(w: Any) -> Figure:
-        return plots.plot_ablation_panel(w, theme=w.theme)
+    def ablation(w: Any) -> _Arguments:
+        return _call(w, theme=w.theme)
 
-    def generation(w: Any) -> Figure:
-        return plots.plot_generation(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
-                                     cmap=_CMAPS.get(w.colormap))
+    def generation(w: Any) -> _Arguments:
+        return _call(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
+                     cmap=_CMAPS.get(w.colormap))
 
-    def fill_mask(w: Any) -> Figure:
-        return plots.plot_fill_mask(w.view, w.mask, w.layer, w.head, theme=w.theme)
+    def fill_mask(w: Any) -> _Arguments:
+        return _call(w.view, w.mask, w.layer, w.head, theme=w.theme)
 
-    def compare(w: Any) -> Figure:
-        return plots.plot_compare(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, words=w.words,
-                                  show=w.show, summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                                  extra=w.extra_summaries())
+    def compare(w: Any) -> _Arguments:
+        return _call(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, words=w.words,
+                     show=w.show, summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                     extra=w.extra_summaries())
 
-    def qk_space(w: Any) -> Figure:
-        return plots.plot_qk_space(w.space, w.color, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                                   sentence=w.sentence if w.sentence >= 0 else None)
+    def qk_space(w: Any) -> _Arguments:
+        return _call(w.space, w.color, theme=w.theme, cmap=_CMAPS.get(w.colormap),
+                     sentence=w.sentence if w.sentence >= 0 else None)
 
-    def routers(w: Any) -> Figure:
-        return plots.plot_routers(w.routes, layer=w.layer, selection=list(w.selection), weighted=w.weighted,
-                                  theme=w.theme)
+    def routers(w: Any) -> _Arguments:
+        return _call(w.routes, layer=w.layer, selection=list(w.selection), weighted=w.weighted,
+                     theme=w.theme)
 
-    return {"AttentionHeatmap": heatmap, "ModelView": model_view, "HeadView": head_view, "QKStepThrough": qk,
-            "QKSpaceView": qk_space,
-            "HeadStatsGrid": head_stats, "EntropyBars": entropy, "HeadClusterMap": clusters,
-            "AblationWidget": ablation, "AttentionProfile": profile, "GenerationView": generation,
-            "AttentionCompare": compare, "FillMask": fill_mask, "RouterView": routers}
+    return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view, "qk": qk, "qk_space": qk_space,
+            "head_stats_grid": head_stats, "entropy_bars": entropy, "head_cluster_map": clusters,
+            "ablation": ablation, "profile": profile, "generation": generation, "compare": compare,
+            "fill_mask": fill_mask, "routers": routers}
 
 
 def twin_figure(widget: Any) -> Figure | None:
-    """The static twin of what ``widget`` shows now (its layer, head, theme...), or None for a view without one."""
-    for cls in type(widget).__mro__:
-        draw = _twins().get(cls.__name__)
-        if draw is not None:
-            return draw(widget)
-    return None
+    """The static twin of what ``widget`` shows now (its layer, head, theme...), or None for a view without one.
+
+    The view is the widget's front end (``_bundle``), looked up in the one registry of views
+    (:data:`attnwidgets.viewdata.views.BY_NAME`), which names its twin in :mod:`attnwidgets.plots`."""
+    from . import plots
+    from .viewdata.views import BY_NAME
+
+    spec = BY_NAME.get(getattr(type(widget), "_bundle", ""))
+    if spec is None or spec.twin is None:
+        return None
+    args, kwargs = _twins()[spec.name](widget)
+    figure: Figure = getattr(plots, spec.twin)(*args, **kwargs)
+    return figure
 
 
 def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:

@@ -36,8 +36,8 @@ from traitlets import TraitError
 
 from .cli import THEMES, VIEWS, UsageError, build_view
 
-USAGE = """usage: %attention TEXT [--model NAME] [--view {heatmap,model,head,qk}] [--layer L] [--head H]
-                  [--pair TEXT_B] [--theme {light,lecture}] [--query WORD]
+USAGE = f"""usage: %attention TEXT [--model NAME] [--view {{{','.join(VIEWS)}}}] [--layer L] [--head H]
+                  [--pair TEXT_B] [--theme {{{','.join(THEMES)}}}] [--query WORD]
        %attention [options] -- TEXT     (after a bare --, every word is text, even --layer)
        %%attention [same options]      (the cell body is the text)
        %attention_model [NAME | --default]   (set or show the session's model)"""

@@ -12,9 +12,9 @@ from .fill_mask import plot_fill_mask
 from .generation import plot_generation, plot_span_share
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
-from .heatmap import plot_heatmap
+from .heatmap import paint_heatmap, plot_heatmap
 from .lens import plot_fill_mask_lens, plot_generation_lens
-from .model_view import plot_model_view
+from .model_view import paint_model_view, plot_model_view
 from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import plot_profile
@@ -28,6 +28,8 @@ __all__ = [
     "LiveInductionCurve",
     "LivePretrainCurve",
     "fit_panels",
+    "paint_heatmap",
+    "paint_model_view",
     "panel_grid",
     "plot_ablation_panel",
     "plot_ablation_rows",

@@ -1,16 +1,27 @@
-"""Static twin of AttentionHeatmap: the same view as a matplotlib Figure, for slides and papers."""
+"""Static twin of AttentionHeatmap: the same view as a matplotlib Figure, for slides and papers.
+
+:func:`paint_heatmap` draws the view's state (:func:`attnwidgets.viewdata.views.heatmap.heatmap_state`, what the
+page draws); :func:`plot_heatmap` builds that state from a result and the view's options, then paints it.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..result import AttentionResult
 from ..viewdata.checks import check_view, check_vmax, scale_note
-from ..viewdata.display import check_reduce, kv_group, sink_keys
-from ..viewdata.labels import axis_tokens, token_label
+from ..viewdata.display import check_reduce, sink_keys
+from ..viewdata.labels import token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
-from ..viewdata.views.heatmap import HeatmapOptions, heatmap_matrix
-from ._measure import MEASURE_SUFFIX, MEASURE_VALUE, measured
+from ..viewdata.views.heatmap import (
+    HeatmapOptions,
+    HeatmapState,
+    heatmap_axis_labels,
+    heatmap_state,
+    heatmap_title,
+    words_source,
+)
+from ._measure import MEASURE_VALUE, measured
 from .style import cell_map, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -88,34 +99,85 @@ def plot_heatmap(
     'arrays · self attention · layer 0 · head 0'
     """
     kind, layer, head = check_view(result, kind, layer, head)
-    theme = resolve_theme(theme)
-    result = measured(result, measure)
-    if words:
-        from ..analysis.words import word_level
-
-        result = word_level(result)
     check_reduce(reduce)
-    queries, keys = axis_tokens(result, kind)
+    shown = measured(result, measure)
+    n_k = shown.attention_shape(kind)[3]  # type: ignore[arg-type]
+    sinks = sink_keys(discount_sinks, n_k)
+    # The page's own state (viewdata.views.heatmap): the same function the widget's traits come from; the picture
+    # reads its matrix, scale, labels and title and nothing else.
+    state = heatmap_state(shown, HeatmapOptions(kind, layer, head, words=words, reduce=reduce, discount_sinks=sinks,
+                                                vmax=check_vmax(vmax), measure=measure), weights=result)
+    queries, _keys = heatmap_axis_labels(state)
     combine = check_combine(combine)
     selection = check_selection([] if selection is None else selection, len(queries))
-    sinks = sink_keys(discount_sinks, len(keys))
-    # The page's own map (viewdata.views.heatmap): the same function the widget's payload and requests come from.
-    shown = heatmap_matrix(result, HeatmapOptions(kind, layer, head, reduce=reduce, discount_sinks=sinks))
-    # Up to 1024 tokens the map itself (a causal head's future as its zeros); past it the widget's overview.
-    matrix = result.head(layer, head, kind=kind) if shown.factor == 1 else shown.matrix  # type: ignore[arg-type]
-    vmax = check_vmax(vmax)
-    top = vmax if vmax is not None else (shown.vmax if sinks or shown.factor > 1 else float(matrix.max())) or 1.0
-    label = MEASURE_VALUE[measure]
-    label += f"\n{scale_note(vmax, top)}"
-    if sinks:
-        label += f" (sink key{'s' if len(sinks) > 1 else ''} {', '.join(map(str, sinks[:4]))} clipped)"
-    if shown.factor > 1:
-        label += f"\n{reduce} of {shown.factor}x{shown.factor} blocks"
+    own = ax is None  # a caller's axes: its figure's layout is the caller's (a panel_grid is constrained)
+    fig, ax, look = _paint(state, ax, theme, cmap, annotate)
+    if selection:
+        source = words_source(shown, words)
+        _draw_span(ax, source, kind, layer, head, selection, combine, queries, look)
+    if own:
+        fig.tight_layout()
+    return fig
+
+
+class _Look(NamedTuple):
+    """How a painted map looks, for what is drawn beside it (the selection's row): its colour map, scale top, font
+    size and whether its cells carry their numbers."""
+
+    cmap: str
+    top: float
+    font: int
+    annotate: bool
+
+
+@lecture_fit
+def paint_heatmap(state: HeatmapState, ax: Any = None, *, theme: str | None = None, cmap: str | None = None,
+                  annotate: bool | None = None) -> Figure:
+    """Draw a heatmap's state (:func:`attnwidgets.viewdata.views.heatmap.heatmap_state`) as the page draws it: its
+    matrix (NaN cells, a causal head's future, left blank), on its colour scale (0 to ``payload.vmax``), with its
+    labels and the page's title (:func:`~attnwidgets.viewdata.views.heatmap.heatmap_title`).
+
+    Parameters
+    ----------
+    state : HeatmapState
+    ax : matplotlib Axes, optional
+        Draw into this axes instead of a new figure.
+    theme, cmap, annotate
+        As :func:`plot_heatmap`'s: how it looks, not what it shows.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.result import AttentionResult
+    >>> r = AttentionResult.from_arrays(np.eye(2, dtype=np.float32), ["a", "b"])
+    >>> paint_heatmap(heatmap_state(r, HeatmapOptions(head=-1))).axes[0].get_title()
+    'arrays · self attention · layer 0 · mean of heads'
+    """
+    fig = _paint(state, ax, theme, cmap, annotate)[0]
+    if ax is None:
+        fig.tight_layout()
+    return fig
+
+
+def _paint(state: HeatmapState, ax: Any, theme: str | None, cmap: str | None,
+           annotate: bool | None) -> tuple[Figure, Any, _Look]:
+    """:func:`paint_heatmap`, handing back the axes and how the map looks, for what the caller draws beside it."""
+    theme = resolve_theme(theme)
+    payload, meta = state.payload, state.meta
+    queries, keys = heatmap_axis_labels(state)
+    top = payload.vmax or 1.0
+    label = MEASURE_VALUE[meta.measure] + f"\n{scale_note(meta.vmax, top)}"
+    if meta.sinks:
+        label += f" (sink key{'s' if len(meta.sinks) > 1 else ''} {', '.join(map(str, meta.sinks[:4]))} clipped)"
+    if payload.factor > 1:
+        label += f"\n{meta.reduce} of {payload.factor}x{payload.factor} blocks"
     big = theme == "lecture"
     n = max(len(queries), len(keys))
-    if annotate is None:
-        annotate = n <= 16
-    own = ax is None  # a caller's axes: its figure's layout is the caller's (a panel_grid is constrained)
+    annotate = n <= 16 if annotate is None else annotate
     if ax is None:
         side = min(14.0, max(4.0, 0.38 * n + 1.5)) * (1.3 if big else 1.0)
         fig = new_figure((side + 1.2, side))
@@ -123,7 +185,8 @@ def plot_heatmap(
     else:
         fig = ax.figure
     font = 16 if big else 9
-    cell_map(ax, matrix, cmap=cmap or _CMAPS.get(theme, "Blues"), vmin=0.0, vmax=top, annotate=annotate,
+    colours = cmap or _CMAPS.get(theme, "Blues")
+    cell_map(ax, payload.matrix, cmap=colours, vmin=0.0, vmax=top, annotate=annotate,
              fontsize=font - 2, xticklabels=[token_label(k) for k in keys] if n <= 80 else False,
              yticklabels=[token_label(q) for q in queries] if n <= 80 else False,
              colorbar={"shrink": 0.7, "label": label})
@@ -132,22 +195,14 @@ def plot_heatmap(
     ax.tick_params(axis="y", rotation=0, labelsize=font)
     ax.set_xlabel("key (attended to)", fontsize=font)
     ax.set_ylabel("query (attending)", fontsize=font)
-    which = "mean of heads" if head == -1 else f"head {head}"
-    group = kv_group(result, head, kind)
-    which += "" if group is None else f" · KV head {group}"
-    ax.set_title(f"{result.model.name} · {kind} attention · layer {layer} · {which}{MEASURE_SUFFIX[measure]}",
-                 fontsize=font + 1, pad=12)
-    if selection:
-        _draw_span(ax, result, kind, layer, head, selection, combine, queries, top, cmap or _CMAPS.get(theme, "Blues"),
-                   font, annotate)
-    if own:
-        fig.tight_layout()
-    return fig
+    ax.set_title(heatmap_title(state), fontsize=font + 1, pad=12)
+    return fig, ax, _Look(colours, top, font, annotate)
 
 
 def _draw_span(ax: Any, result: AttentionResult, kind: str, layer: int, head: int, selection: list[int],
-               combine: str, queries: list[str], top: float, cmap: str, font: int, annotate: bool) -> None:
+               combine: str, queries: list[str], look: _Look) -> None:
     """Outline the selected rows and draw their combined row under the map, as the widget does."""
+    cmap, top, font, annotate = look
     from matplotlib.patches import Rectangle
 
     from ..viewdata.selection import runs

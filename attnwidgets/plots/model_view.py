@@ -1,4 +1,8 @@
-"""Static twin of ModelView: every layer x head as a small heatmap in one grid, as a matplotlib Figure."""
+"""Static twin of ModelView: every layer x head as a small heatmap in one grid, as a matplotlib Figure.
+
+:func:`paint_model_view` draws the view's state (what the page draws); :func:`plot_model_view` builds it, then
+paints it (and the selection's row, under the grid).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,12 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from ..result import AttentionResult
-from ..viewdata import display
 from ..viewdata.checks import check_head, check_kind, check_layer
-from ..viewdata.display import check_reduce, kv_group_size, reduce_head
+from ..viewdata.display import check_reduce
 from ..viewdata.labels import axis_tokens, token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
-from ._measure import MEASURE_SUFFIX, measured
+from ..viewdata.views.model_view import ModelViewOptions, ModelViewState, model_view_state, model_view_title
+from ._measure import measured
 from .style import colormap, lecture_fit, manual_layout, new_figure, resolve_theme
 
 if TYPE_CHECKING:
@@ -75,26 +79,81 @@ def plot_model_view(
     1
     """
     kind = check_kind(result, kind)
-    theme = resolve_theme(theme)
     check_reduce(reduce)
-    result = measured(result, measure)
-    n_layers, n_heads, n_queries = result.attention_shape(kind)[:3]  # type: ignore[arg-type]
+    shown = measured(result, measure)
+    n_layers, n_heads, n_queries = shown.attention_shape(kind)[:3]  # type: ignore[arg-type]
     combine = check_combine(combine)
     selection = check_selection([] if selection is None else selection, n_queries)
     if highlight is not None:
         highlight = (check_layer(highlight[0], n_layers), check_head(highlight[1], n_heads, allow_mean=False))
-    colours = colormap(cmap or _CMAPS.get(theme, "Blues")).with_extremes(bad="#ebebeb")
-    font = 14 if theme == "lecture" else 8
-    mosaic, (tq, tk), used, factor = _mosaic(result, kind, reduce)
+    # The page's own state (viewdata.views.model_view): its thumbnails, title and groups are what the picture draws.
+    state = model_view_state(shown, ModelViewOptions(kind=kind, reduce=reduce, measure=measure), weights=result)
     extra = 1.4 if selection else 0.0  # room for the selection's row under the grid
     fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6 + extra))
     if selection:
         ax, row_ax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [size * n_layers, 0.45], "hspace": 0.35})
     else:
         ax = fig.add_subplot()
+    colours, font = _paint(state, ax, theme, cmap, highlight)
+    if selection:
+        _span_panel(row_ax, shown, kind, highlight or (0, 0), selection, combine, colours, font)
+        fig.subplots_adjust(left=0.06, right=0.98, top=0.9, bottom=0.16)  # tight_layout cannot place two image rows
+        manual_layout(fig)
+    else:
+        fig.tight_layout()
+    return fig
+
+
+@lecture_fit
+def paint_model_view(state: ModelViewState, ax: Any = None, *, theme: str | None = None, cmap: str | None = None,
+                     highlight: tuple[int, int] | None = None, size: float = 1.1) -> Figure:
+    """Draw a model view's state (:func:`attnwidgets.viewdata.views.model_view.model_view_state`) as the page draws
+    it: every head's thumbnail (each to its own maximum, a causal kind's future in light grey) in a layers x heads
+    grid, the KV-head groups outlined and the page's title
+    (:func:`~attnwidgets.viewdata.views.model_view.model_view_title`).
+
+    Parameters
+    ----------
+    state : ModelViewState
+    ax : matplotlib Axes, optional
+        Draw into this axes instead of a new figure.
+    theme, cmap, highlight, size
+        As :func:`plot_model_view`'s.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.result import AttentionResult
+    >>> r = AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd"))
+    >>> paint_model_view(model_view_state(r, ModelViewOptions()))._suptitle.get_text()
+    'arrays · self attention · 2 layers × 3 heads'
+    """
+    if ax is None:
+        n_layers, n_heads = state.payload.thumbs.shape[:2]
+        fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6))
+        ax = fig.add_subplot()
+        _paint(state, ax, theme, cmap, highlight)
+        fig.tight_layout()
+        return fig
+    _paint(state, ax, theme, cmap, highlight)
+    return ax.figure  # type: ignore[no-any-return]
+
+
+def _paint(state: ModelViewState, ax: Any, theme: str | None, cmap: str | None,
+           highlight: tuple[int, int] | None) -> tuple[Any, int]:
+    """:func:`paint_model_view` into ``ax``; hands back the colour map and font, for what is drawn beside it."""
+    theme = resolve_theme(theme)
+    colours = colormap(cmap or _CMAPS.get(theme, "Blues")).with_extremes(bad="#ebebeb")
+    font = 14 if theme == "lecture" else 8
+    mosaic, (tq, tk) = _mosaic(state)
+    n_layers, n_heads = state.payload.thumbs.shape[:2]
     # One image of every head (each scaled to its own maximum, as the widget's thumbnails are): one axes instead of
     # layers x heads of them, so drawing it costs about what one heatmap costs.
-    ax.imshow(np.ma.masked_invalid(mosaic), cmap=colours, vmin=0, vmax=1, interpolation="nearest", aspect="auto")
+    ax.imshow(mosaic, cmap=colours, vmin=0, vmax=1, interpolation="nearest", aspect="auto")
     ax.set_xticks([h * (tk + 1) + (tk - 1) / 2 for h in range(n_heads)], [str(h) for h in range(n_heads)],
                   fontsize=font)
     ax.set_yticks([lay * (tq + 1) + (tq - 1) / 2 for lay in range(n_layers)], [f"L{lay}" for lay in range(n_layers)],
@@ -103,7 +162,7 @@ def plot_model_view(
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    group = kv_group_size(result, kind)
+    group = state.meta.kv_group_size.get(_kind(state), 1)
     if group > 1:  # grouped-query attention: one outline around the heads that share a key/value head
         for g in range(n_heads // group):
             ax.add_patch(Rectangle((g * group * (tk + 1) - 0.9, -0.9), group * (tk + 1) - 0.2,
@@ -115,17 +174,13 @@ def plot_model_view(
         layer, head = highlight
         ax.add_patch(Rectangle((head * (tk + 1) - 0.5, layer * (tq + 1) - 0.5), tk, tq, fill=False,
                                edgecolor="#d1242f", linewidth=2.5))
-    if selection:
-        _span_panel(row_ax, result, kind, highlight or (0, 0), selection, combine, colours, font)
-    note = f" · {used} of every {factor} query rows read" if used < factor else ""
-    fig.suptitle(f"{result.model.name} · {kind} attention · rows: layers, columns: heads{note}"
-                 f"{MEASURE_SUFFIX[measure]}", fontsize=font + 2)
-    if selection:
-        fig.subplots_adjust(left=0.06, right=0.98, top=0.9, bottom=0.16)  # tight_layout cannot place two image rows
-        manual_layout(fig)
-    else:
-        fig.tight_layout()
-    return fig
+    ax.figure.suptitle(model_view_title(state), fontsize=font + 2)
+    return colours, font
+
+
+def _kind(state: ModelViewState) -> str:
+    """The kind as the result knows it (a view's "encoder" is "self" without cross-attention)."""
+    return state.payload.kind if state.payload.kind in state.meta.shapes else "self"
 
 
 def _span_panel(ax: Any, result: AttentionResult, kind: str, head_at: tuple[int, int], selection: list[int],
@@ -145,21 +200,15 @@ def _span_panel(ax: Any, result: AttentionResult, kind: str, head_at: tuple[int,
                  fontsize=font + 1)
 
 
-def _mosaic(result: AttentionResult, kind: str, how: str = "max",
-            side: int = 32) -> tuple[np.ndarray, tuple[int, int], int, int]:
-    """Every head's map, block reduced (read a block of rows at a time, as the widget's thumbnails are) to at most
-    ``side`` cells a side and scaled to its own maximum, tiled layers x heads with a one-cell NaN gap (drawn as the
-    background): ``(mosaic, (rows, cols) of one tile, rows read per block, factor)``."""
-    n_layers, n_heads, n_q, n_k = result.attention_shape(kind)  # type: ignore[arg-type]
-    factor = max(1, -(-max(n_q, n_k) // side))
-    budget = max(1, display.THUMB_BUDGET // n_layers)  # the widget's thumbnails read the same rows
-    parts = [reduce_head(result, kind, layer, None, factor, how, budget=budget) for layer in range(n_layers)]
-    small = np.stack([p.matrix for p in parts])
-    top = np.nanmax(np.where(np.isfinite(small), small, -np.inf), axis=(-2, -1), keepdims=True)
-    scaled = small / np.where(top > 0, top, 1.0)
-    tq, tk = scaled.shape[-2:]
+def _mosaic(state: ModelViewState) -> tuple[np.ndarray, tuple[int, int]]:
+    """The state's thumbnails (uint8, each to its own maximum) as one image, tiled layers x heads with a one-cell NaN
+    gap (drawn as the background), a causal kind's future blocks NaN too: ``(mosaic, (rows, cols) of one tile)``."""
+    thumbs = state.payload.thumbs.astype(np.float32) / 255.0
+    n_layers, n_heads, tq, tk = thumbs.shape
+    if state.meta.causal.get(_kind(state), False):
+        thumbs[..., np.triu(np.ones((tq, tk), dtype=bool), 1)] = np.nan  # a block wholly after its queries
     mosaic = np.full((n_layers * (tq + 1) - 1, n_heads * (tk + 1) - 1), np.nan, dtype=np.float32)
     for layer in range(n_layers):
         for head in range(n_heads):
-            mosaic[layer * (tq + 1): layer * (tq + 1) + tq, head * (tk + 1): head * (tk + 1) + tk] = scaled[layer, head]
-    return mosaic, (tq, tk), min(p.rows_used for p in parts), factor
+            mosaic[layer * (tq + 1): layer * (tq + 1) + tq, head * (tk + 1): head * (tk + 1) + tk] = thumbs[layer, head]
+    return mosaic, (tq, tk)

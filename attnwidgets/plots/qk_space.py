@@ -9,7 +9,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..viewdata.labels import token_label, visible_text
-from ..viewdata.qk_space import check_qk_space, check_view_color, qk_space_columns, selected_points
+from ..viewdata.qk_space import check_qk_space, check_view_color, selected_points
+from ..viewdata.views.qk_space import qk_space_state
 from .head_view import HEAD_COLOURS
 from .style import LECTURE_SCALE, SELECTED, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
@@ -51,8 +52,8 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
     >>> q = [rng.normal(size=(4, 8)) for _ in range(3)]
     >>> space = build_qk_space(q, q, [np.full((4, 4), 0.25)] * 3, [["[CLS]", "a", "b", "[SEP]"]] * 3)
     >>> fig = awp.plot_qk_space(space, "token")
-    >>> fig.axes[0].get_title()
-    'layer 0 head 0: queries and keys of 3 sentences (PCA), coloured by token'
+    >>> " ".join(fig.axes[0].get_title().split())   # wrapped to the figure's width
+    'model · layer 0 head 0 · queries and keys of 3 sentences (PCA), coloured by token'
     """
     space = check_qk_space(space, "plot_qk_space")
     color = check_view_color(space.color if color is None else color, space)
@@ -61,7 +62,10 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
         raise ValueError(f"sentence {sentence!r} is out of range: there are {space.n_sentences} sentences "
                          f"(0..{space.n_sentences - 1})")
     picked = selected_points(space, -1 if sentence is None else int(sentence), selection or [])
-    points, names = qk_space_columns(space)
+    # The page's own state (viewdata.views.qk_space): its points, category names and title are what is drawn.
+    state = qk_space_state(space)
+    points, meta = state.payload.points, state.meta
+    names = {"token": meta.token_names, "pos": meta.pos_names}
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
     if ax is None:
         fig = new_figure((scale * 7.5, scale * 6.0), layout="constrained")
@@ -105,12 +109,10 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
         if len(picked):
             ax.scatter(points[picked, 0], points[picked, 1], s=size * 5, facecolors="none", edgecolors=SELECTED,
                        linewidths=2.5)
-        method = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}[space.method]
-        ax.set_title(f"layer {space.layer} head {space.head}: queries and keys of {space.n_sentences} sentences "
-                     f"({method}), coloured by {'part of speech' if color == 'pos' else color}")
+        ax.set_title(f"{meta.title}, coloured by {'part of speech' if color == 'pos' else color}")
         ax.set_aspect("equal", adjustable="datalim")
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_xlabel("● query   ○ key" + (f"   (PCA: {100 * float(space.explained.sum()):.0f}% of the variance)"
-                                             if space.explained is not None else ""))
+        ax.set_xlabel("● query   ○ key" + (f"   (PCA: {100 * sum(meta.explained):.0f}% of the variance)"
+                                             if meta.explained else ""))
     return fig

@@ -1,4 +1,5 @@
-"""Write js/src/generated/wire.ts from the views' state dataclasses, so the page reads what Python sends by type.
+"""Write js/src/generated/wire.ts from the views' state dataclasses (the registry
+attnwidgets.viewdata.views.VIEWS), so the page reads what Python sends by type.
 
 Run from the repository root after changing a view's state (attnwidgets/viewdata/views/): ``python
 js/scripts/wire_types.py``. Each frozen dataclass a view's state or request answer holds becomes one interface
@@ -23,13 +24,14 @@ OUT = ROOT / "js" / "src" / "generated" / "wire.ts"
 LINE_WIDTH = 110  # biome.json's
 
 
-def _load() -> tuple[dict[str, type], dict[str, tuple[type, ...]], dict[str, tuple[type, ...]], typing.Any]:
+def _load() -> tuple[tuple[typing.Any, ...], typing.Any]:
+    """The registry of views (attnwidgets.viewdata.views.VIEWS) and the state module, from this checkout."""
     sys.path.insert(0, str(ROOT))
     try:
         from attnwidgets.viewdata import state, views
     finally:
         sys.path.remove(str(ROOT))
-    return views.STATES, views.REPLIES, views.TRAITS, state
+    return views.VIEWS, state
 
 
 def _doc(cls: type) -> str:
@@ -72,7 +74,7 @@ def interface(cls: type, seen: dict[str, type], state: typing.Any, reply: bool =
 
 
 def render() -> str:
-    states, replies, traits, state = _load()
+    registry, state = _load()
     IMPORTS.clear()
     seen: dict[str, type] = {}
     done: dict[str, type] = {}
@@ -92,7 +94,8 @@ def render() -> str:
         blocks.append(text)
 
     views = []
-    for view, cls in states.items():
+    for spec in registry:
+        view, cls = spec.name, spec.state
         for f in dataclasses.fields(cls):
             if f.name not in ("payload", "meta"):
                 raise TypeError(f"{cls.__name__}: a view state has fields payload and meta only, got {f.name}")
@@ -100,9 +103,9 @@ def render() -> str:
         parts = "; ".join(f"{f.name}: {state.ts_type(hints[f.name], seen)}" for f in dataclasses.fields(cls))
         for f in dataclasses.fields(cls):
             emit(hints[f.name])
-        for reply in replies.get(view, ()):
+        for reply in spec.replies:
             emit(reply, reply=True)
-        for other in traits.get(view, ()):
+        for other in spec.traits:
             emit(other)
         views.append(f"  {view}: {{ {parts} }};")
     IMPORTS.setdefault("../shared/buffers", set()).add("Packed")

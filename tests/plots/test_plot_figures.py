@@ -30,6 +30,8 @@ from attnwidgets.analysis.roles import HeadRoles, RoleCheck, role_scores
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.router_result import RouterResult
+from attnwidgets.viewdata.views.heatmap import HeatmapOptions, heatmap_state
+from attnwidgets.viewdata.views.model_view import ModelViewOptions, model_view_state
 
 matplotlib.use("Agg")
 
@@ -116,7 +118,9 @@ ROUTERS = RouterResult(["The", " cat", " sat", " on", " mat"], [0, 2], np.zeros(
 #: One call per plot function, with the theme passed through (None: the current one).
 CALLS = {
     "plot_heatmap": lambda theme: plots.plot_heatmap(R, 1, -1, theme=theme),
+    "paint_heatmap": lambda theme: plots.paint_heatmap(heatmap_state(R, HeatmapOptions(layer=1, head=-1)), theme=theme),
     "plot_model_view": lambda theme: plots.plot_model_view(R, theme=theme),
+    "paint_model_view": lambda theme: plots.paint_model_view(model_view_state(R, ModelViewOptions()), theme=theme),
     "plot_head_view": lambda theme: plots.plot_head_view(R, 1, theme=theme),
     "plot_head_stats": lambda theme: plots.plot_head_stats(R, "sep", theme=theme),
     "plot_sinks": lambda theme: plots.plot_sinks(R, keys=[0, 1], theme=theme),

@@ -1,6 +1,7 @@
 """The extension's list of view modules (js/src/lab/modules.ts, what saved states are drawn with) names exactly the
-views Python's registry has (attnwidgets.viewdata.views.STATES): a view added on one side only would save states the
-extension cannot draw, or ship a module nothing saves for. The two lists are in two languages; this keeps them one."""
+views Python's registry has (attnwidgets.viewdata.views.VIEWS, through STATES): a view added on one side only would
+save states the extension cannot draw, or ship a module nothing saves for. The two lists are in two languages; this
+keeps them one."""
 
 from __future__ import annotations
 

@@ -79,7 +79,8 @@ def test_every_name_of_the_widgets_package_resolves_to_its_module() -> None:
         assert getattr(value, "__module__", "").startswith("attnwidgets.widgets"), name
     with pytest.raises(AttributeError, match="no attribute 'NoSuchView'"):
         widgets.NoSuchView  # noqa: B018
-    assert set(views.STATES) == set(views.VIEWS), sorted(set(views.STATES) ^ set(views.VIEWS))
+    names = {v.name for v in views.VIEWS}
+    assert set(views.STATES) == names, sorted(set(views.STATES) ^ names)
     assert views.heatmap.HeatmapState is views.STATES["heatmap"]
 
 

@@ -30,7 +30,8 @@ from ..labels import MEASURE_LABELS, kind_tokens
 from ..state import OPTIONAL
 
 __all__ = ["HeatmapMatrix", "HeatmapMeta", "HeatmapOptions", "HeatmapPayload", "HeatmapRegion", "HeatmapState",
-           "LevelLabels", "heatmap_labels", "heatmap_matrix", "heatmap_region", "heatmap_state", "words_source"]
+           "LevelLabels", "heatmap_axis_labels", "heatmap_labels", "heatmap_matrix", "heatmap_region", "heatmap_state",
+           "heatmap_title", "map_of_key", "words_source"]
 
 
 @dataclass(frozen=True)
@@ -166,3 +167,37 @@ def heatmap_state(result: AttentionResult, options: HeatmapOptions, *, weights: 
     )
     return HeatmapState(payload, meta)
 
+
+
+def map_of_key(key: str) -> tuple[str, int, int, bool]:
+    """The map a payload's ``key`` names: ``(kind, layer, head, words)``.
+
+    >>> map_of_key("cross/2/-1/w")
+    ('cross', 2, -1, True)
+    """
+    kind, layer, head, level = key.split("/")
+    return kind, int(layer), int(head), level == "w"
+
+
+def heatmap_title(state: HeatmapState) -> str:
+    """The title over the state's map, as the page writes it at zoom 1 with nothing selected (``titleText`` in
+    js/src/views/heatmap/state.ts): the result (with its measure), kind, layer, head or "mean of heads", the KV head
+    under grouped-query attention and "words" at word level. The static twin writes this one.
+
+    >>> r = AttentionResult.from_arrays(np.eye(2, dtype=np.float32), ["a", "b"])
+    >>> heatmap_title(heatmap_state(r, HeatmapOptions(head=-1, words=True)))
+    'arrays · self attention · layer 0 · mean of heads · words'
+    """
+    kind, layer, head, words = map_of_key(state.payload.key)
+    size = state.meta.kv_group_size.get(kind, 1)
+    kv = f" · KV head {head // size}" if size > 1 and head >= 0 else ""
+    which = "mean of heads" if head < 0 else f"head {head}"
+    return f"{state.meta.title} · {kind} attention · layer {layer} · {which}{kv}{' · words' if words else ''}"
+
+
+def heatmap_axis_labels(state: HeatmapState) -> tuple[list[str], list[str]]:
+    """The (query, key) labels of the state's map: the word labels at word level, else the tokens of its kind."""
+    kind, _layer, _head, words = map_of_key(state.payload.key)
+    level = state.payload.labels.tokens if words and state.payload.labels is not None else state.meta.tokens
+    queries, keys = level[kind]
+    return list(queries), list(keys)

@@ -25,7 +25,7 @@ from ..labels import MEASURE_LABELS, kind_tokens
 from ..state import packed_as
 
 __all__ = ["ModelViewMeta", "ModelViewOptions", "ModelViewPayload", "ModelViewState", "ModelViewThumbs",
-           "model_view_meta", "model_view_state", "model_view_thumbs", "shown_kind"]
+           "model_view_meta", "model_view_state", "model_view_thumbs", "model_view_title", "shown_kind"]
 
 
 @dataclass(frozen=True)
@@ -108,3 +108,22 @@ def model_view_state(result: AttentionResult, options: ModelViewOptions, *,
     t = model_view_thumbs(result, options.kind, options)
     payload = ModelViewPayload(options.kind, t.factor, t.rows_used, options.reduce, t.thumbs)
     return ModelViewState(payload, model_view_meta(result, options, weights=weights))
+
+
+def model_view_title(state: ModelViewState) -> str:
+    """The title over the grid, as the page writes it (``gridTitle`` in js/src/views/model_view/state.ts): the result
+    (with its measure), the kind, the grid's size, the KV-head groups and the thumbnails' row sampling. The static
+    twin writes this one.
+
+    >>> r = AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd"))
+    >>> model_view_title(model_view_state(r, ModelViewOptions()))
+    'arrays · self attention · 2 layers × 3 heads'
+    """
+    payload, meta = state.payload, state.meta
+    kind = payload.kind if payload.kind in meta.shapes else "self"
+    n_layers, n_heads = meta.shapes[kind]
+    size = meta.kv_group_size.get(kind, 1)
+    groups = f" · shaded: heads sharing a KV head ({size} per group)" if size > 1 else ""
+    sampled = (f" · thumbnails read {payload.rows_used} of every {payload.factor} query rows"
+               if payload.rows_used < payload.factor else "")
+    return f"{meta.title} · {payload.kind} attention · {n_layers} layers × {n_heads} heads{groups}{sampled}"

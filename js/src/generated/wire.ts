@@ -47,6 +47,34 @@ export interface HeatmapRegion extends Omit<Packed, "buffer"> {
   k0: number;
 }
 
+/** ``_payload``: the current kind's thumbnails (full heads come by "matrix" request). */
+export interface ModelViewPayload {
+  kind: string;
+  factor: number;
+  rows_used: number;
+  reduce: string;
+  thumbs: Packed;
+}
+
+/** ``_meta``: titles, shapes, labels and which kinds are causal. */
+export interface ModelViewMeta {
+  title: string;
+  measure: string;
+  can_norms: boolean;
+  kinds: string[];
+  shapes: Record<string, [number, number]>;
+  tokens: Record<string, [string[], string[]]>;
+  causal: Record<string, boolean>;
+  kv_group_size: Record<string, number>;
+  reduce: string;
+}
+
+/** A "thumbs" request's answer: one kind's thumbnails, uint8 [layer, head, tq, tk], each to its own maximum. */
+export interface ModelViewThumbs extends Omit<Packed, "buffer"> {
+  factor: number;
+  rows_used: number;
+}
+
 export interface OutputRow {
   item: string;
   label: string;
@@ -161,34 +189,6 @@ export interface QKMeta {
   buckets: boolean;
   rope: boolean;
   rotary_dim: number;
-}
-
-/** ``_payload``: the current kind's thumbnails (full heads come by "matrix" request). */
-export interface ModelViewPayload {
-  kind: string;
-  factor: number;
-  rows_used: number;
-  reduce: string;
-  thumbs: Packed;
-}
-
-/** ``_meta``: titles, shapes, labels and which kinds are causal. */
-export interface ModelViewMeta {
-  title: string;
-  measure: string;
-  can_norms: boolean;
-  kinds: string[];
-  shapes: Record<string, [number, number]>;
-  tokens: Record<string, [string[], string[]]>;
-  causal: Record<string, boolean>;
-  kv_group_size: Record<string, number>;
-  reduce: string;
-}
-
-/** A "thumbs" request's answer: one kind's thumbnails, uint8 [layer, head, tq, tk], each to its own maximum. */
-export interface ModelViewThumbs extends Omit<Packed, "buffer"> {
-  factor: number;
-  rows_used: number;
 }
 
 /** ``_payload``: the head on screen (both maps whole and the aligned difference), every head's summaries as one (2, L, H) array (js, cosine), and the selection's combined rows when something is selected. */
@@ -470,10 +470,10 @@ export interface RouterMeta {
 /** Every view's wire state: `Views[name].payload` is its `_payload` trait, `.meta` its `_meta`. */
 export interface Views {
   heatmap: { payload: HeatmapPayload; meta: HeatmapMeta };
+  model_view: { payload: ModelViewPayload; meta: ModelViewMeta };
   ablation: { payload: AblationPayload };
   head_view: { payload: HeadViewPayload; meta: HeadViewMeta };
   qk: { payload: QKPayload; meta: QKMeta };
-  model_view: { payload: ModelViewPayload; meta: ModelViewMeta };
   compare: { payload: ComparePayload; meta: CompareMeta };
   profile: { payload: ProfilePayload };
   generation: { payload: GenerationPayload; meta: GenerationMeta };

@@ -1,0 +1,211 @@
+"""The page and the picture draw one state (issue 33 §4): for every view with a static twin, the twin's title, colour
+scale and tick labels are the ones the view's state gives the page. A twin that re-derives them from the result can
+drift (the heatmap's twin put the measure after the head, the page after the model); a view not yet converted to
+``paint_<view>(state, ax)`` is a named, strict xfail here, so the gap stays visible."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pytest
+
+import attnwidgets as aw
+from attnwidgets import fallback
+from attnwidgets.analysis.qk_space import build_qk_space
+from attnwidgets.generation_result import GenerationResult
+from attnwidgets.qk_result import QKCapture
+from attnwidgets.result import ModelInfo
+from attnwidgets.router_result import RouterResult
+from attnwidgets.viewdata.labels import token_label
+from attnwidgets.viewdata.views import VIEWS
+
+matplotlib.use("Agg")
+
+TOKENS = ["[CLS]", "the", "play", "##ing", "cat", "[SEP]"]
+WORD_IDS = np.array([-1, 0, 1, 1, 2, -1])
+
+
+def _result(seed: int = 0, n_kv_heads: int = 0) -> aw.AttentionResult:
+    a = np.random.default_rng(seed).random((2, 4, len(TOKENS), len(TOKENS)), dtype=np.float32)
+    r = aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), TOKENS, word_ids=WORD_IDS, name="tiny")
+    if n_kv_heads:
+        r = r.replace(model=ModelInfo("tiny-gqa", "encoder", 2, 4, 16, n_kv_heads=n_kv_heads))
+    return r
+
+
+def _titles(fig: Any) -> list[str]:
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    suptitle = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    return [" ".join(t.split()) for t in [suptitle, *titles] if t]  # a long title is wrapped to the figure
+
+
+def _main_axes(fig: Any) -> Any:
+    """The axes holding the map: the first with a colour-mapped artist (not a colour bar)."""
+    for ax in fig.axes:
+        if ax.collections and ax.collections[0].get_array() is not None and ax.get_xticklabels():
+            return ax
+    raise AssertionError("no colour-mapped axes in the twin")
+
+
+# -- the heatmap: converted (paint_heatmap draws heatmap_state) ------------------------------------------------------
+
+HEATMAP_CASES: dict[str, Callable[[], aw.AttentionHeatmap]] = {
+    "one head": lambda: aw.AttentionHeatmap(_result(), layer=1, head=2),
+    "mean of heads": lambda: aw.AttentionHeatmap(_result(), layer=0, head=-1),
+    "words": lambda: aw.AttentionHeatmap(_result(), layer=1, head=0, words=True),
+    "fixed scale": lambda: aw.AttentionHeatmap(_result(), layer=0, head=1, vmax=0.5),
+    "sink discounted": lambda: aw.AttentionHeatmap(_result(), head=3, discount_sinks=True),
+    "grouped heads": lambda: aw.AttentionHeatmap(_result(n_kv_heads=2), layer=1, head=3),
+}
+
+
+def _page_title(w: aw.AttentionHeatmap) -> str:
+    """What the page's title says (js/src/views/heatmap/state.ts titleText at zoom 1, nothing selected), read from
+    the widget's traits: its meta's title, then the map the widget shows."""
+    meta = w._meta
+    size = meta["kv_group_size"][w.kind]
+    kv = f" · KV head {w.head // size}" if size > 1 and w.head >= 0 else ""
+    which = "mean of heads" if w.head < 0 else f"head {w.head}"
+    return f"{meta['title']} · {w.kind} attention · layer {w.layer} · {which}{kv}{' · words' if w.words else ''}"
+
+
+@pytest.mark.parametrize("case", list(HEATMAP_CASES))
+def test_the_heatmaps_picture_has_the_pages_title_scale_and_labels(case):
+    w = HEATMAP_CASES[case]()
+    ax = _main_axes(fallback.twin_figure(w))
+    assert ax.get_title() == _page_title(w)
+    assert ax.collections[0].get_clim() == pytest.approx((0.0, w._payload["vmax"]))
+    queries, keys = (w._payload["labels"]["tokens"] if w.words else w._meta["tokens"])[w.kind]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [token_label(k) for k in keys]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [token_label(q) for q in queries]
+
+
+def test_the_page_title_helper_can_fail():
+    w = HEATMAP_CASES["grouped heads"]()
+    assert "KV head 1" in _page_title(w)
+    assert _page_title(w) != _page_title(HEATMAP_CASES["one head"]())
+
+
+# -- the model view: converted (paint_model_view draws model_view_state) --------------------------------------------
+
+MODEL_CASES: dict[str, Callable[[], aw.ModelView]] = {
+    "encoder": lambda: aw.ModelView(_result(), layer=1, head=2),
+    "grouped heads": lambda: aw.ModelView(_result(n_kv_heads=2)),
+    "causal": lambda: aw.ModelView(aw.AttentionResult.from_arrays(
+        np.tril(np.ones((2, 3, 5, 5), np.float32)) / np.arange(1, 6, dtype=np.float32)[:, None], list("abcde"),
+        kind="decoder")),
+}
+
+
+def _grid_title(w: aw.ModelView) -> str:
+    """What the page's title says (js/src/views/model_view/state.ts gridTitle), read from the widget's traits."""
+    meta, payload = w._meta, w._payload
+    n_layers, n_heads = meta["shapes"][payload["kind"]]
+    size = meta["kv_group_size"][payload["kind"]]
+    groups = f" · shaded: heads sharing a KV head ({size} per group)" if size > 1 else ""
+    sampled = (f" · thumbnails read {payload['rows_used']} of every {payload['factor']} query rows"
+               if payload["rows_used"] < payload["factor"] else "")
+    return f"{meta['title']} · {payload['kind']} attention · {n_layers} layers × {n_heads} heads{groups}{sampled}"
+
+
+@pytest.mark.parametrize("case", list(MODEL_CASES))
+def test_the_model_views_picture_has_the_pages_title_scale_and_grid(case):
+    w = MODEL_CASES[case]()
+    fig = fallback.twin_figure(w)
+    ax = fig.axes[0]
+    assert " ".join(fig._suptitle.get_text().split()) == _grid_title(w)  # a long title is wrapped to the figure
+    n_layers, n_heads = w._meta["shapes"][w._payload["kind"]]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(h) for h in range(n_heads)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"L{lay}" for lay in range(n_layers)]
+    image = ax.get_images()[0]
+    assert image.get_clim() == (0, 1)  # each thumbnail to its own maximum, as the page's
+    thumbs = w._payload["thumbs"]
+    tq, tk = thumbs["shape"][2:]
+    pixels = np.frombuffer(thumbs["buffer"], np.uint8).reshape(thumbs["shape"])
+    drawn = np.ma.filled(image.get_array(), np.nan)[:tq, :tk]  # layer 0, head 0
+    expect = pixels[0, 0] / 255.0
+    if w._meta["causal"][w._payload["kind"]]:
+        expect = np.where(np.triu(np.ones((tq, tk), bool), 1), np.nan, expect)
+    np.testing.assert_allclose(drawn, expect, atol=1e-6)
+
+
+# -- every other view: its title starts with the page's (meta.title), until its twin paints its state ---------------
+
+def _gap(why: str) -> pytest.MarkDecorator:
+    """A view whose twin does not yet paint its state: its title disagrees with the page's (strict: fixing the twin
+    turns the xfail into a failure, so the mark goes with the gap)."""
+    return pytest.mark.xfail(strict=True, reason=f"twin not drawn from its state yet: {why}")
+
+
+#: view -> the widget, built on a small result; ``marks`` name the views whose twins still re-derive their title.
+OTHER: dict[str, Any] = {
+    "model_view": pytest.param(lambda: aw.ModelView(_result(), layer=1, head=2), id="model_view"),
+    "profile": pytest.param(lambda: aw.AttentionProfile(_result(), layer=1, head=2), id="profile",
+                            marks=_gap("plot_profile titles the query row, not the result")),
+    "compare": pytest.param(lambda: aw.AttentionCompare(_result(0), _result(1), layer=1, head=2), id="compare",
+                            marks=_gap("plot_compare titles the map and each side, not 'A vs B'")),
+    "head_stats_grid": pytest.param(lambda: aw.HeadStatsGrid(_result(), layer=1, head=2), id="head_stats_grid"),
+    "entropy_bars": pytest.param(lambda: aw.EntropyBars(_result(), layer=1, head=2), id="entropy_bars",
+                                 marks=_gap("plot_entropy_by_layer titles the rows, not the result")),
+    "head_view": pytest.param(lambda: aw.HeadView(_result(), layer=1), id="head_view"),
+    "qk": pytest.param(lambda: aw.QKStepThrough(_captures(), layer=1, head=1), id="qk"),
+    "head_cluster_map": pytest.param(lambda: aw.HeadClusterMap([_result(0), _result(1)]), id="head_cluster_map",
+                                     marks=_gap("plot_head_clusters titles the method, not the source")),
+    "generation": pytest.param(lambda: aw.GenerationView(_generation(), layer=1, head=0), id="generation"),
+    "qk_space": pytest.param(lambda: aw.QKSpaceView(_qk_space()), id="qk_space"),
+    "routers": pytest.param(lambda: aw.RouterView(_routes()), id="routers"),
+}
+
+
+def _qk_space() -> Any:
+    return build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), 0.25)] * 2,
+                          [["[CLS]", "a", "b", "[SEP]"]] * 2)
+
+
+def _routes() -> RouterResult:
+    routed = np.random.default_rng(6).permutation(np.tile(np.arange(4), (2, 5, 1)).reshape(-1, 4), axis=1)
+    return RouterResult(["The", " cat", " sat", " on", " mat"], [0, 2], np.zeros((2, 5, 4), np.float32),
+                        routed[:, :2].reshape(2, 5, 2), np.full((2, 5, 2), 0.5, np.float32))
+
+
+def _captures() -> list[QKCapture]:
+    rng = np.random.default_rng(1)
+    return [QKCapture.from_vectors(*(rng.normal(size=(3, len(TOKENS), 4)) for _ in range(3)), TOKENS, layer=layer)
+            for layer in (0, 1)]
+
+
+def _generation() -> GenerationResult:
+    """Prompt a b c, generated D E F G (fed: a b c D E F), attention by hand."""
+    rng = np.random.default_rng(2)
+    att = np.tril(rng.random((2, 3, 6, 6))).astype(np.float32) + np.eye(6, dtype=np.float32)
+    r = aw.AttentionResult.from_arrays(att / att.sum(-1, keepdims=True), list("abcDEF"), kind="decoder")
+    probs = np.sort(rng.dirichlet(np.ones(3), size=4).astype(np.float32), 1)[:, ::-1].copy()
+    return GenerationResult(r, "a b c", list("abc"), np.arange(3), list("DEFG"), np.arange(3, 7),
+                            np.arange(12).reshape(4, 3), probs, [[t, "x", "y"] for t in "DEFG"], text="DEFG")
+
+
+#: views with a twin this test does not build yet, and why (each needs inputs beyond a small result).
+NOT_BUILT: dict[str, str] = {
+    "ablation": "re-runs a model", "fill_mask": "runs the bundled model",
+}
+
+
+def _page_meta_title(w: Any) -> str:
+    meta = w._meta if w._meta else w._payload
+    return str(meta["title"])
+
+
+@pytest.mark.parametrize("make", list(OTHER.values()))
+def test_each_twin_starts_its_title_as_the_page_does(make):
+    w = make()
+    titles = _titles(fallback.twin_figure(w))
+    page = _page_meta_title(w)
+    assert any(t.startswith(page) for t in titles), (page, titles)
+
+
+def test_every_view_with_a_twin_is_checked_or_named():
+    with_twin = {v.name for v in VIEWS if v.twin is not None}
+    assert with_twin == {"heatmap", *OTHER, *NOT_BUILT}
