@@ -228,7 +228,8 @@ def link_span(*widgets: Any, js: bool = True) -> SelectionLink:
     TypeError: link_span cannot link MaskExplorer: it is exempt because it shows no text (it draws attention masks \
 over positions, not the tokens of a text), so there are no query tokens to select. link_span links \
 AttentionHeatmap, ModelView, AttentionProfile, HeadView, GenerationView, AttentionCompare, PatchingView, \
-HeadStatsGrid, EntropyBars, HeadClusterMap, QKStepThrough, FillMask, AblationWidget, QKSpaceView, HeadRolesView
+HeadStatsGrid, EntropyBars, HeadClusterMap, QKStepThrough, FillMask, AblationWidget, QKSpaceView, HeadRolesView, \
+RouterView
     """
     if len(widgets) < 2:
         raise TypeError(f"link_span needs two or more widgets to link, got {len(widgets)}")
