@@ -213,12 +213,6 @@ export class ApplyQueue {
     else if (this.timer === undefined) {
       this.want = canonical(this.model.get("ablation"));
       this.mode = this.model.get("mode");
-      // Hosts that read a widget's value from the page (marimo's mo.ui.anywidget: `.value`) learn what the user did
-      // only from the page's own changes, and the edit travelled as a message: hand Python's answer back as one.
-      // ipywidgets sends nothing for an equal value, and Python's trait ignores an equal ablation (no re-run).
-      this.model.set("ablation", structuredClone(this.model.get("ablation")));
-      this.model.set("mode", this.model.get("mode"));
-      this.model.save_changes();
     }
     this.redraw();
   }
