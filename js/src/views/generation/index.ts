@@ -371,7 +371,8 @@ const CSS = `
 .aw-generation .aw-topk-row.aw-chosen { font-weight: 700; }
 .aw-generation .aw-topk-bars { display: inline-flex; flex-direction: column; gap: 1px; width: 120px; }
 .aw-generation .aw-topk-before { height: 0.3em; border: 1px solid var(--aw-muted); box-sizing: border-box; }
-.aw-generation .aw-topk-row.aw-cut { opacity: 0.45; }
+.aw-generation .aw-topk-row.aw-cut { color: var(--aw-muted); }
+.aw-generation .aw-topk-row.aw-cut .aw-topk-bar { opacity: 0.3; }
 .aw-generation .aw-sampling { margin-top: 8px; }
 .aw-generation .aw-sampling-row { display: flex; gap: 6px; align-items: center; }
 .aw-generation .aw-sampling-row > span:first-child { min-width: 6.5em; }
