@@ -3,7 +3,8 @@ worker, a worker killed mid-call is replaced and the numbers are those of an und
 CPU, and shutdown_pool ends the worker processes.
 
 One real local Ray (2 CPUs, and 1 GPU declared as a logical resource, so that a GPU worker's reservation can be read
-back on a machine without one) is started for the module; the workers load the tiny BERT. Each worker start imports
+back on a machine without one) serves this file and test_scale.py (``ray_cluster``, tests/studies/conftest.py);
+the workers load the tiny BERT. Each worker start imports
 torch and loads the model (several seconds on two cores), so the tests share one pool and start as few as they can.
 """
 
@@ -36,20 +37,11 @@ TEXTS = load_corpus()[:16]
 
 
 @pytest.fixture(scope="module")
-def ray_local():
-    ray = pytest.importorskip("ray")
-    here = Path(__file__).resolve().parent
-    path = [str(here.parents[1]), str(here.parent), str(here), os.environ.get("PYTHONPATH", "")]  # root, tests, here
-    env = {"PYTHONPATH": os.pathsep.join(path),
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
-           "OMP_NUM_THREADS": "1"}
-    ours = not ray.is_initialized()
-    if ours:
-        pool.start_local_ray(ray, 2, env, num_gpus=1)
-    yield ray
+def ray_local(ray_cluster):
+    """The session's local Ray (tests/studies/conftest.py), with no worker of this file left at its end."""
+    shutdown_pool()  # another file's workers would hold the CPUs these tests count
+    yield ray_cluster
     shutdown_pool()
-    if ours:
-        ray.shutdown()
 
 
 def toy_task(runner) -> Task:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -269,22 +268,14 @@ def test_every_sharded_study_hands_its_keywords_to_options(tiny_bert, name):
 # -- Ray ----------------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def ray_session():
-    """One local Ray with 2 worker CPUs for the whole session; workers can import this test module."""
-    ray = pytest.importorskip("ray")
-    here = Path(__file__).resolve().parent
-    path = [str(here.parents[1]), str(here.parent), str(here), os.environ.get("PYTHONPATH", "")]  # root, tests, here
-    env = {"PYTHONPATH": os.pathsep.join(path),
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
-           "OMP_NUM_THREADS": "1"}
-    started = time.perf_counter()
-    if not ray.is_initialized():
-        pool.start_local_ray(ray, 2, env)
-    print(f"ray start-up {time.perf_counter() - started:.1f} s")
-    yield ray
+@pytest.fixture(scope="module")
+def ray_session(ray_cluster):
+    """The session's local Ray (tests/studies/conftest.py, shared with test_pool.py); this file is its last user, so
+    Ray stops when the file ends rather than idling through the rest of the session."""
     pool.shutdown_pool()
-    ray.shutdown()
+    yield ray_cluster
+    pool.shutdown_pool()
+    ray_cluster.shutdown()
 
 
 def test_ray_gives_the_single_process_numbers_on_the_shipped_corpus_and_ud_sample(ray_session):
