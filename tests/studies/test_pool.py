@@ -4,8 +4,8 @@ CPU, and shutdown_pool ends the worker processes.
 
 One real local Ray (2 CPUs, and 1 GPU declared as a logical resource, so that a GPU worker's reservation can be read
 back on a machine without one) serves this file and test_scale.py (``ray_cluster``, tests/studies/conftest.py);
-the workers load the tiny BERT. Each worker start imports
-torch and loads the model (several seconds on two cores), so the tests share one pool and start as few as they can.
+the workers load the tiny BERT. Each worker start imports torch and loads the model (several seconds on two cores),
+so the tests share one pool and start as few as they can.
 """
 
 from __future__ import annotations
