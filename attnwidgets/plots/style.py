@@ -283,9 +283,9 @@ def untangle(fig: Figure) -> Figure:
 
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
-    fig.canvas.draw()
+    _measure(fig)
     if _wrap_titles(fig, labels=False):
-        fig.canvas.draw()
+        _measure(fig)
     renderer = _renderer(fig)
     ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
              for t in axis.get_ticklabels() + axis.get_ticklabels(minor=True)}
@@ -314,6 +314,20 @@ def _axes(ax: Any) -> list[tuple[Literal["x", "y"], Any]]:
 def _renderer(fig: Figure) -> Any:
     """The Agg renderer of ``fit_lecture``'s canvas (measures text as the saved PNG draws it)."""
     return fig.canvas.get_renderer()  # type: ignore[attr-defined]
+
+
+def _measure(fig: Figure) -> None:
+    """Lay ``fig`` out and place every text as a draw does, without painting a pixel: the layout engine and each
+    text's size are those of the saved PNG (the same Agg renderer), but no image is composited and no path
+    rasterised (matplotlib's own ``draw_without_rendering``, on this canvas's renderer). Fitting a figure measured it
+    3-4 times, and painting was most of a lecture twin's time."""
+    renderer = _renderer(fig)
+    disabled = getattr(renderer, "_draw_disabled", None)
+    if disabled is None:  # a matplotlib without it: paint, as before
+        fig.canvas.draw()
+        return
+    with disabled():
+        fig.draw(renderer)
 
 
 def _raise_fonts(fig: Figure) -> None:
@@ -350,7 +364,7 @@ def _relayout(fig: Figure, own: bool = True) -> None:
                     fig.tight_layout()
                 except RuntimeError:  # an engine that cannot become tight either: leave the placement
                     pass
-    fig.canvas.draw()
+    _measure(fig)
 
 
 def _wrap_titles(fig: Figure, labels: bool = True) -> bool:
