@@ -17,8 +17,8 @@ rows, counted when our code makes the call.
 Actions (the bundled all-MiniLM-L6-v2, offline):
 
 - "AttentionHeatmap(result) build": ``aw.AttentionHeatmap(result)`` of a result run beforehand (not counted).
-- "ablation click": an ``AblationWidget`` built beforehand; the page's message toggling head (1, 2) off
-  (``{"type": "apply", seq, ablation}``, what a click sends), which re-runs the model and redraws.
+- "ablation click": an ``AblationWidget`` built beforehand; the page's change toggling head (1, 2) off
+  (``set_state({"_page_seq": seq, "ablation": ...})``, what a click sends), which re-runs the model and redraws.
 
 Run: ``PYTHONPATH=. python benchmarks/layer_crossings.py [--smoke]`` (prints the table; asserts nothing).
 ``--smoke``: a shorter text and one watched text (CI: that it runs and prints its table).
@@ -137,11 +137,11 @@ def heatmap_build(text: str) -> Callable[[], Any]:
 
 def ablation_click(texts: list[str], pairs: list[str]) -> Callable[[], Any]:
     widget = aw.AblationWidget(texts, text_pairs=pairs)
-    message = {"type": "apply", "seq": 1,
-               "ablation": {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]}}
+    change = {"_page_seq": 1,
+              "ablation": {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]}}
 
     def click() -> None:
-        widget._on_page_message(widget, message, [])
+        widget.set_state(change)
         if widget._error:
             raise RuntimeError(widget._error)
 

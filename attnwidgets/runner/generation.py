@@ -10,8 +10,10 @@ sequence (``tests/runner/test_generation.py``).
 
 from __future__ import annotations
 
+import logging
 import os
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any, cast
 
 import numpy as np
@@ -179,7 +181,7 @@ def generate(
     with torch.random.fork_rng(devices=rng_devices, enabled=seed is not None):
         if seed is not None:
             torch.manual_seed(int(seed))
-        with torch.inference_mode(), capturing(held), hooks:
+        with torch.inference_mode(), capturing(held), hooks, _one_unpadded_prompt():
             out = cast(Any, runner.model).generate(**inputs, **kwargs)
     runner.n_forward += len(out.logits)
     sequences = out.sequences[0].cpu()
@@ -211,6 +213,34 @@ def generate(
         settings=dict(max_new_tokens=max_new_tokens, do_sample=do_sample, seed=seed, top_k=top_k,
                       **{k_: v for k_, v in generation_kwargs.items() if isinstance(v, (int, float, str, bool))}),
     )
+
+
+#: What transformers' models log (once) when a forward gets no attention mask and a pad id first or last.
+_PADDING_WARNING = "We strongly recommend passing in an `attention_mask`"
+
+
+class _DropPaddingWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(_PADDING_WARNING)
+
+
+@contextmanager
+def _one_unpadded_prompt() -> Iterator[None]:
+    """Silence transformers' padding warning while ``generate`` continues its one prompt.
+
+    The prompt is one text, never padded, and its attention mask is passed; but ``model.generate`` drops an all-ones
+    mask (nothing to mask), and the model's forward then warns about padding whenever the pad id is the first or
+    last input token. That is every prompt of a model whose pad token is its ``<bos>`` (the shipped copying decoder,
+    Llama-style configs), and every step that feeds back a generated ``<eos>`` that is also the pad token: a false
+    alarm printed into the user's cell.
+    """
+    log = logging.getLogger("transformers.modeling_utils")
+    quiet = _DropPaddingWarning()
+    log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        log.removeFilter(quiet)
 
 
 def _lens(runner: Runner, readout: Any, streams: list[torch.Tensor], n: int, k: int) -> dict[str, Any]:

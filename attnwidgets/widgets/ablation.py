@@ -8,12 +8,16 @@ this module holds the state and turns it into what the page draws.
 State and how a change travels. ``ablation`` (an :class:`~attnwidgets.runner.ablation.Ablation`), ``mode``,
 ``kind``, ``layer``, ``head`` and ``item`` are state: Python reads and sets them, and setting ``ablation`` or ``mode``
 re-runs the model. ``_payload`` is what the page draws (the watched numbers, the selected head's maps, the ablation
-those numbers belong to and the last page message answered). A click or (debounced) slider move in the page sends
-one ``{"type": "apply", seq, ablation, mode}`` message; the kernel turns the ablation into an ``Ablation`` once, sets
-the state, re-runs, and the page gets one state update (``ablation``, ``mode``, ``_payload``, ``_error`` together)
-and nothing else: there is no reply to reconcile with it. While one message is unanswered the page sends nothing more
-and remembers only its latest state, which it sends when the update arrives, so no backlog can build up. The kernel
-drops a message older than one it has already applied (two views of one widget).
+those numbers belong to and the last page change answered). A click or (debounced) slider move in the page sets the
+``ablation`` and ``mode`` traits itself, with ``_page_seq`` numbering the change, in one state update: so the edit is
+the widget's state in every host (marimo's ``mo.ui.anywidget`` reads a widget's value from the page's trait changes
+only, never from custom messages). :meth:`AblationWidget.set_state`, where every host hands the page's changes to
+the kernel, reads the ablation into an ``Ablation`` once, sets the state, re-runs, and the page gets one state update
+(``_payload`` with that seq, ``_error``, and ``ablation`` or ``mode`` only where Python's differ from the page's) and
+nothing else. The kernel never sets the page's edit back in a way the page would save again: the page saves only on
+a user's action, so no change can loop. While one change is unanswered the page saves nothing more and remembers only
+its latest state, which it saves when the update arrives, so no backlog can build up. The kernel ignores a change
+older than one it has already applied (two pages on one kernel; marimo hands each change to ``set_state`` twice).
 """
 
 from __future__ import annotations
@@ -182,6 +186,10 @@ class AblationWidget(AttnWidget):
     seconds, ablation (the one the rows belong to), seq (the last page message answered), map: {key, queries, keys,
     before, after}}``; the maps cross as float32 binary buffers, the rest is small JSON."""
 
+    _page_seq = traitlets.Int(0).tag(sync=True)
+    """int, default 0: the number of the page's latest change of ``ablation`` / ``mode``, set by the page beside them
+    (increasing); the ``_payload`` whose ``seq`` reaches it answers that change. Python never sets it."""
+
     _running = traitlets.Bool(False).tag(sync=True)
     """bool: True while the kernel runs the model for a change made in Python (the page shows "running…"; for its
     own changes the page knows it is waiting)."""
@@ -241,7 +249,6 @@ class AblationWidget(AttnWidget):
                         if encdec else {"self": [info.n_layers, info.n_heads]})
         kwargs.setdefault("kind", "encoder" if encdec else "self")
         super().__init__(**kwargs)
-        self.on_msg(self._on_page_message)
         # GQA: heads sharing a key/value head are grouped in the grid (decoder-only models; 0 = unknown).
         kv_heads = {} if encdec else {"self": int(getattr(info, "n_kv_heads", 0) or 0)}
         self._setup = ablation_setup(info.name, self._shapes, kv_heads, texts, self._pairs, self._describe())
@@ -447,27 +454,30 @@ class AblationWidget(AttnWidget):
             elif self._state is not None:
                 self._publish(with_map(self._state, self._outcome(), self._view()))
 
-    # -- messages from the page ----------------------------------------------------------------------------------
+    # -- changes from the page ------------------------------------------------------------------------------------
 
-    def _on_page_message(self, _widget: Any, content: Any, _buffers: list[Any]) -> None:
-        """``{type: "apply", seq, ablation, mode?}``: set the state the page shows; the page hears back through one
-        state update (``ablation``, ``mode``, ``_payload`` with ``seq``, ``_error``), never a separate reply.
+    def set_state(self, sync_data: dict[str, Any]) -> None:
+        """The page's trait changes (ipywidgets' comm and marimo both hand them here).
 
-        A message older than one already applied is dropped: the newer one's update answers it.
-        """
-        if not isinstance(content, dict) or content.get("type") != "apply":
+        A change numbered ``_page_seq`` (of ``ablation`` and ``mode``, those that differ) is applied once and
+        answered by one state update (``_payload`` with that seq, ``_error``), an invalid ablation or a failing run
+        included; one older than a change already applied is ignored (its newer one's update answers it). Other
+        traits are set as in every widget."""
+        edits = ("ablation", "mode", "_page_seq")
+        if "_page_seq" not in sync_data:  # hosts send only what changed: a change may carry its seq alone
+            super().set_state(sync_data)
             return
-        seq = int(content.get("seq", 0))
-        if seq <= self._seq:
+        seq = int(sync_data["_page_seq"])
+        if seq <= self._seq:  # stale, or marimo's second hand-over of the same change
+            super().set_state({k: v for k, v in sync_data.items() if k not in edits})
             return
         self._seq = seq
         with self.hold_sync():
             try:
-                self.ablation = self._to_ablation(content.get("ablation"))  # the one conversion; the trait only checks
-                if "mode" in content:
-                    self.mode = str(content["mode"])
-            except traitlets.TraitError as exc:
+                super().set_state(sync_data)  # the ablation is read once (the trait); its observer re-runs
+            except traitlets.TraitError as exc:  # nothing was set; the page holds what it set: hand it Python's
                 self._error = str(exc)
+                self.send_state(["ablation", "mode"])  # first, so the update answering the change finds it
             except Exception:  # a failing run has written its error to _error already; the page shows it
                 pass
             if self._state is not None and self._state.payload.seq != seq:  # no run answered it (an error, no change)

@@ -62,6 +62,12 @@ def _(aw, mo):
     return (abl,)
 
 
+@app.cell
+def _(abl, mo):
+    edits = [(e["layer"], e["head"], e["mode"]) for e in abl.value["ablation"]["edits"]]
+    mo.Html(f'<p data-testid="py-ablation">ablation {{edits}}</p>')
+    return
+
 
 if __name__ == "__main__":
     app.run()
@@ -222,6 +228,11 @@ def test_marimo_clicks_reach_python(marimo):
         marimo.page.wait_for_timeout(100)
     assert [(e["layer"], e["head"], e["mode"]) for e in shown] == [(0, 1, "zero")], shown
     assert cell.get_attribute("data-state") == "zero" and cell.get_attribute("aria-pressed") == "true"
+    # marimo's own value of the widget, read by another cell in its Python, holds the edit: the page set the trait
+    # (it stayed {'edits': []} while the edit travelled as a custom message, which marimo's value never sees).
+    marimo.page.wait_for_function(
+        "(want) => (document.querySelector('[data-testid=py-ablation]') || {}).textContent === want",
+        arg="ablation [(0, 1, 'zero')]", timeout=30_000)
     shot(abl, "marimo-ablation-head-0-1-off")
     shot(mv, "marimo-model-view-layer1-head3")
     assert not marimo.errors, marimo.errors

@@ -270,3 +270,33 @@ def test_generation_view_payload_and_requests(tiny_gpt2) -> None:
     assert fig.axes[2].get_yticklabels()[0].get_text() == token_label(g.topk_tokens[2][0])
     with pytest.raises(ValueError, match="step 9"):
         aw.plots.plot_generation(g, step=9)
+
+
+def test_generating_from_a_model_whose_pad_is_bos_logs_no_padding_warning() -> None:
+    """Notebook 01 §7b: the shipped copying decoder's pad token is its <bos>, the first token of every prompt, and
+    transformers printed a padding warning into the cell (generate drops the all-ones mask it is given, then the
+    model's forward sees no mask and a pad id)."""
+    import logging
+
+    from transformers.utils import logging as hf_logging
+
+    from attnwidgets.studies.induction_model import copy_text, induction_decoder
+
+    runner = aw.runner.get_runner(induction_decoder())
+    assert runner.tokenizer.pad_token_id == runner.tokenizer.bos_token_id, "the case this test is about"
+    prompt = " ".join(copy_text(6, seed=4).split()[:9])
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    library = logging.getLogger("transformers")
+    verbosity = hf_logging.get_verbosity()
+    logging.Logger.warning_once.cache_clear()  # type: ignore[attr-defined]  # printed once per process, else never
+    hf_logging.set_verbosity_warning()  # the tests run at TRANSFORMERS_VERBOSITY=error, users at warning
+    library.addHandler(handler)
+    try:
+        g = generate(prompt, runner, max_new_tokens=4, top_k=8)
+    finally:
+        library.removeHandler(handler)
+        hf_logging.set_verbosity(verbosity)
+    assert g.n_steps == 4
+    assert [r.getMessage() for r in records] == []

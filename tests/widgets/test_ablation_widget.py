@@ -1,6 +1,7 @@
-"""AblationWidget without a browser: the trait, the page's "apply" message and watch_ablation agree; a page message is
-read into an Ablation once and answered by one state update; reset; stale messages are dropped without running the
-model; bad input fails clearly; errors land in ``_error``; the old names (stack=, kind=<output>) still work, warning.
+"""AblationWidget without a browser: the trait, the page's change and watch_ablation agree; a page change (the
+``ablation`` and ``mode`` traits set by the page, numbered by ``_page_seq``) is read into an Ablation once and answered
+by one state update; reset; stale changes are dropped without running the model; bad input fails clearly; errors land
+in ``_error``; the old names (stack=, kind=<output>) still work, warning.
 
 Tiny seeded models (2 layers x 4 heads) keep it fast; one test uses the bundled model, as the page does.
 """
@@ -43,8 +44,8 @@ def _map(w: aw.AblationWidget, which: str) -> np.ndarray:
 
 
 def _page(w: aw.AblationWidget, seq: int, ablation, **extra) -> None:
-    """What the page sends on a click: one "apply" message (the comm calls every on_msg callback)."""
-    w._on_page_message(w, {"type": "apply", "seq": seq, "ablation": ablation, **extra}, [])
+    """What the page sends on a click: one state update setting the traits (the comm hands it to set_state)."""
+    w.set_state({"ablation": ablation, **extra, "_page_seq": seq})
 
 
 @pytest.fixture
@@ -116,6 +117,15 @@ def test_stale_messages_are_dropped_without_running(widget, tiny_bert):
     assert widget._payload["seq"] == 21 and widget.ablation == Ablation()
 
 
+def test_a_change_that_carries_only_its_seq_is_answered(widget, tiny_bert):
+    """Hosts send only the traits that changed: a toggle undone before it was saved reaches Python as ``_page_seq``
+    alone, and the page waits for its answer all the same (without a model run)."""
+    runner = get_runner(tiny_bert)
+    n = runner.n_forward
+    widget.set_state({"_page_seq": 30})
+    assert widget._payload["seq"] == 30 and runner.n_forward == n and widget.ablation == Ablation()
+
+
 def test_page_messages_are_answered_by_state_and_errors(widget, tiny_bert):
     clean = _after(widget)
     _page(widget, 3, {"edits": [{"stack": "self", "layer": 5, "head": 0, "mode": "zero"}]})
@@ -151,16 +161,22 @@ def _counting(monkeypatch) -> dict[str, int]:
 
 
 def _sent(widget, monkeypatch) -> list[dict]:
-    """Every comm message the kernel sends the page from now on (state updates and custom messages)."""
+    """Every comm message the kernel sends the page from now on (state updates and custom messages), less
+    ipywidgets' own acknowledgement of a page's change (``echo_update``, which every widget sends)."""
     sent: list[dict] = []
-    monkeypatch.setattr(widget.comm, "send", lambda data=None, metadata=None, buffers=None: sent.append(data))
+
+    def send(data=None, metadata=None, buffers=None):
+        if data.get("method") != "echo_update":
+            sent.append(data)
+
+    monkeypatch.setattr(widget.comm, "send", send)
     return sent
 
 
 @pytest.mark.parametrize("mode", ["zero", "uniform"])
 def test_a_click_is_one_conversion_and_one_message_back(widget, monkeypatch, mode):
-    """One page message: the ablation is read into an Ablation once, the model runs once, and the page gets exactly
-    one message back, a state update carrying the new state and the numbers together (no reply beside it)."""
+    """One page change: the ablation is read into an Ablation once, the model runs once, and the page gets exactly
+    one message back, a state update carrying the numbers (no reply beside it, and not the page's own edit again)."""
     runs: list = []
     rerun = widget._rerun
     monkeypatch.setattr(widget, "_rerun", lambda: (runs.append(1), rerun()))
@@ -172,20 +188,23 @@ def test_a_click_is_one_conversion_and_one_message_back(widget, monkeypatch, mod
     assert len(runs) == 1, "one run"
     assert len(sent) == 1 and sent[0]["method"] == "update", f"one state update and nothing else: {sent}"
     state = sent[0]["state"]
-    assert state["ablation"] == ablation and state["_payload"]["ablation"] == ablation
+    assert widget.ablation.to_dict() == ablation and state["_payload"]["ablation"] == ablation
     assert state["_payload"]["seq"] == 7 and state.get("_error", "") == ""
     assert state["_payload"]["rows"] == widget._payload["rows"] and _after(widget) != [
         r["before"] for r in widget._payload["rows"]]
-    assert (state.get("mode") == mode) == (mode != "zero"), "mode is sent when it changed"
+    assert widget.mode == mode and widget.get_state(["ablation", "mode"]) == {"ablation": ablation, "mode": mode}
+    assert not {"ablation", "mode", "_page_seq"} & set(state), "the page's own edit is not sent back to it"
 
 
 def test_a_failing_message_is_answered_by_one_update_too(widget, monkeypatch):
     counts = _counting(monkeypatch)
     sent = _sent(widget, monkeypatch)
     _page(widget, 9, {"edits": [{"stack": "self", "layer": 7, "head": 0, "mode": "zero"}]})
-    assert counts["from_dict"] == 1 and len(sent) == 1
-    assert "layer 7 does not exist" in sent[0]["state"]["_error"] and sent[0]["state"]["_payload"]["seq"] == 9
-    assert "ablation" not in sent[0]["state"], "the state did not change"
+    assert counts["from_dict"] == 1 and len(sent) == 2 and widget.ablation == Ablation()
+    # The page set the refused ablation in its model: Python's (unchanged) goes back first, then the answer.
+    assert sent[0]["state"] == {"ablation": {"edits": []}, "mode": "zero"}
+    assert "layer 7 does not exist" in sent[1]["state"]["_error"] and sent[1]["state"]["_payload"]["seq"] == 9
+    assert "ablation" not in sent[1]["state"]
 
 
 def test_setting_the_state_in_python_updates_the_page(widget, monkeypatch):

@@ -118,7 +118,7 @@ class AblationPayload:
     rows: list[OutputRow]
     seconds: float
     ablation: AblationSpec  # the ablation the rows belong to
-    seq: int  # the last "apply" message answered
+    seq: int  # the last page change answered (its _page_seq)
     map: AblationMap
 
 
@@ -190,7 +190,7 @@ def with_map(state: AblationState, outcome: Outcome, view: AblationView) -> Abla
 
 
 def with_seq(state: AblationState, seq: int) -> AblationState:
-    """``state`` answering the page's message ``seq``."""
+    """``state`` answering the page's change ``seq``."""
     return AblationState(replace(state.payload, seq=int(seq)))
 
 

@@ -157,9 +157,10 @@ function nextSeq(answered: number): number {
 }
 
 /**
- * What the page shows (`want`, `mode`) and the one "apply" message the kernel may owe: `sent` is the seq of the
- * unanswered message (0: none); the state update whose _payload.seq reaches it answers it, with the state Python
- * kept. Changes made meanwhile only update `want`, sent when the answer arrives, so the kernel never gets a backlog.
+ * What the page shows (`want`, `mode`) and the one change the kernel may owe an answer to: `sent` is the
+ * `_page_seq` of the unanswered change of the `ablation` / `mode` traits (0: none); the state update whose
+ * _payload.seq reaches it answers it, with the state Python kept. Changes made meanwhile only update `want`, saved
+ * when the answer arrives, so the kernel never gets a backlog.
  */
 export class ApplyQueue {
   want: AblationDict;
@@ -200,7 +201,13 @@ export class ApplyQueue {
     this.dirty = false;
     this.sent = nextSeq(this.model.get("_payload")?.seq ?? 0);
     this.sentAt = performance.now();
-    this.model.send({ type: "apply", seq: this.sent, ablation: this.want, mode: this.mode });
+    // The edit is the widget's own state, set here: every host hands it to Python as a trait change (marimo's
+    // mo.ui.anywidget knows a widget's value only from such changes), Python re-runs on it and answers through
+    // _payload.seq. Python never sets these back for the page to save again: the page saves on a user's action only.
+    this.model.set("ablation", this.want);
+    this.model.set("mode", this.mode);
+    this.model.set("_page_seq", this.sent);
+    this.model.save_changes();
     this.status();
   }
 

@@ -1,9 +1,9 @@
 // AblationWidget: a layers x heads grid of toggles, a scale slider and a mode menu that re-run the model in the
 // kernel, and a panel with the watched numbers before/after and the selected head's map before/after.
-// Mirrors attnwidgets/widgets/ablation.py. A change made here goes up as one "apply" message and comes back as one
-// state update (ablation, mode, _payload with the message's seq, _error): the page draws only from model state. One
-// message is unanswered at a time: changes made meanwhile only update the page's latest state, sent when the update
-// arrives, so the kernel never gets a backlog.
+// Mirrors attnwidgets/widgets/ablation.py. A change made here sets the ablation and mode traits (numbered by
+// _page_seq, in one save) and comes back as one state update (_payload with that seq, _error): the page draws only
+// from model state. One change is unanswered at a time: changes made meanwhile only update the page's latest state,
+// saved when the update arrives, so the kernel never gets a backlog.
 // This file wires the parts up: state.ts (the edits, what to show), paint.ts (grid, bars, maps), controls.ts.
 
 import type { ColorMapName } from "../../draw/colors";

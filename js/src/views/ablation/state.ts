@@ -24,6 +24,7 @@ export interface AblationTraits extends WireTraits<"ablation"> {
   combine: string; // "mean" | "sum" of the selected rows
   theme: string;
   fit: FitTrait; // draw/fit.ts
+  _page_seq: number; // set by the page beside ablation and mode: which change the kernel's _payload.seq answers
   _running: boolean;
   _error: string;
 }
@@ -343,9 +344,9 @@ export function mapTitleText(stack: string, layer: number, head: number, vmax: n
   return `${stack === "self" ? "" : `${stack} · `}layer ${layer} · head ${head}, same colour scale (max ${vmax.toFixed(3)})`;
 }
 
-/** An "apply" message's seq: increasing across every view in the page (`counter` counts them, mod 1000), and above
- * any seq already answered, so the kernel can drop an older message (two views of one widget) and never drops this
- * page's newest. */
+/** A page change's seq (`_page_seq`): increasing across every view in the page (`counter` counts them, mod 1000),
+ * and above any seq already answered, so the kernel can drop an older change (two pages on one kernel) and never
+ * drops this page's newest. */
 export function seqAfter(answered: number, nowMs: number, counter: number): number {
   return Math.max(nowMs * 1000 + counter, answered + 1);
 }
