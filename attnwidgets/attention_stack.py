@@ -31,7 +31,7 @@ from .layer_qk import KeyMask, LayerQK, RelativeBias
 
 __all__ = ["HEAD_SUMMARIES_KEPT", "OVERVIEW_ABOVE", "OVERVIEW_SIDE", "AttentionTooLargeError", "KeyMask", "LayerQK",
            "LazyStack", "RelativeBias", "block_rows", "dense_budget", "format_bytes", "overview_factor",
-           "set_dense_budget", "stack_rows", "stack_shape"]
+           "set_dense_budget", "stack_rows", "stack_rows_at", "stack_shape"]
 
 _DEFAULT_BUDGET = 512 << 20
 _budget: list[int] = [int(os.environ.get("ATTNWIDGETS_DENSE_BUDGET", _DEFAULT_BUDGET))]
@@ -264,6 +264,34 @@ class LazyStack:
                 out[a - start:b - start] = block[0]
         return out
 
+    def rows_at(self, layer: int, queries: np.ndarray, head: int | None = None) -> np.ndarray:
+        """Weights of the rows ``queries`` (ascending indices): (H, r, S) for every head, (r, S) for one, the heads'
+        mean for ``-1``. Computed a block of rows at a time like :meth:`rows`, but each block is a product over the
+        rows asked for only (a sampled overview's rows, spread over the whole map)."""
+        x = self.layers[layer]
+        queries = np.asarray(queries, np.int64)
+        if self._dense:
+            block = self._dense[0][layer][:, queries]
+            return block if head is None else block.mean(0) if head == -1 else block[head]
+        heads = None if head is None or head == -1 else np.array([head])
+        n_heads = x.n_heads if heads is None else 1
+        step = block_rows(n_heads, x.n_keys)
+        if queries.size <= step:  # one block: as computed
+            block = x.rows_at(queries, heads)
+            return block if head is None else block.mean(0) if head == -1 else block[0]
+        shape = (queries.size, x.n_keys) if head is not None else (n_heads, queries.size, x.n_keys)
+        out = np.empty(shape, np.float32)
+        for a in range(0, queries.size, step):
+            b = min(queries.size, a + step)
+            block = x.rows_at(queries[a:b], heads)
+            if head is None:
+                out[:, a:b] = block
+            elif head == -1:
+                block.mean(0, out=out[a:b])
+            else:
+                out[a:b] = block[0]
+        return out
+
     def dense(self, what: str = "attention") -> np.ndarray:
         """The whole ``[layer, head, query, key]`` array (built once, kept), or :class:`AttentionTooLargeError`."""
         if self._dense:
@@ -322,6 +350,23 @@ def stack_rows(stack: np.ndarray | LazyStack, layer: int, start: int, stop: int,
     if isinstance(stack, LazyStack):
         return stack.rows(layer, start, stop, head)
     block = stack[layer, :, start:stop]
+    if head is None:
+        return block
+    return block.mean(0) if head == -1 else block[head]
+
+
+def stack_rows_at(stack: np.ndarray | LazyStack, layer: int, queries: np.ndarray,
+                  head: int | None = None) -> np.ndarray:
+    """Rows ``queries`` (ascending indices) of ``layer``: (H, r, S), or one head's (r, S), or the heads' mean
+    (``head=-1``); of a dense array or a lazy stack (:meth:`LazyStack.rows_at`).
+
+    >>> a = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    >>> stack_rows_at(a, 0, np.array([1, 3]), head=0).tolist()
+    [[4.0, 5.0, 6.0, 7.0], [12.0, 13.0, 14.0, 15.0]]
+    """
+    if isinstance(stack, LazyStack):
+        return stack.rows_at(layer, queries, head)
+    block = stack[layer][:, np.asarray(queries, np.int64)]
     if head is None:
         return block
     return block.mean(0) if head == -1 else block[head]

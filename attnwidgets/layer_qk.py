@@ -139,7 +139,13 @@ class RelativeBias:
         """(head, stop - start, n_keys) float32."""
         if self.dense is not None:
             return self.dense[:, start:stop, :n_keys]
-        q = np.arange(start, stop)[:, None] + self.query_start
+        return self.rows_at(np.arange(start, stop), n_keys)
+
+    def rows_at(self, queries: np.ndarray, n_keys: int) -> np.ndarray:
+        """(head, len(queries), n_keys) float32: the bias of the rows ``queries`` (index array)."""
+        if self.dense is not None:
+            return self.dense[:, queries, :n_keys]
+        q = np.asarray(queries)[:, None] + self.query_start
         idx = np.arange(n_keys)[None, :] - q + self.offset
         return self.values[:, idx]
 
@@ -223,38 +229,61 @@ class LayerQK:
         (+ bias; soft-capped), masked, softmax (with the sink's logit in the denominator). A row whose queries or keys
         hold NaN stays NaN, so the checks downstream see it.
         """
-        n_keys, r = self.n_keys, stop - start
+        return self._weights(slice(start, stop), stop - start, heads)
+
+    def rows_at(self, queries: np.ndarray, heads: np.ndarray | None = None) -> np.ndarray:
+        """(len(heads), len(queries), S) float32 weights of the rows ``queries`` (ascending indices), computed as
+        :meth:`rows` computes a block: what a sampled overview reads, every sampled row in one product instead of
+        one small product per run of rows.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> x = LayerQK(rng.normal(size=(2, 6, 4)).astype(np.float32), rng.normal(size=(1, 6, 4)).astype(np.float32),
+        ...             0.5, KeyMask.causal(6, 6))
+        >>> bool(np.allclose(x.rows_at(np.array([1, 4])), x.rows(0, 6)[:, [1, 4]], atol=1e-7))
+        True
+        """
+        queries = np.asarray(queries, np.int64)
+        return self._weights(queries, int(queries.size), heads)
+
+    def _weights(self, rows: slice | np.ndarray, r: int, heads: np.ndarray | None) -> np.ndarray:
+        """The weights of ``rows`` (a slice, or an index array), ``r`` of them: :meth:`rows` and :meth:`rows_at`."""
+        n_keys = self.n_keys
         group = self.n_heads // self.n_kv_heads
+        contiguous = isinstance(rows, slice)
         if self.mask.allowed is not None or r == 0:
             k0, k1 = 0, n_keys
         else:
-            k0, k1 = int(self.mask.lo[start:stop].min()), int(self.mask.hi[start:stop].max())
+            k0, k1 = int(self.mask.lo[rows].min()), int(self.mask.hi[rows].max())
             k1 = max(k1, k0)
         keys_t = self.key[:, k0:k1].transpose(0, 2, 1)  # (H_kv, D, w): a view
         if heads is None:
             heads = np.arange(self.n_heads)
-            q = self.query[:, start:stop].reshape(self.n_kv_heads, group * r, -1)  # query heads grouped by key head
+            q = self.query[:, rows].reshape(self.n_kv_heads, group * r, -1)  # query heads grouped by key head
             logits = np.matmul(q, keys_t).reshape(self.n_heads, r, k1 - k0)
         else:
             heads = np.asarray(heads, np.int64)
             if heads.size == 1:  # one head: slices (views), no copy of its keys
                 h = int(heads[0])
-                logits = np.matmul(self.query[h:h + 1, start:stop], keys_t[h // group:h // group + 1])
+                logits = np.matmul(self.query[h:h + 1, rows], keys_t[h // group:h // group + 1])
             else:
-                logits = np.matmul(self.query[heads, start:stop], keys_t[heads // group])
+                picked = self.query[heads, rows] if contiguous else self.query[np.ix_(heads, rows)]
+                logits = np.matmul(picked, keys_t[heads // group])
         logits *= np.float32(self.scaling)
         if self.bias is not None:
-            logits += self.bias.rows(start, stop, n_keys)[heads][..., k0:k1]
+            bias = self.bias.rows(rows.start, rows.stop, n_keys) if contiguous else self.bias.rows_at(rows, n_keys)
+            logits += bias[heads][..., k0:k1]
         if self.softcap is not None:
             c = np.float32(self.softcap)
             logits /= c
             np.tanh(logits, out=logits)
             logits *= c
         if self.mask.allowed is not None:
-            allowed = self.mask.allowed[start:stop, :n_keys]
+            allowed = self.mask.allowed[rows, :n_keys]
         else:
             k = np.arange(k0, k1)
-            allowed = (k >= self.mask.lo[start:stop, None]) & (k < self.mask.hi[start:stop, None])
+            allowed = (k >= self.mask.lo[rows, None]) & (k < self.mask.hi[rows, None])
         if not allowed.all():  # one (rows, keys) additive mask for every head: an add, not a masked copy
             logits += np.where(allowed, np.float32(0), np.float32(-np.inf))[None]
         top = logits.max(-1, keepdims=True) if k1 > k0 else np.full((len(heads), r, 1), -np.inf, np.float32)
