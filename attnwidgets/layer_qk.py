@@ -251,7 +251,6 @@ class LayerQK:
         """The weights of ``rows`` (a slice, or an index array), ``r`` of them: :meth:`rows` and :meth:`rows_at`."""
         n_keys = self.n_keys
         group = self.n_heads // self.n_kv_heads
-        contiguous = isinstance(rows, slice)
         if self.mask.allowed is not None or r == 0:
             k0, k1 = 0, n_keys
         else:
@@ -268,11 +267,14 @@ class LayerQK:
                 h = int(heads[0])
                 logits = np.matmul(self.query[h:h + 1, rows], keys_t[h // group:h // group + 1])
             else:
-                picked = self.query[heads, rows] if contiguous else self.query[np.ix_(heads, rows)]
+                picked = self.query[heads, rows] if isinstance(rows, slice) else self.query[np.ix_(heads, rows)]
                 logits = np.matmul(picked, keys_t[heads // group])
         logits *= np.float32(self.scaling)
         if self.bias is not None:
-            bias = self.bias.rows(rows.start, rows.stop, n_keys) if contiguous else self.bias.rows_at(rows, n_keys)
+            if isinstance(rows, slice):
+                bias = self.bias.rows(rows.start, rows.stop, n_keys)
+            else:
+                bias = self.bias.rows_at(rows, n_keys)
             logits += bias[heads][..., k0:k1]
         if self.softcap is not None:
             c = np.float32(self.softcap)
