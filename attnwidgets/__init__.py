@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._version import __version__
 from .lazy import attach
 from .result import AttentionResult
 
@@ -67,6 +66,11 @@ _getattr, __dir__ = attach("attnwidgets", _LAZY, ["AttentionResult", "load_ipyth
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on first use: the distribution lookup costs a fresh process ~30-80 ms
+        from ._version import __version__
+
+        globals()["__version__"] = __version__
+        return __version__
     if name in _SUBPACKAGES:
         import importlib
 

@@ -1,17 +1,13 @@
 """Attention kept as queries and keys: ``[layer, head, query, key]`` weights rebuilt on demand, a block of rows at once.
 
 A dense float32 attention array costs ``layers · heads · n² · 4`` bytes: 75 MB for BERT at 512 tokens, 37 GB for a
-12 × 12 model at 8,000. What a layer needs to rebuild its weights exactly is much smaller, ``heads · n · d``:
+12 × 12 model at 8,000. What a layer needs to rebuild its weights exactly is much smaller, ``heads · n · d``: its
+queries and keys, mask, bias, soft-cap and sinks, held by :class:`~attnwidgets.layer_qk.LayerQK` (one layer's part,
+in :mod:`attnwidgets.layer_qk`, re-exported here with :class:`KeyMask` and :class:`RelativeBias`).
 
-- the queries and keys *after* position encoding (RoPE applied), key heads as the model has them (grouped-query
-  attention keeps fewer key heads than query heads; query head ``h`` reads key head ``h // (H / H_kv)``);
-- the scaling of the logits;
-- which keys each query may see (:class:`KeyMask`: padding, causal and sliding-window masks are one interval of keys
-  per query, so two integers per row);
-- an additive position bias (:class:`RelativeBias`: T5's relative-position buckets and ALiBi depend only on
-  ``key - query``, so one value per head and offset);
-- logit soft-capping (Gemma 2: ``c · tanh(s / c)``) and learned sinks (gpt-oss: an extra logit per head that takes part
-  of every row's softmax and is then dropped, so rows sum to less than 1).
+This module is the stack of those layers and what it costs: :class:`LazyStack` (rows of any layer and head, the dense
+array within the budget, the per-head summaries the runner's statistics pass leaves on it), and the helpers that read
+a dense array and a lazy stack alike (:func:`stack_rows`, :func:`stack_shape`, :func:`block_rows`, :func:`iter_blocks`).
 
 Rebuilt weights are float32 and equal the model's eager attention to float rounding (the runner's tests hold them to
 1e-5 on every supported family). No torch in here: the runner captures the arrays, this module only does numpy.
@@ -31,9 +27,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .layer_qk import KeyMask, LayerQK, RelativeBias
+
 __all__ = ["HEAD_SUMMARIES_KEPT", "OVERVIEW_ABOVE", "OVERVIEW_SIDE", "AttentionTooLargeError", "KeyMask", "LayerQK",
            "LazyStack", "RelativeBias", "block_rows", "dense_budget", "format_bytes", "overview_factor",
-           "set_dense_budget", "stack_rows", "stack_shape"]
+           "set_dense_budget", "stack_rows", "stack_rows_at", "stack_shape"]
 
 _DEFAULT_BUDGET = 512 << 20
 _budget: list[int] = [int(os.environ.get("ATTNWIDGETS_DENSE_BUDGET", _DEFAULT_BUDGET))]
@@ -103,283 +101,6 @@ def format_bytes(n: float) -> str:
 
 class AttentionTooLargeError(MemoryError):
     """A dense attention array was asked for that is bigger than :func:`dense_budget`."""
-
-
-@dataclass(frozen=True, eq=False)
-class KeyMask:
-    """Which keys each query may attend to.
-
-    Most masks are one interval per query: ``lo[q] <= key < hi[q]`` (padding removed, causal, sliding window). A mask
-    that is not (a prefix-LM, packed documents) keeps ``allowed`` as a (query, key) bool array instead.
-
-    Examples
-    --------
-    >>> m = KeyMask.causal(3, 3)
-    >>> m.rows(0, 3, 3).astype(int).tolist()
-    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
-    >>> KeyMask.causal(4, 4, window=2).rows(3, 4, 4).astype(int).tolist()
-    [[0, 0, 1, 1]]
-    """
-
-    lo: np.ndarray
-    hi: np.ndarray
-    allowed: np.ndarray | None = None
-
-    @classmethod
-    def full(cls, n_queries: int, n_keys: int) -> KeyMask:
-        return cls(np.zeros(n_queries, np.int64), np.full(n_queries, n_keys, np.int64))
-
-    @classmethod
-    def causal(cls, n_queries: int, n_keys: int, window: int | None = None) -> KeyMask:
-        """Query ``i`` (the last query is the last key) sees keys up to its own position, the last ``window`` only."""
-        hi = np.arange(n_keys - n_queries + 1, n_keys + 1, dtype=np.int64)
-        lo = np.zeros(n_queries, np.int64) if window is None else np.maximum(hi - int(window), 0)
-        return cls(lo, hi)
-
-    @classmethod
-    def from_allowed(cls, allowed: np.ndarray) -> KeyMask:
-        """The compact form of a (query, key) bool array: intervals when every row's allowed keys are contiguous."""
-        allowed = np.asarray(allowed, bool)
-        n_k = allowed.shape[1]
-        any_ = allowed.any(1)
-        lo = np.where(any_, allowed.argmax(1), 0).astype(np.int64)
-        hi = np.where(any_, n_k - allowed[:, ::-1].argmax(1), 0).astype(np.int64)
-        if np.array_equal(allowed.sum(1), hi - lo):
-            return cls(lo, hi)
-        return cls(lo, hi, allowed.copy())
-
-    @property
-    def n_queries(self) -> int:
-        return int(self.lo.shape[0])
-
-    @property
-    def nbytes(self) -> int:
-        return self.lo.nbytes + self.hi.nbytes + (0 if self.allowed is None else self.allowed.nbytes)
-
-    def rows(self, start: int, stop: int, n_keys: int) -> np.ndarray:
-        """(stop - start, n_keys) bool: the keys rows ``start..stop`` may see."""
-        if self.allowed is not None:
-            return self.allowed[start:stop, :n_keys]
-        k = np.arange(n_keys)
-        return (k >= self.lo[start:stop, None]) & (k < self.hi[start:stop, None])
-
-    def select(self, queries: np.ndarray, keys: np.ndarray) -> KeyMask:
-        """The mask restricted to some queries and keys (index arrays, keys ascending): padding removed."""
-        if self.allowed is not None:
-            return KeyMask.from_allowed(self.allowed[np.ix_(queries, keys)])
-        lo = np.searchsorted(keys, self.lo[queries], "left").astype(np.int64)
-        hi = np.searchsorted(keys, self.hi[queries], "left").astype(np.int64)
-        return KeyMask(lo, np.maximum(hi, lo))
-
-    def prefix(self, n_queries: int, n_keys: int) -> KeyMask:
-        allowed = None if self.allowed is None else self.allowed[:n_queries, :n_keys]
-        return KeyMask(self.lo[:n_queries], np.minimum(self.hi[:n_queries], n_keys), allowed)
-
-
-@dataclass(frozen=True, eq=False)
-class RelativeBias:
-    """An additive logit bias per head that depends only on ``key - query`` (T5's buckets, ALiBi).
-
-    ``values[h, k - q + offset]`` is the bias head ``h`` adds to query ``q``'s logit for key ``k``; ``offset`` is the
-    index of ``key - query == 0``. A bias that depends on more than the distance keeps ``dense`` (head, query, key).
-    """
-
-    values: np.ndarray
-    offset: int
-    dense: np.ndarray | None = None
-    query_start: int = 0  # where query 0 sits among the keys' positions (a generation step's query comes late)
-
-    @classmethod
-    def from_dense(cls, bias: np.ndarray) -> RelativeBias:
-        """Compact form of a (head, query, key) bias: its diagonals when it is the same along each one.
-
-        Examples
-        --------
-        >>> d = np.arange(3)[None, None, :] - np.arange(2)[None, :, None]   # key - query
-        >>> b = RelativeBias.from_dense(np.float32(0.5) * d)
-        >>> b.dense is None, b.rows(0, 2, 3).tolist()
-        (True, [[[0.0, 0.5, 1.0], [-0.5, 0.0, 0.5]]])
-        """
-        bias = np.asarray(bias, np.float32)
-        h, n_q, _n_k = bias.shape
-        if np.array_equal(bias[:, 1:, 1:], bias[:, :-1, :-1]):
-            # diagonal d = k - q runs from -(n_q - 1) to n_k - 1: first column (bottom up) then first row
-            values = np.concatenate([bias[:, :0:-1, 0], bias[:, 0, :]], axis=1)
-            return cls(np.ascontiguousarray(values), n_q - 1)
-        return cls(np.zeros((h, 0), np.float32), 0, bias.copy())
-
-    @property
-    def nbytes(self) -> int:
-        return self.values.nbytes + (0 if self.dense is None else self.dense.nbytes)
-
-    def rows(self, start: int, stop: int, n_keys: int) -> np.ndarray:
-        """(head, stop - start, n_keys) float32."""
-        if self.dense is not None:
-            return self.dense[:, start:stop, :n_keys]
-        q = np.arange(start, stop)[:, None] + self.query_start
-        idx = np.arange(n_keys)[None, :] - q + self.offset
-        return self.values[:, idx]
-
-    def select(self, queries: np.ndarray, keys: np.ndarray) -> RelativeBias:
-        if self.dense is not None:
-            return RelativeBias(self.values, self.offset, self.dense[:, queries][:, :, keys])
-        if np.array_equal(queries, np.arange(queries.size) + queries[:1].sum()) and \
-                np.array_equal(keys, np.arange(keys.size) + keys[:1].sum()):  # contiguous: shift the offset
-            q0, k0 = (int(queries[0]) if queries.size else 0), (int(keys[0]) if keys.size else 0)
-            return RelativeBias(self.values, self.offset + k0 - q0, None, self.query_start)
-        n_k = int(keys.max()) + 1 if keys.size else 0
-        dense = self.rows(0, int(queries.max()) + 1 if queries.size else 0, n_k)[:, queries][:, :, keys]
-        return RelativeBias(self.values, self.offset, np.ascontiguousarray(dense))
-
-
-@dataclass(frozen=True, eq=False)
-class LayerQK:
-    """One layer's queries and keys and what rebuilds its weights.
-
-    Attributes
-    ----------
-    query : np.ndarray
-        (H, T, D) float32, after position encoding.
-    key : np.ndarray
-        (H_kv, S, D) float32; H_kv divides H (grouped-query attention shares each key head among H / H_kv queries).
-    scaling : float
-        Logits are ``q · k * scaling``.
-    mask : KeyMask
-    bias : RelativeBias | None
-    softcap : float | None
-        Logits become ``softcap * tanh(logits / softcap)`` (before the mask).
-    sinks : np.ndarray | None
-        (H,) learned sink logits.
-    """
-
-    query: np.ndarray
-    key: np.ndarray
-    scaling: float
-    mask: KeyMask
-    bias: RelativeBias | None = None
-    softcap: float | None = None
-    sinks: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        h, t, d = self.query.shape
-        h_kv, _s, d_k = self.key.shape
-        if d != d_k or h % h_kv:
-            raise ValueError(f"queries {self.query.shape} and keys {self.key.shape} do not fit: the head sizes must "
-                             "match and the key heads must divide the query heads")
-        if self.mask.n_queries != t:
-            raise ValueError(f"the mask has {self.mask.n_queries} rows for {t} queries")
-
-    @property
-    def n_heads(self) -> int:
-        return int(self.query.shape[0])
-
-    @property
-    def n_kv_heads(self) -> int:
-        return int(self.key.shape[0])
-
-    @property
-    def n_queries(self) -> int:
-        return int(self.query.shape[1])
-
-    @property
-    def n_keys(self) -> int:
-        return int(self.key.shape[1])
-
-    def arrays(self) -> list[np.ndarray]:
-        out = [self.query, self.key, self.mask.lo, self.mask.hi]
-        out += [a for a in (self.mask.allowed, self.sinks) if a is not None]
-        if self.bias is not None:
-            out += [a for a in (self.bias.values, self.bias.dense) if a is not None]
-        return out
-
-    def rows(self, start: int, stop: int, heads: np.ndarray | None = None) -> np.ndarray:
-        """(len(heads), stop - start, S) float32 weights of rows ``start..stop`` (all heads when ``heads`` is None).
-
-        Only the keys some row of the block may see are computed (a causal block stops at its last row, a sliding
-        window spans its width), in place, in float32, as the model's eager attention does: logits = q·k * scaling
-        (+ bias; soft-capped), masked, softmax (with the sink's logit in the denominator). A row whose queries or keys
-        hold NaN stays NaN, so the checks downstream see it.
-        """
-        n_keys, r = self.n_keys, stop - start
-        group = self.n_heads // self.n_kv_heads
-        if self.mask.allowed is not None or r == 0:
-            k0, k1 = 0, n_keys
-        else:
-            k0, k1 = int(self.mask.lo[start:stop].min()), int(self.mask.hi[start:stop].max())
-            k1 = max(k1, k0)
-        keys_t = self.key[:, k0:k1].transpose(0, 2, 1)  # (H_kv, D, w): a view
-        if heads is None:
-            heads = np.arange(self.n_heads)
-            q = self.query[:, start:stop].reshape(self.n_kv_heads, group * r, -1)  # query heads grouped by key head
-            logits = np.matmul(q, keys_t).reshape(self.n_heads, r, k1 - k0)
-        else:
-            heads = np.asarray(heads, np.int64)
-            if heads.size == 1:  # one head: slices (views), no copy of its keys
-                h = int(heads[0])
-                logits = np.matmul(self.query[h:h + 1, start:stop], keys_t[h // group:h // group + 1])
-            else:
-                logits = np.matmul(self.query[heads, start:stop], keys_t[heads // group])
-        logits *= np.float32(self.scaling)
-        if self.bias is not None:
-            logits += self.bias.rows(start, stop, n_keys)[heads][..., k0:k1]
-        if self.softcap is not None:
-            c = np.float32(self.softcap)
-            logits /= c
-            np.tanh(logits, out=logits)
-            logits *= c
-        if self.mask.allowed is not None:
-            allowed = self.mask.allowed[start:stop, :n_keys]
-        else:
-            k = np.arange(k0, k1)
-            allowed = (k >= self.mask.lo[start:stop, None]) & (k < self.mask.hi[start:stop, None])
-        if not allowed.all():  # one (rows, keys) additive mask for every head: an add, not a masked copy
-            logits += np.where(allowed, np.float32(0), np.float32(-np.inf))[None]
-        top = logits.max(-1, keepdims=True) if k1 > k0 else np.full((len(heads), r, 1), -np.inf, np.float32)
-        if self.sinks is not None:
-            sink = self.sinks[heads].astype(np.float32)[:, None, None]
-            top = np.maximum(top, sink)
-        top[top == -np.inf] = 0  # a row that sees no key: weights 0, not NaN
-        logits -= top
-        np.exp(logits, out=logits)
-        total = logits.sum(-1, keepdims=True)
-        if self.sinks is not None:
-            total += np.exp(sink - top)
-        total[total == 0] = 1
-        logits /= total
-        if (k0, k1) == (0, n_keys):
-            return logits
-        out = np.zeros((len(heads), r, n_keys), np.float32)
-        out[:, :, k0:k1] = logits
-        return out
-
-    def head(self, head: int) -> LayerQK:
-        """This layer's query head ``head`` alone, with the key head it reads (views: nothing copied)."""
-        if not 0 <= head < self.n_heads:
-            raise IndexError(f"head {head} is out of range: this layer has {self.n_heads} heads")
-        one = slice(head, head + 1)
-        j = head // (self.n_heads // self.n_kv_heads)
-        bias = None
-        if self.bias is not None:
-            b = self.bias
-            bias = RelativeBias(b.values[one], b.offset, None if b.dense is None else b.dense[one], b.query_start)
-        return LayerQK(self.query[one], self.key[j:j + 1], self.scaling, self.mask, bias, self.softcap,
-                       None if self.sinks is None else self.sinks[one])
-
-    def select(self, queries: np.ndarray, keys: np.ndarray) -> LayerQK:
-        """This layer over some queries and keys only (index arrays, ascending): how padding is removed.
-
-        Selecting everything (an input without padding) returns this layer itself: nothing is copied, so a long input's
-        queries and keys exist once, not twice, while its result is built."""
-        if np.array_equal(queries, np.arange(self.n_queries)) and np.array_equal(keys, np.arange(self.n_keys)):
-            return self
-        bias = None if self.bias is None else self.bias.select(queries, keys)
-        return LayerQK(np.ascontiguousarray(self.query[:, queries]), np.ascontiguousarray(self.key[:, keys]),
-                       self.scaling, self.mask.select(queries, keys), bias, self.softcap, self.sinks)
-
-    def prefix(self, n_queries: int, n_keys: int) -> LayerQK:
-        """The first ``n_queries`` queries over the first ``n_keys`` keys (a generation's state at an earlier step)."""
-        return LayerQK(self.query[:, :n_queries], self.key[:, :n_keys], self.scaling,
-                       self.mask.prefix(n_queries, n_keys), self.bias, self.softcap, self.sinks)
 
 
 HEAD_SUMMARIES_KEPT = 4
@@ -543,6 +264,34 @@ class LazyStack:
                 out[a - start:b - start] = block[0]
         return out
 
+    def rows_at(self, layer: int, queries: np.ndarray, head: int | None = None) -> np.ndarray:
+        """Weights of the rows ``queries`` (ascending indices): (H, r, S) for every head, (r, S) for one, the heads'
+        mean for ``-1``. Computed a block of rows at a time like :meth:`rows`, but each block is a product over the
+        rows asked for only (a sampled overview's rows, spread over the whole map)."""
+        x = self.layers[layer]
+        queries = np.asarray(queries, np.int64)
+        if self._dense:
+            block = self._dense[0][layer][:, queries]
+            return block if head is None else block.mean(0) if head == -1 else block[head]
+        heads = None if head is None or head == -1 else np.array([head])
+        n_heads = x.n_heads if heads is None else 1
+        step = block_rows(n_heads, x.n_keys)
+        if queries.size <= step:  # one block: as computed
+            block = x.rows_at(queries, heads)
+            return block if head is None else block.mean(0) if head == -1 else block[0]
+        shape = (queries.size, x.n_keys) if head is not None else (n_heads, queries.size, x.n_keys)
+        out = np.empty(shape, np.float32)
+        for a in range(0, queries.size, step):
+            b = min(queries.size, a + step)
+            block = x.rows_at(queries[a:b], heads)
+            if head is None:
+                out[:, a:b] = block
+            elif head == -1:
+                block.mean(0, out=out[a:b])
+            else:
+                out[a:b] = block[0]
+        return out
+
     def dense(self, what: str = "attention") -> np.ndarray:
         """The whole ``[layer, head, query, key]`` array (built once, kept), or :class:`AttentionTooLargeError`."""
         if self._dense:
@@ -601,6 +350,23 @@ def stack_rows(stack: np.ndarray | LazyStack, layer: int, start: int, stop: int,
     if isinstance(stack, LazyStack):
         return stack.rows(layer, start, stop, head)
     block = stack[layer, :, start:stop]
+    if head is None:
+        return block
+    return block.mean(0) if head == -1 else block[head]
+
+
+def stack_rows_at(stack: np.ndarray | LazyStack, layer: int, queries: np.ndarray,
+                  head: int | None = None) -> np.ndarray:
+    """Rows ``queries`` (ascending indices) of ``layer``: (H, r, S), or one head's (r, S), or the heads' mean
+    (``head=-1``); of a dense array or a lazy stack (:meth:`LazyStack.rows_at`).
+
+    >>> a = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    >>> stack_rows_at(a, 0, np.array([1, 3]), head=0).tolist()
+    [[4.0, 5.0, 6.0, 7.0], [12.0, 13.0, 14.0, 15.0]]
+    """
+    if isinstance(stack, LazyStack):
+        return stack.rows_at(layer, queries, head)
+    block = stack[layer][:, np.asarray(queries, np.int64)]
     if head is None:
         return block
     return block.mean(0) if head == -1 else block[head]

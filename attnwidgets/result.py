@@ -1,6 +1,9 @@
 """The plain result object that flows from the runner to analysis, widgets and plots.
 
-No torch in here: every array is numpy, so a result can be pickled, cached, saved and analysed anywhere.
+No torch in here: every array is numpy, so a result can be pickled, cached, saved and analysed anywhere. What a
+result checks its arrays with (:func:`check_attention`, :class:`InvalidAttentionError`, the token and id checks of
+:meth:`AttentionResult.from_arrays`) lives in :mod:`attnwidgets.result_checks`; how a long input's attention is held
+as queries and keys, in :mod:`attnwidgets.attention_stack`. Both are re-exported here where users import them from.
 
 Notation used across the package: ``attention[layer, head, query, key]`` is the weight that query position ``query``
 (a row) puts on key position ``key`` (a column). Rows sum to 1 over the valid keys.
@@ -16,6 +19,15 @@ import numpy as np
 
 from .attention_stack import AttentionTooLargeError, LazyStack, block_rows, stack_rows, stack_shape
 from .html_repr import repr_html
+from .result_checks import (
+    SPECIAL_TEXT,
+    InvalidAttentionError,
+    check_attention,
+    check_layer_head,
+    id_array,
+    real_array,
+    token_list,
+)
 
 ModelKind = Literal["encoder", "decoder", "encoder-decoder"]
 AttentionKind = Literal["self", "encoder", "decoder", "cross"]
@@ -229,7 +241,7 @@ class AttentionResult:
         ([[0.5, 0.5], [0.5, 0.5]], (2, 2))
         """
         L, H, T, _S = self.attention_shape(kind)
-        _check_layer_head(layer, head, L, H)
+        check_layer_head(layer, head, L, H)
         return self.rows(layer, 0, T, kind=kind, head=head)
 
     def rows(self, layer: int, start: int, stop: int, kind: AttentionKind = "self",
@@ -244,7 +256,7 @@ class AttentionResult:
         ((1, 2, 3), [[0.0, 0.0, 1.0]])
         """
         L, H, T, _S = self.attention_shape(kind)
-        _check_layer_head(layer, -1 if head is None else head, L, H)
+        check_layer_head(layer, -1 if head is None else head, L, H)
         if not (isinstance(start, (int, np.integer)) and isinstance(stop, (int, np.integer))) \
                 or not 0 <= start <= stop <= T:
             raise IndexError(f"rows {start!r}..{stop!r} are outside the {T} queries (0 <= start <= stop <= {T})")
@@ -421,34 +433,34 @@ class AttentionResult:
         >>> AttentionResult.from_arrays(np.full((2, 2), 0.6), ["a", "b"])
         Traceback (most recent call last):
         ...
-        attnwidgets.result.InvalidAttentionError: from_arrays got attention weights that are not probabilities: in \
-layer 0, head 0, query 0's weights sum to 1.2 over the keys, and 2 of 2 rows do not sum to 1
+        attnwidgets.result_checks.InvalidAttentionError: from_arrays got attention weights that are not \
+probabilities: in layer 0, head 0, query 0's weights sum to 1.2 over the keys, and 2 of 2 rows do not sum to 1
         """
-        a = _real_array(attention, "attention")
+        a = real_array(attention, "attention")
         while a.ndim < 4:
             a = a[None]
-        tokens = _token_list(tokens, "tokens")
+        tokens = token_list(tokens, "tokens")
         n = len(tokens)
         if special_mask is None:
-            special_mask = np.array([t in _SPECIAL_TEXT for t in tokens], dtype=bool)
-        special = _ids(special_mask, "special_mask", n, bool)
+            special_mask = np.array([t in SPECIAL_TEXT for t in tokens], dtype=bool)
+        special = id_array(special_mask, "special_mask", n, bool)
         if word_ids is None:
             word_ids = np.where(special, -1, np.cumsum(~special) - 1)
-        words = _ids(word_ids, "word_ids", n, np.int64)
+        words = id_array(word_ids, "word_ids", n, np.int64)
         if words.size and words.min() < -1:
             raise ValueError(f"word_ids must be a word index (0, 1, ...) or -1 for special tokens; got {words.min()}")
-        segments = _ids(np.zeros(n, np.int64) if segment_ids is None else segment_ids, "segment_ids", n, np.int64)
+        segments = id_array(np.zeros(n, np.int64) if segment_ids is None else segment_ids, "segment_ids", n, np.int64)
         odd = segments[(segments != 0) & (segments != 1)]
         if odd.size:
             raise ValueError(f"segment_ids must be 0 (segment A) or 1 (segment B) for every token; got {odd[0]}")
-        token_ids = _ids(fields.pop("token_ids", np.arange(n, dtype=np.int64)), "token_ids", n, np.int64)
+        token_ids = id_array(fields.pop("token_ids", np.arange(n, dtype=np.int64)), "token_ids", n, np.int64)
         for key in ("decoder_attention", "cross_attention"):
             if fields.get(key) is not None:
-                fields[key] = _real_array(fields[key], key)
+                fields[key] = real_array(fields[key], key)
         if fields.get("target_tokens") is not None:
-            fields["target_tokens"] = _token_list(fields["target_tokens"], "target_tokens")
+            fields["target_tokens"] = token_list(fields["target_tokens"], "target_tokens")
             m = len(fields["target_tokens"])
-            fields["target_token_ids"] = _ids(fields.get("target_token_ids", np.arange(m, dtype=np.int64)),
+            fields["target_token_ids"] = id_array(fields.get("target_token_ids", np.arange(m, dtype=np.int64)),
                                               "target_token_ids", m, np.int64)
         fields["outputs"] = {k: np.array(v) if isinstance(v, np.ndarray) else v
                              for k, v in fields.get("outputs", {}).items()}
@@ -504,144 +516,6 @@ def _dense(held: np.ndarray | None) -> np.ndarray:
     if held is None:
         raise ValueError("this result has no attention of that kind")
     return held
-
-
-def _check_layer_head(layer: Any, head: Any, n_layers: int, n_heads: int) -> None:
-    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n_layers:
-        raise IndexError(f"layer {layer!r} is out of range: the model has {n_layers} layers (0..{n_layers - 1})")
-    if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not -1 <= head < n_heads:
-        raise IndexError(f"head {head!r} is out of range: layers have {n_heads} heads (0..{n_heads - 1}, -1 = mean)")
-
-
-def _real_array(values: Any, what: str) -> np.ndarray:
-    """A float32 copy of ``values``, refusing what is not real numbers (complex, strings, objects)."""
-    a = np.asarray(values)
-    if a.dtype.kind not in "biuf":
-        kinds = {"c": "complex numbers", "U": "strings", "S": "bytes", "O": "Python objects", "M": "dates"}
-        raise ValueError(f"{what} must be real numbers (attention weights 0..1), got an array of "
-                         f"{kinds.get(a.dtype.kind, str(a.dtype))} (dtype {a.dtype})")
-    if a.ndim > 4:
-        raise ValueError(f"{what} must be [layer, head, query, key] (at most 4 axes), got shape {a.shape}")
-    return np.array(a, dtype=np.float32)  # a copy: the result is frozen, the caller's array is not
-
-
-def _token_list(tokens: Any, what: str) -> list[str]:
-    if isinstance(tokens, str):
-        raise TypeError(f"{what} must be a list of strings, one per token, not one string")
-    out = list(tokens)
-    if not out:
-        raise ValueError(f"{what} is empty: a result needs at least one token")
-    bad = next((k for k, t in enumerate(out) if not isinstance(t, str)), None)
-    if bad is not None:
-        raise TypeError(f"{what}[{bad}] is {type(out[bad]).__name__} {out[bad]!r}, not str: give each token's text")
-    return out
-
-
-def _ids(values: Any, what: str, n: int, dtype: Any) -> np.ndarray:
-    """A copy of ``values`` as ``dtype`` with shape (n,), refusing non-integers where integers belong."""
-    arr = np.asarray(values)
-    if arr.shape != (n,):
-        raise ValueError(f"{what} must have shape ({n},), one per token, got {arr.shape}")
-    if dtype is not bool and arr.size and arr.dtype.kind not in "biu":
-        if arr.dtype.kind != "f" or not np.all(np.isfinite(arr) & (arr == np.round(arr))):
-            raise ValueError(f"{what} must be whole numbers, got {arr.dtype} values such as {arr.ravel()[0]!r}")
-    return np.array(arr, dtype=dtype)
-
-
-class InvalidAttentionError(ValueError):
-    """Attention that is not a map of probabilities: weights that are not finite, negative weights, or rows whose
-    weights do not sum to 1. ``problem`` says which ("not finite", "negative", "rows"); ``where`` is the index of
-    the first place found, as ``[..., layer, head, query]``."""
-
-    def __init__(self, message: str, problem: str, where: tuple[int, ...]) -> None:
-        super().__init__(message)
-        self.problem = problem
-        self.where = where
-
-
-def _place(index: Sequence[int]) -> str:
-    """``(b, l, h, q)`` -> "input b, layer l, head h, query q" (the leading axes of a batch are inputs)."""
-    names = ["input"] * (len(index) - 3) + ["layer", "head", "query"]
-    return ", ".join(f"{name} {int(i)}" for name, i in zip(names, index))
-
-
-def check_attention(attention: np.ndarray, what: str = "attention", *, sinks: bool = False, ablated: bool = False,
-                    tol: float = 1e-3, query_mask: np.ndarray | None = None) -> None:
-    """Raise :class:`InvalidAttentionError` unless ``attention`` (..., layer, head, query, key) is probabilities.
-
-    The one check of attention maps, shared by the runner (a model's output) and :meth:`AttentionResult.from_arrays`
-    (arrays from anywhere), so both refuse the same things with the same words:
-
-    - every weight finite (a NaN weight in the model makes NaN maps, and entropy, shares and rollout quietly wrong);
-    - each row's weights sum to 1 (within ``tol``) over the keys. With ``sinks`` (learned attention sinks, as in
-      gpt-oss) a row may keep less: more than 0 and at most 1. With ``ablated`` (heads zeroed or scaled on purpose)
-      at most 1, down to 0;
-    - no weight below 0.
-
-    Parameters
-    ----------
-    attention : np.ndarray
-        (..., L, H, q, k); leading axes (a batch) are allowed.
-    what : str
-        How the message starts ("from_arrays got attention", "'bert' returned self-attention").
-    query_mask : np.ndarray, optional
-        Bool, broadcasting to (..., L, H, q): the rows to check (padding rows are left out).
-
-    The cost is one sum over the last axis and one minimum: the runner calls it on every result.
-
-    Examples
-    --------
-    >>> check_attention(np.full((1, 2, 3, 3), 1 / 3))
-    >>> bad = np.full((2, 2, 3, 3), 1 / 3); bad[1, 0, 2, 0] = np.nan
-    >>> check_attention(bad)
-    Traceback (most recent call last):
-    ...
-    attnwidgets.result.InvalidAttentionError: attention weights that are not finite (NaN or inf): layer 1, head 0 \
-(query 2; 1 of 36 weights). The maps, entropies and shares of that head would be wrong numbers
-    """
-    a = np.asarray(attention)
-    sums = a.sum(-1)  # (..., q): NaN or inf wherever a row holds one (float32 is exact enough for a 1e-3 tolerance)
-    rows = np.ones(sums.shape, bool) if query_mask is None else np.broadcast_to(np.asarray(query_mask, bool),
-                                                                                 sums.shape)
-    broken = ~np.isfinite(sums) & rows
-    if broken.any():
-        heads = np.argwhere(broken.any(-1))  # (..., layer, head) with at least one broken row
-        first = tuple(int(x) for x in np.argwhere(broken)[0])
-        count = int((~np.isfinite(a) & rows[..., None]).sum())
-        names = "; ".join(_place((*h, 0)).rsplit(", query", 1)[0] for h in heads[:6])
-        more = f" and {len(heads) - 6} more heads" if len(heads) > 6 else ""
-        raise InvalidAttentionError(
-            f"{what} weights that are not finite (NaN or inf): {names}{more} (query {first[-1]}; {count} of "
-            f"{int(rows.sum()) * a.shape[-1]} weights). The maps, entropies and shares of "
-            f"{'that head' if len(heads) == 1 else 'those heads'} would be wrong numbers",
-            "not finite", first,
-        )
-    if ablated:
-        bad = (sums > 1.0 + tol) & rows
-    elif sinks:  # a learned sink takes part of every row (gpt-oss): the shown keys get the rest
-        bad = ~((sums > 0) & (sums <= 1.0 + tol)) & rows
-    else:
-        bad = ~(np.abs(sums - 1.0) <= tol) & rows
-    if bad.any():
-        where = tuple(int(x) for x in np.argwhere(bad)[0])
-        raise InvalidAttentionError(
-            f"{what} weights that are not probabilities: in {_place(where)}'s weights sum to {sums[where]:.4g} over "
-            f"the keys, and {int(bad.sum())} of {int(rows.sum())} rows do not sum to "
-            f"{'at most 1' if ablated else '1 (or less, more than 0, with attention sinks)' if sinks else '1'}",
-            "rows", where,
-        )
-    if a.size and a.min() < 0:
-        neg = (a < 0) & rows[..., None]
-        if neg.any():
-            where = tuple(int(x) for x in np.argwhere(neg)[0])
-            raise InvalidAttentionError(
-                f"{what} weights below 0: in {_place(where[:-1])}, key {where[-1]} has weight {a[where]:.4g} "
-                f"({int(neg.sum())} of {neg.size} weights are negative). Attention weights are probabilities, 0..1",
-                "negative", where[:-1],
-            )
-
-
-_SPECIAL_TEXT = {"[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<|endoftext|>", "<bos>", "<eos>"}
 
 
 def head_matrix(attention: np.ndarray, layer: int, head: int) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..attention_stack import OVERVIEW_ABOVE, OVERVIEW_SIDE, LazyStack, overview_factor
+from ..attention_stack import OVERVIEW_ABOVE, OVERVIEW_SIDE, LazyStack, overview_factor, stack_rows_at
 from ..result import AttentionResult
 
 __all__ = ["REDUCTIONS", "Reduced", "block_reduce", "block_reduce_rows", "check_reduce", "head_overview", "is_causal",
@@ -167,6 +167,9 @@ FIRST_MAP_BUDGET = 1 << 26
 THUMB_BUDGET = 1 << 25
 #: Rows of one head read at a time (a multiple of the reduction factor is taken): 1,024 rows of 8k keys = 32 MB.
 _ROW_CELLS = 1 << 23
+#: Sampled rows read in one product by a sampled overview (a few hundred: big enough for an efficient matrix product,
+#: small enough that a causal map's blocks do not compute many keys past their last row).
+_SAMPLED_ROWS = 256
 
 REDUCTIONS = ("max", "mean")
 
@@ -271,10 +274,9 @@ def reduce_head(result: AttentionResult, kind: str, layer: int, head: int | None
     out = np.full((*lead, n_blocks, cols), np.nan, np.float32)
     rest = np.full_like(out, np.nan) if discount else None
 
-    def reduce_into(start: int, stop: int, first_block: int, span: int) -> None:
-        w = np.asarray(result.rows(layer, start, stop, kind=kind, head=head), np.float32)  # type: ignore[arg-type]
-        n = math.ceil((stop - start) / span)
-        rows = np.arange(start, stop)
+    def reduce_into(w: np.ndarray, rows: np.ndarray, first_block: int, span: int) -> None:
+        w = np.asarray(w, np.float32)
+        n = math.ceil(rows.size / span)
         out[..., first_block:first_block + n, :] = _reduce_rows(w, rows, span, factor, how, causal)
         if rest is not None:
             w = w.copy() if not w.flags.writeable else w
@@ -284,13 +286,23 @@ def reduce_head(result: AttentionResult, kind: str, layer: int, head: int | None
     if per_block >= factor:
         step = max(factor, (max(1, _ROW_CELLS // max(1, S * n_heads)) // factor) * factor)
         for start in range(0, T, step):
-            reduce_into(start, min(T, start + step), start // factor, factor)
+            stop = min(T, start + step)
+            reduce_into(result.rows(layer, start, stop, kind=kind, head=head),  # type: ignore[arg-type]
+                        np.arange(start, stop), start // factor, factor)
     else:
-        for b in range(n_blocks):
-            b0, b1 = b * factor, min(T, (b + 1) * factor)
-            take = min(per_block, b1 - b0)
-            start = b0 + (b1 - b0 - take) // 2
-            reduce_into(start, start + take, b, take)
+        # each block of ``factor`` rows is represented by the run of ``per_block`` rows at its middle; those runs are
+        # read together, many blocks per product (a few hundred rows: one product per run was most of the time)
+        stack = result.stack(kind)  # type: ignore[arg-type]
+        starts = [b * factor + (min(T, (b + 1) * factor) - b * factor - per_block) // 2 for b in range(n_blocks)]
+        whole = n_blocks if T - (n_blocks - 1) * factor >= per_block else n_blocks - 1  # blocks with per_block rows
+        chunk = max(1, min(_ROW_CELLS // max(1, per_block * S * n_heads), _SAMPLED_ROWS // per_block))
+        for b in range(0, whole, chunk):
+            rows = (np.asarray(starts[b:min(whole, b + chunk)], np.int64)[:, None] + np.arange(per_block)).ravel()
+            reduce_into(stack_rows_at(stack, layer, rows, head), rows, b, per_block)
+        if whole < n_blocks:  # the last block is shorter than a run: all of its rows
+            b0 = whole * factor
+            reduce_into(result.rows(layer, b0, T, kind=kind, head=head),  # type: ignore[arg-type]
+                        np.arange(b0, T), whole, T - b0)
     top = rest if rest is not None else out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -362,10 +374,19 @@ def _reduce_rows(w: np.ndarray, rows: np.ndarray, span: int, factor: int, how: s
     count = count.reshape(r2, span, c2).sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         if how == "max":
-            out = blocks.max(axis=-1).max(axis=-2)
+            out = _max_last(blocks.max(axis=-3))  # rows first (an elementwise max of whole rows), then the block's keys
         else:
             out = blocks.sum(axis=-1, dtype=np.float32).sum(axis=-2) / count.astype(np.float32)
     return np.where(count > 0, out, np.float32(np.nan)).astype(np.float32, copy=False)
+
+
+def _max_last(x: np.ndarray) -> np.ndarray:
+    """``x.max(-1)`` (NaN propagated the same way) for a short last axis, as elementwise maxima of its columns: numpy
+    reduces a short contiguous axis several times slower than it compares whole arrays."""
+    out = x[..., 0].copy()
+    for i in range(1, x.shape[-1]):
+        np.maximum(out, x[..., i], out=out)
+    return out
 
 
 def block_reduce_rows(rows: np.ndarray, row_span: int, col_factor: int, how: str) -> np.ndarray:

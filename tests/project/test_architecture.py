@@ -36,8 +36,11 @@ FORBIDDEN: dict[str, set[str]] = {
 }
 # lazy.py (a package's lazy names) imports nothing of ours, like result.
 FORBIDDEN["lazy"] = FORBIDDEN["result"]
-# qk_result, attention_stack and token_text (what a token reads as) are part of the result layer.
+# qk_result, attention_stack, layer_qk, result_checks and token_text (what a token reads as) are part of the result
+# layer.
 FORBIDDEN["attention_stack"] = FORBIDDEN["result"]
+FORBIDDEN["layer_qk"] = FORBIDDEN["result"]  # one layer's queries and keys, held by attention_stack's LazyStack
+FORBIDDEN["result_checks"] = FORBIDDEN["result"]  # the checks a result's arrays pass (check_attention)
 FORBIDDEN["token_text"] = FORBIDDEN["result"]
 FORBIDDEN["qk_result"] = FORBIDDEN["result"]
 FORBIDDEN["generation_result"] = FORBIDDEN["result"]

@@ -209,3 +209,63 @@ def test_one_heads_layer_rebuilds_that_heads_weights_with_its_key_head_bias_and_
         np.testing.assert_allclose(one.rows(0, n)[0], every[h], rtol=1e-6, atol=1e-7)
     with pytest.raises(IndexError, match="4 heads"):
         layer.head(4)
+
+
+@pytest.mark.parametrize("allowed", [False, True], ids=["intervals", "bool mask"])
+@pytest.mark.parametrize("dense_bias", [False, True], ids=["bias by distance", "dense bias"])
+def test_rows_at_scattered_queries_equal_those_rows_of_a_block(allowed, dense_bias):
+    """``LayerQK.rows_at`` (the rows a sampled overview reads, in one product) gives the rows ``rows`` gives, under a
+    sliding window or a bool mask, a relative or dense bias, a soft-cap, sinks and GQA, for every head form."""
+    from attnwidgets.attention_stack import KeyMask, LayerQK, LazyStack, RelativeBias, stack_rows_at
+
+    rng = np.random.default_rng(5)
+    n, heads = 23, 4
+    q = rng.normal(size=(heads, n, 8)).astype(np.float32)
+    k = rng.normal(size=(2, n, 8)).astype(np.float32)
+    mask = KeyMask.causal(n, n, window=7)
+    if allowed:
+        grid = mask.rows(0, n, n).copy()
+        grid[12, 0] = True  # no longer one interval per row: kept as a bool array
+        mask = KeyMask.from_allowed(grid)
+        assert mask.allowed is not None
+    bias = RelativeBias(rng.normal(size=(heads, 2 * n - 1)).astype(np.float32), n - 1)
+    if dense_bias:
+        bias = RelativeBias(np.zeros((heads, 0), np.float32), 0, rng.normal(size=(heads, n, n)).astype(np.float32))
+    layer = LayerQK(q, k, 8 ** -0.5, mask, bias, softcap=4.0, sinks=rng.normal(size=heads).astype(np.float32))
+    every = layer.rows(0, n)
+    picked = np.array([1, 2, 5, 11, 12, 22])
+    np.testing.assert_allclose(layer.rows_at(picked), every[:, picked], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(layer.rows_at(picked, np.array([3])), every[[3]][:, picked], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(layer.rows_at(picked, np.array([0, 3])), every[[0, 3]][:, picked], rtol=1e-6,
+                               atol=1e-7)
+    stack = LazyStack((layer,))
+    for head in (None, -1, 2):
+        want = stack.rows(0, 0, n, head=head)
+        np.testing.assert_allclose(stack_rows_at(stack, 0, picked, head), want[..., picked, :], rtol=1e-6,
+                                   atol=1e-7)
+        dense = np.asarray(stack.rows(0, 0, n))[None]
+        np.testing.assert_allclose(stack_rows_at(dense, 0, picked, head), want[..., picked, :], rtol=1e-6,
+                                   atol=1e-7)
+
+
+@pytest.mark.parametrize("how", ["max", "mean"])
+@pytest.mark.parametrize("head", [3, -1])
+def test_sampled_overview_with_a_short_last_block_equals_the_dense_rows_it_reads(no_dense, how, head):
+    """Past the budget the sampled rows of many blocks are read together; a map whose last block is shorter than the
+    run of rows (1,003 = 143 x 7 + 2 rows, 3 of every 7 read) reads all of that block's rows, the sink discount too."""
+    r = lazy_result(1003, layers=1, heads=4, kv_heads=2, sink=3.0)
+    twin = dense_twin(r)
+    set_dense_budget(1 << 40)
+    m = mask_future(twin.attention[0].mean(0) if head == -1 else twin.attention[0, head])
+    set_dense_budget(0)
+    red = reduce_head(r, "self", 0, head, 7, how, budget=144 * 1003 * 3, discount=(0,))  # 144 blocks x 3 rows
+    assert red.rows_used == 3
+    runs = [m[b + 2:b + 5] for b in range(0, 1001, 7)]  # the middle three rows of each whole block
+    want = np.concatenate([display.block_reduce_rows(np.concatenate(runs), 3, 7, how),
+                           display.block_reduce_rows(m[1001:], 2, 7, how)])
+    np.testing.assert_allclose(red.matrix, want, rtol=1e-5, atol=1e-7, equal_nan=True)
+    read = np.concatenate([*runs, m[1001:]])
+    read[:, 0] = np.where(np.isnan(read[:, 0]), np.nan, 0)  # the sink key discounted
+    top = np.concatenate([display.block_reduce_rows(read[:-2], 3, 7, how),
+                          display.block_reduce_rows(read[-2:], 2, 7, how)])
+    assert red.vmax == pytest.approx(float(np.nanmax(top)), rel=1e-5)
