@@ -30,7 +30,9 @@ import {
 export type { FillMaskTraits } from "./state";
 
 const CSS = `
-.aw-fill-mask input.aw-fill-text[type="text"] { font: inherit; width: 32em; max-width: 90%; padding: 2px 6px; }
+.aw-fill-mask .aw-fill-sentence { flex: 1 1 100%; min-width: 0; }
+.aw-fill-mask input.aw-fill-text[type="text"] { font: inherit; flex: 0 1 32em; width: auto; min-width: 4em;
+  padding: 2px 6px; }
 .aw-fill-mask canvas { display: block; }
 .aw-fill-mask .aw-fill-top { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 1.5em; }
 .aw-fill-mask .aw-fill-head { flex: 1 1 14em; max-width: 28em; margin-bottom: 0.5em; }
@@ -47,7 +49,8 @@ function fillDom() {
   });
   return {
     input,
-    inputRow: h("div", { className: "aw-bar" }, h("label", {}, "sentence ", input)),
+    // the box shrinks with a narrow output (a 32em box in a percentage of an inline label ran past a 600 px one)
+    inputRow: h("div", { className: "aw-bar" }, h("label", { className: "aw-fill-sentence" }, "sentence", input)),
     fillsCanvas: h("canvas", { className: "aw-canvas", "data-testid": "fills-canvas" }),
     rowCanvas: h("canvas", { className: "aw-canvas", "data-testid": "row-canvas" }),
     rowTitle: h("div", { className: "aw-muted", "data-testid": "row-title", "data-export-text": "" }),
