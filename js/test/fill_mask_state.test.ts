@@ -6,7 +6,11 @@ import {
   fillCaption,
   fillTitle,
   fillsLayout,
+  labelHeight,
+  labelLine,
+  labelReach,
   menuOptions,
+  namedColumns,
   panelAt,
   pictureWidth,
   rowColumns,
@@ -81,10 +85,26 @@ describe("layout", () => {
     expect(panelAt(l, 3, -5, 10)).toBe(-1);
   });
   it("spaces the tokens of the attention row and finds the one under the pointer", () => {
-    // font 10: x0 32; (400 - 32) / 4 = 92 -> at most 45 px a column, labels level
-    expect(rowColumns(4, 400, 10)).toEqual({ x0: 32, colW: 45, rotated: false });
-    // 40 tokens: 9 px columns (at least 8), labels turned
-    expect(rowColumns(40, 400, 10)).toEqual({ x0: 32, colW: 9, rotated: true });
+    // font 10: x0 32; (400 - 32) / 4 = 92 -> at most 45 px a column; 30 px labels fit in 45 - 4: one level line
+    expect(rowColumns(4, 400, 10, [30, 30, 30, 30])).toEqual({
+      x0: 32,
+      colW: 45,
+      labels: { lines: 1, every: 1, room: 41 },
+    });
+    // notebook 02's row with the file browser open (font 20, 12 tokens in 800 px): 61 px columns hold no bold
+    // "[MASK]" (75 px), so two lines: (800 - 64) / 13 = 56 px columns, a label up to 2 * 56 - 4 = 108 px, reaching
+    // 26 px past its column, the first column 26 px further in
+    expect(rowColumns(12, 800, 20, [52, 28, 40, 60, 28, 75, 36, 55, 48, 35, 6, 52])).toEqual({
+      x0: 90,
+      colW: 56,
+      labels: { lines: 2, every: 1, room: 108 },
+    });
+    // 40 tokens: 9 px columns (at least 8), labels turned, every ceil(12.5 / 9) = 2nd named, 25 px down
+    expect(rowColumns(40, 400, 10, new Array(40).fill(25))).toEqual({
+      x0: 32,
+      colW: 9,
+      labels: { lines: 0, every: 2, room: 25 },
+    });
     const cols = { x0: 32, colW: 45 };
     expect(columnAt(cols, 4, 32)).toBe(0);
     expect(columnAt(cols, 4, 32 + 45 * 3 + 44)).toBe(3);
@@ -146,5 +166,66 @@ describe("shownRows and rowTitle with a selection", () => {
       "Where new york (1–2) attend (sum of 2 rows): layer 2, head 1",
     );
     expect(rowTitle(0, 0, 1, { ...own, selection: [2] })).toBe("Where york (2) attends: layer 0, head 1");
+  });
+});
+
+describe("the attention row's labels", () => {
+  // Each label's box as paint.ts draws it: level ones centred on their column, as wide as measured but cut to the
+  // plan's room (fitToken), on line j % lines; turned ones one text line (1.2 font) wide, only the named ones.
+  const boxes = (n: number, room: number, font: number, widths: number[], marked: number[]) => {
+    const { x0, colW, labels } = rowColumns(n, room, font, widths);
+    const named = labels.lines ? null : namedColumns(n, labels.every, marked);
+    const out: Array<[number, number, number, number]> = [];
+    for (let j = 0; j < n; j++) {
+      if (named && !named[j]) continue;
+      const cx = x0 + (j + 0.5) * colW;
+      if (!labels.lines) {
+        out.push([cx - 0.6 * font, 0, cx + 0.6 * font, Math.min(widths[j], labels.room)]);
+        continue;
+      }
+      const w = Math.min(widths[j], labels.room);
+      const y = (j % labels.lines) * labelLine(font);
+      out.push([cx - w / 2, y, cx + w / 2, y + 1.1 * font]);
+    }
+    const width = x0 + colW * n + labelReach(labels, colW) + 8;
+    return { out, width, axis: Math.round(font * 3.2), labels, colW };
+  };
+  const overlap = (a: number[], b: number[]) =>
+    Math.min(a[2], b[2]) - Math.max(a[0], b[0]) > 0 && Math.min(a[3], b[3]) - Math.max(a[1], b[1]) > 0;
+
+  it("never overlap, at any width, nor leave the canvas", () => {
+    // token widths from 1 to 9 font-widths' worth of text, a fixed pseudo-random pattern
+    for (const font of [12, 20])
+      for (const n of [3, 7, 12, 19, 30, 60, 150])
+        for (let room = 240; room <= 1200; room += 37) {
+          const widths = Array.from({ length: n }, (_, j) => ((j * 37) % 9) * font * 0.55 + font * 0.6);
+          const { out, width, axis, labels, colW } = boxes(n, room, font, widths, [n >> 1, (n >> 1) + 1]);
+          for (let a = 0; a < out.length; a++) {
+            expect(out[a][0], `label ${a} left of the axis`).toBeGreaterThanOrEqual(axis - 0.6 * font);
+            expect(out[a][2]).toBeLessThanOrEqual(width);
+            for (let b = a + 1; b < out.length; b++)
+              expect(overlap(out[a], out[b]), `font ${font}, ${n} tokens in ${room} px: ${a} / ${b}`).toBe(
+                false,
+              );
+          }
+          // as wide as the room (columns are 8 px at least: more tokens than that makes the row wider)
+          if (colW > 8) expect(width).toBeLessThanOrEqual(room + 8);
+          // the labels' band holds them: level lines, or the turned labels' length
+          const deepest = Math.max(0, ...out.map((b) => b[3]));
+          expect(deepest).toBeLessThanOrEqual(labelHeight(labels, font));
+        }
+  });
+
+  it("staggers over two lines only what one line cannot hold, and turns only what two cannot", () => {
+    expect(rowColumns(12, 1100, 20, new Array(12).fill(60)).labels.lines).toBe(1);
+    expect(rowColumns(12, 800, 20, new Array(12).fill(80)).labels.lines).toBe(2);
+    expect(rowColumns(40, 800, 20, new Array(40).fill(80)).labels.lines).toBe(0);
+  });
+
+  it("names the marked tokens of a turned row and every k-th token clear of them", () => {
+    expect(namedColumns(10, 3, [4]).flatMap((v, j) => (v ? [j] : []))).toEqual([0, 4, 9]);
+    // two marked tokens closer than 3: the first is named, the second would overlap it
+    expect(namedColumns(10, 3, [4, 5]).flatMap((v, j) => (v ? [j] : []))).toEqual([0, 4, 9]);
+    expect(namedColumns(5, 1, []).every(Boolean)).toBe(true);
   });
 });

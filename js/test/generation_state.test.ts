@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type GenerationMeta,
   LENS_ROOM,
+  MIN_MAP,
   captionText,
   clampStep,
   currentIndex,
@@ -141,7 +142,7 @@ describe("generation view state", () => {
     expect(shareStepAt(l, 243)).toBe(4); // a little past the end still counts
     expect(shareStepAt(l, 300)).toBeNull();
     expect(shareStepAt({ ...l, steps: 0 }, 100)).toBeNull();
-    const map = { y0: 60, cell: 10, rows: 3 };
+    const map = { y0: 60, cellH: 10, rows: 3 };
     expect(rowAtY(map, 59)).toBeNull();
     expect(rowAtY(map, 60)).toBe(0);
     expect(rowAtY(map, 89)).toBe(2);
@@ -159,18 +160,21 @@ describe("generation view state", () => {
       fitted: null,
       panelH: 0,
     };
-    // label font 10: margins 70 and 60; cells capped at 30 (600 / 5 = 120 would fit)
+    // label font 10: margins 70 and 60; cells capped at 30 (600 / 5 = 120 would fit); 4 rows of 30 px would make a
+    // map 188 px tall, so rows of (240 - 60 - 8) / 4 = 43 px make it MIN_MAP tall
     expect(mapGeometry(base)).toEqual({
       cell: 30,
+      cellH: 43,
       showLabels: true,
       x0: 70,
       y0: 60,
       width: 228,
-      height: 188,
+      height: 240,
     });
-    // fitted in a 100 px box: (100 - 60 - 8) / 4 rows = 8 px cells, too small for labels: 8 px margins
+    // fitted in a 100 px box: (100 - 60 - 8) / 4 rows = 8 px cells, too small for labels: 8 px margins; the box
+    // holds no taller rows
     const fitted = mapGeometry({ ...base, fitted: { width: 600, height: 100 }, panelH: 0 });
-    expect(fitted).toEqual({ cell: 8, showLabels: false, x0: 8, y0: 8, width: 56, height: 48 });
+    expect(fitted).toEqual({ cell: 8, cellH: 8, showLabels: false, x0: 8, y0: 8, width: 56, height: 48 });
     // the share panel takes its height from the box, but the map keeps MIN_FIT_MAP (340 px): (340 - 60 - 8) / 4 = 68,
     // so the 30 px cap holds; before, 600 - 560 = 40 px were left and the map shrank to 3 px cells
     const shared = mapGeometry({ ...base, fitted: { width: 600, height: 600 }, panelH: 560 });
@@ -184,6 +188,30 @@ describe("generation view state", () => {
     // unfitted: the room beside the map is taken from the row's width the same way (1000 - 400 + 40 = 640 ≥ 600)
     expect(mapGeometry({ ...base, side: LENS_ROOM }).cell).toBe(30);
     expect(mapGeometry({ ...base, roomW: 500, side: LENS_ROOM }).cell).toBe(28);
+  });
+
+  it("makes a map of few steps MIN_MAP tall, its keys labelled (thinned) in the lecture theme", () => {
+    // notebook 06's chat view: 6 steps over 53 keys, lecture font 20 (labels 18: margins 126 x 108), fitted beside
+    // the top-k list in the output with the file browser open (830 px) and closed (1080 px); the share panel under
+    const chat = { rows: 6, cols: 53, font: 20, maxCell: 48, maxGrid: 760, panelH: 260, thin: true };
+    for (const width of [830, 1080]) {
+      const g = mapGeometry({ ...chat, roomW: width, fitted: { width, height: 560 } });
+      // columns by the width: (830 - 300 - 126 - 8) / 53 = 7 px, (1080 - 434) / 53 = 12 px
+      expect(g.cell).toBe(width === 830 ? 7 : 12);
+      expect(g.showLabels).toBe(true); // 7 px columns: every 3rd key named (labelPlan), not none
+      // 21 px rows: each step's token named at 18 px (labelPlan names every row from 1.15 x 18 = 21 px)
+      expect(g.cellH).toBe(Math.ceil((MIN_MAP - 108 - 8) / 6));
+      expect(g.cellH).toBe(21);
+      expect(g.height).toBeGreaterThanOrEqual(MIN_MAP);
+      expect(g.width).toBeGreaterThanOrEqual(MIN_MAP);
+    }
+    // without `thin` (the light theme) small cells keep no labels, and the rows still make the map MIN_MAP tall
+    const light = mapGeometry({ ...chat, thin: false, roomW: 830, fitted: { width: 830, height: 560 } });
+    // tall but within the box: rows of (240 - 16) / 6 = 38 px would do, the fitted 340 px leave (340 - 116) / 6 = 37
+    expect([light.showLabels, light.y0, light.cellH, light.height]).toEqual([false, 8, 37, 8 + 6 * 37 + 8]);
+    // many steps: rows as tall as the columns are wide (square cells), as before
+    const long = mapGeometry({ ...chat, rows: 40, cols: 40, roomW: 1080, fitted: null, panelH: 0 });
+    expect(long.cellH).toBe(long.cell);
   });
 
   it("writes the title, the caption and the top-k rows", () => {

@@ -12,7 +12,8 @@ widget output of the page: its DOM texts (one box per text node) and canvas text
 - ``cut``: a text, canvas or view box that sticks out of an ancestor (up to the notebook) that hides its overflow, so
   part of it cannot be seen nor scrolled to; and a canvas text that runs past its canvas's edge;
 - ``map``: a view (``.aw-root``) whose largest canvas, its main map, is under ``minMap`` CSS pixels either way
-  (AttentionProfile's one-row strip, QKStepThrough's columns, FillMask's bars and colour bars are not maps); a
+  (AttentionProfile's one-row strip, QKStepThrough's columns, FillMask's bars, GenerationView's span-share lines and
+  colour bars are not maps); a
   layers x heads grid of square cells (its canvas's ``data-cell``), as short as the model has layers, may instead have
   cells of ``minMap / 8`` px and a long side of ``minMap``.
 
@@ -75,8 +76,10 @@ CHECK = r"""
   const o = output;
   const problems = [];
   // Canvases that are not maps: AttentionProfile's one-row overview (its map is its text), QKStepThrough's
-  // columns (a column of bars per step of the computation), FillMask's bars, and colour bars.
-  const notMap = (c) => ["profile-strip", "fills-canvas", "row-canvas"].includes(c.dataset.testid)
+  // columns (a column of bars per step of the computation), FillMask's bars, GenerationView's span-share lines
+  // (a line chart under its steps x keys map, as wide as the view: in a narrow output it can outsize the map it
+  // explains), and colour bars.
+  const notMap = (c) => ["profile-strip", "fills-canvas", "row-canvas", "share-canvas"].includes(c.dataset.testid)
     || /^qk-/.test(c.dataset.testid || "") || c.closest(".aw-legend");
   const visible = (e) => e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
   const texts = [];

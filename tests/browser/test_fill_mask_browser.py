@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from helpers import dataset, eventually, page_point, wait_dataset
+from layout_check import CANVAS_TEXTS, check_output
 
 CELL = """
 import attnwidgets as aw
@@ -171,3 +172,51 @@ def test_fill_mask_rows_follow_a_linked_heatmap(lab):
     eventually(nb, "print(h.selection, w.selection)", f"[{flew}] [{flew}]")
     wait_dataset(hm, "heatmap-canvas", "selection", str(flew))
     assert not nb.errors(), nb.errors()
+
+
+LENS_CELL = """
+import attnwidgets as aw
+aw.set_theme("lecture")
+w = aw.FillMask("The chef tasted the [MASK] and added more salt.", lens=True)
+w.selection = [3, 4]
+w
+"""
+
+
+def _row_fault(p: dict, *, narrowest: bool) -> bool:
+    """A problem of layout_check.CHECK this test fails on: any overlap, any cut; at its narrowest output (380 px,
+    where the lens table and the sentence box run past the output) only a cut of the row's canvas or labels."""
+    row_part = "canvas text" in p["what"] or "row-canvas" in p["what"]
+    return p["kind"] == "overlap" or (p["kind"] == "cut" and (not narrowest or row_part))
+
+
+def test_fill_mask_row_labels_never_overlap_at_any_width(lab):
+    """Notebook 02 §4's FillMask, with a span selected and the logit lens on, read by the notebooks tier's layout
+    check (layout_check.py) as its output narrows from the file browser closed to far narrower: its attention row's
+    labels never overlap nor run past the canvas (the labels turned 45° overlapped, "the" / "[MASK]", in the 820 px
+    output of the file browser open), going from one level line to two staggered lines to turned and thinned."""
+    nb = lab.open([LENS_CELL], viewport=(1280, 720))
+    root = nb.widget()
+    nb.page.wait_for_function("() => document.querySelector('[data-testid=lens] table, [data-testid=lens] *')",
+                              timeout=30_000)
+    nb.page.evaluate(f"() => {{ {CANVAS_TEXTS} }}")  # record the canvas texts from the next paint on
+    nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the widest output: the file browser closed
+    modes = set()
+    # the output's own width ("": as JupyterLab lays it out, about 1100 px), then narrower and narrower; each width
+    # draws the row again (600 px first, so that the full width is a change too)
+    for width in ("600px", "", "820px", "640px", "480px", "380px"):
+        before = dataset(nb.page, "row-canvas")["colW"]
+        root.evaluate("(r, w) => { r.closest('.jp-OutputArea-output').style.maxWidth = w; }", width)
+        nb.page.wait_for_function(
+            """(before) => { const c = document.querySelector('[data-testid=row-canvas]');
+                             return c.dataset.colW !== before && window.__awCanvasTexts(c).length >= 3; }""",
+            arg=before, timeout=10_000)
+        nb.page.wait_for_timeout(300)
+        row = dataset(nb.page, "row-canvas")
+        modes.add(row.get("labelLines"))
+        result = check_output(root.locator("xpath=ancestor::*[contains(@class, 'jp-OutputArea-output')][1]"))
+        bad = [p for p in result["problems"] if _row_fault(p, narrowest=width == "380px")]
+        assert not bad, (width, row.get("labelLines"), bad)
+        nb.screenshot(f"fill-mask-lens-{width or 'full'}", root)
+    # every label plan was met on the way: level, staggered over two lines, turned
+    assert {"1", "2", "0"} <= modes, modes

@@ -221,15 +221,7 @@ def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
 
 #: Faults the check finds that are still open, each named with why (issue 33 §1): (notebook, cell, text of the fault).
 #: Anything else fails; an entry goes when its fault is fixed.
-KNOWN = [
-    # FillMask with a selection and the lens (this turn): two labels of its attention row overlap with the file
-    # browser open ("the" / "[MASK]")
-    ("02_bert", 41, "overlap"),
-    # 06 §3's chat-role view: 6 steps make a map under 200 px tall, and the long chat prompt's key labels scroll
-    # out of sight in its row
-    ("06_long_context_and_generation", 49, "map:"),
-    ("06_long_context_and_generation", 49, "cut:"),
-]
+KNOWN: list[tuple[str, int, str]] = []
 
 #: Where each notebook that ran cleanly is saved with its outputs: the docs site renders the tutorials from here
 #: (docs/gen_ref.py), so the docs tier of .ci/run executes no notebook of its own.

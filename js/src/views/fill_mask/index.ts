@@ -30,10 +30,14 @@ import {
 export type { FillMaskTraits } from "./state";
 
 const CSS = `
-.aw-fill-mask input.aw-fill-text[type="text"] { font: inherit; width: 32em; max-width: 90%; padding: 2px 6px; }
+.aw-fill-mask .aw-fill-sentence { flex: 1 1 100%; min-width: 0; }
+.aw-fill-mask input.aw-fill-text[type="text"] { font: inherit; flex: 0 1 32em; width: auto; min-width: 4em;
+  padding: 2px 6px; }
 .aw-fill-mask canvas { display: block; }
 .aw-fill-mask .aw-fill-top { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 1.5em; }
 .aw-fill-mask .aw-fill-head { flex: 1 1 14em; max-width: 28em; margin-bottom: 0.5em; }
+.aw-fill-mask .aw-fill-bars { display: flex; flex-direction: column; width: min-content; }
+.aw-fill-mask .aw-fill-bars .aw-fill-head { flex: none; max-width: none; margin-top: 0.3em; }
 ${lensCss(".aw-fill-mask")}`;
 
 /** The sentence box, the two canvases and the texts around them. */
@@ -47,7 +51,12 @@ function fillDom() {
   });
   return {
     input,
-    inputRow: h("div", { className: "aw-bar" }, h("label", {}, "sentence ", input)),
+    // the box shrinks with a narrow output (a 32em box in a percentage of an inline label ran past a 600 px one)
+    inputRow: h(
+      "div",
+      { className: "aw-bar" },
+      h("label", { className: "aw-fill-sentence" }, "sentence", input),
+    ),
     fillsCanvas: h("canvas", { className: "aw-canvas", "data-testid": "fills-canvas" }),
     rowCanvas: h("canvas", { className: "aw-canvas", "data-testid": "row-canvas" }),
     rowTitle: h("div", { className: "aw-muted", "data-testid": "row-title", "data-export-text": "" }),
@@ -67,18 +76,11 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
   const { root, title, bar, errorBox, cleanups, showError } = shell;
   const dom = fillDom();
   const tooltip = tooltipBox();
-  root.append(
-    title,
-    dom.inputRow,
-    bar,
-    errorBox,
-    // the lens table beside the bars it explains (its last row is the bars' fill-in)
-    h("div", { className: "aw-fill-top" }, dom.fillsCanvas, dom.lens, dom.headNote),
-    dom.rowTitle,
-    dom.rowCanvas,
-    dom.caption,
-    tooltip,
-  );
+  // the bars, and under them the head note while the lens table is shown (paint moves it)
+  const bars = h("div", { className: "aw-fill-bars" }, dom.fillsCanvas);
+  // the lens table beside the bars it explains (its last row is the bars' fill-in)
+  const top = h("div", { className: "aw-fill-top" }, bars, dom.lens, dom.headNote);
+  root.append(title, dom.inputRow, bar, errorBox, top, dom.rowTitle, dom.rowCanvas, dom.caption, tooltip);
 
   let rows: Float32Array = new Float32Array(0);
   let attention: Float32Array | null = null; // every query row (layers, heads, n, n), when Python sent it
@@ -127,6 +129,10 @@ function render({ model, el }: RenderProps<FillMaskTraits>): () => void {
     const combine = model.get("combine");
     dom.rowTitle.textContent = rowTitle(m, layer, head, { tokens, positions, selection, combine });
     dom.headNote.textContent = userText(meta.head ?? "");
+    // Beside the bars, or under them while the lens table takes the room beside them: there it wrapped under both
+    // and pushed the attention row below a 720p screen.
+    const home = model.get("lens") && p.lens ? bars : top;
+    if (dom.headNote.parentElement !== home) home.append(dom.headNote);
     dom.caption.textContent = fillCaption((p.fills ?? []).length);
     dom.rowCanvas.title = attention
       ? "click a token to see where it attends; shift-click a span, ctrl/cmd-click to add one, Escape: the [MASK]"

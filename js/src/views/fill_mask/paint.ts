@@ -4,7 +4,18 @@
 import { fitToken, prepareCanvas, textMeasurer } from "../../draw/canvas";
 import { categorical } from "../../draw/colors";
 import type { Theme } from "../../shared/theme";
-import { type Fill, type FillMaskTraits, type FillsLayout, fillsLayout, rowColumns } from "./state";
+import {
+  type Fill,
+  type FillMaskTraits,
+  type FillsLayout,
+  type RowLabels,
+  fillsLayout,
+  labelHeight,
+  labelLine,
+  labelReach,
+  namedColumns,
+  rowColumns,
+} from "./state";
 
 /** The filler bars of one [MASK] `m` in the panel at (x0, y0). */
 function drawPanel(
@@ -79,8 +90,53 @@ export function paintFills(
   return l;
 }
 
+/** The attention row's label of token `tok` at x = `cx` (its column's centre) under the axis at `y`; `line` of a
+ * staggered row (a short tick from the axis leads a second line's label to its column). */
+function drawLabel(
+  ctx: CanvasRenderingContext2D,
+  tok: string,
+  at: { cx: number; y: number; line: number; labels: RowLabels; font: number },
+): void {
+  const { cx, y, line, labels, font } = at;
+  ctx.save();
+  ctx.translate(cx, y);
+  if (labels.lines === 0) {
+    // turned: read upwards, ending at the axis, centred on the column
+    ctx.rotate(-Math.PI / 2);
+    ctx.textAlign = "right";
+    ctx.textBaseline = "middle";
+  } else {
+    ctx.textAlign = "center";
+    ctx.textBaseline = "top";
+    if (line > 0) {
+      const strokeStyle = ctx.strokeStyle;
+      ctx.strokeStyle = ctx.fillStyle;
+      ctx.globalAlpha = 0.4;
+      ctx.beginPath();
+      ctx.moveTo(0.5, -4);
+      ctx.lineTo(0.5, line * labelLine(font) - 2);
+      ctx.stroke();
+      ctx.globalAlpha = 1;
+      ctx.strokeStyle = strokeStyle;
+    }
+    ctx.translate(0, line * labelLine(font));
+  }
+  ctx.fillText(fitToken(ctx, tok, labels.room, 12), 0, 0);
+  ctx.restore();
+}
+
+/** Each token label's width (px) as the row draws it (bold when `marked`), for the row's label plan. */
+function labelWidths(tokens: string[], marked: Set<number>, t: Theme): number[] {
+  const probe = textMeasurer();
+  return tokens.map((tok, j) => {
+    probe.font = `${marked.has(j) ? "700 " : ""}${t.font}px ${t.fontFamily}`;
+    return probe.measureText(fitToken(probe, tok, t.font * 6, 12)).width;
+  });
+}
+
 /** Paint the attention row `values` over the tokens, the `picked` query tokens marked; returns its columns (for the
- * tooltip and clicks). */
+ * tooltip and clicks). Its labels never overlap (state.ts rowColumns: level, staggered over two lines, or turned and
+ * thinned). */
 export function paintRow(
   canvas: HTMLCanvasElement,
   p: FillMaskTraits["_payload"],
@@ -91,10 +147,11 @@ export function paintRow(
 ): { x0: number; colW: number } {
   const tokens = p.tokens ?? [];
   const n = tokens.length;
-  const { x0, colW, rotated } = rowColumns(n, room, t.font);
+  const marked = new Set(picked); // the selected query tokens (bars and labels in the accent)
+  const { x0, colW, labels } = rowColumns(n, room, t.font, labelWidths(tokens, marked, t));
   const plotH = Math.round(t.font * 5);
-  const labelH = Math.round(rotated ? t.font * 4.5 : t.font * 1.8);
-  const width = x0 + colW * n + 8;
+  const labelH = labelHeight(labels, t.font);
+  const width = x0 + colW * n + labelReach(labels, colW) + 8;
   const height = t.font + plotH + labelH;
   const ctx = prepareCanvas(canvas, width, height);
   ctx.fillStyle = t.bg;
@@ -110,21 +167,18 @@ export function paintRow(
   ctx.fillText(top.toFixed(2), x0 - 4, y0);
   ctx.fillText("0", x0 - 4, y0 + plotH);
   const masks = new Set(p.positions ?? []);
-  const marked = new Set(picked); // the selected query tokens (bars and labels in the accent)
+  const named = labels.lines ? null : namedColumns(n, labels.every, picked);
+  ctx.lineWidth = 1;
   for (let j = 0; j < n; j++) {
     const x = x0 + j * colW;
     const bh = (plotH * values[j]) / top;
     ctx.fillStyle = marked.has(j) ? t.accent : masks.has(j) ? t.muted : categorical(0);
     ctx.fillRect(x + 2, y0 + plotH - bh, colW - 4, bh);
-    ctx.save();
-    ctx.translate(x + colW / 2, y0 + plotH + 6);
-    ctx.rotate(rotated ? -Math.PI / 4 : 0);
-    ctx.textAlign = rotated ? "right" : "center";
-    ctx.textBaseline = "top";
+    if (named && !named[j]) continue;
     ctx.fillStyle = marked.has(j) ? t.accent : t.fg;
     ctx.font = `${marked.has(j) ? "700 " : ""}${t.font}px ${t.fontFamily}`;
-    ctx.fillText(fitToken(ctx, tokens[j], rotated ? labelH * 1.3 : colW - 4, 12), 0, 0);
-    ctx.restore();
+    const line = labels.lines > 1 ? j % labels.lines : 0;
+    drawLabel(ctx, tokens[j], { cx: x + colW / 2, y: y0 + plotH + 8, line, labels, font: t.font });
   }
   ctx.strokeStyle = t.fg;
   ctx.beginPath();
@@ -135,6 +189,8 @@ export function paintRow(
     n: String(n),
     x0: String(x0),
     colW: String(colW),
+    labelLines: String(labels.lines), // 1 level, 2 staggered, 0 turned (every `labelEvery`-th named)
+    labelEvery: String(labels.every),
     max: String(vmax),
     selection: picked.join(","),
     values: Array.from(values, (v) => v.toFixed(6)).join(","),

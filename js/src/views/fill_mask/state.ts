@@ -135,15 +135,72 @@ export function panelAt(l: Pick<FillsLayout, "w" | "h" | "perRow">, n: number, x
   return col >= 0 && col < l.perRow && m >= 0 && m < n ? m : -1;
 }
 
-/** The attention row's columns: x of the first, width of each, and whether the labels are turned 45°. */
+/** How the attention row names its tokens: `lines` 1 (level, each label within its column), 2 (level, staggered over
+ * two lines: each label may take two columns' width, its neighbours being on the other line), or 0 (turned 90°, every
+ * `every`-th token named, `room` px down). `room`: the most px a label takes (along the row, or down when turned). */
+export interface RowLabels {
+  lines: number;
+  every: number;
+  room: number;
+}
+
+/** Room between two level labels (px). */
+const LABEL_GAP = 4;
+
+/** The line height of the level labels of a `font` px font (a text's box is about one font high). */
+export function labelLine(font: number): number {
+  return Math.round(font * 1.3);
+}
+
+/** The attention row's columns and how their labels go, from each label's measured width (`widths`, px, in the
+ * font it is drawn in; the bold of a marked one). `x0` is where the first column starts: right of the value axis
+ * and far enough in that a staggered label never reaches past the canvas's left edge (nor under the axis's "0").
+ * Labels never overlap: level ones stay within their column (one line) or two columns (two lines, every other label
+ * on the second); turned ones are one text line wide and `every` columns apart. */
 export function rowColumns(
   n: number,
   room: number,
   font: number,
-): { x0: number; colW: number; rotated: boolean } {
-  const x0 = Math.round(font * 3.2);
-  const colW = Math.max(8, Math.min(font * 4.5, Math.floor((room - x0) / Math.max(1, n))));
-  return { x0, colW, rotated: colW < font * 4 };
+  widths: number[] = [],
+): { x0: number; colW: number; labels: RowLabels } {
+  const axis = Math.round(font * 3.2);
+  const longest = Math.min(Math.max(0, ...widths), font * 6); // a longer token is cut to this with an ellipsis
+  const columns = (extra: number) =>
+    Math.max(8, Math.min(font * 4.5, Math.floor((room - axis) / Math.max(1, n + extra))));
+  for (const lines of [1, 2]) {
+    // two lines: a label is centred on its column but may be two columns wide, so half a column more each side
+    const colW = columns(lines - 1);
+    const labelRoom = Math.min(lines * colW - LABEL_GAP, font * 6);
+    if (longest <= labelRoom) {
+      const labels = { lines, every: 1, room: labelRoom };
+      return { x0: axis + labelReach(labels, colW), colW, labels };
+    }
+  }
+  const colW = columns(0);
+  const every = Math.max(1, Math.ceil((font * 1.25) / colW));
+  return { x0: axis, colW, labels: { lines: 0, every, room: Math.max(font, longest) } };
+}
+
+/** Which of `n` turned labels are named, `every` apart at least: the marked ones (as many as keep that distance),
+ * then every `every`-th token not within `every` of a named marked one. */
+export function namedColumns(n: number, every: number, marked: number[]): boolean[] {
+  const named = new Array<boolean>(n).fill(false);
+  const kept: number[] = [];
+  for (const j of [...new Set(marked)].filter((j) => j >= 0 && j < n).sort((a, b) => a - b))
+    if (!kept.length || j - kept[kept.length - 1] >= every) kept.push(j);
+  for (const j of kept) named[j] = true;
+  for (let j = 0; j < n; j += every) if (kept.every((k) => Math.abs(j - k) >= every)) named[j] = true;
+  return named;
+}
+
+/** How far (px) a level label may reach past its column on either side (a staggered one: about half a column). */
+export function labelReach(labels: RowLabels, colW: number): number {
+  return labels.lines ? Math.max(0, Math.ceil((labels.room - colW) / 2)) : 0;
+}
+
+/** The height (px) under the row's axis its labels take (they start 8 px under it, clear of the axis's "0"). */
+export function labelHeight(labels: RowLabels, font: number): number {
+  return labels.lines ? labels.lines * labelLine(font) + 10 : labels.room + 12;
 }
 
 /** The token column under x px, or -1 outside the `n` tokens. */

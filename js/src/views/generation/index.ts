@@ -112,7 +112,7 @@ interface Held {
   lensProbs: Matrix | null; // (steps, layers + 1, k): the logit lens, when the generation kept it
   spans: TextSpans;
   slider: HTMLInputElement | null;
-  mapLayout: { y0: number; cell: number; rows: number };
+  mapLayout: { y0: number; cellH: number; rows: number };
   shareLayout: ShareLayout;
 }
 
@@ -163,8 +163,9 @@ function paintMap(c: Ctx, t: Theme): void {
     fitted: room,
     panelH: room && panel ? shareHeight(t.name, room.height) + t.font * 3.5 : 0,
     side: model.get("lens") && model.get("_payload").lens ? LENS_ROOM : TOPK_ROOM,
+    thin: t.name === "lecture",
   });
-  c.held.mapLayout = { y0: g.y0, cell: g.cell, rows: m.generated.length };
+  c.held.mapLayout = { y0: g.y0, cellH: g.cellH, rows: m.generated.length };
   paintMatrix(parts.canvas, {
     t,
     g,
@@ -287,7 +288,7 @@ function render({ model, el }: RenderProps<GenerationTraits>): () => void {
     lensProbs: null,
     spans: [[], []],
     slider: null,
-    mapLayout: { y0: 0, cell: 1, rows: 0 },
+    mapLayout: { y0: 0, cellH: 1, rows: 0 },
     shareLayout: { x0: 0, y0: 0, w: 0, h: 0, steps: 0 },
   };
   const c: Ctx = { model, el, fit, parts, held, shareData: shareCache() };

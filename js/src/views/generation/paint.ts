@@ -22,7 +22,8 @@ import {
 /** The text box's token spans, as [line 0 (prompt/source), line 1 (output)]. */
 export type TextSpans = HTMLSpanElement[][];
 
-/** Fill the text box with a span per token (state.textLines); returns them by line. */
+/** Fill the text box with a span per token (state.textLines), the line free to break between any two; returns
+ * them by line. */
 export function buildText(text: HTMLElement, m: GenerationMeta): TextSpans {
   text.replaceChildren();
   const spans: TextSpans = [[], []];
@@ -38,7 +39,9 @@ export function buildText(text: HTMLElement, m: GenerationMeta): TextSpans {
       });
       if (tok.pos !== null) s.dataset.pos = String(tok.pos);
       spans[tok.line].push(s);
-      line.append(s);
+      // a line may break between any two tokens: a token's own spaces are kept (white-space: pre), so without this a
+      // long chat prompt's line had no break and ran past the output's right edge
+      line.append(s, h("wbr"));
     }
     text.append(line);
   }
@@ -119,16 +122,17 @@ export function paintMatrix(canvas: HTMLCanvasElement, s: MapScene): void {
   ctx.fillRect(0, 0, g.width, g.height);
   if (s.matrix) {
     const vmax = finiteMax(s.matrix.data) || 1;
-    drawMatrix(ctx, s.matrix.data, n, cols, g.x0, g.y0, cols * g.cell, n * g.cell, vmax, s.map);
+    drawMatrix(ctx, s.matrix.data, n, cols, g.x0, g.y0, cols * g.cell, n * g.cellH, vmax, s.map);
   }
   if (g.showLabels) mapLabels(ctx, s);
   ctx.strokeStyle = t.accent;
   ctx.lineWidth = 2;
-  ctx.strokeRect(g.x0 - 1, g.y0 + s.step * g.cell - 1, cols * g.cell + 2, g.cell + 2);
+  ctx.strokeRect(g.x0 - 1, g.y0 + s.step * g.cellH - 1, cols * g.cell + 2, g.cellH + 2);
   Object.assign(canvas.dataset, {
     x0: String(g.x0),
     y0: String(g.y0),
     cell: String(g.cell),
+    cellH: String(g.cellH), // a row's height: taller than a column is wide when there are few steps
     rows: String(n),
     cols: String(cols),
     step: String(s.step),
@@ -140,20 +144,24 @@ export function paintMatrix(canvas: HTMLCanvasElement, s: MapScene): void {
 /** The steps' tokens down the left (the current one in the accent) and the keys up the top. */
 function mapLabels(ctx: CanvasRenderingContext2D, s: MapScene): void {
   const { t, g } = s;
-  // lecture: 14 px labels, every k-th token on small cells (labelPlan); light: as before
-  const plan = labelPlan({ ...t, font: Math.max(10, t.font - 2) }, g.cell);
-  ctx.font = `${t.name === "lecture" ? plan.size : Math.max(10, t.font - 2)}px ${t.fontFamily}`;
-  const named = t.name === "lecture" ? plan.named : () => true;
+  // lecture: 14 px labels at least, every k-th token on small cells (labelPlan: the rows by their height, the keys
+  // by their width, so a long prompt's keys thin out with the map instead of being left out); light: as before
+  const lecture = t.name === "lecture";
+  const labelT = { ...t, font: Math.max(10, t.font - 2) };
+  const rowPlan = labelPlan(labelT, g.cellH);
+  const colPlan = labelPlan(labelT, g.cell);
+  const size = lecture ? Math.min(rowPlan.size, colPlan.size) : Math.max(10, t.font - 2);
+  ctx.font = `${size}px ${t.fontFamily}`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "right";
   s.rowLabels.forEach((tok, q) => {
-    if (!named(q, s.step)) return;
+    if (lecture && !rowPlan.named(q, s.step)) return;
     ctx.fillStyle = q === s.step ? t.accent : t.fg;
-    ctx.fillText(fitToken(ctx, tok ?? "", g.x0 - 8), g.x0 - 4, g.y0 + (q + 0.5) * g.cell);
+    ctx.fillText(fitToken(ctx, tok ?? "", g.x0 - 8), g.x0 - 4, g.y0 + (q + 0.5) * g.cellH);
   });
   ctx.textAlign = "left";
   s.colLabels.forEach((tok, k) => {
-    if (!named(k)) return;
+    if (lecture && !colPlan.named(k)) return;
     ctx.save();
     ctx.translate(g.x0 + (k + 0.5) * g.cell, g.y0 - 4);
     ctx.rotate(-Math.PI / 2);

@@ -197,15 +197,17 @@ export function shareStepAt(l: { x0: number; w: number; steps: number }, x: numb
   return Math.round(Math.max(0, Math.min(1, f)) * (l.steps - 1));
 }
 
-/** The map's row (step) at `y` px from its top; null outside the rows. */
-export function rowAtY(l: { y0: number; cell: number; rows: number }, y: number): number | null {
-  const q = Math.floor((y - l.y0) / l.cell);
+/** The map's row (step) at `y` px from its top (rows `cellH` px tall); null outside the rows. */
+export function rowAtY(l: { y0: number; cellH: number; rows: number }, y: number): number | null {
+  const q = Math.floor((y - l.y0) / l.cellH);
   return q >= 0 && q < l.rows ? q : null;
 }
 
-/** Sizes the steps x keys map is drawn at. */
+/** Sizes the steps x keys map is drawn at: `cell` px a key (column), `cellH` px a step (row; taller than `cell` when
+ * few steps would make a map too short to read: {@link MIN_MAP}). */
 export interface MapGeometry {
   cell: number;
+  cellH: number;
   showLabels: boolean;
   x0: number;
   y0: number;
@@ -216,8 +218,15 @@ export interface MapGeometry {
 /** The least height (CSS px, labels included) a fitted map keeps beside the span-share panel. */
 export const MIN_FIT_MAP = 340;
 
-/** The map's cell and margins: `roomW` the width its row has, `fitted` a box to fit in (its height less what the
- * share panel takes, `panelH`), labels only when a cell is 10 px or more. */
+/** The least height (CSS px, labels included) of the map where its box allows: a room reads no map under 200 px
+ * (tests/browser/layout_check.py MIN_MAP_PX), so a generation of a few steps gets taller rows, not a strip (six steps
+ * of a chat prompt made one 58 px tall at 1280 x 720). */
+export const MIN_MAP = 240;
+
+/** The map's cells and margins: `roomW` the width its row has, `fitted` a box to fit in (its height less what the
+ * share panel takes, `panelH`). Labels when a cell is 10 px or more, or always with `thin` (the lecture theme: labels
+ * at their least size, every k-th of them on small cells, draw/canvas.ts labelPlan). Rows are as tall as the columns
+ * are wide, or taller, up to the box, so that the map is {@link MIN_MAP} tall. */
 export function mapGeometry(o: {
   rows: number;
   cols: number;
@@ -228,24 +237,27 @@ export function mapGeometry(o: {
   fitted: { width: number; height: number } | null;
   panelH: number;
   side?: number; // width kept beside the map (default TOPK_ROOM)
+  thin?: boolean; // labels on cells under 10 px too, thinned (the lecture theme)
 }): MapGeometry {
   const labelFont = Math.max(10, o.font - 2);
+  const margins = { x0: Math.min(140, labelFont * 7), y0: Math.min(120, labelFont * 6) };
   const maxW = Math.min(o.maxGrid, o.roomW - (o.side ?? TOPK_ROOM) + 40);
   let cell = Math.max(3, Math.min(o.maxCell, Math.floor(Math.max(120, maxW) / Math.max(o.cols, o.rows, 1))));
+  let byH = Number.POSITIVE_INFINITY;
   if (o.fitted) {
     // The span-share panel shares the screen's height with the map, but never shrinks the map under MIN_FIT_MAP
     // (it took the map to ~110 px in a 720 px window): the panel goes below the fold instead.
     const mapH = Math.max(o.fitted.height - o.panelH, Math.min(o.fitted.height, MIN_FIT_MAP));
-    const byW = Math.floor(
-      (o.fitted.width - (o.side ?? TOPK_ROOM) - Math.min(140, labelFont * 7) - 8) / Math.max(o.cols, 1),
-    );
-    const byH = Math.floor((mapH - Math.min(120, labelFont * 6) - 8) / Math.max(o.rows, 1));
+    const byW = Math.floor((o.fitted.width - (o.side ?? TOPK_ROOM) - margins.x0 - 8) / Math.max(o.cols, 1));
+    byH = Math.floor((mapH - margins.y0 - 8) / Math.max(o.rows, 1));
     cell = Math.max(3, Math.min(cell, byW, byH));
   }
-  const showLabels = cell >= 10;
-  const x0 = showLabels ? Math.min(140, labelFont * 7) : 8;
-  const y0 = showLabels ? Math.min(120, labelFont * 6) : 8;
-  return { cell, showLabels, x0, y0, width: x0 + o.cols * cell + 8, height: y0 + o.rows * cell + 8 };
+  const showLabels = cell >= 10 || Boolean(o.thin);
+  const x0 = showLabels ? margins.x0 : 8;
+  const y0 = showLabels ? margins.y0 : 8;
+  const tall = Math.ceil((MIN_MAP - y0 - 8) / Math.max(o.rows, 1));
+  const cellH = Math.max(cell, Math.min(tall, byH));
+  return { cell, cellH, showLabels, x0, y0, width: x0 + o.cols * cell + 8, height: y0 + o.rows * cellH + 8 };
 }
 
 /** The title: the result's and which generated token is on screen. */
