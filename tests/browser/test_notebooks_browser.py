@@ -193,6 +193,9 @@ def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
     nb.screenshot(f"notebook-{path.stem}")
     problems = [f"widget output of cell {o['cell']} did not draw: {o['text']!r}" for o in outs if not o["drawn"]]
     problems += [f"widget error box: {t.strip()!r}" for t in page.locator(".aw-error").all_inner_texts() if t.strip()]
+    # A view titled by a temporary folder's name (tempfile.mkdtemp: "tmpbf355675") names no model a student knows.
+    temp_names = sorted({m for t in page.locator(".aw-root").all_inner_texts() for m in TEMP_NAME.findall(t)})
+    problems += [f"a view names a temporary folder, not a model: {name!r}" for name in temp_names]
     if "Error displaying widget" in page.locator("body").inner_text():
         problems.append("'Error displaying widget' in the page")
     problems += [f"page error: {e}" for e in nb.errors()]
@@ -218,6 +221,9 @@ def test_notebook_runs_and_renders_in_jupyterlab(claimed_lab, path):
     export(EXECUTED / path.name, page_path, "--no-execute")
     live_page_ok(lab.browser, page_path, f"exported-{path.stem}")
 
+
+#: tempfile's folder names (``tmp`` and 8 of ``[a-z0-9_]``), as a view's title shows a model loaded from one.
+TEMP_NAME = re.compile(r"\btmp[a-z0-9_]{8}\b")
 
 #: Faults the check finds that are still open, each named with why (issue 33 §1): (notebook, cell, text of the fault).
 #: Anything else fails; an entry goes when its fault is fixed.
