@@ -9,6 +9,7 @@ Every source ends up as a dict of (L, H) float arrays keyed by the statistic nam
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,8 +166,6 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
     >>> s.shape, round(float(s.values["sep"][0, 1]), 4)
     ((1, 2), 0.3333)
     """
-    import pandas as pd
-
     if isinstance(source, HeadStats):  # already a table (a widget's ``stats``): taken as it is
         if words and not source.words:
             raise ValueError(f"{who}: these statistics are not word-level; make them from attention with words=True")
@@ -200,7 +199,7 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
         name = source.model.name if source.model is not None else "corpus"
         causal = source.model is not None and source.model.kind == "decoder"
         return HeadStats(_corpus_values(source), f"{name} · mean of {source.n_docs} inputs", source.words, causal)
-    if isinstance(source, pd.DataFrame):
+    if _is_frame(source):
         return HeadStats(_from_frame(source), "statistics")
     if isinstance(source, Mapping) and source:
         values = {str(k): np.asarray(v, dtype=np.float64) for k, v in source.items()}
@@ -213,6 +212,12 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
         f"attnwidgets.studies.corpus_stats), a tidy statistics DataFrame or a dict of (layers, heads) arrays; "
         f"got {type(source).__name__}"
     )
+
+
+def _is_frame(source: Any) -> bool:
+    """Whether ``source`` is a pandas DataFrame, without importing pandas (0.5 s) when nothing has: then it is not."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(source, pd.DataFrame)
 
 
 def _n_words(result: AttentionResult) -> int:
