@@ -16,7 +16,10 @@ and counts, (L, H) grids, (direction, layer, head, relation) counts); their tabl
 ``.frame()`` / ``.table()``, so saving the arrays saves the tables too. NumPy is already what the numpy layers use,
 so no new dependency (pyarrow is not one of ours, and is large); one file per object is one thing to move, mail or
 check in; and ``np.load(..., allow_pickle=False)`` reads only numbers and fixed-width text, so loading a file never
-runs code from it (no pickle anywhere). The few real tables (a sweep's frame) are stored column by column.
+runs code from it (no pickle anywhere). The few real tables (a sweep's frame) are stored column by column. Entries
+are deflated, except a large float array that deflate barely shrinks (a result's attention: float32 mantissas are
+noise to it), which is stored as it is so that reading it is a copy, not an inflate (:func:`write_npz`); readers,
+``np.load`` and older attnwidgets versions read both kinds of entry alike, and files written before read as ever.
 
 Every file is tagged with the model (:func:`provenance`): its name, the exact files loaded (``commit``: the hub
 commit hash, or a hash of a local folder's ``config.json``), the hub revision asked for, its shape. Loading with
