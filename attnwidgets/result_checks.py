@@ -37,8 +37,9 @@ def check_layer_head(layer: Any, head: Any, n_layers: int, n_heads: int) -> None
         raise IndexError(f"head {head!r} is out of range: layers have {n_heads} heads (0..{n_heads - 1}, -1 = mean)")
 
 
-def real_array(values: Any, what: str) -> np.ndarray:
-    """A float32 copy of ``values``, refusing what is not real numbers (complex, strings, objects)."""
+def real_array(values: Any, what: str, copy: bool = True) -> np.ndarray:
+    """A float32 copy of ``values``, refusing what is not real numbers (complex, strings, objects); with
+    ``copy=False`` float32 ``values`` themselves (another dtype is still converted)."""
     a = np.asarray(values)
     if a.dtype.kind not in "biuf":
         kinds = {"c": "complex numbers", "U": "strings", "S": "bytes", "O": "Python objects", "M": "dates"}
@@ -46,6 +47,8 @@ def real_array(values: Any, what: str) -> np.ndarray:
                          f"{kinds.get(a.dtype.kind, str(a.dtype))} (dtype {a.dtype})")
     if a.ndim > 4:
         raise ValueError(f"{what} must be [layer, head, query, key] (at most 4 axes), got shape {a.shape}")
+    if not copy:
+        return np.asarray(a, dtype=np.float32)
     return np.array(a, dtype=np.float32)  # a copy: the result is frozen, the caller's array is not
 
 

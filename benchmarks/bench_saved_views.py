@@ -3,18 +3,31 @@ time it adds to a display, the bytes it adds to the saved notebook and the scope
 to first paint with no kernel (the view drawn from that state by shared/saved_view.ts in headless Chromium), for
 each view at 512 tokens on 6 x 12 heads (the bundled model's shape).
 
-Run: ``python benchmarks/bench_saved_views.py [--smoke] [--no-browser]``. Prints a table; no assertions (the
-target is a first paint of at most 0.5 s at 512 tokens). ``--smoke``: 16 tokens on 2 x 2 heads, one repeat (that it
-runs, for CI); the browser column is left out when Chromium is not installed.
+Then the time to open a saved file (what the JupyterLab document for an ``aw.save`` file waits for): a 512-token
+result of 12 x 12 heads (BERT-base's shape), written as this version writes it (its attention stored, not deflated)
+and as files before it were (every entry deflated, ``np.savez_compressed``), each opened by turns in a fresh process
+as the server does (``python -m attnwidgets.saved_doc FILE NAME``: every view's state, as JSON) and up to the first
+view's state (imports, the validated loader, the heatmap's state); CPU is the child processes' user + system time,
+the best of the repeats.
+
+Run: ``python benchmarks/bench_saved_views.py [--smoke] [--no-browser]``. Prints two tables; no assertions (the
+targets: a first paint of at most 0.5 s at 512 tokens, well under 2 s of CPU to a saved file's first view).
+``--smoke``: 16 tokens on 2 x 2 heads, one repeat (that it runs, for CI); the browser column is left out when
+Chromium is not installed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +77,50 @@ def first_paint(browser, html: str, folder: Path, repeat: int) -> float:
     return best
 
 
+FIRST_VIEW = """
+import sys
+import attnwidgets as aw
+from attnwidgets.saved_doc import _state
+from attnwidgets.studies.saved import load
+_state(lambda: aw.AttentionHeatmap(load(sys.argv[1])))
+"""
+
+
+def child_seconds(args: list[str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of ``python *args`` run to its end."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, *args], check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def open_times(n: int, layers: int, heads: int, repeat: int, folder: Path) -> None:
+    """The table of opening a saved result, as this version writes it and as every entry deflated."""
+    new = aw.save(result(n, layers, heads), folder / "new.npz")
+    with np.load(new, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    old = folder / "deflated.npz"
+    np.savez_compressed(old, **arrays)
+    files = {"as saved now (attention stored)": new, "every entry deflated (older files)": old}
+    best: dict[str, list[float]] = {name: [float("inf")] * 3 for name in files}
+    for _ in range(repeat):  # by turns: a machine loaded by others slows both alike
+        for name, path in files.items():
+            doc = child_seconds(["-m", "attnwidgets.saved_doc", str(path), path.name])
+            first = child_seconds(["-c", FIRST_VIEW, str(path)])
+            best[name] = [min(a, b) for a, b in zip(best[name], (*doc, first[1]))]
+    print(f"\nopening a saved {n}-token result of {layers} x {heads} heads (python -m attnwidgets.saved_doc, a fresh "
+          f"process; best of {repeat})")
+    print("| file | MiB | attention entry | open: wall s | open: CPU s | first view's state: CPU s |")
+    print("|---|---:|---|---:|---:|---:|")
+    for name, path in files.items():
+        with zipfile.ZipFile(path) as z:
+            kind = "stored" if z.getinfo("attention.npy").compress_type == zipfile.ZIP_STORED else "deflated"
+        wall, cpu, first_cpu = best[name]
+        print(f"| {name} | {path.stat().st_size / 2**20:,.1f} | {kind} | {wall:.2f} | {cpu:.2f} | {first_cpu:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat: that it runs (CI)")
@@ -104,6 +161,9 @@ def main() -> None:
     if browser is not None and pw is not None:
         browser.close()
         pw.stop()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the children: one thread, as the server's reader runs here
+    with tempfile.TemporaryDirectory() as tmp:
+        open_times(*((16, 2, 2) if args.smoke else (512, 12, 12)), repeat, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -178,7 +178,10 @@ class AttentionBatch:
                 f"budget of {format_bytes(dense_budget())}: measure long inputs one at a time with the blockwise "
                 f"functions (surface_stats, pattern_features, CorpusStats.add, HeadDistances.add), or raise the "
                 f"budget with attnwidgets.runner.set_dense_budget(nbytes)")
-        attention = np.zeros((b, n_layers, n_heads, t, t), dtype=np.float32)
+        # one dense input fills its batch: a view of its attention (read-only, as the result's), not a padded copy
+        one = b == 1 and not results[0].is_lazy
+        attention = np.asarray(results[0].attention, dtype=np.float32)[None] if one \
+            else np.zeros((b, n_layers, n_heads, t, t), dtype=np.float32)
         valid = np.zeros((b, t), dtype=bool)
         segment = np.full((b, t), -1, dtype=np.int64)
         names = ("cls", "sep", "special", "punct", "first", "other")
@@ -188,7 +191,7 @@ class AttentionBatch:
             if r.is_lazy:  # copied block by block: result.attention would keep a dense copy inside the result
                 for layer, start, stop, block in r.iter_blocks():
                     attention[i, layer, :, start:stop, :n] = block
-            else:
+            elif not one:
                 attention[i, :, :, :n, :n] = r.attention
             valid[i, :n] = True
             segment[i, :n] = r.segment_ids

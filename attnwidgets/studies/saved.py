@@ -247,7 +247,7 @@ def _from_arrays(att: np.ndarray, tokens: list[str], ids: dict[str, np.ndarray],
                  ) -> AttentionResult:
     return AttentionResult.from_arrays(
         att, tokens, word_ids=ids["word_ids"], segment_ids=ids["segment_ids"], special_mask=ids["special_mask"],
-        sinks=sinks, tol=row_tolerance(info), model=info, token_ids=ids["token_ids"],
+        sinks=sinks, tol=row_tolerance(info), copy=False, model=info, token_ids=ids["token_ids"],
         text=_text(attrs["text"], "text"), text_pair=_text(attrs["text_pair"], "text pair", True),
         target_text=_text(attrs["target_text"], "target text", True), truncated=truncated, outputs=outputs, **fields)
 

@@ -9,23 +9,19 @@ Every source ends up as a dict of (L, H) float arrays keyed by the statistic nam
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..analysis import (
-    STATISTIC_LABELS,
-    CorpusStats,
-    head_distances,
-    head_embedding,
-    sink_shares,
-    surface_stats,
-    uniform_entropy,
-)
 from ..analysis.roles import ROLE_LABELS
+from ..analysis.surface import surface_stats, uniform_entropy
 from ..result import AttentionResult
+
+if TYPE_CHECKING:
+    from ..analysis.corpus import CorpusStats
 
 __all__ = ["HIDDEN", "STAT_ORDER", "HeadStats", "embedding_frame", "entropy_baseline", "head_points", "head_stats",
            "sink_stats", "stat_labels", "takes_attention"]
@@ -165,8 +161,6 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
     >>> s.shape, round(float(s.values["sep"][0, 1]), 4)
     ((1, 2), 0.3333)
     """
-    import pandas as pd
-
     if isinstance(source, HeadStats):  # already a table (a widget's ``stats``): taken as it is
         if words and not source.words:
             raise ValueError(f"{who}: these statistics are not word-level; make them from attention with words=True")
@@ -187,6 +181,8 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
             title += f" · {combine} of {len(rows)} selected {'row' if len(rows) == 1 else 'rows'}"
         return HeadStats(values, title, words, src.model.kind == "decoder", n)
     if _is_results(source):
+        from ..analysis.corpus import CorpusStats
+
         acc = CorpusStats(words=words, smoothing=smoothing, patterns=False)
         acc.update(list(source))
         model = source[0].model
@@ -194,13 +190,13 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
     if words:
         raise ValueError(f"{who} can switch to word level only when given attention (an AttentionResult or a list "
                          "of them); for corpus statistics pass words=True to corpus_stats() instead")
-    if isinstance(source, CorpusStats):
+    if _is_corpus_stats(source):
         if not source.n_docs:
             raise ValueError("these CorpusStats hold no inputs yet: add results, or use corpus_stats(texts)")
         name = source.model.name if source.model is not None else "corpus"
         causal = source.model is not None and source.model.kind == "decoder"
         return HeadStats(_corpus_values(source), f"{name} · mean of {source.n_docs} inputs", source.words, causal)
-    if isinstance(source, pd.DataFrame):
+    if _is_frame(source):
         return HeadStats(_from_frame(source), "statistics")
     if isinstance(source, Mapping) and source:
         values = {str(k): np.asarray(v, dtype=np.float64) for k, v in source.items()}
@@ -213,6 +209,19 @@ def head_stats(source: Any, *, words: bool = False, smoothing: float = 0.0, who:
         f"attnwidgets.studies.corpus_stats), a tidy statistics DataFrame or a dict of (layers, heads) arrays; "
         f"got {type(source).__name__}"
     )
+
+
+def _is_corpus_stats(source: Any) -> bool:
+    """Whether ``source`` is a :class:`~attnwidgets.analysis.CorpusStats`, without importing its module (and the
+    pattern and clustering modules it needs) when nothing has: then it is not one."""
+    corpus = sys.modules.get("attnwidgets.analysis.corpus")
+    return corpus is not None and isinstance(source, corpus.CorpusStats)
+
+
+def _is_frame(source: Any) -> bool:
+    """Whether ``source`` is a pandas DataFrame, without importing pandas (0.5 s) when nothing has: then it is not."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(source, pd.DataFrame)
 
 
 def _n_words(result: AttentionResult) -> int:
@@ -230,6 +239,8 @@ def stat_labels(names: Sequence[str]) -> dict[str, str]:
     >>> stat_labels(["sep", "my_stat"])
     {'sep': 'attention to [SEP]', 'my_stat': 'my stat'}
     """
+    from ..analysis.corpus import STATISTIC_LABELS
+
     return {k: {**STATISTIC_LABELS, **_MORE_LABELS}.get(k, k.replace("_", " ")) for k in names}
 
 
@@ -248,6 +259,8 @@ def sink_stats(result: AttentionResult, keys: Any = (0,), kind: str = "self") ->
     >>> s.names(), round(float(s.values["sink"][0, 0]), 3), s.title
     (['sink'], 0.65, 'arrays · share of attention on key 0 (<s>)')
     """
+    from ..analysis.sinks import sink_shares
+
     shares = sink_shares(result, keys, kind)
     marked = sorted({int(k) for k in ([keys] if isinstance(keys, (int, np.integer)) else keys)})
     names = result.target_tokens if kind in ("decoder", "cross") and result.target_tokens else result.tokens
@@ -289,6 +302,8 @@ def head_points(source: Any, *, words: bool = False, seed: int = 0, who: str = "
     >>> head_points(r).shape
     (3, 4)
     """
+    from ..analysis.clustering import head_distances, head_embedding
+
     frame = embedding_frame(source)
     if frame is not None:
         if words:
@@ -298,7 +313,7 @@ def head_points(source: Any, *, words: bool = False, seed: int = 0, who: str = "
         results: Sequence[AttentionResult] = [source]
     elif _is_results(source):
         results = list(source)
-    elif isinstance(source, CorpusStats):
+    elif _is_corpus_stats(source):
         if words:
             raise ValueError("CorpusStats are fixed at word or piece level; pass words=True to corpus_stats()")
         try:

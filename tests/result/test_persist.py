@@ -203,3 +203,98 @@ def test_numpy_numbers_in_settings_are_saved_as_numbers(tmp_path) -> None:
     with pytest.raises(TypeError, match="not JSON"):
         write(tmp_path / "y.npz", "Example", {}, settings={"bad": object()})
     assert not (tmp_path / "y.npz").exists()
+
+
+# -- large float arrays stored, not deflated (the saved-file document opens them without inflating) ----------------
+
+
+def _noise_result(n: int = 40, layers: int = 2, heads: int = 3) -> AttentionResult:
+    a = np.random.default_rng(1).random((layers, heads, n, n), dtype=np.float32) ** 8
+    tokens = ["[CLS]", *(f"w{i}" for i in range(n - 2)), "[SEP]"]
+    return AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), tokens)
+
+
+def test_noisy_float_arrays_are_stored_and_compressible_ones_deflated(tmp_path, monkeypatch) -> None:
+    from attnwidgets import persist
+
+    monkeypatch.setattr(persist, "STORED_BYTES", 1024)
+    r = _noise_result()
+    path = aw.save(r, tmp_path / "r.npz")
+    causal = np.tril(np.ones((40, 40), np.float32))
+    zeros = write(tmp_path / "z.npz", "Example", {"a": causal / causal.sum(-1, keepdims=True),
+                                                    "b": np.zeros(4096)})
+    with zipfile.ZipFile(path) as z:
+        kinds = {i.filename: i.compress_type for i in z.infolist()}
+    assert kinds["attention.npy"] == zipfile.ZIP_STORED
+    assert kinds["__tags__.npy"] == kinds["token_ids.npy"] == zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(zeros) as z:
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
+    back = aw.load(path)
+    np.testing.assert_array_equal(back.attention, r.attention)
+    assert back.tokens == r.tokens and not back.attention.flags.writeable
+    with np.load(path, allow_pickle=False) as plain:  # any npz reader reads it
+        np.testing.assert_array_equal(plain["attention"], r.attention)
+
+
+def test_a_file_written_by_savez_compressed_still_loads(tmp_path) -> None:
+    """Files written before large arrays were stored (every entry deflated) open as before."""
+    r = _noise_result()
+    new = aw.save(r, tmp_path / "new.npz")
+    with np.load(new, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    old = tmp_path / "old.npz"
+    np.savez_compressed(old, **arrays)
+    with zipfile.ZipFile(old) as z:
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
+    back = aw.load(old)
+    np.testing.assert_array_equal(back.attention, r.attention)
+    assert read_tags(old) == read_tags(new)
+
+
+def test_a_changed_byte_in_a_stored_entry_is_refused(tmp_path, monkeypatch) -> None:
+    """A stored entry has no deflate stream to break: its CRC is what catches a changed weight."""
+    from attnwidgets import persist
+
+    monkeypatch.setattr(persist, "STORED_BYTES", 1024)
+    path = aw.save(_noise_result(), tmp_path / "r.npz")
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("attention.npy")
+        assert info.compress_type == zipfile.ZIP_STORED
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:  # where the entry's data starts, from its local header
+        z.fp.seek(info.header_offset)
+        local = z.fp.read(30)
+    name_len, extra_len = int.from_bytes(local[26:28], "little"), int.from_bytes(local[28:30], "little")
+    at = info.header_offset + 30 + name_len + extra_len + info.file_size - 3
+    data[at] ^= 0x01  # a low bit of one weight: rows still sum to 1 within the tolerance
+    path.write_bytes(bytes(data))
+    with pytest.raises(SavedFileError, match=r"'attention' cannot be read \(BadZipFile: Bad CRC-32"):
+        aw.load(path)
+
+
+def test_from_arrays_without_copy_keeps_and_freezes_the_array() -> None:
+    a = np.full((1, 2, 3, 3), 1 / 3, np.float32)
+    kept = AttentionResult.from_arrays(a, ["[CLS]", "hi", "[SEP]"], copy=False)
+    assert np.shares_memory(kept.attention, a) and not a.flags.writeable
+    b = np.full((1, 2, 3, 3), 1 / 3, np.float32)
+    copied = AttentionResult.from_arrays(b, ["[CLS]", "hi", "[SEP]"])
+    assert not np.shares_memory(copied.attention, b) and b.flags.writeable
+    f64 = AttentionResult.from_arrays(np.full((3, 3), 1 / 3), ["[CLS]", "hi", "[SEP]"], copy=False)
+    assert f64.attention.dtype == np.float32  # another dtype is still converted
+
+
+def test_a_loaded_result_holds_the_arrays_read_from_the_file(tmp_path, monkeypatch) -> None:
+    """The loader checks the array it read in place: from_arrays gets copy=False, and makes no second copy."""
+    from attnwidgets.result import AttentionResult as AR
+
+    path = aw.save(_noise_result(), tmp_path / "r.npz")
+    seen = {}
+    original = AR.from_arrays.__func__
+
+    def spy(cls, attention, tokens, **kwargs):
+        seen["attention"] = attention
+        return original(cls, attention, tokens, **kwargs)
+
+    monkeypatch.setattr(AR, "from_arrays", classmethod(spy))
+    back = aw.load(path)
+    assert back.attention is seen["attention"]
