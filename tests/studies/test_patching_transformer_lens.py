@@ -14,6 +14,9 @@ heads: it also folds each head's value bias into the output projection's bias (`
 constant from every head's share to the layer's bias share; our heads keep their value bias, as the model computes
 them. The totals per layer (``decompose_resid``) are the same either way.
 
+Under all of it, our attention itself is its ``hook_pattern`` (GPT-2, Llama, BERT; dense and rebuilt from queries and
+keys): what ``benchmarks/bench_long_context.py``'s TransformerLens row relies on.
+
 Skipped, with the reason, when ``transformer_lens`` is not importable: it is an optional
 peer, in the ``bench`` extra; install it beside the project (``pip install --no-deps --target DIR
 transformer-lens==4.3.0`` plus its missing dependencies, then ``PYTHONPATH=DIR``) so it cannot move torch or
