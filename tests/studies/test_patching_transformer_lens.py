@@ -14,6 +14,9 @@ heads: it also folds each head's value bias into the output projection's bias (`
 constant from every head's share to the layer's bias share; our heads keep their value bias, as the model computes
 them. The totals per layer (``decompose_resid``) are the same either way.
 
+Under all of it, our attention itself is its ``hook_pattern`` (GPT-2, Llama, BERT; dense and rebuilt from queries and
+keys): what ``benchmarks/bench_long_context.py``'s TransformerLens row relies on.
+
 Skipped, with the reason, when ``transformer_lens`` is not importable: it is an optional
 peer, in the ``bench`` extra; install it beside the project (``pip install --no-deps --target DIR
 transformer-lens==4.3.0`` plus its missing dependencies, then ``PYTHONPATH=DIR``) so it cannot move torch or
@@ -40,6 +43,7 @@ tl_bridge = pytest.importorskip(
            "attribution needs it (pip install 'attnwidgets[bench]', or beside the project with --target)")
 import torch  # noqa: E402
 
+from attnwidgets.attention_stack import set_dense_budget  # noqa: E402
 from attnwidgets.runner import get_runner  # noqa: E402
 from attnwidgets.studies import logit_attribution, patch_heads  # noqa: E402
 
@@ -97,6 +101,34 @@ def _tl_patching(folder: str, *, denoise: bool = False, hook: str = "hook_z") ->
 
                 values[layer, head] = logit_diff(bridge.run_with_hooks(target, fwd_hooks=[(name, swap)]))
     return values, base["clean"], base["corrupted"]
+
+
+@pytest.mark.parametrize("model", ["tiny_gpt2", "tiny_llama", "tiny_bert_mlm"])
+@pytest.mark.parametrize("lazy", [False, True], ids=["dense", "queries-and-keys"])
+def test_attention_matches_transformer_lens_pattern(model, lazy, request):
+    """Our attention (dense, or rebuilt from queries and keys) is TransformerLens's ``hook_pattern`` on the same ids:
+    what benchmarks/bench_long_context.py's TL row relies on to be a like-for-like comparison (causal GPT-2, Llama's
+    RoPE with grouped-query heads, BERT's bidirectional attention)."""
+    folder = request.getfixturevalue(model)
+    ids = _ids(folder, CLEAN)
+    old = set_dense_budget(0 if lazy else 1 << 30)
+    try:
+        get_runner(folder).cache.clear()
+        ours = get_runner(folder).run(CLEAN)
+    finally:
+        set_dense_budget(old)
+    assert ours.is_lazy == lazy
+    bridge = _bridge(folder)
+    with torch.no_grad():
+        _, cache = bridge.run_with_cache(ids, names_filter=lambda name: name.endswith("attn.hook_pattern"))
+    n_layers, _, n_tokens, _ = ours.attention_shape()
+    assert n_tokens == ids.shape[1] and len(cache) == n_layers == bridge.cfg.n_layers
+    for layer in range(n_layers):
+        theirs = cache[f"blocks.{layer}.attn.hook_pattern"][0].numpy()  # [head_index, query_pos, key_pos]
+        mine = ours.rows(layer, 0, n_tokens)  # (head, query, key)
+        np.testing.assert_allclose(mine, theirs, atol=ATOL)
+        # the check can fail: the weights are far from uniform over the keys a query sees, head by head differently
+        assert np.ptp(mine[:, -1]) > 100 * ATOL and np.abs(mine[0] - mine[-1]).max() > 100 * ATOL
 
 
 @pytest.mark.parametrize("direction", ["noising", "denoising"])
