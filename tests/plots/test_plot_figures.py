@@ -263,7 +263,8 @@ def test_entropy_rows_of_a_decoder():
     maps = np.broadcast_to(causal / causal.sum(-1, keepdims=True), (2, 3, 6, 6)).copy()
     r = aw.AttentionResult.from_arrays(maps, TOKENS, kind="decoder")
     fig = plots.plot_entropy_by_layer(r)  # a decoder's first row sees one key: the last row is the one to show
-    assert [ax.get_title() for ax in fig.axes] == ["entropy, all rows", "entropy, last row"]
+    assert [" ".join(ax.get_title().split()).split(" · ")[-1] for ax in fig.axes] == [
+        "attention entropy, all rows", "attention entropy, last row"]
     assert fig.axes[1].get_lines()[1].get_ydata()[0] == pytest.approx(np.log(len(TOKENS)))
     # the row choices are EntropyBars' (viewdata.views.entropy_bars.ROWS), named when one is unknown
     with pytest.raises(ValueError, match=r"rows must name some of \['all', 'cls', 'last'\], got \['first'\]"):

@@ -35,7 +35,7 @@ class ProfileOptions:
 
     kind: str = "self"
     layer: int = 0
-    head: int = -1
+    head: int | tuple[int, ...] = -1  # a tuple: the mean of those heads (plot_profile's list of heads)
     selection: tuple[int, ...] = ()
     combine: str = "mean"
 
@@ -126,6 +126,6 @@ def profile_title(state: ProfileState) -> str:
     ('arrays · self attention · layer 0 · mean of heads · 3 tokens', [0, 2])
     """
     kind, layer, head = state.payload.key.split("/")[:3]
-    which = "mean of heads" if int(head) < 0 else f"head {head}"
+    which = "mean of heads" if head == "-1" else f"head {head}" if head.isdigit() else f"heads {head}"
     n_tokens = len(state.payload.docs[kind].pieces)
     return f"{state.payload.title} · {kind} attention · layer {layer} · {which} · {n_tokens} tokens"
