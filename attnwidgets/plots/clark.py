@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..viewdata.head_stats import HeadStats, head_points, head_stats
+from ..viewdata.head_stats import HeadStats, embedding_frame, head_points, head_stats
 from ..viewdata.views.entropy_bars import (
     ROWS,
     EntropyBarsState,
@@ -214,7 +214,9 @@ def _entropy_panel(state: EntropyBarsState, ax: Any, rows: str, color: str, firs
     values = entropy_values(state, rows)
     n_layers, n_heads = state.meta.shape
     x = (np.arange(n_layers)[:, None] * (n_heads + 1) + np.arange(n_heads)[None, :]).ravel()
+    centres = np.arange(n_layers) * (n_heads + 1) + (n_heads - 1) / 2
     if values is not None:
+        ax.plot(centres, np.nanmean(values, axis=1), color="0.15", lw=1.5)  # the layer means, as Clark et al. draw
         ax.bar(x, np.nan_to_num(values.ravel(), nan=0.0), width=0.85, color=color, linewidth=0)
     ticks, top = entropy_scale(state, rows)
     base = state.meta.baselines.get(rows)
@@ -223,7 +225,7 @@ def _entropy_panel(state: EntropyBarsState, ax: Any, rows: str, color: str, firs
         ax.legend(loc="lower right", frameon=False, fontsize="small")
     ax.set_ylim(0, top)
     ax.set_yticks(ticks)
-    ax.set_xticks(np.arange(n_layers) * (n_heads + 1) + (n_heads - 1) / 2, [str(i + first) for i in range(n_layers)])
+    ax.set_xticks(centres, [str(i + first) for i in range(n_layers)])
     ax.set_xlabel(f"layer (each bar one head, 0–{n_heads - 1})" if first == 0 else "layer (1-based, as in the paper)")
     ax.set_ylabel("avg. attention entropy (nats)")
     ax.set_title(entropy_title(state, rows))
@@ -273,7 +275,7 @@ def plot_head_clusters(embedding: Any, *, color_by: str | np.ndarray = "layer", 
     72
     """
     source, embedding = embedding, head_points(embedding, words=words, seed=seed, who="plot_head_clusters")
-    if stats is None and embedding is not source:  # attention or CorpusStats bring their own statistics
+    if stats is None and embedding_frame(source) is None:  # attention or CorpusStats bring their own statistics
         stats = source
     n_layers, n_heads = int(embedding["layer"].max()) + 1, int(embedding["head"].max()) + 1
     if not isinstance(color_by, str):
@@ -318,6 +320,8 @@ def _clusters(state: HeadClusterMapState, ax: Any, color: str, theme: str | None
     """:func:`paint_head_cluster_map`, with layers and heads numbered from ``first`` and the title replaceable."""
     theme = resolve_theme(theme)
     values, (lo, hi) = cluster_colors(state, color)
+    if color == "layer":  # layers numbered from ``first`` (the paper's 1)
+        values, lo, hi = values + first, lo + first, hi + first
     points = state.payload.points
     n_heads = state.meta.shape[1]
     label = ("layer" if first == 0 else "layer (1-based)") if color == "layer" else state.meta.labels.get(color, color)
@@ -328,9 +332,7 @@ def _clusters(state: HeadClusterMapState, ax: Any, color: str, theme: str | None
             ax = fig.add_subplot()
         dots = ax.scatter(points[:, 0], points[:, 1], c=values, cmap=cmap or ("viridis" if color == "layer" else
                           "magma"), vmin=lo, vmax=hi, s=36 * scale, edgecolors="white", linewidths=0.5)
-        bar = ax.figure.colorbar(dots, ax=ax, label=label)
-        if color == "layer" and first:
-            bar.set_ticks(bar.get_ticks(), labels=[f"{t + first:g}" for t in bar.get_ticks()])
+        ax.figure.colorbar(dots, ax=ax, label=label)
         if annotate:
             for k, (x, y) in enumerate(points):
                 ax.annotate(f"{k // n_heads + first}-{k % n_heads + first}", (x, y), fontsize=6 * scale,

@@ -172,7 +172,7 @@ def _grid(state: CompareState, g: Any, summary: str, theme: str, cmap: str | Non
     layer, head = (int(x) for x in state.payload.key.split("/")[:2])
     if head >= 0:
         g.add_patch(_outline(head, layer))
-    g.figure.colorbar(img, ax=g, shrink=0.7)
+    g.figure.colorbar(img, ax=g, shrink=0.7, ticks=[lo, hi])  # its two ends, as the page's legend
 
 
 def _ticks(ax: Any, queries: list[str], keys: list[str], q_ok: list[bool] | None, k_ok: list[bool] | None,
