@@ -126,6 +126,6 @@ def profile_title(state: ProfileState) -> str:
     ('arrays · self attention · layer 0 · mean of heads · 3 tokens', [0, 2])
     """
     kind, layer, head = state.payload.key.split("/")[:3]
-    which = "mean of heads" if head == "-1" else f"head {head}" if head.isdigit() else f"heads {head}"
+    which = "mean of heads" if head == "-1" else f"head {head}" if head.isdigit() else f"heads [{head.strip('()')}]"
     n_tokens = len(state.payload.docs[kind].pieces)
     return f"{state.payload.title} · {kind} attention · layer {layer} · {which} · {n_tokens} tokens"
