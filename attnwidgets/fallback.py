@@ -143,7 +143,8 @@ def _call(*args: Any, **kwargs: Any) -> _Arguments:
 
 def _twins() -> dict[str, Callable[[Any], _Arguments]]:
     """View name -> what its twin (:attr:`~attnwidgets.viewdata.views.ViewSpec.twin`) is called with for a widget
-    showing it, read from the widget's traits."""
+    showing it, read from the widget's traits: the views not drawn by :func:`attnwidgets.plots.paint` yet (no
+    painter, or, for the heatmap and the model view, a selection the painter does not draw yet)."""
     def heatmap(w: Any) -> _Arguments:
         # no numbers in the cells: at 72 dpi they are unreadable, and drawing them is most of a short input's cost
         return _call(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
@@ -170,17 +171,6 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
         return _call(w.stats, w.statistic, theme=w.theme, cmap=_CMAPS.get(w.colormap),
                      selected=(w.layer, w.head))
 
-    def entropy(w: Any) -> _Arguments:
-        return _call(w.stats, rows=[w.rows], theme=w.theme)
-
-    def clusters(w: Any) -> _Arguments:
-        return _call(w.embedding, color_by=w.color, stats=w.stats.values, theme=w.theme)
-
-    def profile(w: Any) -> _Arguments:
-        return _call(w.result, w.layer, w.head, query=list(w.query), unit=w.unit, kind=w.kind,
-                     theme=w.theme, cmap=_CMAPS.get(w.colormap), selection=list(w.selection),
-                     combine=w.combine)
-
     def ablation(w: Any) -> _Arguments:
         return _call(w, theme=w.theme)
 
@@ -191,11 +181,6 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
     def fill_mask(w: Any) -> _Arguments:
         return _call(w.view, w.mask, w.layer, w.head, theme=w.theme)
 
-    def compare(w: Any) -> _Arguments:
-        return _call(w.comparison.a, w.comparison.b, w.layer, w.head, kind=w.kind, words=w.words,
-                     show=w.show, summary=w.summary, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                     extra=w.extra_summaries())
-
     def qk_space(w: Any) -> _Arguments:
         return _call(w.space, w.color, theme=w.theme, cmap=_CMAPS.get(w.colormap),
                      sentence=w.sentence if w.sentence >= 0 else None)
@@ -205,23 +190,26 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
                      theme=w.theme)
 
     return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view, "qk": qk, "qk_space": qk_space,
-            "head_stats_grid": head_stats, "entropy_bars": entropy, "head_cluster_map": clusters,
-            "ablation": ablation, "profile": profile, "generation": generation, "compare": compare,
-            "fill_mask": fill_mask, "routers": routers}
+            "head_stats_grid": head_stats, "ablation": ablation, "generation": generation, "fill_mask": fill_mask,
+            "routers": routers}
 
 
 def twin_figure(widget: Any) -> Figure | None:
     """The static twin of what ``widget`` shows now (its layer, head, theme...), or None for a view without one.
 
     The view is the widget's front end (``_bundle``), looked up in the one registry of views
-    (:data:`attnwidgets.viewdata.views.BY_NAME`), which names its twin in :mod:`attnwidgets.plots`."""
+    (:data:`attnwidgets.viewdata.views.BY_NAME`), which names its twin in :mod:`attnwidgets.plots`; a view with a
+    painter is drawn from the state its page shows (:func:`attnwidgets.plots.paint`)."""
     from . import plots
     from .viewdata.views import BY_NAME
 
     spec = BY_NAME.get(getattr(type(widget), "_bundle", ""))
     if spec is None or spec.twin is None:
         return None
-    args, kwargs = _twins()[spec.name](widget)
+    legacy = _twins()
+    if spec.name not in legacy:
+        return plots.paint(widget)
+    args, kwargs = legacy[spec.name](widget)
     figure: Figure = getattr(plots, spec.twin)(*args, **kwargs)
     return figure
 

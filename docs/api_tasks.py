@@ -20,7 +20,8 @@ TASKS: list[tuple[str, str, list[str]]] = [
      "Widgets for JupyterLab, Notebook 7, VS Code, Colab, marimo and Voila, linked by layer, head and span.",
      ["widgets.*", ".set_theme"]),
     ("Draw it for a paper or a slide",
-     "The static matplotlib twin of every view, and the tutorials' figures.",
+     "The static matplotlib twin of every view (plots.paint draws any view, or its state, as its page does), and "
+     "the tutorials' figures.",
      ["plots.*"]),
     ("Measure heads",
      "Arrays in, arrays out: Clark et al.'s statistics, patterns, word level, rollout and flow, clustering, roles.",

@@ -1,10 +1,19 @@
-"""Static matplotlib twins of the widgets, for slides, papers and PDFs. Each function returns a Figure."""
+"""Static matplotlib twins of the widgets, for slides, papers and PDFs. Each function returns a Figure.
+
+``paint_<view>(state, ax=None, ...)`` draws a view's own state (what its page draws); :func:`paint` finds the painter
+of any view, or of any view's state, through the registry of views."""
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
 from .ablation_panel import plot_ablation_panel, plot_ablation_rows
 from .block import plot_attention_cost, plot_norm_comparison, plot_residual_contributions
-from .clark import plot_entropy_by_layer, plot_head_clusters, plot_token_attention
-from .compare import plot_compare
+from .clark import (
+    paint_entropy_bars,
+    paint_head_cluster_map,
+    plot_entropy_by_layer,
+    plot_head_clusters,
+    plot_token_attention,
+)
+from .compare import paint_compare, plot_compare
 from .coref import plot_coref
 from .embeddings import plot_input_embeddings
 from .extrapolation import plot_extrapolation
@@ -15,9 +24,10 @@ from .head_view import plot_head_view
 from .heatmap import paint_heatmap, plot_heatmap
 from .lens import plot_fill_mask_lens, plot_generation_lens
 from .model_view import paint_model_view, plot_model_view
+from .painting import paint
 from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
-from .profile import plot_profile
+from .profile import paint_profile, plot_profile
 from .qk import plot_qk
 from .qk_space import plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
@@ -28,8 +38,13 @@ __all__ = [
     "LiveInductionCurve",
     "LivePretrainCurve",
     "fit_panels",
+    "paint",
+    "paint_compare",
+    "paint_entropy_bars",
+    "paint_head_cluster_map",
     "paint_heatmap",
     "paint_model_view",
+    "paint_profile",
     "panel_grid",
     "plot_ablation_panel",
     "plot_ablation_rows",

@@ -1,5 +1,8 @@
 """Static twin of AttentionCompare: A | B (or B − A on a diverging scale centred on 0) and the per-head summary
-grid, as one matplotlib Figure."""
+grid, as one matplotlib Figure.
+
+:func:`paint_compare` draws the view's state (:func:`attnwidgets.viewdata.views.compare.compare_state`, what the page
+draws); :func:`plot_compare` builds that state from two results and the view's options, then paints it."""
 
 from __future__ import annotations
 
@@ -9,12 +12,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..analysis.compare import SUMMARIES
-from ..viewdata.compare import COMPARE_SHOW, compare_head, compare_labels, make_comparison
+from ..viewdata.compare import COMPARE_SHOW, make_comparison
 from ..viewdata.labels import token_label
+from ..viewdata.scales import stat_range
+from ..viewdata.views.compare import CompareOptions, CompareState, compare_sides, compare_state, compare_title
 from .style import lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+__all__ = ["paint_compare", "plot_compare"]
 
 _CMAPS = {"light": "Blues", "lecture": "viridis"}
 _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
@@ -53,8 +60,8 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     >>> a = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["The", "cat", "sat"])
     >>> b = aw.AttentionResult.from_arrays(np.full((3, 3), 1 / 3, np.float32), ["The", "cats", "sat"])
     >>> fig = aw.plots.plot_compare(a, b, show="diff")
-    >>> [ax.get_title() for ax in fig.axes[:2]]
-    ['B − A (aligned tokens)', 'Jensen–Shannon divergence (bits)']
+    >>> fig._suptitle.get_text(), [ax.get_title() for ax in fig.axes[:2]]     # the page's title and panels
+    ('arrays: A vs B · head 0/0', ['B − A', 'Jensen–Shannon divergence (bits)'])
     """
     if show not in COMPARE_SHOW:
         raise ValueError(f"show must be one of {list(COMPARE_SHOW)}, got {show!r}")
@@ -62,63 +69,110 @@ def plot_compare(a: Any, b: Any, layer: int = 0, head: int = 0, *, kind: str = "
     if summary not in SUMMARIES and summary not in extra:
         raise ValueError(f"summary must be one of {[*SUMMARIES, *extra]}, got {summary!r}")
     c = make_comparison(a, b, kind, words=words, who="plot_compare")
+    # The page's own state (viewdata.views.compare): its maps, scales, labels and title are what the picture draws.
+    state = compare_state(c, (a, b), CompareOptions(layer, head, words, extra=extra))
+    return _draw(state, None, show, summary, theme, cmap, diverging)
+
+
+@lecture_fit
+def paint_compare(state: CompareState, ax: Any = None, *, show: str = "side", summary: str = "js",
+                  theme: str | None = None, cmap: str | None = None, diverging: str | None = None) -> Figure:
+    """Draw a comparison's state (:func:`attnwidgets.viewdata.views.compare.compare_state`) as the page draws it: A
+    and B on one scale (0 to ``payload.vmax``) or B − A on a symmetric one (± ``payload.dmax``), every head's
+    ``summary`` in a grid with the head on screen framed, and the page's title
+    (:func:`~attnwidgets.viewdata.views.compare.compare_title`).
+
+    Parameters
+    ----------
+    state : CompareState
+    ax : matplotlib Axes, optional
+        Split into the maps and the grid and draw there, instead of a new figure.
+    show, summary, theme, cmap, diverging
+        As :func:`plot_compare`'s (``show`` and ``summary`` are the widget's traits of those names).
+
+    Examples
+    --------
+    >>> from attnwidgets.result import AttentionResult
+    >>> from attnwidgets.viewdata.compare import make_comparison
+    >>> a = AttentionResult.from_arrays(np.eye(2, dtype=np.float32), ["x", "y"])
+    >>> fig = paint_compare(compare_state(make_comparison(a, a), (a, a), CompareOptions()))
+    >>> fig._suptitle.get_text(), [ax.get_title() for ax in fig.axes[:2]]
+    ('arrays: A vs B · head 0/0', ['A', 'B'])
+    """
+    return _draw(state, ax, show, summary, theme, cmap, diverging)
+
+
+def _draw(state: CompareState, ax: Any, show: str, summary: str, theme: str | None, cmap: str | None,
+          diverging: str | None) -> Figure:
+    if show not in COMPARE_SHOW:
+        raise ValueError(f"show must be one of {list(COMPARE_SHOW)}, got {show!r}")
+    meta, payload = state.meta, state.payload
+    if summary not in meta.summaries:
+        raise ValueError(f"summary must be one of {meta.summaries}, got {summary!r}")
     theme = resolve_theme(theme)
     with lecture_fonts(theme):
-        return _draw(c, layer, head, show, summary, theme, cmap, diverging, extra)
+        font = 15 if theme == "lecture" else 9
+        fig, axes = _axes(state, ax, show, theme)
+        sides = compare_sides(state, show)
+        looks = {"a": (payload.a, meta.labels.a, meta.labels.a_matched),
+                 "b": (payload.b, meta.labels.b, meta.labels.b_matched),
+                 "diff": (payload.diff, meta.labels.aligned, (None, None))}
+        for panel, (which, name) in zip(axes, sides):
+            matrix, (q, k), (q_ok, k_ok) = looks[which]
+            d = max(payload.dmax, 1e-12)
+            im = panel.imshow(np.ma.masked_invalid(matrix), cmap=diverging or _DIVERGING[theme] if which == "diff"
+                              else cmap or _CMAPS[theme], vmin=-d if which == "diff" else 0.0,
+                              vmax=d if which == "diff" else payload.vmax)
+            _ticks(panel, q, k, q_ok, k_ok, font)
+            panel.set_title(name, fontsize=font + 1)
+        label = ("B − A" + ("" if payload.dmax > 0 else " (zero everywhere)")) if show == "diff" \
+            else "attention weight"
+        fig.colorbar(im, ax=list(axes[:len(sides)]), shrink=0.7).set_label(label, fontsize=font)
+        _grid(state, axes[-1], summary, theme, cmap, diverging, font)
+        fig.suptitle(compare_title(state), fontsize=font + 2)
+    return fig
 
 
-def _draw(c: Any, layer: int, head: int, show: str, summary: str, theme: str, cmap: str | None,
-          diverging: str | None, extra: dict[str, tuple[str, Any]]) -> Figure:
-    shown = compare_head(c, layer, head)
-    labels = compare_labels(c)
-    kind = c.kind
-    big = theme == "lecture"
-    font = 15 if big else 9
-    signed = summary in extra
-    values = np.asarray(extra[summary][1], dtype=np.float64) if signed else c.summary(summary)
-    n = max(len(labels["a"][0]), len(labels["b"][0]))
-    side = min(7.0, max(2.6, 0.32 * n + 1.2)) * (1.25 if big else 1.0)
-    panels = 1 if show == "diff" else 2
-    L, H = c.shape
-    grid_w = min(6.0, max(2.5, 0.3 * H + 1.0)) * (1.25 if big else 1.0)
-    fig = new_figure((side * panels + grid_w + 1.6, max(side, grid_w * L / max(H, 1)) + 1.0), layout="constrained")
-    widths = [side] * panels + [grid_w]
-    axes = fig.subplots(1, panels + 1, gridspec_kw={"width_ratios": widths})
-    if show == "diff":
-        q, k = labels["aligned"]
-        d = max(shown.dmax, 1e-12)
-        im = axes[0].imshow(np.ma.masked_invalid(shown.diff), cmap=diverging or _DIVERGING[theme], vmin=-d, vmax=d)
-        _ticks(axes[0], q, k, None, None, font)
-        axes[0].set_title("B − A (aligned tokens)", fontsize=font + 1)
-        bar = fig.colorbar(im, ax=axes[0], shrink=0.7)
-        bar.set_label("B − A" + ("" if shown.dmax > 0 else " (zero everywhere)"), fontsize=font)
+def _axes(state: CompareState, ax: Any, show: str, theme: str) -> tuple[Figure, list[Any]]:
+    """The figure and its axes: the maps then the grid (a new figure, or ``ax``'s place split in as many)."""
+    big = 1.25 if theme == "lecture" else 1.0
+    n = max(len(state.meta.labels.a[0]), len(state.meta.labels.b[0]))
+    side = min(7.0, max(2.6, 0.32 * n + 1.2)) * big
+    n_layers, n_heads = state.meta.shape
+    grid_w = min(6.0, max(2.5, 0.3 * n_heads + 1.0)) * big
+    widths = [side] * (1 if show == "diff" else 2) + [grid_w]
+    if ax is None:
+        fig = new_figure((sum(widths) + 1.6, max(side, grid_w * n_layers / max(n_heads, 1)) + 1.0),
+                         layout="constrained")
+        return fig, list(fig.subplots(1, len(widths), gridspec_kw={"width_ratios": widths}))
+    fig = ax.figure
+    cells = ax.get_subplotspec().subgridspec(1, len(widths), width_ratios=widths)
+    ax.remove()
+    return fig, [fig.add_subplot(cell) for cell in cells]
+
+
+def _grid(state: CompareState, g: Any, summary: str, theme: str, cmap: str | None, diverging: str | None,
+          font: int) -> None:
+    """Every head's ``summary`` on the page's scale (``gridScale``: js from 0; a signed one symmetric about 0), the
+    head on screen framed."""
+    meta = state.meta
+    values = state.payload.summary[meta.summaries.index(summary)]
+    if summary in meta.signed:
+        top = max(float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0, 1e-12)
+        lo, hi, gcmap = -top, top, diverging or _DIVERGING[theme]
     else:
-        for ax, m, side_labels, ok, name in (
-                (axes[0], shown.a, labels["a"], labels["a_matched"], "A"),
-                (axes[1], shown.b, labels["b"], labels["b_matched"], "B")):
-            im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap or _CMAPS[theme], vmin=0.0, vmax=shown.vmax)
-            _ticks(ax, side_labels[0], side_labels[1], ok[0], ok[1], font)
-            who = c.a if name == "A" else c.b
-            ax.set_title(f"{name} · {who.model.name}" + (" · ablated" if who.ablation is not None else ""),
-                         fontsize=font + 1)
-        fig.colorbar(im, ax=list(axes[:2]), shrink=0.7).set_label("attention weight", fontsize=font)
-    g = axes[-1]
-    if signed:
-        vmax = max(float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0, 1e-12)
-        img = g.imshow(np.ma.masked_invalid(values), cmap=diverging or _DIVERGING[theme], vmin=-vmax, vmax=vmax,
-                       aspect="equal")
-    else:
+        lo, hi = stat_range(values)
+        if summary == "js":
+            lo, hi = 0.0, max(hi, 1e-9)
         gcmap = (cmap or _CMAPS[theme]) + ("" if summary == "js" else "_r")
-        img = g.imshow(np.ma.masked_invalid(values), cmap=gcmap, aspect="equal")
+    img = g.imshow(np.ma.masked_invalid(values), cmap=gcmap, vmin=lo, vmax=hi, aspect="equal")
     g.set_xlabel("head", fontsize=font)
     g.set_ylabel("layer", fontsize=font)
-    g.set_title(extra[summary][0] if signed else SUMMARIES[summary], fontsize=font + 1)
+    g.set_title(meta.summary_labels[summary], fontsize=font + 1)
+    layer, head = (int(x) for x in state.payload.key.split("/")[:2])
     if head >= 0:
         g.add_patch(_outline(head, layer))
-    fig.colorbar(img, ax=g, shrink=0.7)
-    which = "mean of heads" if head == -1 else f"head {head}"
-    fig.suptitle(f"{kind} attention · layer {layer} · {which}", fontsize=font + 2)
-    return fig
+    g.figure.colorbar(img, ax=g, shrink=0.7, ticks=[lo, hi])  # its two ends, as the page's legend
 
 
 def _ticks(ax: Any, queries: list[str], keys: list[str], q_ok: list[bool] | None, k_ok: list[bool] | None,

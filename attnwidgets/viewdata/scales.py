@@ -109,3 +109,39 @@ def row_scale(matrix: np.ndarray, row_name: str = "row") -> dict[str, Any]:
             "scale_note": f"one scale per {row_name} (each {row_name} to its own largest |value|: "
                           f"{_fmt(float(tops[first]))} for {row_name} {first} … {_fmt(float(tops[last]))} for "
                           f"{row_name} {last})"}
+
+
+def stat_range(values: Any) -> tuple[float, float]:
+    """The colour scale of a per-head statistic, as the page sets it (``statRange`` in js/src/draw/heads.ts): from 0
+    to the largest finite value (1 when none is above 0) when none is negative, else the finite range.
+
+    >>> stat_range(np.array([0.2, 0.5, np.nan])), stat_range(np.array([-1.0, 2.0])), stat_range(np.array([0.0]))
+    ((0.0, 0.5), (-1.0, 2.0), (0.0, 1.0))
+    """
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return 0.0, 1.0
+    lo, hi = float(v.min()), float(v.max())
+    if lo == hi:
+        lo, hi = (0.0, 1.0) if lo == 0 else (min(0.0, lo), max(0.0, hi))
+    return (0.0, hi if hi > 0 else 1.0) if lo >= 0 else (lo, hi)
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Roughly ``count`` round ticks covering [lo, hi], 1, 2 or 5 times a power of ten apart (``niceTicks`` in
+    js/src/draw/heads.ts).
+
+    >>> nice_ticks(0, 2.2)
+    [0.0, 0.5, 1.0, 1.5, 2.0]
+    """
+    if not hi > lo:
+        return [float(lo)]
+    raw = (hi - lo) / max(1, count)
+    p = 10.0 ** np.floor(np.log10(raw))
+    step = next((m * p for m in (1, 2, 5, 10) if (hi - lo) / (m * p) <= count + 0.5), 10 * p)
+    out, v = [], np.ceil(lo / step) * step
+    while v <= hi + step * 1e-9:
+        out.append(round(float(v), 10))
+        v += step
+    return out

@@ -199,10 +199,17 @@ class AttnWidget(anywidget.AnyWidget):
         """Publish a view's state (a dataclass from :mod:`attnwidgets.viewdata.views`): its ``payload`` becomes
         ``_payload`` and its ``meta`` (when it has one) ``_meta``, in one sync."""
         wire = to_wire(state)
+        self._page_state = state
         with self.hold_sync():
             self._payload = wire["payload"]
             if "meta" in wire:
                 self._meta = wire["meta"]  # type: ignore[attr-defined]
+
+    def page_state(self) -> Any:
+        """The frozen state the page draws now (a dataclass from :mod:`attnwidgets.viewdata.views`, the one its
+        ``_payload`` and ``_meta`` were made from), or None before the first one; :func:`attnwidgets.plots.paint`
+        draws it as the static twin, with the page's own traits (layer, head, rows, colour...)."""
+        return getattr(self, "_page_state", None)
 
     def _export_requests(self, scope: str) -> list[dict[str, Any]]:
         """The requests a saved page answers without a kernel (:func:`attnwidgets.export.save_html` precomputes their

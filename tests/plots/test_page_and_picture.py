@@ -1,7 +1,8 @@
 """The page and the picture draw one state (issue 33 §4): for every view with a static twin, the twin's title, colour
 scale and tick labels are the ones the view's state gives the page. A twin that re-derives them from the result can
-drift (the heatmap's twin put the measure after the head, the page after the model); a view not yet converted to
-``paint_<view>(state, ax)`` is a named, strict xfail here, so the gap stays visible."""
+drift (the heatmap's twin put the measure after the head, the page after the model). The page's side is read from
+the widget's wire traits (``_payload``, ``_meta``) by the rules of its TypeScript, never by the Python painter's own
+helpers; a view whose twin is not ``paint_<view>(state, ax)`` yet is named in :data:`NO_PAINTER`."""
 
 from __future__ import annotations
 
@@ -134,26 +135,16 @@ def test_the_model_views_picture_has_the_pages_title_scale_and_grid(case):
 
 # -- every other view: its title starts with the page's (meta.title), until its twin paints its state ---------------
 
-def _gap(why: str) -> pytest.MarkDecorator:
-    """A view whose twin does not yet paint its state: its title disagrees with the page's (strict: fixing the twin
-    turns the xfail into a failure, so the mark goes with the gap)."""
-    return pytest.mark.xfail(strict=True, reason=f"twin not drawn from its state yet: {why}")
-
-
-#: view -> the widget, built on a small result; ``marks`` name the views whose twins still re-derive their title.
+#: view -> the widget, built on a small result.
 OTHER: dict[str, Any] = {
     "model_view": pytest.param(lambda: aw.ModelView(_result(), layer=1, head=2), id="model_view"),
-    "profile": pytest.param(lambda: aw.AttentionProfile(_result(), layer=1, head=2), id="profile",
-                            marks=_gap("plot_profile titles the query row, not the result")),
-    "compare": pytest.param(lambda: aw.AttentionCompare(_result(0), _result(1), layer=1, head=2), id="compare",
-                            marks=_gap("plot_compare titles the map and each side, not 'A vs B'")),
+    "profile": pytest.param(lambda: aw.AttentionProfile(_result(), layer=1, head=2), id="profile"),
+    "compare": pytest.param(lambda: aw.AttentionCompare(_result(0), _result(1), layer=1, head=2), id="compare"),
     "head_stats_grid": pytest.param(lambda: aw.HeadStatsGrid(_result(), layer=1, head=2), id="head_stats_grid"),
-    "entropy_bars": pytest.param(lambda: aw.EntropyBars(_result(), layer=1, head=2), id="entropy_bars",
-                                 marks=_gap("plot_entropy_by_layer titles the rows, not the result")),
+    "entropy_bars": pytest.param(lambda: aw.EntropyBars(_result(), layer=1, head=2), id="entropy_bars"),
     "head_view": pytest.param(lambda: aw.HeadView(_result(), layer=1), id="head_view"),
     "qk": pytest.param(lambda: aw.QKStepThrough(_captures(), layer=1, head=1), id="qk"),
-    "head_cluster_map": pytest.param(lambda: aw.HeadClusterMap([_result(0), _result(1)]), id="head_cluster_map",
-                                     marks=_gap("plot_head_clusters titles the method, not the source")),
+    "head_cluster_map": pytest.param(lambda: aw.HeadClusterMap([_result(0), _result(1)]), id="head_cluster_map"),
     "generation": pytest.param(lambda: aw.GenerationView(_generation(), layer=1, head=0), id="generation"),
     "qk_space": pytest.param(lambda: aw.QKSpaceView(_qk_space()), id="qk_space"),
     "routers": pytest.param(lambda: aw.RouterView(_routes()), id="routers"),
@@ -198,7 +189,11 @@ def _page_meta_title(w: Any) -> str:
     return str(meta["title"])
 
 
-@pytest.mark.parametrize("make", list(OTHER.values()))
+#: views whose page title does not start with meta.title: checked whole, above or below.
+TITLED_WHOLE = {"profile", "compare"}
+
+
+@pytest.mark.parametrize("make", [p for name, p in OTHER.items() if name not in TITLED_WHOLE])
 def test_each_twin_starts_its_title_as_the_page_does(make):
     w = make()
     titles = _titles(fallback.twin_figure(w))
@@ -209,3 +204,155 @@ def test_each_twin_starts_its_title_as_the_page_does(make):
 def test_every_view_with_a_twin_is_checked_or_named():
     with_twin = {v.name for v in VIEWS if v.twin is not None}
     assert with_twin == {"heatmap", *OTHER, *NOT_BUILT}
+
+
+# -- profile, compare, entropy bars, head cluster map: painted from their state (paint_<view>) ----------------------
+
+def _unpack(packed: dict[str, Any]) -> np.ndarray:
+    return np.frombuffer(packed["buffer"], dtype=packed["dtype"]).reshape(packed["shape"])
+
+
+def _text(label: Any) -> str:
+    return " ".join(str(label.get_text() if hasattr(label, "get_text") else label).split())
+
+
+PROFILE_CASES: dict[str, Callable[[], aw.AttentionProfile]] = {
+    "one head, tokens": lambda: aw.AttentionProfile(_result(), layer=1, head=2),
+    "mean of heads, sentences": lambda: aw.AttentionProfile(_result(3), layer=0, head=-1, unit="sentence"),
+    "two rows summed": lambda: aw.AttentionProfile(_result(4), layer=1, head=0, selection=[1, 3], combine="sum"),
+}
+
+
+@pytest.mark.parametrize("case", list(PROFILE_CASES))
+def test_the_profiles_picture_has_the_pages_title_scale_and_caption(case):
+    w = PROFILE_CASES[case]()
+    payload, kind = w._payload, w.kind
+    fig = fallback.twin_figure(w)
+    bars, strip = fig.axes[:2]
+    pieces = payload["docs"][kind]["pieces"]  # js/src/views/profile/state.ts titleText
+    which = "mean of heads" if w.head < 0 else f"head {w.head}"
+    assert _text(bars.get_title()) == (f"{payload['title']} · {kind} attention · layer {w.layer} · {which} · "
+                                       f"{len(pieces)} tokens")
+    weights = _unpack(payload["weights"]).astype(np.float64)
+    starts = list(range(len(pieces))) if w.unit == "token" else payload["docs"][kind][w.unit]
+    top = max(np.add.reduceat(weights, starts).max(), 0) or 1.0  # unitScale: the heaviest unit, 1 when 0
+    assert strip.get_images()[0].get_clim() == pytest.approx((0.0, top))
+    assert bars.get_ylabel() == f"attention per {w.unit}"
+    assert f"{w.combine} of {len(w.selection)} row" in _text(strip.get_xlabel())
+
+
+COMPARE_CASES: dict[str, Callable[[], aw.AttentionCompare]] = {
+    "side by side": lambda: aw.AttentionCompare(_result(0), _result(1), layer=1, head=2),
+    "difference, mean": lambda: aw.AttentionCompare(_result(0), _result(1), layer=0, head=-1, show="diff"),
+    "cosine grid, named": lambda: aw.AttentionCompare(_result(0), _result(1).replace(
+        model=ModelInfo("other", "encoder", 2, 4, 16)), head=1, summary="cosine"),
+}
+
+
+@pytest.mark.parametrize("case", list(COMPARE_CASES))
+def test_the_comparisons_picture_has_the_pages_title_scales_and_labels(case):
+    w = COMPARE_CASES[case]()
+    meta, payload = w._meta, w._payload
+    fig = fallback.twin_figure(w)
+    same = meta["a_name"] == meta["b_name"]  # js/src/views/compare/state.ts titleText and sides
+    names = f"{meta['a_name']}: A vs B" if same else f"A: {meta['a_name']} · B: {meta['b_name']}"
+    assert _text(fig._suptitle) == f"{names} · head {w.layer}/{'mean' if w.head < 0 else w.head}"
+    maps = [ax for ax in fig.axes if ax.get_images() and ax.get_xticklabels()][:-1]
+    if w.show == "diff":
+        assert [ax.get_title() for ax in maps] == ["B − A"]
+        assert maps[0].get_images()[0].get_clim() == pytest.approx((-payload["dmax"], payload["dmax"]))
+        sides = [meta["labels"]["aligned"]]
+    else:
+        assert [ax.get_title() for ax in maps] == (["A", "B"] if same else [f"A · {meta['a_name']}",
+                                                                            f"B · {meta['b_name']}"])
+        assert [ax.get_images()[0].get_clim() for ax in maps] == [pytest.approx((0, payload["vmax"]))] * 2
+        sides = [meta["labels"]["a"], meta["labels"]["b"]]
+    for ax, (queries, keys) in zip(maps, sides):
+        assert [t.get_text() for t in ax.get_xticklabels()] == [token_label(k) for k in keys]
+        assert [t.get_text() for t in ax.get_yticklabels()] == [token_label(q) for q in queries]
+    grid = next(ax for ax in fig.axes if ax.get_title() == meta["summary_labels"][w.summary])
+    values = _unpack(payload["summary"])[meta["summaries"].index(w.summary)]
+    lo, hi = (0.0, float(values.max())) if w.summary == "js" else (float(values.min()), float(values.max()))
+    assert grid.get_images()[0].get_clim() == pytest.approx((min(lo, 0.0) if values.min() >= 0 else lo, hi))
+
+
+def _nice_top(top: float) -> float:
+    """js/src/views/entropy_bars/state.ts entropyScale's axis top, with draw/heads.ts niceTicks' step."""
+    hi = (top or 1.0) * 1.08
+    p = 10 ** np.floor(np.log10(hi / 5))
+    step = next((m * p for m in (1, 2, 5, 10) if hi / (m * p) <= 5.5), 10 * p)
+    return max(np.floor(hi / step + 1e-9) * step, (top or 1.0) * 1.02)
+
+
+@pytest.mark.parametrize("rows", ["all", "cls"])
+def test_the_entropy_bars_picture_has_the_pages_title_axis_and_layers(rows):
+    w = aw.EntropyBars(_result(5), rows=rows)
+    meta = w._meta
+    ax = fallback.twin_figure(w).axes[0]
+    label = dict((r, lab) for r, lab in meta["rows"])[rows]
+    assert _text(ax.get_title()) == f"{meta['title']} · attention entropy, {label}"
+    values = _unpack(w._payload["stats"])[meta["names"].index(meta["row_stat"][rows])]
+    base = meta["baselines"][rows]
+    assert ax.get_ylim() == pytest.approx((0.0, _nice_top(max(float(values.max()), base or 0.0))))
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(i) for i in range(meta["shape"][0])]
+    heights = sorted(round(p.get_height(), 5) for p in ax.patches)
+    assert heights == sorted(round(float(v), 5) for v in values.ravel())
+
+
+@pytest.mark.parametrize("color", ["layer", "entropy", "sep"])
+def test_the_head_cluster_maps_picture_has_the_pages_title_scale_and_points(color):
+    w = aw.HeadClusterMap([_result(0), _result(1)], color=color)
+    meta, payload = w._meta, w._payload
+    ax = fallback.twin_figure(w).axes[0]
+    label = "layer" if color == "layer" else meta["labels"].get(color, color)
+    assert _text(ax.get_title()) == f"{meta['title']} · head map, coloured by {_text(label)}"
+    dots = ax.collections[0]
+    np.testing.assert_allclose(dots.get_offsets(), _unpack(payload["points"]))
+    if color != "layer":  # draw/heads.ts statRange: from 0 for a statistic that is never negative
+        values = _unpack(payload["stats"])[meta["names"].index(color)]
+        assert values.min() >= 0
+        assert dots.get_clim() == pytest.approx((0.0, float(values.max())))
+
+
+# -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
+
+#: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
+NO_PAINTER: dict[str, str] = {
+    "ablation": "plot_ablation_panel reads the widget", "head_view": "plot_head_view re-derives its lines",
+    "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
+    "qk_space": "plot_qk_space builds its state itself", "head_stats_grid": "plot_head_stats re-reads the stats",
+    "fill_mask": "plot_fill_mask re-reads the view", "routers": "plot_routers builds its state itself",
+}
+
+
+def test_every_view_with_a_twin_has_a_painter_or_is_named():
+    missing = {v.name for v in VIEWS if v.twin is not None and v.paint is None}
+    assert missing == set(NO_PAINTER)
+    for v in VIEWS:
+        if v.paint is not None:
+            painter = getattr(aw.plots, v.paint)
+            assert painter.__name__ == v.paint and v.paint in aw.plots.__all__
+
+
+BUILT: dict[str, Callable[[], Any]] = {
+    "heatmap": lambda: aw.AttentionHeatmap(_result(), layer=1, head=2), **{
+        name: (lambda p=p: p.values[0]()) for name, p in OTHER.items()},
+}
+
+
+@pytest.mark.parametrize("view", [v for v in VIEWS if v.paint is not None], ids=lambda v: v.name)
+def test_paint_draws_every_painted_view_and_its_state(view):
+    w = BUILT[view.name]()
+    assert type(w.page_state()) is view.state
+    by_view = _titles(aw.plots.paint(w))
+    assert by_view and by_view == _titles(fallback.twin_figure(w))  # the picture a notebook keeps is this one
+    assert _titles(aw.plots.paint(w.page_state()))
+
+
+def test_paint_reads_the_pages_traits_and_refuses_a_stranger():
+    w = aw.EntropyBars(_result(5), rows="cls")
+    assert _titles(aw.plots.paint(w))[0].endswith("[CLS] row")
+    assert _titles(aw.plots.paint(w.page_state()))[0].endswith("all rows")  # a bare state: the painter's default
+    assert _titles(aw.plots.paint(w, rows="all"))[0].endswith("all rows")
+    with pytest.raises(ValueError, match="no view's state"):
+        aw.plots.paint(object())

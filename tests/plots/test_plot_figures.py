@@ -30,8 +30,14 @@ from attnwidgets.analysis.roles import HeadRoles, RoleCheck, role_scores
 from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.router_result import RouterResult
+from attnwidgets.viewdata.compare import make_comparison
+from attnwidgets.viewdata.head_stats import head_stats
+from attnwidgets.viewdata.views.compare import CompareOptions, compare_state
+from attnwidgets.viewdata.views.entropy_bars import entropy_bars_state
+from attnwidgets.viewdata.views.head_cluster_map import head_cluster_map_state
 from attnwidgets.viewdata.views.heatmap import HeatmapOptions, heatmap_state
 from attnwidgets.viewdata.views.model_view import ModelViewOptions, model_view_state
+from attnwidgets.viewdata.views.profile import ProfileOptions, profile_state
 
 matplotlib.use("Agg")
 
@@ -121,6 +127,14 @@ CALLS = {
     "paint_heatmap": lambda theme: plots.paint_heatmap(heatmap_state(R, HeatmapOptions(layer=1, head=-1)), theme=theme),
     "plot_model_view": lambda theme: plots.plot_model_view(R, theme=theme),
     "paint_model_view": lambda theme: plots.paint_model_view(model_view_state(R, ModelViewOptions()), theme=theme),
+    "paint": lambda theme: plots.paint(profile_state(R, ProfileOptions(layer=1, selection=(1, 2))), theme=theme),
+    "paint_profile": lambda theme: plots.paint_profile(profile_state(R, ProfileOptions(selection=(2,))), theme=theme),
+    "paint_compare": lambda theme: plots.paint_compare(
+        compare_state(make_comparison(R, R), (R, R), CompareOptions(layer=1)), theme=theme),
+    "paint_entropy_bars": lambda theme: plots.paint_entropy_bars(entropy_bars_state(
+        head_stats(STATS), measure="weights", can_norms=False, can_words=False, tokens=[]), theme=theme),
+    "paint_head_cluster_map": lambda theme: plots.paint_head_cluster_map(head_cluster_map_state(
+        head_stats(STATS), EMBEDDING, can_words=False, tokens=[]), color="entropy", theme=theme),
     "plot_head_view": lambda theme: plots.plot_head_view(R, 1, theme=theme),
     "plot_head_stats": lambda theme: plots.plot_head_stats(R, "sep", theme=theme),
     "plot_sinks": lambda theme: plots.plot_sinks(R, keys=[0, 1], theme=theme),
@@ -263,7 +277,8 @@ def test_entropy_rows_of_a_decoder():
     maps = np.broadcast_to(causal / causal.sum(-1, keepdims=True), (2, 3, 6, 6)).copy()
     r = aw.AttentionResult.from_arrays(maps, TOKENS, kind="decoder")
     fig = plots.plot_entropy_by_layer(r)  # a decoder's first row sees one key: the last row is the one to show
-    assert [ax.get_title() for ax in fig.axes] == ["entropy, all rows", "entropy, last row"]
+    assert [" ".join(ax.get_title().split()).split(" · ")[-1] for ax in fig.axes] == [
+        "attention entropy, all rows", "attention entropy, last row"]
     assert fig.axes[1].get_lines()[1].get_ydata()[0] == pytest.approx(np.log(len(TOKENS)))
     # the row choices are EntropyBars' (viewdata.views.entropy_bars.ROWS), named when one is unknown
     with pytest.raises(ValueError, match=r"rows must name some of \['all', 'cls', 'last'\], got \['first'\]"):

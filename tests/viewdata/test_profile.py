@@ -196,7 +196,8 @@ def test_document_pieces_read_like_text():
 def test_static_twin_draws_the_profile(small):
     fig = aw.plots.plot_profile(small, 1, 0, query=(2, 4), unit="sentence", theme="lecture")
     ax = fig.axes[0]
-    assert ax.get_title().endswith("query tokens 2–3 · per sentence")
+    assert ax.get_title().endswith("· layer 1 · head 0 · 6 tokens")  # the page's title; the span is its caption
+    assert "attention per sentence from the mean of 2 rows" in " ".join(fig.axes[1].get_xlabel().split())
     w = query_profile(small, 1, (2, 4), 0)
     heights = sorted(round(float(t.xy[1]), 5) for t in ax.texts)
     assert heights == sorted(round(float(v), 5) for v in [w[:3].sum(), w[3:].sum()])

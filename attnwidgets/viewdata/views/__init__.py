@@ -58,6 +58,11 @@ class ViewSpec:
     twin : str or None
         The name of its static twin in :mod:`attnwidgets.plots`, which :mod:`attnwidgets.fallback` draws where no
         widget runs; None for a view without one.
+    paint : str or None
+        The name of its painter in :mod:`attnwidgets.plots`, ``paint_<view>(state, ax=None, **page)``: the twin drawn
+        from the view's own state (what :func:`attnwidgets.plots.paint` dispatches to; keyword arguments named as
+        the widget's traits the page reads, such as ``rows`` or ``color``); None while the twin still re-reads the
+        widget's traits (issue 33 §4).
     cli : str or None
         Its name for ``attnwidgets show --view`` and ``%attention --view``; None for a view the command line does
         not build (it needs more than a text).
@@ -70,6 +75,7 @@ class ViewSpec:
     trait_classes: tuple[str, ...] = ()
     twin: str | None = None
     cli: str | None = None
+    paint: str | None = None
 
     def _module(self) -> Any:
         return importlib.import_module(f"{__name__}.{self.name}")
@@ -94,19 +100,23 @@ class ViewSpec:
 #: module, not the fifteen others (benchmarks/bench_import.py).
 VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("heatmap", "AttentionHeatmap", "HeatmapState", ("HeatmapMatrix", "HeatmapRegion", "LevelLabels"),
-             twin="plot_heatmap", cli="heatmap"),
-    ViewSpec("model_view", "ModelView", "ModelViewState", ("ModelViewThumbs",), twin="plot_model_view", cli="model"),
+             twin="plot_heatmap", cli="heatmap", paint="paint_heatmap"),
+    ViewSpec("model_view", "ModelView", "ModelViewState", ("ModelViewThumbs",), twin="plot_model_view", cli="model",
+             paint="paint_model_view"),
     ViewSpec("ablation", "AblationWidget", "AblationState", twin="plot_ablation_panel"),
     ViewSpec("head_view", "HeadView", "HeadViewState", ("LineLabels",), twin="plot_head_view", cli="head"),
     ViewSpec("qk", "QKStepThrough", "QKState", twin="plot_qk", cli="qk"),
-    ViewSpec("compare", "AttentionCompare", "CompareState", twin="plot_compare"),
-    ViewSpec("profile", "AttentionProfile", "ProfileState", ("ProfileWeights",), twin="plot_profile"),
+    ViewSpec("compare", "AttentionCompare", "CompareState", twin="plot_compare", paint="paint_compare"),
+    ViewSpec("profile", "AttentionProfile", "ProfileState", ("ProfileWeights",), twin="plot_profile",
+             paint="paint_profile"),
     ViewSpec("generation", "GenerationView", "GenerationState", ("GenerationMatrix",), ("GenerationShare",),
              twin="plot_generation"),
     ViewSpec("qk_space", "QKSpaceView", "QKSpaceState", ("QKSpaceWeights",), twin="plot_qk_space"),
     ViewSpec("head_stats_grid", "HeadStatsGrid", "HeadStatsState", twin="plot_head_stats"),
-    ViewSpec("entropy_bars", "EntropyBars", "EntropyBarsState", twin="plot_entropy_by_layer"),
-    ViewSpec("head_cluster_map", "HeadClusterMap", "HeadClusterMapState", twin="plot_head_clusters"),
+    ViewSpec("entropy_bars", "EntropyBars", "EntropyBarsState", twin="plot_entropy_by_layer",
+             paint="paint_entropy_bars"),
+    ViewSpec("head_cluster_map", "HeadClusterMap", "HeadClusterMapState", twin="plot_head_clusters",
+             paint="paint_head_cluster_map"),
     ViewSpec("fill_mask", "FillMask", "FillMaskState", twin="plot_fill_mask"),
     ViewSpec("mask_explorer", "MaskExplorer", "MaskExplorerState"),
     ViewSpec("positional", "PositionalExplorer", "PositionalState"),

@@ -29,7 +29,7 @@ from ..selection import span_row
 from ..state import OPTIONAL
 
 __all__ = ["CompareLabels", "CompareMeta", "CompareOptions", "ComparePayload", "CompareState", "compare_meta",
-           "compare_span", "compare_state", "result_name", "summary_stack"]
+           "compare_sides", "compare_span", "compare_state", "compare_title", "result_name", "summary_stack"]
 
 
 @dataclass(frozen=True)
@@ -165,3 +165,28 @@ def summary_stack(c: AttentionComparison, extra: Mapping[str, tuple[str, np.ndar
             raise ValueError(f"summary {name!r} is {values.shape}, not the comparison's [layer, head] {tuple(c.shape)}")
         blocks.append(values)
     return np.stack(blocks).astype(np.float32)
+
+
+def compare_title(state: CompareState) -> str:
+    """The title over the state's maps, as the page writes it (``titleText`` in js/src/views/compare/state.ts): the
+    two results (named once when they share a name) and the head on screen. The static twin writes this one.
+
+    >>> a = AttentionResult.from_arrays(np.eye(2, dtype=np.float32), ["x", "y"])
+    >>> from attnwidgets.viewdata.compare import make_comparison
+    >>> compare_title(compare_state(make_comparison(a, a), (a, a), CompareOptions(head=-1)))
+    'arrays: A vs B · head 0/mean'
+    """
+    meta = state.meta
+    layer, head = (int(x) for x in state.payload.key.split("/")[:2])
+    names = f"{meta.a_name}: A vs B" if meta.a_name == meta.b_name else f"A: {meta.a_name} · B: {meta.b_name}"
+    return f"{names} · head {layer}/{'mean' if head < 0 else head}"
+
+
+def compare_sides(state: CompareState, show: str) -> list[tuple[str, str]]:
+    """The maps of a show, as (which, panel name) (``sides`` in js/src/views/compare/state.ts): B − A over the aligned
+    tokens, or A and B (named "A · <name>" unless both results have one name)."""
+    meta = state.meta
+    if show == "diff":
+        return [("diff", "B − A")]
+    same = meta.a_name == meta.b_name
+    return [("a", "A" if same else f"A · {meta.a_name}"), ("b", "B" if same else f"B · {meta.b_name}")]

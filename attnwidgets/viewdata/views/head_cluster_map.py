@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from ..head_stats import HeadStats
+from ..scales import stat_range
 from .head_stats_grid import HeadStatsMeta, HeadStatsPayload, head_stats_fields
 
-__all__ = ["HeadClusterMapMeta", "HeadClusterMapPayload", "HeadClusterMapState", "cluster_names",
-           "head_cluster_map_state"]
+__all__ = ["HeadClusterMapMeta", "HeadClusterMapPayload", "HeadClusterMapState", "cluster_colors", "cluster_names",
+           "cluster_title", "head_cluster_map_state"]
 
 
 @dataclass(frozen=True)
@@ -65,3 +66,30 @@ def head_cluster_map_state(stats: HeadStats, embedding: Any, *, can_words: bool,
     points = embedding[["x", "y"]].to_numpy(np.float32)
     return HeadClusterMapState(HeadClusterMapPayload(array, points),
                                HeadClusterMapMeta(**fields, colors=[("layer", "layer")] + [(n, n) for n in names]))
+
+
+def cluster_title(state: HeadClusterMapState, color: str) -> str:
+    """The view's title, as the page writes it (``clusterTitle`` in js/src/views/head_cluster_map/state.ts): the
+    source and the colouring. The static twin writes this one.
+
+    >>> import pandas as pd
+    >>> stats = HeadStats({"layer": np.zeros((1, 2)), "sep": np.full((1, 2), 0.5)}, "demo")
+    >>> xy = pd.DataFrame({"layer": [0, 0], "head": [0, 1], "x": [0.0, 1.0], "y": [1.0, 0.0]})
+    >>> state = head_cluster_map_state(stats, xy, can_words=False, tokens=[])
+    >>> cluster_title(state, "layer"), cluster_colors(state, "sep")
+    ('demo · head map, coloured by layer', (array([0.5, 0.5], dtype=float32), (0.0, 0.5)))
+    """
+    label = "layer" if color == "layer" else state.meta.labels.get(color, color)
+    return f"{state.meta.title} · head map, coloured by {label}"
+
+
+def cluster_colors(state: HeadClusterMapState, color: str) -> tuple[np.ndarray, tuple[float, float]]:
+    """(K,) what each point is coloured by, layer-major, and the colour scale the page sets for it (a statistic's
+    :func:`~attnwidgets.viewdata.scales.stat_range`; the layers 0 … L − 1 for "layer")."""
+    n_layers, n_heads = state.meta.shape
+    if color == "layer":
+        return np.repeat(np.arange(n_layers, dtype=np.float32), n_heads), (0.0, float(max(n_layers - 1, 1)))
+    if color not in state.meta.names:
+        raise ValueError(f"color must be 'layer' or one of {state.meta.names}, got {color!r}")
+    values = state.payload.stats[state.meta.names.index(color)].ravel()
+    return values, stat_range(values)

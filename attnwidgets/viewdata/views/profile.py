@@ -26,7 +26,7 @@ from ..profile import document_pieces, key_side, query_profile, query_tokens, un
 from ..selection import runs, span_row
 
 __all__ = ["ProfileDoc", "ProfileOptions", "ProfilePayload", "ProfileState", "ProfileWeights", "profile_doc",
-           "profile_key", "profile_state", "profile_weights"]
+           "profile_key", "profile_selection", "profile_state", "profile_title", "profile_weights"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class ProfileOptions:
 
     kind: str = "self"
     layer: int = 0
-    head: int = -1
+    head: int | tuple[int, ...] = -1  # a tuple: the mean of those heads (plot_profile's list of heads)
     selection: tuple[int, ...] = ()
     combine: str = "mean"
 
@@ -108,3 +108,24 @@ def profile_state(result: AttentionResult, options: ProfileOptions, *,
     return ProfileState(ProfilePayload(result.model.name, kinds, {k: (int(s[0]), int(s[1])) for k, s in
                                                                    shapes.items()}, made, profile_key(options),
                                        weights))
+
+
+def profile_selection(state: ProfileState) -> list[int]:
+    """The query tokens the state's profile is read from (its key's runs "a:b,c:d"), in order."""
+    spans = state.payload.key.split("/")[3]
+    return [q for run in spans.split(",") if run for q in range(*map(int, run.split(":")))]
+
+
+def profile_title(state: ProfileState) -> str:
+    """The title over the state's profile, as the page writes it (``titleText`` in js/src/views/profile/state.ts):
+    the document, the attention, the layer, the head and how many key tokens. The static twin writes this one.
+
+    >>> r = AttentionResult.from_arrays(np.eye(3, dtype=np.float32), ["a", "b", "c"])
+    >>> state = profile_state(r, ProfileOptions(layer=0, head=-1, selection=(0, 2)))
+    >>> profile_title(state), profile_selection(state)
+    ('arrays · self attention · layer 0 · mean of heads · 3 tokens', [0, 2])
+    """
+    kind, layer, head = state.payload.key.split("/")[:3]
+    which = "mean of heads" if head == "-1" else f"head {head}" if head.isdigit() else f"heads [{head.strip('()')}]"
+    n_tokens = len(state.payload.docs[kind].pieces)
+    return f"{state.payload.title} · {kind} attention · layer {layer} · {which} · {n_tokens} tokens"
