@@ -23,8 +23,10 @@ pays for the pass, once (:func:`attach_summary` pays now). What is kept:
   sink).
 
 Weights are computed in float32 whatever the model's dtype (as :meth:`LayerQK.rows` does), with the same masks, bias,
-soft-cap and sinks, each block in place in two scratch buffers (the QK^T GEMM, then max, exp, sum, Σ e·s, scale, and
-the overview's row maxima and sums, from which the column sums follow). The arrays are numpy (the result layer stays
+soft-cap and sinks, each block in place in scratch buffers (the QK^T GEMM's logits, and two for the weights, used by
+turns so that the heads' sum needs no zeroed buffer), then max, exp, sum, Σ e·s, scale, and the overview's row maxima
+and sums (from which the column sums follow) while the head's block is in cache; the entropies, column sums and
+overview cells of a block of rows are then handed on once for every head. The arrays are numpy (the result layer stays
 free of torch); they are handed to the stack only when the whole pass is done, so an interrupted pass leaves nothing
 half-written. ``attnwidgets.analysis`` derives its
 statistics from them (:mod:`attnwidgets.analysis.surface`), and computes them in numpy for a stack without them
