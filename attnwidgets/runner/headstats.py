@@ -23,8 +23,10 @@ pays for the pass, once (:func:`attach_summary` pays now). What is kept:
   sink).
 
 Weights are computed in float32 whatever the model's dtype (as :meth:`LayerQK.rows` does), with the same masks, bias,
-soft-cap and sinks, each block in place in two scratch buffers (the QK^T GEMM, then max, exp, sum, Σ e·s, scale, and
-the overview's row maxima and sums, from which the column sums follow). The arrays are numpy (the result layer stays
+soft-cap and sinks, each block in place in scratch buffers (the QK^T GEMM's logits, and two for the weights, used by
+turns so that the heads' sum needs no zeroed buffer), then max, exp, sum, Σ e·s, scale, and the overview's row maxima
+and sums (from which the column sums follow) while the head's block is in cache; the entropies, column sums and
+overview cells of a block of rows are then handed on once for every head. The arrays are numpy (the result layer stays
 free of torch); they are handed to the stack only when the whole pass is done, so an interrupted pass leaves nothing
 half-written. ``attnwidgets.analysis`` derives its
 statistics from them (:mod:`attnwidgets.analysis.surface`), and computes them in numpy for a stack without them
@@ -113,10 +115,10 @@ def _hidden_spans(layer: LayerQK, start: int, stop: int, k0: int, k1: int) -> li
 
 def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int, start: int, stop: int, k0: int,
              k1: int, bias: torch.Tensor | None, spans: list[tuple[int, int, torch.Tensor]],
-             sinks: torch.Tensor | None, logits: torch.Tensor, p: torch.Tensor,
-             every_row_sees: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(p, entropy)`` for heads ``h0..h1``, rows ``start..stop`` over keys ``k0..k1``: the weights (h, r, w), by
-    the math of :meth:`LayerQK.rows` in torch, written into the flat buffer ``p``, and each row's entropy (h, r),
+             sinks: torch.Tensor | None, logits: torch.Tensor, p: torch.Tensor, entropy: torch.Tensor,
+             every_row_sees: bool = False) -> None:
+    """The weights of heads ``h0..h1``, rows ``start..stop`` over keys ``k0..k1``, by the math of
+    :meth:`LayerQK.rows` in torch, into ``p`` (h, r, w), and each row's entropy into ``entropy`` (h, r):
     ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator (no log per weight).
 
     ``q`` holds the queries already multiplied by the scaling; ``bias`` the block's rows of the position bias (all
@@ -127,7 +129,8 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     With no sinks and ``every_row_sees`` (each row of the block sees a key), the softmax is torch's own (one fused
     kernel instead of max, subtract, exp, sum and scale) and the entropy ``top + log z − Σ p·s`` reads ``1 / z`` off
     the weights (the weight of the row's largest logit) and ``Σ p·s`` in one product: the same numbers to float
-    rounding, about a fifth less time on a CPU."""
+    rounding, about a fifth less time on a CPU. Hidden keys then hold a finite -1e30 rather than -inf: their weight
+    is still exactly 0, and ``p·s`` there is 0, not NaN, with no second pass to clear them."""
     group, hb, r, w = layer.n_heads // layer.n_kv_heads, h1 - h0, stop - start, k1 - k0
     s = logits[: hb * r * w].view(hb, r, w)
     if hb <= group:  # the heads share one key head
@@ -142,15 +145,16 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     if layer.softcap is not None:
         c = float(layer.softcap)
         s.div_(c).tanh_().mul_(c)
+    fast = sinks is None and every_row_sees
     for a, b, hidden in spans:
-        s[..., a:b].masked_fill_(hidden, float("-inf"))
-    if sinks is None and every_row_sees:
+        s[..., a:b].masked_fill_(hidden, _HIDDEN if fast else float("-inf"))
+    if fast:
         peak = s.amax(-1)  # (h, r): the row's largest logit
-        e = torch.softmax(s, -1, out=p[: hb * r * w].view(hb, r, w))
-        for a, b, hidden in spans:  # hidden keys: p = 0, and p·s must be 0, not NaN
-            s[..., a:b].masked_fill_(hidden, 0.0)
+        e = torch.softmax(s, -1, out=p)
         inv_z = e.amax(-1)  # exp(peak - peak) / z
-        return e, peak - torch.log(inv_z) - torch.einsum("hrw,hrw->hr", e, s)
+        dot = torch.einsum("hrw,hrw->hr", e, s)  # Σ p·s, 0 at hidden keys
+        torch.sub(peak, inv_z.log_(), out=entropy).sub_(dot)
+        return
     top = s.amax(-1, keepdim=True)
     sink = None
     if sinks is not None:
@@ -158,7 +162,7 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
         top = torch.maximum(top, sink)
     top.masked_fill_(top == float("-inf"), 0.0)
     s.sub_(top)
-    e = torch.exp(s, out=p[: hb * r * w].view(hb, r, w))
+    e = torch.exp(s, out=p)
     for a, b, hidden in spans:  # hidden keys: e = 0, and s·e must be 0, not NaN
         s[..., a:b].masked_fill_(hidden, 0.0)
     z = e.sum(-1, keepdim=True)
@@ -168,9 +172,13 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     z.masked_fill_(z == 0, 1.0)
     es = s.mul_(e).sum(-1)  # Σ e·s (s is spent)
     zz = z[..., 0]
-    entropy = torch.log(zz) * (mass / zz) - es / zz
+    torch.log(zz, out=entropy).mul_(mass / zz).sub_(es / zz)
     e.mul_(z.reciprocal_())
-    return e, entropy
+
+
+_HIDDEN = -1e30
+"""A hidden key's logit on the fast path: exp of it minus any row's peak is 0 in float32, as for -inf, and times a
+weight of 0 it gives 0 where -inf gives NaN."""
 
 
 def _overview_counts(n_q: int, n_k: int, factor: int, causal: bool) -> np.ndarray:
@@ -193,21 +201,20 @@ def _overview_counts(n_q: int, n_k: int, factor: int, causal: bool) -> np.ndarra
     return below(e + 1 - first[None, :]) - below(a + 1 - first[None, :])
 
 
-def _by_rows(p: torch.Tensor, span: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Max and sum of ``p`` (..., r, w) over groups of ``span`` rows (the last group may be shorter): (..., g, w)."""
-    *lead, r, w = p.shape
+def _by_rows(p: torch.Tensor, span: int, out_max: torch.Tensor, out_sum: torch.Tensor | None = None) -> None:
+    """Max (and sum, with ``out_sum``) of ``p`` (..., r, w) over groups of ``span`` rows (the last group may be
+    shorter), into ``out_max`` / ``out_sum`` (..., g, w): one reduction each, read while ``p`` is still in cache."""
+    r = p.shape[-2]
     full = (r // span) * span
-    maxes, sums = [], []
     if full:
-        grouped = p[..., :full, :].reshape(*lead, full // span, span, w)
-        maxes.append(grouped.amax(-2))
-        sums.append(grouped.sum(-2))
+        grouped = p[..., :full, :].unflatten(-2, (full // span, span))
+        torch.amax(grouped, -2, out=out_max[..., : full // span, :])
+        if out_sum is not None:
+            torch.sum(grouped, -2, out=out_sum[..., : full // span, :])
     if full < r:
-        maxes.append(p[..., full:, :].amax(-2, keepdim=True))
-        sums.append(p[..., full:, :].sum(-2, keepdim=True))
-    if len(maxes) == 1:
-        return maxes[0], sums[0]
-    return torch.cat(maxes, -2), torch.cat(sums, -2)
+        torch.amax(p[..., full:, :], -2, keepdim=True, out=out_max[..., full // span:, :])
+        if out_sum is not None:
+            torch.sum(p[..., full:, :], -2, keepdim=True, out=out_sum[..., full // span:, :])
 
 
 def _by_columns(x: torch.Tensor, factor: int, how: str) -> torch.Tensor:
@@ -247,7 +254,9 @@ class _Overview:
                 self.rest_sum[h0:h1, b0:b1] += rsum[..., part].sum(-1)
 
     def add_heads(self, b0: int, c0: int, f: int, span: int, mean: torch.Tensor) -> None:
-        hmax, _ = _by_rows(mean, span)
+        r, w = mean.shape
+        hmax = torch.empty((-(-r // span), w), device=mean.device)
+        _by_rows(mean, span, hmax)
         mx = _by_columns(hmax, f, "max")
         cell = self.head[b0:b0 + mx.shape[-2], c0:c0 + mx.shape[-1]]
         torch.maximum(cell, mx, out=cell)
@@ -298,11 +307,14 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                 k = _tensor(layer.key, dev)
                 sinks = None if layer.sinks is None else \
                     _tensor(layer.sinks.astype(np.float32), dev)[:, None, None]
-                cells = heads_per * rows_per * S
-                logits = torch.empty(cells, device=dev)
-                p = torch.empty(cells, device=dev)
+                logits = torch.empty(heads_per * rows_per * S, device=dev)
+                p = [torch.empty(heads_per * rows_per * S, device=dev) for _ in range(2 if heads_per < H else 1)]
+                ent_buf = torch.empty((H, rows_per), device=dev)
                 ov = _Overview(H, r2, c2, dev) if with_overview else None
-                heads_sum = torch.empty(rows_per * S, device=dev) if with_overview and heads_per < H else None
+                g_per = -(-rows_per // min(f, rows_per)) if with_overview else 1
+                rmax_buf = torch.empty(H * g_per * S, device=dev)  # row groups' max and sum, every head
+                rsum_buf = torch.empty(H * g_per * S, device=dev)
+                one_head_sum = torch.empty(rows_per * S, device=dev) if with_overview and H > 1 else None
                 for start in range(0, T, rows_per):
                     stop = min(T, start + rows_per)
                     if layer.mask.allowed is not None:
@@ -323,27 +335,45 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         sees = bool(layer.mask.allowed[start:stop, k0:k1].any(1).all())
                     else:
                         sees = bool((layer.mask.hi[start:stop] > layer.mask.lo[start:stop]).all())
-                    acc = None if heads_sum is None else heads_sum[: r * w].view(r, w).zero_()
+                    ent = ent_buf[:, :r]
+                    span = f if rows_per >= f else rows_per
+                    g = -(-r // span) if ov is not None else 1
+                    rmax = rmax_buf[: H * g * w].view(H, g, w)
+                    rsum = rsum_buf[: H * g * w].view(H, g, w)
+                    acc, summed = None, False
                     for h0 in range(0, H, heads_per):
                         h1 = h0 + heads_per
-                        block, ent = _weights(layer, q, k, h0, h1, start, stop, k0, k1, bias, spans, sinks, logits, p,
-                                              sees)
-                        entropy[li, h0:h1, start:stop] = ent.cpu().numpy()
-                        _add_rows(li, h0, h1, start, stop, k0, k1, block, dev, diag, corner, special, special_w)
+                        # two buffers by turns: the first head's weights still there when the second's are summed
+                        # onto them (the heads' sum needs no copy); each buffer stays warm in cache
+                        weights = p[(h0 // heads_per) % 2][: (h1 - h0) * r * w].view(h1 - h0, r, w)
+                        _weights(layer, q, k, h0, h1, start, stop, k0, k1, bias, spans, sinks, logits, weights,
+                                 ent[h0:h1], sees)
+                        # what reads every weight, while this head's block is still in cache
+                        _add_rows(li, h0, h1, start, stop, k0, k1, weights, dev, diag, corner, special, special_w)
                         if ov is None:
-                            colsum[li, h0:h1, k0:k1] += block.sum(-2).cpu().numpy()
+                            torch.sum(weights, -2, out=rsum[h0:h1, 0])
                             continue
-                        span = f if rows_per >= f else rows_per
-                        rmax, rsum = _by_rows(block, span)
-                        colsum[li, h0:h1, k0:k1] += rsum.sum(-2).cpu().numpy()
-                        ov.add(h0, h1, start // f, k0 // f, f, rmax, rsum, k0 == 0)
-                        if acc is not None:
-                            acc += block.sum(0) if h1 - h0 > 1 else block[0]
-                        else:  # one head (a view's first map): its weights are the heads' mean, no copy
-                            acc = block[0] if h1 - h0 == 1 else block.sum(0)
-                    if ov is not None and acc is not None:
-                        ov.add_heads(start // f, k0 // f, f, f if rows_per >= f else rows_per, acc.div_(H))
-                del q, k, logits, p, heads_sum
+                        _by_rows(weights, span, rmax[h0:h1], rsum[h0:h1])
+                        # the heads' sum with no zeroed buffer: the first head's weights as they are, the second
+                        # head's add writes the sum
+                        one = weights[0] if h1 - h0 == 1 else weights.sum(0)
+                        if acc is None:
+                            acc = one
+                        elif summed:
+                            acc.add_(one)
+                        else:
+                            assert one_head_sum is not None  # H > 1 here
+                            acc, summed = torch.add(acc, one, out=one_head_sum[: r * w].view(r, w)), True
+                    # the rest for every head at once: one call per statistic, not one per head
+                    entropy[li, :, start:stop] = ent.cpu().numpy()
+                    if ov is None:
+                        colsum[li, :, k0:k1] += rsum[:, 0].cpu().numpy()
+                        continue
+                    colsum[li, :, k0:k1] += rsum.sum(-2).cpu().numpy()
+                    ov.add(0, H, start // f, k0 // f, f, rmax, rsum, k0 == 0)
+                    if acc is not None:
+                        ov.add_heads(start // f, k0 // f, f, span, acc if H == 1 else acc.div_(H))
+                del q, k, logits, p, rmax_buf, rsum_buf, one_head_sum
                 if ov is not None:  # masked, divided and made float16 in torch (numpy's float16 cast is slow)
                     keep_max[li] = ov.max.masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
                     keep_mean[li] = ov.sum.mul_(inv_count).masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
