@@ -31,7 +31,7 @@ from .profile import paint_profile, plot_profile
 from .qk import plot_qk
 from .qk_space import plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
-from .routers import plot_routers
+from .routers import paint_routers, plot_routers
 from .style import fit_panels, panel_grid
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "paint_heatmap",
     "paint_model_view",
     "paint_profile",
+    "paint_routers",
     "panel_grid",
     "plot_ablation_panel",
     "plot_ablation_rows",

@@ -156,10 +156,13 @@ def _qk_space() -> Any:
                           [["[CLS]", "a", "b", "[SEP]"]] * 2)
 
 
-def _routes() -> RouterResult:
-    routed = np.random.default_rng(6).permutation(np.tile(np.arange(4), (2, 5, 1)).reshape(-1, 4), axis=1)
+def _routes(uneven: bool = False) -> RouterResult:
+    """Top-2 of 4 experts in layers 0 and 2; gate weights 0.5 each, or ``uneven`` (the first above the second)."""
+    rng = np.random.default_rng(6)
+    routed = rng.permutation(np.tile(np.arange(4), (2, 5, 1)).reshape(-1, 4), axis=1)
+    first = rng.uniform(0.5, 0.95, (2, 5, 1)) if uneven else np.full((2, 5, 1), 0.5)
     return RouterResult(["The", " cat", " sat", " on", " mat"], [0, 2], np.zeros((2, 5, 4), np.float32),
-                        routed[:, :2].reshape(2, 5, 2), np.full((2, 5, 2), 0.5, np.float32))
+                        routed[:, :2].reshape(2, 5, 2), np.concatenate([first, 1 - first], -1).astype(np.float32))
 
 
 def _captures() -> list[QKCapture]:
@@ -314,6 +317,47 @@ def test_the_head_cluster_maps_picture_has_the_pages_title_scale_and_points(colo
         assert dots.get_clim() == pytest.approx((0.0, float(values.max())))
 
 
+# -- routers: painted from its state (paint_routers) ----------------------------------------------------------------
+
+ROUTER_CASES: dict[str, Callable[[], aw.RouterView]] = {
+    "first layer, all tokens": lambda: aw.RouterView(_routes()),
+    "a span, last layer": lambda: aw.RouterView(_routes(), layer=2, selection=[1, 2, 3]),
+    "scattered, gate weight": lambda: aw.RouterView(_routes(uneven=True), layer=2, selection=[0, 4], weighted=True),
+}
+
+
+def _page_load(w: aw.RouterView) -> tuple[np.ndarray, str]:
+    """What the page's bars draw (js/src/views/routers/state.ts loadOver and loadTitle), from its traits."""
+    experts, weights = _unpack(w._payload["experts"]).round().astype(int), _unpack(w._payload["weights"])
+    li, sel = w._meta["layers"].index(w.layer), list(w.selection)
+    out = np.zeros(w._meta["n_experts"])
+    for t in sel or range(len(w._meta["tokens"])):
+        for e, g in zip(experts[li, t], weights[li, t]):
+            out[e] += g if w.weighted else 1.0
+    contiguous = bool(sel) and sel[-1] - sel[0] == len(sel) - 1
+    where = ("all tokens" if not sel else f"token {sel[0]}" if len(sel) == 1
+             else f"tokens {sel[0]}–{sel[-1]}" if contiguous else f"{len(sel)} tokens")
+    return out / (out.sum() or 1.0), f"{'gate weight' if w.weighted else 'load'} per expert, layer {w.layer}, {where}"
+
+
+@pytest.mark.parametrize("case", list(ROUTER_CASES))
+def test_the_routers_picture_has_the_pages_titles_axis_and_labels(case):
+    w = ROUTER_CASES[case]()
+    meta = w._meta
+    fig = fallback.twin_figure(w)
+    strip, bars = fig.axes[:2]
+    load, title = _page_load(w)
+    assert _text(fig._suptitle) == meta["title"]
+    assert bars.get_title() == title
+    assert bars.get_ylim() == pytest.approx((0.0, 100.0))  # the page's bars: a fixed 0–100 % axis
+    np.testing.assert_allclose([p.get_height() for p in bars.patches], 100 * load, atol=1e-4)
+    assert [t.get_text() for t in bars.get_xticklabels()] == [str(e) for e in range(meta["n_experts"])]
+    assert [t.get_text() for t in strip.get_xticklabels()] == [str(x) for x in meta["layers"]]
+    assert [t.get_text() for t in strip.get_yticklabels()] == [token_label(t) for t in meta["tokens"]]
+    bold = [t.get_text() for t in strip.get_xticklabels() if t.get_fontweight() == "bold"]
+    assert bold == [str(w.layer)]  # the layer the bars show is marked
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
@@ -321,7 +365,7 @@ NO_PAINTER: dict[str, str] = {
     "ablation": "plot_ablation_panel reads the widget", "head_view": "plot_head_view re-derives its lines",
     "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
     "qk_space": "plot_qk_space builds its state itself", "head_stats_grid": "plot_head_stats re-reads the stats",
-    "fill_mask": "plot_fill_mask re-reads the view", "routers": "plot_routers builds its state itself",
+    "fill_mask": "plot_fill_mask re-reads the view",
 }
 
 

@@ -120,7 +120,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("fill_mask", "FillMask", "FillMaskState", twin="plot_fill_mask"),
     ViewSpec("mask_explorer", "MaskExplorer", "MaskExplorerState"),
     ViewSpec("positional", "PositionalExplorer", "PositionalState"),
-    ViewSpec("routers", "RouterView", "RouterState", twin="plot_routers"),
+    ViewSpec("routers", "RouterView", "RouterState", twin="plot_routers", paint="paint_routers"),
 )
 
 #: view name -> its :class:`ViewSpec`.
