@@ -29,7 +29,7 @@ from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import paint_profile, plot_profile
 from .qk import plot_qk
-from .qk_space import plot_qk_space
+from .qk_space import paint_qk_space, plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
 from .routers import paint_routers, plot_routers
 from .style import fit_panels, panel_grid
@@ -45,6 +45,7 @@ __all__ = [
     "paint_heatmap",
     "paint_model_view",
     "paint_profile",
+    "paint_qk_space",
     "paint_routers",
     "panel_grid",
     "plot_ablation_panel",

@@ -151,8 +151,8 @@ OTHER: dict[str, Any] = {
 }
 
 
-def _qk_space() -> Any:
-    return build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), 0.25)] * 2,
+def _qk_space(weight: float = 0.25) -> Any:
+    return build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), weight)] * 2,
                           [["[CLS]", "a", "b", "[SEP]"]] * 2)
 
 
@@ -358,13 +358,45 @@ def test_the_routers_picture_has_the_pages_titles_axis_and_labels(case):
     assert bold == [str(w.layer)]  # the layer the bars show is marked
 
 
+# -- qk_space: painted from its state (paint_qk_space) --------------------------------------------------------------
+
+QK_SPACE_CASES: dict[str, Callable[[], aw.QKSpaceView]] = {
+    "position": lambda: aw.QKSpaceView(_qk_space(), color="position"),
+    "attention": lambda: aw.QKSpaceView(_qk_space(), color="attention"),
+    "attention received nowhere": lambda: aw.QKSpaceView(_qk_space(0.0), color="attention"),
+    "token, two selected": lambda: aw.QKSpaceView(_qk_space(), color="token", sentence=1, selection=[1, 2]),
+}
+
+
+@pytest.mark.parametrize("case", list(QK_SPACE_CASES))
+def test_the_qk_spaces_picture_has_the_pages_title_scale_and_labels(case):
+    w = QK_SPACE_CASES[case]()
+    meta, points = w._meta, _unpack(w._payload["points"])
+    ax = fallback.twin_figure(w).axes[0]
+    assert _text(ax.get_title()) == f"{_text(meta['title'])}, coloured by {w.color}"
+    assert f"PCA: {100 * sum(meta['explained']):.0f}% of the variance" in ax.get_xlabel()
+    if w.color in ("position", "attention"):  # js/src/views/qk_space/state.ts pointColors' vmax
+        values = points[:, 5 if w.color == "position" else 6]
+        top = float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
+        top = 1.0 if w.color == "position" or not top > 0 else top
+        mapped = next(c for c in ax.collections if c.get_array() is not None)
+        assert mapped.get_clim() == pytest.approx((0.0, top))
+    else:
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == [token_label(n) for n in meta["token_names"]]
+    picked = (points[:, 2] == 0) & (points[:, 3] == w.sentence) & np.isin(points[:, 4], list(w.selection))
+    ringed = [c for c in ax.collections if c.get_linewidths().size and c.get_linewidths()[0] == 2.5]
+    assert [len(c.get_offsets()) for c in ringed] == ([int(picked.sum())] if picked.any() else [])
+    if picked.any():
+        np.testing.assert_allclose(ringed[0].get_offsets(), points[picked, :2])
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
 NO_PAINTER: dict[str, str] = {
     "ablation": "plot_ablation_panel reads the widget", "head_view": "plot_head_view re-derives its lines",
     "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
-    "qk_space": "plot_qk_space builds its state itself", "head_stats_grid": "plot_head_stats re-reads the stats",
+    "head_stats_grid": "plot_head_stats re-reads the stats",
     "fill_mask": "plot_fill_mask re-reads the view",
 }
 
