@@ -17,7 +17,7 @@ from .compare import paint_compare, plot_compare
 from .coref import plot_coref
 from .embeddings import plot_input_embeddings
 from .extrapolation import plot_extrapolation
-from .fill_mask import plot_fill_mask
+from .fill_mask import paint_fill_mask, plot_fill_mask
 from .generation import plot_generation, plot_span_share
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
@@ -41,6 +41,7 @@ __all__ = [
     "paint",
     "paint_compare",
     "paint_entropy_bars",
+    "paint_fill_mask",
     "paint_head_cluster_map",
     "paint_heatmap",
     "paint_model_view",

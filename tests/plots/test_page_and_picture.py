@@ -148,6 +148,7 @@ OTHER: dict[str, Any] = {
     "generation": pytest.param(lambda: aw.GenerationView(_generation(), layer=1, head=0), id="generation"),
     "qk_space": pytest.param(lambda: aw.QKSpaceView(_qk_space()), id="qk_space"),
     "routers": pytest.param(lambda: aw.RouterView(_routes()), id="routers"),
+    "fill_mask": pytest.param(lambda: _fill_mask(), id="fill_mask"),
 }
 
 
@@ -183,7 +184,7 @@ def _generation() -> GenerationResult:
 
 #: views with a twin this test does not build yet, and why (each needs inputs beyond a small result).
 NOT_BUILT: dict[str, str] = {
-    "ablation": "re-runs a model", "fill_mask": "runs the bundled model",
+    "ablation": "re-runs a model",
 }
 
 
@@ -193,7 +194,7 @@ def _page_meta_title(w: Any) -> str:
 
 
 #: views whose page title does not start with meta.title: checked whole, above or below.
-TITLED_WHOLE = {"profile", "compare"}
+TITLED_WHOLE = {"profile", "compare", "fill_mask"}
 
 
 @pytest.mark.parametrize("make", [p for name, p in OTHER.items() if name not in TITLED_WHOLE])
@@ -390,6 +391,78 @@ def test_the_qk_spaces_picture_has_the_pages_title_scale_and_labels(case):
         np.testing.assert_allclose(ringed[0].get_offsets(), points[picked, :2])
 
 
+# -- fill_mask: painted from its state (paint_fill_mask), on a hand-made view (no model runs) -----------------------
+
+OURS = "Not the model's own head: a toy head trained on the frozen encoder (top-1 40 % vs 9 % for word frequency)."
+
+
+def _fill_view(text: str, k: int, model: Any, head: str = OURS) -> dict[str, Any]:
+    """What fill_mask_view returns, made by hand: two [MASK], 2 layers x 3 heads, every query row."""
+    tokens = ["[CLS]", "the", "[MASK]", "sat", "on", "[MASK]", "[SEP]"]
+    att = np.random.default_rng(7).dirichlet(np.ones(len(tokens)), size=(2, 3, len(tokens))).astype(np.float32)
+    positions = [2, 5]
+    fills = [{"tokens": ["cat", "dog", "man"][:k], "probs": [0.62, 0.2, 0.05][:k]},
+             {"tokens": ["mat", "floor", "bed"][:k], "probs": [0.08, 0.07, 0.01][:k]}]
+    return {"tokens": tokens, "positions": positions, "fills": fills,
+            "rows": np.ascontiguousarray(att[:, :, positions].transpose(2, 0, 1, 3)), "attention": att,
+            "model": "toy-bert", "head": head}
+
+
+def _fill_mask(note: str = OURS, **kwargs: Any) -> aw.FillMask:
+    from attnwidgets.studies import masked_lm
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(masked_lm, "fill_mask_view", lambda text, k, model: _fill_view(text, k, model, note))
+        return aw.FillMask("the [MASK] sat on [MASK]", k=3, **kwargs)
+
+
+FILL_CASES: dict[str, Callable[[], aw.FillMask]] = {
+    "first mask, last layer": lambda: _fill_mask(),
+    "second mask, one head, the model's own": lambda: _fill_mask("toy-bert's own head.", mask=1, layer=0, head=1),
+    "two tokens summed": lambda: _fill_mask(selection=[1, 3], combine="sum"),
+}
+
+
+def _page_row(w: aw.FillMask) -> tuple[np.ndarray, str]:
+    """The page's attention row and its title (js/src/views/fill_mask/state.ts selectionRow, shownRows and rowTitle),
+    from the widget's traits."""
+    payload = w._payload
+    attention, positions, tokens = _unpack(payload["attention"]), payload["positions"], payload["tokens"]
+    rows = list(w.selection) or [positions[w.mask]]
+    heads = range(attention.shape[1]) if w.head < 0 else [w.head]
+    block = attention[w.layer][list(heads)][:, rows]  # (heads, rows, tokens)
+    row = block.sum(1).mean(0) / (1 if w.combine == "sum" else len(rows))
+    which = "mean of the heads" if w.head < 0 else f"head {w.head}"
+    if rows == [positions[w.mask]]:
+        return row, f"Where [MASK] #{w.mask + 1} attends: layer {w.layer}, {which}"
+    runs = len(rows) == 1 or rows[-1] - rows[0] == len(rows) - 1
+    span = (" ".join(tokens[q] for q in rows) + f" ({rows[0]}–{rows[-1]})" if runs
+            else " · ".join(tokens[q] for q in rows))
+    many = f" attend ({w.combine} of {len(rows)} rows)" if len(rows) > 1 else " attends"
+    return row, f"Where {span}{many}: layer {w.layer}, {which}"
+
+
+@pytest.mark.parametrize("case", list(FILL_CASES))
+def test_the_fill_masks_picture_has_the_pages_title_note_axis_and_row(case):
+    w = FILL_CASES[case]()
+    meta, payload = w._meta, w._payload
+    fig = fallback.twin_figure(w)
+    ours = meta["head"].startswith("Not the model's own head")  # state.ts fillTitle
+    assert _text(fig._suptitle) == f"{meta['model']} · fill in the [MASK]" + (" · attnwidgets' head" if ours else "")
+    assert _text(fig._supxlabel) == _text(meta["head"])  # whose guesses these are, as the page prints beside them
+    *bars, panel = fig.axes
+    assert len(bars) == len(payload["fills"])
+    for ax, fill in zip(bars, payload["fills"]):
+        assert ax.get_xlim() == pytest.approx((0.0, 1.0))  # the page's one fixed 0–100 % axis
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["0 %", "50 %", "100 %"]
+        np.testing.assert_allclose([b.get_width() for b in ax.patches], fill["probs"][::-1])
+        assert [t.get_text() for t in ax.get_yticklabels()] == [token_label(t) for t in fill["tokens"]][::-1]
+    row, title = _page_row(w)
+    assert panel.get_title() == title
+    np.testing.assert_allclose([b.get_height() for b in panel.patches], row, atol=1e-6)
+    assert [t.get_text() for t in panel.get_xticklabels()] == [token_label(t) for t in payload["tokens"]]
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
@@ -397,7 +470,6 @@ NO_PAINTER: dict[str, str] = {
     "ablation": "plot_ablation_panel reads the widget", "head_view": "plot_head_view re-derives its lines",
     "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
     "head_stats_grid": "plot_head_stats re-reads the stats",
-    "fill_mask": "plot_fill_mask re-reads the view",
 }
 
 

@@ -118,7 +118,7 @@ VIEWS: tuple[ViewSpec, ...] = (
              paint="paint_entropy_bars"),
     ViewSpec("head_cluster_map", "HeadClusterMap", "HeadClusterMapState", twin="plot_head_clusters",
              paint="paint_head_cluster_map"),
-    ViewSpec("fill_mask", "FillMask", "FillMaskState", twin="plot_fill_mask"),
+    ViewSpec("fill_mask", "FillMask", "FillMaskState", twin="plot_fill_mask", paint="paint_fill_mask"),
     ViewSpec("mask_explorer", "MaskExplorer", "MaskExplorerState"),
     ViewSpec("positional", "PositionalExplorer", "PositionalState"),
     ViewSpec("routers", "RouterView", "RouterState", twin="plot_routers", paint="paint_routers"),
