@@ -6,7 +6,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from ..viewdata.labels import token_label
-from ..viewdata.selection import check_selection, span_tokens
+from ..viewdata.selection import check_selection, span_label
 from ..viewdata.views.fill_mask import FillMaskState, fill_mask_row, fill_mask_state
 from .style import lecture_fit, lecture_fonts, missing_glyphs_quiet, new_figure, resolve_theme
 
@@ -151,15 +151,17 @@ def fill_title(model: str, head: str) -> str:
 def row_title(mask: int, layer: int, head: int, tokens: list[str], picked: list[int], combine: str,
               own: list[int]) -> str:
     """The title over the attention row (js/src/views/fill_mask/state.ts ``rowTitle``): whose row it is (the
-    [MASK]'s, or the selected tokens'), the layer and the head.
+    [MASK]'s, as the page words it, or the selected tokens', in :func:`span_label`'s words), the layer and the
+    head.
 
     >>> row_title(0, 2, -1, ["a", "[MASK]", "c"], [1], "mean", [1])
     'Where [MASK] #1 attends: layer 2, mean of the heads'
     >>> row_title(0, 2, 3, ["a", "[MASK]", "c"], [0, 2], "sum", [1])
-    'Where a · c attend (sum of 2 rows): layer 2, head 3'
+    'Where sum of 2 rows: a · c attends: layer 2, head 3'
     """
     which = "mean of the heads" if head < 0 else f"head {head}"
     if picked == own:
         return f"Where [MASK] #{mask + 1} attends: layer {layer}, {which}"
-    many = f" attend ({combine} of {len(picked)} rows)" if len(picked) > 1 else " attends"
-    return f"Where {span_tokens(tokens, picked)}{many}: layer {layer}, {which}"
+    # the selection named as span_label names it ("sum of 2 rows: New York (4–5)"), which the page's rowTitle words
+    # as "New York (4–5) attend (sum of 2 rows)": the same parts, kept in the caption's order that other twins use
+    return f"Where {span_label(tokens, picked, combine)} attends: layer {layer}, {which}"
