@@ -178,20 +178,8 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
         return _call(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
                      cmap=_CMAPS.get(w.colormap))
 
-    def fill_mask(w: Any) -> _Arguments:
-        return _call(w.view, w.mask, w.layer, w.head, theme=w.theme)
-
-    def qk_space(w: Any) -> _Arguments:
-        return _call(w.space, w.color, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                     sentence=w.sentence if w.sentence >= 0 else None)
-
-    def routers(w: Any) -> _Arguments:
-        return _call(w.routes, layer=w.layer, selection=list(w.selection), weighted=w.weighted,
-                     theme=w.theme)
-
-    return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view, "qk": qk, "qk_space": qk_space,
-            "head_stats_grid": head_stats, "ablation": ablation, "generation": generation, "fill_mask": fill_mask,
-            "routers": routers}
+    return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view, "qk": qk,
+            "head_stats_grid": head_stats, "ablation": ablation, "generation": generation}
 
 
 def twin_figure(widget: Any) -> Figure | None:

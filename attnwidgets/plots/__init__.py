@@ -17,7 +17,7 @@ from .compare import paint_compare, plot_compare
 from .coref import plot_coref
 from .embeddings import plot_input_embeddings
 from .extrapolation import plot_extrapolation
-from .fill_mask import plot_fill_mask
+from .fill_mask import paint_fill_mask, plot_fill_mask
 from .generation import plot_generation, plot_span_share
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
@@ -29,9 +29,9 @@ from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import paint_profile, plot_profile
 from .qk import plot_qk
-from .qk_space import plot_qk_space
+from .qk_space import paint_qk_space, plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
-from .routers import plot_routers
+from .routers import paint_routers, plot_routers
 from .style import fit_panels, panel_grid
 
 __all__ = [
@@ -41,10 +41,13 @@ __all__ = [
     "paint",
     "paint_compare",
     "paint_entropy_bars",
+    "paint_fill_mask",
     "paint_head_cluster_map",
     "paint_heatmap",
     "paint_model_view",
     "paint_profile",
+    "paint_qk_space",
+    "paint_routers",
     "panel_grid",
     "plot_ablation_panel",
     "plot_ablation_rows",

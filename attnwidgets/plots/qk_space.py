@@ -8,13 +8,15 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..analysis.qk_space import check_color
 from ..viewdata.labels import token_label, visible_text
-from ..viewdata.qk_space import check_qk_space, check_view_color, selected_points
-from ..viewdata.views.qk_space import qk_space_state
+from ..viewdata.qk_space import check_qk_space, check_view_color
+from ..viewdata.selection import check_selection
+from ..viewdata.views.qk_space import QKSpaceState, qk_space_state
 from .head_view import HEAD_COLOURS
 from .style import LECTURE_SCALE, SELECTED, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
-__all__ = ["plot_qk_space"]
+__all__ = ["paint_qk_space", "plot_qk_space"]
 
 _OTHER = "#b4b4b4"  # js/src/views/qk_space/state.ts OTHER
 _LABELS = {"position": "position in sentence (first … last)",
@@ -57,13 +59,62 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
     """
     space = check_qk_space(space, "plot_qk_space")
     color = check_view_color(space.color if color is None else color, space)
-    theme = resolve_theme(theme)
-    if sentence is not None and not (isinstance(sentence, (int, np.integer)) and 0 <= sentence < space.n_sentences):
-        raise ValueError(f"sentence {sentence!r} is out of range: there are {space.n_sentences} sentences "
-                         f"(0..{space.n_sentences - 1})")
-    picked = selected_points(space, -1 if sentence is None else int(sentence), selection or [])
     # The page's own state (viewdata.views.qk_space): its points, category names and title are what is drawn.
-    state = qk_space_state(space)
+    return _paint(qk_space_state(space), ax, color, theme, cmap, sentence, selection)
+
+
+@lecture_fit
+def paint_qk_space(state: QKSpaceState, ax: Any = None, *, color: str = "position", theme: str | None = None,
+                   cmap: str | None = None, sentence: int | None = None, selection: list[int] | None = None
+                   ) -> Figure:
+    """Draw a QKSpaceView's state (:func:`~attnwidgets.viewdata.views.qk_space.qk_space_state`) as its page draws
+    it: the state's points (queries filled, keys ringed) coloured by ``color``, its category names and its title.
+
+    Parameters
+    ----------
+    state : QKSpaceState
+    ax : matplotlib Axes, optional
+        Draw into it instead of a new figure.
+    color, theme, cmap, sentence, selection
+        As :func:`plot_qk_space`'s (the widget's traits of those names; ``sentence`` -1 or None: none).
+
+    Examples
+    --------
+    >>> from attnwidgets.analysis.qk_space import build_qk_space
+    >>> from attnwidgets.viewdata.views.qk_space import qk_space_state
+    >>> q = [np.eye(4)] * 2
+    >>> space = build_qk_space(q, q, [np.full((4, 4), 0.25)] * 2, [["[CLS]", "a", "b", "[SEP]"]] * 2)
+    >>> ax = paint_qk_space(qk_space_state(space), color="attention").axes[0]
+    >>> " ".join(ax.get_title().split()), ax.collections[1].get_clim()
+    ('model · layer 0 head 0 · queries and keys of 2 sentences (PCA), coloured by attention', (0.0, 0.25))
+    """
+    return _paint(state, ax, color, theme, cmap, sentence, selection)
+
+
+def _picked(state: QKSpaceState, sentence: int | None, selection: list[int] | None) -> np.ndarray:
+    """The rows of the query points of ``sentence``'s selected tokens, in token order, read from the state's
+    points (:func:`attnwidgets.viewdata.qk_space.selected_points`' rule; js/src/views/qk_space/state.ts
+    selectedPoints)."""
+    n = len(state.meta.tokens)
+    if sentence is None or sentence == -1:
+        if selection:
+            raise ValueError("no sentence is shown, so there are no tokens to select: click a point or set sentence "
+                             "first")
+        return np.zeros(0, np.int64)
+    if isinstance(sentence, bool) or not isinstance(sentence, (int, np.integer)) or not 0 <= sentence < n:
+        raise ValueError(f"sentence {sentence!r} is out of range: there are {n} sentences (0..{n - 1})")
+    picked = check_selection(selection or [], len(state.meta.tokens[sentence]))
+    points = state.payload.points
+    rows = np.flatnonzero((points[:, 2] == 0) & (points[:, 3] == sentence) & np.isin(points[:, 4], picked))
+    return rows[np.argsort(points[rows, 4], kind="stable")].astype(np.int64)
+
+
+def _paint(state: QKSpaceState, ax: Any, color: str, theme: str | None, cmap: str | None, sentence: int | None,
+           selection: list[int] | None) -> Figure:
+    color = check_color(color, state.meta.has_pos)
+    theme = resolve_theme(theme)
+    picked = _picked(state, sentence, selection)
+    sentence = None if sentence is None or sentence == -1 else int(sentence)
     points, meta = state.payload.points, state.meta
     names = {"token": meta.token_names, "pos": meta.pos_names}
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
@@ -90,7 +141,8 @@ def plot_qk_space(space: Any, color: str | None = None, *, theme: str | None = N
                       title="token" if color == "token" else "part of speech")
         else:
             values = points[:, 5 if color == "position" else 6]
-            vmax = 1.0 if color == "position" else float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
+            vmax = float(np.nanmax(values)) if color == "attention" and np.isfinite(values).any() else 1.0
+            vmax = vmax if vmax > 0 else 1.0  # as the page's pointColors: attention received nowhere is 0 of 1
             cm = colormap(cmap or "viridis")  # as the view: a map without a near-white end, for points on white
             grey = ~np.isfinite(values)
             ax.scatter(points[grey & queries, 0], points[grey & queries, 1], s=size, color=_OTHER, linewidths=0)

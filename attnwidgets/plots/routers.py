@@ -5,18 +5,19 @@ strip) and one layer's load per expert over the selected tokens (bars, 0–100 %
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..router_result import RouterResult
 from ..viewdata.labels import token_label
+from ..viewdata.selection import check_selection
 from ..viewdata.views.routers import (
     RouterLoad,
-    RouterOptions,
     RouterState,
+    check_router_layer,
     expert_rgb,
-    router_load,
+    load_title,
     router_state,
 )
 from .style import lecture_fit, new_figure, resolve_theme
@@ -30,18 +31,86 @@ __all__ = ["STRIP_TITLE", "paint_routers", "plot_routers"]
 STRIP_TITLE = "top expert of each token (strength: its gate weight)"
 
 
-def paint_routers(state: RouterState, shown: RouterLoad, layer: int, selection: Sequence[int], fig: Figure,
-                  big: bool) -> None:
-    """Draw ``state``'s strip (``selection``'s rows outlined, ``layer``'s column marked) and ``shown``'s bars in
-    ``fig``."""
+@lecture_fit
+def paint_routers(state: RouterState, ax: Any = None, *, layer: int | None = None,
+                  selection: Sequence[int] | None = None, weighted: bool = False, theme: str | None = None) -> Figure:
+    """Draw a RouterView's state (:func:`~attnwidgets.viewdata.views.routers.router_state`) as its page draws it:
+    the token x layer strip from the state's experts and gate weights (``selection``'s rows outlined, ``layer``'s
+    column marked) and ``layer``'s load per expert over the selection, which the page computes from the same arrays
+    (:meth:`~attnwidgets.router_result.RouterResult.load`'s rule), on its fixed 0–100 % axis; the page's titles.
+
+    Parameters
+    ----------
+    state : RouterState
+    ax : matplotlib Axes, optional
+        Split its place into the strip and the bars instead of drawing a new figure.
+    layer, selection, weighted, theme
+        As :func:`plot_routers`'s (the widget's traits of those names; ``layer`` defaults to the first MoE layer).
+
+    Examples
+    --------
+    >>> from attnwidgets.viewdata.views.routers import router_state
+    >>> r = RouterResult(["a", "b", "c"], [0, 2], np.zeros((2, 3, 4), np.float32),
+    ...                  np.array([[[0, 1], [2, 3], [0, 2]], [[3, 0], [3, 1], [1, 2]]]),
+    ...                  np.full((2, 3, 2), 0.5, np.float32))
+    >>> fig = paint_routers(router_state(r), layer=2, selection=[0, 1])
+    >>> bars = fig.axes[1]
+    >>> bars.get_title(), [round(b.get_height()) for b in bars.patches], bars.get_ylim() == (0, 100)
+    ('load per expert, layer 2, tokens 0–1', [25, 25, 0, 50], True)
+    """
+    return _paint(state, ax, layer, selection, weighted, theme)
+
+
+def _paint(state: RouterState, ax: Any, layer: int | None, selection: Sequence[int] | None, weighted: bool,
+           theme: str | None) -> Figure:
+    m = state.meta
+    layer = check_router_layer(m.layers[0] if layer is None else layer, m.layers)
+    sel = sorted(check_selection(list(selection or ()), len(m.tokens)))
+    shown = _state_load(state, layer, sel, bool(weighted))
+    big = resolve_theme(theme) == "lecture"
+    if ax is None:
+        # constrained: the suptitle above both panel titles
+        fig = new_figure((4.5 + 0.6 * len(m.layers) + 0.35 * m.n_experts, min(20.0, 2.2 + 0.28 * len(m.tokens))),
+                         layout="constrained")
+        left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": _widths(state)})
+    else:
+        fig = ax.figure
+        cells = ax.get_subplotspec().subgridspec(1, 2, width_ratios=_widths(state))
+        ax.remove()
+        left, right = (fig.add_subplot(cell) for cell in cells)
+    _draw(state, shown, layer, sel, left, right, big)
+    return fig
+
+
+def _state_load(state: RouterState, layer: int, selection: Sequence[int], weighted: bool) -> RouterLoad:
+    """The bars the page draws from the state's arrays: ``layer``'s share of the assignments (or of the gate weight
+    with ``weighted``) per expert over ``selection`` (every token when empty), as
+    :meth:`~attnwidgets.router_result.RouterResult.load` counts them, and their title."""
     m, p = state.meta, state.payload
+    rows = list(selection) or list(range(len(m.tokens)))
+    li = m.layers.index(layer)
+    experts = p.experts[li, rows].astype(np.int64).ravel()
+    out = np.zeros(m.n_experts, np.float64)
+    np.add.at(out, experts, p.weights[li, rows].astype(np.float64).ravel() if weighted else 1.0)
+    total = out.sum()
+    return RouterLoad((out / (total if total > 0 else 1.0)).astype(np.float32), load_title(layer, selection, weighted))
+
+
+def _widths(state: RouterState) -> list[float]:
+    return [max(1.5, 0.6 * len(state.meta.layers) + 1), max(2.0, 0.35 * state.meta.n_experts)]
+
+
+def _draw(state: RouterState, shown: RouterLoad, layer: int, selection: Sequence[int], left: Any, right: Any,
+          big: bool) -> None:
+    """Draw ``state``'s strip in ``left`` (``selection``'s rows outlined, ``layer``'s column marked) and ``shown``'s
+    bars in ``right``."""
+    m, p = state.meta, state.payload
+    fig = left.figure
     font = 14 if big else 9
     n, n_layers = len(m.tokens), len(m.layers)
     experts, weights = p.experts.astype(np.int64), p.weights
     strip = np.array([[expert_rgb(m.palette, m.fade_floor, experts[li, t, 0], weights[li, t, 0])
                        for li in range(n_layers)] for t in range(n)]).reshape(n, n_layers, 3)  # (T, L, 3)
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(1.5, 0.6 * n_layers + 1),
-                                                                   max(2.0, 0.35 * m.n_experts)]})
     left.imshow(strip, aspect="auto", interpolation="nearest")
     if n <= 48 and n_layers <= 16:
         for t in range(n):
@@ -112,14 +181,4 @@ def plot_routers(result: RouterResult, *, layer: int | None = None, selection: S
     >>> fig.axes[1].get_title(), [round(b.get_height()) for b in fig.axes[1].patches]
     ('load per expert, layer 2, tokens 0–1', [25, 25, 0, 50])
     """
-    state = router_state(result)  # checks the type
-    options = RouterOptions(result.layers[0] if layer is None else layer, tuple(sorted(selection or ())),
-                            bool(weighted))
-    shown = router_load(result, options)
-    big = resolve_theme(theme) == "lecture"
-    n = len(result.tokens)
-    # constrained: the suptitle above both panel titles
-    fig = new_figure((4.5 + 0.6 * len(result.layers) + 0.35 * result.n_experts, min(20.0, 2.2 + 0.28 * n)),
-                     layout="constrained")
-    paint_routers(state, shown, options.layer, options.selection, fig, big)
-    return fig
+    return _paint(router_state(result), None, layer, selection, weighted, theme)  # router_state checks the type

@@ -148,18 +148,22 @@ OTHER: dict[str, Any] = {
     "generation": pytest.param(lambda: aw.GenerationView(_generation(), layer=1, head=0), id="generation"),
     "qk_space": pytest.param(lambda: aw.QKSpaceView(_qk_space()), id="qk_space"),
     "routers": pytest.param(lambda: aw.RouterView(_routes()), id="routers"),
+    "fill_mask": pytest.param(lambda: _fill_mask(), id="fill_mask"),
 }
 
 
-def _qk_space() -> Any:
-    return build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), 0.25)] * 2,
+def _qk_space(weight: float = 0.25) -> Any:
+    return build_qk_space([np.eye(4), np.eye(4)[::-1]], [np.eye(4)] * 2, [np.full((4, 4), weight)] * 2,
                           [["[CLS]", "a", "b", "[SEP]"]] * 2)
 
 
-def _routes() -> RouterResult:
-    routed = np.random.default_rng(6).permutation(np.tile(np.arange(4), (2, 5, 1)).reshape(-1, 4), axis=1)
+def _routes(uneven: bool = False) -> RouterResult:
+    """Top-2 of 4 experts in layers 0 and 2; gate weights 0.5 each, or ``uneven`` (the first above the second)."""
+    rng = np.random.default_rng(6)
+    routed = rng.permutation(np.tile(np.arange(4), (2, 5, 1)).reshape(-1, 4), axis=1)
+    first = rng.uniform(0.5, 0.95, (2, 5, 1)) if uneven else np.full((2, 5, 1), 0.5)
     return RouterResult(["The", " cat", " sat", " on", " mat"], [0, 2], np.zeros((2, 5, 4), np.float32),
-                        routed[:, :2].reshape(2, 5, 2), np.full((2, 5, 2), 0.5, np.float32))
+                        routed[:, :2].reshape(2, 5, 2), np.concatenate([first, 1 - first], -1).astype(np.float32))
 
 
 def _captures() -> list[QKCapture]:
@@ -180,7 +184,7 @@ def _generation() -> GenerationResult:
 
 #: views with a twin this test does not build yet, and why (each needs inputs beyond a small result).
 NOT_BUILT: dict[str, str] = {
-    "ablation": "re-runs a model", "fill_mask": "runs the bundled model",
+    "ablation": "re-runs a model",
 }
 
 
@@ -190,7 +194,7 @@ def _page_meta_title(w: Any) -> str:
 
 
 #: views whose page title does not start with meta.title: checked whole, above or below.
-TITLED_WHOLE = {"profile", "compare"}
+TITLED_WHOLE = {"profile", "compare", "fill_mask"}
 
 
 @pytest.mark.parametrize("make", [p for name, p in OTHER.items() if name not in TITLED_WHOLE])
@@ -314,14 +318,168 @@ def test_the_head_cluster_maps_picture_has_the_pages_title_scale_and_points(colo
         assert dots.get_clim() == pytest.approx((0.0, float(values.max())))
 
 
+# -- routers: painted from its state (paint_routers) ----------------------------------------------------------------
+
+ROUTER_CASES: dict[str, Callable[[], aw.RouterView]] = {
+    "first layer, all tokens": lambda: aw.RouterView(_routes()),
+    "a span, last layer": lambda: aw.RouterView(_routes(), layer=2, selection=[1, 2, 3]),
+    "scattered, gate weight": lambda: aw.RouterView(_routes(uneven=True), layer=2, selection=[0, 4], weighted=True),
+}
+
+
+def _page_load(w: aw.RouterView) -> tuple[np.ndarray, str]:
+    """What the page's bars draw (js/src/views/routers/state.ts loadOver and loadTitle), from its traits."""
+    experts, weights = _unpack(w._payload["experts"]).round().astype(int), _unpack(w._payload["weights"])
+    li, sel = w._meta["layers"].index(w.layer), list(w.selection)
+    out = np.zeros(w._meta["n_experts"])
+    for t in sel or range(len(w._meta["tokens"])):
+        for e, g in zip(experts[li, t], weights[li, t]):
+            out[e] += g if w.weighted else 1.0
+    contiguous = bool(sel) and sel[-1] - sel[0] == len(sel) - 1
+    where = ("all tokens" if not sel else f"token {sel[0]}" if len(sel) == 1
+             else f"tokens {sel[0]}–{sel[-1]}" if contiguous else f"{len(sel)} tokens")
+    return out / (out.sum() or 1.0), f"{'gate weight' if w.weighted else 'load'} per expert, layer {w.layer}, {where}"
+
+
+@pytest.mark.parametrize("case", list(ROUTER_CASES))
+def test_the_routers_picture_has_the_pages_titles_axis_and_labels(case):
+    w = ROUTER_CASES[case]()
+    meta = w._meta
+    fig = fallback.twin_figure(w)
+    strip, bars = fig.axes[:2]
+    load, title = _page_load(w)
+    assert _text(fig._suptitle) == meta["title"]
+    assert bars.get_title() == title
+    assert bars.get_ylim() == pytest.approx((0.0, 100.0))  # the page's bars: a fixed 0–100 % axis
+    np.testing.assert_allclose([p.get_height() for p in bars.patches], 100 * load, atol=1e-4)
+    assert [t.get_text() for t in bars.get_xticklabels()] == [str(e) for e in range(meta["n_experts"])]
+    assert [t.get_text() for t in strip.get_xticklabels()] == [str(x) for x in meta["layers"]]
+    assert [t.get_text() for t in strip.get_yticklabels()] == [token_label(t) for t in meta["tokens"]]
+    bold = [t.get_text() for t in strip.get_xticklabels() if t.get_fontweight() == "bold"]
+    assert bold == [str(w.layer)]  # the layer the bars show is marked
+
+
+# -- qk_space: painted from its state (paint_qk_space) --------------------------------------------------------------
+
+QK_SPACE_CASES: dict[str, Callable[[], aw.QKSpaceView]] = {
+    "position": lambda: aw.QKSpaceView(_qk_space(), color="position"),
+    "attention": lambda: aw.QKSpaceView(_qk_space(), color="attention"),
+    "attention received nowhere": lambda: aw.QKSpaceView(_qk_space(0.0), color="attention"),
+    "token, two selected": lambda: aw.QKSpaceView(_qk_space(), color="token", sentence=1, selection=[1, 2]),
+}
+
+
+@pytest.mark.parametrize("case", list(QK_SPACE_CASES))
+def test_the_qk_spaces_picture_has_the_pages_title_scale_and_labels(case):
+    w = QK_SPACE_CASES[case]()
+    meta, points = w._meta, _unpack(w._payload["points"])
+    ax = fallback.twin_figure(w).axes[0]
+    assert _text(ax.get_title()) == f"{_text(meta['title'])}, coloured by {w.color}"
+    assert f"PCA: {100 * sum(meta['explained']):.0f}% of the variance" in ax.get_xlabel()
+    if w.color in ("position", "attention"):  # js/src/views/qk_space/state.ts pointColors' vmax
+        values = points[:, 5 if w.color == "position" else 6]
+        top = float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
+        top = 1.0 if w.color == "position" or not top > 0 else top
+        mapped = next(c for c in ax.collections if c.get_array() is not None)
+        assert mapped.get_clim() == pytest.approx((0.0, top))
+    else:
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == [token_label(n) for n in meta["token_names"]]
+    picked = (points[:, 2] == 0) & (points[:, 3] == w.sentence) & np.isin(points[:, 4], list(w.selection))
+    ringed = [c for c in ax.collections if c.get_linewidths().size and c.get_linewidths()[0] == 2.5]
+    assert [len(c.get_offsets()) for c in ringed] == ([int(picked.sum())] if picked.any() else [])
+    if picked.any():
+        np.testing.assert_allclose(ringed[0].get_offsets(), points[picked, :2])
+
+
+# -- fill_mask: painted from its state (paint_fill_mask), on a hand-made view (no model runs) -----------------------
+
+OURS = "Not the model's own head: a toy head trained on the frozen encoder (top-1 40 % vs 9 % for word frequency)."
+
+
+def _fill_view(text: str, k: int, model: Any, head: str = OURS) -> dict[str, Any]:
+    """What fill_mask_view returns, made by hand: two [MASK], 2 layers x 3 heads, every query row."""
+    tokens = ["[CLS]", "the", "[MASK]", "sat", "on", "[MASK]", "[SEP]"]
+    att = np.random.default_rng(7).dirichlet(np.ones(len(tokens)), size=(2, 3, len(tokens))).astype(np.float32)
+    positions = [2, 5]
+    fills = [{"tokens": ["cat", "dog", "man"][:k], "probs": [0.62, 0.2, 0.05][:k]},
+             {"tokens": ["mat", "floor", "bed"][:k], "probs": [0.08, 0.07, 0.01][:k]}]
+    return {"tokens": tokens, "positions": positions, "fills": fills,
+            "rows": np.ascontiguousarray(att[:, :, positions].transpose(2, 0, 1, 3)), "attention": att,
+            "model": "toy-bert", "head": head}
+
+
+def _fill_mask(note: str = OURS, **kwargs: Any) -> aw.FillMask:
+    from attnwidgets.studies import masked_lm
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(masked_lm, "fill_mask_view", lambda text, k, model: _fill_view(text, k, model, note))
+        return aw.FillMask("the [MASK] sat on [MASK]", k=3, **kwargs)
+
+
+FILL_CASES: dict[str, Callable[[], aw.FillMask]] = {
+    "first mask, last layer": lambda: _fill_mask(),
+    "second mask, one head, the model's own": lambda: _fill_mask("toy-bert's own head.", mask=1, layer=0, head=1),
+    "two tokens summed": lambda: _fill_mask(selection=[1, 3], combine="sum"),
+}
+
+
+def _page_row(w: aw.FillMask) -> tuple[np.ndarray, str]:
+    """The page's attention row and its title (js/src/views/fill_mask/state.ts selectionRow, shownRows and rowTitle),
+    from the widget's traits."""
+    payload = w._payload
+    attention, positions, tokens = _unpack(payload["attention"]), payload["positions"], payload["tokens"]
+    rows = list(w.selection) or [positions[w.mask]]
+    heads = range(attention.shape[1]) if w.head < 0 else [w.head]
+    block = attention[w.layer][list(heads)][:, rows]  # (heads, rows, tokens)
+    row = block.sum(1).mean(0) / (1 if w.combine == "sum" else len(rows))
+    which = "mean of the heads" if w.head < 0 else f"head {w.head}"
+    if rows == [positions[w.mask]]:
+        return row, f"Where [MASK] #{w.mask + 1} attends: layer {w.layer}, {which}"
+    runs = len(rows) == 1 or rows[-1] - rows[0] == len(rows) - 1
+    span = (" ".join(tokens[q] for q in rows) + f" ({rows[0]}–{rows[-1]})" if runs
+            else " · ".join(tokens[q] for q in rows))
+    many = f" attend ({w.combine} of {len(rows)} rows)" if len(rows) > 1 else " attends"
+    return row, f"Where {span}{many}: layer {w.layer}, {which}"
+
+
+def _same_row_title(picture: str, page: str, w: aw.FillMask) -> bool:
+    """The picture's row title is the page's for the [MASK]'s own row; for a selection it has the page's parts (the
+    selected tokens, their combine, the layer and head) in span_label's order ("sum of 2 rows: the sat"), which
+    tests/widgets/test_span_more_views.py holds the twin to."""
+    if picture == page or len(w.selection) < 2:
+        return picture == page
+    span, rest = page.removeprefix("Where ").split(f" attend ({w.combine} of {len(w.selection)} rows)")
+    return picture == f"Where {w.combine} of {len(w.selection)} rows: {span} attends{rest}"
+
+
+@pytest.mark.parametrize("case", list(FILL_CASES))
+def test_the_fill_masks_picture_has_the_pages_title_note_axis_and_row(case):
+    w = FILL_CASES[case]()
+    meta, payload = w._meta, w._payload
+    fig = fallback.twin_figure(w)
+    ours = meta["head"].startswith("Not the model's own head")  # state.ts fillTitle
+    assert _text(fig._suptitle) == f"{meta['model']} · fill in the [MASK]" + (" · attnwidgets' head" if ours else "")
+    assert _text(fig._supxlabel) == _text(meta["head"])  # whose guesses these are, as the page prints beside them
+    *bars, panel = fig.axes
+    assert len(bars) == len(payload["fills"])
+    for ax, fill in zip(bars, payload["fills"]):
+        assert ax.get_xlim() == pytest.approx((0.0, 1.0))  # the page's one fixed 0–100 % axis
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["0 %", "50 %", "100 %"]
+        np.testing.assert_allclose([b.get_width() for b in ax.patches], fill["probs"][::-1])
+        assert [t.get_text() for t in ax.get_yticklabels()] == [token_label(t) for t in fill["tokens"]][::-1]
+    row, title = _page_row(w)
+    assert _same_row_title(panel.get_title(), title, w), (panel.get_title(), title)
+    np.testing.assert_allclose([b.get_height() for b in panel.patches], row, atol=1e-6)
+    assert [t.get_text() for t in panel.get_xticklabels()] == [token_label(t) for t in payload["tokens"]]
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
 NO_PAINTER: dict[str, str] = {
     "ablation": "plot_ablation_panel reads the widget", "head_view": "plot_head_view re-derives its lines",
     "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
-    "qk_space": "plot_qk_space builds its state itself", "head_stats_grid": "plot_head_stats re-reads the stats",
-    "fill_mask": "plot_fill_mask re-reads the view", "routers": "plot_routers builds its state itself",
+    "head_stats_grid": "plot_head_stats re-reads the stats",
 }
 
 

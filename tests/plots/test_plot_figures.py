@@ -34,10 +34,13 @@ from attnwidgets.viewdata.compare import make_comparison
 from attnwidgets.viewdata.head_stats import head_stats
 from attnwidgets.viewdata.views.compare import CompareOptions, compare_state
 from attnwidgets.viewdata.views.entropy_bars import entropy_bars_state
+from attnwidgets.viewdata.views.fill_mask import fill_mask_state
 from attnwidgets.viewdata.views.head_cluster_map import head_cluster_map_state
 from attnwidgets.viewdata.views.heatmap import HeatmapOptions, heatmap_state
 from attnwidgets.viewdata.views.model_view import ModelViewOptions, model_view_state
 from attnwidgets.viewdata.views.profile import ProfileOptions, profile_state
+from attnwidgets.viewdata.views.qk_space import qk_space_state
+from attnwidgets.viewdata.views.routers import router_state
 
 matplotlib.use("Agg")
 
@@ -140,6 +143,8 @@ CALLS = {
     "plot_sinks": lambda theme: plots.plot_sinks(R, keys=[0, 1], theme=theme),
     "plot_qk": lambda theme: plots.plot_qk(_captures(), 1, 2, theme=theme),
     "plot_qk_space": lambda theme: plots.plot_qk_space(QK_SPACE, "token", theme=theme),
+    "paint_qk_space": lambda theme: plots.paint_qk_space(qk_space_state(QK_SPACE), color="attention", sentence=1,
+                                                         selection=[1, 2], theme=theme),
     "plot_input_embeddings": lambda theme: plots.plot_input_embeddings(INPUT_PARTS, dims=6, theme=theme),
     "plot_extrapolation": lambda theme: plots.plot_extrapolation(EXTRAPOLATION, theme=theme),
     "plot_token_attention": lambda theme: plots.plot_token_attention(STATS, theme=theme),
@@ -157,6 +162,8 @@ CALLS = {
     "plot_sampling": lambda theme: plots.plot_sampling(GENERATION, 1, temperature=0.7, top_p=0.9, theme=theme),
     "plot_patching": lambda theme: plots.plot_patching(_patched(), theme=theme, selected=(1, 2)),
     "plot_routers": lambda theme: plots.plot_routers(ROUTERS, layer=2, selection=[1, 2], theme=theme),
+    "paint_routers": lambda theme: plots.paint_routers(router_state(ROUTERS), selection=[0, 3], weighted=True,
+                                                       theme=theme),
     "plot_logit_attribution": lambda theme: plots.plot_logit_attribution(_attribution(), theme=theme),
     "plot_span_share": lambda theme: plots.plot_span_share(GENERATION, (0, 1), step=1, theme=theme),
     "plot_compare": lambda theme: plots.plot_compare(R, R, 1, 0, show="diff", theme=theme),
@@ -180,6 +187,8 @@ CALLS = {
                                                                    vocab_size=3000, theme=theme),
     "LivePretrainCurve": lambda theme: plots.LivePretrainCurve(total=10, theme=theme, display=False).figure(),
     "plot_fill_mask": lambda theme: plots.plot_fill_mask(FILL_VIEW, mask=0, layer=1, head=-1, theme=theme),
+    "paint_fill_mask": lambda theme: plots.paint_fill_mask(fill_mask_state({**FILL_VIEW, "model": "toy"}, ""),
+                                                           head=2, theme=theme),
     "plot_fill_mask_lens": lambda theme: plots.plot_fill_mask_lens(FILL_VIEW, mask=0, layer=1, theme=theme),
 }
 

@@ -111,16 +111,17 @@ VIEWS: tuple[ViewSpec, ...] = (
              paint="paint_profile"),
     ViewSpec("generation", "GenerationView", "GenerationState", ("GenerationMatrix",), ("GenerationShare",),
              twin="plot_generation"),
-    ViewSpec("qk_space", "QKSpaceView", "QKSpaceState", ("QKSpaceWeights",), twin="plot_qk_space"),
+    ViewSpec("qk_space", "QKSpaceView", "QKSpaceState", ("QKSpaceWeights",), twin="plot_qk_space",
+             paint="paint_qk_space"),
     ViewSpec("head_stats_grid", "HeadStatsGrid", "HeadStatsState", twin="plot_head_stats"),
     ViewSpec("entropy_bars", "EntropyBars", "EntropyBarsState", twin="plot_entropy_by_layer",
              paint="paint_entropy_bars"),
     ViewSpec("head_cluster_map", "HeadClusterMap", "HeadClusterMapState", twin="plot_head_clusters",
              paint="paint_head_cluster_map"),
-    ViewSpec("fill_mask", "FillMask", "FillMaskState", twin="plot_fill_mask"),
+    ViewSpec("fill_mask", "FillMask", "FillMaskState", twin="plot_fill_mask", paint="paint_fill_mask"),
     ViewSpec("mask_explorer", "MaskExplorer", "MaskExplorerState"),
     ViewSpec("positional", "PositionalExplorer", "PositionalState"),
-    ViewSpec("routers", "RouterView", "RouterState", twin="plot_routers"),
+    ViewSpec("routers", "RouterView", "RouterState", twin="plot_routers", paint="paint_routers"),
 )
 
 #: view name -> its :class:`ViewSpec`.
