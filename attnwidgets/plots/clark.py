@@ -171,7 +171,15 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
         axes = fig.subplots(1, len(rows), sharey=True, squeeze=False)[0]
         for ax, row, color in zip(axes, rows, COLORBLIND):
             _entropy_panel(state, ax, row, color, int(paper_numbers))
-        if title:
+        if len(rows) > 1:
+            # The source once, over the panels, each panel titled by its row choice (the page's title is the two
+            # together); one shared y axis, named once. Each panel repeating the source wrapped into its neighbour.
+            for ax, row in zip(axes, rows):
+                ax.set_title(entropy_title(state, row).rsplit(" · ", 1)[-1])
+            for ax in axes[1:]:
+                ax.set_ylabel("")
+            fig.suptitle(state.meta.title if not title or title in state.meta.title else f"{title} · {state.meta.title}")
+        elif title:
             fig.suptitle(title)
         fig.tight_layout()
     return fig

@@ -226,7 +226,7 @@ def test_static_twins_take_measure(tiny_bert):
     np.testing.assert_allclose(np.asarray(drawn), share[1, 0], atol=1e-6)
     assert "norms" in fig.axes[0].get_title()
     assert "norms" in aw.plots.plot_model_view(res, measure="norms")._suptitle.get_text()
-    assert "norms" in aw.plots.plot_entropy_by_layer(res, measure="norms").axes[0].get_title()
+    assert "norms" in aw.plots.plot_entropy_by_layer(res, measure="norms").get_suptitle()
     fig2 = aw.plots.plot_token_attention(res, ("cls",), measure="norms")
     cls = np.asarray(fig2.axes[0].get_lines()[0].get_ydata())  # the layer means of the [CLS] share of the norm
     np.testing.assert_allclose(cls, share[..., 0].mean(-1).mean(-1), atol=1e-5)

@@ -254,7 +254,7 @@ def test_static_twins_take_value_zeroing(tiny_bert):
     assert "value zeroing" in fig.axes[0].get_title()
     title = aw.plots.plot_model_view(res, measure="value_zeroing")._suptitle.get_text()
     assert "value zeroing" in " ".join(title.split())  # a long title wraps
-    assert "value zeroing" in aw.plots.plot_entropy_by_layer(res, measure="value_zeroing").axes[0].get_title()
+    assert "value zeroing" in aw.plots.plot_entropy_by_layer(res, measure="value_zeroing").get_suptitle()
     fig2 = aw.plots.plot_token_attention(res, ("cls",), measure="value_zeroing")
     np.testing.assert_allclose(np.asarray(fig2.axes[0].get_lines()[0].get_ydata()), C[..., 0].mean(-1), atol=1e-5)
     heat = aw.AttentionHeatmap(res, layer=1, measure="value_zeroing")
