@@ -178,7 +178,8 @@ def plot_entropy_by_layer(stats: Any, *, rows: Sequence[str] | None = None, titl
                 ax.set_title(entropy_title(state, row).rsplit(" · ", 1)[-1])
             for ax in axes[1:]:
                 ax.set_ylabel("")
-            fig.suptitle(state.meta.title if not title or title in state.meta.title else f"{title} · {state.meta.title}")
+            source = state.meta.title
+            fig.suptitle(source if not title or title in source else f"{title} · {source}")
         elif title:
             fig.suptitle(title)
         fig.tight_layout()
