@@ -65,46 +65,33 @@ export class LineRaster {
     const vc = v0 + (first + 0.5 - u0) * slope;
     if (vMin >= 0 && vMax < vLimit) {
       // all of it across the region: the fast loops, one per direction (no bounds, no branch on the direction)
-      if (steep) this.rows(first, last, vc, slope, hv, alpha);
-      else this.columns(first, last, vc, slope, hv, alpha);
+      if (steep) this.spans(first, last, vc, slope, hv, alpha, this.width, 1);
+      else this.spans(first, last, vc, slope, hv, alpha, 1, this.width);
     } else {
       this.clipped(first, last, vc, slope, hv, alpha, steep, vLimit);
     }
   }
 
-  /** A steep line: rows u = first..last, its centre at column vc (+ slope per row). */
-  private rows(first: number, last: number, vc: number, slope: number, hv: number, alpha: number): void {
+  /** A line inside the region: along its major axis u = first..last, its centre on the minor axis at vc (+ slope
+   * per step). `uStride`/`vStride` are the cover's index steps along each axis: a steep line steps rows (u) and
+   * spans columns (v), a shallow one the other way round. */
+  private spans(
+    first: number,
+    last: number,
+    vc: number,
+    slope: number,
+    hv: number,
+    alpha: number,
+    uStride: number,
+    vStride: number,
+  ): void {
     const cover = this.cover;
-    const w = this.width;
     for (let u = first, c = vc; u <= last; u++, c += slope) {
       const lo = c - hv;
       const hi = c + hv;
       const vF = lo | 0; // lo >= 0 here: truncation is floor
       const vL = hi | 0;
-      let i = u * w + vF;
-      if (vF === vL) {
-        const a = alpha * (hi - lo);
-        if (a > cover[i]) cover[i] = a;
-        continue;
-      }
-      const aF = alpha * (vF + 1 - lo);
-      if (aF > cover[i]) cover[i] = aF;
-      for (let v = vF + 1; v < vL; v++) if (alpha > cover[++i]) cover[i] = alpha;
-      const aL = alpha * (hi - vL);
-      if (aL > cover[++i]) cover[i] = aL;
-    }
-  }
-
-  /** A shallow line: columns u = first..last, its centre at row vc (+ slope per column). */
-  private columns(first: number, last: number, vc: number, slope: number, hv: number, alpha: number): void {
-    const cover = this.cover;
-    const w = this.width;
-    for (let u = first, c = vc; u <= last; u++, c += slope) {
-      const lo = c - hv;
-      const hi = c + hv;
-      const vF = lo | 0; // lo >= 0 here: truncation is floor
-      const vL = hi | 0;
-      let i = vF * w + u;
+      let i = u * uStride + vF * vStride;
       if (vF === vL) {
         const a = alpha * (hi - lo);
         if (a > cover[i]) cover[i] = a;
@@ -113,11 +100,11 @@ export class LineRaster {
       const aF = alpha * (vF + 1 - lo);
       if (aF > cover[i]) cover[i] = aF;
       for (let v = vF + 1; v < vL; v++) {
-        i += w;
+        i += vStride;
         if (alpha > cover[i]) cover[i] = alpha;
       }
       const aL = alpha * (hi - vL);
-      i += w;
+      i += vStride;
       if (aL > cover[i]) cover[i] = aL;
     }
   }
