@@ -9,6 +9,7 @@ first match.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -203,12 +204,16 @@ def serve(cmd: list[str], ready: str, log_dir: Path, *, env: dict[str, str] | No
 
     Its output goes to ``log_dir/server.log``, named in the error when it exits or never answers. It gets the tests'
     environment (PYTHONPATH included, so it and its kernels import this checkout) offline, plus ``env``.
+
+    It runs in a process group of its own, ended as a whole: a Jupyter server stopped while one of its kernels is
+    still starting (a test that ends right after opening a notebook) waited out the whole 20 s before its kill, the
+    browser tier's slowest teardown, and its kernels outlived it.
     """
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false",
            **(env or {})}
     log_path = log_dir / "server.log"
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             deadline = time.time() + timeout
             while True:
@@ -226,7 +231,11 @@ def serve(cmd: list[str], ready: str, log_dir: Path, *, env: dict[str, str] | No
         finally:
             proc.terminate()
             try:
-                proc.wait(timeout=20)
+                proc.wait(timeout=2)  # a server with idle kernels stops in under a second
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # its kernels, and anything else it started
+            except ProcessLookupError:
+                pass

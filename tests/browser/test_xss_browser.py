@@ -1,7 +1,8 @@
 """Hostile token text stays text in every view: in JupyterLab and in save_html pages opened offline.
 
 The same tokens go through AttentionHeatmap, ModelView, HeadView, QKStepThrough, EntropyBars, HeadStatsGrid,
-HeadClusterMap, AblationWidget and RouterView: no dialog opens, no element is made from them (img, script, b),
+HeadClusterMap, AblationWidget, RouterView, GenerationView (prompt, generated tokens and their candidates) and
+FillMask (its sentence, cut into pieces by the bundled model's tokenizer, checked as text like the ablation's): no dialog opens, no element is made from them (img, script, b),
 nothing runs, and the tokens are drawn (canvas ``fillText``, recorded by a hook) or shown (titles, menus, tooltips)
 character for character. ``&lt;i&gt;`` checks the other direction: text is never decoded as HTML either.
 """
@@ -19,11 +20,13 @@ EVIL = ["[CLS]", "<img src=x onerror=alert(1)>", "</script><script>alert(2)</scr
 NAME = "<svg onload=alert(3)>"  # the model's name and the text go into titles
 TEXT = "<img src=y onerror=alert(4)> said </script>"
 ABLATE = "<img src=z onerror=alert(5)> and </script><b>y</b>"
+FILL = "<img src=w onerror=alert(6)> took the [MASK] </script><b>home</b>"
 
 SETUP = f"""
 import numpy as np
 import attnwidgets as aw
 from attnwidgets.qk_result import QKCapture
+from attnwidgets.generation_result import GenerationResult
 from attnwidgets.router_result import RouterResult
 EVIL = {EVIL!r}
 rng = np.random.default_rng(0)
@@ -33,6 +36,14 @@ cap = QKCapture.from_vectors(rng.normal(size=(3, 6, 4)), rng.normal(size=(3, 6, 
 ex = np.stack([[rng.permutation(4)[:2] for _ in EVIL] for _ in range(2)])  # a MoE routing: 2 layers, top 2 of 4
 routes = RouterResult(EVIL, [0, 1], rng.normal(size=(2, 6, 4)).astype(np.float32), ex,
                       np.full(ex.shape, 0.5, np.float32), model=r.model)
+# a generation: the first three hostile tokens as the prompt, then 7 steps whose tokens and candidates are hostile
+g = np.tril(rng.random((2, 3, 9, 9))).astype(np.float32) + np.eye(9, dtype=np.float32)
+gt = EVIL + [EVIL[1], EVIL[2], EVIL[3]]
+rg = aw.AttentionResult.from_arrays(g / g.sum(-1, keepdims=True), gt, kind="decoder", name={NAME!r})
+probs = np.sort(rng.dirichlet(np.ones(4), size=7).astype(np.float32), 1)[:, ::-1].copy()
+gen = GenerationResult(rg, {TEXT!r}, gt[:3], np.arange(3), gt[3:] + [EVIL[1]], np.arange(3, 10),
+                       np.arange(28).reshape(7, 4), probs, [[t, *EVIL[1:4]] for t in gt[3:] + [EVIL[1]]],
+                       text="".join(gt[3:]))
 views = {{
     "heatmap": aw.AttentionHeatmap(r, layer=1, head=2),
     "model-view": aw.ModelView(r, layer=1, head=2),
@@ -43,14 +54,17 @@ views = {{
     "head-cluster-map": aw.HeadClusterMap(r),
     "ablation": aw.AblationWidget([{ABLATE!r}]),
     "routers": aw.RouterView(routes),
+    "generation": aw.GenerationView(gen, step=2),
+    "fill-mask": aw.FillMask({FILL!r}),
 }}
 """
 VIEWS = ["heatmap", "model-view", "head-view", "qk", "entropy-bars", "head-stats-grid", "head-cluster-map", "ablation",
-         "routers"]
+         "routers", "generation", "fill-mask"]
 # Views that draw the tokens on a canvas (the stat views show heads, not tokens; the ablation's map shows the pieces
 # its tokenizer made of ABLATE, checked through its menu text instead).
-DRAWS_TOKENS = {"heatmap", "model-view", "head-view", "qk", "routers"}
-TITLED = {"heatmap", "model-view", "head-view", "entropy-bars", "head-stats-grid", "head-cluster-map", "routers"}
+DRAWS_TOKENS = {"heatmap", "model-view", "head-view", "qk", "routers", "generation"}
+TITLED = {"heatmap", "model-view", "head-view", "entropy-bars", "head-stats-grid", "head-cluster-map", "routers",
+          "generation"}
 
 # Record every string drawn on a canvas, and trip a flag if anything ever runs.
 HOOK = """() => {
@@ -82,6 +96,11 @@ def check_root(root, name: str, drawn: list[str]) -> None:
         assert NAME in text, f"{name}: the model name is shown as text"
     if name == "ablation":
         assert ABLATE[:40] in text, "the watched text is shown as text in the menu"
+    if name == "generation":
+        for token in EVIL[1:4]:  # the candidates' list and the generated text show them as text
+            assert token in text, f"generation: {token!r} is not shown as text"
+    if name == "fill-mask":
+        assert root.locator("[data-testid=fill-text]").input_value() == FILL, "the sentence box holds it as text"
     assert "&lt;" not in text.replace("&lt;i&gt;", ""), f"{name}: text was escaped twice"
 
 

@@ -17,6 +17,7 @@ from matplotlib.text import Text
 import attnwidgets as aw
 from attnwidgets import plots
 from attnwidgets.plots.style import LECTURE_BOX, LECTURE_DPI, LECTURE_MIN_FONT, fit_lecture, new_figure
+from tests.plots.test_notebook_figures import figure_problems
 from tests.plots.test_plot_figures import CALLS
 
 N = 16
@@ -66,6 +67,9 @@ def test_lecture_figure_is_readable_and_fits(name):
     assert w <= LECTURE_BOX[0] * LECTURE_DPI, f"{name}: shown at {w:.0f}x{h:.0f}"
     if name not in SCROLLS:
         assert h <= LECTURE_BOX[1] * LECTURE_DPI, f"{name}: shown at {w:.0f}x{h:.0f}"
+    # and it reads in the room (no overlapping texts: tests/plots/test_notebook_figures.py), on the figure drawn here
+    # rather than drawing every lecture twin a second time there
+    assert not figure_problems(fig, "lecture"), name
 
 
 def test_long_token_lists_are_thinned_not_shrunk():
