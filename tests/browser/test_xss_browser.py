@@ -2,9 +2,10 @@
 
 The same tokens go through AttentionHeatmap, ModelView, HeadView, QKStepThrough, EntropyBars, HeadStatsGrid,
 HeadClusterMap, AblationWidget, RouterView, GenerationView (prompt, generated tokens and their candidates) and
-FillMask (its sentence, cut into pieces by the bundled model's tokenizer, checked as text like the ablation's): no dialog opens, no element is made from them (img, script, b),
-nothing runs, and the tokens are drawn (canvas ``fillText``, recorded by a hook) or shown (titles, menus, tooltips)
-character for character. ``&lt;i&gt;`` checks the other direction: text is never decoded as HTML either.
+FillMask (its sentence, cut into pieces by the bundled model's tokenizer, checked as text like the ablation's): no
+dialog opens, no element is made from them (img, script, b), nothing runs, and the tokens are drawn (canvas
+``fillText``, recorded by a hook) or shown (titles, menus, tooltips) character for character. ``&lt;i&gt;`` checks
+the other direction: text is never decoded as HTML either.
 """
 
 from __future__ import annotations
