@@ -4,7 +4,7 @@ importable), on the same randomly initialised GPT-2 saved to a folder.
 Usage::
 
     python benchmarks/bench_patching.py            # a GPT-2-small-shaped model (12 x 12, 768) at 32 and 128 tokens
-    python benchmarks/bench_patching.py --smoke    # a 2 x 4 GPT-2 at 16 tokens: that it runs (CI)
+    python benchmarks/bench_patching.py --smoke    # a 2 x 4 GPT-2 at 16 tokens: that it runs (CI), in this process
     python benchmarks/bench_patching.py --words 96 --batches 1 2 4 12 auto
                                                    # attnwidgets at each max_batch: peak RSS and time per batch size
 
@@ -167,13 +167,16 @@ def main() -> None:
         clean, corrupted = make_model(folder, *shape, words)
         grids = {}
         for side in sides:
-            out = subprocess.run([sys.executable, __file__, "--child", side, str(folder), clean, corrupted],
-                                 capture_output=True, text=True, check=False, env={**os.environ})
-            if out.returncode:
-                print(f"{side} at {words} words: failed\n{out.stderr[-2000:]}")
-                failed = True
-                continue
-            row = json.loads(out.stdout.strip().splitlines()[-1])
+            if args.smoke:  # that it runs: in this process (a fresh child's imports were most of a smoke run)
+                row = json.loads(json.dumps(child(side, str(folder), clean, corrupted)))
+            else:
+                out = subprocess.run([sys.executable, __file__, "--child", side, str(folder), clean, corrupted],
+                                     capture_output=True, text=True, check=False, env={**os.environ})
+                if out.returncode:
+                    print(f"{side} at {words} words: failed\n{out.stderr[-2000:]}")
+                    failed = True
+                    continue
+                row = json.loads(out.stdout.strip().splitlines()[-1])
             grids[side] = np.array(row.pop("grid"))
             rows.append(row)
             print(f"done {side} {row['tokens']} tokens", file=sys.stderr, flush=True)
