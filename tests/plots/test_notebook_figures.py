@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 import attnwidgets as aw
-from attnwidgets.plots.style import LECTURE_BOX, LECTURE_DPI, LECTURE_MIN_FONT
+from attnwidgets.plots.style import LECTURE_BOX, LECTURE_DPI, LECTURE_MIN_FONT, _measure
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -43,7 +43,7 @@ def figure_problems(fig: Figure, theme: str) -> list[str]:
     LECTURE_MIN_FONT and a figure wider than LECTURE_BOX (lecture theme). Empty when it reads."""
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
-    fig.canvas.draw()
+    _measure(fig)  # laid out and every text placed as a draw does, no pixel painted (the saved PNG's own layout)
     renderer = fig.canvas.get_renderer()
     found = {id(t): t for t in fig.findobj(Text)}.values()  # findobj may reach a text twice (a tick and its axis)
     texts = [t for t in found if t.get_visible() and t.get_text().strip() and t.get_figure() is fig

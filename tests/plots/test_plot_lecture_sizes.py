@@ -16,7 +16,7 @@ from matplotlib.text import Text
 
 import attnwidgets as aw
 from attnwidgets import plots
-from attnwidgets.plots.style import LECTURE_BOX, LECTURE_DPI, LECTURE_MIN_FONT, fit_lecture, new_figure
+from attnwidgets.plots.style import LECTURE_BOX, LECTURE_DPI, LECTURE_MIN_FONT, _measure, fit_lecture, new_figure
 from tests.plots.test_notebook_figures import figure_problems
 from tests.plots.test_plot_figures import CALLS
 
@@ -46,7 +46,7 @@ SCROLLS = {"plot_input_embeddings"}
 def _drawn_texts(fig) -> list[Text]:
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
-    fig.canvas.draw()
+    _measure(fig)  # the layout and text sizes of a draw, no pixel painted
     return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
