@@ -39,8 +39,19 @@ import attnwidgets as aw
 PACKAGE = Path(aw.__file__).resolve().parent
 
 #: module (first part below attnwidgets) -> layer, as docs/architecture.md draws them
-RESULT_LEVEL = {"result", "qk_result", "attention_stack", "token_text", "generation_result", "persist", "html_repr",
-                "data", "nbexport", "_version", "lazy"}
+RESULT_LEVEL = {
+    "result",
+    "qk_result",
+    "attention_stack",
+    "token_text",
+    "generation_result",
+    "persist",
+    "html_repr",
+    "data",
+    "nbexport",
+    "_version",
+    "lazy",
+}
 TOP = {"export", "fallback", "cli", "magics", "lab", "__main__"}
 LAYERS = {"analysis", "viewdata", "runner", "studies", "teaching", "widgets", "plots"}
 
@@ -74,9 +85,14 @@ def layer_of(filename: str) -> str | None:
 
 
 #: Python functions whose call is a change of representation (name -> where it lives)
-CONVERTERS = {("pack", "wire.py"): "pack", ("to_dict", "frame.py"): "DataFrame.to_dict",
-              ("to_records", "frame.py"): "DataFrame.to_records", ("itertuples", "frame.py"): "DataFrame.itertuples",
-              ("to_numpy", "base.py"): "Series.to_numpy", ("__init__", "frame.py"): "DataFrame(rows)"}
+CONVERTERS = {
+    ("pack", "wire.py"): "pack",
+    ("to_dict", "frame.py"): "DataFrame.to_dict",
+    ("to_records", "frame.py"): "DataFrame.to_records",
+    ("itertuples", "frame.py"): "DataFrame.itertuples",
+    ("to_numpy", "base.py"): "Series.to_numpy",
+    ("__init__", "frame.py"): "DataFrame(rows)",
+}
 #: C functions whose call is one
 C_CONVERTERS = {"tolist": "ndarray.tolist"}
 
@@ -108,8 +124,9 @@ class Count:
             if callee_layer is not None and caller_layer is not None and callee_layer != caller_layer:
                 self.crossings += 1
                 self.pairs[(caller_layer, callee_layer)] += 1
-                self.doors.add((f"{caller.f_code.co_filename}:{caller.f_code.co_name}",
-                                f"{code.co_filename}:{code.co_name}"))
+                self.doors.add(
+                    (f"{caller.f_code.co_filename}:{caller.f_code.co_name}", f"{code.co_filename}:{code.co_name}")
+                )
             name = CONVERTERS.get((code.co_name, Path(code.co_filename).name))
             if name is not None and caller_layer is not None:
                 self.changes[name] += 1
@@ -137,8 +154,10 @@ def heatmap_build(text: str) -> Callable[[], Any]:
 
 def ablation_click(texts: list[str], pairs: list[str]) -> Callable[[], Any]:
     widget = aw.AblationWidget(texts, text_pairs=pairs)
-    change = {"_page_seq": 1,
-              "ablation": {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]}}
+    change = {
+        "_page_seq": 1,
+        "ablation": {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]},
+    }
 
     def click() -> None:
         widget.set_state(change)
@@ -166,8 +185,11 @@ def main() -> None:
     for label, action in actions.items():
         count, seconds = measure(action)
         counts[label] = count
-        print(f"| {label} | {count.crossings} | {len(count.doors)} | {sum(count.changes.values())} | "
-              + " | ".join(str(count.changes[n]) for n in names) + f" | {seconds:.2f} |")
+        print(
+            f"| {label} | {count.crossings} | {len(count.doors)} | {sum(count.changes.values())} | "
+            + " | ".join(str(count.changes[n]) for n in names)
+            + f" | {seconds:.2f} |"
+        )
     if args.pairs:
         for label, count in counts.items():
             print(f"\n{label}: crossings by (caller layer -> callee layer)")
