@@ -11,17 +11,19 @@ import os
 import sys
 import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
 import numpy as np
 import torch
 
 from ..result import ModelInfo
 from ..token_text import byte_level_bytes, display_tokens, fallback_byte
+from .cache import ByteLRU
 
 Truncation = Literal["warn", "error"]
+T = TypeVar("T")
 
 
 @dataclass
@@ -44,21 +46,41 @@ class Encoded:
     targets: list[str | None]
     truncated: list[int] = field(default_factory=list)
     encodings: Any = None
-    _arrays: Any = field(default=None, init=False, repr=False, compare=False)
+    # What is worked out from ``inputs`` once per batch (numpy arrays, each row's token fields, lengths), by name:
+    # (the tensors it was made from, the value). Shared by the copies :meth:`Tokenising.encode` hands out of one
+    # tokenisation; an entry made from other tensors (``inputs`` given new ones) is made again.
+    _memo: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False,
+                                                          compare=False)
+
+    def memo(self, name: str, tensors: tuple[Any, ...], make: Callable[[], T]) -> T:
+        """``make()``, kept under ``name`` while ``inputs`` holds the same ``tensors`` (compared by identity)."""
+        held = self._memo.get(name)
+        if held is None or len(held[0]) != len(tensors) or any(a is not b for a, b in zip(held[0], tensors)):
+            held = self._memo[name] = (tensors, make())
+        return cast(T, held[1])
+
+    def copy(self) -> Encoded:
+        """Another ``Encoded`` of the same tokenisation: its own ``inputs`` dict and lists over the same tensors, the
+        same memo (what :meth:`Tokenising.encode` hands out when it tokenised these texts before)."""
+        fresh = Encoded(dict(self.inputs), list(self.texts), list(self.pairs), list(self.targets),
+                        list(self.truncated), encodings=self.encodings)
+        fresh._memo = self._memo
+        return fresh
+
+    def _source(self) -> tuple[Any, ...]:
+        return (self.inputs["input_ids"], self.inputs.get("attention_mask"), self.inputs.get("token_type_ids"))
 
     def arrays(self) -> dict[str, Any]:
         """The source side as numpy, made once per batch for :meth:`Tokenising.token_fields`' rows: ``ids``,
         ``valid`` (B, T) and ``token_type_ids`` (or None), with ``valid_t`` the (B, T) bool tensor. Made again if
         ``inputs`` is given other tensors."""
-        ids_t = self.inputs["input_ids"]
-        mask, types = self.inputs.get("attention_mask"), self.inputs.get("token_type_ids")
-        held = self._arrays
-        if held is None or any(a is not b for a, b in zip(held[0], (ids_t, mask, types), strict=True)):
-            valid = mask.bool() if mask is not None else torch.ones_like(ids_t, dtype=torch.bool)
-            held = self._arrays = ((ids_t, mask, types), {
-                "ids": ids_t.cpu().numpy(), "valid": valid.cpu().numpy(), "valid_t": valid,
-                "token_type_ids": None if types is None else types.cpu().numpy()})
-        return held[1]
+        return self.memo("arrays", self._source(), self._make_arrays)
+
+    def _make_arrays(self) -> dict[str, Any]:
+        ids_t, mask, types = self._source()
+        valid = mask.bool() if mask is not None else torch.ones_like(ids_t, dtype=torch.bool)
+        return {"ids": ids_t.cpu().numpy(), "valid": valid.cpu().numpy(), "valid_t": valid,
+                "token_type_ids": None if types is None else types.cpu().numpy()}
 
     @property
     def batch_size(self) -> int:
@@ -210,6 +232,33 @@ class _Pieces:
         return self.piece
 
 
+#: Budget of each runner's kept tokenisations (:class:`_Tokenised`), and what one batch is counted as: its input
+#: tensors' bytes times this (the tokenizer's encodings and the rows' token fields kept with it).
+TOKENISED_BYTES = 64 << 20
+TOKENISED_OVERHEAD = 16
+
+
+@dataclass(frozen=True)
+class _Tokenised:
+    """One batch as :meth:`Tokenising.encode` tokenised it, kept so that the same texts are not tokenised again (a
+    batch run clean, then ablated click after click): the tokenizer it came from (and its size, which grows with
+    added tokens), the batch, and each row's untruncated lengths (to say again what truncation drops)."""
+
+    tokenizer: Any
+    size: int
+    encoded: Encoded
+    full: list[_Length]
+    full_targets: list[_Length]
+
+
+def _tokenisations(owner: Any) -> ByteLRU[_Tokenised]:
+    """The tokenisations ``owner`` (a runner) keeps, within :data:`TOKENISED_BYTES`."""
+    held = owner.__dict__.get("_tokenisations")
+    if held is None:
+        held = owner.__dict__["_tokenisations"] = ByteLRU(TOKENISED_BYTES)
+    return cast(ByteLRU[_Tokenised], held)
+
+
 class Tokenising:
     """The tokenising half of :class:`~attnwidgets.runner.runner.Runner` (a mixin: it needs these attributes)."""
 
@@ -249,8 +298,15 @@ class Tokenising:
                 check_text(t, "target")
         elif any(t is not None for t in targets_l):
             raise ValueError(f"target text is only for encoder-decoder models; {self.info.name!r} is an {kind}")
-        max_len = self.info.max_length
         tok = self.tokenizer
+        known = _tokenisations(self)
+        key = (tuple(texts), tuple(pairs_l), tuple(targets_l))
+        seen = known.get(key)
+        if seen is not None and seen.tokenizer is tok and seen.size == len(tok):
+            if any(seen.encoded.truncated):  # say again what was dropped (or raise), as the first call did
+                self._too_long(seen.full, seen.full_targets, seen.encoded.encodings, truncation)
+            return seen.encoded.copy()
+        max_len = self.info.max_length
         firsts = list(texts)
         once = None if kind == "encoder-decoder" else self._tokenise_once(firsts, pairs_l)
         full = self._count(firsts, pairs_l) if once is None else once[1]
@@ -280,8 +336,11 @@ class Tokenising:
         if any(truncated):
             self._too_long(full, full_targets, enc, truncation)
         inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
-        return Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
-                       truncated, encodings=enc)
+        encoded = Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
+                          truncated, encodings=enc)
+        nbytes = TOKENISED_OVERHEAD * sum(v.numel() * v.element_size() for v in inputs.values())
+        known.put(key, _Tokenised(tok, len(tok), encoded, full, full_targets), nbytes)
+        return encoded.copy()
 
     def _tokenise_once(self, texts: list[str], pairs: list[str | None]) -> tuple[Any, list[_Length]] | None:
         """Tokenise and pad a batch of encoder or decoder inputs once, untruncated, and count each row from it.
@@ -415,19 +474,35 @@ class Tokenising:
         return shifted
 
     def token_fields(self, enc: Encoded, row: int, side: str = "source") -> dict[str, Any]:
-        """Tokens, ids, word ids, segment ids and special mask of one batch row, padding removed."""
-        tok = self.tokenizer
+        """Tokens, ids, word ids, segment ids and special mask of one batch row, padding removed.
+
+        Worked out once per row of a tokenisation and kept with it (:meth:`Encoded.memo`): a batch run clean and then
+        ablated, or ablated again, reads its tokens from ids once. The arrays are read-only (shared by every result of
+        the row); ``tokens`` and ``valid`` (the row's (T,) bool mask over the batch's positions) are the caller's own.
+        """
         if side == "target":
-            ids_t = enc.inputs["decoder_input_ids"][row]
+            tensors: tuple[Any, ...] = (enc.inputs["decoder_input_ids"], enc.inputs["decoder_attention_mask"])
+            kept = enc.memo(f"fields/target/{row}", tensors, lambda: self._target_fields(enc, row))
             valid = enc.inputs["decoder_attention_mask"][row].bool()
-            ids = ids_t[valid].tolist()
-            special_ids = set(tok.all_special_ids)
-            special = np.array([i in special_ids for i in ids], dtype=bool)
-            tokens = token_texts(tok, ids, special.tolist())
-            word = np.where(special, -1, np.cumsum(~special) - 1)
-            return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word)
+        else:
+            kept = enc.memo(f"fields/source/{row}", enc._source(), lambda: self._source_fields(enc, row))
+            valid = enc.arrays()["valid_t"][row].clone()
+        return {**kept, "tokens": list(kept["tokens"]), "valid": valid}
+
+    def _target_fields(self, enc: Encoded, row: int) -> dict[str, Any]:
+        tok = self.tokenizer
+        ids_t = enc.inputs["decoder_input_ids"][row]
+        valid = enc.inputs["decoder_attention_mask"][row].bool()
+        ids = ids_t[valid].tolist()
+        special_ids = set(tok.all_special_ids)
+        special = np.array([i in special_ids for i in ids], dtype=bool)
+        tokens = token_texts(tok, ids, special.tolist())
+        word = np.where(special, -1, np.cumsum(~special) - 1)
+        return _read_only(dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), word_ids=word))
+
+    def _source_fields(self, enc: Encoded, row: int) -> dict[str, Any]:
+        tok = self.tokenizer
         arrays = enc.arrays()  # the batch's tensors as numpy once, not a few small tensor operations per row
-        valid = arrays["valid_t"][row].clone()
         where = np.flatnonzero(arrays["valid"][row])
         positions = where.tolist()
         ids = arrays["ids"][row][where].tolist()
@@ -460,5 +535,13 @@ class Tokenising:
             if w is not None and not special[k]:
                 word_ids[k] = w + (offset if s == 1 else 0)
         tokens = token_texts(tok, ids, special.tolist())
-        return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word_ids,
-                    segment_ids=segment, special_mask=special)
+        return _read_only(dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), word_ids=word_ids,
+                               segment_ids=segment, special_mask=special))
+
+
+def _read_only(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with its arrays made read-only: kept with the tokenisation, they are shared by every reader."""
+    for value in fields.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return fields

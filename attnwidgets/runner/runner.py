@@ -193,12 +193,20 @@ class Runner(Tokenising):
     def keeps_lazy(self, enc: Encoded) -> bool:
         """Whether the batch ``enc``'s attention is kept as queries and keys: some input's dense attention would be
         bigger than :func:`~attnwidgets.attention_stack.dense_budget`."""
-        src = enc.inputs["attention_mask"].sum(1) if "attention_mask" in enc.inputs else \
-            torch.full((enc.inputs["input_ids"].shape[0],), enc.inputs["input_ids"].shape[1])
-        tgt = enc.inputs["decoder_attention_mask"].sum(1) if "decoder_attention_mask" in enc.inputs else \
-            torch.zeros_like(src)
-        need = max(self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True))
-        return need > dense_budget()
+        return self.dense_need(enc) > dense_budget()
+
+    def dense_need(self, enc: Encoded) -> int:
+        """Bytes the dense attention of the batch ``enc``'s longest input takes (worked out once per tokenisation)."""
+        inputs = enc.inputs
+        tensors = (inputs["input_ids"], inputs.get("attention_mask"), inputs.get("decoder_attention_mask"))
+
+        def need() -> int:
+            ids, mask, target = tensors
+            src = mask.sum(1) if mask is not None else torch.full((ids.shape[0],), ids.shape[1])
+            tgt = target.sum(1) if target is not None else torch.zeros_like(src)
+            return max(self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True))
+
+        return enc.memo("dense_need", tensors, need)
 
     def cached(self, key: Hashable) -> AttentionResult | None:
         """The result cached under ``key`` (:meth:`cache_key`) if it is kept as the dense budget keeps it now: dense
