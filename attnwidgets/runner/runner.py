@@ -15,7 +15,7 @@ import torch
 from ..attention_stack import LazyStack, dense_budget, format_bytes
 from ..result import BUNDLED_SOURCE, AttentionResult, InvalidAttentionError, ModelInfo, check_attention
 from . import control, headstats
-from .cache import ByteLRU
+from .cache import ByteLRU, Entry, Kept
 from .capture import Capture, capturing
 from .encoding import Encoded, Tokenising, Truncation, check_text
 from .loading import (
@@ -190,35 +190,47 @@ class Runner(Tokenising):
             total += i.n_decoder_layers * i.n_decoder_heads * (n_target * n_target + n_target * n_source)
         return 4 * total
 
-    def keeps_lazy(self, enc: Encoded) -> bool:
+    def keeps_lazy(self, enc: Encoded, budget: int | None = None) -> bool:
         """Whether the batch ``enc``'s attention is kept as queries and keys: some input's dense attention would be
-        bigger than :func:`~attnwidgets.attention_stack.dense_budget`."""
-        return self.dense_need(enc) > dense_budget()
+        bigger than :func:`~attnwidgets.attention_stack.dense_budget` (``budget``: that budget, read once by a caller
+        that asks many times; default: read now)."""
+        return max(self.dense_needs(enc)) > (dense_budget() if budget is None else budget)
 
-    def dense_need(self, enc: Encoded) -> int:
-        """Bytes the dense attention of the batch ``enc``'s longest input takes (worked out once per tokenisation)."""
+    def dense_needs(self, enc: Encoded) -> list[int]:
+        """Bytes each input of the batch ``enc`` takes as dense attention (worked out once per tokenisation)."""
         inputs = enc.inputs
         tensors = (inputs["input_ids"], inputs.get("attention_mask"), inputs.get("decoder_attention_mask"))
 
-        def need() -> int:
+        def needs() -> list[int]:
             ids, mask, target = tensors
             src = mask.sum(1) if mask is not None else torch.full((ids.shape[0],), ids.shape[1])
             tgt = target.sum(1) if target is not None else torch.zeros_like(src)
-            return max(self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True))
+            return [self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True)]
 
-        return enc.memo("dense_need", tensors, need)
+        return enc.memo("dense_needs", tensors, needs)
 
-    def cached(self, key: Hashable) -> AttentionResult | None:
+    def cached(self, key: Hashable, budget: int | None = None) -> AttentionResult | None:
         """The result cached under ``key`` (:meth:`cache_key`) if it is kept as the dense budget keeps it now: dense
         within :func:`~attnwidgets.attention_stack.dense_budget`, as queries and keys above it. A result kept the other
         way (the budget changed since it was run) is no hit, and the next run replaces it. Ablated results are dense
-        whatever the budget (an ablation edits dense weights), so they always count."""
-        hit = self.cache.get(key)
-        if hit is None or hit.ablation is not None:
-            return hit
-        n_target = len(hit.target_tokens) if hit.target_tokens is not None else 0
-        lazy = self.dense_nbytes(hit.n_tokens, n_target) > dense_budget()
-        return hit if hit.is_lazy == lazy else None
+        whatever the budget (an ablation edits dense weights), so they always count. ``budget``: the dense budget,
+        read once by a caller that looks up many keys (default: read now)."""
+        found = self.cached_entry(key, budget)
+        return None if found is None else found.value
+
+    def cached_entry(self, key: Hashable, budget: int | None = None) -> Entry[AttentionResult] | None:
+        """:meth:`cached`, with the bytes the cache counts the result as. How a result is kept is noted when it is
+        put (:class:`Kept`), so a lookup asks the result nothing."""
+        found = self.cache.entry(key)
+        if found is None or found.value.ablation is not None:
+            return found
+        kept = found.note
+        if not isinstance(kept, Kept):  # put by other code, without a note: ask the result
+            hit = found.value
+            n_target = len(hit.target_tokens) if hit.target_tokens is not None else 0
+            kept = Kept(self.dense_nbytes(hit.n_tokens, n_target), hit.is_lazy)
+        lazy = kept.need > (dense_budget() if budget is None else budget)
+        return found if kept.lazy == lazy else None
 
     def run(
         self,
@@ -327,7 +339,8 @@ class Runner(Tokenising):
             for start in range(0, n, batch_size):
                 idx = range(start, min(n, start + batch_size))
                 keys = [self.cache_key(texts[i], pairs[i], tgts[i], ablation, truncation) for i in idx]
-                found = [self.cached(k) if cache else None for k in keys]
+                budget = dense_budget()  # read once per batch, not once per lookup
+                found = [self.cached(k, budget) if cache else None for k in keys]
                 todo = [i for i, f in zip(idx, found, strict=True) if f is None]
                 stale = [i for i, f in zip(idx, found, strict=True) if f is not None and f.truncated]
                 if stale:  # cached but cut: say so again (or raise), as the first run did
@@ -337,7 +350,7 @@ class Runner(Tokenising):
                 if todo:
                     enc = self.encode([texts[i] for i in todo], [pairs[i] for i in todo],
                                       [tgts[i] for i in todo], truncation)
-                    held = Capture() if self.keeps_lazy(enc) else None
+                    held = Capture() if self.keeps_lazy(enc, budget) else None
                     if held is not None and hooks:
                         longest = int(enc.inputs["input_ids"].shape[1])
                         raise ValueError(
@@ -350,11 +363,12 @@ class Runner(Tokenising):
                         out = forward_ablated(self, enc, hooks, ablation, clean)
                     else:
                         out = self.forward(enc, hooks, capture=held)
+                    needs = self.dense_needs(enc)
                     for row, i in enumerate(todo):
                         res = self.to_result(enc, out, row, ablation, capture=held)
                         fresh[i] = res
                         if cache:
-                            self.cache.put(keys[i - start], res, res.nbytes)
+                            self.cache.put(keys[i - start], res, res.nbytes, Kept(needs[row], held is not None))
                 for i, f in zip(idx, found, strict=True):
                     yield f if f is not None else fresh[i]
                 if bar is not None:
