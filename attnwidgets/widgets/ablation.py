@@ -417,7 +417,7 @@ class AblationWidget(AttnWidget):
             self._error = ""
 
     def _outcome(self) -> Outcome:
-        return Outcome(self._watch.kind, self._watch.frame, self._watch.before, self._watch.after)
+        return Outcome(self._watch.kind, self._watch.table, self._watch.before, self._watch.after)
 
     def _view(self) -> AblationView:
         return AblationView(self.kind, self.layer, self.head, self.item)
