@@ -21,6 +21,8 @@ import torch
 from ..result import ModelInfo
 from ..token_text import byte_level_bytes, display_tokens, fallback_byte
 from .cache import ByteLRU
+from .checks import check_encode_inputs, require_tokens
+from .checks import check_text as check_text  # importable from here, where it was first
 
 Truncation = Literal["warn", "error"]
 T = TypeVar("T")
@@ -87,23 +89,6 @@ class Encoded:
         return len(self.texts)
 
 
-def check_text(value: object, what: str) -> str:
-    """``value`` if it is a string with a non-space character and no lone surrogate; else a TypeError or ValueError
-    that says so."""
-    if not isinstance(value, str):
-        hint = "; use run_batch() for several texts" if what == "text" and isinstance(value, list | tuple) else ""
-        raise TypeError(f"{what} must be a string, got {type(value).__name__}{hint}")
-    if not value.strip():
-        raise ValueError(f"{what} is empty or only whitespace: give at least one word")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:  # a lone surrogate, which no tokenizer takes
-        raise ValueError(f"{what} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character {exc.start}), "
-                         "which is not text: it comes from bytes decoded with errors='surrogateescape'; decode them "
-                         "with their real encoding, or with errors='replace'") from None
-    return value
-
-
 @dataclass(frozen=True)
 class _Length:
     """Untruncated size of one row: every token (special ones too), and the non-special tokens of each segment."""
@@ -134,14 +119,6 @@ def _dropped(n: int, error: bool, noun: str = "token") -> str:
     """'1 token was dropped', '3 tokens were dropped', '3 tokens would be dropped'."""
     verb = "would be dropped" if error else "was dropped" if n == 1 else "were dropped"
     return f"{n} {noun}{'' if n == 1 else 's'} {verb}"
-
-
-def _require_tokens(text: str | None, n: int | None, what: str) -> None:
-    """A text that tokenises to nothing but special tokens (say a zero-width space) has no attention to show."""
-    if text is not None and n == 0:
-        shown = text if len(text) <= 40 else text[:37] + "..."
-        raise ValueError(f"{what} {shown!r} has no tokens once tokenised (only characters the tokenizer drops, such "
-                         "as zero-width or control characters): give at least one word")
 
 
 def _segment_sizes(enc: Any, row: int, words: int) -> tuple[int, int]:
@@ -277,27 +254,8 @@ class Tokenising:
         truncation: Truncation = "warn",
     ) -> Encoded:
         """Tokenise a batch (padding on the right), truncating to the model's maximum with a warning or an error."""
-        texts = [check_text(t, "text") for t in texts]
-        if not texts:
-            raise ValueError("no texts given")
-        pairs_l: list[str | None] = list(pairs) if pairs is not None else [None] * len(texts)
-        targets_l: list[str | None] = list(targets) if targets is not None else [None] * len(texts)
-        if len(pairs_l) != len(texts) or len(targets_l) != len(texts):
-            raise ValueError(f"got {len(texts)} texts but {len(pairs_l)} pairs and {len(targets_l)} targets")
-        for p in pairs_l:
-            if p is not None:
-                check_text(p, "text_pair")
-        if truncation not in ("warn", "error"):
-            raise ValueError(f"truncation must be 'warn' or 'error', got {truncation!r}")
         kind = self.info.kind
-        if kind == "encoder-decoder":
-            if any(p is not None for p in pairs_l):
-                raise ValueError("sentence pairs are for encoders; give an encoder-decoder a source and a target")
-            targets_l = [t if t is not None else s for s, t in zip(texts, targets_l, strict=True)]
-            for t in targets_l:
-                check_text(t, "target")
-        elif any(t is not None for t in targets_l):
-            raise ValueError(f"target text is only for encoder-decoder models; {self.info.name!r} is an {kind}")
+        texts, pairs_l, targets_l = check_encode_inputs(texts, pairs, targets, truncation, kind, self.info.name)
         tok = self.tokenizer
         known = _tokenisations(self)
         key = (tuple(texts), tuple(pairs_l), tuple(targets_l))
@@ -313,10 +271,10 @@ class Tokenising:
         # The decoder has the same limit (the tokenizer truncates the target to it below), so count targets too.
         full_targets = self._count(targets_l, [None] * len(texts), target=True) if kind == "encoder-decoder" else []
         for i, n in enumerate(full):
-            _require_tokens(texts[i], n.a, "text")
-            _require_tokens(pairs_l[i], n.b, "text_pair")
+            require_tokens(texts[i], n.a, "text")
+            require_tokens(pairs_l[i], n.b, "text_pair")
         for t, n in zip(targets_l, full_targets, strict=False):
-            _require_tokens(t, n.a, "target")
+            require_tokens(t, n.a, "target")
         kwargs: dict[str, Any] = dict(padding=True, truncation=True, max_length=max_len, return_tensors="pt")
         if kind == "encoder-decoder":
             enc = tok(firsts, text_target=targets_l, **kwargs)

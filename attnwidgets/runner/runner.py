@@ -12,15 +12,25 @@ from typing import Any, Protocol, cast
 import numpy as np
 import torch
 
-from ..attention_stack import LazyStack, dense_budget, format_bytes
+from ..attention_stack import LazyStack, dense_budget
 from ..result import BUNDLED_SOURCE, AttentionResult, InvalidAttentionError, ModelInfo, check_attention
 from . import control, headstats
 from .cache import ByteLRU, Entry, Kept
 from .capture import Capture, capturing
-from .encoding import Encoded, Tokenising, Truncation, check_text
+from .checks import (
+    attention_error,
+    check_captured,
+    check_inputs,
+    check_layer_shapes,
+    check_run_inputs,
+    check_same_runner,
+    check_weights_returned,
+    dense_ablation_error,
+    lazy_sample,
+)
+from .encoding import Encoded, Tokenising, Truncation
 from .loading import (
     BUNDLED_NAME,
-    AttentionUnavailableError,
     LoadedModel,
     ModelLoadError,
     load,
@@ -29,6 +39,7 @@ from .loading import (
     resolve_dtype,
 )
 from .partial import ReplayState, forward_ablated
+from .readout import head_outputs, stack_row
 
 __all__ = ["AblationLike", "Encoded", "Runner", "Truncation", "get_runner", "run", "run_batch", "runner_for"]
 
@@ -256,11 +267,7 @@ class Runner(Tokenising):
         truncation : {"warn", "error"}
             What to do when the text is longer than the model accepts.
         """
-        check_text(text, "text")  # before the cache key: a list would fail there as 'unhashable'
-        if text_pair is not None:
-            check_text(text_pair, "text_pair")
-        if target is not None:
-            check_text(target, "target")
+        check_run_inputs(text, text_pair, target)
         key = self.cache_key(text, text_pair, target, ablation, truncation)
         hit = self.cached(key)
         if hit is not None:
@@ -314,21 +321,8 @@ class Runner(Tokenising):
         With ``cache=False`` results are neither looked up nor stored (corpus statistics use this to keep memory
         bounded). ``progress`` shows a ``tqdm.auto`` bar once the run has lasted a second (``False``: never).
         """
-        if isinstance(texts, str):
-            raise TypeError("run_batch takes a list of texts; use run() for a single text")
+        pairs, tgts = check_inputs(texts, text_pairs, targets, batch_size)
         n = len(texts)
-        pairs = list(text_pairs) if text_pairs is not None else [None] * n
-        tgts = list(targets) if targets is not None else [None] * n
-        if len(pairs) != n or len(tgts) != n:
-            raise ValueError(f"got {n} texts but {len(pairs)} pairs and {len(tgts)} targets")
-        for i in range(n):  # before the cache keys: a list would fail there as 'unhashable'
-            check_text(texts[i], f"texts[{i}]")
-            if pairs[i] is not None:
-                check_text(pairs[i], f"text_pairs[{i}]")
-            if tgts[i] is not None:
-                check_text(tgts[i], f"targets[{i}]")
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
         hooks = list(ablation.hooks(self.info)) if ablation is not None else []
         bar = None
         if progress:
@@ -353,11 +347,7 @@ class Runner(Tokenising):
                     held = Capture() if self.keeps_lazy(enc, budget) else None
                     if held is not None and hooks:
                         longest = int(enc.inputs["input_ids"].shape[1])
-                        raise ValueError(
-                            f"an ablation edits dense attention weights, and {longest} tokens of {self.info.name!r} "
-                            f"would take {format_bytes(self.dense_nbytes(longest))} of them, more than the dense "
-                            f"budget ({format_bytes(dense_budget())}). Ablate a shorter text, or raise the budget "
-                            "with attnwidgets.runner.set_dense_budget(nbytes)")
+                        raise dense_ablation_error(self.info.name, longest, self.dense_nbytes(longest))
                     if hooks:  # ablated: replay the layers below the first edited one from the clean run
                         clean = [self.cache_key(texts[i], pairs[i], tgts[i], None, truncation) for i in todo]
                         out = forward_ablated(self, enc, hooks, ablation, clean)
@@ -393,13 +383,8 @@ class Runner(Tokenising):
         kind = self.info.kind
         if capture is not None:
             return self._lazy_result(enc, out, row, capture, src, valid)
-        self_att = getattr(out, "encoder_attentions" if kind == "encoder-decoder" else "attentions", None)
-        if not self_att or any(a is None for a in self_att):
-            raise AttentionUnavailableError(
-                f"{self.info.name!r} returned no attention weights. attnwidgets needs a model whose attention layers "
-                "go through transformers' attention interface (most models since transformers 5); this one computes "
-                "attention its own way. Try another checkpoint of a supported architecture (BERT, GPT-2, BART, Llama)."
-            )
+        self_att = check_weights_returned(self.info.name, getattr(out, "encoder_attentions" if kind == "encoder-decoder"
+                                                                  else "attentions", None))
         rows = ablation is None  # an ablation may zero or scale heads on purpose
         attention = self._attention(self_att, row, valid, valid, "self-attention" if kind != "encoder-decoder"
                                     else "encoder self-attention", rows)
@@ -420,7 +405,7 @@ class Runner(Tokenising):
             model=self.info,
             text=enc.texts[row],
             text_pair=enc.pairs[row],
-            outputs=self._outputs(enc, out, row, valid),
+            outputs=head_outputs(out, row, valid, self.head, enc.inputs["input_ids"], self.tokenizer),
             ablation=ablation,
             truncated=enc.truncated[row] if enc.truncated else 0,
             **src,
@@ -433,14 +418,7 @@ class Runner(Tokenising):
         kind = self.info.kind
         sidx = torch.nonzero(valid).flatten().numpy()
         first = "encoder" if kind == "encoder-decoder" else "self"
-        attention = capture.stack(first, row, sidx, sidx)
-        if attention is None:
-            raise AttentionUnavailableError(
-                f"{self.info.name!r} made no attention call through attnwidgets' attention function. attnwidgets needs "
-                "a model whose attention layers go through transformers' attention interface (most models since "
-                "transformers 5); this one computes attention its own way. Try another checkpoint of a supported "
-                "architecture (BERT, GPT-2, BART, Llama)."
-            )
+        attention = check_captured(self.info.name, capture.stack(first, row, sidx, sidx))
         self._check_lazy(attention, "self-attention" if kind != "encoder-decoder" else "encoder self-attention")
         # every head's statistics sums and overview, made on the model's device by one pass when a statistic or a
         # view first asks (so a run costs its forward), then kept
@@ -451,12 +429,11 @@ class Runner(Tokenising):
         if kind == "encoder-decoder":
             tgt = self.token_fields(enc, row, side="target")
             tidx = torch.nonzero(tgt["valid"]).flatten().numpy()
-            decoder, cross = capture.stack("decoder", row, tidx, tidx), capture.stack("cross", row, tidx, sidx)
-            for stack, what in ((decoder, "decoder self-attention"), (cross, "cross-attention")):
-                if stack is None:
-                    raise AttentionUnavailableError(f"{self.info.name!r} made no {what} call through attnwidgets' "
-                                                    "attention function")
-                self._check_lazy(stack, what)
+            decoder = check_captured(self.info.name, capture.stack("decoder", row, tidx, tidx),
+                                     "decoder self-attention")
+            cross = check_captured(self.info.name, capture.stack("cross", row, tidx, sidx), "cross-attention")
+            self._check_lazy(decoder, "decoder self-attention")
+            self._check_lazy(cross, "cross-attention")
             fields.update(target_text=enc.targets[row], target_tokens=tgt["tokens"],
                           target_token_ids=tgt["token_ids"], decoder_attention=decoder, cross_attention=cross)
         return AttentionResult(
@@ -464,7 +441,7 @@ class Runner(Tokenising):
             model=self.info,
             text=enc.texts[row],
             text_pair=enc.pairs[row],
-            outputs=self._outputs(enc, out, row, valid),
+            outputs=head_outputs(out, row, valid, self.head, enc.inputs["input_ids"], self.tokenizer),
             truncated=enc.truncated[row] if enc.truncated else 0,
             **src,
             **fields,
@@ -476,36 +453,21 @@ class Runner(Tokenising):
         self._check_lazy(stack, what, sample)
 
     def _check_lazy(self, stack: LazyStack, what: str, sample: int = 16) -> None:
-        """:meth:`check_attention` on the first and last ``sample`` rows of every layer (rebuilt from queries and keys):
-        NaN in the model or weights that are not probabilities show there as they would anywhere."""
-        L, _H, T, _S = stack.shape
-        # Two blocks of rows per layer, not one call per row: at 8k tokens the row-by-row check was half of a
-        # run's time on a GPU (benchmarks/gpu_check.py --profile).
-        spans = [(0, min(T, sample))] + ([(max(sample, T - sample), T)] if T > sample else [])
-        block = np.stack([np.concatenate([stack.rows(layer, a, b) for a, b in spans], axis=1) for layer in range(L)])
-        self.check_attention(block, what)
+        """:meth:`check_attention` on the first and last ``sample`` rows of every layer (rebuilt from queries and keys,
+        :func:`~.checks.lazy_sample`): NaN in the model or weights that are not probabilities show there as they would
+        anywhere."""
+        self.check_attention(lazy_sample(stack, sample), what)
 
     def _attention(self, layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor,
                    what: str, rows: bool = True) -> np.ndarray:
         """One row's [layer, head, query, key] array, checked to be attention we can show.
 
-        Every layer must be (batch, head, query, key) over the batch's positions, and its weights probabilities
-        (:meth:`check_attention`; ``rows=False``, for ablations, lets rows sum to less than 1); otherwise
-        :class:`AttentionUnavailableError` says so, rather than a numpy broadcast error or silently wrong maps.
+        Every layer must be (batch, head, query, key) over the batch's positions (:func:`~.checks.check_layer_shapes`),
+        and its weights probabilities (:meth:`check_attention`; ``rows=False``, for ablations, lets rows sum to less
+        than 1); otherwise :class:`AttentionUnavailableError` says so.
         """
-        name = self.info.name
-        shapes = [tuple(a.shape) for a in layers]
-        n_q, n_k = qvalid.shape[0], kvalid.shape[0]
-        odd = next((k for k, sh in enumerate(shapes) if len(sh) != 4 or sh != shapes[0] or sh[2] != n_q
-                    or sh[3] > n_k), None)
-        if odd is not None:
-            raise AttentionUnavailableError(
-                f"{name!r} returned {what} that is not one (batch, head, query, key) map per layer over its {n_q} "
-                f"positions: layer 0 is {shapes[0]}, layer {odd} is {shapes[odd]}. Models that pool or shorten the "
-                "sequence between layers (such as Funnel Transformer) have no token-by-token map in every layer, so "
-                "attnwidgets cannot show them; use a model of a supported architecture (BERT, GPT-2, BART, Llama)."
-            )
-        a = _stack(layers, row, qvalid, kvalid)
+        check_layer_shapes(self.info.name, what, [tuple(a.shape) for a in layers], qvalid.shape[0], kvalid.shape[0])
+        a = stack_row(layers, row, qvalid, kvalid)
         dtype = layers[0].dtype
         tol = max(1e-3, torch.finfo(dtype).eps) if dtype.is_floating_point else 1e-3  # bfloat16: 8e-3
         self.check_attention(a, what, ablated=not rows, tol=tol)
@@ -521,64 +483,7 @@ class Runner(Tokenising):
             check_attention(attention, f"{self.info.name!r} returned {what}", sinks=self.has_sinks, ablated=ablated,
                             tol=tol, query_mask=query_mask)
         except InvalidAttentionError as exc:
-            if exc.problem == "not finite":
-                advice = ("; the model's parameters (or its computation, e.g. an overflow in half precision) hold NaN "
-                          "or inf. Check the checkpoint (any(not p.isfinite().all() for p in model.parameters())) "
-                          "or run it in float32")
-            else:
-                advice = (". Its attention layers hand back something other than softmax weights (scores, or another "
-                          "normalisation), so maps, entropies and rollouts would be wrong; use a model of a supported "
-                          "architecture (BERT, GPT-2, BART, Llama)")
-            raise AttentionUnavailableError(f"{exc}{advice}.") from None
-
-    def _outputs(self, enc: Encoded, out: Any, row: int, valid: torch.Tensor) -> dict[str, np.ndarray]:
-        outputs: dict[str, np.ndarray] = {}
-        hidden = getattr(out, "encoder_last_hidden_state", None)
-        if hidden is None:
-            hidden = getattr(out, "last_hidden_state", None)
-        if hidden is None and getattr(out, "hidden_states", None):
-            hidden = out.hidden_states[-1]
-        if hidden is not None:
-            h = hidden[row].detach().float().cpu()[valid]
-            outputs["embedding"] = h.mean(0).numpy().astype(np.float32)
-            outputs["cls_embedding"] = h[0].numpy().astype(np.float32)
-        pooled = getattr(out, "pooler_output", None)
-        if pooled is not None:
-            outputs["pooler_output"] = pooled[row].detach().float().cpu().numpy()
-        logits = getattr(out, "logits", None)
-        if logits is not None:
-            logits = logits[row].detach().float().cpu()
-            if self.head == "classification":
-                outputs["logits"] = logits.numpy()
-                outputs["probs"] = torch.softmax(logits, -1).numpy()
-            elif self.head == "masked-lm":
-                ids = enc.inputs["input_ids"][row][valid]
-                positions = torch.nonzero(ids == self.tokenizer.mask_token_id).flatten()
-                outputs["mask_positions"] = positions.numpy().astype(np.int64)
-                outputs["mask_logits"] = logits[valid][positions].numpy()
-            elif self.head == "causal-lm":
-                kept = logits[valid] if logits.shape[0] == valid.shape[0] else logits  # logits_to_keep=1: the last
-                outputs["next_token_logits"] = kept[-1].numpy()
-        return outputs
-
-
-def _stack(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor) -> np.ndarray:
-    """Per-layer (B, H, T, S) tensors -> one [layer, head, query, key] float32 array for one row, padding removed.
-
-    Each layer is copied once, straight into the output: ``torch.stack`` and a contiguous copy after it cost two to
-    three times as much, and this is on the path of every run (a 512-token result of 6 x 12 heads is 75 MB).
-    """
-    first = layers[0][row]
-    kvalid = kvalid[: first.shape[-1]]
-    nq, nk = int(qvalid.sum()), int(kvalid.sum())
-    prefix = bool(qvalid[:nq].all()) and bool(kvalid[:nk].all())  # right padding: slice views, no index copies
-    out = np.empty((len(layers), first.shape[0], nq, nk), dtype=np.float32)  # (L, H, T, S)
-    for i, layer in enumerate(layers):
-        a = layer[row].detach()
-        a = a[:, :nq, :nk] if prefix else a[:, qvalid][:, :, kvalid]
-        out[i] = a.float().cpu().numpy()
-    return out
-
+            raise attention_error(exc) from None
 
 _runners: dict[tuple[str, str | None, str, str], Runner] = {}
 _live: weakref.WeakSet[Runner] = weakref.WeakSet()  # every Runner of this process, shared or not
@@ -608,11 +513,7 @@ def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: s
     True
     """
     if isinstance(model, Runner):
-        if (device is not None and resolve_device(device) != model.device) or \
-                (dtype is not None and resolve_dtype(dtype) != model.dtype):
-            raise ValueError(f"this runner holds {model.info.name!r} on {model.device} in {model.dtype}, not on "
-                             f"{device or model.device} in {dtype or model.dtype}: pass the model's name with "
-                             "device= and dtype= to get a runner for those")
+        check_same_runner(model, device, dtype)
         return model
     torch_device, torch_dtype = resolve_device(device), resolve_dtype(dtype)
     key = (model_key(model), revision, str(torch_device), str(torch_dtype))
