@@ -127,6 +127,57 @@ def generate(
     >>> g = aw.generate("The cat", model="gpt2", max_new_tokens=5)      # doctest: +SKIP
     >>> g.step_attention(0, layer=5, head=-1)                           # doctest: +SKIP
     """
+    max_new_tokens, top_k, lens_k = _check_arguments(prompt, max_new_tokens, top_k, lens_k, seed, generation_kwargs)
+    runner = get_runner(model, revision, device=device, dtype=dtype)
+    _check_model(runner, lens_k)
+    readout = lens_readout(runner) if lens_k is not None else None  # its clear error before generating
+    batch, inputs, n_prompt = _prompt(runner, prompt, max_new_tokens, generation_kwargs.get("max_length"))
+    out, held, streams = _generate(
+        runner, inputs, max_new_tokens, do_sample, seed, readout is not None, generation_kwargs
+    )
+    enc_dec = runner.info.kind == "encoder-decoder"
+    sequences = out.sequences[0].cpu()
+    start = 1 if enc_dec else n_prompt  # an encoder-decoder's sequences begin with the decoder start token
+    generated = sequences[start:].tolist()
+    n = len(generated)
+    if n == 0:
+        raise ValueError(
+            f"generation ended before any token was written (settings {generation_kwargs or 'default'}"
+            f", prompt of {n_prompt} tokens): raise max_length or use max_new_tokens"
+        )
+    topk_ids, topk_probs, topk_tokens = _top_k(runner, out.logits[:n], top_k)
+    lens = _lens(runner, readout, streams, n, lens_k) if readout is not None and lens_k is not None else {}
+    enc = Encoded({k_: v.cpu() for k_, v in inputs.items()}, [prompt], [None], [None], [0], encodings=batch)
+    src = runner.token_fields(enc, 0)
+    src.pop("valid")
+    gen_tokens = _texts(runner, generated)
+    result = _attention_result(runner, held, prompt, src, sequences, generated, n_prompt)
+    return GenerationResult(
+        result=result,
+        prompt=prompt,
+        prompt_tokens=list(src["tokens"]),
+        prompt_ids=np.asarray(src["token_ids"]),
+        generated_tokens=gen_tokens,
+        generated_ids=np.array(generated, np.int64),
+        topk_ids=topk_ids,
+        topk_probs=topk_probs,
+        topk_tokens=topk_tokens,
+        text=runner.tokenizer.decode(generated, skip_special_tokens=True),
+        **lens,
+        settings=dict(
+            max_new_tokens=max_new_tokens,
+            do_sample=do_sample,
+            seed=seed,
+            top_k=top_k,
+            **{k_: v for k_, v in generation_kwargs.items() if isinstance(v, (int, float, str, bool))},
+        ),
+    )
+
+
+def _check_arguments(
+    prompt: object, max_new_tokens: Any, top_k: Any, lens_k: Any, seed: Any, generation_kwargs: dict[str, Any]
+) -> tuple[int, int, int | None]:
+    """:func:`generate`'s arguments checked before a model is loaded: (max_new_tokens, top_k, lens_k) as ints."""
     check_text(prompt, "prompt")
     max_new_tokens = _check_count(max_new_tokens, "max_new_tokens")
     top_k = _check_count(top_k, "top_k")
@@ -137,7 +188,11 @@ def generate(
     given = sorted(k for k in generation_kwargs if k in _OURS)
     if given:
         raise ValueError(f"generate sets {given} itself (it records logits and attention its own way); leave them out")
-    runner = get_runner(model, revision, device=device, dtype=dtype)
+    return max_new_tokens, top_k, lens_k
+
+
+def _check_model(runner: Runner, lens_k: int | None) -> None:
+    """The model can write (a decoder or an encoder-decoder with a language-model head), and be read by the lens."""
     info = runner.info
     if info.kind == "encoder":
         raise ValueError(
@@ -155,9 +210,15 @@ def generate(
         raise ValueError(
             f"lens_k: the logit lens of a generation reads a decoder's residual stream; {info.name!r} is an {info.kind}"
         )
-    readout = lens_readout(runner) if lens_k is not None else None  # its clear error before generating
-    tok = runner.tokenizer
-    batch = tok([prompt], return_tensors="pt", verbose=False)
+
+
+def _prompt(
+    runner: Runner, prompt: str, max_new_tokens: int, max_length: int | None
+) -> tuple[Any, dict[str, torch.Tensor], int]:
+    """The prompt tokenised (the batch, its model inputs (1, n) on the CPU, n), checked to leave room for
+    ``max_new_tokens`` in the model's positions and to be shorter than a given ``max_length``."""
+    info = runner.info
+    batch = runner.tokenizer([prompt], return_tensors="pt", verbose=False)
     inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask")}
     n_prompt = int(inputs["input_ids"].shape[1])
     if n_prompt == 0:
@@ -177,12 +238,27 @@ def generate(
             f"{'the decoder starts with one token' if enc_dec else f'the prompt takes {n_prompt}'}, "
             f"so at most {room} new tokens; ask for fewer or shorten the prompt"
         )
-    max_length = generation_kwargs.get("max_length")
     if max_length is not None and not enc_dec and max_length <= n_prompt:
         raise ValueError(
             f"max_length={max_length} stops generation before any token: the prompt alone is "
             f"{n_prompt} tokens (max_length counts the prompt). Use max_new_tokens instead"
         )
+    return batch, inputs, n_prompt
+
+
+def _generate(
+    runner: Runner,
+    inputs: dict[str, torch.Tensor],
+    max_new_tokens: int,
+    do_sample: bool,
+    seed: int | None,
+    lens: bool,
+    generation_kwargs: dict[str, Any],
+) -> tuple[Any, Capture, list[torch.Tensor]]:
+    """``model.generate`` in capture mode (with ``seed``, the global torch RNG left as it was): its output (logits
+    kept), the capture of every attention call, and, with ``lens``, the new position's residual stream (D,) of
+    every layer (n_layers + 1 per forward). Counted in ``runner.n_forward``, one per step."""
+    tok = runner.tokenizer
     kwargs: dict[str, Any] = dict(
         max_new_tokens=max_new_tokens, do_sample=do_sample, output_logits=True, return_dict_in_generate=True
     )
@@ -193,57 +269,27 @@ def generate(
     inputs = {k: v.to(device_) for k, v in inputs.items()}
     rng_devices = [device_] if device_.type == "cuda" else []
     held = Capture()
-    streams: list[torch.Tensor] = []  # the new position's stream, (D,), n_layers + 1 per forward
-    hooks = stream_hooks(runner, lambda s: streams.append(s[0, -1])) if readout is not None else nullcontext()
+    streams: list[torch.Tensor] = []
+    hooks = stream_hooks(runner, lambda s: streams.append(s[0, -1])) if lens else nullcontext()
     with torch.random.fork_rng(devices=rng_devices, enabled=seed is not None):
         if seed is not None:
             torch.manual_seed(int(seed))
         with torch.inference_mode(), capturing(held), hooks, _one_unpadded_prompt():
             out = cast(Any, runner.model).generate(**inputs, **kwargs)
     runner.n_forward += len(out.logits)
-    sequences = out.sequences[0].cpu()
-    start = 1 if enc_dec else n_prompt  # an encoder-decoder's sequences begin with the decoder start token
-    generated = sequences[start:].tolist()
-    n = len(generated)
-    if n == 0:
-        raise ValueError(
-            f"generation ended before any token was written (settings {generation_kwargs or 'default'}"
-            f", prompt of {n_prompt} tokens): raise max_length or use max_new_tokens"
-        )
-    logits = torch.stack([lg[0] for lg in out.logits[:n]]).float().cpu()  # (N, V) raw
+    return out, held, streams
+
+
+def _top_k(runner: Runner, step_logits: Any, top_k: int) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+    """Each step's ``top_k`` most probable next tokens (softmax of its raw logits): ids (N, k) int64, probabilities
+    (N, k) float32, and their display text per step."""
+    logits = torch.stack([lg[0] for lg in step_logits]).float().cpu()  # (N, V) raw
     probs = torch.softmax(logits, -1)
     k = min(top_k, probs.shape[-1])
     top = torch.topk(probs, k, dim=-1)
     topk_ids = top.indices.numpy().astype(np.int64)
-    topk_tokens_flat = _texts(runner, topk_ids.reshape(-1).tolist())
-    topk_tokens = [topk_tokens_flat[i * k : (i + 1) * k] for i in range(n)]
-
-    lens = _lens(runner, readout, streams, n, lens_k) if readout is not None and lens_k is not None else {}
-    enc = Encoded({k_: v.cpu() for k_, v in inputs.items()}, [prompt], [None], [None], [0], encodings=batch)
-    src = runner.token_fields(enc, 0)
-    src.pop("valid")
-    gen_tokens = _texts(runner, generated)
-    result = _attention_result(runner, held, prompt, src, sequences, generated, n_prompt)
-    return GenerationResult(
-        result=result,
-        prompt=prompt,
-        prompt_tokens=list(src["tokens"]),
-        prompt_ids=np.asarray(src["token_ids"]),
-        generated_tokens=gen_tokens,
-        generated_ids=np.array(generated, np.int64),
-        topk_ids=topk_ids,
-        topk_probs=top.values.numpy().astype(np.float32),
-        topk_tokens=topk_tokens,
-        text=tok.decode(generated, skip_special_tokens=True),
-        **lens,
-        settings=dict(
-            max_new_tokens=max_new_tokens,
-            do_sample=do_sample,
-            seed=seed,
-            top_k=top_k,
-            **{k_: v for k_, v in generation_kwargs.items() if isinstance(v, (int, float, str, bool))},
-        ),
-    )
+    flat = _texts(runner, topk_ids.reshape(-1).tolist())
+    return topk_ids, top.values.numpy().astype(np.float32), [flat[i * k : (i + 1) * k] for i in range(len(topk_ids))]
 
 
 #: What transformers' models log (once) when a forward gets no attention mask and a pad id first or last.
