@@ -33,8 +33,18 @@ import numpy as np
 if TYPE_CHECKING:  # pandas loads when a table is made: importing the views stays light
     import pandas as pd
 
-__all__ = ["ValueChanges", "as_values", "compare_values", "cosine", "cosine_matrix", "pair_similarities",
-           "rank_candidates", "softmax", "top_k", "value_changes"]
+__all__ = [
+    "ValueChanges",
+    "as_values",
+    "compare_values",
+    "cosine",
+    "cosine_matrix",
+    "pair_similarities",
+    "rank_candidates",
+    "softmax",
+    "top_k",
+    "value_changes",
+]
 
 COLUMNS = ("item", "name", "before", "after", "delta")
 
@@ -148,9 +158,11 @@ class ValueChanges:
         items = [p.item for p in parts]
         if any(i is None for i in items) and not all(i is None for i in items):
             raise ValueError("some parts have an item column and some do not: give every part an item or none")
-        return cls(None if items[0] is None else tuple(i for p in items for i in p or ()),
-                   tuple(n for p in parts for n in p.name),
-                   *(np.concatenate([getattr(p, c) for p in parts]) for c in ("before", "after", "delta")))
+        return cls(
+            None if items[0] is None else tuple(i for p in items for i in p or ()),
+            tuple(n for p in parts for n in p.name),
+            *(np.concatenate([getattr(p, c) for p in parts]) for c in ("before", "after", "delta")),
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """The tidy DataFrame: columns ``item`` (when there is one), ``name``, ``before``, ``after``, ``delta``."""
@@ -163,8 +175,9 @@ class ValueChanges:
     def records(self) -> list[dict[str, Any]]:
         """One JSON-able dict per row (NaN → None: JSON has no NaN)."""
         columns = [self[c] for c in self.columns]
-        return [{c: _json_value(v) for c, v in zip(self.columns, row, strict=True)}
-                for row in zip(*columns, strict=True)]
+        return [
+            {c: _json_value(v) for c, v in zip(self.columns, row, strict=True)} for row in zip(*columns, strict=True)
+        ]
 
 
 def _json_value(v: Any) -> Any:
@@ -174,8 +187,7 @@ def _json_value(v: Any) -> Any:
     return None if np.isnan(f) else f
 
 
-def value_changes(before: Mapping[str, float], after: Mapping[str, float],
-                  item: str | None = None) -> ValueChanges:
+def value_changes(before: Mapping[str, float], after: Mapping[str, float], item: str | None = None) -> ValueChanges:
     """Named values before and after as columns of arrays (names present on one side only get NaN on the other).
 
     >>> value_changes({"a": 1.0}, {"a": 0.5, "b": 2.0}).after.tolist()
@@ -187,8 +199,7 @@ def value_changes(before: Mapping[str, float], after: Mapping[str, float],
     return ValueChanges(None if item is None else (item,) * len(names), tuple(names), b, a, a - b)
 
 
-def compare_values(before: Mapping[str, float], after: Mapping[str, float],
-                   item: str | None = None) -> pd.DataFrame:
+def compare_values(before: Mapping[str, float], after: Mapping[str, float], item: str | None = None) -> pd.DataFrame:
     """Tidy table of named values before and after: columns ``name, before, after, delta`` (and ``item``).
 
     Names present on one side only get NaN on the other. The same numbers as :func:`value_changes`, as a DataFrame.
@@ -196,8 +207,9 @@ def compare_values(before: Mapping[str, float], after: Mapping[str, float],
     return value_changes(before, after, item).to_frame()
 
 
-def mask_values(mask_logits: np.ndarray, decode: Callable[[int], str], k: int = 5,
-                ids: Sequence[int] | None = None) -> list[dict[str, float]]:
+def mask_values(
+    mask_logits: np.ndarray, decode: Callable[[int], str], k: int = 5, ids: Sequence[int] | None = None
+) -> list[dict[str, float]]:
     """Per [MASK]: ``{token: probability}`` of its top-k (or of the given vocabulary ``ids``)."""
     p = softmax(np.atleast_2d(mask_logits))
     out = []

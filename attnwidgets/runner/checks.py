@@ -28,9 +28,20 @@ from ..attention_stack import LazyStack, dense_budget, format_bytes
 from ..result import InvalidAttentionError
 from .loading import AttentionUnavailableError, resolve_device, resolve_dtype
 
-__all__ = ["attention_error", "check_captured", "check_encode_inputs", "check_inputs", "check_layer_shapes",
-           "check_run_inputs", "check_same_runner", "check_text", "check_weights_returned", "dense_ablation_error",
-           "lazy_sample", "require_tokens"]
+__all__ = [
+    "attention_error",
+    "check_captured",
+    "check_encode_inputs",
+    "check_inputs",
+    "check_layer_shapes",
+    "check_run_inputs",
+    "check_same_runner",
+    "check_text",
+    "check_weights_returned",
+    "dense_ablation_error",
+    "lazy_sample",
+    "require_tokens",
+]
 
 
 # -- what goes in ----------------------------------------------------------------------------------------------------
@@ -47,9 +58,11 @@ def check_text(value: object, what: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate, which no tokenizer takes
-        raise ValueError(f"{what} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character {exc.start}), "
-                         "which is not text: it comes from bytes decoded with errors='surrogateescape'; decode them "
-                         "with their real encoding, or with errors='replace'") from None
+        raise ValueError(
+            f"{what} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character {exc.start}), "
+            "which is not text: it comes from bytes decoded with errors='surrogateescape'; decode them "
+            "with their real encoding, or with errors='replace'"
+        ) from None
     return value
 
 
@@ -62,8 +75,9 @@ def check_run_inputs(text: object, text_pair: object, target: object) -> None:
         check_text(target, "target")
 
 
-def check_inputs(texts: Sequence[str], text_pairs: Sequence[str | None] | None,
-                 targets: Sequence[str | None] | None, batch_size: int) -> tuple[list[str | None], list[str | None]]:
+def check_inputs(
+    texts: Sequence[str], text_pairs: Sequence[str | None] | None, targets: Sequence[str | None] | None, batch_size: int
+) -> tuple[list[str | None], list[str | None]]:
     """:meth:`Runner.run_batch`'s inputs checked; returns the pairs and targets, one per text (None where absent)."""
     if isinstance(texts, str):
         raise TypeError("run_batch takes a list of texts; use run() for a single text")
@@ -83,9 +97,14 @@ def check_inputs(texts: Sequence[str], text_pairs: Sequence[str | None] | None,
     return pairs, tgts
 
 
-def check_encode_inputs(texts: Sequence[str], pairs: Sequence[str | None] | None,
-                        targets: Sequence[str | None] | None, truncation: str, kind: str,
-                        name: str) -> tuple[list[str], list[str | None], list[str | None]]:
+def check_encode_inputs(
+    texts: Sequence[str],
+    pairs: Sequence[str | None] | None,
+    targets: Sequence[str | None] | None,
+    truncation: str,
+    kind: str,
+    name: str,
+) -> tuple[list[str], list[str | None], list[str | None]]:
     """:meth:`Tokenising.encode`'s inputs checked for a model of ``kind``: the texts, the pairs and the targets, one
     per text (an encoder-decoder's missing targets are its sources)."""
     texts = [check_text(t, "text") for t in texts]
@@ -115,8 +134,10 @@ def require_tokens(text: str | None, n: int | None, what: str) -> None:
     """A text that tokenises to nothing but special tokens (say a zero-width space) has no attention to show."""
     if text is not None and n == 0:
         shown = text if len(text) <= 40 else text[:37] + "..."
-        raise ValueError(f"{what} {shown!r} has no tokens once tokenised (only characters the tokenizer drops, such "
-                         "as zero-width or control characters): give at least one word")
+        raise ValueError(
+            f"{what} {shown!r} has no tokens once tokenised (only characters the tokenizer drops, such "
+            "as zero-width or control characters): give at least one word"
+        )
 
 
 def dense_ablation_error(name: str, longest: int, nbytes: int) -> ValueError:
@@ -125,25 +146,31 @@ def dense_ablation_error(name: str, longest: int, nbytes: int) -> ValueError:
     return ValueError(
         f"an ablation edits dense attention weights, and {longest} tokens of {name!r} would take "
         f"{format_bytes(nbytes)} of them, more than the dense budget ({format_bytes(dense_budget())}). Ablate a "
-        "shorter text, or raise the budget with attnwidgets.runner.set_dense_budget(nbytes)")
+        "shorter text, or raise the budget with attnwidgets.runner.set_dense_budget(nbytes)"
+    )
 
 
 def check_same_runner(runner: Any, device: Any, dtype: Any) -> None:
     """``get_runner(runner, device=..., dtype=...)``: a runner passed in is handed back only if it runs where and in
     what it is asked to."""
-    if (device is not None and resolve_device(device) != runner.device) or \
-            (dtype is not None and resolve_dtype(dtype) != runner.dtype):
-        raise ValueError(f"this runner holds {runner.info.name!r} on {runner.device} in {runner.dtype}, not on "
-                         f"{device or runner.device} in {dtype or runner.dtype}: pass the model's name with "
-                         "device= and dtype= to get a runner for those")
+    if (device is not None and resolve_device(device) != runner.device) or (
+        dtype is not None and resolve_dtype(dtype) != runner.dtype
+    ):
+        raise ValueError(
+            f"this runner holds {runner.info.name!r} on {runner.device} in {runner.dtype}, not on "
+            f"{device or runner.device} in {dtype or runner.dtype}: pass the model's name with "
+            "device= and dtype= to get a runner for those"
+        )
 
 
 # -- what comes out --------------------------------------------------------------------------------------------------
 
 
-_OWN_WAY = ("attnwidgets needs a model whose attention layers go through transformers' attention interface (most "
-            "models since transformers 5); this one computes attention its own way. Try another checkpoint of a "
-            "supported architecture (BERT, GPT-2, BART, Llama).")
+_OWN_WAY = (
+    "attnwidgets needs a model whose attention layers go through transformers' attention interface (most "
+    "models since transformers 5); this one computes attention its own way. Try another checkpoint of a "
+    "supported architecture (BERT, GPT-2, BART, Llama)."
+)
 
 
 def check_weights_returned(name: str, layers: Sequence[Any] | None) -> Sequence[Any]:
@@ -159,7 +186,8 @@ def check_captured(name: str, stack: LazyStack | None, what: str | None = None) 
     if stack is None:
         if what is None:
             raise AttentionUnavailableError(
-                f"{name!r} made no attention call through attnwidgets' attention function. {_OWN_WAY}")
+                f"{name!r} made no attention call through attnwidgets' attention function. {_OWN_WAY}"
+            )
         raise AttentionUnavailableError(f"{name!r} made no {what} call through attnwidgets' attention function")
     return stack
 
@@ -168,8 +196,9 @@ def check_layer_shapes(name: str, what: str, shapes: Sequence[tuple[int, ...]], 
     """Every layer's ``what`` must be one (batch, head, query, key) map over the batch's ``n_q`` query and at most
     ``n_k`` key positions, all of one shape; else :class:`AttentionUnavailableError` says so, rather than a numpy
     broadcast error or silently wrong maps."""
-    odd = next((k for k, sh in enumerate(shapes) if len(sh) != 4 or sh != shapes[0] or sh[2] != n_q
-                or sh[3] > n_k), None)
+    odd = next(
+        (k for k, sh in enumerate(shapes) if len(sh) != 4 or sh != shapes[0] or sh[2] != n_q or sh[3] > n_k), None
+    )
     if odd is not None:
         raise AttentionUnavailableError(
             f"{name!r} returned {what} that is not one (batch, head, query, key) map per layer over its {n_q} "
@@ -184,13 +213,17 @@ def attention_error(exc: InvalidAttentionError) -> AttentionUnavailableError:
     with NaN or inf weights needs its checkpoint checked, one whose attention is not softmax weights a supported
     architecture."""
     if exc.problem == "not finite":
-        advice = ("; the model's parameters (or its computation, e.g. an overflow in half precision) hold NaN "
-                  "or inf. Check the checkpoint (any(not p.isfinite().all() for p in model.parameters())) "
-                  "or run it in float32")
+        advice = (
+            "; the model's parameters (or its computation, e.g. an overflow in half precision) hold NaN "
+            "or inf. Check the checkpoint (any(not p.isfinite().all() for p in model.parameters())) "
+            "or run it in float32"
+        )
     else:
-        advice = (". Its attention layers hand back something other than softmax weights (scores, or another "
-                  "normalisation), so maps, entropies and rollouts would be wrong; use a model of a supported "
-                  "architecture (BERT, GPT-2, BART, Llama)")
+        advice = (
+            ". Its attention layers hand back something other than softmax weights (scores, or another "
+            "normalisation), so maps, entropies and rollouts would be wrong; use a model of a supported "
+            "architecture (BERT, GPT-2, BART, Llama)"
+        )
     return AttentionUnavailableError(f"{exc}{advice}.")
 
 

@@ -51,8 +51,7 @@ class Encoded:
     # What is worked out from ``inputs`` once per batch (numpy arrays, each row's token fields, lengths), by name:
     # (the tensors it was made from, the value). Shared by the copies :meth:`Tokenising.encode` hands out of one
     # tokenisation; an entry made from other tensors (``inputs`` given new ones) is made again.
-    _memo: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False,
-                                                          compare=False)
+    _memo: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def memo(self, name: str, tensors: tuple[Any, ...], make: Callable[[], T]) -> T:
         """``make()``, kept under ``name`` while ``inputs`` holds the same ``tensors`` (compared by identity)."""
@@ -64,8 +63,14 @@ class Encoded:
     def copy(self) -> Encoded:
         """Another ``Encoded`` of the same tokenisation: its own ``inputs`` dict and lists over the same tensors, the
         same memo (what :meth:`Tokenising.encode` hands out when it tokenised these texts before)."""
-        fresh = Encoded(dict(self.inputs), list(self.texts), list(self.pairs), list(self.targets),
-                        list(self.truncated), encodings=self.encodings)
+        fresh = Encoded(
+            dict(self.inputs),
+            list(self.texts),
+            list(self.pairs),
+            list(self.targets),
+            list(self.truncated),
+            encodings=self.encodings,
+        )
         fresh._memo = self._memo
         return fresh
 
@@ -81,8 +86,12 @@ class Encoded:
     def _make_arrays(self) -> dict[str, Any]:
         ids_t, mask, types = self._source()
         valid = mask.bool() if mask is not None else torch.ones_like(ids_t, dtype=torch.bool)
-        return {"ids": ids_t.cpu().numpy(), "valid": valid.cpu().numpy(), "valid_t": valid,
-                "token_type_ids": None if types is None else types.cpu().numpy()}
+        return {
+            "ids": ids_t.cpu().numpy(),
+            "valid": valid.cpu().numpy(),
+            "valid_t": valid,
+            "token_type_ids": None if types is None else types.cpu().numpy(),
+        }
 
     @property
     def batch_size(self) -> int:
@@ -294,8 +303,14 @@ class Tokenising:
         if any(truncated):
             self._too_long(full, full_targets, enc, truncation)
         inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
-        encoded = Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
-                          truncated, encodings=enc)
+        encoded = Encoded(
+            inputs,
+            texts,
+            pairs_l,
+            targets_l if kind == "encoder-decoder" else [None] * len(texts),
+            truncated,
+            encodings=enc,
+        )
         nbytes = TOKENISED_OVERHEAD * sum(v.numel() * v.element_size() for v in inputs.values())
         known.put(key, _Tokenised(tok, len(tok), encoded, full, full_targets), nbytes)
         return encoded.copy()
@@ -317,16 +332,24 @@ class Tokenising:
         # longer than ..." line would only repeat (less clearly) the warning we give. The attention mask is asked
         # for to count each row; it goes again when the tokenizer would not give it to the model.
         args = (texts,) if not paired else (texts, pairs)
-        enc = tok(*args, padding=True, return_tensors="pt", return_special_tokens_mask=True,
-                  return_attention_mask=True, verbose=False)
+        enc = tok(
+            *args,
+            padding=True,
+            return_tensors="pt",
+            return_special_tokens_mask=True,
+            return_attention_mask=True,
+            verbose=False,
+        )
         special = enc.pop("special_tokens_mask")
         real = enc["attention_mask"].bool()
         if "attention_mask" not in getattr(tok, "model_input_names", ("attention_mask",)):
             del enc["attention_mask"]
         totals = real.sum(1).tolist()
         words = (real & (special == 0)).sum(1).tolist()
-        lengths = [_Length(n, w, None) if p is None else _Length(n, *_segment_sizes(enc, row, w))
-                   for row, (n, w, p) in enumerate(zip(totals, words, pairs, strict=True))]
+        lengths = [
+            _Length(n, w, None) if p is None else _Length(n, *_segment_sizes(enc, row, w))
+            for row, (n, w, p) in enumerate(zip(totals, words, pairs, strict=True))
+        ]
         fits = max(totals) <= self.info.max_length
         return (enc if fits else None), lengths
 
@@ -343,8 +366,10 @@ class Tokenising:
         # length is longer than ..." line would only repeat (less clearly) the warning we give.
         kwargs: dict[str, Any] = dict(return_special_tokens_mask=True, return_attention_mask=False, verbose=False)
         for rows, out in (
-            (single, tok(**{"text_target" if target else "text": [texts[i] for i in single]}, **kwargs)
-             if single else None),
+            (
+                single,
+                tok(**{"text_target" if target else "text": [texts[i] for i in single]}, **kwargs) if single else None,
+            ),
             (paired, tok([texts[i] for i in paired], [pairs[i] for i in paired], **kwargs) if paired else None),
         ):
             if out is None:
@@ -376,14 +401,18 @@ class Tokenising:
                 if n.b < 0 or b < 0:  # the tokenizer cannot tell the segments apart
                     detail = f"{_dropped(n.total - max_len, error)}, from the longer of the two texts first"
                 else:
-                    detail = (f"{_dropped(n.total - max_len, error)}: {n.a - a} from the {end} of the text and "
-                              f"{n.b - b} from the {end} of text_pair (the tokenizer shortens the longer one first)")
+                    detail = (
+                        f"{_dropped(n.total - max_len, error)}: {n.a - a} from the {end} of the text and "
+                        f"{n.b - b} from the {end} of text_pair (the tokenizer shortens the longer one first)"
+                    )
             parts.append(f"input is {n.total} tokens, more than {self.info.name!r} accepts ({max_len}); {detail}")
         tcut = [i for i, t in enumerate(targets) if t.total > max_len]
         if tcut:
             t = max((targets[i] for i in tcut), key=lambda t: t.total)
-            parts.append(f"target is {t.total} tokens, more than the decoder of {self.info.name!r} accepts "
-                         f"({max_len}); the {last} {_dropped(t.total - max_len, error, 'target token')}")
+            parts.append(
+                f"target is {t.total} tokens, more than the decoder of {self.info.name!r} accepts "
+                f"({max_len}); the {last} {_dropped(t.total - max_len, error, 'target token')}"
+            )
         msg = "; ".join(parts)
         n_cut = len(set(cut) | set(tcut))
         if n_cut > 1:
@@ -493,8 +522,15 @@ class Tokenising:
             if w is not None and not special[k]:
                 word_ids[k] = w + (offset if s == 1 else 0)
         tokens = token_texts(tok, ids, special.tolist())
-        return _read_only(dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), word_ids=word_ids,
-                               segment_ids=segment, special_mask=special))
+        return _read_only(
+            dict(
+                tokens=tokens,
+                token_ids=np.array(ids, dtype=np.int64),
+                word_ids=word_ids,
+                segment_ids=segment,
+                special_mask=special,
+            )
+        )
 
 
 def _read_only(fields: dict[str, Any]) -> dict[str, Any]:

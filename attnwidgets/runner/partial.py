@@ -195,8 +195,10 @@ def _capture(modules: dict[str, list[nn.Module]], store: dict[str, list[Any]]) -
     for group, layers in modules.items():
         store[group] = [None] * len(layers)
         for k, m in enumerate(layers):
+
             def hook(_m: nn.Module, _a: Any, out: Any, g: str = group, i: int = k) -> None:
                 store[g][i] = out
+
             handles.append(m.register_forward_hook(hook))
     try:
         yield
@@ -213,7 +215,7 @@ def _replay(modules: dict[str, list[nn.Module]], outputs: dict[str, list[torch.T
         for group, tensors in outputs.items():
             for k, t in enumerate(tensors):
                 m = modules[group][k]
-                m.forward = (lambda *a, _t=t, **kw: _t)  # type: ignore[method-assign]
+                m.forward = lambda *a, _t=t, **kw: _t  # type: ignore[method-assign]
                 patched.append(m)
         yield
     finally:
@@ -244,8 +246,7 @@ class _Clean:
         arrays, no copy)."""
         arrays = self._arrays.get(which)
         if arrays is None:
-            arrays = self._arrays[which] = [_readonly_tensor(_result_attention(st.result, which))
-                                            for st in self.states]
+            arrays = self._arrays[which] = [_readonly_tensor(_result_attention(st.result, which)) for st in self.states]
         return [a[layer] for a in arrays]
 
 
@@ -271,8 +272,12 @@ def _pad_attention(clean: _Clean, enc: Encoded, which: str, layer: int) -> torch
     return out
 
 
-_STACK_FIELDS = {"self": "attention", "encoder": "attention", "decoder": "decoder_attention",
-                 "cross": "cross_attention"}
+_STACK_FIELDS = {
+    "self": "attention",
+    "encoder": "attention",
+    "decoder": "decoder_attention",
+    "cross": "cross_attention",
+}
 
 
 def _result_attention(res: AttentionResult, which: str) -> np.ndarray:
@@ -282,8 +287,9 @@ def _result_attention(res: AttentionResult, which: str) -> np.ndarray:
     return cast(np.ndarray, arr)
 
 
-def _clean_run(runner: ReplayRunner, enc: Encoded, clean_keys: Sequence[Hashable],
-               modules: dict[str, list[nn.Module]]) -> list[CleanState]:
+def _clean_run(
+    runner: ReplayRunner, enc: Encoded, clean_keys: Sequence[Hashable], modules: dict[str, list[nn.Module]]
+) -> list[CleanState]:
     """Run the batch without hooks, keep each row's layer outputs and clean result (also cached as a result)."""
     raw: dict[str, list[Any]] = {}
     heads: dict[control.AttentionSite, torch.Tensor] = {}
@@ -337,8 +343,9 @@ def _pad_rows(rows: Sequence[torch.Tensor], positions: tuple[torch.Tensor, list[
     return x
 
 
-def _substitutes(runner: ReplayRunner, ready: Sequence[CleanState], clean: _Clean, enc: Encoded,
-                 starts: dict[str, int]) -> control.Substitutes:
+def _substitutes(
+    runner: ReplayRunner, ready: Sequence[CleanState], clean: _Clean, enc: Encoded, starts: dict[str, int]
+) -> control.Substitutes:
     """The clean weights and head outputs of the self-attention that opens each group's first recomputed layer.
 
     Its input is what it was in the clean run: the layers below it are replayed (or there are none), and an edit in
@@ -358,8 +365,14 @@ def _substitutes(runner: ReplayRunner, ready: Sequence[CleanState], clean: _Clea
     return given
 
 
-def forward_ablated(runner: ReplayRunner, enc: Encoded, hooks: Sequence[control.AttentionHook], ablation: Any,
-                    clean_keys: Sequence[Hashable], fill_attention: bool = True) -> Any:
+def forward_ablated(
+    runner: ReplayRunner,
+    enc: Encoded,
+    hooks: Sequence[control.AttentionHook],
+    ablation: Any,
+    clean_keys: Sequence[Hashable],
+    fill_attention: bool = True,
+) -> Any:
     """Forward ``enc`` with the ablation's hooks, replaying the layers below the first edited one.
 
     With ``fill_attention=False`` the attention tuples hold only the recomputed layers (for callers that read
@@ -385,17 +398,20 @@ def forward_ablated(runner: ReplayRunner, enc: Encoded, hooks: Sequence[control.
         return runner.forward(enc, hooks)
     ready: list[CleanState] = [s for s in states if s is not None]
     clean = _Clean(ready)
-    replay = {group: [_pad_rows([st.hidden[group][layer] for st in ready], _positions(enc, group))
-                      for layer in range(start)]
-              for group, start in starts.items()}
+    replay = {
+        group: [_pad_rows([st.hidden[group][layer] for st in ready], _positions(enc, group)) for layer in range(start)]
+        for group, start in starts.items()
+    }
     with _replay(modules, replay), control.substituted(_substitutes(runner, ready, clean, enc, starts)):
         out = runner.forward(enc, hooks)
     if not fill_attention:
         return out
     if runner.info.kind == "encoder-decoder":
-        fields = [("encoder_attentions", "encoder", starts["encoder"]),
-                  ("decoder_attentions", "decoder", starts["decoder"]),
-                  ("cross_attentions", "cross", starts["decoder"])]
+        fields = [
+            ("encoder_attentions", "encoder", starts["encoder"]),
+            ("decoder_attentions", "decoder", starts["decoder"]),
+            ("cross_attentions", "cross", starts["decoder"]),
+        ]
     else:
         fields = [("attentions", "self", starts["self"])]
     for name, which, start in fields:

@@ -37,8 +37,9 @@ class Reading(Tokenising):
     def has_sinks(self) -> bool:
         raise NotImplementedError
 
-    def to_result(self, enc: Encoded, out: Any, row: int, ablation: Any,
-                  capture: Capture | None = None) -> AttentionResult:
+    def to_result(
+        self, enc: Encoded, out: Any, row: int, ablation: Any, capture: Capture | None = None
+    ) -> AttentionResult:
         """Row ``row`` of a forward pass's output (:meth:`forward` of ``enc``) as a frozen, checked result.
 
         Padding is removed; the attention is checked to be one (head, query, key) map per layer whose rows sum to 1
@@ -51,11 +52,18 @@ class Reading(Tokenising):
         kind = self.info.kind
         if capture is not None:
             return self._lazy_result(enc, out, row, capture, src, valid)
-        self_att = check_weights_returned(self.info.name, getattr(out, "encoder_attentions" if kind == "encoder-decoder"
-                                                                  else "attentions", None))
+        self_att = check_weights_returned(
+            self.info.name, getattr(out, "encoder_attentions" if kind == "encoder-decoder" else "attentions", None)
+        )
         rows = ablation is None  # an ablation may zero or scale heads on purpose
-        attention = self._attention(self_att, row, valid, valid, "self-attention" if kind != "encoder-decoder"
-                                    else "encoder self-attention", rows)
+        attention = self._attention(
+            self_att,
+            row,
+            valid,
+            valid,
+            "self-attention" if kind != "encoder-decoder" else "encoder self-attention",
+            rows,
+        )
         fields: dict[str, Any] = {}
         if kind == "encoder-decoder":
             tgt = self.token_fields(enc, row, side="target")
@@ -64,8 +72,9 @@ class Reading(Tokenising):
                 target_text=enc.targets[row],
                 target_tokens=tgt["tokens"],
                 target_token_ids=tgt["token_ids"],
-                decoder_attention=self._attention(out.decoder_attentions, row, tvalid, tvalid,
-                                                  "decoder self-attention", rows),
+                decoder_attention=self._attention(
+                    out.decoder_attentions, row, tvalid, tvalid, "decoder self-attention", rows
+                ),
                 cross_attention=self._attention(out.cross_attentions, row, tvalid, valid, "cross-attention", rows),
             )
         return AttentionResult(
@@ -80,8 +89,9 @@ class Reading(Tokenising):
             **fields,
         ).freeze()  # cached and shared by every later run of this input: nobody may write into it
 
-    def _lazy_result(self, enc: Encoded, out: Any, row: int, capture: Capture, src: dict[str, Any],
-                     valid: torch.Tensor) -> AttentionResult:
+    def _lazy_result(
+        self, enc: Encoded, out: Any, row: int, capture: Capture, src: dict[str, Any], valid: torch.Tensor
+    ) -> AttentionResult:
         """A capture-mode run's result: each stack as queries and keys, padding removed, a sample of rows checked."""
         kind = self.info.kind
         sidx = torch.nonzero(valid).flatten().numpy()
@@ -90,20 +100,31 @@ class Reading(Tokenising):
         self._check_lazy(attention, "self-attention" if kind != "encoder-decoder" else "encoder self-attention")
         # every head's statistics sums and overview, made on the model's device by one pass when a statistic or a
         # view first asks (so a run costs its forward), then kept
-        attention.defer_summary(functools.partial(headstats.summarise, causal=kind == "decoder",
-                                                  special_rows=np.flatnonzero(src["special_mask"]),
-                                                  device=self.device))
+        attention.defer_summary(
+            functools.partial(
+                headstats.summarise,
+                causal=kind == "decoder",
+                special_rows=np.flatnonzero(src["special_mask"]),
+                device=self.device,
+            )
+        )
         fields: dict[str, Any] = {}
         if kind == "encoder-decoder":
             tgt = self.token_fields(enc, row, side="target")
             tidx = torch.nonzero(tgt["valid"]).flatten().numpy()
-            decoder = check_captured(self.info.name, capture.stack("decoder", row, tidx, tidx),
-                                     "decoder self-attention")
+            decoder = check_captured(
+                self.info.name, capture.stack("decoder", row, tidx, tidx), "decoder self-attention"
+            )
             cross = check_captured(self.info.name, capture.stack("cross", row, tidx, sidx), "cross-attention")
             self._check_lazy(decoder, "decoder self-attention")
             self._check_lazy(cross, "cross-attention")
-            fields.update(target_text=enc.targets[row], target_tokens=tgt["tokens"],
-                          target_token_ids=tgt["token_ids"], decoder_attention=decoder, cross_attention=cross)
+            fields.update(
+                target_text=enc.targets[row],
+                target_tokens=tgt["tokens"],
+                target_token_ids=tgt["token_ids"],
+                decoder_attention=decoder,
+                cross_attention=cross,
+            )
         return AttentionResult(
             attention=cast(np.ndarray, attention),  # a LazyStack: result.attention builds or refuses the array
             model=self.info,
@@ -126,8 +147,15 @@ class Reading(Tokenising):
         anywhere."""
         self.check_attention(lazy_sample(stack, sample), what)
 
-    def _attention(self, layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor,
-                   what: str, rows: bool = True) -> np.ndarray:
+    def _attention(
+        self,
+        layers: Sequence[torch.Tensor],
+        row: int,
+        qvalid: torch.Tensor,
+        kvalid: torch.Tensor,
+        what: str,
+        rows: bool = True,
+    ) -> np.ndarray:
         """One row's [layer, head, query, key] array, checked to be attention we can show.
 
         Every layer must be (batch, head, query, key) over the batch's positions (:func:`~.checks.check_layer_shapes`),
@@ -141,19 +169,30 @@ class Reading(Tokenising):
         self.check_attention(a, what, ablated=not rows, tol=tol)
         return a
 
-    def check_attention(self, attention: np.ndarray, what: str, *, ablated: bool = False, tol: float = 1e-3,
-                        query_mask: np.ndarray | None = None) -> None:
+    def check_attention(
+        self,
+        attention: np.ndarray,
+        what: str,
+        *,
+        ablated: bool = False,
+        tol: float = 1e-3,
+        query_mask: np.ndarray | None = None,
+    ) -> None:
         """:func:`attnwidgets.result.check_attention` on this model's ``attention`` (..., L, H, q, k), raising
         :class:`AttentionUnavailableError` with what to do next: a model with NaN or inf weights needs its
         checkpoint checked, one whose attention is not softmax weights a supported architecture.
         """
         try:
-            check_attention(attention, f"{self.info.name!r} returned {what}", sinks=self.has_sinks, ablated=ablated,
-                            tol=tol, query_mask=query_mask)
+            check_attention(
+                attention,
+                f"{self.info.name!r} returned {what}",
+                sinks=self.has_sinks,
+                ablated=ablated,
+                tol=tol,
+                query_mask=query_mask,
+            )
         except InvalidAttentionError as exc:
             raise attention_error(exc) from None
-
-
 
 
 def stack_row(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor) -> np.ndarray:
@@ -174,8 +213,9 @@ def stack_row(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kv
     return out
 
 
-def head_outputs(out: Any, row: int, valid: torch.Tensor, head: str, input_ids: torch.Tensor,
-                 tokenizer: Any) -> dict[str, np.ndarray]:
+def head_outputs(
+    out: Any, row: int, valid: torch.Tensor, head: str, input_ids: torch.Tensor, tokenizer: Any
+) -> dict[str, np.ndarray]:
     """What the model's ``head`` gave for batch row ``row`` of a forward pass's output ``out``, padding removed
     (``valid``: the row's (T,) bool mask; ``input_ids`` (B, T): the batch, where [MASK] positions are found): mean
     and [CLS] embeddings, the pooler's output, a classifier's logits and probabilities, the masked-LM logits at each

@@ -68,15 +68,22 @@ class Runner(Reading):
     0
     """
 
-    def __init__(self, loaded: LoadedModel, cache_bytes: int = 1 << 30, *, device: str | torch.device | None = None,
-                 dtype: str | torch.dtype | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        cache_bytes: int = 1 << 30,
+        *,
+        device: str | torch.device | None = None,
+        dtype: str | torch.dtype | None = None,
+    ) -> None:
         if device is not None or dtype is not None:
             to_device = loaded.device if device is None else resolve_device(device)
             to_dtype = loaded.dtype if dtype is None else resolve_dtype(dtype)
             if (to_device, to_dtype) != (loaded.device, loaded.dtype):
                 loaded.model.to(device=to_device, dtype=to_dtype)
-                info = dataclasses.replace(loaded.info, device=str(to_device),
-                                           dtype=str(to_dtype).removeprefix("torch."))
+                info = dataclasses.replace(
+                    loaded.info, device=str(to_device), dtype=str(to_dtype).removeprefix("torch.")
+                )
                 loaded = dataclasses.replace(loaded, device=to_device, dtype=to_dtype, info=info)
         self._loaded = loaded
         self.info: ModelInfo = loaded.info
@@ -125,8 +132,10 @@ class Runner(Reading):
     def __repr__(self) -> str:
         i = self.info
         where = "" if (i.device, i.dtype) == ("cpu", "float32") else f", {i.device}, {i.dtype}"
-        return (f"Runner({i.name!r}, {i.kind}, {i.n_layers} layers x {i.n_heads} heads{where}, "
-                f"forward passes={self.n_forward})")
+        return (
+            f"Runner({i.name!r}, {i.kind}, {i.n_layers} layers x {i.n_heads} heads{where}, "
+            f"forward passes={self.n_forward})"
+        )
 
     # -- running -------------------------------------------------------------------------------------------------
 
@@ -173,12 +182,16 @@ class Runner(Reading):
             if self.head == "causal-lm" and inputs["input_ids"].shape[0] == 1:
                 kwargs.setdefault("logits_to_keep", 1)  # the next token's logits only, not n x vocab
             with context, capturing(capture):
-                return self.model(**inputs, output_attentions=False, output_hidden_states=self.head == "causal-lm",
-                                  return_dict=True, **kwargs)
+                return self.model(
+                    **inputs,
+                    output_attentions=False,
+                    output_hidden_states=self.head == "causal-lm",
+                    return_dict=True,
+                    **kwargs,
+                )
         with context, control.attention_hooks(hooks):
             return self.model(
-                **inputs, output_attentions=keep_weights, output_hidden_states=keep_weights, return_dict=True,
-                **kwargs
+                **inputs, output_attentions=keep_weights, output_hidden_states=keep_weights, return_dict=True, **kwargs
             )
 
     def dense_nbytes(self, n_source: int, n_target: int = 0) -> int:
@@ -262,11 +275,18 @@ class Runner(Reading):
             if hit.truncated:  # say again what was dropped (or raise): tokenising costs little, no forward pass
                 self.encode([text], [text_pair], [target], truncation)
             return hit
-        return self.run_batch([text], [text_pair], targets=[target], ablation=ablation, truncation=truncation,
-                              progress=False)[0]
+        return self.run_batch(
+            [text], [text_pair], targets=[target], ablation=ablation, truncation=truncation, progress=False
+        )[0]
 
-    def cache_key(self, text: str, pair: str | None = None, target: str | None = None,
-                  ablation: Hashable | None = None, truncation: str = "warn") -> Hashable:
+    def cache_key(
+        self,
+        text: str,
+        pair: str | None = None,
+        target: str | None = None,
+        ablation: Hashable | None = None,
+        truncation: str = "warn",
+    ) -> Hashable:
         """The key :meth:`run` caches the result of these inputs under (and partial recomputation its clean run).
 
         How the attention is kept (dense, or queries and keys) is not in the key: :meth:`cached` takes a result as
@@ -289,8 +309,17 @@ class Runner(Reading):
 
         ``progress`` shows a ``tqdm.auto`` bar once the run has lasted a second (``False``: never).
         """
-        return list(self.iter_results(texts, text_pairs, targets=targets, ablation=ablation, batch_size=batch_size,
-                                      truncation=truncation, progress=progress))
+        return list(
+            self.iter_results(
+                texts,
+                text_pairs,
+                targets=targets,
+                ablation=ablation,
+                batch_size=batch_size,
+                truncation=truncation,
+                progress=progress,
+            )
+        )
 
     def iter_results(
         self,
@@ -326,12 +355,14 @@ class Runner(Reading):
                 todo = [i for i, f in zip(idx, found, strict=True) if f is None]
                 stale = [i for i, f in zip(idx, found, strict=True) if f is not None and f.truncated]
                 if stale:  # cached but cut: say so again (or raise), as the first run did
-                    self.encode([texts[i] for i in stale], [pairs[i] for i in stale], [tgts[i] for i in stale],
-                                truncation)
+                    self.encode(
+                        [texts[i] for i in stale], [pairs[i] for i in stale], [tgts[i] for i in stale], truncation
+                    )
                 fresh: dict[int, AttentionResult] = {}
                 if todo:
-                    enc = self.encode([texts[i] for i in todo], [pairs[i] for i in todo],
-                                      [tgts[i] for i in todo], truncation)
+                    enc = self.encode(
+                        [texts[i] for i in todo], [pairs[i] for i in todo], [tgts[i] for i in todo], truncation
+                    )
                     held = Capture() if self.keeps_lazy(enc, budget) else None
                     if held is not None and hooks:
                         longest = int(enc.inputs["input_ids"].shape[1])
@@ -360,8 +391,13 @@ _runners: dict[tuple[str, str | None, str, str], Runner] = {}
 _live: weakref.WeakSet[Runner] = weakref.WeakSet()  # every Runner of this process, shared or not
 
 
-def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: str | None = None, *,
-               device: str | torch.device | None = None, dtype: str | torch.dtype | None = None) -> Runner:
+def get_runner(
+    model: str | os.PathLike[str] | Runner | None = None,
+    revision: str | None = None,
+    *,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+) -> Runner:
     """The shared runner for a model id or local folder (the bundled model when None); loaded once per (model,
     revision, device, dtype).
 
@@ -425,12 +461,15 @@ def runner_for(info: ModelInfo) -> Runner:
         raise ModelLoadError(
             f"this result's model {info.name!r} cannot be loaded again: it does not say where it came from (a model "
             "fine-tuned or built in memory whose runner is gone, a toy model, a result made from arrays, or a file "
-            "saved by an older attnwidgets). Pass the model it came from: model= its hub id, folder or runner")
+            "saved by an older attnwidgets). Pass the model it came from: model= its hub id, folder or runner"
+        )
     try:
         return get_runner(source, info.revision, device=info.device, dtype=info.dtype)
     except ModelLoadError as exc:
-        raise ModelLoadError(f"this result's model {info.name!r} could not be loaded again from {source!r}: {exc}. "
-                             "Pass model= its hub id, folder or runner") from exc
+        raise ModelLoadError(
+            f"this result's model {info.name!r} could not be loaded again from {source!r}: {exc}. "
+            "Pass model= its hub id, folder or runner"
+        ) from exc
 
 
 def run(
@@ -456,8 +495,9 @@ def run(
     >>> res.tokens[:3], res.attention.shape[:2]
     (['[CLS]', 'the', 'cat'], (6, 12))
     """
-    return get_runner(model, revision, device=device, dtype=dtype).run(text, text_pair, target=target,
-                                                                       ablation=ablation, truncation=truncation)
+    return get_runner(model, revision, device=device, dtype=dtype).run(
+        text, text_pair, target=target, ablation=ablation, truncation=truncation
+    )
 
 
 def run_batch(

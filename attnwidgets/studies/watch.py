@@ -103,8 +103,10 @@ def _auto_kind(runner: Runner, texts: Sequence[str], text_pairs: Sequence[str] |
 
 def _embeddings(results: Sequence[AttentionResult]) -> np.ndarray:
     if "embedding" not in results[0].outputs:
-        raise ValueError("these results have no pooled 'embedding' output to compare; watch another output "
-                         "(kind='mlm' or 'probs') or pass fn=")
+        raise ValueError(
+            "these results have no pooled 'embedding' output to compare; watch another output "
+            "(kind='mlm' or 'probs') or pass fn="
+        )
     return np.stack([r.outputs["embedding"] for r in results])
 
 
@@ -145,10 +147,15 @@ def watch_ablation(
     texts = list(texts)
     fn = kind if callable(kind) else None
     if fn is None and kind not in _KINDS:
-        raise ValueError(f"unknown kind {kind!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or a "
-                         "callable result -> float | dict")
-    kind_s = "callable" if fn is not None else (_auto_kind(runner, texts, text_pairs, query) if kind == "auto"
-                                                 else str(kind))
+        raise ValueError(
+            f"unknown kind {kind!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or a "
+            "callable result -> float | dict"
+        )
+    kind_s = (
+        "callable"
+        if fn is not None
+        else (_auto_kind(runner, texts, text_pairs, query) if kind == "auto" else str(kind))
+    )
     # every check that needs no forward pass comes before the two runs
     if kind_s == "mlm" and runner.head != "masked-lm":
         raise ValueError(f"{runner.info.name!r} has no masked-LM head; watch 'drift', 'pairs' or a callable")
@@ -164,17 +171,29 @@ def watch_ablation(
             raise ValueError("kind='ranking' needs query= (the sentence the texts are ranked against)")
         inputs.append(query)
     before = runner.run_batch(inputs, batch_size=batch_size, progress=progress)
-    after = runner.run_batch(inputs, ablation=ablation, batch_size=batch_size, progress=progress) if ablation \
-        else before
+    after = (
+        runner.run_batch(inputs, ablation=ablation, batch_size=batch_size, progress=progress) if ablation else before
+    )
     n = len(texts)
     parts = _changes(runner, kind_s, fn, texts, before, after, k)
     table = ValueChanges.concat(parts) if parts else value_changes({}, {}, item="")
-    return WatchResult(kind_s, table, before[:n] if kind_s in ("pairs", "ranking") else before,
-                       after[:n] if kind_s in ("pairs", "ranking") else after)
+    return WatchResult(
+        kind_s,
+        table,
+        before[:n] if kind_s in ("pairs", "ranking") else before,
+        after[:n] if kind_s in ("pairs", "ranking") else after,
+    )
 
 
-def _changes(runner: Runner, kind: str, fn: Callable[[AttentionResult], Any] | None, texts: Sequence[str],
-             before: Sequence[AttentionResult], after: Sequence[AttentionResult], k: int) -> list[ValueChanges]:
+def _changes(
+    runner: Runner,
+    kind: str,
+    fn: Callable[[AttentionResult], Any] | None,
+    texts: Sequence[str],
+    before: Sequence[AttentionResult],
+    after: Sequence[AttentionResult],
+    k: int,
+) -> list[ValueChanges]:
     """The watched numbers of ``kind``, before and after, as columns (one part per text, mask, or all pairs)."""
     n = len(texts)
     if kind == "mlm":
@@ -184,8 +203,11 @@ def _changes(runner: Runner, kind: str, fn: Callable[[AttentionResult], Any] | N
         parts = []
         for t, (b, a) in enumerate(zip(before, after)):
             name = [str(labels.get(i, i)) for i in range(len(b.outputs["probs"]))]
-            parts.append(value_changes(dict(zip(name, b.outputs["probs"])), dict(zip(name, a.outputs["probs"])),
-                                       item=f"text {t}"))
+            parts.append(
+                value_changes(
+                    dict(zip(name, b.outputs["probs"])), dict(zip(name, a.outputs["probs"])), item=f"text {t}"
+                )
+            )
         return parts
     if kind == "pairs":  # one column of n pairs: the similarities stay the arrays they are
         eb, ea = _embeddings(before), _embeddings(after)
@@ -198,21 +220,26 @@ def _changes(runner: Runner, kind: str, fn: Callable[[AttentionResult], Any] | N
         rb, ra = np.empty(n, int), np.empty(n, int)
         rb[ob], ra[oa] = np.arange(1, n + 1), np.arange(1, n + 1)
         b_col, a_col = np.column_stack([sb, rb]).ravel(), np.column_stack([sa, ra]).ravel()  # (2n,) float64
-        return [ValueChanges(tuple(t for t in texts for _ in range(2)), ("cosine", "rank") * n, b_col, a_col,
-                             a_col - b_col)]
+        return [
+            ValueChanges(tuple(t for t in texts for _ in range(2)), ("cosine", "rank") * n, b_col, a_col, a_col - b_col)
+        ]
     if kind == "drift":
         eb, ea = _embeddings(before), _embeddings(after)
         b_col = np.ones(n)
         a_col = np.array([cosine(eb[t], ea[t]) for t in range(n)], dtype=np.float64)
-        return [ValueChanges(tuple(f"text {t}" for t in range(n)), ("cosine to clean",) * n, b_col, a_col,
-                             a_col - b_col)]
+        return [
+            ValueChanges(tuple(f"text {t}" for t in range(n)), ("cosine to clean",) * n, b_col, a_col, a_col - b_col)
+        ]
     assert fn is not None  # callable
-    return [value_changes(as_values(fn(b)), as_values(fn(a)), item=f"text {t}")
-            for t, (b, a) in enumerate(zip(before, after))]
+    return [
+        value_changes(as_values(fn(b)), as_values(fn(a)), item=f"text {t}")
+        for t, (b, a) in enumerate(zip(before, after))
+    ]
 
 
-def _mlm_changes(runner: Runner, before: Sequence[AttentionResult], after: Sequence[AttentionResult],
-                 k: int) -> list[ValueChanges]:
+def _mlm_changes(
+    runner: Runner, before: Sequence[AttentionResult], after: Sequence[AttentionResult], k: int
+) -> list[ValueChanges]:
     """Per text and [MASK]: the probabilities of the union of the before and after top-k tokens."""
     tok = runner.tokenizer
     special_ids = set(tok.all_special_ids)
@@ -226,7 +253,7 @@ def _mlm_changes(runner: Runner, before: Sequence[AttentionResult], after: Seque
         ids_a = np.argsort(-a.outputs.get("mask_logits", np.zeros((0, 1))), axis=-1)[:, :k]
         for m in range(len(ids_b)):
             ids = list(dict.fromkeys([*ids_b[m].tolist(), *ids_a[m].tolist()]))
-            vb = mask_values(b.outputs["mask_logits"][m:m + 1], decode, ids=ids)[0]
-            va = mask_values(a.outputs["mask_logits"][m:m + 1], decode, ids=ids)[0]
+            vb = mask_values(b.outputs["mask_logits"][m : m + 1], decode, ids=ids)[0]
+            va = mask_values(a.outputs["mask_logits"][m : m + 1], decode, ids=ids)[0]
             parts.append(value_changes(vb, va, item=f"text {t} mask {m}"))
     return parts
