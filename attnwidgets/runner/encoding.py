@@ -261,8 +261,14 @@ class Tokenising:
         pairs: Sequence[str | None] | None = None,
         targets: Sequence[str | None] | None = None,
         truncation: Truncation = "warn",
+        *,
+        keep: bool = True,
     ) -> Encoded:
-        """Tokenise a batch (padding on the right), truncating to the model's maximum with a warning or an error."""
+        """Tokenise a batch (padding on the right), truncating to the model's maximum with a warning or an error.
+
+        The tokenisation is kept (``keep=False``: not, for a corpus read once), so the same batch again (run clean,
+        then ablated) is not tokenised again; each call gets its own :class:`Encoded` over the kept tensors.
+        """
         kind = self.info.kind
         texts, pairs_l, targets_l = check_encode_inputs(texts, pairs, targets, truncation, kind, self.info.name)
         tok = self.tokenizer
@@ -312,7 +318,8 @@ class Tokenising:
             encodings=enc,
         )
         nbytes = TOKENISED_OVERHEAD * sum(v.numel() * v.element_size() for v in inputs.values())
-        known.put(key, _Tokenised(tok, len(tok), encoded, full, full_targets), nbytes)
+        if keep:
+            known.put(key, _Tokenised(tok, len(tok), encoded, full, full_targets), nbytes)
         return encoded.copy()
 
     def _tokenise_once(self, texts: list[str], pairs: list[str | None]) -> tuple[Any, list[_Length]] | None:

@@ -360,8 +360,12 @@ class Runner(Reading):
                     )
                 fresh: dict[int, AttentionResult] = {}
                 if todo:
-                    enc = self.encode(
-                        [texts[i] for i in todo], [pairs[i] for i in todo], [tgts[i] for i in todo], truncation
+                    enc = self.encode(  # a corpus read once (cache=False) keeps no tokenisation either
+                        [texts[i] for i in todo],
+                        [pairs[i] for i in todo],
+                        [tgts[i] for i in todo],
+                        truncation,
+                        keep=cache,
                     )
                     held = Capture() if self.keeps_lazy(enc, budget) else None
                     if held is not None and hooks:

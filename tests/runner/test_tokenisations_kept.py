@@ -141,3 +141,15 @@ def test_a_replay_reads_each_clean_result_once(tiny_bert, monkeypatch):
         runner.partial_recompute = True
     for a, b in zip(got, full, strict=True):
         np.testing.assert_allclose(a.attention, b.attention, atol=1e-6)
+
+
+def test_a_corpus_read_once_keeps_no_tokenisation(counted):
+    """``iter_results(cache=False)`` (corpus statistics, memory bounded) keeps neither results nor tokenisations."""
+    runner, counting = counted
+    texts = ["Read once, kept nowhere.", "Nor is this one kept."]
+    for _ in range(2):
+        list(runner.iter_results(texts, cache=False, progress=False))
+    assert counting.texts == 4
+    runner.encode(texts)
+    runner.encode(texts)
+    assert counting.texts == 6  # kept from here on: tokenised once more, not twice
