@@ -20,7 +20,9 @@ Actions (the bundled all-MiniLM-L6-v2, offline):
 - "ablation click": an ``AblationWidget`` built beforehand; the page's change toggling head (1, 2) off
   (``set_state({"_page_seq": seq, "ablation": ...})``, what a click sends), which re-runs the model and redraws.
 
-Run: ``PYTHONPATH=. python benchmarks/layer_crossings.py [--smoke]`` (prints the table; asserts nothing).
+Run: ``PYTHONPATH=. python benchmarks/layer_crossings.py [--smoke] [--pairs] [--doors]`` (prints the table; asserts
+nothing). ``--pairs``: the crossings by (caller layer, callee layer); ``--doors``: every door (caller function, callee
+function) with how often it was crossed, and the function of ours that made each representation change.
 ``--smoke``: a shorter text and one watched text (CI: that it runs and prints its table).
 """
 
@@ -39,8 +41,19 @@ import attnwidgets as aw
 PACKAGE = Path(aw.__file__).resolve().parent
 
 #: module (first part below attnwidgets) -> layer, as docs/architecture.md draws them
-RESULT_LEVEL = {"result", "qk_result", "attention_stack", "token_text", "generation_result", "persist", "html_repr",
-                "data", "nbexport", "_version", "lazy"}
+RESULT_LEVEL = {
+    "result",
+    "qk_result",
+    "attention_stack",
+    "token_text",
+    "generation_result",
+    "persist",
+    "html_repr",
+    "data",
+    "nbexport",
+    "_version",
+    "lazy",
+}
 TOP = {"export", "fallback", "cli", "magics", "lab", "__main__"}
 LAYERS = {"analysis", "viewdata", "runner", "studies", "teaching", "widgets", "plots"}
 
@@ -74,11 +87,25 @@ def layer_of(filename: str) -> str | None:
 
 
 #: Python functions whose call is a change of representation (name -> where it lives)
-CONVERTERS = {("pack", "wire.py"): "pack", ("to_dict", "frame.py"): "DataFrame.to_dict",
-              ("to_records", "frame.py"): "DataFrame.to_records", ("itertuples", "frame.py"): "DataFrame.itertuples",
-              ("to_numpy", "base.py"): "Series.to_numpy", ("__init__", "frame.py"): "DataFrame(rows)"}
+CONVERTERS = {
+    ("pack", "wire.py"): "pack",
+    ("to_dict", "frame.py"): "DataFrame.to_dict",
+    ("to_records", "frame.py"): "DataFrame.to_records",
+    ("itertuples", "frame.py"): "DataFrame.itertuples",
+    ("to_numpy", "base.py"): "Series.to_numpy",
+    ("__init__", "frame.py"): "DataFrame(rows)",
+}
 #: C functions whose call is one
 C_CONVERTERS = {"tolist": "ndarray.tolist"}
+
+
+def where(code: Any) -> str:
+    """``module.py:function`` of a code object, the module's path below the package (or the file's name)."""
+    try:
+        name = Path(code.co_filename).resolve().relative_to(PACKAGE).as_posix()
+    except (ValueError, OSError):
+        name = Path(code.co_filename).name
+    return f"{name}:{code.co_qualname}"
 
 
 class Count:
@@ -87,8 +114,9 @@ class Count:
     def __init__(self) -> None:
         self.crossings = 0
         self.pairs: Counter[tuple[str, str]] = Counter()
-        self.doors: set[tuple[str, str]] = set()
+        self.doors: Counter[tuple[str, str]] = Counter()
         self.changes: Counter[str] = Counter()
+        self.change_sites: Counter[tuple[str, str]] = Counter()  # (converter, the function of ours that called it)
         self._layers: dict[str, str | None] = {}
 
     def _layer(self, filename: str) -> str | None:
@@ -108,15 +136,16 @@ class Count:
             if callee_layer is not None and caller_layer is not None and callee_layer != caller_layer:
                 self.crossings += 1
                 self.pairs[(caller_layer, callee_layer)] += 1
-                self.doors.add((f"{caller.f_code.co_filename}:{caller.f_code.co_name}",
-                                f"{code.co_filename}:{code.co_name}"))
+                self.doors[(where(caller.f_code), where(code))] += 1
             name = CONVERTERS.get((code.co_name, Path(code.co_filename).name))
             if name is not None and caller_layer is not None:
                 self.changes[name] += 1
+                self.change_sites[(name, where(caller.f_code))] += 1
         elif event == "c_call":
             name = C_CONVERTERS.get(getattr(arg, "__name__", ""))
             if name is not None and self._layer(frame.f_code.co_filename) is not None:
                 self.changes[name] += 1
+                self.change_sites[(name, where(frame.f_code))] += 1
 
 
 def measure(action: Callable[[], Any]) -> tuple[Count, float]:
@@ -137,8 +166,10 @@ def heatmap_build(text: str) -> Callable[[], Any]:
 
 def ablation_click(texts: list[str], pairs: list[str]) -> Callable[[], Any]:
     widget = aw.AblationWidget(texts, text_pairs=pairs)
-    change = {"_page_seq": 1,
-              "ablation": {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]}}
+    change = {
+        "_page_seq": 1,
+        "ablation": {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]},
+    }
 
     def click() -> None:
         widget.set_state(change)
@@ -152,6 +183,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="a shorter text, one watched text (CI)")
     parser.add_argument("--pairs", action="store_true", help="also print the crossings by (caller, callee) layer")
+    parser.add_argument(
+        "--doors",
+        action="store_true",
+        help="also print each door (caller function -> callee function) with its count, and where "
+        "each representation change is made",
+    )
     args = parser.parse_args()
     long_text = "The cat sat on the mat because it was tired after a long day."
     text = "The cat sat on the mat." if args.smoke else long_text
@@ -166,13 +203,24 @@ def main() -> None:
     for label, action in actions.items():
         count, seconds = measure(action)
         counts[label] = count
-        print(f"| {label} | {count.crossings} | {len(count.doors)} | {sum(count.changes.values())} | "
-              + " | ".join(str(count.changes[n]) for n in names) + f" | {seconds:.2f} |")
+        print(
+            f"| {label} | {count.crossings} | {len(count.doors)} | {sum(count.changes.values())} | "
+            + " | ".join(str(count.changes[n]) for n in names)
+            + f" | {seconds:.2f} |"
+        )
     if args.pairs:
         for label, count in counts.items():
             print(f"\n{label}: crossings by (caller layer -> callee layer)")
             for (a, b), n in count.pairs.most_common():
                 print(f"  {a:>8} -> {b:<8} {n}")
+    if args.doors:
+        for label, count in counts.items():
+            print(f"\n{label}: doors (caller -> callee, times crossed)")
+            for (a, b), n in sorted(count.doors.items(), key=lambda item: (-item[1], item[0])):
+                print(f"  {n:>4}  {a} -> {b}")
+            print(f"{label}: representation changes by the function that made them")
+            for (name, site), n in sorted(count.change_sites.items(), key=lambda item: (-item[1], item[0])):
+                print(f"  {n:>4}  {name:<20} {site}")
 
 
 if __name__ == "__main__":

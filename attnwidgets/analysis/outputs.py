@@ -6,8 +6,9 @@
   candidates against a query;
 - any callable ``result -> float | dict``.
 
-Each watcher turns results into a flat ``{name: float}``; :func:`compare_values` lines "before" and "after" up in
-a tidy table.
+Each watcher turns results into a flat ``{name: float}``; :func:`value_changes` lines "before" and "after" up as
+columns of arrays (:class:`ValueChanges`, what the ablation widget draws), :func:`compare_values` as a tidy
+DataFrame (for reading in a notebook).
 
 Examples
 --------
@@ -24,6 +25,7 @@ np.float64(0.707)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,8 +33,20 @@ import numpy as np
 if TYPE_CHECKING:  # pandas loads when a table is made: importing the views stays light
     import pandas as pd
 
-__all__ = ["as_values", "compare_values", "cosine", "cosine_matrix", "pair_similarities", "rank_candidates",
-           "softmax", "top_k"]
+__all__ = [
+    "ValueChanges",
+    "as_values",
+    "compare_values",
+    "cosine",
+    "cosine_matrix",
+    "pair_similarities",
+    "rank_candidates",
+    "softmax",
+    "top_k",
+    "value_changes",
+]
+
+COLUMNS = ("item", "name", "before", "after", "delta")
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -93,27 +107,109 @@ def as_values(value: Any, name: str = "value") -> dict[str, float]:
     return {f"{name}[{i}]": float(v) for i, v in enumerate(arr.ravel())}
 
 
-def compare_values(before: Mapping[str, float], after: Mapping[str, float],
-                   item: str | None = None) -> pd.DataFrame:
-    """Tidy table of named values before and after: columns ``name, before, after, delta`` (and ``item``).
+@dataclass(frozen=True)
+class ValueChanges:
+    """Named values before and after, as columns: what :func:`compare_values` tabulates, kept as arrays so that a
+    caller drawing them (the ablation widget) reads them without building and re-reading a DataFrame.
 
-    Names present on one side only get NaN on the other.
+    Attributes
+    ----------
+    item : tuple of str, or None
+        Which text, mask or pair each value belongs to (None: no ``item`` column).
+    name : tuple of str
+        What each value is ("cosine", a token, a class...).
+    before, after, delta : numpy.ndarray
+        (n,) float64, ``delta = after - before``; NaN where a name is on one side only.
+
+    ``changes["before"]`` reads a column, as from a DataFrame.
+
+    Examples
+    --------
+    >>> c = value_changes({"a": 0.5, "b": 1.0}, {"a": 0.25}, item="t")
+    >>> c.name, c["after"].tolist(), c.delta.tolist()
+    (('a', 'b'), [0.25, nan], [-0.25, nan])
+    >>> c.records()[1]
+    {'item': 't', 'name': 'b', 'before': 1.0, 'after': None, 'delta': None}
+    """
+
+    item: tuple[str, ...] | None
+    name: tuple[str, ...]
+    before: np.ndarray  # (n,) float64
+    after: np.ndarray  # (n,) float64
+    delta: np.ndarray  # (n,) float64
+
+    def __len__(self) -> int:
+        return len(self.name)
+
+    def __getitem__(self, column: str) -> Any:
+        if column not in self.columns:
+            raise KeyError(f"no column {column!r}: the columns are {', '.join(self.columns)}")
+        return getattr(self, column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return COLUMNS if self.item is not None else COLUMNS[1:]
+
+    @classmethod
+    def concat(cls, parts: Sequence[ValueChanges]) -> ValueChanges:
+        """The rows of ``parts`` one after another (each part with an item, or none with one)."""
+        if not parts:
+            raise ValueError("nothing to put together: give at least one ValueChanges")
+        items = [p.item for p in parts]
+        if any(i is None for i in items) and not all(i is None for i in items):
+            raise ValueError("some parts have an item column and some do not: give every part an item or none")
+        return cls(
+            None if items[0] is None else tuple(i for p in items for i in p or ()),
+            tuple(n for p in parts for n in p.name),
+            *(np.concatenate([getattr(p, c) for p in parts]) for c in ("before", "after", "delta")),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The tidy DataFrame: columns ``item`` (when there is one), ``name``, ``before``, ``after``, ``delta``."""
+        import pandas as pd
+
+        if not len(self):  # as a DataFrame of no rows is made: object columns
+            return pd.DataFrame([], columns=list(self.columns))
+        return pd.DataFrame({c: list(self[c]) if c in ("item", "name") else self[c] for c in self.columns})
+
+    def records(self) -> list[dict[str, Any]]:
+        """One JSON-able dict per row (NaN → None: JSON has no NaN)."""
+        columns = [self[c] for c in self.columns]
+        return [
+            {c: _json_value(v) for c, v in zip(self.columns, row, strict=True)} for row in zip(*columns, strict=True)
+        ]
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, str):
+        return v
+    f = float(v)
+    return None if np.isnan(f) else f
+
+
+def value_changes(before: Mapping[str, float], after: Mapping[str, float], item: str | None = None) -> ValueChanges:
+    """Named values before and after as columns of arrays (names present on one side only get NaN on the other).
+
+    >>> value_changes({"a": 1.0}, {"a": 0.5, "b": 2.0}).after.tolist()
+    [0.5, 2.0]
     """
     names = list(before) + [k for k in after if k not in before]
-    rows = []
-    for n in names:
-        b = float(before.get(n, np.nan))
-        a = float(after.get(n, np.nan))
-        row: dict[str, Any] = {"item": item} if item is not None else {}
-        row.update(name=n, before=b, after=a, delta=a - b)
-        rows.append(row)
-    import pandas as pd
-
-    return pd.DataFrame(rows, columns=(["item"] if item is not None else []) + ["name", "before", "after", "delta"])
+    b = np.array([float(before.get(n, np.nan)) for n in names], dtype=np.float64)
+    a = np.array([float(after.get(n, np.nan)) for n in names], dtype=np.float64)
+    return ValueChanges(None if item is None else (item,) * len(names), tuple(names), b, a, a - b)
 
 
-def mask_values(mask_logits: np.ndarray, decode: Callable[[int], str], k: int = 5,
-                ids: Sequence[int] | None = None) -> list[dict[str, float]]:
+def compare_values(before: Mapping[str, float], after: Mapping[str, float], item: str | None = None) -> pd.DataFrame:
+    """Tidy table of named values before and after: columns ``name, before, after, delta`` (and ``item``).
+
+    Names present on one side only get NaN on the other. The same numbers as :func:`value_changes`, as a DataFrame.
+    """
+    return value_changes(before, after, item).to_frame()
+
+
+def mask_values(
+    mask_logits: np.ndarray, decode: Callable[[int], str], k: int = 5, ids: Sequence[int] | None = None
+) -> list[dict[str, float]]:
     """Per [MASK]: ``{token: probability}`` of its top-k (or of the given vocabulary ``ids``)."""
     p = softmax(np.atleast_2d(mask_logits))
     out = []

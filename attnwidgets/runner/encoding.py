@@ -11,17 +11,21 @@ import os
 import sys
 import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
 import numpy as np
 import torch
 
 from ..result import ModelInfo
 from ..token_text import byte_level_bytes, display_tokens, fallback_byte
+from .cache import ByteLRU
+from .checks import check_encode_inputs, require_tokens
+from .checks import check_text as check_text  # importable from here, where it was first
 
 Truncation = Literal["warn", "error"]
+T = TypeVar("T")
 
 
 @dataclass
@@ -44,42 +48,54 @@ class Encoded:
     targets: list[str | None]
     truncated: list[int] = field(default_factory=list)
     encodings: Any = None
-    _arrays: Any = field(default=None, init=False, repr=False, compare=False)
+    # What is worked out from ``inputs`` once per batch (numpy arrays, each row's token fields, lengths), by name:
+    # (the tensors it was made from, the value). Shared by the copies :meth:`Tokenising.encode` hands out of one
+    # tokenisation; an entry made from other tensors (``inputs`` given new ones) is made again.
+    _memo: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def memo(self, name: str, tensors: tuple[Any, ...], make: Callable[[], T]) -> T:
+        """``make()``, kept under ``name`` while ``inputs`` holds the same ``tensors`` (compared by identity)."""
+        held = self._memo.get(name)
+        if held is None or len(held[0]) != len(tensors) or any(a is not b for a, b in zip(held[0], tensors)):
+            held = self._memo[name] = (tensors, make())
+        return cast(T, held[1])
+
+    def copy(self) -> Encoded:
+        """Another ``Encoded`` of the same tokenisation: its own ``inputs`` dict and lists over the same tensors, the
+        same memo (what :meth:`Tokenising.encode` hands out when it tokenised these texts before)."""
+        fresh = Encoded(
+            dict(self.inputs),
+            list(self.texts),
+            list(self.pairs),
+            list(self.targets),
+            list(self.truncated),
+            encodings=self.encodings,
+        )
+        fresh._memo = self._memo
+        return fresh
+
+    def _source(self) -> tuple[Any, ...]:
+        return (self.inputs["input_ids"], self.inputs.get("attention_mask"), self.inputs.get("token_type_ids"))
 
     def arrays(self) -> dict[str, Any]:
         """The source side as numpy, made once per batch for :meth:`Tokenising.token_fields`' rows: ``ids``,
         ``valid`` (B, T) and ``token_type_ids`` (or None), with ``valid_t`` the (B, T) bool tensor. Made again if
         ``inputs`` is given other tensors."""
-        ids_t = self.inputs["input_ids"]
-        mask, types = self.inputs.get("attention_mask"), self.inputs.get("token_type_ids")
-        held = self._arrays
-        if held is None or any(a is not b for a, b in zip(held[0], (ids_t, mask, types), strict=True)):
-            valid = mask.bool() if mask is not None else torch.ones_like(ids_t, dtype=torch.bool)
-            held = self._arrays = ((ids_t, mask, types), {
-                "ids": ids_t.cpu().numpy(), "valid": valid.cpu().numpy(), "valid_t": valid,
-                "token_type_ids": None if types is None else types.cpu().numpy()})
-        return held[1]
+        return self.memo("arrays", self._source(), self._make_arrays)
+
+    def _make_arrays(self) -> dict[str, Any]:
+        ids_t, mask, types = self._source()
+        valid = mask.bool() if mask is not None else torch.ones_like(ids_t, dtype=torch.bool)
+        return {
+            "ids": ids_t.cpu().numpy(),
+            "valid": valid.cpu().numpy(),
+            "valid_t": valid,
+            "token_type_ids": None if types is None else types.cpu().numpy(),
+        }
 
     @property
     def batch_size(self) -> int:
         return len(self.texts)
-
-
-def check_text(value: object, what: str) -> str:
-    """``value`` if it is a string with a non-space character and no lone surrogate; else a TypeError or ValueError
-    that says so."""
-    if not isinstance(value, str):
-        hint = "; use run_batch() for several texts" if what == "text" and isinstance(value, list | tuple) else ""
-        raise TypeError(f"{what} must be a string, got {type(value).__name__}{hint}")
-    if not value.strip():
-        raise ValueError(f"{what} is empty or only whitespace: give at least one word")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:  # a lone surrogate, which no tokenizer takes
-        raise ValueError(f"{what} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character {exc.start}), "
-                         "which is not text: it comes from bytes decoded with errors='surrogateescape'; decode them "
-                         "with their real encoding, or with errors='replace'") from None
-    return value
 
 
 @dataclass(frozen=True)
@@ -112,14 +128,6 @@ def _dropped(n: int, error: bool, noun: str = "token") -> str:
     """'1 token was dropped', '3 tokens were dropped', '3 tokens would be dropped'."""
     verb = "would be dropped" if error else "was dropped" if n == 1 else "were dropped"
     return f"{n} {noun}{'' if n == 1 else 's'} {verb}"
-
-
-def _require_tokens(text: str | None, n: int | None, what: str) -> None:
-    """A text that tokenises to nothing but special tokens (say a zero-width space) has no attention to show."""
-    if text is not None and n == 0:
-        shown = text if len(text) <= 40 else text[:37] + "..."
-        raise ValueError(f"{what} {shown!r} has no tokens once tokenised (only characters the tokenizer drops, such "
-                         "as zero-width or control characters): give at least one word")
 
 
 def _segment_sizes(enc: Any, row: int, words: int) -> tuple[int, int]:
@@ -210,6 +218,33 @@ class _Pieces:
         return self.piece
 
 
+#: Budget of each runner's kept tokenisations (:class:`_Tokenised`), and what one batch is counted as: its input
+#: tensors' bytes times this (the tokenizer's encodings and the rows' token fields kept with it).
+TOKENISED_BYTES = 64 << 20
+TOKENISED_OVERHEAD = 16
+
+
+@dataclass(frozen=True)
+class _Tokenised:
+    """One batch as :meth:`Tokenising.encode` tokenised it, kept so that the same texts are not tokenised again (a
+    batch run clean, then ablated click after click): the tokenizer it came from (and its size, which grows with
+    added tokens), the batch, and each row's untruncated lengths (to say again what truncation drops)."""
+
+    tokenizer: Any
+    size: int
+    encoded: Encoded
+    full: list[_Length]
+    full_targets: list[_Length]
+
+
+def _tokenisations(owner: Any) -> ByteLRU[_Tokenised]:
+    """The tokenisations ``owner`` (a runner) keeps, within :data:`TOKENISED_BYTES`."""
+    held = owner.__dict__.get("_tokenisations")
+    if held is None:
+        held = owner.__dict__["_tokenisations"] = ByteLRU(TOKENISED_BYTES)
+    return cast(ByteLRU[_Tokenised], held)
+
+
 class Tokenising:
     """The tokenising half of :class:`~attnwidgets.runner.runner.Runner` (a mixin: it needs these attributes)."""
 
@@ -226,41 +261,35 @@ class Tokenising:
         pairs: Sequence[str | None] | None = None,
         targets: Sequence[str | None] | None = None,
         truncation: Truncation = "warn",
+        *,
+        keep: bool = True,
     ) -> Encoded:
-        """Tokenise a batch (padding on the right), truncating to the model's maximum with a warning or an error."""
-        texts = [check_text(t, "text") for t in texts]
-        if not texts:
-            raise ValueError("no texts given")
-        pairs_l: list[str | None] = list(pairs) if pairs is not None else [None] * len(texts)
-        targets_l: list[str | None] = list(targets) if targets is not None else [None] * len(texts)
-        if len(pairs_l) != len(texts) or len(targets_l) != len(texts):
-            raise ValueError(f"got {len(texts)} texts but {len(pairs_l)} pairs and {len(targets_l)} targets")
-        for p in pairs_l:
-            if p is not None:
-                check_text(p, "text_pair")
-        if truncation not in ("warn", "error"):
-            raise ValueError(f"truncation must be 'warn' or 'error', got {truncation!r}")
+        """Tokenise a batch (padding on the right), truncating to the model's maximum with a warning or an error.
+
+        The tokenisation is kept (``keep=False``: not, for a corpus read once), so the same batch again (run clean,
+        then ablated) is not tokenised again; each call gets its own :class:`Encoded` over the kept tensors.
+        """
         kind = self.info.kind
-        if kind == "encoder-decoder":
-            if any(p is not None for p in pairs_l):
-                raise ValueError("sentence pairs are for encoders; give an encoder-decoder a source and a target")
-            targets_l = [t if t is not None else s for s, t in zip(texts, targets_l, strict=True)]
-            for t in targets_l:
-                check_text(t, "target")
-        elif any(t is not None for t in targets_l):
-            raise ValueError(f"target text is only for encoder-decoder models; {self.info.name!r} is an {kind}")
-        max_len = self.info.max_length
+        texts, pairs_l, targets_l = check_encode_inputs(texts, pairs, targets, truncation, kind, self.info.name)
         tok = self.tokenizer
+        known = _tokenisations(self)
+        key = (tuple(texts), tuple(pairs_l), tuple(targets_l))
+        seen = known.get(key)
+        if seen is not None and seen.tokenizer is tok and seen.size == len(tok):
+            if any(seen.encoded.truncated):  # say again what was dropped (or raise), as the first call did
+                self._too_long(seen.full, seen.full_targets, seen.encoded.encodings, truncation)
+            return seen.encoded.copy()
+        max_len = self.info.max_length
         firsts = list(texts)
         once = None if kind == "encoder-decoder" else self._tokenise_once(firsts, pairs_l)
         full = self._count(firsts, pairs_l) if once is None else once[1]
         # The decoder has the same limit (the tokenizer truncates the target to it below), so count targets too.
         full_targets = self._count(targets_l, [None] * len(texts), target=True) if kind == "encoder-decoder" else []
         for i, n in enumerate(full):
-            _require_tokens(texts[i], n.a, "text")
-            _require_tokens(pairs_l[i], n.b, "text_pair")
+            require_tokens(texts[i], n.a, "text")
+            require_tokens(pairs_l[i], n.b, "text_pair")
         for t, n in zip(targets_l, full_targets, strict=False):
-            _require_tokens(t, n.a, "target")
+            require_tokens(t, n.a, "target")
         kwargs: dict[str, Any] = dict(padding=True, truncation=True, max_length=max_len, return_tensors="pt")
         if kind == "encoder-decoder":
             enc = tok(firsts, text_target=targets_l, **kwargs)
@@ -280,8 +309,18 @@ class Tokenising:
         if any(truncated):
             self._too_long(full, full_targets, enc, truncation)
         inputs = {k: v for k, v in enc.items() if isinstance(v, torch.Tensor)}
-        return Encoded(inputs, texts, pairs_l, targets_l if kind == "encoder-decoder" else [None] * len(texts),
-                       truncated, encodings=enc)
+        encoded = Encoded(
+            inputs,
+            texts,
+            pairs_l,
+            targets_l if kind == "encoder-decoder" else [None] * len(texts),
+            truncated,
+            encodings=enc,
+        )
+        nbytes = TOKENISED_OVERHEAD * sum(v.numel() * v.element_size() for v in inputs.values())
+        if keep:
+            known.put(key, _Tokenised(tok, len(tok), encoded, full, full_targets), nbytes)
+        return encoded.copy()
 
     def _tokenise_once(self, texts: list[str], pairs: list[str | None]) -> tuple[Any, list[_Length]] | None:
         """Tokenise and pad a batch of encoder or decoder inputs once, untruncated, and count each row from it.
@@ -300,16 +339,24 @@ class Tokenising:
         # longer than ..." line would only repeat (less clearly) the warning we give. The attention mask is asked
         # for to count each row; it goes again when the tokenizer would not give it to the model.
         args = (texts,) if not paired else (texts, pairs)
-        enc = tok(*args, padding=True, return_tensors="pt", return_special_tokens_mask=True,
-                  return_attention_mask=True, verbose=False)
+        enc = tok(
+            *args,
+            padding=True,
+            return_tensors="pt",
+            return_special_tokens_mask=True,
+            return_attention_mask=True,
+            verbose=False,
+        )
         special = enc.pop("special_tokens_mask")
         real = enc["attention_mask"].bool()
         if "attention_mask" not in getattr(tok, "model_input_names", ("attention_mask",)):
             del enc["attention_mask"]
         totals = real.sum(1).tolist()
         words = (real & (special == 0)).sum(1).tolist()
-        lengths = [_Length(n, w, None) if p is None else _Length(n, *_segment_sizes(enc, row, w))
-                   for row, (n, w, p) in enumerate(zip(totals, words, pairs, strict=True))]
+        lengths = [
+            _Length(n, w, None) if p is None else _Length(n, *_segment_sizes(enc, row, w))
+            for row, (n, w, p) in enumerate(zip(totals, words, pairs, strict=True))
+        ]
         fits = max(totals) <= self.info.max_length
         return (enc if fits else None), lengths
 
@@ -326,8 +373,10 @@ class Tokenising:
         # length is longer than ..." line would only repeat (less clearly) the warning we give.
         kwargs: dict[str, Any] = dict(return_special_tokens_mask=True, return_attention_mask=False, verbose=False)
         for rows, out in (
-            (single, tok(**{"text_target" if target else "text": [texts[i] for i in single]}, **kwargs)
-             if single else None),
+            (
+                single,
+                tok(**{"text_target" if target else "text": [texts[i] for i in single]}, **kwargs) if single else None,
+            ),
             (paired, tok([texts[i] for i in paired], [pairs[i] for i in paired], **kwargs) if paired else None),
         ):
             if out is None:
@@ -359,14 +408,18 @@ class Tokenising:
                 if n.b < 0 or b < 0:  # the tokenizer cannot tell the segments apart
                     detail = f"{_dropped(n.total - max_len, error)}, from the longer of the two texts first"
                 else:
-                    detail = (f"{_dropped(n.total - max_len, error)}: {n.a - a} from the {end} of the text and "
-                              f"{n.b - b} from the {end} of text_pair (the tokenizer shortens the longer one first)")
+                    detail = (
+                        f"{_dropped(n.total - max_len, error)}: {n.a - a} from the {end} of the text and "
+                        f"{n.b - b} from the {end} of text_pair (the tokenizer shortens the longer one first)"
+                    )
             parts.append(f"input is {n.total} tokens, more than {self.info.name!r} accepts ({max_len}); {detail}")
         tcut = [i for i, t in enumerate(targets) if t.total > max_len]
         if tcut:
             t = max((targets[i] for i in tcut), key=lambda t: t.total)
-            parts.append(f"target is {t.total} tokens, more than the decoder of {self.info.name!r} accepts "
-                         f"({max_len}); the {last} {_dropped(t.total - max_len, error, 'target token')}")
+            parts.append(
+                f"target is {t.total} tokens, more than the decoder of {self.info.name!r} accepts "
+                f"({max_len}); the {last} {_dropped(t.total - max_len, error, 'target token')}"
+            )
         msg = "; ".join(parts)
         n_cut = len(set(cut) | set(tcut))
         if n_cut > 1:
@@ -415,19 +468,35 @@ class Tokenising:
         return shifted
 
     def token_fields(self, enc: Encoded, row: int, side: str = "source") -> dict[str, Any]:
-        """Tokens, ids, word ids, segment ids and special mask of one batch row, padding removed."""
-        tok = self.tokenizer
+        """Tokens, ids, word ids, segment ids and special mask of one batch row, padding removed.
+
+        Worked out once per row of a tokenisation and kept with it (:meth:`Encoded.memo`): a batch run clean and then
+        ablated, or ablated again, reads its tokens from ids once. The arrays are read-only (shared by every result of
+        the row); ``tokens`` and ``valid`` (the row's (T,) bool mask over the batch's positions) are the caller's own.
+        """
         if side == "target":
-            ids_t = enc.inputs["decoder_input_ids"][row]
+            tensors: tuple[Any, ...] = (enc.inputs["decoder_input_ids"], enc.inputs["decoder_attention_mask"])
+            kept = enc.memo(f"fields/target/{row}", tensors, lambda: self._target_fields(enc, row))
             valid = enc.inputs["decoder_attention_mask"][row].bool()
-            ids = ids_t[valid].tolist()
-            special_ids = set(tok.all_special_ids)
-            special = np.array([i in special_ids for i in ids], dtype=bool)
-            tokens = token_texts(tok, ids, special.tolist())
-            word = np.where(special, -1, np.cumsum(~special) - 1)
-            return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word)
+        else:
+            kept = enc.memo(f"fields/source/{row}", enc._source(), lambda: self._source_fields(enc, row))
+            valid = enc.arrays()["valid_t"][row].clone()
+        return {**kept, "tokens": list(kept["tokens"]), "valid": valid}
+
+    def _target_fields(self, enc: Encoded, row: int) -> dict[str, Any]:
+        tok = self.tokenizer
+        ids_t = enc.inputs["decoder_input_ids"][row]
+        valid = enc.inputs["decoder_attention_mask"][row].bool()
+        ids = ids_t[valid].tolist()
+        special_ids = set(tok.all_special_ids)
+        special = np.array([i in special_ids for i in ids], dtype=bool)
+        tokens = token_texts(tok, ids, special.tolist())
+        word = np.where(special, -1, np.cumsum(~special) - 1)
+        return _read_only(dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), word_ids=word))
+
+    def _source_fields(self, enc: Encoded, row: int) -> dict[str, Any]:
+        tok = self.tokenizer
         arrays = enc.arrays()  # the batch's tensors as numpy once, not a few small tensor operations per row
-        valid = arrays["valid_t"][row].clone()
         where = np.flatnonzero(arrays["valid"][row])
         positions = where.tolist()
         ids = arrays["ids"][row][where].tolist()
@@ -460,5 +529,20 @@ class Tokenising:
             if w is not None and not special[k]:
                 word_ids[k] = w + (offset if s == 1 else 0)
         tokens = token_texts(tok, ids, special.tolist())
-        return dict(tokens=tokens, token_ids=np.array(ids, dtype=np.int64), valid=valid, word_ids=word_ids,
-                    segment_ids=segment, special_mask=special)
+        return _read_only(
+            dict(
+                tokens=tokens,
+                token_ids=np.array(ids, dtype=np.int64),
+                word_ids=word_ids,
+                segment_ids=segment,
+                special_mask=special,
+            )
+        )
+
+
+def _read_only(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with its arrays made read-only: kept with the tokenisation, they are shared by every reader."""
+    for value in fields.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return fields

@@ -56,8 +56,13 @@ def _fields(runner: Runner, ids: list[int], after_words: int) -> dict[str, Any]:
     f = runner.token_fields(enc, 0, side="target")
     special = np.array([w < 0 for w in f["word_ids"]], dtype=bool)
     words = np.where(special, -1, np.cumsum(~special) - 1 + after_words)
-    return dict(tokens=list(f["tokens"]), token_ids=np.asarray(f["token_ids"], np.int64), word_ids=words,
-                segment_ids=np.zeros(len(ids), np.int64), special_mask=special)
+    return dict(
+        tokens=list(f["tokens"]),
+        token_ids=np.asarray(f["token_ids"], np.int64),
+        word_ids=words,
+        segment_ids=np.zeros(len(ids), np.int64),
+        special_mask=special,
+    )
 
 
 def generate(
@@ -122,6 +127,57 @@ def generate(
     >>> g = aw.generate("The cat", model="gpt2", max_new_tokens=5)      # doctest: +SKIP
     >>> g.step_attention(0, layer=5, head=-1)                           # doctest: +SKIP
     """
+    max_new_tokens, top_k, lens_k = _check_arguments(prompt, max_new_tokens, top_k, lens_k, seed, generation_kwargs)
+    runner = get_runner(model, revision, device=device, dtype=dtype)
+    _check_model(runner, lens_k)
+    readout = lens_readout(runner) if lens_k is not None else None  # its clear error before generating
+    batch, inputs, n_prompt = _prompt(runner, prompt, max_new_tokens, generation_kwargs.get("max_length"))
+    out, held, streams = _generate(
+        runner, inputs, max_new_tokens, do_sample, seed, readout is not None, generation_kwargs
+    )
+    enc_dec = runner.info.kind == "encoder-decoder"
+    sequences = out.sequences[0].cpu()
+    start = 1 if enc_dec else n_prompt  # an encoder-decoder's sequences begin with the decoder start token
+    generated = sequences[start:].tolist()
+    n = len(generated)
+    if n == 0:
+        raise ValueError(
+            f"generation ended before any token was written (settings {generation_kwargs or 'default'}"
+            f", prompt of {n_prompt} tokens): raise max_length or use max_new_tokens"
+        )
+    topk_ids, topk_probs, topk_tokens = _top_k(runner, out.logits[:n], top_k)
+    lens = _lens(runner, readout, streams, n, lens_k) if readout is not None and lens_k is not None else {}
+    enc = Encoded({k_: v.cpu() for k_, v in inputs.items()}, [prompt], [None], [None], [0], encodings=batch)
+    src = runner.token_fields(enc, 0)
+    src.pop("valid")
+    gen_tokens = _texts(runner, generated)
+    result = _attention_result(runner, held, prompt, src, sequences, generated, n_prompt)
+    return GenerationResult(
+        result=result,
+        prompt=prompt,
+        prompt_tokens=list(src["tokens"]),
+        prompt_ids=np.asarray(src["token_ids"]),
+        generated_tokens=gen_tokens,
+        generated_ids=np.array(generated, np.int64),
+        topk_ids=topk_ids,
+        topk_probs=topk_probs,
+        topk_tokens=topk_tokens,
+        text=runner.tokenizer.decode(generated, skip_special_tokens=True),
+        **lens,
+        settings=dict(
+            max_new_tokens=max_new_tokens,
+            do_sample=do_sample,
+            seed=seed,
+            top_k=top_k,
+            **{k_: v for k_, v in generation_kwargs.items() if isinstance(v, (int, float, str, bool))},
+        ),
+    )
+
+
+def _check_arguments(
+    prompt: object, max_new_tokens: Any, top_k: Any, lens_k: Any, seed: Any, generation_kwargs: dict[str, Any]
+) -> tuple[int, int, int | None]:
+    """:func:`generate`'s arguments checked before a model is loaded: (max_new_tokens, top_k, lens_k) as ints."""
     check_text(prompt, "prompt")
     max_new_tokens = _check_count(max_new_tokens, "max_new_tokens")
     top_k = _check_count(top_k, "top_k")
@@ -132,22 +188,37 @@ def generate(
     given = sorted(k for k in generation_kwargs if k in _OURS)
     if given:
         raise ValueError(f"generate sets {given} itself (it records logits and attention its own way); leave them out")
-    runner = get_runner(model, revision, device=device, dtype=dtype)
+    return max_new_tokens, top_k, lens_k
+
+
+def _check_model(runner: Runner, lens_k: int | None) -> None:
+    """The model can write (a decoder or an encoder-decoder with a language-model head), and be read by the lens."""
     info = runner.info
     if info.kind == "encoder":
-        raise ValueError(f"{info.name!r} is an encoder-only model ({info.model_type}): it reads a whole text at once "
-                         "and writes nothing. Generate with a decoder (GPT-2, Llama) or an encoder-decoder (BART, T5, "
-                         "Marian); use attnwidgets.run to see this model's attention")
+        raise ValueError(
+            f"{info.name!r} is an encoder-only model ({info.model_type}): it reads a whole text at once "
+            "and writes nothing. Generate with a decoder (GPT-2, Llama) or an encoder-decoder (BART, T5, "
+            "Marian); use attnwidgets.run to see this model's attention"
+        )
     if runner.head not in ("causal-lm", "seq2seq-lm") or not hasattr(runner.model, "generate"):
-        raise ValueError(f"{info.name!r} was loaded without a language-model head ({runner.head!r}), so it cannot "
-                         "predict tokens: give a checkpoint whose architecture ends in ForCausalLM, LMHeadModel or "
-                         "ForConditionalGeneration")
+        raise ValueError(
+            f"{info.name!r} was loaded without a language-model head ({runner.head!r}), so it cannot "
+            "predict tokens: give a checkpoint whose architecture ends in ForCausalLM, LMHeadModel or "
+            "ForConditionalGeneration"
+        )
     if lens_k is not None and info.kind != "decoder":
-        raise ValueError(f"lens_k: the logit lens of a generation reads a decoder's residual stream; {info.name!r} is "
-                         f"an {info.kind}")
-    readout = lens_readout(runner) if lens_k is not None else None   # its clear error before generating
-    tok = runner.tokenizer
-    batch = tok([prompt], return_tensors="pt", verbose=False)
+        raise ValueError(
+            f"lens_k: the logit lens of a generation reads a decoder's residual stream; {info.name!r} is an {info.kind}"
+        )
+
+
+def _prompt(
+    runner: Runner, prompt: str, max_new_tokens: int, max_length: int | None
+) -> tuple[Any, dict[str, torch.Tensor], int]:
+    """The prompt tokenised (the batch, its model inputs (1, n) on the CPU, n), checked to leave room for
+    ``max_new_tokens`` in the model's positions and to be shorter than a given ``max_length``."""
+    info = runner.info
+    batch = runner.tokenizer([prompt], return_tensors="pt", verbose=False)
     inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask")}
     n_prompt = int(inputs["input_ids"].shape[1])
     if n_prompt == 0:
@@ -155,20 +226,42 @@ def generate(
     limit = info.max_length
     enc_dec = info.kind == "encoder-decoder"
     if n_prompt > limit or (not enc_dec and n_prompt >= limit):
-        raise ValueError(f"the prompt is {n_prompt} tokens, and {info.name!r} has {limit} positions: "
-                         f"{'that is more than the encoder takes' if enc_dec else 'no room is left for a new token'}. "
-                         "Shorten the prompt")
+        raise ValueError(
+            f"the prompt is {n_prompt} tokens, and {info.name!r} has {limit} positions: "
+            f"{'that is more than the encoder takes' if enc_dec else 'no room is left for a new token'}. "
+            "Shorten the prompt"
+        )
     room = limit - (1 if enc_dec else n_prompt)
     if max_new_tokens > room:
-        raise ValueError(f"max_new_tokens={max_new_tokens} does not fit: {info.name!r} has {limit} positions and "
-                         f"{'the decoder starts with one token' if enc_dec else f'the prompt takes {n_prompt}'}, "
-                         f"so at most {room} new tokens; ask for fewer or shorten the prompt")
-    max_length = generation_kwargs.get("max_length")
+        raise ValueError(
+            f"max_new_tokens={max_new_tokens} does not fit: {info.name!r} has {limit} positions and "
+            f"{'the decoder starts with one token' if enc_dec else f'the prompt takes {n_prompt}'}, "
+            f"so at most {room} new tokens; ask for fewer or shorten the prompt"
+        )
     if max_length is not None and not enc_dec and max_length <= n_prompt:
-        raise ValueError(f"max_length={max_length} stops generation before any token: the prompt alone is "
-                         f"{n_prompt} tokens (max_length counts the prompt). Use max_new_tokens instead")
-    kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, output_logits=True,
-                                  return_dict_in_generate=True)
+        raise ValueError(
+            f"max_length={max_length} stops generation before any token: the prompt alone is "
+            f"{n_prompt} tokens (max_length counts the prompt). Use max_new_tokens instead"
+        )
+    return batch, inputs, n_prompt
+
+
+def _generate(
+    runner: Runner,
+    inputs: dict[str, torch.Tensor],
+    max_new_tokens: int,
+    do_sample: bool,
+    seed: int | None,
+    lens: bool,
+    generation_kwargs: dict[str, Any],
+) -> tuple[Any, Capture, list[torch.Tensor]]:
+    """``model.generate`` in capture mode (with ``seed``, the global torch RNG left as it was): its output (logits
+    kept), the capture of every attention call, and, with ``lens``, the new position's residual stream (D,) of
+    every layer (n_layers + 1 per forward). Counted in ``runner.n_forward``, one per step."""
+    tok = runner.tokenizer
+    kwargs: dict[str, Any] = dict(
+        max_new_tokens=max_new_tokens, do_sample=do_sample, output_logits=True, return_dict_in_generate=True
+    )
     if tok.pad_token_id is not None:
         kwargs["pad_token_id"] = tok.pad_token_id
     kwargs.update(generation_kwargs)
@@ -176,43 +269,27 @@ def generate(
     inputs = {k: v.to(device_) for k, v in inputs.items()}
     rng_devices = [device_] if device_.type == "cuda" else []
     held = Capture()
-    streams: list[torch.Tensor] = []   # the new position's stream, (D,), n_layers + 1 per forward
-    hooks = stream_hooks(runner, lambda s: streams.append(s[0, -1])) if readout is not None else nullcontext()
+    streams: list[torch.Tensor] = []
+    hooks = stream_hooks(runner, lambda s: streams.append(s[0, -1])) if lens else nullcontext()
     with torch.random.fork_rng(devices=rng_devices, enabled=seed is not None):
         if seed is not None:
             torch.manual_seed(int(seed))
         with torch.inference_mode(), capturing(held), hooks, _one_unpadded_prompt():
             out = cast(Any, runner.model).generate(**inputs, **kwargs)
     runner.n_forward += len(out.logits)
-    sequences = out.sequences[0].cpu()
-    start = 1 if enc_dec else n_prompt  # an encoder-decoder's sequences begin with the decoder start token
-    generated = sequences[start:].tolist()
-    n = len(generated)
-    if n == 0:
-        raise ValueError(f"generation ended before any token was written (settings {generation_kwargs or 'default'}"
-                         f", prompt of {n_prompt} tokens): raise max_length or use max_new_tokens")
-    logits = torch.stack([lg[0] for lg in out.logits[:n]]).float().cpu()  # (N, V) raw
+    return out, held, streams
+
+
+def _top_k(runner: Runner, step_logits: Any, top_k: int) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+    """Each step's ``top_k`` most probable next tokens (softmax of its raw logits): ids (N, k) int64, probabilities
+    (N, k) float32, and their display text per step."""
+    logits = torch.stack([lg[0] for lg in step_logits]).float().cpu()  # (N, V) raw
     probs = torch.softmax(logits, -1)
     k = min(top_k, probs.shape[-1])
     top = torch.topk(probs, k, dim=-1)
     topk_ids = top.indices.numpy().astype(np.int64)
-    topk_tokens_flat = _texts(runner, topk_ids.reshape(-1).tolist())
-    topk_tokens = [topk_tokens_flat[i * k:(i + 1) * k] for i in range(n)]
-
-    lens = _lens(runner, readout, streams, n, lens_k) if readout is not None and lens_k is not None else {}
-    enc = Encoded({k_: v.cpu() for k_, v in inputs.items()}, [prompt], [None], [None], [0], encodings=batch)
-    src = runner.token_fields(enc, 0)
-    src.pop("valid")
-    gen_tokens = _texts(runner, generated)
-    result = _attention_result(runner, held, prompt, src, sequences, generated, n_prompt)
-    return GenerationResult(
-        result=result, prompt=prompt, prompt_tokens=list(src["tokens"]), prompt_ids=np.asarray(src["token_ids"]),
-        generated_tokens=gen_tokens, generated_ids=np.array(generated, np.int64), topk_ids=topk_ids,
-        topk_probs=top.values.numpy().astype(np.float32), topk_tokens=topk_tokens,
-        text=tok.decode(generated, skip_special_tokens=True), **lens,
-        settings=dict(max_new_tokens=max_new_tokens, do_sample=do_sample, seed=seed, top_k=top_k,
-                      **{k_: v for k_, v in generation_kwargs.items() if isinstance(v, (int, float, str, bool))}),
-    )
+    flat = _texts(runner, topk_ids.reshape(-1).tolist())
+    return topk_ids, top.values.numpy().astype(np.float32), [flat[i * k : (i + 1) * k] for i in range(len(topk_ids))]
 
 
 #: What transformers' models log (once) when a forward gets no attention mask and a pad id first or last.
@@ -247,51 +324,73 @@ def _lens(runner: Runner, readout: Any, streams: list[torch.Tensor], n: int, k: 
     """The logit lens of each step from its streams: lens_ids (N, L+1, k) int64, lens_probs float32, lens_tokens."""
     rows = runner.info.n_layers + 1
     if len(streams) < n * rows:
-        raise LogitsUnavailableError(f"{runner.info.name!r}: {len(streams)} residual streams were read while "
-                                     f"generating, {n} steps of {rows} need {n * rows}")
+        raise LogitsUnavailableError(
+            f"{runner.info.name!r}: {len(streams)} residual streams were read while "
+            f"generating, {n} steps of {rows} need {n * rows}"
+        )
     ids, probs = [], []
     with torch.inference_mode():
         for step in range(n):
-            p = torch.softmax(readout(torch.stack(streams[step * rows:(step + 1) * rows])).float(), -1)  # (L+1, V)
+            p = torch.softmax(readout(torch.stack(streams[step * rows : (step + 1) * rows])).float(), -1)  # (L+1, V)
             top = torch.topk(p, min(k, p.shape[-1]), dim=-1)
             ids.append(top.indices.cpu())
             probs.append(top.values.cpu())
     lens_ids = torch.stack(ids).numpy().astype(np.int64)
     flat = _texts(runner, lens_ids.reshape(-1).tolist())
     k = lens_ids.shape[-1]
-    tokens = [[flat[(s * rows + r) * k:(s * rows + r + 1) * k] for r in range(rows)] for s in range(n)]
+    tokens = [[flat[(s * rows + r) * k : (s * rows + r + 1) * k] for r in range(rows)] for s in range(n)]
     return dict(lens_ids=lens_ids, lens_probs=torch.stack(probs).numpy().astype(np.float32), lens_tokens=tokens)
 
 
-def _attention_result(runner: Runner, held: Capture, prompt: str, src: dict[str, Any], sequences: torch.Tensor,
-                      generated: list[int], n_prompt: int) -> AttentionResult:
+def _attention_result(
+    runner: Runner,
+    held: Capture,
+    prompt: str,
+    src: dict[str, Any],
+    sequences: torch.Tensor,
+    generated: list[int],
+    n_prompt: int,
+) -> AttentionResult:
     """The captured stacks as one AttentionResult over the fed positions, checked like any lazy run."""
     info = runner.info
     name = info.name
     if info.kind == "encoder-decoder":
         encoder, decoder, cross = (held.stack(s, 0) for s in ("encoder", "decoder", "cross"))
         if encoder is None or decoder is None or cross is None:
-            raise AttentionUnavailableError(f"{name!r} made no attention call through attnwidgets' attention function "
-                                            "while generating")
+            raise AttentionUnavailableError(
+                f"{name!r} made no attention call through attnwidgets' attention function while generating"
+            )
         fed = sequences[:-1].tolist()  # decoder start + generated[:-1]
         tgt = _fields(runner, fed, 0)
-        for held_stack, what in ((encoder, "encoder self-attention"), (decoder, "decoder self-attention"),
-                                 (cross, "cross-attention")):
+        for held_stack, what in (
+            (encoder, "encoder self-attention"),
+            (decoder, "decoder self-attention"),
+            (cross, "cross-attention"),
+        ):
             runner.check_lazy(held_stack, what)
         return AttentionResult(
-            attention=cast(np.ndarray, encoder), model=info, text=prompt, target_text=None,
-            target_tokens=tgt["tokens"], target_token_ids=tgt["token_ids"],
-            decoder_attention=cast(np.ndarray, decoder), cross_attention=cast(np.ndarray, cross), **src,
+            attention=cast(np.ndarray, encoder),
+            model=info,
+            text=prompt,
+            target_text=None,
+            target_tokens=tgt["tokens"],
+            target_token_ids=tgt["token_ids"],
+            decoder_attention=cast(np.ndarray, decoder),
+            cross_attention=cast(np.ndarray, cross),
+            **src,
         ).freeze()
     stack = held.stack("self", 0)
     if stack is None:
-        raise AttentionUnavailableError(f"{name!r} made no attention call through attnwidgets' attention function "
-                                        "while generating")
+        raise AttentionUnavailableError(
+            f"{name!r} made no attention call through attnwidgets' attention function while generating"
+        )
     runner.check_lazy(stack, "self-attention")
     words = int(src["word_ids"].max()) + 1 if src["word_ids"].size and src["word_ids"].max() >= 0 else 0
     more = _fields(runner, generated[:-1], words) if len(generated) > 1 else None
     fields = dict(src)
     if more is not None:
-        fields = {key: (list(src[key]) + more[key]) if key == "tokens" else np.concatenate([src[key], more[key]])
-                  for key in ("tokens", "token_ids", "word_ids", "segment_ids", "special_mask")}
+        fields = {
+            key: (list(src[key]) + more[key]) if key == "tokens" else np.concatenate([src[key], more[key]])
+            for key in ("tokens", "token_ids", "word_ids", "segment_ids", "special_mask")
+        }
     return AttentionResult(attention=cast(np.ndarray, stack), model=info, text=prompt, **fields).freeze()

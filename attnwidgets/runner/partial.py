@@ -26,15 +26,16 @@ import contextlib
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
 from torch import nn
 
+from ..attention_stack import dense_budget
 from ..result import AttentionResult
 from . import control
-from .cache import ByteLRU
+from .cache import ByteLRU, Entry, Kept
 from .encoding import Encoded
 
 STATE_BYTES = 512 << 20
@@ -55,7 +56,11 @@ class ReplayRunner(Protocol):
 
     def forward(self, enc: Encoded, hooks: Sequence[control.AttentionHook] = ()) -> Any: ...
 
-    def cached(self, key: Hashable) -> AttentionResult | None: ...
+    def cached(self, key: Hashable, budget: int | None = None) -> AttentionResult | None: ...
+
+    def cached_entry(self, key: Hashable, budget: int | None = None) -> Entry[AttentionResult] | None: ...
+
+    def dense_needs(self, enc: Encoded) -> list[int]: ...
 
     def to_result(self, enc: Encoded, out: Any, row: int, ablation: Any) -> AttentionResult: ...
 
@@ -72,16 +77,20 @@ class CleanState:
         Per group ("self", or "encoder"/"decoder"): per layer, the layer's output at valid positions, (n, d).
     heads : dict[AttentionSite, torch.Tensor]
         Per self-attention site, its head outputs at valid positions, (n, H, D).
+    result_nbytes : int, optional
+        ``result.nbytes``, when the caller knows it (the result cache counted it): not asked of the result again.
     """
 
     result: AttentionResult
     hidden: dict[str, list[torch.Tensor]]
     heads: dict[control.AttentionSite, torch.Tensor] = field(default_factory=dict)
+    result_nbytes: int | None = None
 
     @property
     def nbytes(self) -> int:
         tensors = [t for ts in self.hidden.values() for t in ts] + list(self.heads.values())
-        return self.result.nbytes + sum(t.numel() * t.element_size() for t in tensors)
+        held = self.result.nbytes if self.result_nbytes is None else self.result_nbytes
+        return held + sum(t.numel() * t.element_size() for t in tensors)
 
 
 @dataclass
@@ -162,12 +171,22 @@ def _readonly_tensor(array: np.ndarray) -> torch.Tensor:
 
 
 def _valid(enc: Encoded, group: str) -> torch.Tensor:
-    """(B, T) bool of the real (non-padding) positions of a group's sequence."""
-    if group == "decoder":
-        return enc.inputs["decoder_attention_mask"].bool()
+    """(B, T) bool of the real (non-padding) positions of a group's sequence (read only: it is kept with ``enc``)."""
+    return _positions(enc, group)[0]
+
+
+def _positions(enc: Encoded, group: str) -> tuple[torch.Tensor, list[int] | None]:
+    """A group's (B, T) bool of real positions, and per row their number when they are a prefix (right padding,
+    else None): worked out once per tokenisation (:meth:`Encoded.memo`), not once per replayed layer."""
     ids = enc.inputs["input_ids"]
-    mask = enc.inputs.get("attention_mask")
-    return mask.bool() if mask is not None else torch.ones_like(ids, dtype=torch.bool)
+    name = "decoder_attention_mask" if group == "decoder" else "attention_mask"
+    mask = enc.inputs.get(name)
+
+    def make() -> tuple[torch.Tensor, list[int] | None]:
+        valid = mask.bool() if mask is not None else torch.ones_like(ids, dtype=torch.bool)
+        return valid, _prefix_lengths(valid)
+
+    return enc.memo(f"replay/{name}", (ids, mask), make)
 
 
 @contextlib.contextmanager
@@ -176,8 +195,10 @@ def _capture(modules: dict[str, list[nn.Module]], store: dict[str, list[Any]]) -
     for group, layers in modules.items():
         store[group] = [None] * len(layers)
         for k, m in enumerate(layers):
+
             def hook(_m: nn.Module, _a: Any, out: Any, g: str = group, i: int = k) -> None:
                 store[g][i] = out
+
             handles.append(m.register_forward_hook(hook))
     try:
         yield
@@ -194,7 +215,7 @@ def _replay(modules: dict[str, list[nn.Module]], outputs: dict[str, list[torch.T
         for group, tensors in outputs.items():
             for k, t in enumerate(tensors):
                 m = modules[group][k]
-                m.forward = (lambda *a, _t=t, **kw: _t)  # type: ignore[method-assign]
+                m.forward = lambda *a, _t=t, **kw: _t  # type: ignore[method-assign]
                 patched.append(m)
         yield
     finally:
@@ -209,7 +230,27 @@ def _prefix_lengths(valid: torch.Tensor) -> list[int] | None:
     return n.tolist() if torch.equal(prefix, valid) else None
 
 
-def _pad_attention(states: Sequence[CleanState], enc: Encoded, which: str, layer: int) -> torch.Tensor:
+class _Clean:
+    """The clean attention of a batch's inputs (their cached results' arrays), read from each result once per
+    ablated run and then sliced per layer, not asked of the result again for every replayed layer."""
+
+    def __init__(self, states: Sequence[CleanState]) -> None:
+        self.states = states
+        self._arrays: dict[str, list[torch.Tensor]] = {}
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+    def layer(self, which: str, layer: int) -> list[torch.Tensor]:
+        """Each input's clean (H, q, k) attention of stack ``which`` in ``layer`` (tensors over the results'
+        arrays, no copy)."""
+        arrays = self._arrays.get(which)
+        if arrays is None:
+            arrays = self._arrays[which] = [_readonly_tensor(_result_attention(st.result, which)) for st in self.states]
+        return [a[layer] for a in arrays]
+
+
+def _pad_attention(clean: _Clean, enc: Encoded, which: str, layer: int) -> torch.Tensor:
     """Clean attention of one layer, re-padded to the batch: (B, H, T, S).
 
     One unpadded row is wrapped without a copy; right-padded batches are filled by slices; anything else (left
@@ -217,12 +258,11 @@ def _pad_attention(states: Sequence[CleanState], enc: Encoded, which: str, layer
     """
     qgroup = "decoder" if which in ("decoder", "cross") else "encoder"
     kgroup = "decoder" if which == "decoder" else "encoder"
-    qv, kv = _valid(enc, qgroup), _valid(enc, kgroup)
-    arrays = [_readonly_tensor(_result_attention(st.result, which)[layer]) for st in states]
+    (qv, qn), (kv, kn) = _positions(enc, qgroup), _positions(enc, kgroup)
+    arrays = clean.layer(which, layer)
     if len(arrays) == 1 and arrays[0].shape[1:] == (qv.shape[1], kv.shape[1]):
         return arrays[0].unsqueeze(0)
-    out = torch.zeros(len(states), arrays[0].shape[0], qv.shape[1], kv.shape[1], dtype=torch.float32)
-    qn, kn = _prefix_lengths(qv), _prefix_lengths(kv)
+    out = torch.zeros(len(clean), arrays[0].shape[0], qv.shape[1], kv.shape[1], dtype=torch.float32)
     for row, a in enumerate(arrays):
         if qn is not None and kn is not None:
             out[row, :, : qn[row], : kn[row]] = a
@@ -232,15 +272,24 @@ def _pad_attention(states: Sequence[CleanState], enc: Encoded, which: str, layer
     return out
 
 
+_STACK_FIELDS = {
+    "self": "attention",
+    "encoder": "attention",
+    "decoder": "decoder_attention",
+    "cross": "cross_attention",
+}
+
+
 def _result_attention(res: AttentionResult, which: str) -> np.ndarray:
-    arr = {"self": res.attention, "encoder": res.attention, "decoder": res.decoder_attention,
-           "cross": res.cross_attention}[which]
+    """A result's [layer, head, query, key] array of one stack (only that one is read)."""
+    arr = getattr(res, _STACK_FIELDS[which])
     assert arr is not None
-    return arr
+    return cast(np.ndarray, arr)
 
 
-def _clean_run(runner: ReplayRunner, enc: Encoded, clean_keys: Sequence[Hashable],
-               modules: dict[str, list[nn.Module]]) -> list[CleanState]:
+def _clean_run(
+    runner: ReplayRunner, enc: Encoded, clean_keys: Sequence[Hashable], modules: dict[str, list[nn.Module]]
+) -> list[CleanState]:
     """Run the batch without hooks, keep each row's layer outputs and clean result (also cached as a result)."""
     raw: dict[str, list[Any]] = {}
     heads: dict[control.AttentionSite, torch.Tensor] = {}
@@ -254,14 +303,18 @@ def _clean_run(runner: ReplayRunner, enc: Encoded, clean_keys: Sequence[Hashable
     if any(not isinstance(t, torch.Tensor) for ts in raw.values() for t in ts):
         raise _Unsupported
     states = []
+    budget = dense_budget()  # read once for the batch's lookups
     for row, key in enumerate(clean_keys):
-        res = runner.cached(key)
-        if res is None:
+        found = runner.cached_entry(key, budget)
+        if found is None:
             res = runner.to_result(enc, out, row, None)
-            runner.cache.put(key, res, res.nbytes)
+            nbytes = res.nbytes
+            runner.cache.put(key, res, nbytes, Kept(runner.dense_needs(enc)[row], False))
+        else:
+            res, nbytes = found.value, found.nbytes
         hidden = {g: [t[row][_valid(enc, g)[row]].clone() for t in ts] for g, ts in raw.items()}
         head_out = {site: t[row][_valid(enc, _group(site.stack))[row]].clone() for site, t in heads.items()}
-        st = CleanState(res, hidden, head_out)
+        st = CleanState(res, hidden, head_out, nbytes)
         runner.replay.clean.put(key, st, st.nbytes)
         states.append(st)
     return states
@@ -271,16 +324,17 @@ class _Unsupported(Exception):
     pass
 
 
-def _pad_rows(rows: Sequence[torch.Tensor], valid: torch.Tensor) -> torch.Tensor:
-    """Per batch row, a tensor at valid positions (n_b, ...) -> one (B, T, ...) tensor with zeros at padding.
+def _pad_rows(rows: Sequence[torch.Tensor], positions: tuple[torch.Tensor, list[int] | None]) -> torch.Tensor:
+    """Per batch row, a tensor at valid positions (n_b, ...) -> one (B, T, ...) tensor with zeros at padding
+    (``positions``: the group's valid mask and prefix lengths, :func:`_positions`).
 
     One unpadded row is wrapped without a copy; right-padded batches are filled by slices, anything else by index.
     """
+    valid, lengths = positions
     first = rows[0]
     if len(rows) == 1 and first.shape[0] == valid.shape[1]:
         return first.unsqueeze(0)
     x = torch.zeros(valid.shape[0], valid.shape[1], *first.shape[1:], dtype=first.dtype, device=first.device)
-    lengths = _prefix_lengths(valid)
     for row, t in enumerate(rows):
         if lengths is not None:
             x[row, : lengths[row]] = t
@@ -289,8 +343,9 @@ def _pad_rows(rows: Sequence[torch.Tensor], valid: torch.Tensor) -> torch.Tensor
     return x
 
 
-def _substitutes(runner: ReplayRunner, ready: Sequence[CleanState], enc: Encoded,
-                 starts: dict[str, int]) -> control.Substitutes:
+def _substitutes(
+    runner: ReplayRunner, ready: Sequence[CleanState], clean: _Clean, enc: Encoded, starts: dict[str, int]
+) -> control.Substitutes:
     """The clean weights and head outputs of the self-attention that opens each group's first recomputed layer.
 
     Its input is what it was in the clean run: the layers below it are replayed (or there are none), and an edit in
@@ -304,14 +359,20 @@ def _substitutes(runner: ReplayRunner, ready: Sequence[CleanState], enc: Encoded
         site = control.AttentionSite(group, start)  # type: ignore[arg-type]  # a group is named after its stack
         if any(site not in st.heads for st in ready):
             continue
-        weights = _pad_attention(ready, enc, group, start)
-        heads = _pad_rows([st.heads[site] for st in ready], _valid(enc, group))
+        weights = _pad_attention(clean, enc, group, start)
+        heads = _pad_rows([st.heads[site] for st in ready], _positions(enc, group))
         given[site] = (weights.to(heads.device), heads)  # the weights come from a (CPU) result
     return given
 
 
-def forward_ablated(runner: ReplayRunner, enc: Encoded, hooks: Sequence[control.AttentionHook], ablation: Any,
-                    clean_keys: Sequence[Hashable], fill_attention: bool = True) -> Any:
+def forward_ablated(
+    runner: ReplayRunner,
+    enc: Encoded,
+    hooks: Sequence[control.AttentionHook],
+    ablation: Any,
+    clean_keys: Sequence[Hashable],
+    fill_attention: bool = True,
+) -> Any:
     """Forward ``enc`` with the ablation's hooks, replaying the layers below the first edited one.
 
     With ``fill_attention=False`` the attention tuples hold only the recomputed layers (for callers that read
@@ -336,22 +397,26 @@ def forward_ablated(runner: ReplayRunner, enc: Encoded, hooks: Sequence[control.
         runner.replay.enabled = False
         return runner.forward(enc, hooks)
     ready: list[CleanState] = [s for s in states if s is not None]
-    replay = {group: [_pad_rows([st.hidden[group][layer] for st in ready], _valid(enc, group))
-                      for layer in range(start)]
-              for group, start in starts.items()}
-    with _replay(modules, replay), control.substituted(_substitutes(runner, ready, enc, starts)):
+    clean = _Clean(ready)
+    replay = {
+        group: [_pad_rows([st.hidden[group][layer] for st in ready], _positions(enc, group)) for layer in range(start)]
+        for group, start in starts.items()
+    }
+    with _replay(modules, replay), control.substituted(_substitutes(runner, ready, clean, enc, starts)):
         out = runner.forward(enc, hooks)
     if not fill_attention:
         return out
     if runner.info.kind == "encoder-decoder":
-        fields = [("encoder_attentions", "encoder", starts["encoder"]),
-                  ("decoder_attentions", "decoder", starts["decoder"]),
-                  ("cross_attentions", "cross", starts["decoder"])]
+        fields = [
+            ("encoder_attentions", "encoder", starts["encoder"]),
+            ("decoder_attentions", "decoder", starts["decoder"]),
+            ("cross_attentions", "cross", starts["decoder"]),
+        ]
     else:
         fields = [("attentions", "self", starts["self"])]
     for name, which, start in fields:
         if start == 0:
             continue
         fresh = tuple(getattr(out, name) or ())
-        out[name] = tuple(_pad_attention(ready, enc, which, k) for k in range(start)) + fresh
+        out[name] = tuple(_pad_attention(clean, enc, which, k) for k in range(start)) + fresh
     return out

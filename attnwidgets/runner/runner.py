@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import weakref
 from collections.abc import Hashable, Iterator, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-import numpy as np
 import torch
 
-from ..attention_stack import LazyStack, dense_budget, format_bytes
-from ..result import BUNDLED_SOURCE, AttentionResult, InvalidAttentionError, ModelInfo, check_attention
-from . import control, headstats
-from .cache import ByteLRU
+from ..attention_stack import dense_budget
+from ..result import BUNDLED_SOURCE, AttentionResult, ModelInfo
+from . import control
+from .cache import ByteLRU, Entry, Kept
 from .capture import Capture, capturing
-from .encoding import Encoded, Tokenising, Truncation, check_text
+from .checks import check_inputs, check_run_inputs, check_same_runner, dense_ablation_error
+from .encoding import Encoded, Truncation
 from .loading import (
     BUNDLED_NAME,
-    AttentionUnavailableError,
     LoadedModel,
     ModelLoadError,
     load,
@@ -29,6 +27,7 @@ from .loading import (
     resolve_dtype,
 )
 from .partial import ReplayState, forward_ablated
+from .readout import Reading
 
 __all__ = ["AblationLike", "Encoded", "Runner", "Truncation", "get_runner", "run", "run_batch", "runner_for"]
 
@@ -41,7 +40,7 @@ class AblationLike(Protocol):
     def hooks(self, info: ModelInfo) -> Sequence[control.AttentionHook]: ...
 
 
-class Runner(Tokenising):
+class Runner(Reading):
     """One loaded model, a result cache, and a count of forward passes.
 
     Get one with :func:`get_runner` (shared per model id, revision, device and dtype) rather than building it
@@ -69,15 +68,22 @@ class Runner(Tokenising):
     0
     """
 
-    def __init__(self, loaded: LoadedModel, cache_bytes: int = 1 << 30, *, device: str | torch.device | None = None,
-                 dtype: str | torch.dtype | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        cache_bytes: int = 1 << 30,
+        *,
+        device: str | torch.device | None = None,
+        dtype: str | torch.dtype | None = None,
+    ) -> None:
         if device is not None or dtype is not None:
             to_device = loaded.device if device is None else resolve_device(device)
             to_dtype = loaded.dtype if dtype is None else resolve_dtype(dtype)
             if (to_device, to_dtype) != (loaded.device, loaded.dtype):
                 loaded.model.to(device=to_device, dtype=to_dtype)
-                info = dataclasses.replace(loaded.info, device=str(to_device),
-                                           dtype=str(to_dtype).removeprefix("torch."))
+                info = dataclasses.replace(
+                    loaded.info, device=str(to_device), dtype=str(to_dtype).removeprefix("torch.")
+                )
                 loaded = dataclasses.replace(loaded, device=to_device, dtype=to_dtype, info=info)
         self._loaded = loaded
         self.info: ModelInfo = loaded.info
@@ -126,8 +132,10 @@ class Runner(Tokenising):
     def __repr__(self) -> str:
         i = self.info
         where = "" if (i.device, i.dtype) == ("cpu", "float32") else f", {i.device}, {i.dtype}"
-        return (f"Runner({i.name!r}, {i.kind}, {i.n_layers} layers x {i.n_heads} heads{where}, "
-                f"forward passes={self.n_forward})")
+        return (
+            f"Runner({i.name!r}, {i.kind}, {i.n_layers} layers x {i.n_heads} heads{where}, "
+            f"forward passes={self.n_forward})"
+        )
 
     # -- running -------------------------------------------------------------------------------------------------
 
@@ -174,12 +182,16 @@ class Runner(Tokenising):
             if self.head == "causal-lm" and inputs["input_ids"].shape[0] == 1:
                 kwargs.setdefault("logits_to_keep", 1)  # the next token's logits only, not n x vocab
             with context, capturing(capture):
-                return self.model(**inputs, output_attentions=False, output_hidden_states=self.head == "causal-lm",
-                                  return_dict=True, **kwargs)
+                return self.model(
+                    **inputs,
+                    output_attentions=False,
+                    output_hidden_states=self.head == "causal-lm",
+                    return_dict=True,
+                    **kwargs,
+                )
         with context, control.attention_hooks(hooks):
             return self.model(
-                **inputs, output_attentions=keep_weights, output_hidden_states=keep_weights, return_dict=True,
-                **kwargs
+                **inputs, output_attentions=keep_weights, output_hidden_states=keep_weights, return_dict=True, **kwargs
             )
 
     def dense_nbytes(self, n_source: int, n_target: int = 0) -> int:
@@ -190,27 +202,47 @@ class Runner(Tokenising):
             total += i.n_decoder_layers * i.n_decoder_heads * (n_target * n_target + n_target * n_source)
         return 4 * total
 
-    def keeps_lazy(self, enc: Encoded) -> bool:
+    def keeps_lazy(self, enc: Encoded, budget: int | None = None) -> bool:
         """Whether the batch ``enc``'s attention is kept as queries and keys: some input's dense attention would be
-        bigger than :func:`~attnwidgets.attention_stack.dense_budget`."""
-        src = enc.inputs["attention_mask"].sum(1) if "attention_mask" in enc.inputs else \
-            torch.full((enc.inputs["input_ids"].shape[0],), enc.inputs["input_ids"].shape[1])
-        tgt = enc.inputs["decoder_attention_mask"].sum(1) if "decoder_attention_mask" in enc.inputs else \
-            torch.zeros_like(src)
-        need = max(self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True))
-        return need > dense_budget()
+        bigger than :func:`~attnwidgets.attention_stack.dense_budget` (``budget``: that budget, read once by a caller
+        that asks many times; default: read now)."""
+        return max(self.dense_needs(enc)) > (dense_budget() if budget is None else budget)
 
-    def cached(self, key: Hashable) -> AttentionResult | None:
+    def dense_needs(self, enc: Encoded) -> list[int]:
+        """Bytes each input of the batch ``enc`` takes as dense attention (worked out once per tokenisation)."""
+        inputs = enc.inputs
+        tensors = (inputs["input_ids"], inputs.get("attention_mask"), inputs.get("decoder_attention_mask"))
+
+        def needs() -> list[int]:
+            ids, mask, target = tensors
+            src = mask.sum(1) if mask is not None else torch.full((ids.shape[0],), ids.shape[1])
+            tgt = target.sum(1) if target is not None else torch.zeros_like(src)
+            return [self.dense_nbytes(int(a), int(b)) for a, b in zip(src.tolist(), tgt.tolist(), strict=True)]
+
+        return enc.memo("dense_needs", tensors, needs)
+
+    def cached(self, key: Hashable, budget: int | None = None) -> AttentionResult | None:
         """The result cached under ``key`` (:meth:`cache_key`) if it is kept as the dense budget keeps it now: dense
         within :func:`~attnwidgets.attention_stack.dense_budget`, as queries and keys above it. A result kept the other
         way (the budget changed since it was run) is no hit, and the next run replaces it. Ablated results are dense
-        whatever the budget (an ablation edits dense weights), so they always count."""
-        hit = self.cache.get(key)
-        if hit is None or hit.ablation is not None:
-            return hit
-        n_target = len(hit.target_tokens) if hit.target_tokens is not None else 0
-        lazy = self.dense_nbytes(hit.n_tokens, n_target) > dense_budget()
-        return hit if hit.is_lazy == lazy else None
+        whatever the budget (an ablation edits dense weights), so they always count. ``budget``: the dense budget,
+        read once by a caller that looks up many keys (default: read now)."""
+        found = self.cached_entry(key, budget)
+        return None if found is None else found.value
+
+    def cached_entry(self, key: Hashable, budget: int | None = None) -> Entry[AttentionResult] | None:
+        """:meth:`cached`, with the bytes the cache counts the result as. How a result is kept is noted when it is
+        put (:class:`Kept`), so a lookup asks the result nothing."""
+        found = self.cache.entry(key)
+        if found is None or found.value.ablation is not None:
+            return found
+        kept = found.note
+        if not isinstance(kept, Kept):  # put by other code, without a note: ask the result
+            hit = found.value
+            n_target = len(hit.target_tokens) if hit.target_tokens is not None else 0
+            kept = Kept(self.dense_nbytes(hit.n_tokens, n_target), hit.is_lazy)
+        lazy = kept.need > (dense_budget() if budget is None else budget)
+        return found if kept.lazy == lazy else None
 
     def run(
         self,
@@ -236,22 +268,25 @@ class Runner(Tokenising):
         truncation : {"warn", "error"}
             What to do when the text is longer than the model accepts.
         """
-        check_text(text, "text")  # before the cache key: a list would fail there as 'unhashable'
-        if text_pair is not None:
-            check_text(text_pair, "text_pair")
-        if target is not None:
-            check_text(target, "target")
+        check_run_inputs(text, text_pair, target)
         key = self.cache_key(text, text_pair, target, ablation, truncation)
         hit = self.cached(key)
         if hit is not None:
             if hit.truncated:  # say again what was dropped (or raise): tokenising costs little, no forward pass
                 self.encode([text], [text_pair], [target], truncation)
             return hit
-        return self.run_batch([text], [text_pair], targets=[target], ablation=ablation, truncation=truncation,
-                              progress=False)[0]
+        return self.run_batch(
+            [text], [text_pair], targets=[target], ablation=ablation, truncation=truncation, progress=False
+        )[0]
 
-    def cache_key(self, text: str, pair: str | None = None, target: str | None = None,
-                  ablation: Hashable | None = None, truncation: str = "warn") -> Hashable:
+    def cache_key(
+        self,
+        text: str,
+        pair: str | None = None,
+        target: str | None = None,
+        ablation: Hashable | None = None,
+        truncation: str = "warn",
+    ) -> Hashable:
         """The key :meth:`run` caches the result of these inputs under (and partial recomputation its clean run).
 
         How the attention is kept (dense, or queries and keys) is not in the key: :meth:`cached` takes a result as
@@ -274,8 +309,17 @@ class Runner(Tokenising):
 
         ``progress`` shows a ``tqdm.auto`` bar once the run has lasted a second (``False``: never).
         """
-        return list(self.iter_results(texts, text_pairs, targets=targets, ablation=ablation, batch_size=batch_size,
-                                      truncation=truncation, progress=progress))
+        return list(
+            self.iter_results(
+                texts,
+                text_pairs,
+                targets=targets,
+                ablation=ablation,
+                batch_size=batch_size,
+                truncation=truncation,
+                progress=progress,
+            )
+        )
 
     def iter_results(
         self,
@@ -294,21 +338,8 @@ class Runner(Tokenising):
         With ``cache=False`` results are neither looked up nor stored (corpus statistics use this to keep memory
         bounded). ``progress`` shows a ``tqdm.auto`` bar once the run has lasted a second (``False``: never).
         """
-        if isinstance(texts, str):
-            raise TypeError("run_batch takes a list of texts; use run() for a single text")
+        pairs, tgts = check_inputs(texts, text_pairs, targets, batch_size)
         n = len(texts)
-        pairs = list(text_pairs) if text_pairs is not None else [None] * n
-        tgts = list(targets) if targets is not None else [None] * n
-        if len(pairs) != n or len(tgts) != n:
-            raise ValueError(f"got {n} texts but {len(pairs)} pairs and {len(tgts)} targets")
-        for i in range(n):  # before the cache keys: a list would fail there as 'unhashable'
-            check_text(texts[i], f"texts[{i}]")
-            if pairs[i] is not None:
-                check_text(pairs[i], f"text_pairs[{i}]")
-            if tgts[i] is not None:
-                check_text(tgts[i], f"targets[{i}]")
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
         hooks = list(ablation.hooks(self.info)) if ablation is not None else []
         bar = None
         if progress:
@@ -319,34 +350,38 @@ class Runner(Tokenising):
             for start in range(0, n, batch_size):
                 idx = range(start, min(n, start + batch_size))
                 keys = [self.cache_key(texts[i], pairs[i], tgts[i], ablation, truncation) for i in idx]
-                found = [self.cached(k) if cache else None for k in keys]
+                budget = dense_budget()  # read once per batch, not once per lookup
+                found = [self.cached(k, budget) if cache else None for k in keys]
                 todo = [i for i, f in zip(idx, found, strict=True) if f is None]
                 stale = [i for i, f in zip(idx, found, strict=True) if f is not None and f.truncated]
                 if stale:  # cached but cut: say so again (or raise), as the first run did
-                    self.encode([texts[i] for i in stale], [pairs[i] for i in stale], [tgts[i] for i in stale],
-                                truncation)
+                    self.encode(
+                        [texts[i] for i in stale], [pairs[i] for i in stale], [tgts[i] for i in stale], truncation
+                    )
                 fresh: dict[int, AttentionResult] = {}
                 if todo:
-                    enc = self.encode([texts[i] for i in todo], [pairs[i] for i in todo],
-                                      [tgts[i] for i in todo], truncation)
-                    held = Capture() if self.keeps_lazy(enc) else None
+                    enc = self.encode(  # a corpus read once (cache=False) keeps no tokenisation either
+                        [texts[i] for i in todo],
+                        [pairs[i] for i in todo],
+                        [tgts[i] for i in todo],
+                        truncation,
+                        keep=cache,
+                    )
+                    held = Capture() if self.keeps_lazy(enc, budget) else None
                     if held is not None and hooks:
                         longest = int(enc.inputs["input_ids"].shape[1])
-                        raise ValueError(
-                            f"an ablation edits dense attention weights, and {longest} tokens of {self.info.name!r} "
-                            f"would take {format_bytes(self.dense_nbytes(longest))} of them, more than the dense "
-                            f"budget ({format_bytes(dense_budget())}). Ablate a shorter text, or raise the budget "
-                            "with attnwidgets.runner.set_dense_budget(nbytes)")
+                        raise dense_ablation_error(self.info.name, longest, self.dense_nbytes(longest))
                     if hooks:  # ablated: replay the layers below the first edited one from the clean run
                         clean = [self.cache_key(texts[i], pairs[i], tgts[i], None, truncation) for i in todo]
                         out = forward_ablated(self, enc, hooks, ablation, clean)
                     else:
                         out = self.forward(enc, hooks, capture=held)
+                    needs = self.dense_needs(enc)
                     for row, i in enumerate(todo):
                         res = self.to_result(enc, out, row, ablation, capture=held)
                         fresh[i] = res
                         if cache:
-                            self.cache.put(keys[i - start], res, res.nbytes)
+                            self.cache.put(keys[i - start], res, res.nbytes, Kept(needs[row], held is not None))
                 for i, f in zip(idx, found, strict=True):
                     yield f if f is not None else fresh[i]
                 if bar is not None:
@@ -355,215 +390,18 @@ class Runner(Tokenising):
             if bar is not None:
                 bar.close()
 
-    # -- converting ----------------------------------------------------------------------------------------------
-
-    def to_result(self, enc: Encoded, out: Any, row: int, ablation: Any,
-                  capture: Capture | None = None) -> AttentionResult:
-        """Row ``row`` of a forward pass's output (:meth:`forward` of ``enc``) as a frozen, checked result.
-
-        Padding is removed; the attention is checked to be one (head, query, key) map per layer whose rows sum to 1
-        (not with an ``ablation``, which may zero or scale heads on purpose); the outputs the model's head gives are
-        added (embeddings, logits, masked-token logits). With the ``capture`` of a capture-mode forward, the result's
-        attention is a :class:`~attnwidgets.attention_stack.LazyStack` of queries and keys.
-        """
-        src = self.token_fields(enc, row)
-        valid = src.pop("valid")
-        kind = self.info.kind
-        if capture is not None:
-            return self._lazy_result(enc, out, row, capture, src, valid)
-        self_att = getattr(out, "encoder_attentions" if kind == "encoder-decoder" else "attentions", None)
-        if not self_att or any(a is None for a in self_att):
-            raise AttentionUnavailableError(
-                f"{self.info.name!r} returned no attention weights. attnwidgets needs a model whose attention layers "
-                "go through transformers' attention interface (most models since transformers 5); this one computes "
-                "attention its own way. Try another checkpoint of a supported architecture (BERT, GPT-2, BART, Llama)."
-            )
-        rows = ablation is None  # an ablation may zero or scale heads on purpose
-        attention = self._attention(self_att, row, valid, valid, "self-attention" if kind != "encoder-decoder"
-                                    else "encoder self-attention", rows)
-        fields: dict[str, Any] = {}
-        if kind == "encoder-decoder":
-            tgt = self.token_fields(enc, row, side="target")
-            tvalid = tgt["valid"]
-            fields.update(
-                target_text=enc.targets[row],
-                target_tokens=tgt["tokens"],
-                target_token_ids=tgt["token_ids"],
-                decoder_attention=self._attention(out.decoder_attentions, row, tvalid, tvalid,
-                                                  "decoder self-attention", rows),
-                cross_attention=self._attention(out.cross_attentions, row, tvalid, valid, "cross-attention", rows),
-            )
-        return AttentionResult(
-            attention=attention,
-            model=self.info,
-            text=enc.texts[row],
-            text_pair=enc.pairs[row],
-            outputs=self._outputs(enc, out, row, valid),
-            ablation=ablation,
-            truncated=enc.truncated[row] if enc.truncated else 0,
-            **src,
-            **fields,
-        ).freeze()  # cached and shared by every later run of this input: nobody may write into it
-
-    def _lazy_result(self, enc: Encoded, out: Any, row: int, capture: Capture, src: dict[str, Any],
-                     valid: torch.Tensor) -> AttentionResult:
-        """A capture-mode run's result: each stack as queries and keys, padding removed, a sample of rows checked."""
-        kind = self.info.kind
-        sidx = torch.nonzero(valid).flatten().numpy()
-        first = "encoder" if kind == "encoder-decoder" else "self"
-        attention = capture.stack(first, row, sidx, sidx)
-        if attention is None:
-            raise AttentionUnavailableError(
-                f"{self.info.name!r} made no attention call through attnwidgets' attention function. attnwidgets needs "
-                "a model whose attention layers go through transformers' attention interface (most models since "
-                "transformers 5); this one computes attention its own way. Try another checkpoint of a supported "
-                "architecture (BERT, GPT-2, BART, Llama)."
-            )
-        self._check_lazy(attention, "self-attention" if kind != "encoder-decoder" else "encoder self-attention")
-        # every head's statistics sums and overview, made on the model's device by one pass when a statistic or a
-        # view first asks (so a run costs its forward), then kept
-        attention.defer_summary(functools.partial(headstats.summarise, causal=kind == "decoder",
-                                                  special_rows=np.flatnonzero(src["special_mask"]),
-                                                  device=self.device))
-        fields: dict[str, Any] = {}
-        if kind == "encoder-decoder":
-            tgt = self.token_fields(enc, row, side="target")
-            tidx = torch.nonzero(tgt["valid"]).flatten().numpy()
-            decoder, cross = capture.stack("decoder", row, tidx, tidx), capture.stack("cross", row, tidx, sidx)
-            for stack, what in ((decoder, "decoder self-attention"), (cross, "cross-attention")):
-                if stack is None:
-                    raise AttentionUnavailableError(f"{self.info.name!r} made no {what} call through attnwidgets' "
-                                                    "attention function")
-                self._check_lazy(stack, what)
-            fields.update(target_text=enc.targets[row], target_tokens=tgt["tokens"],
-                          target_token_ids=tgt["token_ids"], decoder_attention=decoder, cross_attention=cross)
-        return AttentionResult(
-            attention=cast(np.ndarray, attention),  # a LazyStack: result.attention builds or refuses the array
-            model=self.info,
-            text=enc.texts[row],
-            text_pair=enc.pairs[row],
-            outputs=self._outputs(enc, out, row, valid),
-            truncated=enc.truncated[row] if enc.truncated else 0,
-            **src,
-            **fields,
-        ).freeze()
-
-    def check_lazy(self, stack: LazyStack, what: str, sample: int = 16) -> None:
-        """:meth:`check_attention` on a captured stack's first and last rows (what capture-mode runs and
-        :func:`attnwidgets.runner.generation.generate` check)."""
-        self._check_lazy(stack, what, sample)
-
-    def _check_lazy(self, stack: LazyStack, what: str, sample: int = 16) -> None:
-        """:meth:`check_attention` on the first and last ``sample`` rows of every layer (rebuilt from queries and keys):
-        NaN in the model or weights that are not probabilities show there as they would anywhere."""
-        L, _H, T, _S = stack.shape
-        # Two blocks of rows per layer, not one call per row: at 8k tokens the row-by-row check was half of a
-        # run's time on a GPU (benchmarks/gpu_check.py --profile).
-        spans = [(0, min(T, sample))] + ([(max(sample, T - sample), T)] if T > sample else [])
-        block = np.stack([np.concatenate([stack.rows(layer, a, b) for a, b in spans], axis=1) for layer in range(L)])
-        self.check_attention(block, what)
-
-    def _attention(self, layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor,
-                   what: str, rows: bool = True) -> np.ndarray:
-        """One row's [layer, head, query, key] array, checked to be attention we can show.
-
-        Every layer must be (batch, head, query, key) over the batch's positions, and its weights probabilities
-        (:meth:`check_attention`; ``rows=False``, for ablations, lets rows sum to less than 1); otherwise
-        :class:`AttentionUnavailableError` says so, rather than a numpy broadcast error or silently wrong maps.
-        """
-        name = self.info.name
-        shapes = [tuple(a.shape) for a in layers]
-        n_q, n_k = qvalid.shape[0], kvalid.shape[0]
-        odd = next((k for k, sh in enumerate(shapes) if len(sh) != 4 or sh != shapes[0] or sh[2] != n_q
-                    or sh[3] > n_k), None)
-        if odd is not None:
-            raise AttentionUnavailableError(
-                f"{name!r} returned {what} that is not one (batch, head, query, key) map per layer over its {n_q} "
-                f"positions: layer 0 is {shapes[0]}, layer {odd} is {shapes[odd]}. Models that pool or shorten the "
-                "sequence between layers (such as Funnel Transformer) have no token-by-token map in every layer, so "
-                "attnwidgets cannot show them; use a model of a supported architecture (BERT, GPT-2, BART, Llama)."
-            )
-        a = _stack(layers, row, qvalid, kvalid)
-        dtype = layers[0].dtype
-        tol = max(1e-3, torch.finfo(dtype).eps) if dtype.is_floating_point else 1e-3  # bfloat16: 8e-3
-        self.check_attention(a, what, ablated=not rows, tol=tol)
-        return a
-
-    def check_attention(self, attention: np.ndarray, what: str, *, ablated: bool = False, tol: float = 1e-3,
-                        query_mask: np.ndarray | None = None) -> None:
-        """:func:`attnwidgets.result.check_attention` on this model's ``attention`` (..., L, H, q, k), raising
-        :class:`AttentionUnavailableError` with what to do next: a model with NaN or inf weights needs its
-        checkpoint checked, one whose attention is not softmax weights a supported architecture.
-        """
-        try:
-            check_attention(attention, f"{self.info.name!r} returned {what}", sinks=self.has_sinks, ablated=ablated,
-                            tol=tol, query_mask=query_mask)
-        except InvalidAttentionError as exc:
-            if exc.problem == "not finite":
-                advice = ("; the model's parameters (or its computation, e.g. an overflow in half precision) hold NaN "
-                          "or inf. Check the checkpoint (any(not p.isfinite().all() for p in model.parameters())) "
-                          "or run it in float32")
-            else:
-                advice = (". Its attention layers hand back something other than softmax weights (scores, or another "
-                          "normalisation), so maps, entropies and rollouts would be wrong; use a model of a supported "
-                          "architecture (BERT, GPT-2, BART, Llama)")
-            raise AttentionUnavailableError(f"{exc}{advice}.") from None
-
-    def _outputs(self, enc: Encoded, out: Any, row: int, valid: torch.Tensor) -> dict[str, np.ndarray]:
-        outputs: dict[str, np.ndarray] = {}
-        hidden = getattr(out, "encoder_last_hidden_state", None)
-        if hidden is None:
-            hidden = getattr(out, "last_hidden_state", None)
-        if hidden is None and getattr(out, "hidden_states", None):
-            hidden = out.hidden_states[-1]
-        if hidden is not None:
-            h = hidden[row].detach().float().cpu()[valid]
-            outputs["embedding"] = h.mean(0).numpy().astype(np.float32)
-            outputs["cls_embedding"] = h[0].numpy().astype(np.float32)
-        pooled = getattr(out, "pooler_output", None)
-        if pooled is not None:
-            outputs["pooler_output"] = pooled[row].detach().float().cpu().numpy()
-        logits = getattr(out, "logits", None)
-        if logits is not None:
-            logits = logits[row].detach().float().cpu()
-            if self.head == "classification":
-                outputs["logits"] = logits.numpy()
-                outputs["probs"] = torch.softmax(logits, -1).numpy()
-            elif self.head == "masked-lm":
-                ids = enc.inputs["input_ids"][row][valid]
-                positions = torch.nonzero(ids == self.tokenizer.mask_token_id).flatten()
-                outputs["mask_positions"] = positions.numpy().astype(np.int64)
-                outputs["mask_logits"] = logits[valid][positions].numpy()
-            elif self.head == "causal-lm":
-                kept = logits[valid] if logits.shape[0] == valid.shape[0] else logits  # logits_to_keep=1: the last
-                outputs["next_token_logits"] = kept[-1].numpy()
-        return outputs
-
-
-def _stack(layers: Sequence[torch.Tensor], row: int, qvalid: torch.Tensor, kvalid: torch.Tensor) -> np.ndarray:
-    """Per-layer (B, H, T, S) tensors -> one [layer, head, query, key] float32 array for one row, padding removed.
-
-    Each layer is copied once, straight into the output: ``torch.stack`` and a contiguous copy after it cost two to
-    three times as much, and this is on the path of every run (a 512-token result of 6 x 12 heads is 75 MB).
-    """
-    first = layers[0][row]
-    kvalid = kvalid[: first.shape[-1]]
-    nq, nk = int(qvalid.sum()), int(kvalid.sum())
-    prefix = bool(qvalid[:nq].all()) and bool(kvalid[:nk].all())  # right padding: slice views, no index copies
-    out = np.empty((len(layers), first.shape[0], nq, nk), dtype=np.float32)  # (L, H, T, S)
-    for i, layer in enumerate(layers):
-        a = layer[row].detach()
-        a = a[:, :nq, :nk] if prefix else a[:, qvalid][:, :, kvalid]
-        out[i] = a.float().cpu().numpy()
-    return out
-
 
 _runners: dict[tuple[str, str | None, str, str], Runner] = {}
 _live: weakref.WeakSet[Runner] = weakref.WeakSet()  # every Runner of this process, shared or not
 
 
-def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: str | None = None, *,
-               device: str | torch.device | None = None, dtype: str | torch.dtype | None = None) -> Runner:
+def get_runner(
+    model: str | os.PathLike[str] | Runner | None = None,
+    revision: str | None = None,
+    *,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+) -> Runner:
     """The shared runner for a model id or local folder (the bundled model when None); loaded once per (model,
     revision, device, dtype).
 
@@ -586,11 +424,7 @@ def get_runner(model: str | os.PathLike[str] | Runner | None = None, revision: s
     True
     """
     if isinstance(model, Runner):
-        if (device is not None and resolve_device(device) != model.device) or \
-                (dtype is not None and resolve_dtype(dtype) != model.dtype):
-            raise ValueError(f"this runner holds {model.info.name!r} on {model.device} in {model.dtype}, not on "
-                             f"{device or model.device} in {dtype or model.dtype}: pass the model's name with "
-                             "device= and dtype= to get a runner for those")
+        check_same_runner(model, device, dtype)
         return model
     torch_device, torch_dtype = resolve_device(device), resolve_dtype(dtype)
     key = (model_key(model), revision, str(torch_device), str(torch_dtype))
@@ -631,12 +465,15 @@ def runner_for(info: ModelInfo) -> Runner:
         raise ModelLoadError(
             f"this result's model {info.name!r} cannot be loaded again: it does not say where it came from (a model "
             "fine-tuned or built in memory whose runner is gone, a toy model, a result made from arrays, or a file "
-            "saved by an older attnwidgets). Pass the model it came from: model= its hub id, folder or runner")
+            "saved by an older attnwidgets). Pass the model it came from: model= its hub id, folder or runner"
+        )
     try:
         return get_runner(source, info.revision, device=info.device, dtype=info.dtype)
     except ModelLoadError as exc:
-        raise ModelLoadError(f"this result's model {info.name!r} could not be loaded again from {source!r}: {exc}. "
-                             "Pass model= its hub id, folder or runner") from exc
+        raise ModelLoadError(
+            f"this result's model {info.name!r} could not be loaded again from {source!r}: {exc}. "
+            "Pass model= its hub id, folder or runner"
+        ) from exc
 
 
 def run(
@@ -662,8 +499,9 @@ def run(
     >>> res.tokens[:3], res.attention.shape[:2]
     (['[CLS]', 'the', 'cat'], (6, 12))
     """
-    return get_runner(model, revision, device=device, dtype=dtype).run(text, text_pair, target=target,
-                                                                       ablation=ablation, truncation=truncation)
+    return get_runner(model, revision, device=device, dtype=dtype).run(
+        text, text_pair, target=target, ablation=ablation, truncation=truncation
+    )
 
 
 def run_batch(

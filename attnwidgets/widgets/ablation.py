@@ -224,11 +224,14 @@ class AblationWidget(AttnWidget):
         if isinstance(text_pairs, str):
             raise TypeError("text_pairs must be a list of strings, one per text")
         if text_pairs is not None and len(text_pairs) != len(texts):
-            raise ValueError(f"text_pairs needs one second sentence per text: got {len(text_pairs)} for "
-                             f"{len(texts)} texts")
+            raise ValueError(
+                f"text_pairs needs one second sentence per text: got {len(text_pairs)} for {len(texts)} texts"
+            )
         if not (callable(watch) or watch in WATCHES):
-            raise ValueError(f"unknown watch {watch!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or "
-                             "a callable result -> float | dict")
+            raise ValueError(
+                f"unknown watch {watch!r}: use 'auto', 'mlm', 'probs', 'pairs', 'ranking', 'drift' or "
+                "a callable result -> float | dict"
+            )
         if not (isinstance(reference, str) and reference in ("corpus", "texts")) and not hasattr(reference, "digest"):
             raise ValueError("reference is 'corpus', 'texts' or a MeanPattern from attnwidgets.runner.mean_pattern")
         self._runner = get_runner(model)
@@ -243,10 +246,15 @@ class AblationWidget(AttnWidget):
         self._seq = 0
         info = self._runner.info
         encdec = info.kind == "encoder-decoder"
-        self._shapes = ({"encoder": [info.n_layers, info.n_heads],
-                         "decoder": [info.n_decoder_layers, info.n_decoder_heads],
-                         "cross": [info.n_decoder_layers, info.n_decoder_heads]}
-                        if encdec else {"self": [info.n_layers, info.n_heads]})
+        self._shapes = (
+            {
+                "encoder": [info.n_layers, info.n_heads],
+                "decoder": [info.n_decoder_layers, info.n_decoder_heads],
+                "cross": [info.n_decoder_layers, info.n_decoder_heads],
+            }
+            if encdec
+            else {"self": [info.n_layers, info.n_heads]}
+        )
         kwargs.setdefault("kind", "encoder" if encdec else "self")
         super().__init__(**kwargs)
         # GQA: heads sharing a key/value head are grouped in the grid (decoder-only models; 0 = unknown).
@@ -288,8 +296,11 @@ class AblationWidget(AttnWidget):
         """The selected rows of the selected head's maps (text ``item``) compared: ``before`` and ``after``, their
         ``combine`` over the keys, and ``moved``, ``½ Σ |after − before|``
         (:func:`attnwidgets.viewdata.views.ablation.ablation_span`). ValueError when nothing is selected."""
-        before, after, moved = ablation_span(self._state.payload.map, self.selection,  # type: ignore[union-attr]
-                                             self.combine)
+        before, after, moved = ablation_span(
+            self._state.payload.map,  # type: ignore[union-attr]
+            self.selection,
+            self.combine,
+        )
         return {"before": before, "after": after, "moved": moved}
 
     def _n_queries(self) -> int:
@@ -315,8 +326,10 @@ class AblationWidget(AttnWidget):
                 return Ablation()
             if not isinstance(value, Ablation):
                 if not isinstance(value, Mapping) or not isinstance(value.get("edits", []), list):
-                    raise TypeError("an ablation looks like {'edits': [{stack, layer, head, mode, scale}, ...]} "
-                                    "or is an attnwidgets.runner.Ablation")
+                    raise TypeError(
+                        "an ablation looks like {'edits': [{stack, layer, head, mode, scale}, ...]} "
+                        "or is an attnwidgets.runner.Ablation"
+                    )
                 needs_mean = any(isinstance(e, Mapping) and e.get("mode") == "mean" for e in value["edits"])
                 value = Ablation.from_dict(value, reference=self._mean_reference() if needs_mean else None)
             value.validate(self._runner.info)
@@ -362,8 +375,9 @@ class AblationWidget(AttnWidget):
             return checked(check_head, value, n_heads, allow_mean=False)
         value = checked(check_int, value, "item")
         if not 0 <= value < len(self._texts):
-            raise traitlets.TraitError(f"item {value} is out of range: there are {len(self._texts)} texts "
-                                       f"(0..{len(self._texts) - 1})")
+            raise traitlets.TraitError(
+                f"item {value} is out of range: there are {len(self._texts)} texts (0..{len(self._texts) - 1})"
+            )
         return value
 
     # -- running -------------------------------------------------------------------------------------------------
@@ -401,8 +415,15 @@ class AblationWidget(AttnWidget):
         self._running = True
         try:
             start = time.perf_counter()
-            watch = watch_ablation(self._runner, self._texts, self.ablation, kind=self._watch_spec,
-                                   text_pairs=self._pairs, query=self._query, k=self._k)
+            watch = watch_ablation(
+                self._runner,
+                self._texts,
+                self.ablation,
+                kind=self._watch_spec,
+                text_pairs=self._pairs,
+                query=self._query,
+                k=self._k,
+            )
             seconds = time.perf_counter() - start
         except Exception as exc:
             self._error = f"{type(exc).__name__}: {exc}"
@@ -410,14 +431,15 @@ class AblationWidget(AttnWidget):
         finally:
             self._running = False
         self._watch = watch
-        state = ablation_state(self._setup, self._outcome(), self._view(), self.ablation.to_dict(), seconds=seconds,
-                               seq=self._seq)
+        state = ablation_state(
+            self._setup, self._outcome(), self._view(), self.ablation.to_dict(), seconds=seconds, seq=self._seq
+        )
         with self.hold_sync():
             self._publish(state)
             self._error = ""
 
     def _outcome(self) -> Outcome:
-        return Outcome(self._watch.kind, self._watch.frame, self._watch.before, self._watch.after)
+        return Outcome(self._watch.kind, self._watch.table, self._watch.before, self._watch.after)
 
     def _view(self) -> AblationView:
         return AblationView(self.kind, self.layer, self.head, self.item)
@@ -496,11 +518,15 @@ def _from_results(texts: Any, text_pairs: Any, model: Any) -> tuple[Any, Any, An
         names = sorted({f"{m.name} ({m.dtype}, {m.device})" for m in models})
         raise ValueError(f"the results come from different models ({', '.join(names)}); give one model's")
     if any(r.target_text is not None for r in results):
-        raise ValueError("AblationWidget runs encoders and decoders on texts; an encoder-decoder result cannot stand "
-                         "for its input here: pass texts= and model=")
+        raise ValueError(
+            "AblationWidget runs encoders and decoders on texts; an encoder-decoder result cannot stand "
+            "for its input here: pass texts= and model="
+        )
     if any(r.text_pair is not None for r in results):
-        raise ValueError("a sentence-pair result is one input ([CLS] A [SEP] B), while text_pairs= embeds A and B "
-                         "apart and watches their cosine: pass texts= and text_pairs= for that")
+        raise ValueError(
+            "a sentence-pair result is one input ([CLS] A [SEP] B), while text_pairs= embeds A and B "
+            "apart and watches their cosine: pass texts= and text_pairs= for that"
+        )
     if model is None:
         from ..runner.runner import runner_for
 

@@ -2,8 +2,9 @@
 ablated, as pure functions of the watched outputs and the view's choices. The widget runs the model (through
 :func:`attnwidgets.studies.watch.watch_ablation`) and hands the outcome here; nothing here runs a model.
 
-The watched numbers go from the outcome's frame straight into :class:`OutputRow` (one change of form: frame columns
-to rows), the selected head's maps stay arrays until :func:`~attnwidgets.viewdata.state.to_wire` packs them.
+The watched numbers go from the outcome's table (columns of arrays,
+:class:`~attnwidgets.analysis.outputs.ValueChanges`) straight into :class:`OutputRow` (one change of form: columns to
+rows), the selected head's maps stay arrays until :func:`~attnwidgets.viewdata.state.to_wire` packs them.
 
 Examples
 --------
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...analysis.outputs import ValueChanges
 from ...result import AttentionResult
 from ..selection import check_combine, check_selection
 
@@ -41,7 +43,7 @@ class Outcome(NamedTuple):
     """What a run of the model gave (the fields of :class:`~attnwidgets.studies.watch.WatchResult`)."""
 
     kind: str
-    frame: Any  # pandas.DataFrame: item, name, before, after, delta
+    frame: Any  # the watched table, columns item, name, before, after, delta: a ValueChanges (or a DataFrame)
     before: Sequence[AttentionResult]
     after: Sequence[AttentionResult]
 
@@ -157,10 +159,15 @@ def _number(v: Any) -> float | None:
 
 
 def ablation_rows(frame: Any, setup: AblationSetup) -> list[OutputRow]:
-    """The watched numbers as rows, read from the frame's columns (NaN → None: JSON has no NaN)."""
-    rows = frame[["item", "name", "before", "after", "delta"]].itertuples(index=False, name=None)
+    """The watched numbers as rows, read column by column from the outcome's table (a
+    :class:`~attnwidgets.analysis.outputs.ValueChanges`, or a DataFrame with its columns; NaN → None: JSON has no
+    NaN)."""
+    if isinstance(frame, ValueChanges):  # its columns are its fields: read as they are
+        columns = [frame.item, frame.name, frame.before, frame.after, frame.delta]
+    else:
+        columns = [frame[c] for c in ("item", "name", "before", "after", "delta")]
     return [OutputRow(str(item), item_label(str(item), setup.texts, setup.pairs), str(name), _number(b), _number(a),
-                      _number(d)) for item, name, b, a, d in rows]
+                      _number(d)) for item, name, b, a, d in zip(*columns, strict=True)]
 
 
 def ablation_map(outcome: Outcome, view: AblationView) -> AblationMap:
