@@ -167,10 +167,6 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
         return _call(w.captures, w.head, w.query, layer=w.layer, theme=w.theme,
                      window=list(w.window) if w.windowed() else None)
 
-    def head_stats(w: Any) -> _Arguments:
-        return _call(w.stats, w.statistic, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                     selected=(w.layer, w.head))
-
     def ablation(w: Any) -> _Arguments:
         return _call(w, theme=w.theme)
 
@@ -179,7 +175,7 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
                      cmap=_CMAPS.get(w.colormap))
 
     return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view, "qk": qk,
-            "head_stats_grid": head_stats, "ablation": ablation, "generation": generation}
+            "ablation": ablation, "generation": generation}
 
 
 def twin_figure(widget: Any) -> Figure | None:

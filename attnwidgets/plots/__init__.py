@@ -19,7 +19,7 @@ from .embeddings import plot_input_embeddings
 from .extrapolation import plot_extrapolation
 from .fill_mask import paint_fill_mask, plot_fill_mask
 from .generation import plot_generation, plot_span_share
-from .head_stats import plot_head_stats, plot_sinks
+from .head_stats import paint_head_stats_grid, plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import paint_heatmap, plot_heatmap
 from .lens import plot_fill_mask_lens, plot_generation_lens
@@ -43,6 +43,7 @@ __all__ = [
     "paint_entropy_bars",
     "paint_fill_mask",
     "paint_head_cluster_map",
+    "paint_head_stats_grid",
     "paint_heatmap",
     "paint_model_view",
     "paint_profile",

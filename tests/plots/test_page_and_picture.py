@@ -20,6 +20,7 @@ from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import ModelInfo
 from attnwidgets.router_result import RouterResult
+from attnwidgets.viewdata.head_stats import HeadStats
 from attnwidgets.viewdata.labels import token_label
 from attnwidgets.viewdata.views import VIEWS
 
@@ -473,13 +474,72 @@ def test_the_fill_masks_picture_has_the_pages_title_note_axis_and_row(case):
     assert [t.get_text() for t in panel.get_xticklabels()] == [token_label(t) for t in payload["tokens"]]
 
 
+# -- head_stats_grid: painted from its state (paint_head_stats_grid) ------------------------------------------------
+
+STATS_CASES: dict[str, Callable[[], aw.HeadStatsGrid]] = {
+    "first choice, one head": lambda: aw.HeadStatsGrid(_result(), layer=1, head=2),
+    "entropy, a layer, viridis": lambda: aw.HeadStatsGrid(_result(8), statistic="entropy", layer=0, head=-1,
+                                                          colormap="viridis"),
+    "signed, lecture": lambda: aw.HeadStatsGrid(HeadStats(
+        {"logit_share": np.array([[0.5, -1.0, 0.25], [0.1, 0.0, -0.5]])}, "toy", signed=("logit_share",)),
+        layer=1, head=0, theme="lecture"),
+    "below zero": lambda: aw.HeadStatsGrid({"gain": np.array([[-0.5, -0.25], [-2.0, 0.0]])}, layer=0, head=1),
+}
+
+
+def _page_grid_scale(values: np.ndarray, signed: bool) -> tuple[float, float]:
+    """js/src/views/head_stats_grid/paint.ts paintGrid's lo, hi: ±absMax for a signed statistic, else
+    draw/heads.ts statRange (from 0 when never negative)."""
+    finite = values[np.isfinite(values)]
+    if signed:
+        half = max(float(np.abs(finite).max()), 1e-12)
+        return -half, half
+    lo, hi = float(finite.min()), float(finite.max())
+    return (0.0, hi if hi > 0 else 1.0) if lo >= 0 else (lo, hi)
+
+
+@pytest.mark.parametrize("case", list(STATS_CASES))
+def test_the_head_stats_grids_picture_has_the_pages_title_scale_labels_and_selection(case):
+    w = STATS_CASES[case]()
+    meta, stat = w._meta, w.statistic
+    fig = fallback.twin_figure(w)
+    ax, bar = fig.axes[:2]
+    label = meta["labels"][stat]  # state.ts gridTitle and statLabel (the legend's label)
+    assert _text(ax.get_title()) == f"{meta['title']} · {label}"
+    assert _text(bar.get_ylabel()) == label
+    values = _unpack(w._payload["stats"])[meta["names"].index(stat)].astype(np.float64)
+    mesh = ax.collections[0]
+    assert mesh.get_clim() == pytest.approx(_page_grid_scale(values, stat in meta["signed"]))
+    np.testing.assert_allclose(np.ma.filled(mesh.get_array(), np.nan).reshape(values.shape), values, atol=1e-6)
+    want = {"": {"light": "Blues", "lecture": "viridis"}[w.theme], "viridis": "viridis"}[w.colormap]
+    if case.startswith("signed"):
+        assert meta["signed"] == [stat]
+        want = {"light": "RdBu_r", "lecture": "PuOr_r"}[w.theme]  # draw/diverging.ts: rdbu, or puor in lecture
+    assert mesh.get_cmap().name == want
+    n_layers, n_heads = meta["shape"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(h) for h in range(n_heads)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [str(lay) for lay in range(n_layers)]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("head", "layer")
+    (outline,) = ax.patches  # paint.ts drawOutlines: the selected head, or its whole layer for head -1
+    x, width = (0, n_heads) if w.head < 0 else (w.head, 1)
+    assert (outline.get_x(), outline.get_y(), outline.get_width(), outline.get_height()) == (x, w.layer, width, 1)
+
+
+def test_the_head_stats_grids_picture_follows_the_pages_statistic_and_selection():
+    w = STATS_CASES["first choice, one head"]()
+    first = _text(fallback.twin_figure(w).axes[0].get_title())
+    w.statistic, w.layer, w.head = "prev", 0, 3
+    ax = fallback.twin_figure(w).axes[0]
+    assert _text(ax.get_title()) != first and _text(ax.get_title()).endswith(w._meta["labels"]["prev"])
+    assert (ax.patches[0].get_x(), ax.patches[0].get_y()) == (3, 0)
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
 NO_PAINTER: dict[str, str] = {
     "ablation": "plot_ablation_panel reads the widget", "head_view": "plot_head_view re-derives its lines",
     "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
-    "head_stats_grid": "plot_head_stats re-reads the stats",
 }
 
 
