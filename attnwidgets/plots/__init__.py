@@ -20,7 +20,7 @@ from .extrapolation import plot_extrapolation
 from .fill_mask import paint_fill_mask, plot_fill_mask
 from .generation import plot_generation, plot_span_share
 from .head_stats import paint_head_stats_grid, plot_head_stats, plot_sinks
-from .head_view import plot_head_view
+from .head_view import paint_head_view, plot_head_view
 from .heatmap import paint_heatmap, plot_heatmap
 from .lens import plot_fill_mask_lens, plot_generation_lens
 from .model_view import paint_model_view, plot_model_view
@@ -44,6 +44,7 @@ __all__ = [
     "paint_fill_mask",
     "paint_head_cluster_map",
     "paint_head_stats_grid",
+    "paint_head_view",
     "paint_heatmap",
     "paint_model_view",
     "paint_profile",

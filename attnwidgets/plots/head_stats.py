@@ -84,8 +84,7 @@ def plot_head_stats(
         n_layers, n_heads = stats.shape
         layer, head = check_layer(selected[0], n_layers), check_head(selected[1], n_heads)
     state = head_stats_state(stats, can_words=False, tokens=[])
-    return paint_head_stats_grid(state, ax, statistic=statistic, layer=layer, head=head, theme=theme, cmap=cmap,
-                                 annotate=annotate)
+    return _paint(state, ax, statistic, layer, head, theme, cmap, annotate)
 
 
 @lecture_fit
@@ -110,6 +109,12 @@ def paint_head_stats_grid(state: HeadStatsState, ax: Any = None, *, statistic: s
     >>> ax.get_title(), [round(float(v), 3) for v in ax.collections[0].get_clim()], len(ax.patches)
     ('demo · attention to [SEP]', [0.0, 0.6], 1)
     """
+    return _paint(state, ax, statistic, layer, head, theme, cmap, annotate)
+
+
+def _paint(state: HeadStatsState, ax: Any, statistic: str, layer: int | None, head: int | None, theme: str | None,
+           cmap: str | None, annotate: bool | None) -> Figure:
+    """:func:`paint_head_stats_grid` (which :func:`plot_head_stats` calls too, fitted to the lecture box once)."""
     from matplotlib.patches import Rectangle
 
     statistic = statistic or default_statistic(state)

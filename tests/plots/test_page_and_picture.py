@@ -22,6 +22,7 @@ from attnwidgets.result import ModelInfo
 from attnwidgets.router_result import RouterResult
 from attnwidgets.viewdata.head_stats import HeadStats
 from attnwidgets.viewdata.labels import token_label
+from attnwidgets.viewdata.lines import unpack
 from attnwidgets.viewdata.views import VIEWS
 
 matplotlib.use("Agg")
@@ -534,11 +535,91 @@ def test_the_head_stats_grids_picture_follows_the_pages_statistic_and_selection(
     assert (ax.patches[0].get_x(), ax.patches[0].get_y()) == (3, 0)
 
 
+# -- head_view: painted from its state (paint_head_view) ------------------------------------------------------------
+
+def _pair(seed: int = 9) -> aw.AttentionResult:
+    """A sentence pair: [CLS] the cat [SEP] | a dog [SEP], 2 layers x 3 heads."""
+    tokens = ["[CLS]", "the", "cat", "[SEP]", "a", "dog", "[SEP]"]
+    a = np.random.default_rng(seed).random((2, 3, 7, 7), dtype=np.float32) ** 3
+    return aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), tokens, name="pair",
+                                          segment_ids=np.array([0, 0, 0, 0, 1, 1, 1]))
+
+
+HEAD_VIEW_CASES: dict[str, Callable[[], aw.HeadView]] = {
+    "every head": lambda: aw.HeadView(_result(), layer=1),
+    "two heads, words, two rows": lambda: aw.HeadView(_result(), layer=0, heads=[1, 3], words=True, selected=[1, 2]),
+    "one head, A to B": lambda: aw.HeadView(_pair(), layer=1, head=2, sentence_filter="AB", min_weight=0.05),
+    "a window": lambda: aw.HeadView(_result(3), layer=1, heads=[0, 2], window=[1, 4]),
+}
+
+
+def _page_lines(w: aw.HeadView) -> tuple[dict[int, np.ndarray], list[str], list[str], list[int]]:
+    """What the page draws (js/src/views/head_view/: state.ts columnsOf, windowColumns, keeps, lineThreshold,
+    queriesDrawn; paint.ts paintLines), from the widget's traits: per head its (query, key, weight) lines, the query
+    and key labels, the selected rows."""
+    payload, meta, kind = w._payload, w._meta, w.kind
+    labels = payload["labels"] if w.words else meta
+    (qt, kt), (qs, ks) = labels["tokens"][kind], labels["segments"][kind]
+    a = unpack(payload["heads"])
+    win = payload["heads"].get("window")
+    if win:
+        far = win["far"]
+        qt, qs = qt[win["q"][0]:win["q"][1]], qs[win["q"][0]:win["q"][1]]
+        kt, ks = ([*kt[win["k"][0]:win["k"][1]], *(f"#{p} {kt[p]}" for p in far)],
+                  [*ks[win["k"][0]:win["k"][1]], *(ks[p] for p in far)])
+    q0 = win["q"][0] if win else 0
+    rows = [q - q0 for q in w.selected if 0 <= q - q0 < len(qt)]
+    n = max(len(qt), len(kt) + (1 if win and win["far"] else 0))
+    floor = max(w.min_weight, 0.1) if n > 128 and not rows else w.min_weight
+    side = {"A": 0, "B": 1}
+    lines = {}
+    for h in w.heads:
+        found = []
+        for q in rows or range(len(qt)):
+            for k in range(len(kt)):
+                f = w.sentence_filter
+                kept = f == "all" or (qs[q] == side[f[0]] and ks[k] == side[f[1]])
+                if kept and a[h, q, k] >= floor and a[h, q, k] > 0:
+                    found.append((q, k, a[h, q, k]))
+        lines[h] = np.array(found).reshape(-1, 3)
+    return lines, qt, kt, rows
+
+
+@pytest.mark.parametrize("case", list(HEAD_VIEW_CASES))
+def test_the_head_views_picture_has_the_pages_title_heads_lines_and_labels(case):
+    w = HEAD_VIEW_CASES[case]()
+    meta, win = w._meta, w._payload["heads"].get("window")
+    ax = fallback.twin_figure(w).axes[0]
+    which = f"{w.kind} attention"  # state.ts titleText
+    where = f" · tokens {win['q'][0]}–{win['q'][1] - 1} of {win['n'][0]}" if win else ""
+    assert _text(ax.get_title()) == f"{meta['title']} · {which} · layer {w.layer}{' · words' if w.words else ''}{where}"
+    lines, queries, keys, rows = _page_lines(w)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [str(h) for h in w.heads]  # the swatches shown
+    assert [c.get_label() for c in ax.collections] == [f"head {h}" for h in w.heads]
+    n_win = win["k"][1] - win["k"][0] if win else len(keys)
+    for h, collection in zip(w.heads, ax.collections):
+        drawn = sorted((round(s[0][1]), round(s[1][1]), round(float(c[3]), 4))
+                       for s, c in zip(collection.get_segments(), collection.get_colors()))
+        # paint.ts paintLines: opacity max(0.06, (step + 1) / 16), step = the weight in 16ths (at most 15)
+        step = np.minimum(15, np.floor(np.minimum(1, lines[h][:, 2]) * 16))
+        keys_y = [k if k < n_win else k + 1 for k in lines[h][:, 1].astype(int)]  # far keys after a gap row
+        want = sorted(zip(lines[h][:, 0].astype(int).tolist(), keys_y,
+                          np.round(np.maximum(0.06, (step + 1) / 16), 4).tolist()))
+        assert drawn == want and drawn, h
+    texts = [t for t in ax.texts if t.get_position()[0] in (-0.03, 1.03)]
+    left = [t.get_text() for t in texts if t.get_position()[0] < 0]
+    right = [t.get_text() for t in texts if t.get_position()[0] > 0 and t.get_text() != "far keys:"]
+    assert left == [token_label(q, 20) for q in queries]  # paint.ts: fitToken(…, 20) left, 24 right
+    assert right == [token_label(k, 24) for k in keys]
+    marked = [t.get_text() for t in texts if t.get_position()[0] < 0 and t.get_color() == "#d1242f"]
+    assert marked == [token_label(queries[r], 20) for r in rows]  # the selected rows, in the accent colour
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
 NO_PAINTER: dict[str, str] = {
-    "ablation": "plot_ablation_panel reads the widget", "head_view": "plot_head_view re-derives its lines",
+    "ablation": "plot_ablation_panel reads the widget",
     "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
 }
 
