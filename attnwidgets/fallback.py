@@ -161,15 +161,11 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
         return _call(w.captures, w.head, w.query, layer=w.layer, theme=w.theme,
                      window=list(w.window) if w.windowed() else None)
 
-    def ablation(w: Any) -> _Arguments:
-        return _call(w, theme=w.theme)
-
     def generation(w: Any) -> _Arguments:
         return _call(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
                      cmap=_CMAPS.get(w.colormap))
 
-    return {"heatmap": heatmap, "model_view": model_view, "qk": qk,
-            "ablation": ablation, "generation": generation}
+    return {"heatmap": heatmap, "model_view": model_view, "qk": qk, "generation": generation}
 
 
 def twin_figure(widget: Any) -> Figure | None:

@@ -4,7 +4,7 @@
 of any view, or of any view's state, through the registry of views."""
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
-from .ablation_panel import plot_ablation_panel, plot_ablation_rows
+from .ablation_panel import paint_ablation, plot_ablation_panel, plot_ablation_rows
 from .block import plot_attention_cost, plot_norm_comparison, plot_residual_contributions
 from .clark import (
     paint_entropy_bars,
@@ -39,6 +39,7 @@ __all__ = [
     "LivePretrainCurve",
     "fit_panels",
     "paint",
+    "paint_ablation",
     "paint_compare",
     "paint_entropy_bars",
     "paint_fill_mask",

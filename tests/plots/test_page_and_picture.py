@@ -151,6 +151,7 @@ OTHER: dict[str, Any] = {
     "qk_space": pytest.param(lambda: aw.QKSpaceView(_qk_space()), id="qk_space"),
     "routers": pytest.param(lambda: aw.RouterView(_routes()), id="routers"),
     "fill_mask": pytest.param(lambda: _fill_mask(), id="fill_mask"),
+    "ablation": pytest.param(lambda: aw.AblationWidget(["The cat sat on the mat."], layer=2, head=3), id="ablation"),
 }
 
 
@@ -185,13 +186,11 @@ def _generation() -> GenerationResult:
 
 
 #: views with a twin this test does not build yet, and why (each needs inputs beyond a small result).
-NOT_BUILT: dict[str, str] = {
-    "ablation": "re-runs a model",
-}
+NOT_BUILT: dict[str, str] = {}
 
 
 def _page_meta_title(w: Any) -> str:
-    meta = w._meta if w._meta else w._payload
+    meta = w._meta if getattr(w, "_meta", None) else w._payload  # AblationWidget has no _meta
     return str(meta["title"])
 
 
@@ -615,11 +614,96 @@ def test_the_head_views_picture_has_the_pages_title_heads_lines_and_labels(case)
     assert marked == [token_label(queries[r], 20) for r in rows]  # the selected rows, in the accent colour
 
 
+# -- ablation: painted from its state (paint_ablation), on the bundled model --------------------------------------
+
+def _ablation(edits: list[dict[str, Any]], **traits: Any) -> aw.AblationWidget:
+    w = aw.AblationWidget(["The cat sat on the mat.", "A dog barked."], **traits)
+    w.ablation = {"edits": edits}
+    return w
+
+
+ABLATION_CASES: dict[str, Callable[[], aw.AblationWidget]] = {
+    "nothing off": lambda: aw.AblationWidget(["The cat sat on the mat."], layer=2, head=3),
+    "a head and a layer off, two rows": lambda: _ablation(
+        [{"stack": "self", "layer": 1, "head": 2, "mode": "zero"},
+         {"stack": "self", "layer": 3, "head": None, "mode": "uniform"}], layer=1, head=2, selection=[1, 2]),
+    "a head scaled, one row summed, lecture": lambda: _ablation(
+        [{"stack": "self", "layer": 0, "head": 5, "mode": "scale", "scale": 0.5}], layer=0, head=5, item=1,
+        selection=[3], combine="sum", theme="lecture"),
+}
+
+
+def _page_ablation_caption(w: aw.AblationWidget) -> str:
+    """The maps' caption (js/src/views/ablation/state.ts mapTitleText, movedText; spanCompare), from the traits."""
+    hm = w._payload["map"]
+    before, after = (np.nan_to_num(_unpack(hm[k]).astype(np.float64)) for k in ("before", "after"))
+    vmax = max(before.max(initial=0), after.max(initial=0)) or 1.0
+    text = f"{'' if w.kind == 'self' else w.kind + ' · '}layer {w.layer} · head {w.head}, same colour scale " \
+           f"(max {vmax:.3f})"
+    sel = [q for q in w.selection if q < len(hm["queries"])]
+    if sel:
+        rows = [(m[sel].sum(0) / (1 if w.combine == "sum" else len(sel))) for m in (before, after)]
+        moved = float(np.abs(rows[1] - rows[0]).sum() / 2)
+        span = " ".join(hm["queries"][q] for q in sel) + (f" ({sel[0]}–{sel[-1]})" if len(sel) > 1 else f" ({sel[0]})")
+        text += f" · rows {span}: ½ Σ |after − before| = {moved:.3f}"
+    return text
+
+
+def _page_bars(rows: list[dict[str, Any]]) -> tuple[list[float], str]:
+    """The watched numbers' bar widths, before then after per row (state.ts barRange of each name, barSpan), and
+    the change axis's label (deltaRanges' largest, deltaAxisText)."""
+    widths = []
+    for r in rows:
+        values = [v for q in rows if q["name"] == r["name"] for v in (q["before"], q["after"]) if v is not None]
+        lo, hi = min([0.0, *values]), max([0.0, *values])
+        hi = lo + 1 if lo == hi else hi
+        widths += [max(abs((v - lo) / (hi - lo) - (0 - lo) / (hi - lo)), 0.004)
+                   for v in (r["before"], r["after"]) if v is not None]
+    widest = max([abs(r["delta"]) for r in rows if r["delta"] is not None], default=0.0)
+    digits = max(2, min(6, 1 - int(np.floor(np.log10(widest))))) if widest > 0 else 0
+    return widths, f"change, axis ±{widest:.{digits}f}" if widest > 0 else "change: none"
+
+
+@pytest.mark.parametrize("case", list(ABLATION_CASES))
+def test_the_ablations_picture_has_the_pages_title_grid_numbers_and_maps(case):
+    w = ABLATION_CASES[case]()
+    payload = w._payload
+    fig = fallback.twin_figure(w)
+    grid, values, changes, before, after = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"][:5]
+    assert _text(fig._suptitle) == f"{payload['title']} · ablation"  # index.ts drawOutput
+    assert _text(values.get_title("left")) == f"watching: {payload['watch']}"
+    # the grid: a layer's own edit says "off"; a head's edit its letter (× zero, U uniform, M mean, .50 a scale)
+    n_layers, n_heads = payload["stacks"][w.kind]
+    edits = payload["ablation"]["edits"]
+    off = {e["layer"] for e in edits if e["head"] is None}
+    assert [t.get_text() for t in grid.get_yticklabels()] == [f"layer {lay}{' off' if lay in off else ''}"
+                                                              for lay in range(n_layers)]
+    assert [t.get_text() for t in grid.get_xticklabels()] == [str(h) for h in range(n_heads)]
+    letters = {(e["layer"], e["head"]): {"zero": "×", "uniform": "U", "mean": "M"}.get(
+        e["mode"], f"{e['scale']:.2f}".removeprefix("0")) for e in edits if e["head"] is not None}
+    drawn = {(int(t.get_position()[1]), int(t.get_position()[0])): t.get_text() for t in grid.texts if t.get_text()}
+    assert drawn == letters
+    outline = [p for p in grid.patches if not p.get_fill()]
+    assert [(p.get_x(), p.get_y()) for p in outline] == [(w.head, w.layer)]  # the selected head
+    # the watched numbers: each on its own name's axis, the change on one axis
+    widths, axis = _page_bars(payload["rows"])
+    assert [_text(t) for t in values.get_yticklabels()] == [r["name"] for r in payload["rows"]]
+    np.testing.assert_allclose([p.get_width() for p in values.patches], widths, atol=1e-9)
+    assert _text(changes.get_xlabel()) == axis
+    # the maps: one colour scale, the page's labels and caption
+    hm = payload["map"]
+    top = max(float(np.nan_to_num(_unpack(hm[k])).max(initial=0)) for k in ("before", "after")) or 1.0
+    for ax in (before, after):
+        assert ax.collections[0].get_clim() == pytest.approx((0.0, top))
+        assert [t.get_text() for t in ax.get_xticklabels()] == [token_label(k) for k in hm["keys"]]
+        assert [t.get_text() for t in ax.get_yticklabels()] == [token_label(q) for q in hm["queries"]]
+    assert _text(fig._supxlabel) == _page_ablation_caption(w)
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
 NO_PAINTER: dict[str, str] = {
-    "ablation": "plot_ablation_panel reads the widget",
     "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
 }
 

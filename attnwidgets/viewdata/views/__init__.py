@@ -103,7 +103,7 @@ VIEWS: tuple[ViewSpec, ...] = (
              twin="plot_heatmap", cli="heatmap", paint="paint_heatmap"),
     ViewSpec("model_view", "ModelView", "ModelViewState", ("ModelViewThumbs",), twin="plot_model_view", cli="model",
              paint="paint_model_view"),
-    ViewSpec("ablation", "AblationWidget", "AblationState", twin="plot_ablation_panel"),
+    ViewSpec("ablation", "AblationWidget", "AblationState", twin="plot_ablation_panel", paint="paint_ablation"),
     ViewSpec("head_view", "HeadView", "HeadViewState", ("LineLabels",), twin="plot_head_view", cli="head",
              paint="paint_head_view"),
     ViewSpec("qk", "QKStepThrough", "QKState", twin="plot_qk", cli="qk"),
