@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib import rcParams
 from matplotlib.figure import Figure
 
 from ..viewdata.labels import token_label, visible_text
@@ -129,7 +130,6 @@ def _panel(source: Any, title: str | None, decimals: int | None, ax: Any, theme:
         ax.remove()
     value_ax, change_ax = fig.add_subplot(cells[0, 0]), fig.add_subplot(cells[0, 1])
     _outputs(value_ax, change_ax, rows, _LOOK.get(theme, _LOOK["light"]), decimals)
-    value_ax.legend(loc="lower right", fontsize=8 * scale, frameon=False)
     if title is None:
         ab = getattr(source, "spec", None)  # a DataFrame's "after" is a column, not the ablated runs
         if ab is None and not isinstance(source, pd.DataFrame) and getattr(source, "after", None):
@@ -321,7 +321,12 @@ def _outputs(value_ax: Any, change_ax: Any, rows: list[OutputRow], look: dict[st
     for r in rows:
         if r.item != group:
             group = r.item
-            value_ax.text(0, y, visible_text(r.label or r.item), fontweight="bold", va="center", clip_on=False)
+            # the item's heading over its rows and the change axis (the page's cuts with an ellipsis), no room of its
+            # own in the layout
+            limit = 72 if rcParams["font.size"] < 12 else 44  # lecture_fonts' larger text
+            heading = visible_text(r.label or r.item)
+            heading = heading if len(heading) <= limit else heading[:limit - 1] + "…"
+            value_ax.text(0, y, heading, fontweight="bold", va="center", clip_on=False).set_in_layout(False)
             y += 1
         lo, hi = ranges[r.name]
         if lo < 0:
@@ -331,7 +336,7 @@ def _outputs(value_ax: Any, change_ax: Any, rows: list[OutputRow], look: dict[st
                 at = (max(lo, min(hi, v)) - lo) / (hi - lo)
                 zero = -lo / (hi - lo)
                 value_ax.barh(y + dy, max(abs(at - zero), 0.004), left=min(zero, at), height=0.34,
-                              color=look[which], label=which if not ticks else None)
+                              color=look[which])
         half = 0.0 if r.delta is None or not widest > 0 else max(-1.0, min(1.0, r.delta / widest)) / 2
         d = r.delta or 0.0  # state.ts deltaClass: green up, red down, muted for (nearly) none
         change_ax.barh(y, abs(half), left=min(0.5, 0.5 + half), height=0.7,
@@ -347,6 +352,7 @@ def _outputs(value_ax: Any, change_ax: Any, rows: list[OutputRow], look: dict[st
         for spine in ("top", "right", "left"):
             ax.spines[spine].set_visible(False)
     change_ax.axvline(0.5, color="0.4", lw=0.8)
+    change_ax.patch.set_visible(False)  # the headings run on over it
     value_ax.set_yticks(ticks, labels)
     change_ax.set_yticks([])
     value_ax.set_xlabel("value: before / after")
