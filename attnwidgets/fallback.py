@@ -157,29 +157,15 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
                      highlight=(w.layer, w.head), selection=list(w.selection), combine=w.combine,
                      measure=w.measure)
 
-    def head_view(w: Any) -> _Arguments:
-        return _call(w.result, w.layer, list(w.heads) or None, kind=w.kind, words=w.words,
-                     sentence_filter=w.sentence_filter, queries=list(w.selected) or None,
-                     min_weight=w.min_weight, theme=w.theme,
-                     window=list(w.window) if w.windowed() else None)
-
     def qk(w: Any) -> _Arguments:
         return _call(w.captures, w.head, w.query, layer=w.layer, theme=w.theme,
                      window=list(w.window) if w.windowed() else None)
-
-    def head_stats(w: Any) -> _Arguments:
-        return _call(w.stats, w.statistic, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                     selected=(w.layer, w.head))
-
-    def ablation(w: Any) -> _Arguments:
-        return _call(w, theme=w.theme)
 
     def generation(w: Any) -> _Arguments:
         return _call(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
                      cmap=_CMAPS.get(w.colormap))
 
-    return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view, "qk": qk,
-            "head_stats_grid": head_stats, "ablation": ablation, "generation": generation}
+    return {"heatmap": heatmap, "model_view": model_view, "qk": qk, "generation": generation}
 
 
 def twin_figure(widget: Any) -> Figure | None:

@@ -4,7 +4,7 @@
 of any view, or of any view's state, through the registry of views."""
 
 from .ablation import plot_head_grid, plot_pruning_curve, plot_sweep
-from .ablation_panel import plot_ablation_panel, plot_ablation_rows
+from .ablation_panel import paint_ablation, plot_ablation_panel, plot_ablation_rows
 from .block import plot_attention_cost, plot_norm_comparison, plot_residual_contributions
 from .clark import (
     paint_entropy_bars,
@@ -19,8 +19,8 @@ from .embeddings import plot_input_embeddings
 from .extrapolation import plot_extrapolation
 from .fill_mask import paint_fill_mask, plot_fill_mask
 from .generation import plot_generation, plot_span_share
-from .head_stats import plot_head_stats, plot_sinks
-from .head_view import plot_head_view
+from .head_stats import paint_head_stats_grid, plot_head_stats, plot_sinks
+from .head_view import paint_head_view, plot_head_view
 from .heatmap import paint_heatmap, plot_heatmap
 from .lens import plot_fill_mask_lens, plot_generation_lens
 from .model_view import paint_model_view, plot_model_view
@@ -39,10 +39,13 @@ __all__ = [
     "LivePretrainCurve",
     "fit_panels",
     "paint",
+    "paint_ablation",
     "paint_compare",
     "paint_entropy_bars",
     "paint_fill_mask",
     "paint_head_cluster_map",
+    "paint_head_stats_grid",
+    "paint_head_view",
     "paint_heatmap",
     "paint_model_view",
     "paint_profile",

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..viewdata.checks import check_head, check_layer
-from ..viewdata.head_stats import head_stats, stat_labels
-from .style import cell_map, lecture_fit, new_figure, resolve_theme
+from ..viewdata.head_stats import head_stats
+from ..viewdata.views.head_stats_grid import (
+    HeadStatsState,
+    default_statistic,
+    grid_scale,
+    grid_title,
+    grid_values,
+    head_stats_state,
+)
+from .style import SELECTED, cell_map, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["plot_head_stats"]
+__all__ = ["paint_head_stats_grid", "plot_head_stats", "plot_sinks"]
 
+# The page's colour maps by theme (js/src/shared/theme.ts colormap; draw/diverging.ts for a signed statistic).
 _CMAPS = {"light": "Blues", "lecture": "viridis"}
 _DIVERGING = {"light": "RdBu_r", "lecture": "PuOr_r"}
 
@@ -31,7 +38,9 @@ def plot_head_stats(
     annotate: bool | None = None,
     selected: tuple[int, int] | None = None,
 ) -> Figure:
-    """Draw one statistic of every head as a layers x heads grid (layer 0 at the top), like the widget.
+    """Draw one statistic of every head as a layers x heads grid (layer 0 at the top), like the widget: the grid's
+    state (:func:`~attnwidgets.viewdata.views.head_stats_grid.head_stats_state`) drawn by
+    :func:`paint_head_stats_grid`.
 
     Parameters
     ----------
@@ -67,50 +76,74 @@ def plot_head_stats(
     >>> fig.axes[0].get_title()
     'arrays · attention to [SEP]'
     """
-    from matplotlib.patches import Rectangle
-
-    theme = resolve_theme(theme)
     stats = head_stats(source, words=words, who="plot_head_stats")
     if statistic not in stats.values:
         raise ValueError(f"unknown statistic {statistic!r}; this source has {stats.names()}")
-    values = np.asarray(stats.values[statistic], dtype=np.float64)
-    n_layers, n_heads = values.shape
+    layer = head = None
     if selected is not None:
-        selected = (check_layer(selected[0], n_layers), check_head(selected[1], n_heads))
+        n_layers, n_heads = stats.shape
+        layer, head = check_layer(selected[0], n_layers), check_head(selected[1], n_heads)
+    state = head_stats_state(stats, can_words=False, tokens=[])
+    return _paint(state, ax, statistic, layer, head, theme, cmap, annotate)
+
+
+@lecture_fit
+def paint_head_stats_grid(state: HeadStatsState, ax: Any = None, *, statistic: str = "", layer: int | None = None,
+                          head: int | None = None, theme: str | None = None, cmap: str | None = None,
+                          annotate: bool | None = None) -> Figure:
+    """Draw a HeadStatsGrid state (:func:`attnwidgets.viewdata.views.head_stats_grid.head_stats_state`) as the page
+    draws it: ``statistic`` (the widget's trait; "" the grid's first choice,
+    :func:`~attnwidgets.viewdata.views.head_stats_grid.default_statistic`) of every head as a layers x heads grid on
+    the page's colour scale (:func:`~attnwidgets.viewdata.views.head_stats_grid.grid_scale`), the head ``layer``,
+    ``head`` outlined (head -1: the whole layer; None: nothing), under the page's title
+    (:func:`~attnwidgets.viewdata.views.head_stats_grid.grid_title`). ``cmap`` replaces the theme's colour map;
+    ``annotate`` writes the values in the cells (default: at most 16 heads).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.viewdata.head_stats import HeadStats
+    >>> stats = HeadStats({"sep": np.array([[0.2, 0.6]]), "entropy": np.ones((1, 2))}, "demo")
+    >>> fig = paint_head_stats_grid(head_stats_state(stats, can_words=False, tokens=[]), layer=0, head=1)
+    >>> ax = fig.axes[0]
+    >>> ax.get_title(), [round(float(v), 3) for v in ax.collections[0].get_clim()], len(ax.patches)
+    ('demo · attention to [SEP]', [0.0, 0.6], 1)
+    """
+    return _paint(state, ax, statistic, layer, head, theme, cmap, annotate)
+
+
+def _paint(state: HeadStatsState, ax: Any, statistic: str, layer: int | None, head: int | None, theme: str | None,
+           cmap: str | None, annotate: bool | None) -> Figure:
+    """:func:`paint_head_stats_grid` (which :func:`plot_head_stats` calls too, fitted to the lecture box once)."""
+    from matplotlib.patches import Rectangle
+
+    statistic = statistic or default_statistic(state)
+    values = grid_values(state, statistic)
+    lo, hi, signed = grid_scale(state, statistic)
+    theme = resolve_theme(theme)
+    n_layers, n_heads = values.shape
     big = theme == "lecture"
     font = 16 if big else 9
-    if annotate is None:
-        annotate = n_heads <= 16
     own = ax is None  # a caller's axes: its figure's layout is the caller's
     if ax is None:
         scale = 1.3 if big else 1.0
         fig = new_figure((scale * max(4.0, 0.55 * n_heads + 2), scale * max(2.5, 0.45 * n_layers + 1.2)))
         ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    finite = values[np.isfinite(values)]
-    lo = float(finite.min()) if finite.size else 0.0
-    hi = float(finite.max()) if finite.size else 1.0
-    vmin = 0.0 if lo >= 0 else lo  # shares and entropies start at 0, as in the widget
-    label = stat_labels([statistic])[statistic]
-    if statistic in stats.signed:  # both signs: a diverging scale centred on 0, as the widget draws it
-        half = max(float(np.abs(finite).max()) if finite.size else 0.0, 1e-12)
-        vmin, hi = -half, half
-        cmap = cmap or _DIVERGING.get(theme, "RdBu_r")
-    cell_map(ax, values, cmap=cmap or _CMAPS.get(theme, "Blues"), vmin=vmin, vmax=hi if hi > vmin else vmin + 1.0,
-             annotate=annotate, fontsize=font - 2, linewidth=0.5, colorbar={"shrink": 0.8, "label": label})
-    if selected is not None:
-        layer, head = selected
-        x, w = (0, n_heads) if head < 0 else (head, 1)
-        ax.add_patch(Rectangle((x, layer), w, 1, fill=False, edgecolor="#d1242f", linewidth=2.5))
+    label = state.meta.labels.get(statistic, statistic)
+    cmap = cmap or (_DIVERGING if signed else _CMAPS).get(theme, "RdBu_r" if signed else "Blues")
+    cell_map(ax, values, cmap=cmap, vmin=lo, vmax=hi, annotate=n_heads <= 16 if annotate is None else annotate,
+             fontsize=font - 2, linewidth=0.5, colorbar={"shrink": 0.8, "label": label})
+    if layer is not None and head is not None and 0 <= layer < n_layers and head < n_heads:
+        x, w = (0, n_heads) if head < 0 else (head, 1)  # the page's selectionInside: an outline only inside
+        ax.add_patch(Rectangle((x, layer), w, 1, fill=False, edgecolor=SELECTED, linewidth=2.5))
     ax.set_xlabel("head", fontsize=font)
     ax.set_ylabel("layer", fontsize=font)
     ax.tick_params(axis="both", labelsize=font)
     ax.tick_params(axis="y", rotation=0)
-    ax.set_title(f"{stats.title} · {label}", fontsize=font + 1)
+    ax.set_title(grid_title(state, statistic), fontsize=font + 1)
     if own:
-        fig.tight_layout()
-    return fig
+        ax.figure.tight_layout()
+    return ax.figure  # type: ignore[no-any-return]
 
 
 @lecture_fit

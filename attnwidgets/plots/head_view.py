@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_kind, check_layer, check_query
-from ..viewdata.labels import axis_segments, axis_tokens, token_label
-from ..viewdata.lines import filter_mask, window_heads
+from ..viewdata.labels import token_label
+from ..viewdata.lines import SENTENCE_FILTERS, unpack
+from ..viewdata.views.head_view import (
+    HeadViewOptions,
+    HeadViewState,
+    head_view_columns,
+    head_view_state,
+    head_view_title,
+    line_threshold,
+)
 from ..viewdata.windows import check_window, default_window, is_long
 from .style import LECTURE_SCALE, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+__all__ = ["HEAD_COLOURS", "paint_head_view", "plot_head_view"]
+
 # The same categorical palette as js/src/draw/colors.ts (Okabe-Ito first), so a head keeps its colour.
 HEAD_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
                 "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
+
+#: The page's ink by theme (js/src/shared/theme.ts): text, muted text, the selection's accent; and a greyed token.
+_INK = {"light": ("#1f2328", "#6e7781", "#d1242f"), "lecture": ("#000000", "#333333", "#d55e00")}
+_GREYED = "#b8bec6"
+_STEPS = 16  # the page's opacity steps per head (paint.ts STEPS)
 
 
 @lecture_fit
@@ -35,7 +51,8 @@ def plot_head_view(
     window: tuple[int, int] | list[int] | None = None,
     theme: str | None = None,
 ) -> Figure:
-    """Draw one layer's heads as lines from query tokens (left) to key tokens (right), opacity = weight.
+    """Draw one layer's heads as lines from query tokens (left) to key tokens (right), opacity = weight: the head
+    view's state (:func:`~attnwidgets.viewdata.views.head_view.head_view_state`) drawn by :func:`paint_head_view`.
 
     Parameters
     ----------
@@ -70,101 +87,164 @@ def plot_head_view(
     --------
     >>> import numpy as np, attnwidgets as aw
     >>> r = aw.AttentionResult.from_arrays(np.eye(3, dtype=np.float32)[None, None], ["[CLS]", "hi", "[SEP]"])
-    >>> len(aw.plots.plot_head_view(r).axes[0].lines)
+    >>> len(aw.plots.plot_head_view(r).axes[0].collections[0].get_segments())
     3
     """
     kind = check_kind(result, kind)
-    theme = resolve_theme(theme)
-    n_layers, n_heads = result.attention_shape(kind)[:2]  # type: ignore[arg-type]
+    n_layers, n_heads, n_q = result.attention_shape(kind)[:3]  # type: ignore[arg-type]
     layer = check_layer(layer, n_layers)
     heads = list(range(n_heads)) if heads is None else [check_head(h, n_heads, allow_mean=False) for h in heads]
-    n_q = result.attention_shape(kind)[2]  # type: ignore[arg-type]
+    if sentence_filter not in SENTENCE_FILTERS:
+        raise ValueError(f"unknown sentence filter {sentence_filter!r}; choose one of {list(SENTENCE_FILTERS)}")
+    win = None
     if window is not None or is_long(n_q, result.is_lazy):
         if words:
             raise ValueError("word level is not drawn in a window; use words=False (or a text of up to 512 tokens)")
         win = check_window(window, n_q) if window is not None else default_window(n_q, result.is_lazy, queries or [])
-        return _plot_window(result, kind, layer, heads, win, sentence_filter, queries, min_weight, theme)
-    if words:
-        from ..analysis.words import word_level
-
-        result = word_level(result)
-    attention, qtok, ktok = result.attention_of(kind)  # type: ignore[arg-type]
-    a = attention[layer]  # [head, query, key]
-    keep = filter_mask(*axis_segments(result, kind), sentence_filter)
+    state = head_view_state(result, HeadViewOptions(kind, layer, words, win, max(0.0, min_weight)))
     if queries is not None:
-        rows = np.zeros(len(qtok), bool)
-        rows[[check_query(q, len(qtok)) for q in queries]] = True
-        keep &= rows[:, None]
-    n = max(len(qtok), len(ktok))
-    fig, ax, font = _lines(a, heads, keep, min_weight, list(range(len(ktok))), n, theme)
-    for i, t in enumerate(qtok):
-        ax.text(-0.03, i, token_label(t, 20), ha="right", va="center", fontsize=font,
-                color="#1f2328" if keep[i].any() or sentence_filter == "all" else "#b8bec6")
-    for j, t in enumerate(ktok):
-        ax.text(1.03, j, token_label(t, 20), ha="left", va="center", fontsize=font,
-                color="#1f2328" if keep[:, j].any() or sentence_filter == "all" else "#b8bec6")
-    ax.set_xlim(-0.45, 1.45)
-    ax.set_ylim(n - 0.5, -0.5)
-    ax.axis("off")
-    shown = ", ".join(str(h) for h in heads) if len(heads) <= 6 else f"{len(heads)} heads"
-    ax.set_title(f"{result.model.name} · {kind} · layer {layer} · heads {shown}", fontsize=font + 1)
-    fig.tight_layout()
-    return fig
+        n_rows = len(head_view_columns(state).tokens[0]) if words else n_q
+        queries = [check_query(q, n_rows) for q in queries]
+        if not queries:  # no query selected: no lines (the page draws every row for an empty selection)
+            heads = []
+    return _paint(state, None, heads, sentence_filter, queries or [], min_weight, theme)
 
 
-def _lines(a: np.ndarray, heads: list[int], keep: np.ndarray, min_weight: float, y_key: list[int], n: int,
-           theme: str) -> tuple[Figure, Any, int]:
-    """The figure, its axes and font size, with one line per (head, query, key) kept: query ``q`` at height ``q`` on
-    the left, key ``k`` at height ``y_key[k]`` on the right, as opaque as its weight."""
-    font = 15 if theme == "lecture" else 9
+@lecture_fit
+def paint_head_view(state: HeadViewState, ax: Any = None, *, heads: Sequence[int] | None = None,
+                    sentence_filter: str = "all", selected: Sequence[int] = (), min_weight: float = 0.02,
+                    theme: str | None = None) -> Figure:
+    """Draw a HeadView state (:func:`attnwidgets.viewdata.views.head_view.head_view_state`) as the page draws it:
+    the layer its payload holds as lines from the query tokens (left) to the key tokens (right), one colour per
+    head in ``heads`` (the widget's trait; default every head) and opacity by weight in the page's 16 steps, only
+    lines of at least ``min_weight`` (0.1 for more than 128 rows and nothing selected) that the
+    ``sentence_filter`` keeps, from the ``selected`` query positions alone when any are selected (marked in the
+    accent colour); under the page's title
+    (:func:`~attnwidgets.viewdata.views.head_view.head_view_title`), with the heads drawn named under the lines as
+    the page's swatches name them.
+
+    Examples
+    --------
+    >>> from attnwidgets.result import AttentionResult
+    >>> r = AttentionResult.from_arrays(np.full((2, 3, 4, 4), 0.25, np.float32), list("abcd"))
+    >>> ax = paint_head_view(head_view_state(r, HeadViewOptions(layer=1)), heads=[0, 2], selected=[1]).axes[0]
+    >>> ax.get_title(), len(ax.collections), [len(c.get_segments()) for c in ax.collections]
+    ('arrays · self attention · layer 1', 2, [4, 4])
+    """
+    return _paint(state, ax, heads, sentence_filter, selected, min_weight, theme)
+
+
+def _paint(state: HeadViewState, ax: Any, heads: Sequence[int] | None, sentence_filter: str, selected: Sequence[int],
+           min_weight: float, theme: str | None) -> Figure:
+    """:func:`paint_head_view` (which :func:`plot_head_view` calls too, fitted to the lecture box once)."""
+    theme = resolve_theme(theme)
+    fg, muted, accent = _INK.get(theme, _INK["light"])
+    (queries, keys), (qseg, kseg), win = head_view_columns(state)
+    a = unpack(state.payload.heads)  # [head, query, key]: weights under the payload's floor read 0
+    heads = list(range(a.shape[0])) if heads is None else [h for h in heads if 0 <= h < a.shape[0]]
+    q0 = win["q"][0] if win else 0
+    rows = sorted({q - q0 for q in selected if 0 <= q - q0 < len(queries)})
+    n_win = win["k"][1] - win["k"][0] if win else len(keys)
+    gap = 1 if win and win["far"] else 0
+    n = max(len(queries), len(keys) + gap, 1)
+    y_key = np.array([j if j < n_win else j + gap for j in range(len(keys))], dtype=np.float64)
+    keep = _kept(a.shape[1:], qseg, kseg, sentence_filter, rows)
+    floor = line_threshold(n, min_weight, bool(rows))
     scale = LECTURE_SCALE if theme == "lecture" else 1.0
-    fig = new_figure((5.5 * scale, max(2.5, 0.22 * n + 1) * scale))
-    ax = fig.add_subplot()
-    for hd in heads:
-        colour = HEAD_COLOURS[hd % len(HEAD_COLOURS)]
-        qs, ks = np.nonzero((a[hd] >= min_weight) & keep)
-        for q, k in zip(qs.tolist(), ks.tolist()):
-            ax.plot([0, 1], [q, y_key[k]], color=colour, alpha=float(min(1.0, a[hd, q, k])), linewidth=1.5)
-    return fig, ax, font
-
-
-def _plot_window(result: AttentionResult, kind: str, layer: int, heads: list[int], window: tuple[int, int],
-                 sentence_filter: str, queries: list[int] | None, min_weight: float, theme: str) -> Figure:
-    """plot_head_view of a window: its queries, its keys, then (after a gap) the far keys, labelled ``#position``."""
-    a, info = window_heads(result, kind, layer, window, max(0.0, min_weight))
-    q0, q1 = info["q"]
-    k0, k1 = info["k"]
-    far = info["far"]
-    qtok_all, ktok_all = axis_tokens(result, kind)
-    qseg_all, kseg_all = axis_segments(result, kind)
-    cols = [*range(k0, k1), *far]
-    qtok, ktok = qtok_all[q0:q1], [ktok_all[k] for k in cols]
-    keep = filter_mask(qseg_all[q0:q1], [kseg_all[k] for k in cols], sentence_filter)
-    if queries is not None:
-        rows = np.zeros(len(qtok), bool)
-        picked = [check_query(q, len(qtok_all)) - q0 for q in queries]
-        rows[[q for q in picked if 0 <= q < len(qtok)]] = True
-        keep &= rows[:, None]
-    n_win = k1 - k0
-    gap = 1 if far else 0
-    y_key = [j if j < n_win else j + gap for j in range(len(cols))]
-    n = max(len(qtok), len(cols) + gap)
-    fig, ax, font = _lines(a, heads, keep, min_weight, y_key, n, theme)
-    for i, t in enumerate(qtok):
-        ax.text(-0.03, i, f"{q0 + i} {token_label(t, 20)}", ha="right", va="center", fontsize=font, color="#1f2328")
-    for j, k in enumerate(cols):
-        far_key = j >= n_win
-        label = f"#{k} {token_label(ktok[j], 20)}" if far_key else f"{k} {token_label(ktok[j], 20)}"
-        ax.text(1.03, y_key[j], label, ha="left", va="center", fontsize=font,
-                color="#6e7781" if far_key else "#1f2328", style="italic" if far_key else "normal")
-    if far:
-        ax.text(1.03, n_win, "far keys (outside the window):", ha="left", va="center", fontsize=font - 1,
-                color="#6e7781")
-    ax.set_xlim(-0.55, 1.55)
+    font = 15 if theme == "lecture" else 9
+    if ax is None:
+        fig = new_figure((5.5 * scale, max(2.5, 0.22 * n + 1.3) * scale))
+        ax = fig.add_subplot()
+    _draw_lines(ax, a, heads, keep & (a >= floor) & (a > 0), y_key)
+    sel = set(rows)
+    for i, t in enumerate(queries):
+        kept = sentence_filter == "all" or bool(np.isin(qseg[i], _sides(sentence_filter)[0]))
+        ax.text(-0.03, i, token_label(t, 20), ha="right", va="center", fontsize=font,
+                color=accent if i in sel else fg if kept else _GREYED, fontweight="bold" if i in sel else "normal")
+        if win:
+            ax.text(-0.45, i, str(q0 + i), ha="left", va="center", fontsize=font - 2, color=muted)
+    for j, t in enumerate(keys):
+        far = j >= n_win
+        kept = sentence_filter == "all" or bool(np.isin(kseg[j], _sides(sentence_filter)[1]))
+        ax.text(1.03, y_key[j], token_label(t, 24), ha="left", va="center", fontsize=font,
+                color=muted if far else fg if kept else _GREYED)
+        if win and not far:
+            ax.text(1.45, y_key[j], str(win["k"][0] + j), ha="right", va="center", fontsize=font - 2, color=muted)
+    if gap:
+        ax.text(1.03, n_win, "far keys:", ha="left", va="center", fontsize=font - 1, color=muted)
+    ax.set_xlim(-0.5 if win else -0.45, 1.5 if win else 1.45)
     ax.set_ylim(n - 0.5, -0.5)
     ax.axis("off")
-    shown = ", ".join(str(h) for h in heads) if len(heads) <= 6 else f"{len(heads)} heads"
-    ax.set_title(f"{result.model.name} · {kind} · layer {layer} · heads {shown} · tokens {q0}–{q1 - 1} of "
-                 f"{info['n'][0]}", fontsize=font + 1)
-    fig.tight_layout()
-    return fig
+    _swatches(ax, heads, font)
+    ax.set_title(head_view_title(state), fontsize=font + 1)
+    ax.figure.tight_layout()
+    return ax.figure  # type: ignore[no-any-return]
+
+
+def _sides(sentence_filter: str) -> tuple[list[int], list[int]]:
+    """The query and key segments a sentence filter keeps (state.ts queryKept, keyKept)."""
+    qs, ks = SENTENCE_FILTERS[sentence_filter]
+    return [0, 1] if qs is None else [qs], [0, 1] if ks is None else [ks]
+
+
+def _kept(shape: tuple[int, ...], qseg: Sequence[int], kseg: Sequence[int], sentence_filter: str,
+          rows: list[int]) -> np.ndarray:
+    """(queries, keys) bool: the lines the page draws: the sentence filter's (state.ts keeps), from the selected
+    rows alone when any are selected (queriesDrawn)."""
+    if sentence_filter not in SENTENCE_FILTERS:
+        raise ValueError(f"unknown sentence filter {sentence_filter!r}; choose one of {list(SENTENCE_FILTERS)}")
+    qs, ks = _sides(sentence_filter)
+    keep = np.isin(np.asarray(qseg[:shape[0]]), qs)[:, None] & np.isin(np.asarray(kseg[:shape[1]]), ks)[None, :]
+    if rows:
+        picked = np.zeros(shape[0], bool)
+        picked[rows] = True
+        keep &= picked[:, None]
+    return keep  # type: ignore[no-any-return]
+
+
+def _draw_lines(ax: Any, a: np.ndarray, heads: list[int], keep: np.ndarray, y_key: np.ndarray) -> None:
+    """One LineCollection per head: a line from query q (height q, left) to key k (height ``y_key[k]``, right) for
+    every weight ``keep`` [head, query, key] keeps, its opacity the page's step (paint.ts: ``max(0.06, (step + 1) /
+    16)``, step = weight in 16ths); a head alone in its colour darkened to 4.5 : 1 on white, as the page draws it."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import to_rgb
+
+    for hd in heads:
+        qs, ks = np.nonzero(keep[hd])
+        weights = a[hd, qs, ks]
+        step = np.minimum(_STEPS - 1, np.floor(np.minimum(1.0, weights) * _STEPS))
+        colour = HEAD_COLOURS[hd % len(HEAD_COLOURS)]
+        rgb = to_rgb(_readable(colour) if len(heads) == 1 else colour)
+        rgba = np.column_stack([np.tile(rgb, (len(qs), 1)), np.maximum(0.06, (step + 1) / _STEPS)])
+        segments = np.stack([np.column_stack([np.zeros(len(qs)), qs]), np.column_stack([np.ones(len(qs)), y_key[ks]])],
+                            axis=1)
+        ax.add_collection(LineCollection(list(segments), colors=rgba, linewidths=1.5, label=f"head {hd}"))
+
+
+def _readable(hex_colour: str, ratio: float = 4.5) -> str:
+    """draw/colors.ts readableOn on white: the colour mixed towards black until its contrast is at least ``ratio``."""
+    from matplotlib.colors import to_hex, to_rgb
+
+    def luminance(rgb: np.ndarray) -> float:
+        lin = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+        return float(lin @ np.array([0.2126, 0.7152, 0.0722]))
+
+    base = np.round(np.array(to_rgb(hex_colour)) * 255)
+    for k in range(21):
+        rgb = np.round(base * (1 - k / 20)) / 255
+        if 1.05 / (luminance(rgb) + 0.05) >= ratio:
+            return to_hex(tuple(rgb.tolist()))
+    return "#000000"
+
+
+def _swatches(ax: Any, heads: list[int], font: float) -> None:
+    """The heads drawn, named in their colours under the lines as the page's swatches name them."""
+    from matplotlib.lines import Line2D
+
+    if not heads:
+        return
+    handles = [Line2D([], [], marker="s", linestyle="", markersize=font * 0.9,
+                      color=HEAD_COLOURS[h % len(HEAD_COLOURS)]) for h in heads]
+    ax.legend(handles, [str(h) for h in heads], loc="upper center", bbox_to_anchor=(0.5, 0.0),
+              ncols=min(len(heads), 6 if font > 12 else 12), frameon=False, fontsize=font - 1, handletextpad=0.1,
+              columnspacing=0.8, title="heads", title_fontsize=font - 1)

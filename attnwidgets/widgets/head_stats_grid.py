@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from ..viewdata.views.head_stats_grid import HeadStatsState, head_stats_state, query_labels
+from ..viewdata.views.head_stats_grid import HeadStatsState, default_statistic, head_stats_state, query_labels
 from ._base import Colormap
 from ._headstats import HeadWidget
 
@@ -154,13 +154,7 @@ class HeadStatsGrid(HeadWidget):
             self.statistic = self._default_statistic()
 
     def _default_statistic(self) -> str:
-        names = self.stats.names()
-        prefer = ("first", "sep", "cls") if self.stats.causal else ("sep", "cls", "first")
-        for name in prefer:
-            v = self.stats.values.get(name)
-            if v is not None and np.isfinite(v).any() and np.nanmax(v) > 0:
-                return name
-        return names[0]
+        return default_statistic(self._state())  # the rule the static twin reads too
 
     @traitlets.validate("statistic")
     def _valid_statistic(self, proposal: dict[str, Any]) -> str:

@@ -20,7 +20,9 @@ from attnwidgets.generation_result import GenerationResult
 from attnwidgets.qk_result import QKCapture
 from attnwidgets.result import ModelInfo
 from attnwidgets.router_result import RouterResult
+from attnwidgets.viewdata.head_stats import HeadStats
 from attnwidgets.viewdata.labels import token_label
+from attnwidgets.viewdata.lines import unpack
 from attnwidgets.viewdata.views import VIEWS
 
 matplotlib.use("Agg")
@@ -149,6 +151,7 @@ OTHER: dict[str, Any] = {
     "qk_space": pytest.param(lambda: aw.QKSpaceView(_qk_space()), id="qk_space"),
     "routers": pytest.param(lambda: aw.RouterView(_routes()), id="routers"),
     "fill_mask": pytest.param(lambda: _fill_mask(), id="fill_mask"),
+    "ablation": pytest.param(lambda: aw.AblationWidget(["The cat sat on the mat."], layer=2, head=3), id="ablation"),
 }
 
 
@@ -183,13 +186,11 @@ def _generation() -> GenerationResult:
 
 
 #: views with a twin this test does not build yet, and why (each needs inputs beyond a small result).
-NOT_BUILT: dict[str, str] = {
-    "ablation": "re-runs a model",
-}
+NOT_BUILT: dict[str, str] = {}
 
 
 def _page_meta_title(w: Any) -> str:
-    meta = w._meta if w._meta else w._payload
+    meta = w._meta if getattr(w, "_meta", None) else w._payload  # AblationWidget has no _meta
     return str(meta["title"])
 
 
@@ -473,13 +474,237 @@ def test_the_fill_masks_picture_has_the_pages_title_note_axis_and_row(case):
     assert [t.get_text() for t in panel.get_xticklabels()] == [token_label(t) for t in payload["tokens"]]
 
 
+# -- head_stats_grid: painted from its state (paint_head_stats_grid) ------------------------------------------------
+
+STATS_CASES: dict[str, Callable[[], aw.HeadStatsGrid]] = {
+    "first choice, one head": lambda: aw.HeadStatsGrid(_result(), layer=1, head=2),
+    "entropy, a layer, viridis": lambda: aw.HeadStatsGrid(_result(8), statistic="entropy", layer=0, head=-1,
+                                                          colormap="viridis"),
+    "signed, lecture": lambda: aw.HeadStatsGrid(HeadStats(
+        {"logit_share": np.array([[0.5, -1.0, 0.25], [0.1, 0.0, -0.5]])}, "toy", signed=("logit_share",)),
+        layer=1, head=0, theme="lecture"),
+    "below zero": lambda: aw.HeadStatsGrid({"gain": np.array([[-0.5, -0.25], [-2.0, 0.0]])}, layer=0, head=1),
+}
+
+
+def _page_grid_scale(values: np.ndarray, signed: bool) -> tuple[float, float]:
+    """js/src/views/head_stats_grid/paint.ts paintGrid's lo, hi: ±absMax for a signed statistic, else
+    draw/heads.ts statRange (from 0 when never negative)."""
+    finite = values[np.isfinite(values)]
+    if signed:
+        half = max(float(np.abs(finite).max()), 1e-12)
+        return -half, half
+    lo, hi = float(finite.min()), float(finite.max())
+    return (0.0, hi if hi > 0 else 1.0) if lo >= 0 else (lo, hi)
+
+
+@pytest.mark.parametrize("case", list(STATS_CASES))
+def test_the_head_stats_grids_picture_has_the_pages_title_scale_labels_and_selection(case):
+    w = STATS_CASES[case]()
+    meta, stat = w._meta, w.statistic
+    fig = fallback.twin_figure(w)
+    ax, bar = fig.axes[:2]
+    label = meta["labels"][stat]  # state.ts gridTitle and statLabel (the legend's label)
+    assert _text(ax.get_title()) == f"{meta['title']} · {label}"
+    assert _text(bar.get_ylabel()) == label
+    values = _unpack(w._payload["stats"])[meta["names"].index(stat)].astype(np.float64)
+    mesh = ax.collections[0]
+    assert mesh.get_clim() == pytest.approx(_page_grid_scale(values, stat in meta["signed"]))
+    np.testing.assert_allclose(np.ma.filled(mesh.get_array(), np.nan).reshape(values.shape), values, atol=1e-6)
+    want = {"": {"light": "Blues", "lecture": "viridis"}[w.theme], "viridis": "viridis"}[w.colormap]
+    if case.startswith("signed"):
+        assert meta["signed"] == [stat]
+        want = {"light": "RdBu_r", "lecture": "PuOr_r"}[w.theme]  # draw/diverging.ts: rdbu, or puor in lecture
+    assert mesh.get_cmap().name == want
+    n_layers, n_heads = meta["shape"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(h) for h in range(n_heads)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [str(lay) for lay in range(n_layers)]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("head", "layer")
+    (outline,) = ax.patches  # paint.ts drawOutlines: the selected head, or its whole layer for head -1
+    x, width = (0, n_heads) if w.head < 0 else (w.head, 1)
+    assert (outline.get_x(), outline.get_y(), outline.get_width(), outline.get_height()) == (x, w.layer, width, 1)
+
+
+def test_the_head_stats_grids_picture_follows_the_pages_statistic_and_selection():
+    w = STATS_CASES["first choice, one head"]()
+    first = _text(fallback.twin_figure(w).axes[0].get_title())
+    w.statistic, w.layer, w.head = "prev", 0, 3
+    ax = fallback.twin_figure(w).axes[0]
+    assert _text(ax.get_title()) != first and _text(ax.get_title()).endswith(w._meta["labels"]["prev"])
+    assert (ax.patches[0].get_x(), ax.patches[0].get_y()) == (3, 0)
+
+
+# -- head_view: painted from its state (paint_head_view) ------------------------------------------------------------
+
+def _pair(seed: int = 9) -> aw.AttentionResult:
+    """A sentence pair: [CLS] the cat [SEP] | a dog [SEP], 2 layers x 3 heads."""
+    tokens = ["[CLS]", "the", "cat", "[SEP]", "a", "dog", "[SEP]"]
+    a = np.random.default_rng(seed).random((2, 3, 7, 7), dtype=np.float32) ** 3
+    return aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), tokens, name="pair",
+                                          segment_ids=np.array([0, 0, 0, 0, 1, 1, 1]))
+
+
+HEAD_VIEW_CASES: dict[str, Callable[[], aw.HeadView]] = {
+    "every head": lambda: aw.HeadView(_result(), layer=1),
+    "two heads, words, two rows": lambda: aw.HeadView(_result(), layer=0, heads=[1, 3], words=True, selected=[1, 2]),
+    "one head, A to B": lambda: aw.HeadView(_pair(), layer=1, head=2, sentence_filter="AB", min_weight=0.05),
+    "a window": lambda: aw.HeadView(_result(3), layer=1, heads=[0, 2], window=[1, 4]),
+}
+
+
+def _page_lines(w: aw.HeadView) -> tuple[dict[int, np.ndarray], list[str], list[str], list[int]]:
+    """What the page draws (js/src/views/head_view/: state.ts columnsOf, windowColumns, keeps, lineThreshold,
+    queriesDrawn; paint.ts paintLines), from the widget's traits: per head its (query, key, weight) lines, the query
+    and key labels, the selected rows."""
+    payload, meta, kind = w._payload, w._meta, w.kind
+    labels = payload["labels"] if w.words else meta
+    (qt, kt), (qs, ks) = labels["tokens"][kind], labels["segments"][kind]
+    a = unpack(payload["heads"])
+    win = payload["heads"].get("window")
+    if win:
+        far = win["far"]
+        qt, qs = qt[win["q"][0]:win["q"][1]], qs[win["q"][0]:win["q"][1]]
+        kt, ks = ([*kt[win["k"][0]:win["k"][1]], *(f"#{p} {kt[p]}" for p in far)],
+                  [*ks[win["k"][0]:win["k"][1]], *(ks[p] for p in far)])
+    q0 = win["q"][0] if win else 0
+    rows = [q - q0 for q in w.selected if 0 <= q - q0 < len(qt)]
+    n = max(len(qt), len(kt) + (1 if win and win["far"] else 0))
+    floor = max(w.min_weight, 0.1) if n > 128 and not rows else w.min_weight
+    side = {"A": 0, "B": 1}
+    lines = {}
+    for h in w.heads:
+        found = []
+        for q in rows or range(len(qt)):
+            for k in range(len(kt)):
+                f = w.sentence_filter
+                kept = f == "all" or (qs[q] == side[f[0]] and ks[k] == side[f[1]])
+                if kept and a[h, q, k] >= floor and a[h, q, k] > 0:
+                    found.append((q, k, a[h, q, k]))
+        lines[h] = np.array(found).reshape(-1, 3)
+    return lines, qt, kt, rows
+
+
+@pytest.mark.parametrize("case", list(HEAD_VIEW_CASES))
+def test_the_head_views_picture_has_the_pages_title_heads_lines_and_labels(case):
+    w = HEAD_VIEW_CASES[case]()
+    meta, win = w._meta, w._payload["heads"].get("window")
+    ax = fallback.twin_figure(w).axes[0]
+    which = f"{w.kind} attention"  # state.ts titleText
+    where = f" · tokens {win['q'][0]}–{win['q'][1] - 1} of {win['n'][0]}" if win else ""
+    assert _text(ax.get_title()) == f"{meta['title']} · {which} · layer {w.layer}{' · words' if w.words else ''}{where}"
+    lines, queries, keys, rows = _page_lines(w)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [str(h) for h in w.heads]  # the swatches shown
+    assert [c.get_label() for c in ax.collections] == [f"head {h}" for h in w.heads]
+    n_win = win["k"][1] - win["k"][0] if win else len(keys)
+    for h, collection in zip(w.heads, ax.collections):
+        drawn = sorted((round(s[0][1]), round(s[1][1]), round(float(c[3]), 4))
+                       for s, c in zip(collection.get_segments(), collection.get_colors()))
+        # paint.ts paintLines: opacity max(0.06, (step + 1) / 16), step = the weight in 16ths (at most 15)
+        step = np.minimum(15, np.floor(np.minimum(1, lines[h][:, 2]) * 16))
+        keys_y = [k if k < n_win else k + 1 for k in lines[h][:, 1].astype(int)]  # far keys after a gap row
+        want = sorted(zip(lines[h][:, 0].astype(int).tolist(), keys_y,
+                          np.round(np.maximum(0.06, (step + 1) / 16), 4).tolist()))
+        assert drawn == want and drawn, h
+    texts = [t for t in ax.texts if t.get_position()[0] in (-0.03, 1.03)]
+    left = [t.get_text() for t in texts if t.get_position()[0] < 0]
+    right = [t.get_text() for t in texts if t.get_position()[0] > 0 and t.get_text() != "far keys:"]
+    assert left == [token_label(q, 20) for q in queries]  # paint.ts: fitToken(…, 20) left, 24 right
+    assert right == [token_label(k, 24) for k in keys]
+    marked = [t.get_text() for t in texts if t.get_position()[0] < 0 and t.get_color() == "#d1242f"]
+    assert marked == [token_label(queries[r], 20) for r in rows]  # the selected rows, in the accent colour
+
+
+# -- ablation: painted from its state (paint_ablation), on the bundled model --------------------------------------
+
+def _ablation(edits: list[dict[str, Any]], **traits: Any) -> aw.AblationWidget:
+    w = aw.AblationWidget(["The cat sat on the mat.", "A dog barked."], **traits)
+    w.ablation = {"edits": edits}
+    return w
+
+
+ABLATION_CASES: dict[str, Callable[[], aw.AblationWidget]] = {
+    "nothing off": lambda: aw.AblationWidget(["The cat sat on the mat."], layer=2, head=3),
+    "a head and a layer off, two rows": lambda: _ablation(
+        [{"stack": "self", "layer": 1, "head": 2, "mode": "zero"},
+         {"stack": "self", "layer": 3, "head": None, "mode": "uniform"}], layer=1, head=2, selection=[1, 2]),
+    "a head scaled, one row summed, lecture": lambda: _ablation(
+        [{"stack": "self", "layer": 0, "head": 5, "mode": "scale", "scale": 0.5}], layer=0, head=5, item=1,
+        selection=[3], combine="sum", theme="lecture"),
+}
+
+
+def _page_ablation_caption(w: aw.AblationWidget) -> str:
+    """The maps' caption (js/src/views/ablation/state.ts mapTitleText, movedText; spanCompare), from the traits."""
+    hm = w._payload["map"]
+    before, after = (np.nan_to_num(_unpack(hm[k]).astype(np.float64)) for k in ("before", "after"))
+    vmax = max(before.max(initial=0), after.max(initial=0)) or 1.0
+    text = f"{'' if w.kind == 'self' else w.kind + ' · '}layer {w.layer} · head {w.head}, same colour scale " \
+           f"(max {vmax:.3f})"
+    sel = [q for q in w.selection if q < len(hm["queries"])]
+    if sel:
+        rows = [(m[sel].sum(0) / (1 if w.combine == "sum" else len(sel))) for m in (before, after)]
+        moved = float(np.abs(rows[1] - rows[0]).sum() / 2)
+        span = " ".join(hm["queries"][q] for q in sel) + (f" ({sel[0]}–{sel[-1]})" if len(sel) > 1 else f" ({sel[0]})")
+        text += f" · rows {span}: ½ Σ |after − before| = {moved:.3f}"
+    return text
+
+
+def _page_bars(rows: list[dict[str, Any]]) -> tuple[list[float], str]:
+    """The watched numbers' bar widths, before then after per row (state.ts barRange of each name, barSpan), and
+    the change axis's label (deltaRanges' largest, deltaAxisText)."""
+    widths = []
+    for r in rows:
+        values = [v for q in rows if q["name"] == r["name"] for v in (q["before"], q["after"]) if v is not None]
+        lo, hi = min([0.0, *values]), max([0.0, *values])
+        hi = lo + 1 if lo == hi else hi
+        widths += [max(abs((v - lo) / (hi - lo) - (0 - lo) / (hi - lo)), 0.004)
+                   for v in (r["before"], r["after"]) if v is not None]
+    widest = max([abs(r["delta"]) for r in rows if r["delta"] is not None], default=0.0)
+    digits = max(2, min(6, 1 - int(np.floor(np.log10(widest))))) if widest > 0 else 0
+    return widths, f"change, axis ±{widest:.{digits}f}" if widest > 0 else "change: none"
+
+
+@pytest.mark.parametrize("case", list(ABLATION_CASES))
+def test_the_ablations_picture_has_the_pages_title_grid_numbers_and_maps(case):
+    w = ABLATION_CASES[case]()
+    payload = w._payload
+    fig = fallback.twin_figure(w)
+    grid, values, changes, before, after = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"][:5]
+    assert _text(fig._suptitle) == f"{payload['title']} · ablation"  # index.ts drawOutput
+    assert _text(values.get_title("left")) == f"watching: {payload['watch']}"
+    # the grid: a layer's own edit says "off"; a head's edit its letter (× zero, U uniform, M mean, .50 a scale)
+    n_layers, n_heads = payload["stacks"][w.kind]
+    edits = payload["ablation"]["edits"]
+    off = {e["layer"] for e in edits if e["head"] is None}
+    assert [t.get_text() for t in grid.get_yticklabels()] == [f"layer {lay}{' off' if lay in off else ''}"
+                                                              for lay in range(n_layers)]
+    assert [t.get_text() for t in grid.get_xticklabels()] == [str(h) for h in range(n_heads)]
+    letters = {(e["layer"], e["head"]): {"zero": "×", "uniform": "U", "mean": "M"}.get(
+        e["mode"], f"{e['scale']:.2f}".removeprefix("0")) for e in edits if e["head"] is not None}
+    drawn = {(int(t.get_position()[1]), int(t.get_position()[0])): t.get_text() for t in grid.texts if t.get_text()}
+    assert drawn == letters
+    outline = [p for p in grid.patches if not p.get_fill()]
+    assert [(p.get_x(), p.get_y()) for p in outline] == [(w.head, w.layer)]  # the selected head
+    # the watched numbers: each on its own name's axis, the change on one axis
+    widths, axis = _page_bars(payload["rows"])
+    assert [_text(t) for t in values.get_yticklabels()] == [r["name"] for r in payload["rows"]]
+    np.testing.assert_allclose([p.get_width() for p in values.patches], widths, atol=1e-9)
+    assert _text(changes.get_xlabel()) == axis
+    # the maps: one colour scale, the page's labels and caption
+    hm = payload["map"]
+    top = max(float(np.nan_to_num(_unpack(hm[k])).max(initial=0)) for k in ("before", "after")) or 1.0
+    for ax in (before, after):
+        assert ax.collections[0].get_clim() == pytest.approx((0.0, top))
+        assert [t.get_text() for t in ax.get_xticklabels()] == [token_label(k) for k in hm["keys"]]
+        assert [t.get_text() for t in ax.get_yticklabels()] == [token_label(q) for q in hm["queries"]]
+    assert _text(fig._supxlabel) == _page_ablation_caption(w)
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
 NO_PAINTER: dict[str, str] = {
-    "ablation": "plot_ablation_panel reads the widget", "head_view": "plot_head_view re-derives its lines",
     "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
-    "head_stats_grid": "plot_head_stats re-reads the stats",
 }
 
 

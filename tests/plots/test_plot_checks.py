@@ -112,6 +112,7 @@ def test_valid_arguments_still_draw(result):
         plot_head_stats(result, "sep", selected=(1, -1)),
     ]
     assert figs[0].axes[0].get_title() == "arrays · self attention · layer 1 · mean of heads"
-    assert figs[1].axes[0].get_title() == "arrays · self · layer 1 · heads 2"
+    assert figs[1].axes[0].get_title() == "arrays · self attention · layer 1"  # the page's title (state.ts titleText)
+    assert [t.get_text() for t in figs[1].axes[0].get_legend().get_texts()] == ["2"]  # the head, as its swatch
     for fig in figs:
         plt.close(fig)

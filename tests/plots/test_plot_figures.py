@@ -32,10 +32,13 @@ from attnwidgets.qk_result import QKCapture
 from attnwidgets.router_result import RouterResult
 from attnwidgets.viewdata.compare import make_comparison
 from attnwidgets.viewdata.head_stats import head_stats
+from attnwidgets.viewdata.views.ablation import AblationView, Outcome, ablation_setup, ablation_state
 from attnwidgets.viewdata.views.compare import CompareOptions, compare_state
 from attnwidgets.viewdata.views.entropy_bars import entropy_bars_state
 from attnwidgets.viewdata.views.fill_mask import fill_mask_state
 from attnwidgets.viewdata.views.head_cluster_map import head_cluster_map_state
+from attnwidgets.viewdata.views.head_stats_grid import head_stats_state
+from attnwidgets.viewdata.views.head_view import HeadViewOptions, head_view_state
 from attnwidgets.viewdata.views.heatmap import HeatmapOptions, heatmap_state
 from attnwidgets.viewdata.views.model_view import ModelViewOptions, model_view_state
 from attnwidgets.viewdata.views.profile import ProfileOptions, profile_state
@@ -190,6 +193,15 @@ CALLS = {
     "paint_fill_mask": lambda theme: plots.paint_fill_mask(fill_mask_state({**FILL_VIEW, "model": "toy"}, ""),
                                                            head=2, theme=theme),
     "plot_fill_mask_lens": lambda theme: plots.plot_fill_mask_lens(FILL_VIEW, mask=0, layer=1, theme=theme),
+    "paint_head_stats_grid": lambda theme: plots.paint_head_stats_grid(
+        head_stats_state(head_stats(R), can_words=False, tokens=[]), statistic="sep", layer=1, head=0, theme=theme),
+    "paint_head_view": lambda theme: plots.paint_head_view(head_view_state(R, HeadViewOptions(layer=1)), heads=[0, 2],
+                                                           selected=[1], theme=theme),
+    "paint_ablation": lambda theme: plots.paint_ablation(ablation_state(
+        ablation_setup("toy", {"self": (2, 3)}, {"self": 0}, ["a", "b"], None, "drift"),
+        Outcome("drift", PANEL.assign(delta=PANEL["after"] - PANEL["before"]), [R], [R]), AblationView(layer=1, head=2),
+        {"edits": [{"stack": "self", "layer": 1, "head": 2, "mode": "zero", "scale": 0.0}]}, seconds=0.1, seq=1),
+        selection=[1, 2], theme=theme),
 }
 
 

@@ -40,7 +40,9 @@ ALL = {**CALLS, **MORE}
 #: Teaching figures taller than one screen at lecture size, on purpose: their text is held to LECTURE_MIN_FONT here
 #: and to no overlap by tests/plots/test_notebook_figures.py, but they scroll. The input-embeddings picture (notebook 02
 #: §2b) is six strips of a sentence pair's tokens: at 14 pt labels it is two screens tall (951 x 1272 px).
-SCROLLS = {"plot_input_embeddings"}
+#: The ablation explorer's picture (its grid, the watched numbers, the maps, one under another) scrolls as its page
+#: does: in the lecture theme the page is never zoomed out but wraps to the width and scrolls.
+SCROLLS = {"plot_input_embeddings", "paint_ablation"}
 
 
 def _drawn_texts(fig) -> list[Text]:

@@ -115,13 +115,14 @@ def test_plot_head_view_of_a_lazy_result_draws_the_window(no_dense):
     title = fig.axes[0].get_title()
     assert "tokens 100–119 of 2000" in title
     labels = [t.get_text() for t in fig.axes[0].texts]
-    assert labels[0].startswith("100 ") and any(t.startswith("#0 ") for t in labels), "the sink is a far key"
+    # the window's positions beside its tokens, muted, as the page writes them (paint.ts paintQueries)
+    assert labels[1] == "100" and any(t.startswith("#0 ") for t in labels), "the sink is a far key"
     set_dense_budget(1 << 40)
     a = dense_twin(r).attention[1, 0, 100:120]
     n_far = sum(t.startswith("#") for t in labels)
     far = [int(t.split()[0][1:]) for t in labels if t.startswith("#")]
     cols = [*range(100, 120), *far]
-    assert len(fig.axes[0].lines) == int((a[:, cols] >= 0.02).sum()) and n_far >= 1
+    assert len(fig.axes[0].collections[0].get_segments()) == int((a[:, cols] >= 0.02).sum()) and n_far >= 1
 
 
 def _long_capture(n=800, seed=0):

@@ -347,9 +347,10 @@ def test_bundled_model_default_texts_and_static_twin(bundled):
     assert isinstance(w.result, aw.AttentionResult) and isinstance(w.watch_result, WatchResult)
     w.ablation = Ablation.layers([5])
     fig = aw.plots.plot_ablation_panel(w)
-    assert "5=zero" in fig.axes[0].get_title()
-    texts = [t.get_text() for t in fig.axes[0].texts]
-    assert f"{w.frame['after'].iloc[0]:.3f}" in texts
+    assert "5=zero" in fig.axes[0].get_title("left")
+    numbers = [t.get_text() for t in fig.axes[1].texts]  # as the page prints them: before → after  change
+    assert f"→ {w.frame['after'].iloc[0]:.4f}  " in numbers[0]
+    assert fig.axes[0].texts[0].get_text() == w._payload["rows"][0]["label"]  # headed by its texts
     with pytest.raises(TypeError, match="WatchResult"):
         aw.plots.plot_ablation_panel([1, 2, 3])
 

@@ -35,8 +35,9 @@ from ...result import AttentionResult
 from ..selection import check_combine, check_selection
 
 __all__ = ["AblationEdit", "AblationMap", "AblationPayload", "AblationSetup", "AblationSpec", "AblationState",
-           "AblationView", "Outcome", "OutputRow", "ablation_map", "ablation_rows", "ablation_setup", "ablation_span",
-           "ablation_state", "item_label", "with_map", "with_seq"]
+           "AblationView", "HeadLook", "Outcome", "OutputRow", "ablation_map", "ablation_rows", "ablation_setup",
+           "ablation_span", "ablation_state", "bar_range", "delta_axis_text", "format_delta", "format_value",
+           "head_look", "item_label", "map_title", "map_top", "shown_map", "with_map", "with_seq"]
 
 
 class Outcome(NamedTuple):
@@ -221,3 +222,99 @@ def ablation_span(hm: AblationMap, selection: Any, combine: str = "mean") -> tup
     rows = [np.nan_to_num(np.asarray(m, np.float64)[picked]) for m in (hm.before, hm.after)]
     before, after = ((r.mean(0) if combine == "mean" else r.sum(0)) for r in rows)
     return before.astype(np.float32), after.astype(np.float32), float(0.5 * np.abs(after - before).sum())
+
+
+# -- what the page makes of the state (js/src/views/ablation/state.ts), for the static twin --------------------------
+
+def shown_map(state: AblationState) -> AblationView:
+    """The stack, head and text whose maps a state holds, read from the map's key (kind/item/layer/head)."""
+    kind, item, layer, head = state.payload.map.key.split("/")
+    return AblationView(kind, int(layer), int(head), int(item))
+
+
+class HeadLook(NamedTuple):
+    """A grid cell as the page draws it (state.ts headState, cellText): its layer disabled, its own edit's mode
+    (None: none), the share of its output kept (1 untouched, 0 off) and its short text."""
+
+    layer_off: bool
+    mode: str | None
+    scale: float
+    text: str
+
+
+def head_look(spec: AblationSpec, stack: str, layer: int, head: int) -> HeadLook:
+    """How the grid shows one head under ``spec``: a layer's edit applies after its heads' (a scaled layer scales a
+    scaled head; a disabled layer turns every head off).
+
+    >>> spec = AblationSpec([AblationEdit("self", 0, 1, "scale", 0.5), AblationEdit("self", 1, None, "zero", 0.0)])
+    >>> head_look(spec, "self", 0, 1), head_look(spec, "self", 1, 0).text
+    (HeadLook(layer_off=False, mode='scale', scale=0.5, text='.50'), '')
+    """
+    def edit(h: int | None) -> AblationEdit | None:
+        return next((e for e in spec.edits if (e.stack, e.layer, e.head) == (stack, layer, h)), None)
+
+    whole, own = edit(None), edit(head)
+    scale = 1.0 if own is None else own.scale if own.mode == "scale" else 0.0
+    if whole is not None:
+        scale = scale * whole.scale if whole.mode == "scale" else 0.0
+    mode = None if own is None else own.mode
+    text = {"zero": "×", "uniform": "U", "mean": "M"}.get(mode or "", "")
+    if mode == "scale":
+        text = f"{scale:.2f}".removeprefix("0")
+    return HeadLook(whole is not None, mode, scale, "" if whole is not None else text)
+
+
+def bar_range(values: Sequence[float | None]) -> tuple[float, float]:
+    """The [lo, hi] a watched number's bars span: 0 and every value (state.ts barRange; hi = lo + 1 when equal)."""
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    lo, hi = min([0.0, *finite]), max([0.0, *finite])
+    return (lo, lo + 1.0) if lo == hi else (lo, hi)
+
+
+def delta_axis_text(half: float) -> str:
+    """The change axis's label for a half-width ``half`` (state.ts deltaAxisText).
+
+    >>> delta_axis_text(0.0023), delta_axis_text(0)
+    ('change, axis ±0.0023', 'change: none')
+    """
+    if not half > 0:
+        return "change: none"
+    digits = max(2, min(6, 1 - math.floor(math.log10(half))))
+    return f"change, axis ±{half:.{digits}f}"
+
+
+def format_value(v: float | None) -> str:
+    """A watched number as the panel prints it (state.ts formatValue): 4 decimals, whole numbers as they are."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    return str(int(v)) if float(v).is_integer() and abs(v) >= 1 else f"{v:.4f}"
+
+
+def format_delta(v: float | None) -> str:
+    """A change as the panel prints it (state.ts formatDelta): signed, "" when missing."""
+    if v is None or not math.isfinite(v):
+        return ""
+    return ("+" if v > 0 else "−" if v < 0 else "±") + format_value(abs(v))
+
+
+def map_top(hm: AblationMap) -> float:
+    """The maps' one colour scale's top (paint.ts paintMaps): the larger map's maximum, 1 when both are 0."""
+    return max(float(np.nan_to_num(m, nan=0.0).max(initial=0.0)) for m in (hm.before, hm.after)) or 1.0
+
+
+def map_title(state: AblationState, selection: Sequence[int] = (), combine: str = "mean") -> str:
+    """The maps' caption as the page writes it (state.ts mapTitleText and movedText): stack, layer and head, the
+    shared colour scale's top, and for selected rows (clamped to the text's queries) how much attention moved."""
+    from ..labels import visible_text
+    from ..selection import span_tokens
+
+    hm, view = state.payload.map, shown_map(state)
+    top = map_top(hm)
+    where = f"{'' if view.kind == 'self' else view.kind + ' · '}layer {view.layer} · head {view.head}"
+    text = f"{where}, same colour scale (max {top:.3f})"
+    picked = [q for q in selection if q < len(hm.queries)]
+    if picked:
+        moved = ablation_span(hm, picked, combine)[2]
+        text += f" · rows {span_tokens([visible_text(q) for q in hm.queries], picked)}: ½ Σ |after − before| = " \
+                f"{moved:.3f}"
+    return text

@@ -12,6 +12,8 @@ Examples
 >>> state = head_stats_state(stats, can_words=False, tokens=[])
 >>> state.payload.stats.shape, state.meta.names, state.meta.shape, state.meta.labels["sep"]
 ((2, 1, 2), ['sep', 'entropy'], (1, 2), 'attention to [SEP]')
+>>> default_statistic(state), grid_title(state, "sep"), grid_scale(state, "entropy")
+('sep', 'two heads · attention to [SEP]', (0.0, 1.0, False))
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from ...result import AttentionResult
 from ..head_stats import HeadStats, stat_labels
 from ..labels import axis_tokens
 
-__all__ = ["HeadStatsMeta", "HeadStatsPayload", "HeadStatsState", "head_stats_fields", "head_stats_state",
-           "query_labels"]
+__all__ = ["HeadStatsMeta", "HeadStatsPayload", "HeadStatsState", "default_statistic", "grid_scale", "grid_title",
+           "grid_values", "head_stats_fields", "head_stats_state", "query_labels"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +89,47 @@ def head_stats_state(stats: HeadStats, *, can_words: bool, tokens: list[str]) ->
     """What HeadStatsGrid's page draws: every statistic of ``stats``."""
     array, meta = head_stats_fields(stats, stats.names(), can_words=can_words, tokens=tokens)
     return HeadStatsState(HeadStatsPayload(array), HeadStatsMeta(**meta))
+
+
+def default_statistic(state: HeadStatsState) -> str:
+    """The statistic a grid shows first (HeadStatsGrid's ``statistic`` before one is chosen): attention to the first
+    token, [SEP] or [CLS] (a decoder: first, sep, cls; else sep, cls, first), the first of them with a value above 0,
+    else the first statistic."""
+    prefer = ("first", "sep", "cls") if state.meta.causal else ("sep", "cls", "first")
+    for name in prefer:
+        if name in state.meta.names:
+            v = grid_values(state, name)
+            if np.isfinite(v).any() and np.nanmax(v) > 0:
+                return name
+    return state.meta.names[0]
+
+
+def grid_values(state: HeadStatsState, statistic: str) -> np.ndarray:
+    """(L, H) float64: one statistic of every head; ValueError for a statistic the state does not hold."""
+    if statistic not in state.meta.names:
+        raise ValueError(f"unknown statistic {statistic!r}; this source has {state.meta.names}")
+    return np.asarray(state.payload.stats[state.meta.names.index(statistic)], dtype=np.float64)
+
+
+def grid_title(state: HeadStatsState, statistic: str) -> str:
+    """The grid's title as the page writes it (js/src/views/head_stats_grid/state.ts gridTitle): the source and the
+    statistic's label."""
+    return f"{state.meta.title} · {state.meta.labels.get(statistic, statistic)}"
+
+
+def grid_scale(state: HeadStatsState, statistic: str) -> tuple[float, float, bool]:
+    """The colour scale's (low, high) as the page draws it (js/src/views/head_stats_grid/paint.ts paintGrid), and
+    whether it is diverging: a signed statistic on ±(its largest |value|), centred on 0; a statistic that is never
+    negative from 0 to its maximum (1 when that is 0); else from its minimum to its maximum, one value alone from 0
+    to it (draw/heads.ts statRange)."""
+    values = grid_values(state, statistic)
+    finite = values[np.isfinite(values)]
+    if statistic in state.meta.signed:
+        half = max(float(np.abs(finite).max()) if finite.size else 0.0, 1e-12)
+        return -half, half, True
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    if lo == hi:  # draw/heads.ts finiteRange: one value spans 0 to it
+        lo, hi = min(0.0, lo), max(0.0, hi)
+    if lo >= 0:
+        return 0.0, hi if hi > 0 else 1.0, False
+    return lo, hi, False

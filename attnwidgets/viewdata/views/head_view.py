@@ -14,12 +14,14 @@ Examples
 ('self/1/t', 'dense', {'self': (2, 3)}, False)
 >>> head_view_state(r, HeadViewOptions(window=(1, 3))).payload.key
 'self/0/t/1-3'
+>>> head_view_title(state), head_view_columns(head_view_state(r, HeadViewOptions(window=(1, 3)))).tokens
+('arrays · self attention · layer 1', (['b', 'c'], ['b', 'c', '#0 a', '#3 d']))
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,8 +32,9 @@ from ..lines import layer_payload, window_payload
 from ..state import OPTIONAL, typed_as
 from ..windows import check_window, is_long
 
-__all__ = ["HeadViewMeta", "HeadViewOptions", "HeadViewPayload", "HeadViewState", "LineLabels", "head_view_labels",
-           "head_view_layer", "head_view_state", "is_windowed", "view_key"]
+__all__ = ["HeadViewColumns", "HeadViewMeta", "HeadViewOptions", "HeadViewPayload", "HeadViewState", "LineLabels",
+           "head_view_columns", "head_view_labels", "head_view_layer", "head_view_state", "head_view_title",
+           "is_windowed", "line_threshold", "shown_view", "view_key"]
 
 LINES = typed_as("LinePayload", "../shared/lines")
 
@@ -139,3 +142,49 @@ def head_view_state(result: AttentionResult, options: HeadViewOptions, *,
     payload = HeadViewPayload(view_key(result, options), head_view_layer(result, source, options),
                               head_view_labels(source) if options.words else None)
     return HeadViewState(payload, meta)
+
+
+class HeadViewColumns(NamedTuple):
+    """What the two columns of a state show: the query (left) and key (right) tokens and their sentence segments,
+    a window's keys followed by its far keys (``#position token``), and the window (None: every token)."""
+
+    tokens: tuple[list[str], list[str]]
+    segments: tuple[list[int], list[int]]
+    window: dict[str, Any] | None
+
+
+def shown_view(state: HeadViewState) -> HeadViewOptions:
+    """The kind, layer and level (and window) a state shows, read from its key (state.ts viewKey)."""
+    kind, layer, level, *window = state.payload.key.split("/")
+    span = tuple(int(x) for x in window[0].split("-")) if window else None
+    return HeadViewOptions(kind, int(layer), level == "w", span)  # type: ignore[arg-type]
+
+
+def head_view_columns(state: HeadViewState) -> HeadViewColumns:
+    """The columns of the layer a state shows (state.ts columnsOf and windowColumns): word labels at word level, a
+    window's query and key tokens then its far keys."""
+    view = shown_view(state)
+    labels = state.payload.labels if view.words and state.payload.labels is not None else state.meta
+    (qt, kt), (qs, ks) = labels.tokens[view.kind], labels.segments[view.kind]
+    win = state.payload.heads.get("window")
+    if win is None:
+        return HeadViewColumns((list(qt), list(kt)), (list(qs), list(ks)), None)
+    (q0, q1), (k0, k1), far = win["q"], win["k"], win["far"]
+    tokens = (list(qt[q0:q1]), [*kt[k0:k1], *(f"#{p} {kt[p]}" for p in far)])
+    return HeadViewColumns(tokens, (list(qs[q0:q1]), [*ks[k0:k1], *(ks[p] for p in far)]), win)
+
+
+def head_view_title(state: HeadViewState) -> str:
+    """The view's title as the page writes it (js/src/views/head_view/state.ts titleText): the model, the attention
+    kind, the layer, the level and a window's tokens."""
+    view = shown_view(state)
+    which = "target (left) → source (right)" if view.kind == "cross" else f"{view.kind} attention"
+    win = state.payload.heads.get("window")
+    where = f" · tokens {win['q'][0]}–{win['q'][1] - 1} of {win['n'][0]}" if win else ""
+    return f"{state.meta.title} · {which} · layer {view.layer}{' · words' if view.words else ''}{where}"
+
+
+def line_threshold(rows: int, min_weight: float, focused: bool) -> float:
+    """The lightest line drawn (state.ts lineThreshold): ``min_weight``, or 0.1 when more than 128 rows are drawn
+    and no token is selected, so the picture stays readable."""
+    return max(min_weight, 0.1) if not focused and rows > 128 else min_weight
