@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from ..viewdata.labels import token_label, visible_text
 from ..viewdata.selection import runs, span_tokens
 from ..viewdata.views.ablation import (
+    NO_CHANGE,
     AblationState,
     AblationView,
     Outcome,
@@ -39,6 +40,7 @@ from ..viewdata.views.ablation import (
     ablation_span,
     bar_range,
     delta_axis_text,
+    delta_ranges,
     format_delta,
     format_value,
     head_look,
@@ -314,7 +316,8 @@ def _outputs(value_ax: Any, change_ax: Any, rows: list[OutputRow], look: dict[st
 
     ranges = {name: bar_range([v for r in rows if r.name == name for v in (r.before, r.after)])
               for name in dict.fromkeys(r.name for r in rows)}
-    widest = max([abs(r.delta) for r in rows if r.delta is not None and math.isfinite(r.delta)], default=0.0)
+    changes = delta_ranges(rows)  # each watched name's own change axis, as the page zooms them
+    widest = max(changes.values(), default=0.0)
     y, group = 0, None
     ticks: list[int] = []
     labels: list[str] = []
@@ -337,10 +340,11 @@ def _outputs(value_ax: Any, change_ax: Any, rows: list[OutputRow], look: dict[st
                 zero = -lo / (hi - lo)
                 value_ax.barh(y + dy, max(abs(at - zero), 0.004), left=min(zero, at), height=0.34,
                               color=look[which])
-        half = 0.0 if r.delta is None or not widest > 0 else max(-1.0, min(1.0, r.delta / widest)) / 2
+        span = changes[r.name]
+        half = 0.0 if r.delta is None or not span > 0 else max(-1.0, min(1.0, r.delta / span)) / 2
         d = r.delta or 0.0  # state.ts deltaClass: green up, red down, muted for (nearly) none
         change_ax.barh(y, abs(half), left=min(0.5, 0.5 + half), height=0.7,
-                       color="0.5" if abs(d) < 5e-5 else "#1a7f37" if d > 0 else "#cf222e")
+                       color="0.5" if abs(d) < NO_CHANGE else "#1a7f37" if d > 0 else "#cf222e")
         change_ax.text(1.04, y, f"{number(r.before)} → {number(r.after)}  {change(r.delta)}", va="center",
                        clip_on=False)
         ticks.append(y)

@@ -25,6 +25,13 @@ describe("the ablation's change axis", () => {
     expect(down.width).toBeCloseTo(0.25, 10);
   });
 
+  it("sets no axis for a change below NO_CHANGE (float rounding, printed as ±0.0000)", () => {
+    const ranges = deltaRanges([row("cosine", 1, 0.99999994), row("cosine", 0.5, 0.5), row("loss", 2, 2.5)]);
+    expect(ranges.get("cosine")).toBe(0);
+    expect(ranges.get("loss")).toBeCloseTo(0.5, 10);
+    expect(deltaSpan(0.99999994 - 1, ranges.get("cosine") ?? 0).width).toBe(0);
+  });
+
   it("draws nothing for no change and says so", () => {
     expect(deltaSpan(0, 0)).toEqual({ left: 0.5, width: 0 });
     expect(deltaSpan(null, 1)).toEqual({ left: 0.5, width: 0 });

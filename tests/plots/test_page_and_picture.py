@@ -630,6 +630,11 @@ ABLATION_CASES: dict[str, Callable[[], aw.AblationWidget]] = {
     "a head scaled, one row summed, lecture": lambda: _ablation(
         [{"stack": "self", "layer": 0, "head": 5, "mode": "scale", "scale": 0.5}], layer=0, head=5, item=1,
         selection=[3], combine="sum", theme="lecture"),
+    # two watched names on change axes of their own; the rows' sums stay 1 up to float rounding (no axis, no bar)
+    "two watched names, one only rounding": lambda: _ablation(
+        [{"stack": "self", "layer": 3, "head": 0, "mode": "zero"}], layer=3, head=0,
+        watch=lambda r: {"[CLS] share": float(r.attention[-1, :, 1:, 0].mean()),
+                         "row sum": float(r.attention[-1].astype(np.float64).sum(-1).mean())}),
 }
 
 
@@ -649,6 +654,18 @@ def _page_ablation_caption(w: aw.AblationWidget) -> str:
     return text
 
 
+def _page_changes(rows: list[dict[str, Any]]) -> list[float]:
+    """The change bars' widths as shares of the track (state.ts deltaRanges: each name's largest |delta| of at least
+    5e-5, NO_CHANGE; deltaSpan: half the track for the largest)."""
+    def big(r: dict[str, Any]) -> float:
+        d = abs(r["delta"]) if r["delta"] is not None else 0.0
+        return d if d >= 5e-5 else 0.0
+
+    spans = {r["name"]: max(big(q) for q in rows if q["name"] == r["name"]) for r in rows}
+    return [0.0 if not spans[r["name"]] or r["delta"] is None else min(1.0, abs(r["delta"]) / spans[r["name"]]) / 2
+            for r in rows]
+
+
 def _page_bars(rows: list[dict[str, Any]]) -> tuple[list[float], str]:
     """The watched numbers' bar widths, before then after per row (state.ts barRange of each name, barSpan), and
     the change axis's label (deltaRanges' largest, deltaAxisText)."""
@@ -659,7 +676,7 @@ def _page_bars(rows: list[dict[str, Any]]) -> tuple[list[float], str]:
         hi = lo + 1 if lo == hi else hi
         widths += [max(abs((v - lo) / (hi - lo) - (0 - lo) / (hi - lo)), 0.004)
                    for v in (r["before"], r["after"]) if v is not None]
-    widest = max([abs(r["delta"]) for r in rows if r["delta"] is not None], default=0.0)
+    widest = max([abs(r["delta"]) for r in rows if r["delta"] is not None and abs(r["delta"]) >= 5e-5], default=0.0)
     digits = max(2, min(6, 1 - int(np.floor(np.log10(widest))))) if widest > 0 else 0
     return widths, f"change, axis ±{widest:.{digits}f}" if widest > 0 else "change: none"
 
@@ -690,6 +707,7 @@ def test_the_ablations_picture_has_the_pages_title_grid_numbers_and_maps(case):
     assert [_text(t) for t in values.get_yticklabels()] == [r["name"] for r in payload["rows"]]
     np.testing.assert_allclose([p.get_width() for p in values.patches], widths, atol=1e-9)
     assert _text(changes.get_xlabel()) == axis
+    np.testing.assert_allclose([p.get_width() for p in changes.patches], _page_changes(payload["rows"]), atol=1e-9)
     # the maps: one colour scale, the page's labels and caption
     hm = payload["map"]
     top = max(float(np.nan_to_num(_unpack(hm[k])).max(initial=0)) for k in ("before", "after")) or 1.0

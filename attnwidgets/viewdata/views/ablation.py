@@ -34,9 +34,10 @@ from ...analysis.outputs import ValueChanges
 from ...result import AttentionResult
 from ..selection import check_combine, check_selection
 
-__all__ = ["AblationEdit", "AblationMap", "AblationPayload", "AblationSetup", "AblationSpec", "AblationState",
-           "AblationView", "HeadLook", "Outcome", "OutputRow", "ablation_map", "ablation_rows", "ablation_setup",
-           "ablation_span", "ablation_state", "bar_range", "delta_axis_text", "format_delta", "format_value",
+__all__ = ["NO_CHANGE", "AblationEdit", "AblationMap", "AblationPayload", "AblationSetup", "AblationSpec",
+           "AblationState", "AblationView", "HeadLook", "Outcome", "OutputRow", "ablation_map", "ablation_rows",
+           "ablation_setup", "ablation_span", "ablation_state", "bar_range", "delta_axis_text", "delta_ranges",
+           "format_delta", "format_value",
            "head_look", "item_label", "map_title", "map_top", "shown_map", "with_map", "with_seq"]
 
 
@@ -269,6 +270,26 @@ def bar_range(values: Sequence[float | None]) -> tuple[float, float]:
     finite = [v for v in values if v is not None and math.isfinite(v)]
     lo, hi = min([0.0, *finite]), max([0.0, *finite])
     return (lo, lo + 1.0) if lo == hi else (lo, hi)
+
+
+NO_CHANGE = 5e-5
+"""A change smaller than this is none (state.ts NO_CHANGE): it prints as ±0.0000, is drawn muted, and sets no change
+axis (a float32 replay's 6e-8 filled half a track, beside a number that read ±0.0000)."""
+
+
+def delta_ranges(rows: Sequence[OutputRow]) -> dict[str, float]:
+    """Each watched name's change axis half-width (state.ts deltaRanges): its rows' largest |after - before|, so the
+    biggest change fills half the track however small; 0 (no axis) when none reaches :data:`NO_CHANGE`.
+
+    >>> rows = [OutputRow("t", "", "cosine", 0.979, 0.9767, -0.0023), OutputRow("t", "", "loss", 2.0, 2.0, 6e-8)]
+    >>> {k: round(v, 6) for k, v in delta_ranges(rows).items()}
+    {'cosine': 0.0023, 'loss': 0.0}
+    """
+    ranges: dict[str, float] = {}
+    for r in rows:
+        d = 0.0 if r.delta is None or not math.isfinite(r.delta) else abs(r.delta)
+        ranges[r.name] = max(ranges.get(r.name, 0.0), d if d >= NO_CHANGE else 0.0)
+    return ranges
 
 
 def delta_axis_text(half: float) -> str:

@@ -275,14 +275,18 @@ export function outputRanges(rows: OutputRow[]): Map<string, [number, number]> {
   return ranges;
 }
 
+/** A change smaller than this is none (attnwidgets/viewdata/views/ablation.py NO_CHANGE): it prints as ±0.0000, is
+ * muted, and sets no change axis (a float32 replay's 6e-8 filled half a track beside a number reading ±0.0000). */
+export const NO_CHANGE = 5e-5;
+
 /** The half-width of each watched number's change axis: the largest |after − before| of its rows, so the biggest
  * change fills half the track however small it is (on the value's own axis, a head's change of 0.002 on a 0.9
- * value was a flicker of the bar's end). 0 when nothing changed. */
+ * value was a flicker of the bar's end). 0 when no change reaches NO_CHANGE. */
 export function deltaRanges(rows: OutputRow[]): Map<string, number> {
   const ranges = new Map<string, number>();
   for (const r of rows) {
     const d = r.delta === null || !Number.isFinite(r.delta) ? 0 : Math.abs(r.delta);
-    ranges.set(r.name, Math.max(ranges.get(r.name) ?? 0, d));
+    ranges.set(r.name, Math.max(ranges.get(r.name) ?? 0, d >= NO_CHANGE ? d : 0));
   }
   return ranges;
 }
@@ -304,7 +308,7 @@ export function deltaAxisText(range: number): string {
 /** The class of a change's number: muted when it is (nearly) none, up or down. */
 export function deltaClass(delta: number | null): string {
   const d = delta ?? 0;
-  return Math.abs(d) < 5e-5 ? "aw-muted" : d > 0 ? "aw-abl-up" : "aw-abl-down";
+  return Math.abs(d) < NO_CHANGE ? "aw-muted" : d > 0 ? "aw-abl-up" : "aw-abl-down";
 }
 
 /** The selected rows of the maps compared (attnwidgets/viewdata/views/ablation.py ablation_span): their `combine`
