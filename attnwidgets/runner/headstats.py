@@ -116,7 +116,7 @@ def _hidden_spans(layer: LayerQK, start: int, stop: int, k0: int, k1: int) -> li
 def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int, start: int, stop: int, k0: int,
              k1: int, bias: torch.Tensor | None, spans: list[tuple[int, int, torch.Tensor]],
              sinks: torch.Tensor | None, logits: torch.Tensor, p: torch.Tensor, entropy: torch.Tensor,
-             every_row_sees: bool = False) -> None:
+             pick: torch.Tensor | None = None) -> None:
     """The weights of heads ``h0..h1``, rows ``start..stop`` over keys ``k0..k1``, by the math of
     :meth:`LayerQK.rows` in torch, into ``p`` (h, r, w), and each row's entropy into ``entropy`` (h, r):
     ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator (no log per weight).
@@ -126,11 +126,11 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     the sink logits; ``logits`` is a flat scratch buffer. Every step is in place, so a block is read about nine times
     and stays in cache.
 
-    With no sinks and ``every_row_sees`` (each row of the block sees a key), the softmax is torch's own (one fused
-    kernel instead of max, subtract, exp, sum and scale) and the entropy ``top + log z − Σ p·s`` reads ``1 / z`` off
-    the weights (the weight of the row's largest logit) and ``Σ p·s`` in one product: the same numbers to float
-    rounding, about a fifth less time on a CPU. Hidden keys then hold a finite -1e30 rather than -inf: their weight
-    is still exactly 0, and ``p·s`` there is 0, not NaN, with no second pass to clear them."""
+    With no sinks and ``pick`` (each row of the block sees a key; :func:`_pick`), the softmax is torch's own (one
+    fused kernel instead of max, subtract, exp, sum and scale) and the entropy ``log z − Σ p·s`` reads ``log z`` off
+    one weight per row (:func:`_log_z`: no pass for the row's max logit or max weight) and ``Σ p·s`` in one product:
+    the same numbers to float rounding, in two reads of the block fewer. Hidden keys then hold a finite -1e30 rather
+    than -inf: their weight is still exactly 0, and ``p·s`` there is 0, not NaN, with no second pass to clear them."""
     group, hb, r, w = layer.n_heads // layer.n_kv_heads, h1 - h0, stop - start, k1 - k0
     s = logits[: hb * r * w].view(hb, r, w)
     if hb <= group:  # the heads share one key head
@@ -145,15 +145,13 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     if layer.softcap is not None:
         c = float(layer.softcap)
         s.div_(c).tanh_().mul_(c)
-    fast = sinks is None and every_row_sees
+    fast = pick if sinks is None else None  # the columns _log_z reads, on the fast path
     for a, b, hidden in spans:
-        s[..., a:b].masked_fill_(hidden, _HIDDEN if fast else float("-inf"))
-    if fast:
-        peak = s.amax(-1)  # (h, r): the row's largest logit
+        s[..., a:b].masked_fill_(hidden, _HIDDEN if fast is not None else float("-inf"))
+    if fast is not None:
         e = torch.softmax(s, -1, out=p)
-        inv_z = e.amax(-1)  # exp(peak - peak) / z
         dot = torch.einsum("hrw,hrw->hr", e, s)  # Σ p·s, 0 at hidden keys
-        torch.sub(peak, inv_z.log_(), out=entropy).sub_(dot)
+        torch.sub(_log_z(e, s, fast), dot, out=entropy)
         return
     top = s.amax(-1, keepdim=True)
     sink = None
@@ -176,6 +174,22 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     e.mul_(z.reciprocal_())
 
 
+def _log_z(e: torch.Tensor, s: torch.Tensor, pick: torch.Tensor) -> torch.Tensor:
+    """Each row's ``log z`` (h, r) (its logits' log-sum-exp), read off one weight: ``p_j = exp(s_j) / z``, so
+    ``log z = s_j - log p_j`` for any key ``j`` of the row whose weight is a normal float (``log p_j`` is then exact to
+    float32 rounding). ``pick`` (1, r, 2) names two keys per row (the row's own key and the block's first: a causal
+    row sees both, and a sink is the first); the heavier is used. A block where some row has both under 1e-30 takes
+    ``max s - log max p`` instead (``max p = 1 / z``), two more reads of the block."""
+    h, r, _ = e.shape
+    both = pick.expand(h, r, 2)
+    weight, which = e.gather(-1, both).max(-1, keepdim=True)
+    if bool((weight < _NORMAL).any()):
+        return s.amax(-1).sub_(e.amax(-1).log_())
+    return s.gather(-1, both.gather(-1, which)).sub_(weight.log_())[..., 0]
+
+
+_NORMAL = 1e-30
+"""The least weight ``_log_z`` reads ``log z`` from (float32's normal floats end at 1.2e-38)."""
 _HIDDEN = -1e30
 """A hidden key's logit on the fast path: exp of it minus any row's peak is 0 in float32, as for -inf, and times a
 weight of 0 it gives 0 where -inf gives NaN."""
@@ -335,6 +349,7 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         sees = bool(layer.mask.allowed[start:stop, k0:k1].any(1).all())
                     else:
                         sees = bool((layer.mask.hi[start:stop] > layer.mask.lo[start:stop]).all())
+                    pick = _pick(start, stop, k0, k1, dev) if sees else None
                     ent = ent_buf[:, :r]
                     span = f if rows_per >= f else rows_per
                     g = -(-r // span) if ov is not None else 1
@@ -347,7 +362,7 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         # onto them (the heads' sum needs no copy); each buffer stays warm in cache
                         weights = p[(h0 // heads_per) % 2][: (h1 - h0) * r * w].view(h1 - h0, r, w)
                         _weights(layer, q, k, h0, h1, start, stop, k0, k1, bias, spans, sinks, logits, weights,
-                                 ent[h0:h1], sees)
+                                 ent[h0:h1], pick)
                         # what reads every weight, while this head's block is still in cache
                         _add_rows(li, h0, h1, start, stop, k0, k1, weights, dev, diag, corner, special, special_w)
                         if ov is None:
@@ -396,6 +411,13 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
         out.update(overview_max=keep_max, overview_mean=keep_mean, overview_head_max=keep_head,
                    overview_max_rest0=keep_rest_max, overview_mean_rest0=keep_rest_mean)
     return out
+
+
+def _pick(start: int, stop: int, k0: int, k1: int, dev: torch.device) -> torch.Tensor:
+    """(1, r, 2) the columns of rows ``start..stop``'s own keys (clipped to the block of keys ``k0..k1``) and of the
+    block's first key, where :func:`_log_z` reads each row's ``log z``."""
+    own = np.clip(np.arange(start, stop) - k0, 0, k1 - k0 - 1)
+    return _tensor(np.stack([own, np.zeros_like(own)], -1)[None], dev)
 
 
 def _add_rows(li: int, h0: int, h1: int, start: int, stop: int, k0: int, k1: int, p: torch.Tensor,
