@@ -121,10 +121,10 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     :meth:`LayerQK.rows` in torch, into ``p`` (h, r, w), and each row's entropy into ``entropy`` (h, r):
     ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator (no log per weight).
 
-    ``q`` holds the queries already multiplied by the scaling; ``bias`` the block's rows of the position bias (all
-    heads), ``spans`` the hidden keys (:func:`_hidden_spans`, as tensors, columns from ``k0``), ``sinks`` (H, 1, 1)
-    the sink logits; ``logits`` is a flat scratch buffer. Every step is in place, so a block is read about nine times
-    and stays in cache.
+    ``q`` holds the queries already multiplied by the scaling, ``k`` the keys transposed (n_kv, d, S); ``bias`` the
+    block's rows of the position bias (all heads), ``spans`` the hidden keys (:func:`_hidden_spans`, as tensors,
+    columns from ``k0``), ``sinks`` (H, 1, 1) the sink logits; ``logits`` is a flat scratch buffer; ``pick`` the
+    columns :func:`_log_z` reads (None where some row of the block may see no key). Every step is in place.
 
     With no sinks and ``pick`` (each row of the block sees a key; :func:`_pick`), the softmax is torch's own (one
     fused kernel instead of max, subtract, exp, sum and scale) and the entropy ``log z − Σ p·s`` reads ``log z`` off
@@ -135,10 +135,10 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     s = logits[: hb * r * w].view(hb, r, w)
     if hb <= group:  # the heads share one key head
         j = h0 // group
-        torch.mm(q[h0:h1, start:stop].reshape(hb * r, -1), k[j, k0:k1].T, out=s.view(hb * r, w))
+        torch.mm(q[h0:h1, start:stop].reshape(hb * r, -1), k[j, :, k0:k1], out=s.view(hb * r, w))
     else:  # whole groups of heads, one key head each
         j0, j1 = h0 // group, h1 // group
-        torch.bmm(q[h0:h1, start:stop].reshape(j1 - j0, group * r, -1), k[j0:j1, k0:k1].transpose(1, 2),
+        torch.bmm(q[h0:h1, start:stop].reshape(j1 - j0, group * r, -1), k[j0:j1, :, k0:k1],
                   out=s.view(j1 - j0, group * r, w))
     if bias is not None:
         s += bias[h0:h1]
@@ -318,7 +318,9 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
             for li, layer in enumerate(stack.layers):
                 rows_per, heads_per = _plan(layer, S, f, budget)
                 q = _tensor(layer.query, dev) * layer.scaling  # scaled once, not every logit
-                k = _tensor(layer.key, dev)
+                # keys transposed once, (n_kv, d, S): the QK^T GEMM reads them as its right-hand matrix as it is
+                # stored (~15 % faster on a CPU core than through a transposed view)
+                k = _tensor(layer.key, dev).transpose(1, 2).contiguous()
                 sinks = None if layer.sinks is None else \
                     _tensor(layer.sinks.astype(np.float32), dev)[:, None, None]
                 logits = torch.empty(heads_per * rows_per * S, device=dev)
