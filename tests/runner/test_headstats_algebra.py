@@ -61,3 +61,14 @@ def test_entropy_from_the_picked_log_z_is_float64s_to_float32_rounding() -> None
     for li, m in enumerate(masks):
         err = np.abs(got[li] - _float64_entropy(q, k, d ** -0.5, m)).max(-1)
         assert (err < 1e-6 * (1 + top)).all(), (err, top)
+
+
+def test_column_groups_by_pooling_and_gemv_with_a_short_last_group() -> None:
+    """Rows 0..5 and 6..11 in groups of 5 columns: max (4, 5) and (10, 11), sums 0+1+2+3+4 = 10, 5 and
+    6+...+10 = 40, 11; a group wider than the row (3 columns, groups of 4) is the row's max and sum."""
+    x = torch.arange(12, dtype=torch.float32).view(1, 2, 6)
+    assert headstats._by_columns(x, 5, "max").tolist() == [[[4, 5], [10, 11]]]
+    assert headstats._by_columns(x, 5, "sum").tolist() == [[[10, 5], [40, 11]]]
+    y = torch.tensor([[1.0, 7.0, 2.0]])
+    assert headstats._by_columns(y, 4, "max").tolist() == [[7.0]]
+    assert headstats._by_columns(y, 4, "sum").tolist() == [[10.0]]
