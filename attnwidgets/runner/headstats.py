@@ -116,19 +116,20 @@ def _hidden_spans(layer: LayerQK, start: int, stop: int, k0: int, k1: int) -> li
 def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int, start: int, stop: int, k0: int,
              k1: int, bias: torch.Tensor | None, spans: list[tuple[int, int, torch.Tensor]],
              sinks: torch.Tensor | None, logits: torch.Tensor, p: torch.Tensor, entropy: torch.Tensor,
-             pick: torch.Tensor | None = None) -> None:
+             log_z: _LogZ | None = None) -> None:
     """The weights of heads ``h0..h1``, rows ``start..stop`` over keys ``k0..k1``, by the math of
     :meth:`LayerQK.rows` in torch, into ``p`` (h, r, w), and each row's entropy into ``entropy`` (h, r):
     ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator (no log per weight).
 
     ``q`` holds the queries already multiplied by the scaling, ``k`` the keys transposed (n_kv, d, S); ``bias`` the
     block's rows of the position bias (all heads), ``spans`` the hidden keys (:func:`_hidden_spans`, as tensors,
-    columns from ``k0``), ``sinks`` (H, 1, 1) the sink logits; ``logits`` is a flat scratch buffer; ``pick`` the
-    columns :func:`_log_z` reads (None where some row of the block may see no key). Every step is in place.
+    columns from ``k0``), ``sinks`` (H, 1, 1) the sink logits; ``logits`` is a flat scratch buffer; ``log_z`` where
+    the fast path leaves each row's two weights that give its ``log z`` (None where some row of the block may see no
+    key). Every step is in place.
 
-    With no sinks and ``pick`` (each row of the block sees a key; :func:`_pick`), the softmax is torch's own (one
-    fused kernel instead of max, subtract, exp, sum and scale) and the entropy ``log z − Σ p·s`` reads ``log z`` off
-    one weight per row (:func:`_log_z`: no pass for the row's max logit or max weight) and ``Σ p·s`` in one product:
+    With no sinks and ``log_z`` (each row of the block sees a key), the softmax is torch's own (one fused kernel
+    instead of max, subtract, exp, sum and scale) and ``entropy`` gets ``−Σ p·s`` in one product, to which
+    :meth:`_LogZ.finish` adds ``log z`` read off one weight per row (no pass for the row's max logit or max weight):
     the same numbers to float rounding, in two reads of the block fewer. Hidden keys then hold a finite -1e30 rather
     than -inf: their weight is still exactly 0, and ``p·s`` there is 0, not NaN, with no second pass to clear them."""
     group, hb, r, w = layer.n_heads // layer.n_kv_heads, h1 - h0, stop - start, k1 - k0
@@ -145,13 +146,13 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     if layer.softcap is not None:
         c = float(layer.softcap)
         s.div_(c).tanh_().mul_(c)
-    fast = pick if sinks is None else None  # the columns _log_z reads, on the fast path
+    fast = log_z if sinks is None else None
     for a, b, hidden in spans:
         s[..., a:b].masked_fill_(hidden, _HIDDEN if fast is not None else float("-inf"))
     if fast is not None:
         e = torch.softmax(s, -1, out=p)
-        dot = torch.einsum("hrw,hrw->hr", e, s)  # Σ p·s, 0 at hidden keys
-        torch.sub(_log_z(e, s, fast), dot, out=entropy)
+        torch.neg(torch.einsum("hrw,hrw->hr", e, s), out=entropy)  # −Σ p·s, 0 at hidden keys
+        fast.read(h0, h1, e, s)
         return
     top = s.amax(-1, keepdim=True)
     sink = None
@@ -174,22 +175,48 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
     e.mul_(z.reciprocal_())
 
 
-def _log_z(e: torch.Tensor, s: torch.Tensor, pick: torch.Tensor) -> torch.Tensor:
-    """Each row's ``log z`` (h, r) (its logits' log-sum-exp), read off one weight: ``p_j = exp(s_j) / z``, so
+class _LogZ:
+    """Each row's ``log z`` (its logits' log-sum-exp), read off one weight: ``p_j = exp(s_j) / z``, so
     ``log z = s_j - log p_j`` for any key ``j`` of the row whose weight is a normal float (``log p_j`` is then exact to
-    float32 rounding). ``pick`` (1, r, 2) names two keys per row (the row's own key and the block's first: a causal
-    row sees both, and a sink is the first); the heavier is used. A block where some row has both under 1e-30 takes
-    ``max s - log max p`` instead (``max p = 1 / z``), two more reads of the block."""
-    h, r, _ = e.shape
-    both = pick.expand(h, r, 2)
-    weight, which = e.gather(-1, both).max(-1, keepdim=True)
-    if bool((weight < _NORMAL).any()):
-        return s.amax(-1).sub_(e.amax(-1).log_())
-    return s.gather(-1, both.gather(-1, which)).sub_(weight.log_())[..., 0]
+    float32 rounding). Two keys per row are read (the row's own key and the block's first: a causal row sees both,
+    and a sink is the first) and the heavier used: two gathers per head block, the rest once per block of rows for
+    every head. A head block where some row has both under 1e-30 is made again on the peak path (its max logit, two
+    more reads of the block)."""
+
+    def __init__(self, n_heads: int, rows: int, dev: torch.device) -> None:
+        self.weight = torch.empty(n_heads * rows * 2, device=dev)
+        self.logit = torch.empty(n_heads * rows * 2, device=dev)
+        self.n_heads, self.dev = n_heads, dev
+        self.cols = torch.zeros((1, 0, 2), dtype=torch.int64, device=dev)
+
+    def start(self, start: int, stop: int, k0: int, k1: int) -> None:
+        """A block of rows ``start..stop`` over keys ``k0..k1``: the columns of the rows' own keys (clipped to the
+        block) and of its first key."""
+        own = np.clip(np.arange(start, stop) - k0, 0, k1 - k0 - 1)
+        self.cols = _tensor(np.stack([own, np.zeros_like(own)], -1)[None], self.dev)
+
+    def _views(self) -> tuple[torch.Tensor, torch.Tensor]:
+        r = self.cols.shape[1]
+        n = self.n_heads * r * 2
+        return self.weight[:n].view(self.n_heads, r, 2), self.logit[:n].view(self.n_heads, r, 2)
+
+    def read(self, h0: int, h1: int, e: torch.Tensor, s: torch.Tensor) -> None:
+        """The two weights and logits of every row of heads ``h0..h1`` (weights ``e``, logits ``s``: (h, r, w))."""
+        both = self.cols.expand(h1 - h0, -1, -1)
+        weight, logit = self._views()
+        torch.gather(e, -1, both, out=weight[h0:h1])
+        torch.gather(s, -1, both, out=logit[h0:h1])
+
+    def finish(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``log z`` (H, r) of every head's rows, and which heads (H,) have a row whose two weights are under 1e-30
+        (their ``log z`` is not to be used)."""
+        weight, logit = self._views()
+        top, which = weight.max(-1, keepdim=True)
+        return logit.gather(-1, which).sub_(top.log())[..., 0], (top[..., 0] < _NORMAL).any(-1)
 
 
 _NORMAL = 1e-30
-"""The least weight ``_log_z`` reads ``log z`` from (float32's normal floats end at 1.2e-38)."""
+"""The least weight :class:`_LogZ` reads ``log z`` from (float32's normal floats end at 1.2e-38)."""
 _HIDDEN = -1e30
 """A hidden key's logit on the fast path: exp of it minus any row's peak is 0 in float32, as for -inf, and times a
 weight of 0 it gives 0 where -inf gives NaN."""
@@ -376,6 +403,7 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                 # the weights' buffers, used by turns (adjacent: a pair of one-head blocks is one (2, r * w) matrix)
                 p = torch.empty((2 if heads_per < H else 1, heads_per * rows_per * S), device=dev)
                 ent_buf = torch.empty((H, rows_per), device=dev)
+                log_z = _LogZ(H, rows_per, dev)
                 ov = _Overview(H, r2, c2, dev) if with_overview else None
                 g_per = -(-rows_per // min(f, rows_per)) if with_overview else 1
                 rmax_buf = torch.empty(H * g_per * S, device=dev)  # row groups' max and sum, every head
@@ -401,7 +429,9 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         sees = bool(layer.mask.allowed[start:stop, k0:k1].any(1).all())
                     else:
                         sees = bool((layer.mask.hi[start:stop] > layer.mask.lo[start:stop]).all())
-                    pick = _pick(start, stop, k0, k1, dev) if sees else None
+                    lz = log_z if sees and sinks is None else None
+                    if lz is not None:
+                        lz.start(start, stop, k0, k1)
                     ent = ent_buf[:, :r]
                     span = f if rows_per >= f else rows_per
                     g = -(-r // span) if ov is not None else 1
@@ -412,7 +442,7 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         # two buffers by turns: the block before is still there when the heads' mean reads a pair
                         weights = p[(h0 // heads_per) % 2][: (h1 - h0) * r * w].view(h1 - h0, r, w)
                         _weights(layer, q, k, h0, h1, start, stop, k0, k1, bias, spans, sinks, logits, weights,
-                                 ent[h0:h1], pick)
+                                 ent[h0:h1], lz)
                         # what reads every weight, while this head's block is still in cache
                         _add_rows(li, h0, h1, start, stop, k0, k1, weights, dev, diag, corner, special, special_w)
                         if ov is None:
@@ -422,14 +452,22 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         assert heads_mean is not None  # with the overview
                         heads_mean.add(h0 // heads_per, weights, p, h1 == H)
                     # the rest for every head at once: one call per statistic, not one per head
-                    entropy[li, :, start:stop] = ent.cpu().numpy()
                     if ov is None:
                         colsum[li, :, k0:k1] += rsum[:, 0].cpu().numpy()
-                        continue
-                    colsum[li, :, k0:k1] += rsum.sum(-2).cpu().numpy()
-                    ov.add(0, H, start // f, k0 // f, f, rmax, rsum, k0 == 0)
-                    assert heads_mean is not None
-                    ov.add_heads(start // f, k0 // f, f, span, heads_mean.take(r, w))
+                    else:
+                        colsum[li, :, k0:k1] += rsum.sum(-2).cpu().numpy()
+                        ov.add(0, H, start // f, k0 // f, f, rmax, rsum, k0 == 0)
+                        assert heads_mean is not None
+                        ov.add_heads(start // f, k0 // f, f, span, heads_mean.take(r, w))
+                    if lz is not None:  # the weights' buffers are free now (a head block made again goes there)
+                        add, redo = lz.finish()
+                        for b in np.unique(np.flatnonzero(redo.cpu().numpy()) // heads_per).tolist():
+                            h0, h1 = b * heads_per, (b + 1) * heads_per
+                            _weights(layer, q, k, h0, h1, start, stop, k0, k1, bias, spans, None, logits,
+                                     p[0][: heads_per * r * w].view(heads_per, r, w), ent[h0:h1])
+                            add[h0:h1] = 0.0  # the peak path made the whole entropy
+                        ent.add_(add)
+                    entropy[li, :, start:stop] = ent.cpu().numpy()
                 del q, k, logits, p, rmax_buf, rsum_buf, heads_mean
                 if ov is not None:  # masked, divided and made float16 in torch (numpy's float16 cast is slow)
                     keep_max[li] = ov.max.masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
@@ -453,13 +491,6 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
         out.update(overview_max=keep_max, overview_mean=keep_mean, overview_head_max=keep_head,
                    overview_max_rest0=keep_rest_max, overview_mean_rest0=keep_rest_mean)
     return out
-
-
-def _pick(start: int, stop: int, k0: int, k1: int, dev: torch.device) -> torch.Tensor:
-    """(1, r, 2) the columns of rows ``start..stop``'s own keys (clipped to the block of keys ``k0..k1``) and of the
-    block's first key, where :func:`_log_z` reads each row's ``log z``."""
-    own = np.clip(np.arange(start, stop) - k0, 0, k1 - k0 - 1)
-    return _tensor(np.stack([own, np.zeros_like(own)], -1)[None], dev)
 
 
 def _add_rows(li: int, h0: int, h1: int, start: int, stop: int, k0: int, k1: int, p: torch.Tensor,

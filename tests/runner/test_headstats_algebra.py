@@ -23,36 +23,43 @@ def _float64_entropy(q: np.ndarray, k: np.ndarray, scale: float, mask: KeyMask) 
         return -np.where(p > 0, p * np.log(p), 0.0).sum(-1)
 
 
+def _log_z(s: torch.Tensor, cols: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``_LogZ`` over one head's logits ``s`` (r, w), reading the columns ``cols`` (r x 2)."""
+    lz = headstats._LogZ(1, s.shape[0], torch.device("cpu"))
+    lz.cols = torch.tensor([cols])
+    lz.read(0, 1, torch.softmax(s, -1)[None], s[None])
+    return lz.finish()
+
+
 def test_log_z_is_read_off_the_heavier_picked_weight() -> None:
     """Logits 0, ln 2, ln 3 and a hidden key: z = 6. The row's own key (column 3) is hidden (weight 0), so log z
     comes from the first key's weight 1/6: 0 - ln(1/6) = ln 6; a second row (logits 0, 0, ln 3, 0: z = 6 again)
     reads it off its own key (column 2, weight 1/2, heavier than the first key's 1/6): ln 3 - ln(1/2) = ln 6."""
-    s = torch.tensor([[[0.0, math.log(2), math.log(3), -1e30],
-                       [0.0, 0.0, math.log(3), 0.0]]])
-    e = torch.softmax(s, -1)
-    pick = torch.tensor([[[3, 0], [2, 0]]])
-    got = headstats._log_z(e, s, pick)
+    s = torch.tensor([[0.0, math.log(2), math.log(3), -1e30], [0.0, 0.0, math.log(3), 0.0]])
+    got, redo = _log_z(s, [[3, 0], [2, 0]])
     np.testing.assert_allclose(got.numpy(), [[math.log(6), math.log(6)]], rtol=0, atol=2e-7)
+    assert not redo.any()
 
 
-def test_log_z_falls_back_to_the_peak_where_the_picked_weights_underflow() -> None:
-    """Both picked keys 110 and 120 below the peak: their float32 weights are 0 (log 0 = -inf would make log z
-    infinite); the block takes max s - log max p instead: log(1 + e^-110 + e^-120) = 0 to float32."""
-    s = torch.tensor([[[-110.0, -120.0, 0.0], [0.0, 1.0, 2.0]]])
-    e = torch.softmax(s, -1)
-    pick = torch.tensor([[[0, 1], [0, 1]]])
-    got = headstats._log_z(e, s, pick)
-    want = [0.0, math.log(1 + math.e + math.e ** 2)]
-    np.testing.assert_allclose(got.numpy()[0], want, rtol=0, atol=5e-7)
+def test_log_z_says_which_heads_to_make_again_where_the_picked_weights_underflow() -> None:
+    """Both picked keys 110 and 120 below the row's peak: their float32 weights are 0 (log 0 = -inf would make
+    log z infinite), so the head is to be made again on the peak path; with the peak picked, it is not."""
+    s = torch.tensor([[-110.0, -120.0, 0.0], [0.0, 1.0, 2.0]])
+    assert _log_z(s, [[0, 1], [0, 1]])[1].tolist() == [True]
+    got, redo = _log_z(s, [[0, 2], [0, 2]])
+    assert redo.tolist() == [False]
+    np.testing.assert_allclose(got.numpy()[0], [0.0, math.log(1 + math.e + math.e**2)], rtol=0, atol=5e-7)
 
 
 def test_entropy_from_the_picked_log_z_is_float64s_to_float32_rounding() -> None:
-    """A causal and a sliding-window layer, rows from flat to sharp (query scales 0.1 .. 8): the pass's entropies
-    equal float64's -Σ p ln p to float32 rounding of the logits: within 1e-6 x (1 + the head's largest |logit|),
-    a few ulps (a log z read off a wrong weight is off by 0.1 nats or more)."""
-    n, d, heads = 300, 16, 4
+    """A causal and a sliding-window layer, rows from flat to sharp (query scales 0.1 .. 40: the last head's logits
+    reach the hundreds, its own and first keys' weights underflow in some rows, and its blocks are made again on the
+    peak path): the pass's entropies equal float64's -Σ p ln p to float32 rounding of the logits, within
+    1e-6 x (1 + the head's largest |logit|), a few ulps (a log z read off a wrong weight is off by 0.1 nats or more)."""
+    n, d, heads = 300, 16, 5
     rng = np.random.default_rng(3)
-    q = rng.normal(size=(heads, n, d)).astype(np.float32) * np.array([0.1, 1, 3, 8], np.float32)[:, None, None]
+    scale = np.array([0.1, 1, 3, 8, 40], np.float32)[:, None, None]
+    q = rng.normal(size=(heads, n, d)).astype(np.float32) * scale
     k = rng.normal(size=(heads, n, d)).astype(np.float32)
     masks = [KeyMask.causal(n, n), KeyMask.causal(n, n, window=40)]
     stack = LazyStack(tuple(LayerQK(q, k, d ** -0.5, m) for m in masks))
