@@ -23,12 +23,14 @@ pays for the pass, once (:func:`attach_summary` pays now). What is kept:
   sink).
 
 Weights are computed in float32 whatever the model's dtype (as :meth:`LayerQK.rows` does), with the same masks, bias,
-soft-cap and sinks, each block in place in scratch buffers (the QK^T GEMM's logits, and two for the weights, used by
-turns so that the heads' sum needs no zeroed buffer), then max, exp, sum, Σ e·s, scale, and the overview's row maxima
-and sums (from which the column sums follow) while the head's block is in cache; the entropies, column sums and
-overview cells of a block of rows are then handed on once for every head. The arrays are numpy (the result layer stays
-free of torch); they are handed to the stack only when the whole pass is done, so an interrupted pass leaves nothing
-half-written. ``attnwidgets.analysis`` derives its
+soft-cap and sinks, each block in place in scratch buffers (the QK^T GEMM's logits against keys transposed once per
+layer, and two adjacent buffers for the weights, used by turns). Each head block is then read as few times as torch's
+separate kernels allow: torch's softmax, ``Σ p·s`` for the entropy (``log z`` is read off one weight per row, not from
+the row's max logit and max weight), the overview's row-group max and sum (from which the column sums follow), and the
+heads' mean, one GEMV per pair of head blocks; the entropies, column sums and overview cells of a block of rows are
+then handed on once for every head (the overview's column groups by ``max_pool1d`` and a GEMV or strided adds). The
+arrays are numpy (the result layer stays free of torch); they are handed to the stack only when the whole pass is
+done, so an interrupted pass leaves nothing half-written. ``attnwidgets.analysis`` derives its
 statistics from them (:mod:`attnwidgets.analysis.surface`), and computes them in numpy for a stack without them
 (a result loaded from disk, or built from arrays).
 """
@@ -70,8 +72,8 @@ def _device(device: Any) -> torch.device:
 BLOCK_BYTES = 4 << 20
 """Weights computed at once (one group of heads x a block of rows x the keys they see), chosen by measurement on one
 CPU core at 2k-8k tokens: 4-8 MiB blocks made the pass fastest; 1 MiB ones leave too few rows for the QK^T GEMM at
-8k, and the old 32 MiB ones (every head at once) go out to memory on each of the nine passes over a block. A GPU
-takes bigger ones (``block_bytes``)."""
+8k, and the old 32 MiB ones (every head at once) go out to memory on each pass over a block. A GPU takes bigger ones
+(``block_bytes``)."""
 _MIN_ROWS = 32  # fewer rows per block leave the QK^T GEMM memory-bound (its keys read again for every block)
 
 
