@@ -115,10 +115,24 @@ def _hidden_spans(layer: LayerQK, start: int, stop: int, k0: int, k1: int) -> li
     return spans
 
 
-def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int, start: int, stop: int, k0: int,
-             k1: int, bias: torch.Tensor | None, spans: list[tuple[int, int, torch.Tensor]],
-             sinks: torch.Tensor | None, logits: torch.Tensor, p: torch.Tensor, entropy: torch.Tensor,
-             log_z: _LogZ | None = None) -> None:
+def _weights(
+    layer: LayerQK,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    h0: int,
+    h1: int,
+    start: int,
+    stop: int,
+    k0: int,
+    k1: int,
+    bias: torch.Tensor | None,
+    spans: list[tuple[int, int, torch.Tensor]],
+    sinks: torch.Tensor | None,
+    logits: torch.Tensor,
+    p: torch.Tensor,
+    entropy: torch.Tensor,
+    log_z: _LogZ | None = None,
+) -> None:
     """The weights of heads ``h0..h1``, rows ``start..stop`` over keys ``k0..k1``, by the math of
     :meth:`LayerQK.rows` in torch, into ``p`` (h, r, w), and each row's entropy into ``entropy`` (h, r):
     ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator (no log per weight).
@@ -141,8 +155,9 @@ def _weights(layer: LayerQK, q: torch.Tensor, k: torch.Tensor, h0: int, h1: int,
         torch.mm(q[h0:h1, start:stop].reshape(hb * r, -1), k[j, :, k0:k1], out=s.view(hb * r, w))
     else:  # whole groups of heads, one key head each
         j0, j1 = h0 // group, h1 // group
-        torch.bmm(q[h0:h1, start:stop].reshape(j1 - j0, group * r, -1), k[j0:j1, :, k0:k1],
-                  out=s.view(j1 - j0, group * r, w))
+        torch.bmm(
+            q[h0:h1, start:stop].reshape(j1 - j0, group * r, -1), k[j0:j1, :, k0:k1], out=s.view(j1 - j0, group * r, w)
+        )
     if bias is not None:
         s += bias[h0:h1]
     if layer.softcap is not None:
@@ -255,9 +270,9 @@ def _by_rows(p: torch.Tensor, span: int, out_max: torch.Tensor, out_sum: torch.T
         if out_sum is not None:
             torch.sum(grouped, -2, out=out_sum[..., : full // span, :])
     if full < r:
-        torch.amax(p[..., full:, :], -2, keepdim=True, out=out_max[..., full // span:, :])
+        torch.amax(p[..., full:, :], -2, keepdim=True, out=out_max[..., full // span :, :])
         if out_sum is not None:
-            torch.sum(p[..., full:, :], -2, keepdim=True, out=out_sum[..., full // span:, :])
+            torch.sum(p[..., full:, :], -2, keepdim=True, out=out_sum[..., full // span :, :])
 
 
 def _by_columns(x: torch.Tensor, factor: int, how: str) -> torch.Tensor:
@@ -294,8 +309,9 @@ class _Overview:
         self.rest_max = torch.zeros((n_heads, r2), device=dev)
         self.rest_sum = torch.zeros((n_heads, r2), device=dev)
 
-    def add(self, h0: int, h1: int, b0: int, c0: int, f: int, rmax: torch.Tensor, rsum: torch.Tensor,
-            first: bool) -> None:
+    def add(
+        self, h0: int, h1: int, b0: int, c0: int, f: int, rmax: torch.Tensor, rsum: torch.Tensor, first: bool
+    ) -> None:
         """Row-grouped max and sum (heads, groups, w) of keys from block column ``c0`` on, rows from group ``b0``."""
         mx, sm = _by_columns(rmax, f, "max"), _by_columns(rsum, f, "sum")
         b1, c1 = b0 + mx.shape[-2], c0 + mx.shape[-1]
@@ -314,7 +330,7 @@ class _Overview:
         hmax = torch.empty((-(-r // span), w), device=mean.device)
         _by_rows(mean, span, hmax)
         mx = _by_columns(hmax, f, "max")
-        cell = self.head[b0:b0 + mx.shape[-2], c0:c0 + mx.shape[-1]]
+        cell = self.head[b0 : b0 + mx.shape[-2], c0 : c0 + mx.shape[-1]]
         torch.maximum(cell, mx, out=cell)
 
 
@@ -354,8 +370,15 @@ class _HeadsMean:
         return self.one if self.one is not None else self.sum[: r * w].view(r, w)
 
 
-def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None = None, factor: int | None = None,
-              device: Any = None, block_bytes: int | None = None) -> dict[str, np.ndarray]:
+def summarise(
+    stack: LazyStack,
+    *,
+    causal: bool,
+    special_rows: np.ndarray | None = None,
+    factor: int | None = None,
+    device: Any = None,
+    block_bytes: int | None = None,
+) -> dict[str, np.ndarray]:
     """The per-head sums and overviews of ``stack`` (see the module docstring), computed on ``device`` in torch.
 
     ``causal`` is the views' rule for the overview's visible cells (a decoder's self-attention); ``special_rows`` the
@@ -399,8 +422,7 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                 # keys transposed once, (n_kv, d, S): the QK^T GEMM reads them as its right-hand matrix as it is
                 # stored (~15 % faster on a CPU core than through a transposed view)
                 k = _tensor(layer.key, dev).transpose(1, 2).contiguous()
-                sinks = None if layer.sinks is None else \
-                    _tensor(layer.sinks.astype(np.float32), dev)[:, None, None]
+                sinks = None if layer.sinks is None else _tensor(layer.sinks.astype(np.float32), dev)[:, None, None]
                 logits = torch.empty(heads_per * rows_per * S, device=dev)
                 # the weights' buffers, used by turns (adjacent: a pair of one-head blocks is one (2, r * w) matrix)
                 p = torch.empty((2 if heads_per < H else 1, heads_per * rows_per * S), device=dev)
@@ -425,8 +447,10 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                     bias = None
                     if layer.bias is not None:
                         bias = _tensor(np.ascontiguousarray(layer.bias.rows(start, stop, S)[..., k0:k1]), dev)
-                    spans = [(a - k0, b - k0, _tensor(hidden, dev))
-                             for a, b, hidden in _hidden_spans(layer, start, stop, k0, k1)]
+                    spans = [
+                        (a - k0, b - k0, _tensor(hidden, dev))
+                        for a, b, hidden in _hidden_spans(layer, start, stop, k0, k1)
+                    ]
                     if layer.mask.allowed is not None:
                         sees = bool(layer.mask.allowed[start:stop, k0:k1].any(1).all())
                     else:
@@ -443,8 +467,24 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         h1 = h0 + heads_per
                         # two buffers by turns: the block before is still there when the heads' mean reads a pair
                         weights = p[(h0 // heads_per) % 2][: (h1 - h0) * r * w].view(h1 - h0, r, w)
-                        _weights(layer, q, k, h0, h1, start, stop, k0, k1, bias, spans, sinks, logits, weights,
-                                 ent[h0:h1], lz)
+                        _weights(
+                            layer,
+                            q,
+                            k,
+                            h0,
+                            h1,
+                            start,
+                            stop,
+                            k0,
+                            k1,
+                            bias,
+                            spans,
+                            sinks,
+                            logits,
+                            weights,
+                            ent[h0:h1],
+                            lz,
+                        )
                         # what reads every weight, while this head's block is still in cache
                         _add_rows(li, h0, h1, start, stop, k0, k1, weights, dev, diag, corner, special, special_w)
                         if ov is None:
@@ -465,8 +505,23 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                         add, redo = lz.finish()
                         for b in np.unique(np.flatnonzero(redo.cpu().numpy()) // heads_per).tolist():
                             h0, h1 = b * heads_per, (b + 1) * heads_per
-                            _weights(layer, q, k, h0, h1, start, stop, k0, k1, bias, spans, None, logits,
-                                     p[0][: heads_per * r * w].view(heads_per, r, w), ent[h0:h1])
+                            _weights(
+                                layer,
+                                q,
+                                k,
+                                h0,
+                                h1,
+                                start,
+                                stop,
+                                k0,
+                                k1,
+                                bias,
+                                spans,
+                                None,
+                                logits,
+                                p[0][: heads_per * r * w].view(heads_per, r, w),
+                                ent[h0:h1],
+                            )
                             add[h0:h1] = 0.0  # the peak path made the whole entropy
                         ent.add_(add)
                     entropy[li, :, start:stop] = ent.cpu().numpy()
@@ -477,8 +532,9 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
                     keep_head[li] = ov.head.masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
                     # key 0 counts as a visible cell holding 0, as the views' discount does it
                     keep_rest_max[li] = ov.rest_max.masked_fill_(hidden_t[:, 0], nan).to(keep).cpu().numpy()
-                    keep_rest_mean[li] = ov.rest_sum.mul_(inv_count[:, 0]).masked_fill_(hidden_t[:, 0], nan) \
-                        .to(keep).cpu().numpy()
+                    keep_rest_mean[li] = (
+                        ov.rest_sum.mul_(inv_count[:, 0]).masked_fill_(hidden_t[:, 0], nan).to(keep).cpu().numpy()
+                    )
     except torch.OutOfMemoryError as err:
         raise DeviceMemoryError(_oom_message(dev, heads_per, rows_per, S, budget)) from err
     except RuntimeError as err:  # MPS and some backends say it in a RuntimeError
@@ -486,18 +542,41 @@ def summarise(stack: LazyStack, *, causal: bool, special_rows: np.ndarray | None
             raise
         raise DeviceMemoryError(_oom_message(dev, heads_per, rows_per, S, budget)) from err
     out: dict[str, np.ndarray] = {
-        "colsum": colsum, "diag": diag, "entropy": entropy, "corner": corner, "special_rows": special,
-        "special_weights": special_w, "causal": np.array(bool(causal)), "factor": np.array(f, np.int64),
+        "colsum": colsum,
+        "diag": diag,
+        "entropy": entropy,
+        "corner": corner,
+        "special_rows": special,
+        "special_weights": special_w,
+        "causal": np.array(bool(causal)),
+        "factor": np.array(f, np.int64),
     }
     if with_overview:
-        out.update(overview_max=keep_max, overview_mean=keep_mean, overview_head_max=keep_head,
-                   overview_max_rest0=keep_rest_max, overview_mean_rest0=keep_rest_mean)
+        out.update(
+            overview_max=keep_max,
+            overview_mean=keep_mean,
+            overview_head_max=keep_head,
+            overview_max_rest0=keep_rest_max,
+            overview_mean_rest0=keep_rest_mean,
+        )
     return out
 
 
-def _add_rows(li: int, h0: int, h1: int, start: int, stop: int, k0: int, k1: int, p: torch.Tensor,
-              dev: torch.device, diag: np.ndarray, corner: np.ndarray, special: np.ndarray,
-              special_w: np.ndarray) -> None:
+def _add_rows(
+    li: int,
+    h0: int,
+    h1: int,
+    start: int,
+    stop: int,
+    k0: int,
+    k1: int,
+    p: torch.Tensor,
+    dev: torch.device,
+    diag: np.ndarray,
+    corner: np.ndarray,
+    special: np.ndarray,
+    special_w: np.ndarray,
+) -> None:
     """The diagonals, the corner and the special rows of heads ``h0..h1``, rows ``start..stop`` (weights ``p`` over
     keys ``k0..k1``) into the arrays (the diagonals as views of the block: no index built)."""
     r, w = stop - start, k1 - k0
@@ -505,22 +584,25 @@ def _add_rows(li: int, h0: int, h1: int, start: int, stop: int, k0: int, k1: int
         d = start + offset - k0  # row i's key i + offset sits at column i + d of the block
         i0, i1 = max(0, -d), min(r, w - d)
         if i1 > i0:
-            diag[li, h0:h1, j, start + i0:start + i1] = torch.diagonal(p, d, 1, 2).cpu().numpy()
+            diag[li, h0:h1, j, start + i0 : start + i1] = torch.diagonal(p, d, 1, 2).cpu().numpy()
     if start < CORNER and k0 < CORNER:
         nr, nk = min(CORNER, stop) - start, min(CORNER, k1) - k0
-        corner[li, h0:h1, start:start + nr, k0:k0 + nk] = p[:, :nr, :nk].cpu().numpy()
+        corner[li, h0:h1, start : start + nr, k0 : k0 + nk] = p[:, :nr, :nk].cpu().numpy()
     inside = np.flatnonzero((special >= start) & (special < stop))
     if inside.size:
-        special_w[li, h0:h1, inside, k0:k1] = p[:, _tensor(special[inside] - start, dev)].cpu().numpy() \
-            .transpose(1, 0, 2)
+        special_w[li, h0:h1, inside, k0:k1] = (
+            p[:, _tensor(special[inside] - start, dev)].cpu().numpy().transpose(1, 0, 2)
+        )
 
 
 def _oom_message(dev: torch.device, n_heads: int, rows: int, n_keys: int, budget: int) -> str:
     need = n_heads * rows * n_keys * 4
-    return (f"the statistics pass ran out of memory on {dev}: one block of {rows} rows x {n_keys} keys x {n_heads} "
-            f"heads is {format_bytes(need)} of float32 weights (a few of them are alive at once). Try smaller blocks "
-            f"(attach_summary(result, block_bytes={max(1 << 16, budget // 4)})), another device "
-            "(device='cpu'), or a shorter input")
+    return (
+        f"the statistics pass ran out of memory on {dev}: one block of {rows} rows x {n_keys} keys x {n_heads} "
+        f"heads is {format_bytes(need)} of float32 weights (a few of them are alive at once). Try smaller blocks "
+        f"(attach_summary(result, block_bytes={max(1 << 16, budget // 4)})), another device "
+        "(device='cpu'), or a shorter input"
+    )
 
 
 def attach_summary(result: Any, device: Any = None, block_bytes: int | None = None) -> bool:
@@ -535,7 +617,8 @@ def attach_summary(result: Any, device: Any = None, block_bytes: int | None = No
     if not isinstance(stack, LazyStack) or (not stack.summary_pending and stack.summary):
         return False
     causal = result.model.kind == "decoder"
-    arrays = summarise(stack, causal=causal, special_rows=np.flatnonzero(result.special_mask), device=device,
-                       block_bytes=block_bytes)
+    arrays = summarise(
+        stack, causal=causal, special_rows=np.flatnonzero(result.special_mask), device=device, block_bytes=block_bytes
+    )
     stack.set_summary(arrays)
     return True

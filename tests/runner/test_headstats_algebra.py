@@ -62,11 +62,11 @@ def test_entropy_from_the_picked_log_z_is_float64s_to_float32_rounding() -> None
     q = rng.normal(size=(heads, n, d)).astype(np.float32) * scale
     k = rng.normal(size=(heads, n, d)).astype(np.float32)
     masks = [KeyMask.causal(n, n), KeyMask.causal(n, n, window=40)]
-    stack = LazyStack(tuple(LayerQK(q, k, d ** -0.5, m) for m in masks))
+    stack = LazyStack(tuple(LayerQK(q, k, d**-0.5, m) for m in masks))
     got = headstats.summarise(stack, causal=True, factor=4, block_bytes=32 * n * 4)["entropy"]
-    top = np.abs(np.einsum("htd,hsd->hts", q, k) * d ** -0.5).max((1, 2))  # (H,)
+    top = np.abs(np.einsum("htd,hsd->hts", q, k) * d**-0.5).max((1, 2))  # (H,)
     for li, m in enumerate(masks):
-        err = np.abs(got[li] - _float64_entropy(q, k, d ** -0.5, m)).max(-1)
+        err = np.abs(got[li] - _float64_entropy(q, k, d**-0.5, m)).max(-1)
         assert (err < 1e-6 * (1 + top)).all(), (err, top)
 
 
