@@ -82,3 +82,12 @@ def test_column_groups_by_pooling_and_gemv_with_a_short_last_group() -> None:
     y = torch.tensor([[1.0, 7.0, 2.0]])
     assert headstats._by_columns(y, 4, "max").tolist() == [[7.0]]
     assert headstats._by_columns(y, 4, "sum").tolist() == [[10.0]]
+
+
+def test_keys_transposed_in_chunks_are_the_keys_transposed() -> None:
+    """(2 key heads, 7 keys, 3 dims) in chunks of 3 keys (the last chunk short): key j's dims land in column j."""
+    k = torch.arange(42, dtype=torch.float32).view(2, 7, 3)
+    got = headstats._transposed(k, chunk=3)
+    assert got.shape == (2, 3, 7) and got.is_contiguous()
+    assert got[1, 2, 6].item() == 41.0 and got[0, 1, 4].item() == 13.0  # head 1, dim 2, key 6; head 0, dim 1, key 4
+    assert torch.equal(got, k.transpose(1, 2))
