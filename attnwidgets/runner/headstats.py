@@ -95,6 +95,13 @@ def _plan(layer: LayerQK, width: int, factor: int, budget: int) -> tuple[int, in
     return rows, heads
 
 
+def _span(a: int, b: int, hidden: np.ndarray, dev: torch.device) -> tuple[int, int, torch.Tensor, torch.Tensor]:
+    """A span of hidden keys for :func:`_weights`: its columns, the hidden keys (bool), and -1e30 there (0 elsewhere),
+    added to the logits on the fast path (exact: any logit under ~1e22 in size vanishes in -1e30's rounding)."""
+    mask = _tensor(hidden, dev)
+    return a, b, mask, torch.zeros(mask.shape, device=dev).masked_fill_(mask, _HIDDEN)
+
+
 def _transposed(k: torch.Tensor, chunk: int = 512) -> torch.Tensor:
     """The keys (n_kv, S, d) transposed, (n_kv, d, S), contiguous: the QK^T GEMM reads them as its right-hand matrix
     as they are stored (~15 % faster on a CPU core than through a transposed view). Copied ``chunk`` keys at a time:
@@ -136,7 +143,7 @@ def _weights(
     k0: int,
     k1: int,
     bias: torch.Tensor | None,
-    spans: list[tuple[int, int, torch.Tensor]],
+    spans: list[tuple[int, int, torch.Tensor, torch.Tensor]],
     sinks: torch.Tensor | None,
     logits: torch.Tensor,
     p: torch.Tensor,
@@ -148,10 +155,10 @@ def _weights(
     ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator (no log per weight).
 
     ``q`` holds the queries already multiplied by the scaling, ``k`` the keys transposed (n_kv, d, S); ``bias`` the
-    block's rows of the position bias (all heads), ``spans`` the hidden keys (:func:`_hidden_spans`, as tensors,
-    columns from ``k0``), ``sinks`` (H, 1, 1) the sink logits; ``logits`` is a flat scratch buffer; ``log_z`` where
-    the fast path leaves each row's two weights that give its ``log z`` (None where some row of the block may see no
-    key). Every step is in place.
+    block's rows of the position bias (all heads), ``spans`` the hidden keys (:func:`_span`: columns from ``k0``,
+    the hidden keys and their additive twin), ``sinks`` (H, 1, 1) the sink logits; ``logits`` is a flat scratch
+    buffer; ``log_z`` where the fast path leaves each row's two weights that give its ``log z`` (None where some row of
+    the block may see no key). Every step is in place.
 
     With no sinks and ``log_z`` (each row of the block sees a key), the softmax is torch's own (one fused kernel
     instead of max, subtract, exp, sum and scale) and ``entropy`` gets ``−Σ p·s`` in one product, to which
@@ -174,8 +181,11 @@ def _weights(
         c = float(layer.softcap)
         s.div_(c).tanh_().mul_(c)
     fast = log_z if sinks is None else None
-    for a, b, hidden in spans:
-        s[..., a:b].masked_fill_(hidden, _HIDDEN if fast is not None else float("-inf"))
+    for a, b, hidden, add in spans:  # adding -1e30 to a logit gives -1e30: an add is ~4x cheaper than a masked fill
+        if fast is not None:
+            s[..., a:b].add_(add)
+        else:
+            s[..., a:b].masked_fill_(hidden, float("-inf"))
     if fast is not None:
         e = torch.softmax(s, -1, out=p)
         torch.neg(torch.einsum("hrw,hrw->hr", e, s), out=entropy)  # −Σ p·s, 0 at hidden keys
@@ -189,7 +199,7 @@ def _weights(
     top.masked_fill_(top == float("-inf"), 0.0)
     s.sub_(top)
     e = torch.exp(s, out=p)
-    for a, b, hidden in spans:  # hidden keys: e = 0, and s·e must be 0, not NaN
+    for a, b, hidden, _add in spans:  # hidden keys: e = 0, and s·e must be 0, not NaN
         s[..., a:b].masked_fill_(hidden, 0.0)
     z = e.sum(-1, keepdim=True)
     mass = z[..., 0].clone()  # Σ e over the keys
@@ -456,8 +466,7 @@ def summarise(
                     if layer.bias is not None:
                         bias = _tensor(np.ascontiguousarray(layer.bias.rows(start, stop, S)[..., k0:k1]), dev)
                     spans = [
-                        (a - k0, b - k0, _tensor(hidden, dev))
-                        for a, b, hidden in _hidden_spans(layer, start, stop, k0, k1)
+                        _span(a - k0, b - k0, hidden, dev) for a, b, hidden in _hidden_spans(layer, start, stop, k0, k1)
                     ]
                     if layer.mask.allowed is not None:
                         sees = bool(layer.mask.allowed[start:stop, k0:k1].any(1).all())
