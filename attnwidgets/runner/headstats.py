@@ -446,6 +446,7 @@ def summarise(
                 p = torch.empty((2 if heads_per < H else 1, heads_per * rows_per * S), device=dev)
                 ent_buf = torch.empty((H, rows_per), device=dev)
                 log_z = _LogZ(H, rows_per, dev)
+                diagonals = _Diagonals(H, rows_per, dev)
                 ov = _Overview(H, r2, c2, dev) if with_overview else None
                 g_per = -(-rows_per // min(f, rows_per)) if with_overview else 1
                 rmax_buf = torch.empty(H * g_per * S, device=dev)  # row groups' max and sum, every head
@@ -475,6 +476,9 @@ def summarise(
                     lz = log_z if sees and sinks is None else None
                     if lz is not None:
                         lz.start(start, stop, k0, k1)
+                    diagonals.start(start, stop, k0, k1)
+                    at = np.flatnonzero((special >= start) & (special < stop))  # the special rows in this block
+                    inside = (at, _tensor(special[at] - start, dev)) if at.size else None
                     ent = ent_buf[:, :r]
                     span = f if rows_per >= f else rows_per
                     g = -(-r // span) if ov is not None else 1
@@ -503,7 +507,8 @@ def summarise(
                             lz,
                         )
                         # what reads every weight, while this head's block is still in cache
-                        _add_rows(li, h0, h1, start, stop, k0, k1, weights, dev, diag, corner, special, special_w)
+                        diagonals.read(h0, h1, weights)
+                        _add_rows(li, h0, h1, start, stop, k0, k1, weights, corner, inside, special_w)
                         if ov is None:
                             torch.sum(weights, -2, out=rsum[h0:h1, 0])
                             continue
@@ -542,6 +547,7 @@ def summarise(
                             add[h0:h1] = 0.0  # the peak path made the whole entropy
                         ent.add_(add)
                     entropy[li, :, start:stop] = ent.cpu().numpy()
+                    diag[li, :, :, start:stop] = diagonals.finish()
                 del q, k, logits, p, rmax_buf, rsum_buf, heads_mean
                 if ov is not None:  # masked, divided and made float16 in torch (numpy's float16 cast is slow)
                     keep_max[li] = ov.max.masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
@@ -588,28 +594,45 @@ def _add_rows(
     k0: int,
     k1: int,
     p: torch.Tensor,
-    dev: torch.device,
-    diag: np.ndarray,
     corner: np.ndarray,
-    special: np.ndarray,
+    inside: tuple[np.ndarray, torch.Tensor] | None,
     special_w: np.ndarray,
 ) -> None:
-    """The diagonals, the corner and the special rows of heads ``h0..h1``, rows ``start..stop`` (weights ``p`` over
-    keys ``k0..k1``) into the arrays (the diagonals as views of the block: no index built)."""
-    r, w = stop - start, k1 - k0
-    for j, offset in enumerate((-1, 0, 1)):
-        d = start + offset - k0  # row i's key i + offset sits at column i + d of the block
-        i0, i1 = max(0, -d), min(r, w - d)
-        if i1 > i0:
-            diag[li, h0:h1, j, start + i0 : start + i1] = torch.diagonal(p, d, 1, 2).cpu().numpy()
+    """The corner and the special rows of heads ``h0..h1``, rows ``start..stop`` (weights ``p`` over keys
+    ``k0..k1``) into the arrays; ``inside``: which special rows fall in the block, and their rows in it."""
     if start < CORNER and k0 < CORNER:
         nr, nk = min(CORNER, stop) - start, min(CORNER, k1) - k0
         corner[li, h0:h1, start : start + nr, k0 : k0 + nk] = p[:, :nr, :nk].cpu().numpy()
-    inside = np.flatnonzero((special >= start) & (special < stop))
-    if inside.size:
-        special_w[li, h0:h1, inside, k0:k1] = (
-            p[:, _tensor(special[inside] - start, dev)].cpu().numpy().transpose(1, 0, 2)
-        )
+    if inside is not None:
+        special_w[li, h0:h1, inside[0], k0:k1] = p[:, inside[1]].cpu().numpy().transpose(1, 0, 2)
+
+
+class _Diagonals:
+    """A block of rows' weights on the previous, own and next key (``A[i, i - 1]``, ``A[i, i]``, ``A[i, i + 1]``) for
+    every head: one gather per head block into a buffer (was three diagonal views, each copied to numpy, per head
+    block), handed on once per block of rows. A key outside the block's keys is one no row of the block sees: 0."""
+
+    def __init__(self, n_heads: int, rows: int, dev: torch.device) -> None:
+        self.buf = torch.empty(n_heads * rows * 3, device=dev)
+        self.n_heads, self.dev = n_heads, dev
+        self.cols = torch.zeros((1, 0, 3), dtype=torch.int64, device=dev)
+        self.seen = np.zeros((0, 3), bool)
+
+    def start(self, start: int, stop: int, k0: int, k1: int) -> None:
+        keys = np.arange(start, stop)[:, None] + np.array([-1, 0, 1]) - k0  # (r, 3) columns in the block
+        self.seen = (keys >= 0) & (keys < k1 - k0)
+        self.cols = _tensor(np.clip(keys, 0, k1 - k0 - 1)[None], self.dev)
+
+    def _view(self) -> torch.Tensor:
+        r = self.cols.shape[1]
+        return self.buf[: self.n_heads * r * 3].view(self.n_heads, r, 3)
+
+    def read(self, h0: int, h1: int, p: torch.Tensor) -> None:
+        torch.gather(p, -1, self.cols.expand(h1 - h0, -1, -1), out=self._view()[h0:h1])
+
+    def finish(self) -> np.ndarray:
+        """(H, 3, r) the block's three diagonals."""
+        return np.where(self.seen, self._view().cpu().numpy(), 0.0).transpose(0, 2, 1)
 
 
 def _oom_message(dev: torch.device, n_heads: int, rows: int, n_keys: int, budget: int) -> str:
