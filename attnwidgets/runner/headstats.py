@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -132,39 +132,45 @@ def _hidden_spans(layer: LayerQK, start: int, stop: int, k0: int, k1: int) -> li
     return spans
 
 
+class _Block(NamedTuple):
+    """A block of rows ``start..stop`` over keys ``k0..k1``: its rows of the position bias (all heads, or None) and
+    its spans of hidden keys (:func:`_span`)."""
+
+    start: int
+    stop: int
+    k0: int
+    k1: int
+    bias: torch.Tensor | None
+    spans: list[tuple[int, int, torch.Tensor, torch.Tensor]]
+
+
 def _weights(
     layer: LayerQK,
     q: torch.Tensor,
     k: torch.Tensor,
     h0: int,
     h1: int,
-    start: int,
-    stop: int,
-    k0: int,
-    k1: int,
-    bias: torch.Tensor | None,
-    spans: list[tuple[int, int, torch.Tensor, torch.Tensor]],
+    block: _Block,
     sinks: torch.Tensor | None,
     logits: torch.Tensor,
     p: torch.Tensor,
     entropy: torch.Tensor,
     log_z: _LogZ | None = None,
 ) -> None:
-    """The weights of heads ``h0..h1``, rows ``start..stop`` over keys ``k0..k1``, by the math of
-    :meth:`LayerQK.rows` in torch, into ``p`` (h, r, w), and each row's entropy into ``entropy`` (h, r):
+    """The weights of heads ``h0..h1`` in ``block`` (:class:`_Block`: rows ``start..stop`` over keys ``k0..k1``), by
+    the math of :meth:`LayerQK.rows` in torch, into ``p`` (h, r, w), and each row's entropy into ``entropy`` (h, r):
     ``log z · Σp − Σ p·s`` with ``s`` the shifted logits and ``z`` the softmax denominator (no log per weight).
 
-    ``q`` holds the queries already multiplied by the scaling, ``k`` the keys transposed (n_kv, d, S); ``bias`` the
-    block's rows of the position bias (all heads), ``spans`` the hidden keys (:func:`_span`: columns from ``k0``,
-    the hidden keys and their additive twin), ``sinks`` (H, 1, 1) the sink logits; ``logits`` is a flat scratch
-    buffer; ``log_z`` where the fast path leaves each row's two weights that give its ``log z`` (None where some row of
-    the block may see no key). Every step is in place.
+    ``q`` holds the queries already multiplied by the scaling, ``k`` the keys transposed (n_kv, d, S); ``sinks``
+    (H, 1, 1) the sink logits; ``logits`` is a flat scratch buffer; ``log_z`` where the fast path leaves each row's
+    two weights that give its ``log z`` (None where some row of the block may see no key). Every step is in place.
 
     With no sinks and ``log_z`` (each row of the block sees a key), the softmax is torch's own (one fused kernel
     instead of max, subtract, exp, sum and scale) and ``entropy`` gets ``−Σ p·s`` in one product, to which
     :meth:`_LogZ.finish` adds ``log z`` read off one weight per row (no pass for the row's max logit or max weight):
     the same numbers to float rounding, in two reads of the block fewer. Hidden keys then hold a finite -1e30 rather
     than -inf: their weight is still exactly 0, and ``p·s`` there is 0, not NaN, with no second pass to clear them."""
+    start, stop, k0, k1, bias, spans = block
     group, hb, r, w = layer.n_heads // layer.n_kv_heads, h1 - h0, stop - start, k1 - k0
     s = logits[: hb * r * w].view(hb, r, w)
     if hb <= group:  # the heads share one key head
@@ -466,9 +472,8 @@ def summarise(
                     bias = None
                     if layer.bias is not None:
                         bias = _tensor(np.ascontiguousarray(layer.bias.rows(start, stop, S)[..., k0:k1]), dev)
-                    spans = [
-                        _span(a - k0, b - k0, hidden, dev) for a, b, hidden in _hidden_spans(layer, start, stop, k0, k1)
-                    ]
+                    spans = [_span(a - k0, b - k0, m, dev) for a, b, m in _hidden_spans(layer, start, stop, k0, k1)]
+                    block = _Block(start, stop, k0, k1, bias, spans)
                     if layer.mask.allowed is not None:
                         sees = bool(layer.mask.allowed[start:stop, k0:k1].any(1).all())
                     else:
@@ -488,24 +493,7 @@ def summarise(
                         h1 = h0 + heads_per
                         # two buffers by turns: the block before is still there when the heads' mean reads a pair
                         weights = p[(h0 // heads_per) % 2][: (h1 - h0) * r * w].view(h1 - h0, r, w)
-                        _weights(
-                            layer,
-                            q,
-                            k,
-                            h0,
-                            h1,
-                            start,
-                            stop,
-                            k0,
-                            k1,
-                            bias,
-                            spans,
-                            sinks,
-                            logits,
-                            weights,
-                            ent[h0:h1],
-                            lz,
-                        )
+                        _weights(layer, q, k, h0, h1, block, sinks, logits, weights, ent[h0:h1], lz)
                         # what reads every weight, while this head's block is still in cache
                         diagonals.read(h0, h1, weights)
                         _add_rows(li, h0, h1, start, stop, k0, k1, weights, corner, inside, special_w)
@@ -527,23 +515,8 @@ def summarise(
                         add, redo = lz.finish()
                         for b in np.unique(np.flatnonzero(redo.cpu().numpy()) // heads_per).tolist():
                             h0, h1 = b * heads_per, (b + 1) * heads_per
-                            _weights(
-                                layer,
-                                q,
-                                k,
-                                h0,
-                                h1,
-                                start,
-                                stop,
-                                k0,
-                                k1,
-                                bias,
-                                spans,
-                                None,
-                                logits,
-                                p[0][: heads_per * r * w].view(heads_per, r, w),
-                                ent[h0:h1],
-                            )
+                            scratch = p[0][: heads_per * r * w].view(heads_per, r, w)
+                            _weights(layer, q, k, h0, h1, block, None, logits, scratch, ent[h0:h1])
                             add[h0:h1] = 0.0  # the peak path made the whole entropy
                         ent.add_(add)
                     entropy[li, :, start:stop] = ent.cpu().numpy()
