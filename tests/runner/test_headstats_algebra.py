@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from attnwidgets.attention_stack import KeyMask, LayerQK, LazyStack
-from attnwidgets.runner import headstats
+from attnwidgets.runner import headstats, overview_pass
 
 
 def _float64_entropy(q: np.ndarray, k: np.ndarray, scale: float, mask: KeyMask) -> np.ndarray:
@@ -75,13 +75,13 @@ def test_column_groups_by_pooling_and_gemv_with_a_short_last_group() -> None:
     6+...+10 = 40, 11; in groups of 4: 0+1+2+3 = 6, 4+5 = 9, 6+7+8+9 = 30, 10+11 = 21; a group wider than the row
     (3 columns, groups of 4) is the row's max and sum."""
     x = torch.arange(12, dtype=torch.float32).view(1, 2, 6)
-    assert headstats._by_columns(x, 5, "max").tolist() == [[[4, 5], [10, 11]]]
-    assert headstats._by_columns(x, 5, "sum").tolist() == [[[10, 5], [40, 11]]]
-    assert headstats._by_columns(x, 4, "sum").tolist() == [[[6, 9], [30, 21]]]  # f <= 4: strided adds
-    assert headstats._by_columns(x, 2, "max").tolist() == [[[1, 3, 5], [7, 9, 11]]]
+    assert overview_pass.by_columns(x, 5, "max").tolist() == [[[4, 5], [10, 11]]]
+    assert overview_pass.by_columns(x, 5, "sum").tolist() == [[[10, 5], [40, 11]]]
+    assert overview_pass.by_columns(x, 4, "sum").tolist() == [[[6, 9], [30, 21]]]  # f <= 4: strided adds
+    assert overview_pass.by_columns(x, 2, "max").tolist() == [[[1, 3, 5], [7, 9, 11]]]
     y = torch.tensor([[1.0, 7.0, 2.0]])
-    assert headstats._by_columns(y, 4, "max").tolist() == [[7.0]]
-    assert headstats._by_columns(y, 4, "sum").tolist() == [[10.0]]
+    assert overview_pass.by_columns(y, 4, "max").tolist() == [[7.0]]
+    assert overview_pass.by_columns(y, 4, "sum").tolist() == [[10.0]]
 
 
 def test_keys_transposed_in_chunks_are_the_keys_transposed() -> None:
