@@ -174,12 +174,8 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
     def ablation(w: Any) -> _Arguments:
         return _call(w, theme=w.theme)
 
-    def generation(w: Any) -> _Arguments:
-        return _call(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
-                     cmap=_CMAPS.get(w.colormap))
-
     return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view, "qk": qk,
-            "head_stats_grid": head_stats, "ablation": ablation, "generation": generation}
+            "head_stats_grid": head_stats, "ablation": ablation}
 
 
 def twin_figure(widget: Any) -> Figure | None:

@@ -18,7 +18,7 @@ from .coref import plot_coref
 from .embeddings import plot_input_embeddings
 from .extrapolation import plot_extrapolation
 from .fill_mask import paint_fill_mask, plot_fill_mask
-from .generation import plot_generation, plot_span_share
+from .generation import paint_generation, plot_generation, plot_span_share
 from .head_stats import plot_head_stats, plot_sinks
 from .head_view import plot_head_view
 from .heatmap import paint_heatmap, plot_heatmap
@@ -42,6 +42,7 @@ __all__ = [
     "paint_compare",
     "paint_entropy_bars",
     "paint_fill_mask",
+    "paint_generation",
     "paint_head_cluster_map",
     "paint_heatmap",
     "paint_model_view",

@@ -110,7 +110,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("profile", "AttentionProfile", "ProfileState", ("ProfileWeights",), twin="plot_profile",
              paint="paint_profile"),
     ViewSpec("generation", "GenerationView", "GenerationState", ("GenerationMatrix",), ("GenerationShare",),
-             twin="plot_generation"),
+             twin="plot_generation", paint="paint_generation"),
     ViewSpec("qk_space", "QKSpaceView", "QKSpaceState", ("QKSpaceWeights",), twin="plot_qk_space",
              paint="paint_qk_space"),
     ViewSpec("head_stats_grid", "HeadStatsGrid", "HeadStatsState", twin="plot_head_stats"),
