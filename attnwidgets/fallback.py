@@ -163,10 +163,6 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
                      min_weight=w.min_weight, theme=w.theme,
                      window=list(w.window) if w.windowed() else None)
 
-    def qk(w: Any) -> _Arguments:
-        return _call(w.captures, w.head, w.query, layer=w.layer, theme=w.theme,
-                     window=list(w.window) if w.windowed() else None)
-
     def head_stats(w: Any) -> _Arguments:
         return _call(w.stats, w.statistic, theme=w.theme, cmap=_CMAPS.get(w.colormap),
                      selected=(w.layer, w.head))
@@ -174,7 +170,7 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
     def ablation(w: Any) -> _Arguments:
         return _call(w, theme=w.theme)
 
-    return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view, "qk": qk,
+    return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view,
             "head_stats_grid": head_stats, "ablation": ablation}
 
 

@@ -28,7 +28,7 @@ from .painting import paint
 from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import paint_profile, plot_profile
-from .qk import plot_qk
+from .qk import paint_qk, plot_qk
 from .qk_space import paint_qk_space, plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
 from .routers import paint_routers, plot_routers
@@ -47,6 +47,7 @@ __all__ = [
     "paint_heatmap",
     "paint_model_view",
     "paint_profile",
+    "paint_qk",
     "paint_qk_space",
     "paint_routers",
     "panel_grid",

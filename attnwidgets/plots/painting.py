@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 
 __all__ = ["WIDGET_CMAPS", "paint", "painter_of"]
 
-#: The widgets' colour map names (their ``colormap`` trait) -> matplotlib's ("" is the theme's: None).
-WIDGET_CMAPS = {"blues": "Blues", "viridis": "viridis", "cividis": "cividis", "greys": "Greys", "reds": "Reds"}
+#: The widgets' colour map names (their ``colormap`` trait) -> matplotlib's ("" is the theme's: None); the diverging
+#: ones are QKStepThrough's.
+WIDGET_CMAPS = {"blues": "Blues", "viridis": "viridis", "cividis": "cividis", "greys": "Greys", "reds": "Reds",
+                "rdbu": "RdBu_r", "puor": "PuOr_r"}
 
 
 def painter_of(state: Any) -> tuple[ViewSpec, Any]:

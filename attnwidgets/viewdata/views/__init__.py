@@ -105,7 +105,7 @@ VIEWS: tuple[ViewSpec, ...] = (
              paint="paint_model_view"),
     ViewSpec("ablation", "AblationWidget", "AblationState", twin="plot_ablation_panel"),
     ViewSpec("head_view", "HeadView", "HeadViewState", ("LineLabels",), twin="plot_head_view", cli="head"),
-    ViewSpec("qk", "QKStepThrough", "QKState", twin="plot_qk", cli="qk"),
+    ViewSpec("qk", "QKStepThrough", "QKState", twin="plot_qk", cli="qk", paint="paint_qk"),
     ViewSpec("compare", "AttentionCompare", "CompareState", twin="plot_compare", paint="paint_compare"),
     ViewSpec("profile", "AttentionProfile", "ProfileState", ("ProfileWeights",), twin="plot_profile",
              paint="paint_profile"),
