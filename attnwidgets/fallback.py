@@ -144,19 +144,7 @@ def _call(*args: Any, **kwargs: Any) -> _Arguments:
 def _twins() -> dict[str, Callable[[Any], _Arguments]]:
     """View name -> what its twin (:attr:`~attnwidgets.viewdata.views.ViewSpec.twin`) is called with for a widget
     showing it, read from the widget's traits: the views not drawn by :func:`attnwidgets.plots.paint` yet (no
-    painter, or, for the heatmap and the model view, a selection the painter does not draw yet)."""
-    def heatmap(w: Any) -> _Arguments:
-        # no numbers in the cells: at 72 dpi they are unreadable, and drawing them is most of a short input's cost
-        return _call(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
-                     cmap=_CMAPS.get(w.colormap), annotate=False, selection=list(w.selection),
-                     combine=w.combine, measure=w.measure, vmax=w.vmax, reduce=w.reduce,
-                     discount_sinks=w.discount_sinks if isinstance(w.discount_sinks, bool) else list(w.discount_sinks))
-
-    def model_view(w: Any) -> _Arguments:
-        return _call(w.result, kind=w.kind, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                     highlight=(w.layer, w.head), selection=list(w.selection), combine=w.combine,
-                     measure=w.measure)
-
+    painter)."""
     def head_view(w: Any) -> _Arguments:
         return _call(w.result, w.layer, list(w.heads) or None, kind=w.kind, words=w.words,
                      sentence_filter=w.sentence_filter, queries=list(w.selected) or None,
@@ -170,8 +158,13 @@ def _twins() -> dict[str, Callable[[Any], _Arguments]]:
     def ablation(w: Any) -> _Arguments:
         return _call(w, theme=w.theme)
 
-    return {"heatmap": heatmap, "model_view": model_view, "head_view": head_view,
+    return {"head_view": head_view,
             "head_stats_grid": head_stats, "ablation": ablation}
+
+
+#: How a view's picture in the bundle looks unlike its painter's default (never what it shows): no numbers in the
+#: heatmap's cells (at 72 dpi they are unreadable, and drawing them is most of a short input's cost).
+_PICTURE_LOOK: dict[str, dict[str, Any]] = {"heatmap": {"annotate": False}}
 
 
 def twin_figure(widget: Any) -> Figure | None:
@@ -188,7 +181,7 @@ def twin_figure(widget: Any) -> Figure | None:
         return None
     legacy = _twins()
     if spec.name not in legacy:
-        return plots.paint(widget)
+        return plots.paint(widget, **_PICTURE_LOOK.get(spec.name, {}))
     args, kwargs = legacy[spec.name](widget)
     figure: Figure = getattr(plots, spec.twin)(*args, **kwargs)
     return figure

@@ -37,13 +37,16 @@ def painter_of(state: Any) -> tuple[ViewSpec, Any]:
 
 def _page_options(view: Any, painter: Any) -> dict[str, Any]:
     """What the page reads besides the state: the view's traits named as the painter's keyword arguments (its
-    ``colormap`` as ``cmap``)."""
+    ``colormap`` as ``cmap``), and as ``span`` the combined row of its selection, which the page asks for by a "span"
+    request (the widget's ``span_weights()``, :func:`attnwidgets.viewdata.selection.span_row`)."""
     options: dict[str, Any] = {}
     for name, param in inspect.signature(painter).parameters.items():
         if param.kind is not param.KEYWORD_ONLY:
             continue
         if name == "cmap" and view.has_trait("colormap"):
             options[name] = WIDGET_CMAPS.get(view.colormap)
+        elif name == "span" and hasattr(view, "span_weights"):
+            options[name] = view.span_weights() if view.selection else None
         elif view.has_trait(name):
             value = getattr(view, name)
             options[name] = list(value) if isinstance(value, tuple) else value
