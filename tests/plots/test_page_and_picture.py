@@ -212,7 +212,8 @@ def test_the_model_views_picture_outlines_the_pages_head_and_draws_its_selection
     np.testing.assert_allclose(np.asarray(row_ax.images[0].get_array())[0], row, rtol=1e-5)
     assert row_ax.images[0].get_clim() == pytest.approx((0.0, float(row.max())))
     queries, keys = w._meta["tokens"]["self"]
-    assert _text(row_ax.get_title()) == f"layer {w.layer} · head {w.head} · {_span_caption(queries, selection, w.combine)}"
+    caption = _span_caption(queries, selection, w.combine)
+    assert _text(row_ax.get_title()) == f"layer {w.layer} · head {w.head} · {caption}"
     assert [t.get_text() for t in row_ax.get_xticklabels()] == [token_label(k) for k in keys]
 
 
@@ -690,6 +691,31 @@ def test_paint_draws_every_painted_view_and_its_state(view):
     by_view = _titles(aw.plots.paint(w))
     assert by_view and by_view == _titles(fallback.twin_figure(w))  # the picture a notebook keeps is this one
     assert _titles(aw.plots.paint(w.page_state()))
+
+
+#: a view built, then moved to another map by its traits (the page fetches that map by a request: the synced
+#: ``_payload`` keeps the first one), and what the picture's title must then say.
+MOVED: dict[str, tuple[Callable[[], Any], dict[str, Any], str]] = {
+    "heatmap": (lambda: aw.AttentionHeatmap(_result(), layer=1, head=2), {"layer": 0, "head": 3},
+                "layer 0 · head 3"),
+    "qk": (lambda: aw.QKStepThrough(_captures(), layer=1, head=1), {"layer": 0, "head": 2}, "layer 0 · head 2"),
+    "qk window": (lambda: aw.QKStepThrough(_captures(), layer=1, head=1, query=2, window=[1, 4]),
+                  {"window": [2, 5]}, "keys 2–4 of 6"),
+    "generation": (lambda: aw.GenerationView(_generation(), layer=1, head=0),
+                   {"layer": 0, "head": 2, "step": 1}, "generated token 2 of 4"),
+}
+
+
+@pytest.mark.parametrize("case", list(MOVED))
+def test_the_picture_follows_the_view_the_traits_choose_after_it_is_built(case):
+    make, moves, says = MOVED[case]
+    w = make()
+    for name, value in moves.items():
+        setattr(w, name, value)
+    titles = " | ".join(_titles(fallback.twin_figure(w)))
+    assert says in titles, titles
+    if "layer" in moves:
+        assert f"layer {moves['layer']}" in titles
 
 
 def test_paint_reads_the_pages_traits_and_refuses_a_stranger():
