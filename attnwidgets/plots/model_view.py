@@ -18,7 +18,7 @@ from ..viewdata.labels import token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
 from ..viewdata.views.model_view import ModelViewOptions, ModelViewState, model_view_state, model_view_title
 from ._measure import measured
-from .style import colormap, lecture_fit, manual_layout, new_figure, resolve_theme
+from .style import colormap, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -172,12 +172,11 @@ def _paint_all(state: ModelViewState, theme: str | None, cmap: str | None, layer
     row = np.asarray(span, np.float32).reshape(-1)
     if row.shape != (len(keys),):
         raise ValueError(f"span has {row.size} values for {len(keys)} keys: pass the chosen head's combined row")
-    ax, row_ax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [size * n_layers, 0.45], "hspace": 0.35})
+    fig.set_layout_engine("constrained")  # tight_layout cannot place two image rows and their titles
+    ax, row_ax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [size * n_layers, 0.45]})
     colours, font = _paint(state, ax, theme, cmap, chosen)
     at = chosen or (0, 0)
     _span_panel(row_ax, row, at, picked, check_combine(combine), queries, keys, colours, font)
-    fig.subplots_adjust(left=0.06, right=0.98, top=0.9, bottom=0.16)  # tight_layout cannot place two image rows
-    manual_layout(fig)
     return fig
 
 

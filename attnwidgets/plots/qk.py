@@ -271,7 +271,8 @@ def _layout(ax: Any, n_cols: int, m: int, big: bool) -> tuple[Figure, list[Any],
     grid_kw = {"height_ratios": [1, max(2, rows)], "hspace": 0.05, "wspace": 0.35}
     if ax is None:
         height = min(24.0, 1.6 + 0.3 * rows) * (1.3 if big else 1.0)
-        fig = new_figure(((17 if big else 13) * n_cols / 6, height))
+        # constrained: a long title (a window's keys, the selection) stays above the panels' titles
+        fig = new_figure(((17 if big else 13) * n_cols / 6, height), layout="constrained")
         grid = fig.add_gridspec(2, n_cols, **grid_kw)
     else:
         fig = ax.figure
