@@ -16,7 +16,7 @@ from ..viewdata.labels import token_label
 from ..viewdata.selection import check_selection, selection_share
 from ..viewdata.views.generation import GenerationOptions, GenerationState, generation_state
 from .head_view import HEAD_COLOURS
-from .style import LECTURE_BOX, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_BOX, SELECTED, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -67,12 +67,14 @@ def plot_generation(gen: GenerationResult, step: int = 0, layer: int = 0, head: 
 
 
 @lecture_fit
-def paint_generation(state: GenerationState, ax: Any = None, *, step: int = 0, theme: str | None = None,
-                     cmap: str | None = None) -> Figure:
+def paint_generation(state: GenerationState, ax: Any = None, *, step: int = 0, selection: list[int] | None = None,
+                     theme: str | None = None, cmap: str | None = None) -> Figure:
     """Draw a GenerationView's state (:func:`~attnwidgets.viewdata.views.generation.generation_state`) at ``step`` as
     its page draws it: the page's title (``titleText`` in js/src/views/generation/state.ts), the text shaded by the
     step's row, the steps x keys map (one colour scale with the text, 0 to the map's largest weight; keys not written
-    yet grey) and the step's top-k on the page's fixed 0–100 % axis, the chosen token in bold.
+    yet grey) and the step's top-k on the page's fixed 0–100 % axis, the chosen token in bold; the selected tokens
+    underlined in the text, as the page underlines them (its span-share panel is not drawn: see
+    :func:`plot_span_share`).
 
     Parameters
     ----------
@@ -81,6 +83,8 @@ def paint_generation(state: GenerationState, ax: Any = None, *, step: int = 0, t
         Split it into the view's three panels instead of drawing a new figure.
     step : int
         The generated step on screen (the widget's ``step``; -1 the last).
+    selection : list of int, optional
+        The selected tokens (the widget's ``selection``: positions in the prompt, then the generated tokens fed back).
     theme, cmap : str, optional
         As :func:`plot_generation`'s: how it looks, not what it shows.
 
@@ -99,7 +103,7 @@ def paint_generation(state: GenerationState, ax: Any = None, *, step: int = 0, t
     >>> paint_generation(generation_state(g, GenerationOptions()), step=1)._suptitle.get_text()
     'arrays · generated token 2 of 2'
     """
-    return _paint(state, ax, step, theme, cmap)
+    return _paint(state, ax, step, theme, cmap, selection)
 
 
 def _view(state: GenerationState) -> tuple[str, int, int]:
@@ -127,7 +131,8 @@ def _scale(matrix: np.ndarray) -> float:
     return top if top > 0 else 1.0
 
 
-def _paint(state: GenerationState, ax: Any, step: int, theme: str | None, cmap: str | None) -> Figure:
+def _paint(state: GenerationState, ax: Any, step: int, theme: str | None, cmap: str | None,
+           selection: list[int] | None = None) -> Figure:
     meta = state.meta
     theme = resolve_theme(theme)
     step = _check_step(step, len(meta.generated))
@@ -138,7 +143,8 @@ def _paint(state: GenerationState, ax: Any, step: int, theme: str | None, cmap: 
     big = theme == "lecture"
     with lecture_fonts(theme):
         fig, (ax_text, ax_map, ax_top) = _panels(ax, len(meta.keys[kind]), big)
-        _draw_text(ax_text, state, step, matrix[step], top, cm, big)
+        picked = set(check_selection([] if selection is None else selection, meta.n_selectable))
+        _draw_text(ax_text, state, step, matrix[step], top, cm, big, picked)
         _draw_map(ax_map, state, step, matrix, top, cm)
         _draw_topk(ax_top, state, step, big)
         fig.suptitle(_title(state, step))
@@ -169,7 +175,8 @@ def _panels(ax: Any, n_keys: int, big: bool) -> tuple[Figure, tuple[Any, Any, An
 
 def _text_lines(state: GenerationState, kind: str, step: int) -> tuple[list[tuple[str, list[str], bool]], int, int]:
     """The text's lines (label, tokens, shaded by the step's row) as the page lays them out (state.ts textLines), the
-    line of the output and the index on it of the token the step wrote (currentIndex)."""
+    line of the output and the index on it of the token the step wrote (currentIndex). A token's position, what a
+    selection names, is its index on the first line (the prompt, then a decoder's generated tokens)."""
     meta = state.meta
     if meta.encoder_decoder:
         output = [meta.keys.get("decoder", [""])[0], *meta.generated]
@@ -177,8 +184,10 @@ def _text_lines(state: GenerationState, kind: str, step: int) -> tuple[list[tupl
     return [("", [*meta.prompt, *meta.generated], True)], 0, len(meta.prompt) + step
 
 
-def _draw_text(ax: Any, state: GenerationState, step: int, row: np.ndarray, top: float, cm: Any, big: bool) -> None:
-    """The key tokens shaded by the step's weights; the written token outlined, later ones grey."""
+def _draw_text(ax: Any, state: GenerationState, step: int, row: np.ndarray, top: float, cm: Any, big: bool,
+               picked: set[int]) -> None:
+    """The key tokens shaded by the step's weights; the written token outlined, later ones grey, the selected ones
+    underlined in the accent."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     lines, current_line, current = _text_lines(state, _view(state)[0], step)
@@ -199,7 +208,12 @@ def _draw_text(ax: Any, state: GenerationState, step: int, row: np.ndarray, top:
             t = ax.text(x, y, token_label(tok), fontsize=size, transform=ax.transAxes,
                         color="#aaaaaa" if later else _text_on(face),
                         bbox=dict(facecolor=face, edgecolor=edge, boxstyle="round,pad=0.15", lw=2))
-            x += t.get_window_extent(renderer).width / ax.get_window_extent(renderer).width + 0.008
+            box = t.get_window_extent(renderer).transformed(ax.transAxes.inverted())
+            if li == 0 and i in picked:  # the page's .aw-sel: a bar under the token
+                t.set_fontweight("bold")
+                ax.plot([box.x0, box.x1], [box.y0 - 0.04] * 2, color=SELECTED, lw=3, transform=ax.transAxes,
+                        solid_capstyle="butt")
+            x += box.width + 0.008
             if x > 0.97:
                 x, y = 0.0, y - 0.22
         y -= 0.3

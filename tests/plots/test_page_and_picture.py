@@ -630,6 +630,8 @@ def test_the_qk_pictures_panels_have_the_pages_titles_scales_and_rows(case):
 GENERATION_CASES: dict[str, Callable[[], aw.GenerationView]] = {
     "first step, one head": lambda: aw.GenerationView(_generation(), layer=1, head=0),
     "last step, mean of heads": lambda: aw.GenerationView(_generation(), layer=0, head=-1, step=3),
+    "a prompt and a fed token selected": lambda: aw.GenerationView(_generation(), layer=1, head=2, step=2,
+                                                                   selection=[1, 4]),
 }
 
 
@@ -658,6 +660,10 @@ def test_the_generations_picture_has_the_pages_title_scale_and_labels(case):
     face = shaded[0].get_bbox_patch().get_facecolor()
     expect = matplotlib.colormaps["Blues"](row[0] / top)  # the first key's shade, on the map's scale
     assert face == pytest.approx(expect, abs=2e-3)
+    fed = [*meta["prompt"], *meta["generated"]][: meta["n_selectable"]]  # state.ts selectable
+    underlined = [t.get_text() for t in shaded if t.get_fontweight() == "bold"]
+    assert underlined == [token_label(fed[p]) for p in w.selection]  # the page's .aw-sel
+    assert len(text.lines) == len(w.selection)
 
 
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
