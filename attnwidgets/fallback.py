@@ -187,6 +187,10 @@ def twin_figure(widget: Any) -> Figure | None:
     return figure
 
 
+#: Inches of white around the picture's tight box (matplotlib's default ``pad_inches``).
+_PAD = 0.1
+
+
 def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:
     """``widget``'s twin as PNG bytes (longest side at most :data:`MAX_PIXELS`), or None without a twin."""
     from .plots.style import missing_glyphs_quiet
@@ -196,14 +200,16 @@ def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:
     if fig is None:
         return None
     width, height = fig.get_size_inches()
-    dpi = min(float(dpi), MAX_PIXELS / max(width, height))
+    # the tight box is the drawing plus PAD on each side: a figure drawn to its edges (constrained layout) is that
+    # much wider than its inches
+    dpi = min(float(dpi), MAX_PIXELS / (max(width, height) + 2 * _PAD))
     # Under the figure (the tight box takes it in), so that the picture says it stands for an interactive view:
     # front ends without widgets show the picture alone, not the text/plain beside it.
     fig.text(0.0, -0.01, f"Static picture of an interactive {type(widget).__name__}: re-run the cell to interact",
              fontsize=9, color="#57606a", ha="left", va="top")
     buffer = io.BytesIO()
     with missing_glyphs_quiet():
-        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", pad_inches=_PAD, facecolor="white")
     return buffer.getvalue()
 
 
