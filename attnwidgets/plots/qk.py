@@ -244,7 +244,8 @@ def _paint(state: QKState, ax: Any, query: int | None, selection: list[int] | No
     big = theme == "lecture"
     look = _Look(cmap or _DIVERGING.get(theme, "RdBu_r"), 15 if big else 9)
     titles = _titles(state, show_rope)
-    fig, top, body = _layout(ax, len(titles), len(r.weights), big)
+    marks = bool(picked) and len(meta.tokens) == len(meta.key_tokens)  # the selection is marked and named
+    fig, top, body = _layout(ax, len(titles), len(r.weights), big, long_title=bool(r.where) or marks)
     o = 3 if show_rope else 0  # a rotary step's three panels come first
     _draw_strips(top, body, r, o, look)
     _draw_bars(body, r, o, look)
@@ -264,15 +265,16 @@ class _Look:
     font: int
 
 
-def _layout(ax: Any, n_cols: int, m: int, big: bool) -> tuple[Figure, list[Any], list[Any]]:
+def _layout(ax: Any, n_cols: int, m: int, big: bool, long_title: bool) -> tuple[Figure, list[Any], list[Any]]:
     """Two rows of ``n_cols`` panels sharing their columns: a short top row (the query's vectors) over the key rows;
-    in a new figure or splitting ``ax``."""
+    in a new figure or splitting ``ax``. A new figure whose title is long (a window's keys, a selection) is laid out
+    by constrained layout, which keeps the title above the panels' titles (without it they overlapped); it costs
+    about a third more time to draw, so a one-line title keeps the fixed margins."""
     rows = max(m, 1)
     grid_kw = {"height_ratios": [1, max(2, rows)], "hspace": 0.05, "wspace": 0.35}
     if ax is None:
         height = min(24.0, 1.6 + 0.3 * rows) * (1.3 if big else 1.0)
-        # constrained: a long title (a window's keys, the selection) stays above the panels' titles
-        fig = new_figure(((17 if big else 13) * n_cols / 6, height), layout="constrained")
+        fig = new_figure(((17 if big else 13) * n_cols / 6, height), layout="constrained" if long_title else None)
         grid = fig.add_gridspec(2, n_cols, **grid_kw)
     else:
         fig = ax.figure
