@@ -129,43 +129,10 @@ def describe(widget: Any) -> str:
 
 # -- the picture -----------------------------------------------------------------------------------------------------
 
-#: The widget colour map names -> matplotlib's ("" is the theme's).
-_CMAPS = {"blues": "Blues", "viridis": "viridis", "cividis": "cividis", "greys": "Greys", "reds": "Reds"}
 
-
-#: A twin's arguments: positional and keyword, for the function the registry names.
-_Arguments = tuple[tuple[Any, ...], dict[str, Any]]
-
-
-def _call(*args: Any, **kwargs: Any) -> _Arguments:
-    return args, kwargs
-
-
-def _twins() -> dict[str, Callable[[Any], _Arguments]]:
-    """View name -> what its twin (:attr:`~attnwidgets.viewdata.views.ViewSpec.twin`) is called with for a widget
-    showing it, read from the widget's traits: the views not drawn by :func:`attnwidgets.plots.paint` yet (no
-    painter, or, for the heatmap and the model view, a selection the painter does not draw yet)."""
-    def heatmap(w: Any) -> _Arguments:
-        # no numbers in the cells: at 72 dpi they are unreadable, and drawing them is most of a short input's cost
-        return _call(w.result, w.layer, w.head, kind=w.kind, words=w.words, theme=w.theme,
-                     cmap=_CMAPS.get(w.colormap), annotate=False, selection=list(w.selection),
-                     combine=w.combine, measure=w.measure, vmax=w.vmax, reduce=w.reduce,
-                     discount_sinks=w.discount_sinks if isinstance(w.discount_sinks, bool) else list(w.discount_sinks))
-
-    def model_view(w: Any) -> _Arguments:
-        return _call(w.result, kind=w.kind, theme=w.theme, cmap=_CMAPS.get(w.colormap),
-                     highlight=(w.layer, w.head), selection=list(w.selection), combine=w.combine,
-                     measure=w.measure)
-
-    def qk(w: Any) -> _Arguments:
-        return _call(w.captures, w.head, w.query, layer=w.layer, theme=w.theme,
-                     window=list(w.window) if w.windowed() else None)
-
-    def generation(w: Any) -> _Arguments:
-        return _call(w.generation, w.step, w.layer, w.head, kind=w.kind, theme=w.theme,
-                     cmap=_CMAPS.get(w.colormap))
-
-    return {"heatmap": heatmap, "model_view": model_view, "qk": qk, "generation": generation}
+#: How a view's picture in the bundle looks unlike its painter's default (never what it shows): no numbers in the
+#: heatmap's cells (at 72 dpi they are unreadable, and drawing them is most of a short input's cost).
+_PICTURE_LOOK: dict[str, dict[str, Any]] = {"heatmap": {"annotate": False}}
 
 
 def twin_figure(widget: Any) -> Figure | None:
@@ -180,12 +147,11 @@ def twin_figure(widget: Any) -> Figure | None:
     spec = BY_NAME.get(getattr(type(widget), "_bundle", ""))
     if spec is None or spec.twin is None:
         return None
-    legacy = _twins()
-    if spec.name not in legacy:
-        return plots.paint(widget)
-    args, kwargs = legacy[spec.name](widget)
-    figure: Figure = getattr(plots, spec.twin)(*args, **kwargs)
-    return figure
+    return plots.paint(widget, **_PICTURE_LOOK.get(spec.name, {}))
+
+
+#: Inches of white around the picture's tight box (matplotlib's default ``pad_inches``).
+_PAD = 0.1
 
 
 def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:
@@ -197,14 +163,16 @@ def twin_png(widget: Any, dpi: float = DPI) -> bytes | None:
     if fig is None:
         return None
     width, height = fig.get_size_inches()
-    dpi = min(float(dpi), MAX_PIXELS / max(width, height))
+    # the tight box is the drawing plus PAD on each side: a figure drawn to its edges (constrained layout) is that
+    # much wider than its inches
+    dpi = min(float(dpi), MAX_PIXELS / (max(width, height) + 2 * _PAD))
     # Under the figure (the tight box takes it in), so that the picture says it stands for an interactive view:
     # front ends without widgets show the picture alone, not the text/plain beside it.
     fig.text(0.0, -0.01, f"Static picture of an interactive {type(widget).__name__}: re-run the cell to interact",
              fontsize=9, color="#57606a", ha="left", va="top")
     buffer = io.BytesIO()
     with missing_glyphs_quiet():
-        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", pad_inches=_PAD, facecolor="white")
     return buffer.getvalue()
 
 

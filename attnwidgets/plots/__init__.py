@@ -18,7 +18,7 @@ from .coref import plot_coref
 from .embeddings import plot_input_embeddings
 from .extrapolation import plot_extrapolation
 from .fill_mask import paint_fill_mask, plot_fill_mask
-from .generation import plot_generation, plot_span_share
+from .generation import paint_generation, plot_generation, plot_span_share
 from .head_stats import paint_head_stats_grid, plot_head_stats, plot_sinks
 from .head_view import paint_head_view, plot_head_view
 from .heatmap import paint_heatmap, plot_heatmap
@@ -28,7 +28,7 @@ from .painting import paint
 from .patching import plot_logit_attribution, plot_patching, plot_sampling
 from .pretrain import LivePretrainCurve, plot_pretrain_curve
 from .profile import paint_profile, plot_profile
-from .qk import plot_qk
+from .qk import paint_qk, plot_qk
 from .qk_space import paint_qk_space, plot_qk_space
 from .roles import LiveInductionCurve, plot_head_roles, plot_induction_curve, plot_role_check
 from .routers import paint_routers, plot_routers
@@ -43,12 +43,14 @@ __all__ = [
     "paint_compare",
     "paint_entropy_bars",
     "paint_fill_mask",
+    "paint_generation",
     "paint_head_cluster_map",
     "paint_head_stats_grid",
     "paint_head_view",
     "paint_heatmap",
     "paint_model_view",
     "paint_profile",
+    "paint_qk",
     "paint_qk_space",
     "paint_routers",
     "panel_grid",

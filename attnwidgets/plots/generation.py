@@ -1,5 +1,8 @@
 """Static twin of GenerationView: one step of a generation, its attention on the text, the steps x keys map and the
-step's top-k predictions, as a matplotlib Figure."""
+step's top-k predictions, as a matplotlib Figure.
+
+:func:`paint_generation` draws the view's state (:func:`attnwidgets.viewdata.views.generation.generation_state`, what
+the page draws) at one step; :func:`plot_generation` builds that state from a generation, then paints it."""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ from ..generation_result import GenerationResult
 from ..viewdata.checks import check_head, check_int, check_layer
 from ..viewdata.labels import token_label
 from ..viewdata.selection import check_selection, selection_share
+from ..viewdata.views.generation import GenerationOptions, GenerationState, generation_state
 from .head_view import HEAD_COLOURS
-from .style import LECTURE_BOX, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
+from .style import LECTURE_BOX, SELECTED, colormap, lecture_fit, lecture_fonts, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -51,88 +55,200 @@ def plot_generation(gen: GenerationResult, step: int = 0, layer: int = 0, head: 
     if not isinstance(gen, GenerationResult):
         raise TypeError(f"plot_generation takes a GenerationResult (from attnwidgets.generate), got "
                         f"{type(gen).__name__}")
-    theme = resolve_theme(theme)
-    step = check_int(step, "step")
-    if not -gen.n_steps <= step < gen.n_steps:
-        raise ValueError(f"step {step} is out of range: {gen.n_steps} tokens were generated (0..{gen.n_steps - 1})")
-    step %= gen.n_steps
     kind = gen.default_kind if kind is None else kind
-    kinds = gen.kinds
     if kind == "self" and gen.is_encoder_decoder:
         kind = "decoder"
-    if kind not in kinds:
-        raise ValueError(f"this generation has {kinds} attention per step, not {kind!r}")
+    if kind not in gen.kinds:
+        raise ValueError(f"this generation has {gen.kinds} attention per step, not {kind!r}")
     n_layers, n_heads = gen.result.attention_shape(kind)[:2]  # type: ignore[arg-type]
-    layer = check_layer(layer, n_layers)
-    head = check_head(head, n_heads)
-    m = gen.steps_matrix(layer, head, kind)
-    row = m[step]
+    options = GenerationOptions(kind, check_layer(layer, n_layers), check_head(head, n_heads))
+    # The page's own state (viewdata.views.generation): its matrix, tokens, top-k and title are what is drawn.
+    return _paint(generation_state(gen, options), None, step, theme, cmap)
+
+
+@lecture_fit
+def paint_generation(state: GenerationState, ax: Any = None, *, step: int = 0, selection: list[int] | None = None,
+                     theme: str | None = None, cmap: str | None = None) -> Figure:
+    """Draw a GenerationView's state (:func:`~attnwidgets.viewdata.views.generation.generation_state`) at ``step`` as
+    its page draws it: the page's title (``titleText`` in js/src/views/generation/state.ts), the text shaded by the
+    step's row, the steps x keys map (one colour scale with the text, 0 to the map's largest weight; keys not written
+    yet grey) and the step's top-k on the page's fixed 0–100 % axis, the chosen token in bold; the selected tokens
+    underlined in the text, as the page underlines them (its span-share panel is not drawn: see
+    :func:`plot_span_share`).
+
+    Parameters
+    ----------
+    state : GenerationState
+    ax : matplotlib Axes, optional
+        Split it into the view's three panels instead of drawing a new figure.
+    step : int
+        The generated step on screen (the widget's ``step``; -1 the last).
+    selection : list of int, optional
+        The selected tokens (the widget's ``selection``: positions in the prompt, then the generated tokens fed back).
+    theme, cmap : str, optional
+        As :func:`plot_generation`'s: how it looks, not what it shows.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnwidgets.result import AttentionResult
+    >>> att = np.tril(np.ones((3, 3), np.float32)); att /= att.sum(1, keepdims=True)
+    >>> r = AttentionResult.from_arrays(att, ["a", "b", "c"], kind="decoder")
+    >>> g = GenerationResult(r, "a b", ["a", "b"], np.array([0, 1]), ["c", "d"], np.array([2, 3]),
+    ...                      np.array([[2], [3]]), np.array([[0.9], [0.8]], np.float32), [["c"], ["d"]])
+    >>> paint_generation(generation_state(g, GenerationOptions()), step=1)._suptitle.get_text()
+    'arrays · generated token 2 of 2'
+    """
+    return _paint(state, ax, step, theme, cmap, selection)
+
+
+def _view(state: GenerationState) -> tuple[str, int, int]:
+    """The state's (kind, layer, head), from its key "kind/layer/head"."""
+    kind, layer, head = state.payload.key.split("/")
+    return kind, int(layer), int(head)
+
+
+def _check_step(step: int, n: int) -> int:
+    step = check_int(step, "step")
+    if not -n <= step < n:
+        raise ValueError(f"step {step} is out of range: {n} tokens were generated (0..{n - 1})")
+    return step % n
+
+
+def _scale(matrix: np.ndarray) -> float:
+    """The top of the map's and the text's one colour scale: the largest finite weight, 1 when there is none
+    (js/src/views/generation/state.ts finiteMax, ``|| 1``).
+
+    >>> _scale(np.array([[0.25, np.nan], [0.5, 0.125]]))
+    0.5
+    """
+    finite = matrix[np.isfinite(matrix)]
+    top = float(finite.max()) if finite.size else 0.0
+    return top if top > 0 else 1.0
+
+
+def _paint(state: GenerationState, ax: Any, step: int, theme: str | None, cmap: str | None,
+           selection: list[int] | None = None) -> Figure:
+    meta = state.meta
+    theme = resolve_theme(theme)
+    step = _check_step(step, len(meta.generated))
+    kind = _view(state)[0]
+    matrix = np.asarray(state.payload.matrix, np.float32)
+    top = _scale(matrix)
     cm = colormap(cmap or _CMAPS[theme])
-    keys = gen.key_tokens(kind)
     big = theme == "lecture"
-    n_keys = len(keys)
     with lecture_fonts(theme):
+        fig, (ax_text, ax_map, ax_top) = _panels(ax, len(meta.keys[kind]), big)
+        picked = set(check_selection([] if selection is None else selection, meta.n_selectable))
+        _draw_text(ax_text, state, step, matrix[step], top, cm, big, picked)
+        _draw_map(ax_map, state, step, matrix, top, cm)
+        _draw_topk(ax_top, state, step, big)
+        fig.suptitle(_title(state, step))
+        if ax is None:
+            fig.tight_layout()
+    return fig
+
+
+def _title(state: GenerationState, step: int) -> str:
+    """The page's title at ``step`` (js/src/views/generation/state.ts titleText)."""
+    return f"{state.meta.title} · generated token {step + 1} of {len(state.meta.generated)}"
+
+
+def _panels(ax: Any, n_keys: int, big: bool) -> tuple[Figure, tuple[Any, Any, Any]]:
+    """The text across the top, the map and the top-k under it: in a new figure, or splitting ``ax``."""
+    if ax is None:
         size_in = (max(7.0, min(16.0, 0.32 * n_keys + 5)) * (1.3 if big else 1), 6.5 * (1.3 if big else 1))
         if big:  # the lecture box now: the tokens below are laid out by their measured width at this size
             size_in = (min(size_in[0], LECTURE_BOX[0]), min(size_in[1], LECTURE_BOX[1]))
         fig = new_figure(size_in)
         grid = fig.add_gridspec(2, 2, height_ratios=[0.8, 2.4], width_ratios=[3, 1])
-        ax_text = fig.add_subplot(grid[0, :])
-        ax_map = fig.add_subplot(grid[1, 0])
-        ax_top = fig.add_subplot(grid[1, 1])
-        # The text: key tokens shaded by this step's weights; the written token outlined, later ones grey.
-        ax_text.axis("off")
-        vmax = float(np.nanmax(row)) if np.isfinite(row).any() and np.nanmax(row) > 0 else 1.0
-        if gen.is_encoder_decoder:
-            lines = [("source: ", gen.prompt_tokens, kind == "cross"),
-                     ("output: ", [gen.key_tokens("decoder")[0], *gen.generated_tokens], kind != "cross")]
-            current_line, current = 1, step + 1
-        else:
-            lines = [("", [*gen.prompt_tokens, *gen.generated_tokens], True)]
-            current_line, current = 0, gen.prompt_length + step
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    else:
+        fig = ax.figure
+        grid = ax.get_subplotspec().subgridspec(2, 2, height_ratios=[0.8, 2.4], width_ratios=[3, 1])
+        ax.remove()
+    return fig, (fig.add_subplot(grid[0, :]), fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1]))
 
-        renderer = FigureCanvasAgg(fig).get_renderer()  # to measure each token's box as it is laid out
-        y = 0.8
-        size = 15 if big else 11
-        for li, (label, toks, shaded) in enumerate(lines):
-            x = 0.0
-            if label:
-                t = ax_text.text(x, y, label, fontsize=size, color="#57606a", transform=ax_text.transAxes)
-                x += t.get_window_extent(renderer).width / ax_text.get_window_extent(renderer).width + 0.005
-            for i, tok in enumerate(toks):
-                w = row[i] if shaded and i < row.size else np.nan
-                face = cm(float(w) / vmax) if np.isfinite(w) else "none"
-                later = li == current_line and i > current
-                edge = "#d1242f" if li == current_line and i == current else "none"
-                t = ax_text.text(x, y, token_label(tok), fontsize=size, transform=ax_text.transAxes,
-                                 color="#aaaaaa" if later else _text_on(face),
-                                 bbox=dict(facecolor=face, edgecolor=edge, boxstyle="round,pad=0.15", lw=2))
-                width = t.get_window_extent(renderer).width / ax_text.get_window_extent(renderer).width
-                x += width + 0.008
-                if x > 0.97:
-                    x, y = 0.0, y - 0.22
-            y -= 0.3
-        # The steps x keys map.
-        shown = np.ma.masked_invalid(m)
-        cmap_ = cm.with_extremes(bad="#ebebeb")
-        ax_map.imshow(shown, cmap=cmap_, vmin=0, vmax=float(np.nanmax(m)) or 1.0, aspect="auto",
-                      interpolation="nearest")
-        ax_map.add_patch(_outline(step, n_keys))
-        ax_map.set_yticks(range(gen.n_steps), [token_label(t) for t in gen.generated_tokens])
-        ax_map.set_xticks(range(n_keys), [token_label(t) for t in keys], rotation=90)
-        what = "mean of heads" if head == -1 else f"head {head}"
-        ax_map.set_title(f"steps x keys · {kind} attention · layer {layer} · {what}")
-        # Top-k of the step.
-        probs = gen.topk_probs[step]
-        ax_top.barh(range(gen.k), probs, color="#d55e00" if big else "#0969da")
-        ax_top.set_yticks(range(gen.k), [token_label(t) for t in gen.topk_tokens[step]])
-        ax_top.invert_yaxis()
-        ax_top.set_xlim(0, max(1e-6, float(probs.max())) * 1.15)
-        ax_top.set_title(f"step {step}: next token")
-        fig.suptitle(f"{gen.model.name} · step {step} of {gen.n_steps}: {token_label(gen.generated_tokens[step])!s}")
-        fig.tight_layout()
-    return fig
+
+def _text_lines(state: GenerationState, kind: str, step: int) -> tuple[list[tuple[str, list[str], bool]], int, int]:
+    """The text's lines (label, tokens, shaded by the step's row) as the page lays them out (state.ts textLines), the
+    line of the output and the index on it of the token the step wrote (currentIndex). A token's position, what a
+    selection names, is its index on the first line (the prompt, then a decoder's generated tokens)."""
+    meta = state.meta
+    if meta.encoder_decoder:
+        output = [meta.keys.get("decoder", [""])[0], *meta.generated]
+        return [("source: ", meta.prompt, kind == "cross"), ("output: ", output, kind != "cross")], 1, step + 1
+    return [("", [*meta.prompt, *meta.generated], True)], 0, len(meta.prompt) + step
+
+
+def _draw_text(ax: Any, state: GenerationState, step: int, row: np.ndarray, top: float, cm: Any, big: bool,
+               picked: set[int]) -> None:
+    """The key tokens shaded by the step's weights; the written token outlined, later ones grey, the selected ones
+    underlined in the accent."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    lines, current_line, current = _text_lines(state, _view(state)[0], step)
+    ax.axis("off")
+    renderer = FigureCanvasAgg(ax.figure).get_renderer()  # to measure each token's box as it is laid out
+    y = 0.8
+    size = 15 if big else 11
+    for li, (label, toks, shaded) in enumerate(lines):
+        x = 0.0
+        if label:
+            t = ax.text(x, y, label, fontsize=size, color="#57606a", transform=ax.transAxes)
+            x += t.get_window_extent(renderer).width / ax.get_window_extent(renderer).width + 0.005
+        for i, tok in enumerate(toks):
+            w = row[i] if shaded and i < row.size else np.nan
+            face = cm(float(w) / top) if np.isfinite(w) else "none"
+            later = li == current_line and i > current
+            edge = "#d1242f" if li == current_line and i == current else "none"
+            t = ax.text(x, y, token_label(tok), fontsize=size, transform=ax.transAxes,
+                        color="#aaaaaa" if later else _text_on(face),
+                        bbox=dict(facecolor=face, edgecolor=edge, boxstyle="round,pad=0.15", lw=2))
+            box = t.get_window_extent(renderer).transformed(ax.transAxes.inverted())
+            if li == 0 and i in picked:  # the page's .aw-sel: a bar under the token
+                t.set_fontweight("bold")
+                ax.plot([box.x0, box.x1], [box.y0 - 0.04] * 2, color=SELECTED, lw=3, transform=ax.transAxes,
+                        solid_capstyle="butt")
+            x += box.width + 0.008
+            if x > 0.97:
+                x, y = 0.0, y - 0.22
+        y -= 0.3
+
+
+def _draw_map(ax: Any, state: GenerationState, step: int, matrix: np.ndarray, top: float, cm: Any) -> None:
+    """The steps x keys map on the scale 0..``top`` (keys not written yet grey), the step outlined and its token in
+    red, as the page's map."""
+    kind, layer, head = _view(state)
+    keys, generated = state.meta.keys[kind], state.meta.generated
+    ax.imshow(np.ma.masked_invalid(matrix), cmap=cm.with_extremes(bad="#ebebeb"), vmin=0, vmax=top, aspect="auto",
+              interpolation="nearest")
+    ax.add_patch(_outline(step, len(keys)))
+    ax.set_yticks(range(len(generated)), [token_label(t) for t in generated])
+    ax.get_yticklabels()[step].set_color("#d1242f")
+    ax.set_xticks(range(len(keys)), [token_label(t) for t in keys], rotation=90)
+    what = "mean of heads" if head == -1 else f"head {head}"
+    ax.set_title(f"steps x keys · {kind} attention · layer {layer} · {what}")
+
+
+def _draw_topk(ax: Any, state: GenerationState, step: int, big: bool) -> None:
+    """The step's next-token probabilities on the page's one 0–100 % axis, the token the step chose in bold."""
+    probs = np.asarray(state.payload.topk_probs[step], np.float64)
+    tokens = state.meta.topk_tokens[step]
+    k = len(probs)
+    ax.barh(range(k), probs, color="#d55e00" if big else "#0969da")
+    ax.set_yticks(range(k), [token_label(t) for t in tokens])
+    chosen = state.meta.generated[step]
+    for label, tok in zip(ax.get_yticklabels(), tokens):
+        if tok == chosen:
+            label.set_fontweight("bold")
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xticks([0, 0.5, 1], ["0 %", "50 %", "100 %"])
+    ax.set_title(f"step {step}: next token")
 
 
 def _text_on(face: object) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from ..result import AttentionResult
 from ..viewdata.checks import check_view, check_vmax, scale_note
 from ..viewdata.display import check_reduce, sink_keys
@@ -110,12 +112,10 @@ def plot_heatmap(
     queries, _keys = heatmap_axis_labels(state)
     combine = check_combine(combine)
     selection = check_selection([] if selection is None else selection, len(queries))
-    own = ax is None  # a caller's axes: its figure's layout is the caller's (a panel_grid is constrained)
-    fig, ax, look = _paint(state, ax, theme, cmap, annotate)
-    if selection:
-        source = words_source(shown, words)
-        _draw_span(ax, source, kind, layer, head, selection, combine, queries, look)
-    if own:
+    # the selection's combined row as the page's "span" request answers it (the rows of the map, not of an overview)
+    span = span_row(words_source(shown, words), layer, selection, head, kind, combine) if selection else None
+    fig = _paint_all(state, ax, theme, cmap, annotate, selection, combine, span)
+    if ax is None:  # a caller's axes: its figure's layout is the caller's (a panel_grid is constrained)
         fig.tight_layout()
     return fig
 
@@ -132,10 +132,13 @@ class _Look(NamedTuple):
 
 @lecture_fit
 def paint_heatmap(state: HeatmapState, ax: Any = None, *, theme: str | None = None, cmap: str | None = None,
-                  annotate: bool | None = None) -> Figure:
+                  annotate: bool | None = None, selection: list[int] | None = None, combine: str = "mean",
+                  span: Any = None) -> Figure:
     """Draw a heatmap's state (:func:`attnwidgets.viewdata.views.heatmap.heatmap_state`) as the page draws it: its
     matrix (NaN cells, a causal head's future, left blank), on its colour scale (0 to ``payload.vmax``), with its
-    labels and the page's title (:func:`~attnwidgets.viewdata.views.heatmap.heatmap_title`).
+    labels and the page's title (:func:`~attnwidgets.viewdata.views.heatmap.heatmap_title`); with a ``selection``,
+    the selected rows outlined, their combined row under the map (on the map's scale for "mean", its own for "sum",
+    as js/src/draw/span.ts spanTop) and the selection's caption at the end of the title, as the page's.
 
     Parameters
     ----------
@@ -144,6 +147,15 @@ def paint_heatmap(state: HeatmapState, ax: Any = None, *, theme: str | None = No
         Draw into this axes instead of a new figure.
     theme, cmap, annotate
         As :func:`plot_heatmap`'s: how it looks, not what it shows.
+    selection : list of int, optional
+        The selected query rows (the widget's ``selection``).
+    combine : {"mean", "sum"}
+        How they combine (the widget's ``combine``).
+    span : array (keys,), optional
+        Their combined row, as the page's "span" request answers it
+        (:func:`attnwidgets.viewdata.selection.span_row`; :func:`attnwidgets.plots.paint` passes the widget's
+        ``span_weights()``); default: combined from the state's own map, which is exact for a map drawn whole (not
+        a long input's block overview: there it must be given).
 
     Returns
     -------
@@ -157,10 +169,42 @@ def paint_heatmap(state: HeatmapState, ax: Any = None, *, theme: str | None = No
     >>> paint_heatmap(heatmap_state(r, HeatmapOptions(head=-1))).axes[0].get_title()
     'arrays · self attention · layer 0 · mean of heads'
     """
-    fig = _paint(state, ax, theme, cmap, annotate)[0]
+    fig = _paint_all(state, ax, theme, cmap, annotate, selection, combine, span)
     if ax is None:
         fig.tight_layout()
     return fig
+
+
+def _paint_all(state: HeatmapState, ax: Any, theme: str | None, cmap: str | None, annotate: bool | None,
+               selection: list[int] | None, combine: str, span: Any) -> Figure:
+    """The map and, with a selection, its rows outlined, their combined row and the title's caption."""
+    fig, ax, look = _paint(state, ax, theme, cmap, annotate)
+    queries, _keys = heatmap_axis_labels(state)
+    picked = check_selection([] if selection is None else selection, len(queries))
+    if picked:
+        combine = check_combine(combine)
+        row = _span_of(state, picked, combine, span)
+        _draw_span(ax, state, picked, combine, row, look)
+        ax.set_title(f"{heatmap_title(state)} · {span_label([token_label(q) for q in queries], picked, combine)}",
+                     fontsize=look.font + 1, pad=12)
+    return fig
+
+
+def _span_of(state: HeatmapState, selection: list[int], combine: str, span: Any) -> np.ndarray:
+    """The selection's combined row: ``span`` as given (the page's "span" reply), else the ``combine`` of the
+    selected rows of the state's map (NaN, a causal head's future, counted as 0, as the rows' weights are)."""
+    n_keys = len(heatmap_axis_labels(state)[1])
+    if span is not None:
+        row = np.asarray(span, np.float32).reshape(-1)
+        if row.shape != (n_keys,):
+            raise ValueError(f"span has {row.size} values for a map of {n_keys} keys: pass the selection's combined "
+                             "row (span_row) of the map on screen")
+        return row
+    if state.payload.factor > 1:
+        raise ValueError(f"this state draws a long map as {state.payload.factor}x{state.payload.factor} blocks: its "
+                         "rows are not the selection's; pass span= (span_row, or the widget's span_weights())")
+    total = np.nansum(state.payload.matrix[selection].astype(np.float64), axis=0)
+    return (total / len(selection) if combine == "mean" else total).astype(np.float32)
 
 
 def _paint(state: HeatmapState, ax: Any, theme: str | None, cmap: str | None,
@@ -199,23 +243,25 @@ def _paint(state: HeatmapState, ax: Any, theme: str | None, cmap: str | None,
     return fig, ax, _Look(colours, top, font, annotate)
 
 
-def _draw_span(ax: Any, result: AttentionResult, kind: str, layer: int, head: int, selection: list[int],
-               combine: str, queries: list[str], look: _Look) -> None:
-    """Outline the selected rows and draw their combined row under the map, as the widget does."""
+def _draw_span(ax: Any, state: HeatmapState, selection: list[int], combine: str, row: np.ndarray,
+               look: _Look) -> None:
+    """Outline the selected rows and draw their combined row under the map, as the page does (a long map's block
+    overview: the outlines at the blocks the rows fall in)."""
     cmap, top, font, annotate = look
     from matplotlib.patches import Rectangle
 
     from ..viewdata.selection import runs
 
-    n_q, n_k = len(queries), result.attention_shape(kind)[3]  # type: ignore[arg-type]
+    n_rows, n_cols = state.payload.matrix.shape
+    factor = state.payload.factor
     for a, b in runs(selection):
-        ax.add_patch(Rectangle((0, a), n_k, b - a, fill=False, edgecolor="#d1242f", linewidth=2.5, clip_on=False))
-    row = span_row(result, layer, selection, head, kind, combine)
-    row_top = top if combine == "mean" else float(row.max()) or 1.0
+        ax.add_patch(Rectangle((0, a / factor), n_cols, (b - a) / factor, fill=False, edgecolor="#d1242f",
+                               linewidth=2.5, clip_on=False))
+    row_top = top if combine == "mean" else float(row.max()) or 1.0  # js/src/draw/span.ts spanTop
     # one row high, 1.8 rows under the map (the key axis label moves above the map, beside the key labels)
-    inset = ax.inset_axes((0, -1.8 / n_q, 1, 1 / n_q))
+    inset = ax.inset_axes((0, -1.8 / n_rows, 1, 1 / n_rows))
     inset.imshow(row[None, :], cmap=cmap, vmin=0, vmax=row_top, aspect="auto", interpolation="nearest",
-                 extent=(0, n_k, 1, 0))
+                 extent=(0, len(row), 1, 0))
     if annotate:
         for k, v in enumerate(row):
             inset.text(k + 0.5, 0.5, f"{v:.2f}", ha="center", va="center", fontsize=font - 2,
@@ -225,5 +271,4 @@ def _draw_span(ax: Any, result: AttentionResult, kind: str, layer: int, head: in
     for spine in inset.spines.values():
         spine.set_edgecolor("#d1242f")
         spine.set_linewidth(2)
-    inset.set_xlabel(span_label([token_label(q) for q in queries], selection, combine), fontsize=font)
     ax.xaxis.set_label_position("top")

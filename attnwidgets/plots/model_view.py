@@ -14,11 +14,11 @@ from matplotlib.patches import Rectangle
 from ..result import AttentionResult
 from ..viewdata.checks import check_head, check_kind, check_layer
 from ..viewdata.display import check_reduce
-from ..viewdata.labels import axis_tokens, token_label
+from ..viewdata.labels import token_label
 from ..viewdata.selection import check_combine, check_selection, span_label, span_row
 from ..viewdata.views.model_view import ModelViewOptions, ModelViewState, model_view_state, model_view_title
 from ._measure import measured
-from .style import colormap, lecture_fit, manual_layout, new_figure, resolve_theme
+from .style import colormap, lecture_fit, new_figure, resolve_theme
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -88,37 +88,40 @@ def plot_model_view(
         highlight = (check_layer(highlight[0], n_layers), check_head(highlight[1], n_heads, allow_mean=False))
     # The page's own state (viewdata.views.model_view): its thumbnails, title and groups are what the picture draws.
     state = model_view_state(shown, ModelViewOptions(kind=kind, reduce=reduce, measure=measure), weights=result)
-    extra = 1.4 if selection else 0.0  # room for the selection's row under the grid
-    fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6 + extra))
-    if selection:
-        ax, row_ax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [size * n_layers, 0.45], "hspace": 0.35})
-    else:
-        ax = fig.add_subplot()
-    colours, font = _paint(state, ax, theme, cmap, highlight)
-    if selection:
-        _span_panel(row_ax, shown, kind, highlight or (0, 0), selection, combine, colours, font)
-        fig.subplots_adjust(left=0.06, right=0.98, top=0.9, bottom=0.16)  # tight_layout cannot place two image rows
-        manual_layout(fig)
-    else:
-        fig.tight_layout()
-    return fig
+    layer, head = highlight if highlight is not None else (None, None)
+    # the selection's combined row of the chosen head, as the page's "span" request answers it
+    span = span_row(shown, layer or 0, selection, head or 0, kind, combine) if selection else None
+    return _paint_all(state, theme, cmap, layer, head, selection, combine, span, size)
 
 
 @lecture_fit
 def paint_model_view(state: ModelViewState, ax: Any = None, *, theme: str | None = None, cmap: str | None = None,
-                     highlight: tuple[int, int] | None = None, size: float = 1.1) -> Figure:
+                     layer: int | None = None, head: int | None = None, selection: list[int] | None = None,
+                     combine: str = "mean", span: Any = None, size: float = 1.1) -> Figure:
     """Draw a model view's state (:func:`attnwidgets.viewdata.views.model_view.model_view_state`) as the page draws
     it: every head's thumbnail (each to its own maximum, a causal kind's future in light grey) in a layers x heads
-    grid, the KV-head groups outlined and the page's title
-    (:func:`~attnwidgets.viewdata.views.model_view.model_view_title`).
+    grid, the KV-head groups outlined, the chosen head (``layer``, ``head``) outlined in the accent and the page's
+    title (:func:`~attnwidgets.viewdata.views.model_view.model_view_title`); with a ``selection``, its combined row
+    of the chosen head under the grid, with the key tokens (the page draws it under the chosen head's detail).
 
     Parameters
     ----------
     state : ModelViewState
     ax : matplotlib Axes, optional
-        Draw into this axes instead of a new figure.
-    theme, cmap, highlight, size
-        As :func:`plot_model_view`'s.
+        Draw the grid into this axes instead of a new figure (the selection's row then needs a figure of its own).
+    theme, cmap, size
+        As :func:`plot_model_view`'s: how it looks.
+    layer, head : int, optional
+        The chosen head (the widget's ``layer`` and ``head``), outlined; layer 0, head 0 for the selection's row
+        when not given, as the widget starts.
+    selection : list of int, optional
+        The selected query rows (the widget's ``selection``).
+    combine : {"mean", "sum"}
+        How they combine (the widget's ``combine``).
+    span : array (keys,)
+        Their combined row in the chosen head, as the page's "span" request answers it
+        (:func:`attnwidgets.viewdata.selection.span_row`; :func:`attnwidgets.plots.paint` passes the widget's
+        ``span_weights()``): a state's thumbnails cannot give it, so a selection needs it.
 
     Returns
     -------
@@ -133,14 +136,48 @@ def paint_model_view(state: ModelViewState, ax: Any = None, *, theme: str | None
     'arrays · self attention · 2 layers × 3 heads'
     """
     if ax is None:
-        n_layers, n_heads = state.payload.thumbs.shape[:2]
-        fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6))
-        ax = fig.add_subplot()
-        _paint(state, ax, theme, cmap, highlight)
+        return _paint_all(state, theme, cmap, layer, head, selection, combine, span, size)
+    if selection:
+        raise ValueError("the selection's row is drawn under the grid in a figure of its own: paint the model view "
+                         "without ax, or without a selection")
+    _paint(state, ax, theme, cmap, _chosen(state, layer, head))
+    return ax.figure  # type: ignore[no-any-return]
+
+
+def _chosen(state: ModelViewState, layer: int | None, head: int | None) -> tuple[int, int] | None:
+    """The chosen head, checked against the grid; None when neither is given."""
+    if layer is None and head is None:
+        return None
+    n_layers, n_heads = state.payload.thumbs.shape[:2]
+    return check_layer(layer or 0, n_layers), check_head(head or 0, n_heads, allow_mean=False)
+
+
+def _paint_all(state: ModelViewState, theme: str | None, cmap: str | None, layer: int | None, head: int | None,
+               selection: list[int] | None, combine: str, span: Any, size: float) -> Figure:
+    """A new figure of the grid and, with a selection, the chosen head's combined row under it."""
+    n_layers, n_heads = state.payload.thumbs.shape[:2]
+    kind = _kind(state)
+    queries, keys = state.meta.tokens[kind]
+    picked = check_selection([] if selection is None else selection, len(queries))
+    chosen = _chosen(state, layer, head)
+    extra = 1.4 if picked else 0.0  # room for the selection's row under the grid
+    fig = new_figure((size * n_heads + 0.6, size * n_layers + 0.6 + extra))
+    if not picked:
+        _paint(state, fig.add_subplot(), theme, cmap, chosen)
         fig.tight_layout()
         return fig
-    _paint(state, ax, theme, cmap, highlight)
-    return ax.figure  # type: ignore[no-any-return]
+    if span is None:
+        raise ValueError("a model view's state has thumbnails, not the chosen head's rows: pass span= (span_row of "
+                         "the chosen head, or the widget's span_weights()) with the selection")
+    row = np.asarray(span, np.float32).reshape(-1)
+    if row.shape != (len(keys),):
+        raise ValueError(f"span has {row.size} values for {len(keys)} keys: pass the chosen head's combined row")
+    fig.set_layout_engine("constrained")  # tight_layout cannot place two image rows and their titles
+    ax, row_ax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [size * n_layers, 0.45]})
+    colours, font = _paint(state, ax, theme, cmap, chosen)
+    at = chosen or (0, 0)
+    _span_panel(row_ax, row, at, picked, check_combine(combine), queries, keys, colours, font)
+    return fig
 
 
 def _paint(state: ModelViewState, ax: Any, theme: str | None, cmap: str | None,
@@ -183,12 +220,12 @@ def _kind(state: ModelViewState) -> str:
     return state.payload.kind if state.payload.kind in state.meta.shapes else "self"
 
 
-def _span_panel(ax: Any, result: AttentionResult, kind: str, head_at: tuple[int, int], selection: list[int],
-                combine: str, colours: Any, font: int) -> None:
-    """The combined row of the selected query rows of one head, with the key tokens under it."""
+def _span_panel(ax: Any, row: np.ndarray, head_at: tuple[int, int], selection: list[int], combine: str,
+                queries: list[str], keys: list[str], colours: Any, font: int) -> None:
+    """The combined row of the selected query rows of one head on its own scale (the page's for a "sum"; for a
+    "mean" the page tops it at the chosen head's maximum, from its "matrix" request, which the state does not hold),
+    with the key tokens under it."""
     layer, head = head_at
-    row = span_row(result, layer, selection, head, kind, combine)
-    queries, keys = axis_tokens(result, kind)
     ax.imshow(row[None, :], cmap=colours, vmin=0, vmax=float(row.max()) or 1.0, aspect="auto",
               interpolation="nearest")
     ax.set_yticks([0], [combine], fontsize=font)

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 
 __all__ = ["WIDGET_CMAPS", "paint", "painter_of"]
 
-#: The widgets' colour map names (their ``colormap`` trait) -> matplotlib's ("" is the theme's: None).
-WIDGET_CMAPS = {"blues": "Blues", "viridis": "viridis", "cividis": "cividis", "greys": "Greys", "reds": "Reds"}
+#: The widgets' colour map names (their ``colormap`` trait) -> matplotlib's ("" is the theme's: None); the diverging
+#: ones are QKStepThrough's.
+WIDGET_CMAPS = {"blues": "Blues", "viridis": "viridis", "cividis": "cividis", "greys": "Greys", "reds": "Reds",
+                "rdbu": "RdBu_r", "puor": "PuOr_r"}
 
 
 def painter_of(state: Any) -> tuple[ViewSpec, Any]:
@@ -35,13 +37,16 @@ def painter_of(state: Any) -> tuple[ViewSpec, Any]:
 
 def _page_options(view: Any, painter: Any) -> dict[str, Any]:
     """What the page reads besides the state: the view's traits named as the painter's keyword arguments (its
-    ``colormap`` as ``cmap``)."""
+    ``colormap`` as ``cmap``), and as ``span`` the combined row of its selection, which the page asks for by a "span"
+    request (the widget's ``span_weights()``, :func:`attnwidgets.viewdata.selection.span_row`)."""
     options: dict[str, Any] = {}
     for name, param in inspect.signature(painter).parameters.items():
         if param.kind is not param.KEYWORD_ONLY:
             continue
         if name == "cmap" and view.has_trait("colormap"):
             options[name] = WIDGET_CMAPS.get(view.colormap)
+        elif name == "span" and hasattr(view, "span_weights"):
+            options[name] = view.span_weights() if view.selection else None
         elif view.has_trait(name):
             value = getattr(view, name)
             options[name] = list(value) if isinstance(value, tuple) else value

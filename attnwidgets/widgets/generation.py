@@ -13,6 +13,7 @@ from ..viewdata.selection import SHARE_BY, selection_share
 from ..viewdata.state import to_reply, to_wire
 from ..viewdata.views.generation import (
     GenerationOptions,
+    GenerationState,
     generation_matrix,
     generation_share,
     generation_state,
@@ -253,6 +254,15 @@ class GenerationView(SpanSelection, AttnWidget):
 
     def _refresh(self) -> None:
         self._show(generation_state(self._gen, GenerationOptions(self.kind, self.layer, self.head)))
+
+    def page_state(self) -> GenerationState | None:
+        """The state of the matrix on screen: the synced one while the traits still choose it, else the same state
+        of the kind, layer and head they choose now, which the page fetched by a "matrix" request (what
+        :func:`attnwidgets.plots.paint` and the picture in the display bundle draw)."""
+        state: GenerationState | None = super().page_state()
+        if state is None or state.payload.key == f"{self.kind}/{self.layer}/{self.head}":
+            return state
+        return generation_state(self._gen, GenerationOptions(self.kind, self.layer, self.head))
 
     def _handlers(self) -> dict[str, Any]:
         return {"matrix": self._matrix_request}

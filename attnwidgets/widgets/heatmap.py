@@ -190,11 +190,22 @@ class AttentionHeatmap(SpanSelection, AttnWidget):
                                  reduce=self.reduce, discount_sinks=sinks, vmax=self.vmax, measure=self.measure)
         return dataclasses.replace(options, **changes)
 
+    def _state_now(self) -> HeatmapState:
+        return heatmap_state(self._result, self._options(), weights=self._weights,
+                             words=self._source(True) if self.words else None)
+
     def _refresh_meta(self) -> None:
-        state = heatmap_state(self._result, self._options(), weights=self._weights,
-                              words=self._source(True) if self.words else None)
+        state = self._state_now()
         self._state = state
         self._show(state)
+
+    def page_state(self) -> HeatmapState | None:
+        """The state of the map on screen: the synced one (``_payload`` holds the first view's map) while the traits
+        still choose it, else the same state of the map they choose now, which the page fetched by a "matrix"
+        request (what :func:`attnwidgets.plots.paint` and the picture in the display bundle draw)."""
+        state: HeatmapState | None = super().page_state()
+        key = f"{self.kind}/{self.layer}/{self.head}/{'w' if self.words else 't'}"
+        return state if state is None or state.payload.key == key else self._state_now()
 
     def overview(self, kind: str | None = None, layer: int | None = None, head: int | None = None,
                  words: bool | None = None) -> Reduced:

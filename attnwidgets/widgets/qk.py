@@ -17,7 +17,7 @@ from ..qk_result import QKCapture
 from ..viewdata.captures import captures_by_layer, check_captured
 from ..viewdata.checks import DIVERGING_COLORMAPS, check_head
 from ..viewdata.selection import check_selection, one_query
-from ..viewdata.views.qk import QKOptions, extra_arrays, is_windowed, qk_arrays, qk_reply, qk_state, view_key
+from ..viewdata.views.qk import QKOptions, QKState, extra_arrays, is_windowed, qk_arrays, qk_reply, qk_state, view_key
 from ..viewdata.windows import check_window, default_window, is_long, qk_window, window_around
 from ._base import AttnWidget, Colormap, Index, checked
 from ._span import Selection
@@ -236,6 +236,15 @@ class QKStepThrough(AttnWidget):
         if not self.window:
             return
         self._show(qk_state(self._captures, self._options()))
+
+    def page_state(self) -> QKState | None:
+        """The state of the head on screen: the synced one while the traits still choose it, else the same state of
+        the head, query and window they choose now, which the page fetched by a "qk" request (what
+        :func:`attnwidgets.plots.paint` and the picture in the display bundle draw)."""
+        state: QKState | None = super().page_state()
+        if state is None or state.payload.key == self._view_key():
+            return state
+        return qk_state(self._captures, self._options())
 
     @traitlets.validate("layer", "head", "query")
     def _valid(self, proposal: dict[str, Any]) -> int:

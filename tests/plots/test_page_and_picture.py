@@ -92,6 +92,69 @@ def test_the_page_title_helper_can_fail():
     assert _page_title(w) != _page_title(HEATMAP_CASES["one head"]())
 
 
+def _span_caption(tokens: list[str], selection: list[int], combine: str) -> str:
+    """js/src/draw/span.ts spanCaption (with spanTokens): what the page's title ends with for a selection."""
+    shown = " ".join(tokens[p] for p in selection[:6]) if len(_runs(selection)) == 1 else \
+        " · ".join(tokens[p] for p in selection[:6])
+    more = " …" if len(selection) > 6 else ""
+    where = (f" ({selection[0]}–{selection[-1]})" if len(selection) > 1 else f" ({selection[0]})") \
+        if len(_runs(selection)) == 1 else ""
+    return f"{combine} of {len(selection)} {'row' if len(selection) == 1 else 'rows'}: {shown}{more}{where}"
+
+
+def _runs(selection: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for p in selection:
+        if out and p == out[-1][-1] + 1:
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out
+
+
+def _page_span(w: Any, layer: int, head: int, kind: str, words: bool = False) -> np.ndarray:
+    """The combined row the page draws under its map: the widget's answer to the page's "span" request."""
+    reply, buffers = w.answer({"what": "span", "kind": kind, "layer": layer, "head": head, "words": words,
+                               "selection": list(w.selection), "combine": w.combine})
+    return np.frombuffer(bytes(buffers[0]), reply["dtype"]).reshape(reply["shape"])
+
+
+SELECTED_HEATMAPS: dict[str, Callable[[], aw.AttentionHeatmap]] = {
+    "a span, mean": lambda: aw.AttentionHeatmap(_result(), layer=1, head=2, selection=[2, 3]),
+    "two rows apart, summed, mean of heads": lambda: aw.AttentionHeatmap(_result(3), layer=0, head=-1,
+                                                                         selection=[1, 4], combine="sum"),
+    "words, one row": lambda: _selected(aw.AttentionHeatmap(_result(), layer=1, head=0, words=True), [2]),
+}
+
+
+def _selected(w: Any, selection: list[int]) -> Any:
+    w.selection = selection  # after words: switching the level clears a selection
+    return w
+
+
+@pytest.mark.parametrize("case", list(SELECTED_HEATMAPS))
+def test_the_heatmaps_picture_has_the_pages_selection(case):
+    w = SELECTED_HEATMAPS[case]()
+    ax = _main_axes(fallback.twin_figure(w))
+    queries = (w._payload["labels"]["tokens"] if w.words else w._meta["tokens"])[w.kind][0]
+    sel = list(w.selection)
+    assert sel and _text(ax.get_title()) == f"{_page_title(w)} · {_span_caption(queries, sel, w.combine)}"
+    row = _page_span(w, w.layer, w.head, w.kind, w.words)
+    inset = ax.child_axes[0]
+    np.testing.assert_allclose(np.asarray(inset.images[0].get_array())[0], row, rtol=1e-5)
+    top = w._payload["vmax"] if w.combine == "mean" else float(row.max())  # span.ts spanTop
+    assert inset.images[0].get_clim() == pytest.approx((0.0, top))
+    outlined = sorted((p.get_y(), p.get_height()) for p in ax.patches if p.get_edgecolor()[:3] != (0, 0, 0))
+    assert outlined == [(r[0], len(r)) for r in _runs(sel)]
+
+
+def test_a_painted_heatmap_state_combines_its_own_rows_as_the_page_asks_python_to():
+    w = SELECTED_HEATMAPS["two rows apart, summed, mean of heads"]()
+    fig = aw.plots.paint(w.page_state(), selection=list(w.selection), combine="sum")  # no span: from the map
+    drawn = np.asarray(_main_axes(fig).child_axes[0].images[0].get_array())[0]
+    np.testing.assert_allclose(drawn, _page_span(w, 0, -1, "self"), rtol=1e-5)
+
+
 # -- the model view: converted (paint_model_view draws model_view_state) --------------------------------------------
 
 MODEL_CASES: dict[str, Callable[[], aw.ModelView]] = {
@@ -133,6 +196,27 @@ def test_the_model_views_picture_has_the_pages_title_scale_and_grid(case):
     if w._meta["causal"][w._payload["kind"]]:
         expect = np.where(np.triu(np.ones((tq, tk), bool), 1), np.nan, expect)
     np.testing.assert_allclose(drawn, expect, atol=1e-6)
+
+
+@pytest.mark.parametrize("layer, head, selection", [(1, 2, []), (0, 3, [1, 2]), (1, 0, [0, 5])])
+def test_the_model_views_picture_outlines_the_pages_head_and_draws_its_selection(layer, head, selection):
+    w = aw.ModelView(_result(4), layer=layer, head=head, selection=selection, combine="sum" if head else "mean")
+    fig = fallback.twin_figure(w)
+    tq, tk = w._payload["thumbs"]["shape"][2:]
+    outlined = [(p.get_x(), p.get_y(), p.get_width(), p.get_height()) for p in fig.axes[0].patches
+                if p.get_edgecolor()[:3] == pytest.approx((0xD1 / 255, 0x24 / 255, 0x2F / 255))]
+    assert outlined == [(w.head * (tk + 1) - 0.5, w.layer * (tq + 1) - 0.5, tk, tq)]  # the chosen head's tile
+    if not selection:
+        assert len(fig.axes) == 1
+        return
+    row_ax = fig.axes[1]
+    row = _page_span(w, w.layer, w.head, "self")
+    np.testing.assert_allclose(np.asarray(row_ax.images[0].get_array())[0], row, rtol=1e-5)
+    assert row_ax.images[0].get_clim() == pytest.approx((0.0, float(row.max())))
+    queries, keys = w._meta["tokens"]["self"]
+    caption = _span_caption(queries, selection, w.combine)
+    assert _text(row_ax.get_title()) == f"layer {w.layer} · head {w.head} · {caption}"
+    assert [t.get_text() for t in row_ax.get_xticklabels()] == [token_label(k) for k in keys]
 
 
 # -- every other view: its title starts with the page's (meta.title), until its twin paints its state ---------------
@@ -718,11 +802,119 @@ def test_the_ablations_picture_has_the_pages_title_grid_numbers_and_maps(case):
     assert _text(fig._supxlabel) == _page_ablation_caption(w)
 
 
+# -- qk: painted from its state (paint_qk) ---------------------------------------------------------------------------
+
+def _bias_captures() -> list[QKCapture]:
+    """A T5-like capture: a position bias with buckets, no scaling."""
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.normal(size=(2, len(TOKENS), 4)) for _ in range(3))
+    bucket = np.abs(np.subtract.outer(np.arange(len(TOKENS)), np.arange(len(TOKENS))))
+    return [QKCapture.from_vectors(q, k, v, TOKENS, scaling=1.0, bias=rng.normal(size=(2, 6, 6)), bucket=bucket)]
+
+
+QK_CASES: dict[str, Callable[[], aw.QKStepThrough]] = {
+    "one query": lambda: aw.QKStepThrough(_captures(), layer=1, head=1, query=3),
+    "two selected": lambda: aw.QKStepThrough(_captures(), layer=0, head=2, selection=[4, 5]),
+    "a window and its far keys": lambda: aw.QKStepThrough(_captures(), layer=1, head=0, query=2, window=[1, 4]),
+    "position bias, unscaled": lambda: aw.QKStepThrough(_bias_captures(), head=1, query=4),
+    "causal, later keys masked": lambda: aw.QKStepThrough(_causal_captures(), head=0, query=2),
+}
+
+
+def _causal_captures() -> list[QKCapture]:
+    """A decoder's capture: query i sees keys 0..i; the later keys' q·k are large, so a scale that counted them
+    would show."""
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.normal(size=(1, len(TOKENS), 4)) for _ in range(3))
+    k[:, 3:] *= 10
+    return [QKCapture.from_vectors(q, k, v, TOKENS, mask=np.tril(np.ones((6, 6), bool)))]
+
+
+def _page_panels(meta: dict[str, Any]) -> list[str]:
+    """js/src/views/qk/state.ts panels: the panels' titles, numbered; "× 1/√d" when the model scales by it."""
+    scaling = meta["scaling"]
+    root_d = abs(scaling - 1 / np.sqrt(meta["head_dim"])) < 1e-6
+    steps = ["query q, keys k", "q ⊙ k", "q · k", "× 1/√d" if root_d else f"× {float(f'{scaling:.3g}'):g}",
+             *(["+ bias"] if meta["bias"] else []), "softmax", "Σ weight × v"]
+    return [f"{'①②③④⑤⑥⑦'[n]} {step}" for n, step in enumerate(steps)]
+
+
+@pytest.mark.parametrize("case", list(QK_CASES))
+def test_the_qk_pictures_panels_have_the_pages_titles_scales_and_rows(case):
+    w = QK_CASES[case]()
+    meta, arrays = w._meta, {name: _unpack(p) for name, p in w._payload["arrays"].items()}
+    fig = fallback.twin_figure(w)
+    n_panels = len(_page_panels(meta))
+    top, body = fig.axes[:n_panels], fig.axes[n_panels:]
+    page_title = f"{meta['title']} · {meta['stack']} attention · layer {w.layer} · head {w.head}"  # titleText
+    assert _text(fig._suptitle).startswith(page_title + f" · query {w.query} ({token_label(meta['tokens'][w.query])})")
+    assert [ax.get_title() for ax in top] == _page_panels(meta)
+    windowed = "keys" in arrays  # state.ts queryRow: a window holds its one query's row
+    i = 0 if windowed else w.query
+    pos = arrays["keys"].astype(int) if windowed else np.arange(len(meta["key_tokens"]))
+    n_win = w.window[1] - w.window[0] if windowed else len(pos)
+    rows = [f"{'far #' if j >= n_win else ''}{p} " * windowed + token_label(meta["key_tokens"][p])
+            for j, p in enumerate(pos)]  # state.ts rowLabel
+    assert [t.get_text() for t in body[0].get_yticklabels()] == rows
+    allowed = arrays["mask"][i] > 0.5
+    softmax = body[-2]
+    np.testing.assert_allclose([b.get_width() for b in softmax.patches], arrays["weights"][i], rtol=1e-6)
+    assert softmax.get_xlim() == (0, 1)
+    logits = np.where(allowed, arrays["logits"][i], 0)
+    np.testing.assert_allclose([b.get_width() for b in body[2].patches], logits, rtol=1e-6)
+    lim = np.abs(logits).max() or 1  # paint.ts paintBars: the largest |value| of the keys the query sees
+    assert body[2].get_xlim() == pytest.approx((-1.05 * lim, 1.05 * lim))
+    qk_max = np.abs(np.concatenate([arrays["q"][i], arrays["k"].ravel()])).max()  # paintQK: absMax(q, k)
+    assert body[0].get_images()[0].get_clim() == pytest.approx((-qk_max, qk_max))
+    marked = [t.get_text() for t in body[0].get_yticklabels() if t.get_fontweight() == "bold"]
+    assert marked == [rows[j] for j, p in enumerate(pos) if p in w.selection]
+
+
+# -- generation: painted from its state (paint_generation) ---------------------------------------------------------
+
+GENERATION_CASES: dict[str, Callable[[], aw.GenerationView]] = {
+    "first step, one head": lambda: aw.GenerationView(_generation(), layer=1, head=0),
+    "last step, mean of heads": lambda: aw.GenerationView(_generation(), layer=0, head=-1, step=3),
+    "a prompt and a fed token selected": lambda: aw.GenerationView(_generation(), layer=1, head=2, step=2,
+                                                                   selection=[1, 4]),
+}
+
+
+@pytest.mark.parametrize("case", list(GENERATION_CASES))
+def test_the_generations_picture_has_the_pages_title_scale_and_labels(case):
+    w = GENERATION_CASES[case]()
+    meta, payload = w._meta, w._payload
+    fig = fallback.twin_figure(w)
+    text, grid, topk = fig.axes[:3]
+    assert _text(fig._suptitle) == f"{meta['title']} · generated token {w.step + 1} of {len(meta['generated'])}"
+    matrix = _unpack(payload["matrix"]).astype(np.float32)  # float16 on the wire
+    top = float(np.nanmax(matrix)) or 1.0  # state.ts finiteMax: the map's and the text's one scale
+    assert grid.get_images()[0].get_clim() == pytest.approx((0.0, top), rel=1e-3)
+    np.testing.assert_allclose(np.ma.filled(grid.get_images()[0].get_array(), np.nan), matrix, atol=1e-3)
+    assert [t.get_text() for t in grid.get_yticklabels()] == [token_label(t) for t in meta["generated"]]
+    assert [t.get_text() for t in grid.get_xticklabels()] == [token_label(t) for t in meta["keys"][w.kind]]
+    probs = _unpack(payload["topk_probs"]).astype(np.float64)[w.step]
+    np.testing.assert_allclose([b.get_width() for b in topk.patches], probs, rtol=1e-6)
+    assert topk.get_xlim() == (0, 1)  # paint.ts paintTopk: one 0–100 % axis
+    assert [t.get_text() for t in topk.get_yticklabels()] == [token_label(t) for t in meta["topk_tokens"][w.step]]
+    row = matrix[w.step]
+    shaded = [t for t in text.texts if t.get_bbox_patch() is not None]
+    prompt = len(meta["prompt"])
+    written = shaded[prompt + w.step]  # the token the step wrote, outlined
+    assert written.get_text() == token_label(meta["generated"][w.step])
+    face = shaded[0].get_bbox_patch().get_facecolor()
+    expect = matplotlib.colormaps["Blues"](row[0] / top)  # the first key's shade, on the map's scale
+    assert face == pytest.approx(expect, abs=2e-3)
+    fed = [*meta["prompt"], *meta["generated"]][: meta["n_selectable"]]  # state.ts selectable
+    underlined = [t.get_text() for t in shaded if t.get_fontweight() == "bold"]
+    assert underlined == [token_label(fed[p]) for p in w.selection]  # the page's .aw-sel
+    assert len(text.lines) == len(w.selection)
+
+
 # -- aw.plots.paint: every view with a twin is drawn from its state through the registry -----------------------------
 
 #: views with a twin that no painter draws yet, and why; a new view with a twin must have a painter or be named here.
 NO_PAINTER: dict[str, str] = {
-    "qk": "plot_qk re-reads the captures", "generation": "plot_generation re-reads the generation",
 }
 
 
@@ -748,6 +940,31 @@ def test_paint_draws_every_painted_view_and_its_state(view):
     by_view = _titles(aw.plots.paint(w))
     assert by_view and by_view == _titles(fallback.twin_figure(w))  # the picture a notebook keeps is this one
     assert _titles(aw.plots.paint(w.page_state()))
+
+
+#: a view built, then moved to another map by its traits (the page fetches that map by a request: the synced
+#: ``_payload`` keeps the first one), and what the picture's title must then say.
+MOVED: dict[str, tuple[Callable[[], Any], dict[str, Any], str]] = {
+    "heatmap": (lambda: aw.AttentionHeatmap(_result(), layer=1, head=2), {"layer": 0, "head": 3},
+                "layer 0 · head 3"),
+    "qk": (lambda: aw.QKStepThrough(_captures(), layer=1, head=1), {"layer": 0, "head": 2}, "layer 0 · head 2"),
+    "qk window": (lambda: aw.QKStepThrough(_captures(), layer=1, head=1, query=2, window=[1, 4]),
+                  {"window": [2, 5]}, "keys 2–4 of 6"),
+    "generation": (lambda: aw.GenerationView(_generation(), layer=1, head=0),
+                   {"layer": 0, "head": 2, "step": 1}, "generated token 2 of 4"),
+}
+
+
+@pytest.mark.parametrize("case", list(MOVED))
+def test_the_picture_follows_the_view_the_traits_choose_after_it_is_built(case):
+    make, moves, says = MOVED[case]
+    w = make()
+    for name, value in moves.items():
+        setattr(w, name, value)
+    titles = " | ".join(_titles(fallback.twin_figure(w)))
+    assert says in titles, titles
+    if "layer" in moves:
+        assert f"layer {moves['layer']}" in titles
 
 
 def test_paint_reads_the_pages_traits_and_refuses_a_stranger():

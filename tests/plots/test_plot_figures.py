@@ -36,12 +36,14 @@ from attnwidgets.viewdata.views.ablation import AblationView, Outcome, ablation_
 from attnwidgets.viewdata.views.compare import CompareOptions, compare_state
 from attnwidgets.viewdata.views.entropy_bars import entropy_bars_state
 from attnwidgets.viewdata.views.fill_mask import fill_mask_state
+from attnwidgets.viewdata.views.generation import GenerationOptions, generation_state
 from attnwidgets.viewdata.views.head_cluster_map import head_cluster_map_state
 from attnwidgets.viewdata.views.head_stats_grid import head_stats_state
 from attnwidgets.viewdata.views.head_view import HeadViewOptions, head_view_state
 from attnwidgets.viewdata.views.heatmap import HeatmapOptions, heatmap_state
 from attnwidgets.viewdata.views.model_view import ModelViewOptions, model_view_state
 from attnwidgets.viewdata.views.profile import ProfileOptions, profile_state
+from attnwidgets.viewdata.views.qk import QKOptions, qk_state
 from attnwidgets.viewdata.views.qk_space import qk_space_state
 from attnwidgets.viewdata.views.routers import router_state
 
@@ -145,6 +147,8 @@ CALLS = {
     "plot_head_stats": lambda theme: plots.plot_head_stats(R, "sep", theme=theme),
     "plot_sinks": lambda theme: plots.plot_sinks(R, keys=[0, 1], theme=theme),
     "plot_qk": lambda theme: plots.plot_qk(_captures(), 1, 2, theme=theme),
+    "paint_qk": lambda theme: plots.paint_qk(qk_state({c.layer: c for c in _captures()}, QKOptions(1, 2, 1, (1, 3))),
+                                             selection=[1, 2], theme=theme),
     "plot_qk_space": lambda theme: plots.plot_qk_space(QK_SPACE, "token", theme=theme),
     "paint_qk_space": lambda theme: plots.paint_qk_space(qk_space_state(QK_SPACE), color="attention", sentence=1,
                                                          selection=[1, 2], theme=theme),
@@ -161,6 +165,8 @@ CALLS = {
         SimpleNamespace(kind="drift", frame=PANEL, before=[R], after=[R]), [1, 2], layer=1, head=2, theme=theme),
     "plot_profile": lambda theme: plots.plot_profile(R, 1, -1, query=2, theme=theme),
     "plot_generation": lambda theme: plots.plot_generation(GENERATION, 1, 1, -1, theme=theme),
+    "paint_generation": lambda theme: plots.paint_generation(generation_state(GENERATION, GenerationOptions(head=1)),
+                                                             step=-1, theme=theme),
     "plot_generation_lens": lambda theme: plots.plot_generation_lens(GENERATION, 2, theme=theme),
     "plot_sampling": lambda theme: plots.plot_sampling(GENERATION, 1, temperature=0.7, top_p=0.9, theme=theme),
     "plot_patching": lambda theme: plots.plot_patching(_patched(), theme=theme, selected=(1, 2)),

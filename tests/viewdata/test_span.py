@@ -156,7 +156,7 @@ def test_plot_heatmap_draws_the_combined_row(small):
     inset = next(child for child in ax.child_axes)
     drawn = inset.images[0].get_array()
     np.testing.assert_allclose(np.asarray(drawn)[0], small.attention[1, 2, 3:5].mean(0), rtol=1e-6)
-    assert inset.get_xlabel() == "mean of 2 rows: new york (3–4)"
+    assert ax.get_title().endswith(" · head 2 · mean of 2 rows: new york (3–4)")  # the page's title, selection last
     outlined = [p for p in ax.patches if p.get_edgecolor()[:3] != (0, 0, 0)]
     assert [(p.get_y(), p.get_height()) for p in outlined] == [(3, 2)]
     with pytest.raises(ValueError, match="out of range"):
