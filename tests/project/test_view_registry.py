@@ -46,17 +46,14 @@ def test_each_widget_shows_the_view_it_is_registered_for(spec):
 
 
 def test_fallback_draws_a_twin_for_exactly_the_views_that_name_one():
-    # a view with a twin is drawn by its painter (plots.paint) or, not converted yet, by fallback's argument table
-    legacy = set(fallback._twins())
-    with_twin = {v.name for v in VIEWS if v.twin is not None}
-    assert legacy <= with_twin
-    assert with_twin - legacy == {v.name for v in VIEWS if v.paint is not None} - legacy
+    # every view with a twin is drawn by its painter (plots.paint): fallback keeps no table of its own
+    assert not hasattr(fallback, "_twins")
     for spec in VIEWS:
         if spec.twin is not None:
             assert callable(getattr(plots, spec.twin)), spec
-            assert spec.name in legacy or spec.paint is not None, spec
+            assert spec.paint is not None and callable(getattr(plots, spec.paint)), spec
         if spec.paint is not None:
-            assert spec.twin is not None and callable(getattr(plots, spec.paint)), spec
+            assert spec.twin is not None, spec
 
 
 def test_a_view_without_a_twin_has_no_picture():
