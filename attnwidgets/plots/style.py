@@ -395,9 +395,32 @@ def _wrap_titles(fig: Figure, labels: bool = True) -> bool:
         if ext > room:
             longest = max(len(line) for line in text.split("\n"))
             chars = max(8, int(longest * room / ext))
-            t.set_text("\n".join(textwrap.fill(line, chars) for line in text.split("\n")))
+            t.set_text("\n".join(_wrap_line(line, chars) for line in text.split("\n")))
             changed = True
     return changed
+
+
+def _wrap_line(line: str, chars: int) -> str:
+    """``line`` wrapped to ``chars`` columns, breaking first between its `` · `` parts (each line but the last ends
+    in the separator), and inside a part only when it alone is too long: a title wrapped twice (fit_lecture wraps
+    again after raising the fonts) left a lone "·" on a line of its own.
+
+    >>> print(_wrap_line("model · self attention · layer 2 · head 1", 26))
+    model · self attention ·
+    layer 2 · head 1
+    """
+    parts = line.split(" · ")
+    if len(parts) == 1:
+        return textwrap.fill(line, chars)
+    tail = " ·" if line.rstrip().endswith(" ·") else ""  # a line a wrap ended with its separator keeps it
+    parts = [p.rstrip(" ·") for p in parts if p.strip(" ·")] or [line]
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 3 + len(part) <= chars:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return " ·\n".join(textwrap.fill(one, chars) for one in lines) + tail
 
 
 def _overlap(extents: list[Any], along: str) -> bool:
@@ -413,7 +436,8 @@ def _thin(fig: Figure) -> bool:
 
     renderer = _renderer(fig)
     changed = False
-    for ax in fig.axes:
+    # and their insets (a heatmap's combined row of a selection is one, with its cell numbers)
+    for ax in [a for top in fig.axes for a in (top, *top.child_axes)]:
         for along, axis in _axes(ax):
             labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text().strip()]
             if len(labels) < 2 or not _overlap([t.get_window_extent(renderer) for t in labels], along):

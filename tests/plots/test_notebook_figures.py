@@ -57,6 +57,9 @@ def figure_problems(fig: Figure, theme: str) -> list[str]:
         width = fig.get_tightbbox(renderer).width * fig.dpi
         if width > LECTURE_BOX[0] * LECTURE_DPI + 1:
             problems.append(f"{width:.0f} px wide, more than {LECTURE_BOX[0] * LECTURE_DPI:.0f} px")
+    lone = [t.get_text() for t in texts if any(line.strip() in {"·", "–", "—"} for line in t.get_text().split("\n"))]
+    if lone:  # a title wrapped twice left its separator on a line of its own
+        problems.append(f"{len(lone)} texts with a line that is only a separator: {lone[:2]}")
     boxes = np.array([tuple(t.get_window_extent(renderer).extents) for t in texts]).reshape(-1, 4)
     if len(boxes) > 1:
         x0, y0, x1, y1 = (boxes[:, k] for k in range(4))

@@ -29,9 +29,16 @@ def _uniform(n: int, layers: int = 1, heads: int = 1) -> aw.AttentionResult:
     return aw.AttentionResult.from_arrays(a / a.sum(-1, keepdims=True), [f"token{i}" for i in range(n)])
 
 
+def _named(r: aw.AttentionResult, name: str) -> aw.AttentionResult:
+    return aw.AttentionResult.from_arrays(r.attention, r.tokens, name=name)
+
+
 MORE = {
     "heatmap 16 tokens": lambda theme: plots.plot_heatmap(_uniform(N), theme=theme),
     "heatmap 60 tokens": lambda theme: plots.plot_heatmap(_uniform(LONG), theme=theme),
+    # a long title (the selection's caption) that fit_lecture wraps, raises the fonts of, and wraps again
+    "heatmap a selection": lambda theme: aw.plots.paint(aw.AttentionHeatmap(
+        _named(_uniform(9, 2, 3), "all-MiniLM-L6-v2 (bundled)"), layer=1, head=1, selection=[2, 3], theme=theme)),
     "head stats 12 x 12": lambda theme: plots.plot_head_stats(_uniform(6, 12, 12), "sep", theme=theme),
     "model view 12 x 12": lambda theme: plots.plot_model_view(_uniform(6, 12, 12), theme=theme),
     "head view 16 tokens": lambda theme: plots.plot_head_view(_uniform(N), theme=theme),
@@ -126,3 +133,14 @@ def test_fit_lecture_follows_set_theme():
         aw.set_theme("light")
     assert fig.axes[0].title.get_fontsize() == LECTURE_MIN_FONT
     assert tuple(fig.get_size_inches()) <= LECTURE_BOX
+
+
+def test_a_wrapped_title_breaks_between_its_parts():
+    """fit_lecture wraps a long title, raises the fonts and wraps it again: the breaks fall between the `` · ``
+    parts, each line but the last ending with the separator (textwrap had left "layer" and its number on two lines,
+    and a lone "·" on one of its own)."""
+    fig = MORE["heatmap a selection"]("lecture")
+    lines = fig.axes[0].get_title().split("\n")
+    assert len(lines) > 1
+    assert all(line.endswith(" ·") for line in lines[:-1]) and not any(line.startswith("·") for line in lines)
+    assert " ".join(lines).startswith("all-MiniLM-L6-v2 (bundled) · self attention · layer 1 · head 1 · mean of 2 ")
