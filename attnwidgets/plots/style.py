@@ -401,26 +401,28 @@ def _wrap_titles(fig: Figure, labels: bool = True) -> bool:
 
 
 def _wrap_line(line: str, chars: int) -> str:
-    """``line`` wrapped to ``chars`` columns, breaking first between its `` · `` parts (each line but the last ends
-    in the separator), and inside a part only when it alone is too long: a title wrapped twice (fit_lecture wraps
-    again after raising the fonts) left a lone "·" on a line of its own.
+    """``line`` wrapped to ``chars`` columns as textwrap does, except that a number stays with its word ("layer 2",
+    "head 1") and a `` · `` separator ends a line rather than starting one or standing alone: a title wrapped twice
+    (fit_lecture wraps again after raising the fonts) had left "layer" and its number apart and a lone "·" on a
+    line of its own.
 
-    >>> print(_wrap_line("model · self attention · layer 2 · head 1", 26))
+    >>> print(_wrap_line("model · self attention · layer 2 · head 1", 30))
     model · self attention ·
     layer 2 · head 1
     """
-    parts = line.split(" · ")
-    if len(parts) == 1:
-        return textwrap.fill(line, chars)
-    tail = " ·" if line.rstrip().endswith(" ·") else ""  # a line a wrap ended with its separator keeps it
-    parts = [p.rstrip(" ·") for p in parts if p.strip(" ·")] or [line]
+    glued = _GLUED.sub("\\1\u00a0\\2", line)  # textwrap breaks at ASCII whitespace only
     lines: list[str] = []
-    for part in parts:
-        if lines and len(lines[-1]) + 3 + len(part) <= chars:
-            lines[-1] += " · " + part
-        else:
-            lines.append(part)
-    return " ·\n".join(textwrap.fill(one, chars) for one in lines) + tail
+    for one in textwrap.fill(glued, chars, break_on_hyphens=False).split("\n"):
+        if lines and (one == "·" or one.startswith("· ")):
+            lines[-1] += " ·"
+            one = one[2:]
+        if one:
+            lines.append(one)
+    return "\n".join(lines).replace("\u00a0", " ")
+
+
+#: A word and the number it names, kept on one line by :func:`_wrap_line`.
+_GLUED = re.compile(r"\b(layer|layers|head|heads|step|query|token|tokens|key|keys|row|rows|of) (\d+)")
 
 
 def _overlap(extents: list[Any], along: str) -> bool:

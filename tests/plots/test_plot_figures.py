@@ -226,22 +226,18 @@ def test_every_plot_function_is_covered():
     assert set(CALLS) == set(plots.__all__) - LAYOUT
 
 
-@pytest.mark.parametrize("name", list(CALLS))
-def test_no_pyplot_figure(name):
-    before = plt.get_fignums()
-    fig = CALLS[name](None)
-    assert isinstance(fig, Figure)
-    assert plt.get_fignums() == before, f"{name} made a pyplot figure: it would display even when assigned"
-    fig.canvas.draw()  # draws without a pyplot manager
-
-
 def _fonts(fig: Figure) -> float:
     return max(t.get_fontsize() for t in fig.findobj(Text) if t.get_text())
 
 
 @pytest.mark.parametrize("name", list(CALLS))
-def test_plots_follow_set_theme(name, light_after):
-    light = _fonts(CALLS[name](None))
+def test_no_pyplot_figure_and_plots_follow_set_theme(name, light_after):
+    before = plt.get_fignums()
+    fig = CALLS[name](None)
+    assert isinstance(fig, Figure)
+    assert plt.get_fignums() == before, f"{name} made a pyplot figure: it would display even when assigned"
+    fig.canvas.draw()  # draws without a pyplot manager
+    light = _fonts(fig)
     aw.set_theme("lecture")
     followed, own = _fonts(CALLS[name](None)), _fonts(CALLS[name]("light"))
     assert followed == _fonts(CALLS[name]("lecture")) > light, f"{name} ignores set_theme('lecture')"
