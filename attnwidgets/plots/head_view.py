@@ -172,13 +172,31 @@ def _paint(state: HeadViewState, ax: Any, heads: Sequence[int] | None, sentence_
             ax.text(1.45, y_key[j], str(win["k"][0] + j), ha="right", va="center", fontsize=font - 2, color=muted)
     if gap:
         ax.text(1.03, n_win, "far keys:", ha="left", va="center", fontsize=font - 1, color=muted)
-    ax.set_xlim(-0.5 if win else -0.45, 1.5 if win else 1.45)
+    # a sentence pair: "A" / "B" and a bar along each segment's rows, outside both columns (paint.ts paintSegments)
+    pair = not win and (1 in qseg[:len(queries)] or 1 in kseg[:len(keys)])
+    if pair:
+        _segments(ax, list(qseg[:len(queries)]), np.arange(len(queries), dtype=np.float64), -0.47, "left", font, fg,
+                  muted)
+        _segments(ax, list(kseg[:len(keys)]), y_key, 1.47, "right", font, fg, muted)
+    ax.set_xlim(-0.55 if pair else -0.5 if win else -0.45, 1.55 if pair else 1.5 if win else 1.45)
     ax.set_ylim(n - 0.5, -0.5)
     ax.axis("off")
     _swatches(ax, heads, font)
     ax.set_title(head_view_title(state), fontsize=font + 1)
     ax.figure.tight_layout()
     return ax.figure  # type: ignore[no-any-return]
+
+
+def _segments(ax: Any, seg: list[int], ys: np.ndarray, x: float, ha: str, font: float, fg: str, muted: str) -> None:
+    """Each run of one segment: its letter at its first row and a muted bar along its rows, at ``x``."""
+    start = 0
+    for i in range(1, len(seg) + 1):
+        if i < len(seg) and seg[i] == seg[start]:
+            continue
+        bar = x + (0.035 if ha == "left" else -0.035)
+        ax.plot([bar, bar], [ys[start] - 0.35, ys[i - 1] + 0.35], color=muted, lw=2.5, solid_capstyle="butt")
+        ax.text(x, ys[start], "B" if seg[start] else "A", ha=ha, va="center", fontsize=font, color=fg)
+        start = i
 
 
 def _sides(sentence_filter: str) -> tuple[list[int], list[int]]:
@@ -246,5 +264,5 @@ def _swatches(ax: Any, heads: list[int], font: float) -> None:
     handles = [Line2D([], [], marker="s", linestyle="", markersize=font * 0.9,
                       color=HEAD_COLOURS[h % len(HEAD_COLOURS)]) for h in heads]
     ax.legend(handles, [str(h) for h in heads], loc="upper center", bbox_to_anchor=(0.5, 0.0),
-              ncols=min(len(heads), 6 if font > 12 else 12), frameon=False, fontsize=font - 1, handletextpad=0.1,
+              ncols=min(len(heads), 6), frameon=False, fontsize=font - 1, handletextpad=0.1,
               columnspacing=0.8, title="heads", title_fontsize=font - 1)

@@ -696,6 +696,13 @@ def test_the_head_views_picture_has_the_pages_title_heads_lines_and_labels(case)
     assert right == [token_label(k, 24) for k in keys]
     marked = [t.get_text() for t in texts if t.get_position()[0] < 0 and t.get_color() == "#d1242f"]
     assert marked == [token_label(queries[r], 20) for r in rows]  # the selected rows, in the accent colour
+    # a sentence pair's segments, "A" / "B" at each run's first row outside both columns (paint.ts paintSegments)
+    (qseg, kseg) = (meta["segments"][w.kind][0][:len(queries)], meta["segments"][w.kind][1][:len(keys)])
+    pair = not win and (1 in qseg or 1 in kseg)
+    for side, seg in ((-0.47, qseg), (1.47, kseg)):
+        letters = [(t.get_text(), round(t.get_position()[1])) for t in ax.texts if t.get_position()[0] == side]
+        runs = [(("B" if seg[i] else "A"), i) for i in range(len(seg)) if i == 0 or seg[i] != seg[i - 1]]
+        assert letters == (runs if pair else []), (side, letters)
 
 
 # -- ablation: painted from its state (paint_ablation), on the bundled model --------------------------------------
