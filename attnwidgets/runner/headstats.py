@@ -301,7 +301,6 @@ def summarise(
         count = overview_counts(T, S, f, causal)
         hidden_t = _tensor(count == 0, dev)
         inv_count = _tensor((1.0 / np.maximum(count, 1)).astype(np.float32), dev)
-        nan = float("nan")
         as_np = np.float32 if keep == torch.float32 else np.float16
         keep_max = np.empty((L, H, r2, c2), as_np)
         keep_mean = np.empty((L, H, r2, c2), as_np)
@@ -329,12 +328,7 @@ def summarise(
                 heads_mean = HeadsMean(H, heads_per, rows_per * S, dev) if with_overview else None
                 for start in range(0, T, rows_per):
                     stop = min(T, start + rows_per)
-                    if layer.mask.allowed is not None:
-                        k0, k1 = 0, S
-                    else:
-                        k0, k1 = int(layer.mask.lo[start:stop].min()), int(layer.mask.hi[start:stop].max())
-                        k1 = max(k0, k1)
-                        k0, k1 = (k0 // f) * f, min(S, -(-k1 // f) * f)
+                    k0, k1 = _key_range(layer, start, stop, f, S)
                     if k1 <= k0:  # no key seen by any row: weights 0, entropies 0
                         continue
                     r, w = stop - start, k1 - k0
@@ -343,11 +337,7 @@ def summarise(
                         bias = _tensor(np.ascontiguousarray(layer.bias.rows(start, stop, S)[..., k0:k1]), dev)
                     spans = [_span(a - k0, b - k0, m, dev) for a, b, m in _hidden_spans(layer, start, stop, k0, k1)]
                     block = _Block(start, stop, k0, k1, bias, spans)
-                    if layer.mask.allowed is not None:
-                        sees = bool(layer.mask.allowed[start:stop, k0:k1].any(1).all())
-                    else:
-                        sees = bool((layer.mask.hi[start:stop] > layer.mask.lo[start:stop]).all())
-                    lz = log_z if sees and sinks is None else None
+                    lz = log_z if _every_row_sees(layer, start, stop, k0, k1) and sinks is None else None
                     if lz is not None:
                         lz.start(start, stop, k0, k1)
                     diagonals.start(start, stop, k0, k1)
@@ -391,15 +381,9 @@ def summarise(
                     entropy[li, :, start:stop] = ent.cpu().numpy()
                     diag[li, :, :, start:stop] = diagonals.finish()
                 del q, k, logits, p, rmax_buf, rsum_buf, heads_mean
-                if ov is not None:  # masked, divided and made float16 in torch (numpy's float16 cast is slow)
-                    keep_max[li] = ov.max.masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
-                    keep_mean[li] = ov.sum.mul_(inv_count).masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
-                    keep_head[li] = ov.head.masked_fill_(hidden_t, nan).to(keep).cpu().numpy()
-                    # key 0 counts as a visible cell holding 0, as the views' discount does it
-                    keep_rest_max[li] = ov.rest_max.masked_fill_(hidden_t[:, 0], nan).to(keep).cpu().numpy()
-                    keep_rest_mean[li] = (
-                        ov.rest_sum.mul_(inv_count[:, 0]).masked_fill_(hidden_t[:, 0], nan).to(keep).cpu().numpy()
-                    )
+                if ov is not None:
+                    (keep_max[li], keep_mean[li], keep_head[li], keep_rest_max[li],
+                     keep_rest_mean[li]) = ov.finish(hidden_t, inv_count, keep)
     except torch.OutOfMemoryError as err:
         raise DeviceMemoryError(_oom_message(dev, heads_per, rows_per, S, budget)) from err
     except RuntimeError as err:  # MPS and some backends say it in a RuntimeError
@@ -425,6 +409,22 @@ def summarise(
             overview_mean_rest0=keep_rest_mean,
         )
     return out
+
+
+def _key_range(layer: LayerQK, start: int, stop: int, f: int, n_keys: int) -> tuple[int, int]:
+    """The keys rows ``start:stop`` can see, widened to whole overview cells of ``f`` (empty when none)."""
+    if layer.mask.allowed is not None:
+        return 0, n_keys
+    k0, k1 = int(layer.mask.lo[start:stop].min()), int(layer.mask.hi[start:stop].max())
+    k1 = max(k0, k1)
+    return (k0 // f) * f, min(n_keys, -(-k1 // f) * f)
+
+
+def _every_row_sees(layer: LayerQK, start: int, stop: int, k0: int, k1: int) -> bool:
+    """Whether every row of ``start:stop`` sees a key in ``k0:k1`` (the one-weight log z needs a visible key)."""
+    if layer.mask.allowed is not None:
+        return bool(layer.mask.allowed[start:stop, k0:k1].any(1).all())
+    return bool((layer.mask.hi[start:stop] > layer.mask.lo[start:stop]).all())
 
 
 def _add_rows(

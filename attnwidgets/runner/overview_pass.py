@@ -99,6 +99,19 @@ class Overview:
             if part.stop > 1:
                 self.rest_sum[h0:h1, b0:b1] += rsum[..., part].sum(-1)
 
+    def finish(self, hidden: torch.Tensor, inv_count: torch.Tensor, keep: torch.dtype) -> tuple[np.ndarray, ...]:
+        """The layer's max, mean, heads' max, and the first column's max and mean without key 0, as ``keep``
+        numpy arrays, NaN where ``hidden`` (no visible key): masked, divided and cast in torch (numpy's float16 cast
+        is slow). Key 0 counts as a visible cell holding 0, as the views' discount does it."""
+        nan = float("nan")
+        return (
+            self.max.masked_fill_(hidden, nan).to(keep).cpu().numpy(),
+            self.sum.mul_(inv_count).masked_fill_(hidden, nan).to(keep).cpu().numpy(),
+            self.head.masked_fill_(hidden, nan).to(keep).cpu().numpy(),
+            self.rest_max.masked_fill_(hidden[:, 0], nan).to(keep).cpu().numpy(),
+            self.rest_sum.mul_(inv_count[:, 0]).masked_fill_(hidden[:, 0], nan).to(keep).cpu().numpy(),
+        )
+
     def add_heads(self, b0: int, c0: int, f: int, span: int, mean: torch.Tensor) -> None:
         r, w = mean.shape
         hmax = torch.empty((-(-r // span), w), device=mean.device)
