@@ -168,9 +168,9 @@ __all__ = [
 ]
 
 _MODULES = ["attention_probe", "batch", "blocks", "clustering", "compare", "conllu", "coref", "coref_files",
-            "corpus", "dependency", "intervals", "merging", "naming", "norms", "outputs", "patterns", "probe",
-            "qk_space", "residual", "roles", "rollout", "sampling", "sinks", "surface", "tokens", "value_zeroing",
-            "words"]
+            "corpus", "corpus_checks", "dependency", "intervals", "merging", "naming", "norms", "outputs", "patterns",
+            "probe", "qk_space", "residual", "roles", "rollout", "sampling", "sinks", "surface", "tokens",
+            "value_zeroing", "words"]
 
 _name, __dir__ = attach("attnwidgets.analysis", _LAZY, _MODULES)
 

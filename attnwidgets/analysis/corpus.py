@@ -30,6 +30,7 @@ from ..result import AttentionResult, check_attention
 from .batch import AttentionBatch
 from .blocks import BlockAccumulator, run_blocks
 from .clustering import HeadDistances
+from .corpus_checks import check_sums, numbers_of
 from .merging import check_same_model, check_same_settings
 from .patterns import PATTERNS, PatternBlocks, pattern_features_batch, pattern_frame, patterns_from_features
 from .surface import (
@@ -356,11 +357,11 @@ class CorpusStats:
         out.n_docs, out.n_tokens = meta["n_docs"], meta["n_tokens"]  # check() refuses what is not a count
         for key, value in arrays.items():
             if key.startswith("sum/"):
-                out._sums[key[4:]] = _numbers(value, f"sum of {key[4:]!r}", "f")
+                out._sums[key[4:]] = numbers_of(value, f"sum of {key[4:]!r}", "f")
             elif key.startswith("count/"):
-                out._counts[key[6:]] = _numbers(value, f"count of {key[6:]!r}", "iu")
+                out._counts[key[6:]] = numbers_of(value, f"count of {key[6:]!r}", "iu")
         if "pattern_counts" in arrays:
-            out.pattern_counts = _numbers(arrays["pattern_counts"], "pattern counts", "iu")
+            out.pattern_counts = numbers_of(arrays["pattern_counts"], "pattern counts", "iu")
         out.check()
         return out
 
@@ -370,47 +371,10 @@ class CorpusStats:
         ln(tokens) + 1 per input; one (layers, heads) shape everywhere (the model's, when known); pattern classes
         counted once per input and head; head distances finite and not negative. Loading a file or a resumed shard
         calls it: a file changed by hand is refused rather than shown."""
-        for name, value in (("n_docs", self.n_docs), ("n_tokens", self.n_tokens)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"its {name} is {value!r}, not a count")
-        if self._sums.keys() != self._counts.keys():
-            raise ValueError(f"its sums ({sorted(self._sums)}) and counts ({sorted(self._counts)}) are of different "
-                             "statistics")
-        shapes = {a.shape for a in (*self._sums.values(), *self._counts.values())}
-        if self.model is not None:
-            shapes.add((self.model.n_layers, self.model.n_heads))
-        if len(shapes) > 1 or any(len(s) != 2 for s in shapes):
-            raise ValueError(f"its arrays are shaped {sorted(shapes)}, not one (layers, heads) shape"
-                             + ("" if self.model is None else f" of its model's {self.model.n_layers} x "
-                                f"{self.model.n_heads}"))
-        bound = np.log(max(self.n_tokens, 2)) + 1.0  # entropy of rows over at most n_tokens keys, rows summing to <= 1
-        for name, total in self._sums.items():
-            count = self._counts[name]
-            if count.min(initial=0) < 0 or count.max(initial=0) > self.n_docs:
-                raise ValueError(f"its count of {name!r} goes from {count.min()} to {count.max()}, outside 0..n_docs "
-                                 f"= {self.n_docs}")
-            if not np.isfinite(total).all():
-                raise ValueError(f"its sum of {name!r} is not finite")
-            high = bound if name.startswith("entropy") else 1.0
-            # rows may sum to 1 + 1e-3 (2**-7 in bfloat16): shares a little past 1 are rounding, not a broken file
-            if (total < -1e-6 * count).any() or (total > (high + 1e-2) * count + 1e-9).any():
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    mean = np.where(count > 0, total / np.maximum(count, 1), total)
-                raise ValueError(f"its mean {name!r} goes from {float(mean.min()):.4g} to {float(mean.max()):.4g}, "
-                                 f"outside 0..{high:.4g}")
-        if self.pattern_counts is not None:
-            pc = self.pattern_counts
-            want = (*next(iter(shapes), pc.shape[:2]), len(PATTERNS))
-            if pc.shape != want or pc.min(initial=0) < 0 or not (pc.sum(-1) == self.n_docs).all():
-                raise ValueError(f"its pattern counts (shape {pc.shape}) are not {want} counts of 0 or more, one class "
-                                 f"per input and head (n_docs = {self.n_docs})")
-        dist = self._distances
-        if dist is not None and dist.total is not None:
-            k = int(np.prod(next(iter(shapes), dist.shape or (0, 0))))
-            if dist.total.shape != (k, k) or not np.isfinite(dist.total).all() or dist.total.min(initial=0) < 0 \
-                    or not 0 <= dist.n_docs <= self.n_docs:
-                raise ValueError(f"its head distances (shape {dist.total.shape}, {dist.n_docs} inputs) are not a "
-                                 f"({k}, {k}) array of distances of 0 or more over at most n_docs inputs")
+        check_sums(self._sums, self._counts, self.n_docs, self.n_tokens, model=self.model,
+                   pattern_counts=self.pattern_counts,
+                   distances=None if self._distances is None or self._distances.total is None else (
+                       self._distances.total, self._distances.n_docs, self._distances.shape))
 
     # -- reading -------------------------------------------------------------------------------------------------
 
@@ -526,14 +490,6 @@ class CorpusStats:
             return stats
 
         return load_checked(path, "CorpusStats", build, model=model)
-
-
-def _numbers(value: Any, what: str, kinds: str) -> np.ndarray:
-    """``value`` as float64 (kinds "f") or int64 (kinds "iu"), refusing arrays of other kinds (text, objects)."""
-    arr = np.asarray(value)
-    if arr.dtype.kind not in kinds and not (kinds == "f" and arr.dtype.kind in "iu"):
-        raise ValueError(f"its {what} is an array of {arr.dtype}, not of {'floats' if kinds == 'f' else 'integers'}")
-    return arr.astype(np.float64 if kinds == "f" else np.int64)
 
 
 def sum_sets(tokens: Sequence[str], special_mask: np.ndarray, segment_ids: np.ndarray, *, causal: bool
