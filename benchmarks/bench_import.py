@@ -51,8 +51,11 @@ def _once(tree: Path, stmt: str, cache: Path | None) -> dict[str, object]:
     else:
         env["PYTHONPYCACHEPREFIX"] = str(cache)
     code = CHILD.format(stmt=stmt, heavy=HEAVY)
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tempfile.gettempdir(), capture_output=True,
-                         text=True, check=True).stdout
+    # an empty folder to run in: `python -c` puts its working folder first on sys.path, and a stray numbers.py in
+    # the shared temp folder shadowed the standard library's (a smoke run failed on it)
+    with tempfile.TemporaryDirectory() as empty:
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=empty, capture_output=True, text=True,
+                             check=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     return json.loads(line[7:].replace("'", '"'))
 
